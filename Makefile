@@ -1,0 +1,28 @@
+# The two set-up commands: `make demo` and `make test`. Both install what is missing first.
+.PHONY: deps configure build demo test test-asan bench clean
+
+deps:
+	@bash scripts/install_deps.sh
+
+configure: deps
+	@cmake --preset release >/dev/null
+
+build: configure
+	@cmake --build --preset release
+
+demo: build
+	./build/release/examples/seed_demo
+
+test: build
+	ctest --preset release
+
+test-asan: deps
+	@cmake --preset asan >/dev/null
+	cmake --build --preset asan
+	ctest --preset asan
+
+bench: build
+	./build/release/bench/ef_bench --benchmark_min_time=0.2
+
+clean:
+	rm -rf build

@@ -1,0 +1,97 @@
+#pragma once
+// Tensor: a cheap, shared handle. Concrete tensors own row-major storage (shared between
+// views); symbolic tensors exist only inside a trace and name a value of the graph being built.
+#include <cstdint>
+#include <initializer_list>
+#include <iosfwd>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "eagerflow/core/dtype.h"
+#include "eagerflow/core/error.h"
+#include "eagerflow/core/shape.h"
+
+namespace ef {
+
+namespace ir { class Graph; }
+
+struct Storage {
+  void* data = nullptr;
+  std::size_t nbytes = 0;
+  explicit Storage(std::size_t n);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+};
+
+struct TensorImpl {
+  DType dtype = DType::float32;
+  Shape shape;
+  std::shared_ptr<Storage> storage;  // null for symbolic tensors
+  std::size_t offset = 0;            // bytes into storage
+  // Symbolic: the graph under construction and the value's id in it.
+  std::shared_ptr<ir::Graph> graph;
+  int value = -1;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  // Uninitialized concrete tensor (shape must be static).
+  static Tensor empty(DType dtype, const Shape& shape);
+  static Tensor symbolic(DType dtype, Shape shape, std::shared_ptr<ir::Graph> graph, int value);
+
+  bool defined() const { return impl_ != nullptr; }
+  DType dtype() const { return impl().dtype; }
+  const Shape& shape() const { return impl().shape; }
+  int rank() const { return impl().shape.rank(); }
+  std::int64_t dim(int axis) const;  // negative axes count from the end
+  std::int64_t num_elements() const { return impl().shape.num_elements(); }
+  std::size_t nbytes() const { return static_cast<std::size_t>(num_elements()) * size_of(dtype()); }
+  TensorSpec spec() const { return {dtype(), shape(), {}}; }
+  bool is_symbolic() const { return impl().graph != nullptr; }
+
+  // Reading values. Throws on symbolic tensors (the value exists only when the graph runs)
+  // and on dtype mismatches.
+  template <class T> T item() const;
+  template <class T> std::vector<T> to_vector() const;
+  template <class T> std::span<const T> data() const;
+  template <class T> std::span<T> mutable_data();
+  const void* raw_data() const;
+  void* raw_mutable_data();
+
+  std::string str() const;  // TF-style: Tensor([[1. 2.]], shape=(1, 2), dtype=float32)
+
+  // Identity of the underlying handle (not of values).
+  bool same_as(const Tensor& o) const { return impl_ == o.impl_; }
+  TensorImpl& impl() const;
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+
+ private:
+  void check_readable(DType requested, const char* what) const;
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// ---- factories ----
+template <class T> Tensor tensor(const std::vector<T>& values, const Shape& shape);
+template <class T> Tensor tensor(const std::vector<T>& values) {
+  return tensor(values, Shape{static_cast<std::int64_t>(values.size())});
+}
+Tensor tensor(std::initializer_list<float> values);
+Tensor tensor(std::initializer_list<std::initializer_list<float>> rows);
+template <class T> Tensor scalar(T value) { return tensor(std::vector<T>{value}, Shape{}); }
+
+Tensor zeros(const Shape& shape, DType dtype = DType::float32);
+Tensor ones(const Shape& shape, DType dtype = DType::float32);
+Tensor full(const Shape& shape, double value, DType dtype = DType::float32);
+// [start, stop) with step, like numpy.arange.
+Tensor arange(double start, double stop, double step = 1.0, DType dtype = DType::float32);
+Tensor arange(std::int64_t stop, DType dtype = DType::int64);
+
+}  // namespace ef

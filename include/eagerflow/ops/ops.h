@@ -1,0 +1,97 @@
+#pragma once
+// The public ops. Binary ops broadcast like NumPy and need equal dtypes (like TF); a C++
+// scalar operand adopts the tensor's dtype.
+#include <concepts>
+#include <cstdint>
+#include <vector>
+
+#include "eagerflow/core/tensor.h"
+
+namespace ef {
+
+// ---- elementwise ----
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);  // NaN propagates
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor equal(const Tensor& a, const Tensor& b);
+Tensor not_equal(const Tensor& a, const Tensor& b);
+Tensor less(const Tensor& a, const Tensor& b);
+Tensor less_equal(const Tensor& a, const Tensor& b);
+Tensor greater(const Tensor& a, const Tensor& b);
+Tensor greater_equal(const Tensor& a, const Tensor& b);
+Tensor logical_and(const Tensor& a, const Tensor& b);
+Tensor logical_or(const Tensor& a, const Tensor& b);
+Tensor logical_not(const Tensor& x);
+
+Tensor neg(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor rsqrt(const Tensor& x);
+Tensor square(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor gelu(const Tensor& x);  // exact (erf) form, Keras' default
+
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
+Tensor cast(const Tensor& x, DType dtype);
+
+// ---- reductions (empty axes = all axes; negative axes count from the end) ----
+Tensor sum(const Tensor& x, std::vector<int> axes = {}, bool keepdims = false);
+Tensor mean(const Tensor& x, std::vector<int> axes = {}, bool keepdims = false);
+Tensor max(const Tensor& x, std::vector<int> axes = {}, bool keepdims = false);
+Tensor min(const Tensor& x, std::vector<int> axes = {}, bool keepdims = false);
+Tensor argmax(const Tensor& x, int axis = -1, bool keepdims = false);  // int64
+Tensor softmax(const Tensor& x, int axis = -1);
+Tensor log_softmax(const Tensor& x, int axis = -1);
+
+// ---- linear algebra ----
+// 2-D, batched with broadcast batch dims, and rank-N x 2-D on the last axis (the Dense case).
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+// ---- shape ----
+Tensor reshape(const Tensor& x, const Shape& shape);  // one -1 allowed; a view when possible
+Tensor transpose(const Tensor& x, std::vector<int> perm = {});  // default: reverse axes
+Tensor expand_dims(const Tensor& x, int axis);
+Tensor squeeze(const Tensor& x, std::vector<int> axes = {});
+Tensor concat(const std::vector<Tensor>& xs, int axis);
+Tensor stack(const std::vector<Tensor>& xs, int axis = 0);
+// Python-style slice per axis: negative indices count from the end, bounds are clamped.
+// Axes beyond `begin.size()` are taken whole.
+Tensor slice(const Tensor& x, std::vector<std::int64_t> begin, std::vector<std::int64_t> end,
+             std::vector<std::int64_t> strides = {});
+Tensor gather(const Tensor& x, const Tensor& indices, int axis = 0);
+Tensor one_hot(const Tensor& indices, std::int64_t depth, DType dtype = DType::float32);
+
+// ---- operators ----
+inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+inline Tensor operator-(const Tensor& x) { return neg(x); }
+inline Tensor operator<(const Tensor& a, const Tensor& b) { return less(a, b); }
+inline Tensor operator<=(const Tensor& a, const Tensor& b) { return less_equal(a, b); }
+inline Tensor operator>(const Tensor& a, const Tensor& b) { return greater(a, b); }
+inline Tensor operator>=(const Tensor& a, const Tensor& b) { return greater_equal(a, b); }
+
+// A C++ number next to a tensor becomes a scalar of the tensor's dtype.
+template <class S> concept Scalar = std::is_arithmetic_v<S>;
+Tensor scalar_like(const Tensor& like, double value);
+template <Scalar S> Tensor operator+(const Tensor& a, S s) { return add(a, scalar_like(a, s)); }
+template <Scalar S> Tensor operator+(S s, const Tensor& a) { return add(scalar_like(a, s), a); }
+template <Scalar S> Tensor operator-(const Tensor& a, S s) { return sub(a, scalar_like(a, s)); }
+template <Scalar S> Tensor operator-(S s, const Tensor& a) { return sub(scalar_like(a, s), a); }
+template <Scalar S> Tensor operator*(const Tensor& a, S s) { return mul(a, scalar_like(a, s)); }
+template <Scalar S> Tensor operator*(S s, const Tensor& a) { return mul(scalar_like(a, s), a); }
+template <Scalar S> Tensor operator/(const Tensor& a, S s) { return div(a, scalar_like(a, s)); }
+template <Scalar S> Tensor operator/(S s, const Tensor& a) { return div(scalar_like(a, s), a); }
+template <Scalar S> Tensor operator<(const Tensor& a, S s) { return less(a, scalar_like(a, s)); }
+template <Scalar S> Tensor operator>(const Tensor& a, S s) { return greater(a, scalar_like(a, s)); }
+
+}  // namespace ef

@@ -1,0 +1,16 @@
+#pragma once
+// Random tensors, reproducible across runs and machines (counter-based generator).
+// Like TF: an explicit seed fixes one op; otherwise ops draw from the global seed
+// (ef::random::set_seed) and a counter, so a seeded program repeats itself exactly.
+#include <cstdint>
+#include <optional>
+
+#include "eagerflow/core/tensor.h"
+
+namespace ef::random {
+void set_seed(std::uint64_t seed);
+Tensor uniform(const Shape& shape, double minval = 0.0, double maxval = 1.0,
+               DType dtype = DType::float32, std::optional<std::uint64_t> seed = std::nullopt);
+Tensor normal(const Shape& shape, double mean = 0.0, double stddev = 1.0,
+              DType dtype = DType::float32, std::optional<std::uint64_t> seed = std::nullopt);
+}  // namespace ef::random

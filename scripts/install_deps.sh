@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the Debian packages eagerflow needs; quiet and quick when all are present.
+set -euo pipefail
+needed=(cmake ninja-build g++ make libdnnl-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev)
+missing=()
+for p in "${needed[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "Installing: ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,96 @@
+#include "eagerflow/core/allocator.h"
+
+#include <atomic>
+#include <bit>
+#include <cstdlib>
+#include <mutex>
+#include <new>
+#include <vector>
+
+namespace ef::allocator {
+namespace {
+
+constexpr std::size_t kAlignment = 64;
+constexpr std::size_t kMaxCachedBytes = std::size_t{1} << 30;  // never hoard more than 1 GiB
+constexpr int kClasses = 48;
+
+// Size classes are powers of two from 64 bytes: a freed 3 KiB buffer serves a later 2.5 KiB
+// request, which is what reuse across replays of the same graph needs.
+int size_class(std::size_t n) {
+  std::size_t rounded = std::bit_ceil(n < kAlignment ? kAlignment : n);
+  return std::countr_zero(rounded);
+}
+
+struct Cache {
+  std::mutex mutex;
+  std::vector<void*> free_lists[kClasses];
+  std::size_t cached = 0;
+  std::atomic<std::size_t> system_allocations{0};
+
+  ~Cache() {
+    for (auto& list : free_lists)
+      for (void* p : list) std::free(p);
+  }
+};
+
+Cache& cache() {
+  static Cache* c = new Cache();  // leaked on purpose: tensors may die during static teardown
+  return *c;
+}
+
+}  // namespace
+
+void* allocate(std::size_t nbytes) {
+  if (nbytes == 0) return nullptr;
+  int cls = size_class(nbytes);
+  Cache& c = cache();
+  {
+    std::lock_guard lock(c.mutex);
+    auto& list = c.free_lists[cls];
+    if (!list.empty()) {
+      void* p = list.back();
+      list.pop_back();
+      c.cached -= std::size_t{1} << cls;
+      return p;
+    }
+  }
+  c.system_allocations.fetch_add(1, std::memory_order_relaxed);
+  void* p = std::aligned_alloc(kAlignment, std::size_t{1} << cls);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
+void deallocate(void* p, std::size_t nbytes) {
+  if (!p) return;
+  int cls = size_class(nbytes);
+  std::size_t bytes = std::size_t{1} << cls;
+  Cache& c = cache();
+  {
+    std::lock_guard lock(c.mutex);
+    if (c.cached + bytes <= kMaxCachedBytes) {
+      c.free_lists[cls].push_back(p);
+      c.cached += bytes;
+      return;
+    }
+  }
+  std::free(p);
+}
+
+std::size_t cached_bytes() {
+  std::lock_guard lock(cache().mutex);
+  return cache().cached;
+}
+
+void release_cached() {
+  Cache& c = cache();
+  std::lock_guard lock(c.mutex);
+  for (auto& list : c.free_lists) {
+    for (void* p : list) std::free(p);
+    list.clear();
+  }
+  c.cached = 0;
+}
+
+std::size_t system_allocations() { return cache().system_allocations.load(); }
+
+}  // namespace ef::allocator

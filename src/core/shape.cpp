@@ -1,0 +1,76 @@
+#include "eagerflow/core/shape.h"
+
+#include "eagerflow/core/error.h"
+
+namespace ef {
+
+std::string_view name_of(DType t) {
+  switch (t) {
+    case DType::float32: return "float32";
+    case DType::float64: return "float64";
+    case DType::int32: return "int32";
+    case DType::int64: return "int64";
+    case DType::bool_: return "bool";
+  }
+  return "?";
+}
+
+std::string_view short_name_of(DType t) {
+  switch (t) {
+    case DType::float32: return "f32";
+    case DType::float64: return "f64";
+    case DType::int32: return "i32";
+    case DType::int64: return "i64";
+    case DType::bool_: return "bool";
+  }
+  return "?";
+}
+
+bool Shape::is_static() const {
+  for (auto d : dims_) if (d < 0) return false;
+  return true;
+}
+
+std::int64_t Shape::num_elements() const {
+  std::int64_t n = 1;
+  for (auto d : dims_) n *= d;
+  return n;
+}
+
+bool Shape::accepts(const Shape& concrete) const {
+  if (concrete.rank() != rank()) return false;
+  for (int i = 0; i < rank(); ++i)
+    if ((*this)[i] != kDynamic && (*this)[i] != concrete[i]) return false;
+  return true;
+}
+
+std::string Shape::str() const {
+  std::string s = "[";
+  for (std::size_t i = 0; i < dims_.size(); ++i) {
+    if (i) s += ',';
+    s += dims_[i] < 0 ? "?" : std::to_string(dims_[i]);
+  }
+  return s + "]";
+}
+
+std::string Shape::tuple_str() const {
+  std::string s = "(";
+  for (std::size_t i = 0; i < dims_.size(); ++i) {
+    if (i) s += ", ";
+    s += dims_[i] < 0 ? "None" : std::to_string(dims_[i]);
+  }
+  if (dims_.size() == 1) s += ",";
+  return s + ")";
+}
+
+int normalize_axis(int axis, int rank, const char* op) {
+  int a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank)
+    fail(op, "axis " + std::to_string(axis) + " is out of range for a tensor of rank " +
+                 std::to_string(rank));
+  return a;
+}
+
+std::string TensorSpec::str() const { return std::string(name_of(dtype)) + shape.str(); }
+
+}  // namespace ef

@@ -1,0 +1,146 @@
+#include "eagerflow/core/tensor.h"
+
+#include <cmath>
+#include <cstring>
+#include <ostream>
+
+#include "eagerflow/core/allocator.h"
+
+namespace ef {
+
+Storage::Storage(std::size_t n) : data(allocator::allocate(n)), nbytes(n) {}
+Storage::~Storage() { allocator::deallocate(data, nbytes); }
+
+TensorImpl& Tensor::impl() const {
+  if (!impl_) throw Error("[tensor] use of an undefined (default-constructed) Tensor");
+  return *impl_;
+}
+
+Tensor Tensor::empty(DType dtype, const Shape& shape) {
+  if (!shape.is_static())
+    fail("tensor", "cannot allocate a tensor of unknown shape " + shape.str());
+  for (auto d : shape)
+    if (d < 0) fail("tensor", "negative dimension in shape " + shape.str());
+  auto impl = std::make_shared<TensorImpl>();
+  impl->dtype = dtype;
+  impl->shape = shape;
+  impl->storage = std::make_shared<Storage>(static_cast<std::size_t>(shape.num_elements()) * size_of(dtype));
+  return Tensor(std::move(impl));
+}
+
+Tensor Tensor::symbolic(DType dtype, Shape shape, std::shared_ptr<ir::Graph> graph, int value) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->dtype = dtype;
+  impl->shape = std::move(shape);
+  impl->graph = std::move(graph);
+  impl->value = value;
+  return Tensor(std::move(impl));
+}
+
+std::int64_t Tensor::dim(int axis) const { return shape()[normalize_axis(axis, rank(), "dim")]; }
+
+void Tensor::check_readable(DType requested, const char* what) const {
+  if (is_symbolic())
+    fail(what,
+         "cannot read the value of a symbolic tensor " + spec().str() +
+             ": inside ef::function the value exists only when the graph runs. Use "
+             "ef::print(...) to print it at run time, ef::cond(...) to branch on it, or "
+             "ef::run_functions_eagerly(true) to debug the function eagerly");
+  if (requested != dtype())
+    fail(what, "requested " + std::string(name_of(requested)) + " from a tensor of dtype " +
+                   std::string(name_of(dtype())));
+}
+
+const void* Tensor::raw_data() const {
+  check_readable(dtype(), "data");
+  return static_cast<const char*>(impl().storage->data) + impl().offset;
+}
+void* Tensor::raw_mutable_data() {
+  check_readable(dtype(), "data");
+  return static_cast<char*>(impl().storage->data) + impl().offset;
+}
+
+template <class T> std::span<const T> Tensor::data() const {
+  check_readable(dtype_v<T>, "data");
+  return {reinterpret_cast<const T*>(static_cast<const char*>(impl().storage->data) + impl().offset),
+          static_cast<std::size_t>(num_elements())};
+}
+template <class T> std::span<T> Tensor::mutable_data() {
+  check_readable(dtype_v<T>, "data");
+  return {reinterpret_cast<T*>(static_cast<char*>(impl().storage->data) + impl().offset),
+          static_cast<std::size_t>(num_elements())};
+}
+template <class T> T Tensor::item() const {
+  check_readable(dtype_v<T>, "item");
+  if (num_elements() != 1)
+    fail("item", "needs a tensor with exactly one element, got " + spec().str());
+  return data<T>()[0];
+}
+template <class T> std::vector<T> Tensor::to_vector() const {
+  check_readable(dtype_v<T>, "to_vector");
+  auto d = data<T>();
+  return std::vector<T>(d.begin(), d.end());
+}
+
+#define EF_INSTANTIATE(T)                                   \
+  template std::span<const T> Tensor::data<T>() const;      \
+  template std::span<T> Tensor::mutable_data<T>();          \
+  template T Tensor::item<T>() const;                       \
+  template std::vector<T> Tensor::to_vector<T>() const;     \
+  template Tensor tensor<T>(const std::vector<T>&, const Shape&);
+
+// ---- factories ----
+template <class T> Tensor tensor(const std::vector<T>& values, const Shape& shape) {
+  if (!shape.is_static() || static_cast<std::int64_t>(values.size()) != shape.num_elements())
+    fail("tensor", std::to_string(values.size()) + " values do not fill shape " + shape.str());
+  Tensor t = Tensor::empty(dtype_v<T>, shape);
+  auto out = t.mutable_data<T>();
+  for (std::size_t i = 0; i < values.size(); ++i) out[i] = values[i];
+  return t;
+}
+
+EF_INSTANTIATE(float)
+EF_INSTANTIATE(double)
+EF_INSTANTIATE(std::int32_t)
+EF_INSTANTIATE(std::int64_t)
+EF_INSTANTIATE(bool)
+#undef EF_INSTANTIATE
+
+Tensor tensor(std::initializer_list<float> values) { return tensor(std::vector<float>(values)); }
+
+Tensor tensor(std::initializer_list<std::initializer_list<float>> rows) {
+  std::vector<float> flat;
+  std::size_t cols = rows.size() ? rows.begin()->size() : 0;
+  for (const auto& r : rows) {
+    if (r.size() != cols) fail("tensor", "ragged rows: every row needs the same length");
+    flat.insert(flat.end(), r.begin(), r.end());
+  }
+  return tensor(flat, Shape{static_cast<std::int64_t>(rows.size()), static_cast<std::int64_t>(cols)});
+}
+
+Tensor full(const Shape& shape, double value, DType dtype) {
+  Tensor t = Tensor::empty(dtype, shape);
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    for (auto& x : t.mutable_data<T>()) x = static_cast<T>(value);
+  });
+  return t;
+}
+Tensor zeros(const Shape& shape, DType dtype) { return full(shape, 0.0, dtype); }
+Tensor ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
+
+Tensor arange(double start, double stop, double step, DType dtype) {
+  if (step == 0) fail("arange", "step must not be zero");
+  auto n = static_cast<std::int64_t>(std::ceil((stop - start) / step));
+  if (n < 0) n = 0;
+  Tensor t = Tensor::empty(dtype, Shape{n});
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    auto d = t.mutable_data<T>();
+    for (std::int64_t i = 0; i < n; ++i) d[i] = static_cast<T>(start + static_cast<double>(i) * step);
+  });
+  return t;
+}
+Tensor arange(std::int64_t stop, DType dtype) { return arange(0.0, static_cast<double>(stop), 1.0, dtype); }
+
+}  // namespace ef

@@ -1,0 +1,38 @@
+#include "eagerflow/core/threading.h"
+
+#include <omp.h>
+
+#include <atomic>
+#include <thread>
+
+#include "eagerflow/core/error.h"
+
+namespace ef {
+namespace {
+int default_threads() {
+  unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(n);
+}
+std::atomic<int>& budget() {
+  static std::atomic<int> n{default_threads()};
+  return n;
+}
+thread_local int synced_threads = 0;
+}  // namespace
+
+void set_num_threads(int n) {
+  if (n < 1) fail("set_num_threads", "need at least 1 thread, got " + std::to_string(n));
+  budget().store(n);
+}
+
+int num_threads() { return budget().load(std::memory_order_relaxed); }
+
+void sync_thread_budget() {
+  int n = num_threads();
+  if (synced_threads != n) {
+    omp_set_num_threads(n);
+    synced_threads = n;
+  }
+}
+
+}  // namespace ef

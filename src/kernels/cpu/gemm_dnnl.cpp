@@ -1,0 +1,58 @@
+#include <map>
+#include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <tuple>
+
+#include "eagerflow/core/threading.h"
+#include "kernels/cpu/gemm.h"
+
+namespace ef::cpu {
+namespace {
+
+dnnl::engine& cpu_engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool, bool>;
+
+// Creating a oneDNN primitive costs 50-300 us; executing a cached one costs a few. Each thread
+// keeps its own primitives and memory objects, so execution needs no lock and only the data
+// pointers change between calls.
+struct Prepared {
+  dnnl::matmul matmul;
+  dnnl::memory a, b, c;
+};
+
+Prepared prepare(const Key& key) {
+  auto [batch, m, k, n, a_bc, b_bc] = key;
+  using tag = dnnl::memory::format_tag;
+  using dt = dnnl::memory::data_type;
+  dnnl::memory::desc a_md({a_bc ? 1 : batch, m, k}, dt::f32, tag::abc);
+  dnnl::memory::desc b_md({b_bc ? 1 : batch, k, n}, dt::f32, tag::abc);
+  dnnl::memory::desc c_md({batch, m, n}, dt::f32, tag::abc);
+  dnnl::matmul::desc desc(a_md, b_md, c_md);
+  dnnl::matmul::primitive_desc pd(desc, cpu_engine());
+  return {dnnl::matmul(pd), dnnl::memory(a_md, cpu_engine(), DNNL_MEMORY_NONE),
+          dnnl::memory(b_md, cpu_engine(), DNNL_MEMORY_NONE), dnnl::memory(c_md, cpu_engine(), DNNL_MEMORY_NONE)};
+}
+
+}  // namespace
+
+void gemm_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
+              std::int64_t n, bool a_broadcast, bool b_broadcast) {
+  thread_local std::map<Key, Prepared> cache;
+  thread_local dnnl::stream stream(cpu_engine());
+  sync_thread_budget();
+  Key key{batch, m, k, n, a_broadcast, b_broadcast};
+  auto it = cache.find(key);
+  if (it == cache.end()) it = cache.emplace(key, prepare(key)).first;
+  Prepared& p = it->second;
+  p.a.set_data_handle(const_cast<float*>(a));
+  p.b.set_data_handle(const_cast<float*>(b));
+  p.c.set_data_handle(c);
+  p.matmul.execute(stream, {{DNNL_ARG_SRC, p.a}, {DNNL_ARG_WEIGHTS, p.b}, {DNNL_ARG_DST, p.c}});
+  stream.wait();
+}
+
+}  // namespace ef::cpu

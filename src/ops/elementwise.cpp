@@ -1,0 +1,365 @@
+// Elementwise ops: unary math, broadcasting binary ops, where, cast.
+#include <cmath>
+#include <limits>
+
+#include "eagerflow/ops/ops.h"
+#include "eagerflow/ops/primitive.h"
+#include "kernels/cpu/broadcast.h"
+#include "ops/shape_rules.h"
+
+namespace ef {
+namespace {
+
+// ---------------------------------------------------------------- unary
+enum class UnaryKind { neg, abs, exp, log, sqrt, rsqrt, square, relu, sigmoid, tanh, gelu, logical_not };
+
+const char* unary_name(UnaryKind k) {
+  switch (k) {
+    case UnaryKind::neg: return "neg";
+    case UnaryKind::abs: return "abs";
+    case UnaryKind::exp: return "exp";
+    case UnaryKind::log: return "log";
+    case UnaryKind::sqrt: return "sqrt";
+    case UnaryKind::rsqrt: return "rsqrt";
+    case UnaryKind::square: return "square";
+    case UnaryKind::relu: return "relu";
+    case UnaryKind::sigmoid: return "sigmoid";
+    case UnaryKind::tanh: return "tanh";
+    case UnaryKind::gelu: return "gelu";
+    case UnaryKind::logical_not: return "logical_not";
+  }
+  return "?";
+}
+
+template <class T>
+T unary_value(UnaryKind k, T x) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return !x;  // only logical_not reaches here
+  } else {
+    switch (k) {
+      case UnaryKind::neg: return -x;
+      case UnaryKind::abs: return x < 0 ? -x : x;
+      case UnaryKind::square: return x * x;
+      case UnaryKind::relu: return x > 0 ? x : (x != x ? x : T(0));  // NaN stays NaN
+      default: break;
+    }
+    if constexpr (std::is_floating_point_v<T>) {
+      switch (k) {
+        case UnaryKind::exp: return std::exp(x);
+        case UnaryKind::log: return std::log(x);
+        case UnaryKind::sqrt: return std::sqrt(x);
+        case UnaryKind::rsqrt: return T(1) / std::sqrt(x);
+        case UnaryKind::sigmoid: {
+          if (x >= 0) return T(1) / (T(1) + std::exp(-x));
+          T e = std::exp(x);
+          return e / (T(1) + e);
+        }
+        case UnaryKind::tanh: return std::tanh(x);
+        case UnaryKind::gelu: return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));
+        default: break;
+      }
+    }
+    return x;
+  }
+}
+
+template <class T>
+void unary_loop(UnaryKind k, const T* in, T* out, std::int64_t n) {
+  cpu::parallel_for(n, 8, [&](std::int64_t b, std::int64_t e) {
+    // One switch per chunk, not per element: each case is a tight loop the compiler vectorizes.
+    switch (k) {
+#define EF_CASE(K) case UnaryKind::K: for (auto i = b; i < e; ++i) out[i] = unary_value(UnaryKind::K, in[i]); break;
+      EF_CASE(neg) EF_CASE(abs) EF_CASE(exp) EF_CASE(log) EF_CASE(sqrt) EF_CASE(rsqrt) EF_CASE(square)
+      EF_CASE(relu) EF_CASE(sigmoid) EF_CASE(tanh) EF_CASE(gelu) EF_CASE(logical_not)
+#undef EF_CASE
+    }
+  });
+}
+
+class Unary : public PrimitiveBase<Unary> {
+ public:
+  explicit Unary(UnaryKind k) : kind_(k) {}
+  const char* name() const override { return unary_name(kind_); }
+  std::vector<TensorSpec> infer(std::span<const Tensor> in) const override {
+    expect_inputs(*this, in, 1);
+    DType t = in[0].dtype();
+    bool ok = kind_ == UnaryKind::logical_not ? t == DType::bool_
+              : (kind_ == UnaryKind::neg || kind_ == UnaryKind::abs || kind_ == UnaryKind::square ||
+                 kind_ == UnaryKind::relu)
+                  ? t != DType::bool_
+                  : is_floating(t);
+    if (!ok)
+      fail(name(), std::string("does not support dtype ") + std::string(name_of(t)) + ": " + in[0].spec().str());
+    return {{t, in[0].shape(), {}}};
+  }
+  void eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const override {
+    out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+    dispatch_dtype(in[0].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      unary_loop<T>(kind_, in[0].data<T>().data(), out[0].mutable_data<T>().data(), in[0].num_elements());
+    });
+  }
+
+ private:
+  UnaryKind kind_;
+};
+
+Tensor unary(UnaryKind k, const Tensor& x) { return dispatch1(Unary(k), {x}); }
+
+// ---------------------------------------------------------------- binary
+enum class BinaryKind { add, sub, mul, div, pow, maximum, minimum, equal, not_equal, less, less_equal,
+                        greater, greater_equal, logical_and, logical_or };
+
+const char* binary_name(BinaryKind k) {
+  switch (k) {
+    case BinaryKind::add: return "add";
+    case BinaryKind::sub: return "sub";
+    case BinaryKind::mul: return "mul";
+    case BinaryKind::div: return "div";
+    case BinaryKind::pow: return "pow";
+    case BinaryKind::maximum: return "maximum";
+    case BinaryKind::minimum: return "minimum";
+    case BinaryKind::equal: return "equal";
+    case BinaryKind::not_equal: return "not_equal";
+    case BinaryKind::less: return "less";
+    case BinaryKind::less_equal: return "less_equal";
+    case BinaryKind::greater: return "greater";
+    case BinaryKind::greater_equal: return "greater_equal";
+    case BinaryKind::logical_and: return "logical_and";
+    case BinaryKind::logical_or: return "logical_or";
+  }
+  return "?";
+}
+
+bool is_comparison(BinaryKind k) { return k >= BinaryKind::equal && k <= BinaryKind::greater_equal; }
+bool is_logical(BinaryKind k) { return k == BinaryKind::logical_and || k == BinaryKind::logical_or; }
+
+template <class T>
+T int_pow(T base, T exp) {
+  if (exp < 0) return base == 1 ? T(1) : (base == -1 ? (exp % 2 ? T(-1) : T(1)) : T(0));
+  // Unsigned arithmetic wraps on overflow instead of being undefined.
+  using U = std::make_unsigned_t<T>;
+  U r = 1, b = static_cast<U>(base);
+  for (U e = static_cast<U>(exp); e; e >>= 1) {
+    if (e & 1) r *= b;
+    b *= b;
+  }
+  return static_cast<T>(r);
+}
+
+template <BinaryKind K, class T>
+auto binary_value(T a, T b) {
+  constexpr bool boolean_result = K >= BinaryKind::equal;
+  if constexpr (std::is_same_v<T, bool> && !boolean_result) return a;  // never dispatched
+  else if constexpr (K == BinaryKind::add) return static_cast<T>(a + b);
+  else if constexpr (K == BinaryKind::sub) return static_cast<T>(a - b);
+  else if constexpr (K == BinaryKind::mul) return static_cast<T>(a * b);
+  else if constexpr (K == BinaryKind::div) return static_cast<T>(a / b);
+  else if constexpr (K == BinaryKind::pow) {
+    if constexpr (std::is_floating_point_v<T>) return static_cast<T>(std::pow(a, b));
+    else return int_pow(a, b);
+  } else if constexpr (K == BinaryKind::maximum) return (a != a) ? a : (b != b ? b : (a > b ? a : b));
+  else if constexpr (K == BinaryKind::minimum) return (a != a) ? a : (b != b ? b : (a < b ? a : b));
+  else if constexpr (K == BinaryKind::equal) return a == b;
+  else if constexpr (K == BinaryKind::not_equal) return a != b;
+  else if constexpr (K == BinaryKind::less) return a < b;
+  else if constexpr (K == BinaryKind::less_equal) return a <= b;
+  else if constexpr (K == BinaryKind::greater) return a > b;
+  else if constexpr (K == BinaryKind::greater_equal) return a >= b;
+  else if constexpr (K == BinaryKind::logical_and) return static_cast<bool>(a && b);
+  else return static_cast<bool>(a || b);
+}
+
+template <BinaryKind K, class T>
+void binary_loop(const Tensor& a, const Tensor& b, Tensor& out) {
+  using R = decltype(binary_value<K, T>(T{}, T{}));
+  const T* pa = a.data<T>().data();
+  const T* pb = b.data<T>().data();
+  R* po = out.mutable_data<R>().data();
+  std::int64_t n = out.num_elements();
+  if (a.shape() == b.shape()) {
+    cpu::parallel_for(n, 1, [&](std::int64_t s, std::int64_t e) {
+      for (auto i = s; i < e; ++i) po[i] = binary_value<K, T>(pa[i], pb[i]);
+    });
+  } else if (b.num_elements() == 1 && a.shape() == out.shape()) {
+    T y = pb[0];
+    cpu::parallel_for(n, 1, [&](std::int64_t s, std::int64_t e) {
+      for (auto i = s; i < e; ++i) po[i] = binary_value<K, T>(pa[i], y);
+    });
+  } else if (a.num_elements() == 1 && b.shape() == out.shape()) {
+    T x = pa[0];
+    cpu::parallel_for(n, 1, [&](std::int64_t s, std::int64_t e) {
+      for (auto i = s; i < e; ++i) po[i] = binary_value<K, T>(x, pb[i]);
+    });
+  } else {
+    std::array<std::vector<std::int64_t>, 2> strides{cpu::broadcast_strides(a.shape(), out.shape()),
+                                                     cpu::broadcast_strides(b.shape(), out.shape())};
+    cpu::for_each_broadcast_row<2>(out.shape(), strides, [&](std::int64_t o, std::int64_t cnt, auto off, auto inner) {
+      const T* x = pa + off[0];
+      const T* y = pb + off[1];
+      for (std::int64_t i = 0; i < cnt; ++i) po[o + i] = binary_value<K, T>(x[i * inner[0]], y[i * inner[1]]);
+    });
+  }
+}
+
+template <class T>
+void binary_dispatch(BinaryKind k, const Tensor& a, const Tensor& b, Tensor& out) {
+  switch (k) {
+#define EF_CASE(K) case BinaryKind::K: binary_loop<BinaryKind::K, T>(a, b, out); break;
+    EF_CASE(add) EF_CASE(sub) EF_CASE(mul) EF_CASE(div) EF_CASE(pow) EF_CASE(maximum) EF_CASE(minimum)
+    EF_CASE(equal) EF_CASE(not_equal) EF_CASE(less) EF_CASE(less_equal) EF_CASE(greater)
+    EF_CASE(greater_equal) EF_CASE(logical_and) EF_CASE(logical_or)
+#undef EF_CASE
+  }
+}
+
+class Binary : public PrimitiveBase<Binary> {
+ public:
+  explicit Binary(BinaryKind k) : kind_(k) {}
+  const char* name() const override { return binary_name(kind_); }
+  std::vector<TensorSpec> infer(std::span<const Tensor> in) const override {
+    expect_inputs(*this, in, 2);
+    expect_same_dtype(*this, in);
+    DType t = in[0].dtype();
+    if (is_logical(kind_) && t != DType::bool_)
+      fail(name(), "needs bool inputs, got " + describe(in, " and "));
+    if (!is_logical(kind_) && !is_comparison(kind_) && t == DType::bool_)
+      fail(name(), "does not support bool inputs: " + describe(in, " and "));
+    DType out = (is_comparison(kind_) || is_logical(kind_)) ? DType::bool_ : t;
+    return {{out, broadcast_shapes(*this, in), {}}};
+  }
+  void eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const override {
+    if (kind_ == BinaryKind::div && is_integer(in[1].dtype())) check_no_zero_divisor(in[1]);
+    out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+    dispatch_dtype(in[0].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_same_v<T, bool>) {
+        if (is_logical(kind_) || is_comparison(kind_)) binary_dispatch<bool>(kind_, in[0], in[1], out[0]);
+      } else {
+        if (!is_logical(kind_)) binary_dispatch<T>(kind_, in[0], in[1], out[0]);
+      }
+    });
+  }
+
+ private:
+  void check_no_zero_divisor(const Tensor& b) const {
+    dispatch_dtype(b.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      for (T v : b.data<T>())
+        if (v == T(0)) fail(name(), "integer division by zero");
+    });
+  }
+  BinaryKind kind_;
+};
+
+Tensor binary(BinaryKind k, const Tensor& a, const Tensor& b) { return dispatch1(Binary(k), {a, b}); }
+
+// ---------------------------------------------------------------- where
+class Where : public PrimitiveBase<Where> {
+ public:
+  const char* name() const override { return "where"; }
+  std::vector<TensorSpec> infer(std::span<const Tensor> in) const override {
+    expect_inputs(*this, in, 3);
+    if (in[0].dtype() != DType::bool_) fail(name(), "condition must be bool, got " + in[0].spec().str());
+    if (in[1].dtype() != in[2].dtype())
+      fail(name(), "branches have different dtypes: " + in[1].spec().str() + " vs " + in[2].spec().str());
+    return {{in[1].dtype(), broadcast_shapes(*this, in), {}}};
+  }
+  void eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const override {
+    out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+    const Shape& s = specs[0].shape;
+    std::array<std::vector<std::int64_t>, 3> strides{cpu::broadcast_strides(in[0].shape(), s),
+                                                     cpu::broadcast_strides(in[1].shape(), s),
+                                                     cpu::broadcast_strides(in[2].shape(), s)};
+    const bool* c = in[0].data<bool>().data();
+    dispatch_dtype(in[1].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* a = in[1].data<T>().data();
+      const T* b = in[2].data<T>().data();
+      T* o = out[0].mutable_data<T>().data();
+      cpu::for_each_broadcast_row<3>(s, strides, [&](std::int64_t base, std::int64_t n, auto off, auto inner) {
+        for (std::int64_t i = 0; i < n; ++i)
+          o[base + i] = c[off[0] + i * inner[0]] ? a[off[1] + i * inner[1]] : b[off[2] + i * inner[2]];
+      });
+    });
+  }
+};
+
+// ---------------------------------------------------------------- cast
+class Cast : public PrimitiveBase<Cast> {
+ public:
+  explicit Cast(DType to) : to_(to) {}
+  const char* name() const override { return "cast"; }
+  std::string attrs() const override { return "dtype=" + std::string(name_of(to_)); }
+  std::vector<TensorSpec> infer(std::span<const Tensor> in) const override {
+    expect_inputs(*this, in, 1);
+    return {{to_, in[0].shape(), {}}};
+  }
+  void eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const override {
+    if (in[0].dtype() == to_) {  // no-op cast: share storage
+      out[0] = in[0];
+      return;
+    }
+    out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+    dispatch_dtype(in[0].dtype(), [&](auto from_tag) {
+      using From = decltype(from_tag);
+      dispatch_dtype(to_, [&](auto to_tag) {
+        using To = decltype(to_tag);
+        auto src = in[0].data<From>();
+        auto dst = out[0].mutable_data<To>();
+        for (std::size_t i = 0; i < src.size(); ++i) {
+          if constexpr (std::is_same_v<To, bool>) dst[i] = src[i] != From(0);
+          else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+            // Out-of-range float->int is undefined behaviour in C++; saturate (NaN -> 0) instead.
+            double v = static_cast<double>(src[i]);
+            if (v != v) dst[i] = 0;
+            else if (v >= static_cast<double>(std::numeric_limits<To>::max())) dst[i] = std::numeric_limits<To>::max();
+            else if (v <= static_cast<double>(std::numeric_limits<To>::lowest())) dst[i] = std::numeric_limits<To>::lowest();
+            else dst[i] = static_cast<To>(v);
+          } else dst[i] = static_cast<To>(src[i]);
+        }
+      });
+    });
+  }
+
+ private:
+  DType to_;
+};
+
+}  // namespace
+
+Tensor neg(const Tensor& x) { return unary(UnaryKind::neg, x); }
+Tensor abs(const Tensor& x) { return unary(UnaryKind::abs, x); }
+Tensor exp(const Tensor& x) { return unary(UnaryKind::exp, x); }
+Tensor log(const Tensor& x) { return unary(UnaryKind::log, x); }
+Tensor sqrt(const Tensor& x) { return unary(UnaryKind::sqrt, x); }
+Tensor rsqrt(const Tensor& x) { return unary(UnaryKind::rsqrt, x); }
+Tensor square(const Tensor& x) { return unary(UnaryKind::square, x); }
+Tensor relu(const Tensor& x) { return unary(UnaryKind::relu, x); }
+Tensor sigmoid(const Tensor& x) { return unary(UnaryKind::sigmoid, x); }
+Tensor tanh(const Tensor& x) { return unary(UnaryKind::tanh, x); }
+Tensor gelu(const Tensor& x) { return unary(UnaryKind::gelu, x); }
+Tensor logical_not(const Tensor& x) { return unary(UnaryKind::logical_not, x); }
+
+Tensor add(const Tensor& a, const Tensor& b) { return binary(BinaryKind::add, a, b); }
+Tensor sub(const Tensor& a, const Tensor& b) { return binary(BinaryKind::sub, a, b); }
+Tensor mul(const Tensor& a, const Tensor& b) { return binary(BinaryKind::mul, a, b); }
+Tensor div(const Tensor& a, const Tensor& b) { return binary(BinaryKind::div, a, b); }
+Tensor pow(const Tensor& a, const Tensor& b) { return binary(BinaryKind::pow, a, b); }
+Tensor maximum(const Tensor& a, const Tensor& b) { return binary(BinaryKind::maximum, a, b); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return binary(BinaryKind::minimum, a, b); }
+Tensor equal(const Tensor& a, const Tensor& b) { return binary(BinaryKind::equal, a, b); }
+Tensor not_equal(const Tensor& a, const Tensor& b) { return binary(BinaryKind::not_equal, a, b); }
+Tensor less(const Tensor& a, const Tensor& b) { return binary(BinaryKind::less, a, b); }
+Tensor less_equal(const Tensor& a, const Tensor& b) { return binary(BinaryKind::less_equal, a, b); }
+Tensor greater(const Tensor& a, const Tensor& b) { return binary(BinaryKind::greater, a, b); }
+Tensor greater_equal(const Tensor& a, const Tensor& b) { return binary(BinaryKind::greater_equal, a, b); }
+Tensor logical_and(const Tensor& a, const Tensor& b) { return binary(BinaryKind::logical_and, a, b); }
+Tensor logical_or(const Tensor& a, const Tensor& b) { return binary(BinaryKind::logical_or, a, b); }
+
+Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) { return dispatch1(Where(), {c, a, b}); }
+Tensor cast(const Tensor& x, DType dtype) { return dispatch1(Cast(dtype), {x}); }
+
+Tensor scalar_like(const Tensor& like, double value) { return full(Shape{}, value, like.dtype()); }
+
+}  // namespace ef

@@ -1,0 +1,12 @@
+#pragma once
+// Shape rules shared by several ops.
+#include <span>
+
+#include "eagerflow/ops/primitive.h"
+
+namespace ef {
+
+// NumPy broadcasting; a dynamic dim against a static one takes the static one unless that is 1.
+Shape broadcast_shapes(const Primitive& op, std::span<const Tensor> inputs);
+
+}  // namespace ef

@@ -1,0 +1,74 @@
+#include "test_util.h"
+
+using namespace ef;
+using ef::testing::expect_error;
+
+TEST(Tensor, FactoriesAndReadBack) {
+  Tensor t = tensor({{1.f, 2.f}, {3.f, 4.f}});
+  EXPECT_EQ(t.shape(), Shape({2, 2}));
+  EXPECT_EQ(t.dtype(), DType::float32);
+  EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(zeros({3}, DType::int32).to_vector<std::int32_t>(), (std::vector<std::int32_t>{0, 0, 0}));
+  EXPECT_EQ(ones({2}, DType::float64).to_vector<double>(), (std::vector<double>{1, 1}));
+  EXPECT_EQ(full({2}, 7, DType::int64).to_vector<std::int64_t>(), (std::vector<std::int64_t>{7, 7}));
+  EXPECT_EQ(arange(5).to_vector<std::int64_t>(), (std::vector<std::int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(arange(1.0, 2.0, 0.25).to_vector<float>(), (std::vector<float>{1, 1.25f, 1.5f, 1.75f}));
+  EXPECT_EQ(scalar(3.5f).item<float>(), 3.5f);
+  EXPECT_EQ(scalar(true).item<bool>(), true);
+  EXPECT_EQ(zeros({0, 3}).num_elements(), 0);
+}
+
+TEST(Tensor, ReadErrors) {
+  Tensor t = tensor({1.f, 2.f});
+  expect_error([&] { t.item<float>(); }, {"[item]", "exactly one element", "float32[2]"});
+  expect_error([&] { t.to_vector<int>(); }, {"[to_vector]", "int32", "float32"});
+  expect_error([&] { tensor(std::vector<float>{1, 2, 3}, Shape{2, 2}); }, {"[tensor]", "[2,2]"});
+  expect_error([] { Tensor u; u.shape(); }, {"undefined"});
+  expect_error([] { tensor({{1.f, 2.f}, {3.f}}); }, {"ragged"});
+}
+
+TEST(Tensor, PrintsLikeTensorFlow) {
+  EXPECT_EQ(tensor({{1.f, 2.f}}).str(), "Tensor([[1. 2.]], shape=(1, 2), dtype=float32)");
+  EXPECT_EQ(tensor({1.5f, 2.f}).str(), "Tensor([1.5 2. ], shape=(2,), dtype=float32)");
+  EXPECT_EQ(scalar(3.0f).str(), "Tensor(3.0, shape=(), dtype=float32)");
+  EXPECT_EQ(tensor(std::vector<std::int32_t>{1, 20, 3}).str(), "Tensor([ 1 20  3], shape=(3,), dtype=int32)");
+  EXPECT_EQ(tensor(std::vector<bool>{true, false}).str(), "Tensor([ True False], shape=(2,), dtype=bool)");
+  EXPECT_EQ(tensor({{1.f, 2.f}, {3.f, 4.f}}).str(), "Tensor([[1. 2.]\n        [3. 4.]], shape=(2, 2), dtype=float32)");
+  std::string big = arange(2000, DType::int32).str();
+  EXPECT_NE(big.find("[   0    1    2 ... 1997 1998 1999]"), std::string::npos) << big;
+}
+
+TEST(Tensor, ReshapeIsAViewOfTheSameStorage) {
+  Tensor t = arange(6, DType::float32);
+  Tensor r = reshape(t, {2, -1});
+  EXPECT_EQ(r.shape(), Shape({2, 3}));
+  EXPECT_EQ(r.raw_data(), t.raw_data());
+}
+
+TEST(Random, SeededIsReproducibleAndInRange) {
+  random::set_seed(42);
+  auto a = random::uniform({1000}).to_vector<float>();
+  auto b = random::normal({1000}, 0, 1, DType::float64).to_vector<double>();
+  random::set_seed(42);
+  EXPECT_EQ(random::uniform({1000}).to_vector<float>(), a);
+  EXPECT_EQ(random::normal({1000}, 0, 1, DType::float64).to_vector<double>(), b);
+  double mean = 0, var = 0;
+  for (float v : a) { EXPECT_GE(v, 0.f); EXPECT_LT(v, 1.f); }
+  for (double v : b) mean += v / 1000;
+  for (double v : b) var += (v - mean) * (v - mean) / 1000;
+  EXPECT_NEAR(mean, 0, 0.1);
+  EXPECT_NEAR(var, 1, 0.15);
+  EXPECT_EQ(random::uniform({4}, 0, 1, DType::float32, 7).to_vector<float>(),
+            random::uniform({4}, 0, 1, DType::float32, 7).to_vector<float>());
+  EXPECT_NE(random::uniform({4}, 0, 1, DType::float32, 7).to_vector<float>(),
+            random::uniform({4}, 0, 1, DType::float32, 8).to_vector<float>());
+  expect_error([] { random::uniform({2}, 0, 1, DType::int32); }, {"random.uniform", "int32"});
+}
+
+TEST(Threading, BudgetIsSettable) {
+  int before = num_threads();
+  set_num_threads(1);
+  EXPECT_EQ(num_threads(), 1);
+  set_num_threads(before);
+  expect_error([] { set_num_threads(0); }, {"set_num_threads"});
+}
