@@ -14,7 +14,8 @@ dnnl::engine& cpu_engine() {
   return engine;
 }
 
-using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool, bool>;
+// oneDNN fixes a primitive's thread count when it is created, so the budget is part of the key.
+using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool, bool, int>;
 
 // Creating a oneDNN primitive costs 50-300 us; executing a cached one costs a few. Each thread
 // keeps its own primitives and memory objects, so execution needs no lock and only the data
@@ -25,7 +26,7 @@ struct Prepared {
 };
 
 Prepared prepare(const Key& key) {
-  auto [batch, m, k, n, a_bc, b_bc] = key;
+  auto [batch, m, k, n, a_bc, b_bc, threads] = key;
   using tag = dnnl::memory::format_tag;
   using dt = dnnl::memory::data_type;
   dnnl::memory::desc a_md({a_bc ? 1 : batch, m, k}, dt::f32, tag::abc);
@@ -44,7 +45,7 @@ void gemm_f32(const float* a, const float* b, float* c, std::int64_t batch, std:
   thread_local std::map<Key, Prepared> cache;
   thread_local dnnl::stream stream(cpu_engine());
   sync_thread_budget();
-  Key key{batch, m, k, n, a_broadcast, b_broadcast};
+  Key key{batch, m, k, n, a_broadcast, b_broadcast, num_threads()};
   auto it = cache.find(key);
   if (it == cache.end()) it = cache.emplace(key, prepare(key)).first;
   Prepared& p = it->second;
