@@ -29,8 +29,25 @@ std::string format_float(double v, int precision) {
 struct Formatter {
   const Tensor& t;
   bool summarize;
-  std::vector<std::string> cells;  // formatted elements, row-major (all of them, or edges)
-  std::size_t width = 0;
+  std::size_t width = 0;                  // ints, bools: right-aligned to this width
+  std::size_t int_width = 0, frac_width = 0;  // floats: NumPy aligns on the decimal point
+
+  void measure(const std::string& e) {
+    if (!is_floating(t.dtype())) { width = std::max(width, e.size()); return; }
+    auto dot = e.find('.');
+    if (dot == std::string::npos) { int_width = std::max(int_width, e.size()); return; }
+    int_width = std::max(int_width, dot);
+    frac_width = std::max(frac_width, e.size() - dot - 1);
+  }
+  std::string aligned(const std::string& e) const {
+    if (!is_floating(t.dtype())) return std::string(width - e.size(), ' ') + e;
+    auto dot = e.find('.');
+    std::size_t left = dot == std::string::npos ? e.size() : dot;
+    std::size_t right = dot == std::string::npos ? 0 : e.size() - dot - 1;
+    std::string out = std::string(int_width > left ? int_width - left : 0, ' ') + e;
+    std::size_t pad = frac_width - right + (dot == std::string::npos ? 1 : 0);
+    return out + std::string(pad, ' ');
+  }
 
   std::string element(std::int64_t flat) const {
     return dispatch_dtype(t.dtype(), [&](auto tag) -> std::string {
@@ -45,9 +62,7 @@ struct Formatter {
   void write(std::ostream& os, int axis, std::int64_t base, int indent) const {
     const Shape& s = t.shape();
     if (axis == s.rank()) {
-      std::string e = element(base);
-      if (is_floating(t.dtype())) os << e << std::string(width - e.size(), ' ');
-      else os << std::string(width - e.size(), ' ') << e;
+      os << aligned(element(base));
       return;
     }
     std::int64_t n = s[axis];
@@ -73,29 +88,34 @@ struct Formatter {
 
 }  // namespace
 
-std::string Tensor::str() const {
+std::string format_values(const Tensor& t, int indent) {
+  if (t.is_symbolic()) return "<symbolic " + t.spec().str() + ">";
   std::ostringstream os;
+  Formatter f{t, t.num_elements() > kThreshold};
+  // Common width over the printed elements, so columns line up like NumPy's.
+  std::int64_t n = t.num_elements();
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (f.summarize && i > 64 && i < n - 64 && i % 97 != 0) continue;
+    f.measure(f.element(i));
+  }
+  if (t.rank() == 0) {
+    std::string e = f.element(0);
+    if (is_floating(t.dtype()) && !e.empty() && e.back() == '.') e += '0';  // NumPy scalar: 3.0
+    os << e;
+  } else {
+    f.write(os, 0, 0, indent);
+  }
+  return os.str();
+}
+
+std::string Tensor::str() const {
   if (!defined()) return "Tensor(<undefined>)";
+  std::ostringstream os;
   if (is_symbolic()) {
     os << "Tensor(<symbolic>, shape=" << shape().tuple_str() << ", dtype=" << name_of(dtype()) << ")";
     return os.str();
   }
-  Formatter f{*this, num_elements() > kThreshold, {}, 0};
-  // Common width over all printed elements, so columns line up like NumPy's.
-  std::int64_t n = num_elements();
-  for (std::int64_t i = 0; i < n; ++i) {
-    if (f.summarize && n > 2 * kThreshold && i % 97 != 0 && i > 64 && i < n - 64) continue;
-    f.width = std::max(f.width, f.element(i).size());
-  }
-  os << "Tensor(";
-  if (rank() == 0) {
-    std::string e = f.element(0);
-    if (is_floating(dtype()) && !e.empty() && e.back() == '.') e += '0';  // NumPy scalar: 3.0
-    os << e;
-  } else {
-    f.write(os, 0, 0, 7);
-  }
-  os << ", shape=" << shape().tuple_str() << ", dtype=" << name_of(dtype()) << ")";
+  os << "Tensor(" << format_values(*this, 7) << ", shape=" << shape().tuple_str() << ", dtype=" << name_of(dtype()) << ")";
   return os.str();
 }
 

@@ -77,6 +77,9 @@ class Tensor {
 };
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
+// Just the values, NumPy-style ("[[1. 2.]\n [3. 4.]]"); continuation lines are indented by
+// `indent` + 1 spaces.
+std::string format_values(const Tensor& t, int indent = 0);
 
 // ---- factories ----
 template <class T> Tensor tensor(const std::vector<T>& values, const Shape& shape);

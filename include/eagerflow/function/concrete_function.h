@@ -1,0 +1,45 @@
+#pragma once
+// One traced specialization of a function: its signature, the graph as traced, the optimized
+// graph and the compiled plan that replays it.
+#include <memory>
+#include <string>
+
+#include "eagerflow/exec/plan.h"
+#include "eagerflow/function/args.h"
+
+namespace ef {
+
+class ConcreteFunction {
+ public:
+  ConcreteFunction(std::string name, Signature signature, std::vector<std::string> arg_names,
+                   std::shared_ptr<ir::Graph> traced, std::shared_ptr<ir::Graph> optimized,
+                   detail::OutputStructure outputs);
+
+  const std::string& name() const { return name_; }
+  const Signature& signature() const { return signature_; }
+  std::string signature_str() const;
+  const ir::Graph& graph() const { return *optimized_; }        // what runs
+  const ir::Graph& traced_graph() const { return *traced_; }    // before the passes
+  std::string str() const { return ir::to_text(*optimized_); }  // jaxpr-like text
+  std::string to_dot() const { return ir::to_dot(*optimized_); }
+  std::size_t num_inputs() const { return plan_.num_inputs(); }
+  std::size_t num_outputs() const { return plan_.num_outputs(); }
+  const detail::OutputStructure& output_structure() const { return outputs_; }
+
+  // Runs on flat inputs (one tensor per graph input), checking dtypes and shapes.
+  std::vector<Tensor> call_flat(std::span<const Tensor> inputs) const;
+  // Runs without checks: the caller has matched the signature already.
+  void run(std::span<const Tensor> inputs, std::span<Tensor> outputs) const { plan_.run(inputs, outputs); }
+
+ private:
+  std::string name_;
+  Signature signature_;
+  std::vector<std::string> arg_names_;
+  std::shared_ptr<ir::Graph> traced_, optimized_;
+  exec::Plan plan_;
+  detail::OutputStructure outputs_;
+};
+
+std::ostream& operator<<(std::ostream& os, const ConcreteFunction& f);
+
+}  // namespace ef

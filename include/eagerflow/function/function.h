@@ -1,0 +1,179 @@
+#pragma once
+// ef::function: trace a C++ callable once per input signature into a graph, then replay it.
+//
+//   auto f = ef::function([](const ef::Tensor& x) { return ef::relu(x) * 2.0f; });
+//   f(x);  // traces (reason: first call), runs the graph
+//   f(x);  // replays
+//
+// Host code in the callable (a std::cout, a counter) runs when tracing only; ef::print runs
+// on every call. Every trace has a reason: f.traces().
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "eagerflow/function/concrete_function.h"
+#include "eagerflow/passes/passes.h"
+
+namespace ef {
+
+struct FunctionOptions {
+  // Fixes the signature (dims may be dynamic, kDynamic); calls that do not fit are errors.
+  std::optional<std::vector<TensorSpec>> input_signature;
+  // TF semantics: once an argument has seen two shapes, trace one relaxed signature with the
+  // differing dims dynamic instead of one trace per shape.
+  bool reduce_retracing = false;
+  std::string name;                     // shown in logs, reasons and errors
+  std::vector<std::string> arg_names;   // optional, for reasons: "arg 0 (x): ..."
+  passes::PassOptions passes;
+};
+
+struct TraceRecord {
+  int number = 0;                 // 1 for the first trace
+  std::string signature;          // "(x: float32[60,28,28])"
+  std::string reason;             // "first call", "arg 0 (x): float32[16,28,28] vs cached float32[60,28,28]"
+  double milliseconds = 0;
+  std::vector<std::string> created_variables;
+};
+
+// Runs every ef::function's body eagerly (for debugging), like tf.config.run_functions_eagerly.
+void run_functions_eagerly(bool enable);
+bool functions_run_eagerly();
+
+namespace detail {
+
+// The untyped part of a function: cache, trace records, reasons and warnings.
+class FunctionCore {
+ public:
+  explicit FunctionCore(FunctionOptions options);
+  using TraceBody = std::function<void(trace::TraceContext&, const Signature&, OutputStructure&)>;
+
+  template <class Match>
+  std::shared_ptr<const ConcreteFunction> find(Match&& match) {
+    std::shared_lock lock(mutex_);
+    for (const auto& cf : entries_)
+      if (match(cf->signature())) {
+        note_hit();
+        return cf;
+      }
+    return nullptr;
+  }
+  // Finds an entry accepting `sig` or traces a new one (under the lock: concurrent first
+  // calls trace once). A trace that throws leaves the cache as it was.
+  std::shared_ptr<const ConcreteFunction> get_or_trace(const Signature& sig, const TraceBody& body);
+
+  const std::string& name() const { return options_.name; }
+  void set_default_name(std::string name);
+  const FunctionOptions& options() const { return options_; }
+  int tracing_count() const;
+  std::vector<TraceRecord> traces() const;
+
+ private:
+  void note_hit();
+  std::string explain(const Signature& sig, std::optional<Signature>& relaxed) const;
+  void note_trace_for_warning(const std::string& reason);
+
+  FunctionOptions options_;
+  mutable std::shared_mutex mutex_;
+  std::vector<std::shared_ptr<const ConcreteFunction>> entries_;
+  std::vector<TraceRecord> records_;
+  std::atomic<std::uint32_t> history_{0};  // last calls, 1 bit per call (1 = traced), newest lowest
+  int warnings_ = 0;
+  std::vector<std::string> recent_reasons_;
+};
+
+
+}  // namespace detail
+
+template <class F>
+class Function {
+ public:
+  Function(F f, FunctionOptions options)
+      : f_(std::move(f)), core_(std::make_shared<detail::FunctionCore>(std::move(options))) {}
+
+  template <class... Args>
+  auto operator()(const Args&... args) {
+    using R = std::invoke_result_t<F&, typename detail::ArgTraits<Args>::Symbolic...>;
+    // Inside another trace the body is inlined into it; when debugging, it runs eagerly.
+    if (functions_run_eagerly() || trace::current()) return std::invoke(f_, args...);
+    auto cf = core_->find([&](const Signature& s) { return matches(s, args...); });
+    if (!cf) cf = trace(Signature{detail::ArgTraits<Args>::signature(args)...}, std::type_identity<Args>{}...);
+    detail::FlatTensors flat;
+    (detail::ArgTraits<Args>::flatten(args, flat), ...);
+    return replay<R>(*cf, flat.span());
+  }
+
+  // Traces (or finds) the specialization for these argument specs without running it. Tensor
+  // arguments may be given as TensorSpec (dims may be dynamic).
+  template <class... Args>
+  std::shared_ptr<const ConcreteFunction> get_concrete_function(const Args&... args) {
+    return trace(Signature{detail::ArgTraits<Args>::signature(args)...}, std::type_identity<Args>{}...);
+  }
+
+  int tracing_count() const { return core_->tracing_count(); }
+  std::vector<TraceRecord> traces() const { return core_->traces(); }
+  const std::string& name() const { return core_->name(); }
+
+ private:
+  template <class... Args>
+  static bool matches(const Signature& s, const Args&... args) {
+    if (s.size() != sizeof...(Args)) return false;
+    std::size_t i = 0;
+    return (detail::ArgTraits<Args>::matches(s[i++], args) && ...);
+  }
+
+  template <class... Args>
+  std::shared_ptr<const ConcreteFunction> trace(const Signature& sig, std::type_identity<Args>...) {
+    return core_->get_or_trace(sig, [this](trace::TraceContext& ctx, const Signature& final_sig,
+                                           detail::OutputStructure& structure) {
+      trace_body<Args...>(ctx, final_sig, structure, std::index_sequence_for<Args...>{});
+    });
+  }
+
+  template <class... Args, std::size_t... I>
+  void trace_body(trace::TraceContext& ctx, const Signature& sig, detail::OutputStructure& structure,
+                  std::index_sequence<I...>) {
+    // Braced initialization evaluates left to right: graph inputs follow argument order.
+    std::tuple<typename detail::ArgTraits<Args>::Symbolic...> symbolic{detail::ArgTraits<Args>::symbolic(sig[I], ctx)...};
+    using R = std::invoke_result_t<F&, typename detail::ArgTraits<Args>::Symbolic...>;
+    std::vector<Tensor> outputs;
+    if constexpr (std::is_void_v<R>) {
+      std::apply(f_, symbolic);
+    } else {
+      R result = std::apply(f_, symbolic);
+      detail::OutTraits<std::decay_t<R>>::flatten(result, outputs, structure);
+    }
+    ctx.set_outputs(outputs);
+  }
+
+  template <class R>
+  static R replay(const ConcreteFunction& cf, std::span<const Tensor> inputs) {
+    if constexpr (std::is_void_v<R>) {
+      cf.run(inputs, {});
+    } else if constexpr (std::is_same_v<R, Tensor>) {
+      Tensor out;
+      cf.run(inputs, std::span<Tensor>(&out, 1));
+      return out;
+    } else {
+      std::vector<Tensor> outs(cf.num_outputs());
+      cf.run(inputs, outs);
+      detail::OutputCursor cursor{outs, 0, 0, 0, &cf.output_structure()};
+      return detail::OutTraits<std::decay_t<R>>::build(cursor);
+    }
+  }
+
+  F f_;
+  std::shared_ptr<detail::FunctionCore> core_;
+};
+
+template <class F>
+Function<std::decay_t<F>> function(F&& f, FunctionOptions options = {}) {
+  if (options.name.empty()) options.name = "function";
+  return Function<std::decay_t<F>>(std::forward<F>(f), std::move(options));
+}
+
+}  // namespace ef

@@ -1,0 +1,60 @@
+#pragma once
+// ef::Variable: a named, mutable tensor. Traced graphs capture variables by reference: a
+// replay reads the current value, and assignments are ordered effects in the graph.
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "eagerflow/core/tensor.h"
+
+namespace ef {
+
+struct VariableState {
+  std::string name;
+  bool trainable = true;
+  TensorSpec spec;
+  Tensor read() const {
+    std::lock_guard lock(mutex);
+    return value;
+  }
+  void write(Tensor t) {
+    std::lock_guard lock(mutex);
+    value = std::move(t);
+  }
+
+ private:
+  mutable std::mutex mutex;
+  Tensor value;
+};
+
+class Variable {
+ public:
+  Variable() = default;
+  // The initial value must be concrete. Inside ef::function, variables may only be created on
+  // a function's first trace (their initializers run eagerly, like TF's init_scope).
+  Variable(const Tensor& initial_value, std::string name = "Variable", bool trainable = true);
+
+  bool defined() const { return state_ != nullptr; }
+  const std::string& name() const { return state().name; }
+  DType dtype() const { return state().spec.dtype; }
+  const Shape& shape() const { return state().spec.shape; }
+  bool trainable() const { return state().trainable; }
+
+  // The current value; inside a trace, a symbolic read of the variable.
+  Tensor value() const;
+  operator Tensor() const { return value(); }  // NOLINT: variables are used where tensors are
+
+  // Assignments keep dtype and shape; inside a trace they are recorded as ordered effects.
+  void assign(const Tensor& v);
+  void assign_add(const Tensor& v);
+  void assign_sub(const Tensor& v);
+
+  const std::shared_ptr<VariableState>& state_ptr() const { return state_; }
+  bool same_as(const Variable& o) const { return state_ == o.state_; }
+
+ private:
+  VariableState& state() const;
+  std::shared_ptr<VariableState> state_;
+};
+
+}  // namespace ef

@@ -1,0 +1,54 @@
+#include "eagerflow/core/log.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <mutex>
+
+namespace ef {
+namespace {
+
+LogLevel level_from_env() {
+  const char* v = std::getenv("EF_LOG_LEVEL");
+  if (!v) return LogLevel::warning;
+  std::string s = v;
+  if (s == "off" || s == "0") return LogLevel::off;
+  if (s == "info" || s == "2") return LogLevel::info;
+  if (s == "verbose" || s == "3") return LogLevel::verbose;
+  if (s == "debug" || s == "4") return LogLevel::debug;
+  return LogLevel::warning;
+}
+
+std::atomic<LogLevel>& level() {
+  static std::atomic<LogLevel> l{level_from_env()};
+  return l;
+}
+
+struct Sink {
+  std::mutex mutex;
+  std::function<void(std::string_view)> fn;
+};
+Sink& sink() {
+  static Sink s;
+  return s;
+}
+
+}  // namespace
+
+void set_log_level(LogLevel l) { level().store(l); }
+LogLevel log_level() { return level().load(std::memory_order_relaxed); }
+
+void set_log_sink(std::function<void(std::string_view)> fn) {
+  std::lock_guard lock(sink().mutex);
+  sink().fn = std::move(fn);
+}
+
+void log(LogLevel l, std::string_view line) {
+  if (!log_enabled(l)) return;
+  std::lock_guard lock(sink().mutex);
+  if (sink().fn) sink().fn(line);
+  else std::clog << line << '\n';
+}
+
+}  // namespace ef

@@ -1,0 +1,93 @@
+#include "eagerflow/exec/plan.h"
+
+#include <array>
+
+namespace ef::exec {
+namespace {
+constexpr std::size_t kStackSlots = 64;
+constexpr std::size_t kStackArgs = 8;
+}  // namespace
+
+Plan::Plan(std::shared_ptr<const ir::Graph> graph) : graph_(std::move(graph)) {
+  const ir::Graph& g = *graph_;
+  // Last instruction that reads each value; graph outputs are never released.
+  std::vector<int> last_use(g.values.size(), -1);
+  for (std::size_t n = 0; n < g.nodes.size(); ++n)
+    for (int v : g.nodes[n].inputs) last_use[static_cast<std::size_t>(v)] = static_cast<int>(n);
+  for (int v : g.outputs) last_use[static_cast<std::size_t>(v)] = static_cast<int>(g.nodes.size());
+  std::vector<std::vector<int>> release_after(g.nodes.size());
+  for (std::size_t v = 0; v < g.values.size(); ++v) {
+    int lu = last_use[v];
+    if (g.values[v].kind != ir::ValueKind::node_output) continue;
+    if (lu < 0) lu = g.values[v].index;  // never read: release right after it is made
+    if (lu < static_cast<int>(g.nodes.size())) release_after[static_cast<std::size_t>(lu)].push_back(static_cast<int>(v));
+  }
+  for (std::size_t n = 0; n < g.nodes.size(); ++n) {
+    const ir::Node& node = g.nodes[n];
+    Instruction ins{};
+    ins.op = node.op.get();
+    has_effect_ |= node.op->has_effect();
+    ins.first_arg = static_cast<int>(args_.size());
+    ins.num_args = static_cast<int>(node.inputs.size());
+    args_.insert(args_.end(), node.inputs.begin(), node.inputs.end());
+    ins.first_output = node.outputs.empty() ? 0 : node.outputs.front();
+    ins.num_outputs = static_cast<int>(node.outputs.size());
+    bool is_static = true;
+    for (int o : node.outputs) is_static &= g.values[static_cast<std::size_t>(o)].spec.shape.is_static();
+    for (int i : node.inputs) is_static &= g.values[static_cast<std::size_t>(i)].spec.shape.is_static();
+    ins.first_spec = is_static ? static_cast<int>(specs_.size()) : -1;
+    if (is_static)
+      for (int o : node.outputs) specs_.push_back(g.values[static_cast<std::size_t>(o)].spec);
+    ins.first_release = static_cast<int>(releases_.size());
+    ins.num_release = static_cast<int>(release_after[n].size());
+    releases_.insert(releases_.end(), release_after[n].begin(), release_after[n].end());
+    instructions_.push_back(ins);
+  }
+}
+
+void Plan::run(std::span<const Tensor> inputs, std::span<Tensor> outputs) const {
+  if (inputs.size() != graph_->inputs.size() || outputs.size() != graph_->outputs.size())
+    fail("exec", "graph '" + graph_->name + "' expects " + std::to_string(graph_->inputs.size()) + " inputs and " +
+                     std::to_string(graph_->outputs.size()) + " outputs");
+  std::size_t n = graph_->values.size();
+  if (n <= kStackSlots) {
+    std::array<Tensor, kStackSlots> slots;
+    execute(std::span<Tensor>(slots.data(), n), inputs, outputs);
+  } else {
+    std::vector<Tensor> slots(n);
+    execute(slots, inputs, outputs);
+  }
+}
+
+void Plan::execute(std::span<Tensor> slots, std::span<const Tensor> inputs, std::span<Tensor> outputs) const {
+  const ir::Graph& g = *graph_;
+  for (std::size_t i = 0; i < g.inputs.size(); ++i) slots[static_cast<std::size_t>(g.inputs[i])] = inputs[i];
+  for (std::size_t v = 0; v < g.values.size(); ++v)
+    if (g.values[v].kind == ir::ValueKind::constant) slots[v] = g.constants[static_cast<std::size_t>(g.values[v].index)];
+  std::array<Tensor, kStackArgs> stack_args;
+  std::vector<Tensor> heap_args;
+  for (const Instruction& ins : instructions_) {
+    std::span<Tensor> args;
+    if (static_cast<std::size_t>(ins.num_args) <= kStackArgs) {
+      args = std::span<Tensor>(stack_args.data(), static_cast<std::size_t>(ins.num_args));
+    } else {
+      heap_args.resize(static_cast<std::size_t>(ins.num_args));
+      args = heap_args;
+    }
+    for (int a = 0; a < ins.num_args; ++a)
+      args[static_cast<std::size_t>(a)] = slots[static_cast<std::size_t>(args_[static_cast<std::size_t>(ins.first_arg + a)])];
+    std::span<Tensor> outs = slots.subspan(static_cast<std::size_t>(ins.first_output), static_cast<std::size_t>(ins.num_outputs));
+    if (ins.first_spec >= 0) {
+      ins.op->eval(args, std::span<const TensorSpec>(specs_.data() + ins.first_spec, static_cast<std::size_t>(ins.num_outputs)), outs);
+    } else {
+      std::vector<TensorSpec> specs = ins.op->infer(args);
+      ins.op->eval(args, specs, outs);
+    }
+    for (auto& a : args) a = Tensor();
+    for (int r = 0; r < ins.num_release; ++r)
+      slots[static_cast<std::size_t>(releases_[static_cast<std::size_t>(ins.first_release + r)])] = Tensor();
+  }
+  for (std::size_t i = 0; i < g.outputs.size(); ++i) outputs[i] = slots[static_cast<std::size_t>(g.outputs[i])];
+}
+
+}  // namespace ef::exec

@@ -1,0 +1,45 @@
+#include "eagerflow/nn/dense.h"
+
+#include "eagerflow/ops/ops.h"
+
+namespace ef::nn {
+namespace {
+std::function<Tensor(const Tensor&)> activation_by_name(const std::string& name) {
+  if (name == "linear" || name.empty()) return nullptr;
+  if (name == "relu") return [](const Tensor& x) { return relu(x); };
+  if (name == "sigmoid") return [](const Tensor& x) { return sigmoid(x); };
+  if (name == "tanh") return [](const Tensor& x) { return ef::tanh(x); };
+  if (name == "gelu") return [](const Tensor& x) { return gelu(x); };
+  if (name == "softmax") return [](const Tensor& x) { return softmax(x, -1); };
+  fail("activation", "unknown activation '" + name + "' (known: linear, relu, sigmoid, tanh, gelu, softmax)");
+}
+}  // namespace
+
+Activation::Activation(const char* name) : Activation(std::string(name)) {}
+Activation::Activation(std::string name) : fn_(activation_by_name(name)), name_(std::move(name)) {}
+
+Dense::Dense(std::int64_t units, Activation activation, bool use_bias, std::string name)
+    : Layer(name.empty() ? "dense" : std::move(name)), units_(units), activation_(std::move(activation)), use_bias_(use_bias) {
+  if (units <= 0) fail("dense", "units must be positive, got " + std::to_string(units));
+}
+
+void Dense::build(const Shape& input_shape) {
+  if (input_shape.rank() < 2)
+    fail(name(), "expects inputs of rank >= 2 (batch, ..., features), got shape " + input_shape.str());
+  std::int64_t features = input_shape[input_shape.rank() - 1];
+  if (features == kDynamic) fail(name(), "the last dim of the input must be known to build, got " + input_shape.str());
+  kernel_ = add_weight("kernel", Shape{features, units_}, kernel_initializer);
+  if (use_bias_) bias_ = add_weight("bias", Shape{units_}, bias_initializer);
+}
+
+Tensor Dense::call(const Tensor& inputs) {
+  std::int64_t features = kernel_.shape()[0];
+  if (inputs.rank() < 2 || inputs.shape()[inputs.rank() - 1] != features)
+    fail(name(), "input " + inputs.spec().str() + " is incompatible: expected the last axis to be " +
+                     std::to_string(features) + " (the layer was built for " + kernel_.shape().str() + " kernel)");
+  Tensor y = matmul(inputs, kernel_);
+  if (use_bias_) y = add(y, bias_);
+  return activation_(y);
+}
+
+}  // namespace ef::nn

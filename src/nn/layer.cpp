@@ -1,0 +1,143 @@
+#include "eagerflow/nn/layer.h"
+
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <typeinfo>
+
+#include "eagerflow/core/log.h"
+#include "eagerflow/trace/context.h"
+
+namespace ef::nn {
+namespace {
+
+thread_local std::vector<Layer*> call_stack;
+
+std::string snake_case(const std::string& camel) {
+  std::string out;
+  for (std::size_t i = 0; i < camel.size(); ++i) {
+    char c = camel[i];
+    if (std::isupper(static_cast<unsigned char>(c))) {
+      bool boundary = i > 0 && (std::islower(static_cast<unsigned char>(camel[i - 1])) ||
+                                (i + 1 < camel.size() && std::islower(static_cast<unsigned char>(camel[i + 1]))));
+      if (boundary && !out.empty() && out.back() != '_') out += '_';
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string class_name(const std::type_info& type) {
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(type.name(), nullptr, nullptr, &status);
+  std::string name = status == 0 && demangled ? demangled : type.name();
+  std::free(demangled);
+  if (auto pos = name.rfind("::"); pos != std::string::npos) name = name.substr(pos + 2);
+  if (auto pos = name.find('<'); pos != std::string::npos) name = name.substr(0, pos);
+  return name;
+}
+
+// Keras' unique layer names: the first "dense", then "dense_1", "dense_2", ...
+std::string unique_name(const std::string& base) {
+  static std::mutex mutex;
+  static std::map<std::string, int> counts;
+  std::lock_guard lock(mutex);
+  int n = counts[base]++;
+  return n == 0 ? base : base + "_" + std::to_string(n);
+}
+
+// Pushes a layer on this thread's call stack (and its name on the name scope).
+class CallFrame {
+ public:
+  explicit CallFrame(Layer* layer) : scope_(layer->name()) { call_stack.push_back(layer); }
+  ~CallFrame() { call_stack.pop_back(); }
+
+ private:
+  NameScope scope_;
+};
+
+}  // namespace
+
+Layer::Layer(std::string name) : name_(name.empty() ? std::string() : unique_name(name)) {}
+
+const std::string& Layer::name() const {
+  // The dynamic type is not known in the constructor, so a default name is given lazily.
+  if (name_.empty()) name_ = unique_name(snake_case(class_name(typeid(*this))));
+  return name_;
+}
+
+Tensor Layer::operator()(const Tensor& inputs) {
+  if (!inputs.defined()) fail(name(), "called with an undefined tensor");
+  if (!call_stack.empty() && call_stack.back() != this) call_stack.back()->track(*this);
+  CallFrame frame(this);
+  if (inputs.is_symbolic() && log_enabled(LogLevel::verbose))
+    log(LogLevel::verbose, "[ef.trace] " + NameScope::current_path() + ".call(inputs: " + inputs.spec().str() +
+                               ") (symbolic" + (built_ ? "" : ", builds the layer") + ")");
+  if (!built_) {
+    // Like TF's init_scope, build() runs with the trace hidden, so weights are made eagerly.
+    // Inputs may be symbolic here; build sees their shape only.
+    build(inputs.shape());
+    built_ = true;
+  }
+  return call(inputs);
+}
+
+Variable Layer::add_weight(const std::string& weight_name, const Shape& shape, const Initializer& initializer,
+                           bool trainable, DType dtype) {
+  std::string path = NameScope::current_path();
+  std::string full = (path.empty() ? name() : path) + "/" + weight_name;
+  if (!shape.is_static())
+    fail(name(), "weight '" + weight_name + "' needs a fully known shape, got " + shape.str() +
+                     " (a dim of the input that the weight depends on is dynamic)");
+  Tensor initial;
+  {
+    trace::EagerScope eager;  // initializers run eagerly even while tracing
+    initial = initializer(shape, dtype);
+  }
+  if (initial.shape() != shape || initial.dtype() != dtype)
+    fail(name(), "initializer for '" + weight_name + "' returned " + initial.spec().str() + ", expected " +
+                     TensorSpec{dtype, shape, {}}.str());
+  Variable v(initial, full, trainable);
+  own_weights_.push_back(v);
+  return v;
+}
+
+void Layer::track(Layer& child) {
+  if (&child == this) return;
+  if (std::find(children_.begin(), children_.end(), &child) == children_.end()) children_.push_back(&child);
+}
+
+void Layer::collect(std::vector<Variable>& out) const {
+  for (const auto& w : own_weights_) out.push_back(w);
+  for (const Layer* c : children_) c->collect(out);
+}
+
+std::vector<Variable> Layer::weights() const {
+  std::vector<Variable> all;
+  collect(all);
+  // A layer shared by two parents is collected once.
+  std::vector<Variable> unique;
+  for (const auto& v : all)
+    if (std::none_of(unique.begin(), unique.end(), [&](const Variable& u) { return u.same_as(v); })) unique.push_back(v);
+  return unique;
+}
+
+std::vector<Variable> Layer::trainable_weights() const {
+  std::vector<Variable> out;
+  for (const auto& v : weights())
+    if (v.trainable()) out.push_back(v);
+  return out;
+}
+
+std::vector<Variable> Layer::non_trainable_weights() const {
+  std::vector<Variable> out;
+  for (const auto& v : weights())
+    if (!v.trainable()) out.push_back(v);
+  return out;
+}
+
+}  // namespace ef::nn

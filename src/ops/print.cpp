@@ -1,0 +1,65 @@
+#include "eagerflow/ops/print.h"
+
+#include <iostream>
+#include <mutex>
+
+#include "eagerflow/ops/primitive.h"
+
+namespace ef {
+namespace {
+
+struct PrintSink {
+  std::mutex mutex;
+  std::function<void(std::string_view)> fn;
+};
+PrintSink& print_sink() {
+  static PrintSink s;
+  return s;
+}
+
+class Print : public PrimitiveBase<Print> {
+ public:
+  explicit Print(std::vector<detail::PrintPiece> pieces) : pieces_(std::move(pieces)) {}
+  const char* name() const override { return "print"; }
+  std::string attrs() const override {
+    std::string s = "format=\"";
+    for (std::size_t i = 0; i < pieces_.size(); ++i) s += (i ? " " : "") + (pieces_[i].is_tensor ? std::string("{}") : pieces_[i].text);
+    return s + "\"";
+  }
+  bool has_effect() const override { return true; }
+  std::vector<TensorSpec> infer(std::span<const Tensor> in) const override {
+    for (const auto& t : in)
+      if (!t.defined()) fail(name(), "an input tensor is undefined (default-constructed)");
+    return {};
+  }
+  void eval(std::span<const Tensor> in, std::span<const TensorSpec>, std::span<Tensor>) const override {
+    std::string line;
+    std::size_t next = 0;
+    for (std::size_t i = 0; i < pieces_.size(); ++i) {
+      if (i) line += ' ';
+      line += pieces_[i].is_tensor ? format_values(in[next++], static_cast<int>(line.size())) : pieces_[i].text;
+    }
+    line += '\n';
+    std::lock_guard lock(print_sink().mutex);
+    if (print_sink().fn) print_sink().fn(line);
+    else std::cout << line << std::flush;
+  }
+
+ private:
+  std::vector<detail::PrintPiece> pieces_;
+};
+
+}  // namespace
+
+void set_print_sink(std::function<void(std::string_view)> sink) {
+  std::lock_guard lock(print_sink().mutex);
+  print_sink().fn = std::move(sink);
+}
+
+namespace detail {
+void print_op(std::vector<PrintPiece> pieces, std::vector<Tensor> tensors) {
+  dispatch(Print(std::move(pieces)), tensors);
+}
+}  // namespace detail
+
+}  // namespace ef

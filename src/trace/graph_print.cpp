@@ -1,0 +1,142 @@
+// Printing graphs: a jaxpr-like text form for people and golden tests, and Graphviz DOT.
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "eagerflow/trace/graph.h"
+
+namespace ef::ir {
+namespace {
+
+std::string type_of(const TensorSpec& s) {
+  std::string t = std::string(short_name_of(s.dtype)) + "[";
+  for (int i = 0; i < s.shape.rank(); ++i) t += (i ? "," : "") + (s.shape[i] < 0 ? std::string("?") : std::to_string(s.shape[i]));
+  return t + "]";
+}
+
+// a, b, ..., z, ba, bb, ...: JAX's stable value names.
+std::string letters(std::size_t i) {
+  std::string s;
+  do {
+    s.insert(s.begin(), static_cast<char>('a' + i % 26));
+    i /= 26;
+  } while (i > 0);
+  return s;
+}
+
+std::string literal(const Tensor& t) {
+  return dispatch_dtype(t.dtype(), [&](auto tag) -> std::string {
+    using T = decltype(tag);
+    T v = t.data<T>()[0];
+    if constexpr (std::is_same_v<T, bool>) return v ? "True" : "False";
+    else if constexpr (std::is_floating_point_v<T>) {
+      std::ostringstream os;
+      os << v;
+      std::string s = os.str();
+      if (s.find_first_of(".eEna") == std::string::npos) s += ".0";
+      return s;
+    } else return std::to_string(v);
+  });
+}
+
+std::string variable_of(const Node& n) {
+  std::string a = n.op->attrs();
+  return a.rfind("var=", 0) == 0 ? a.substr(4) : a;
+}
+
+struct Names {
+  std::vector<std::string> name;  // per value
+  std::vector<bool> hidden_node;  // read_variable nodes shown as the variable's name
+  std::vector<int> constvars;     // non-scalar constants, named like values
+};
+
+Names name_values(const Graph& g) {
+  Names n;
+  n.name.resize(g.values.size());
+  n.hidden_node.assign(g.nodes.size(), false);
+  std::size_t next = 0;
+  for (std::size_t v = 0; v < g.values.size(); ++v)
+    if (g.values[v].kind == ValueKind::constant) {
+      const Tensor& c = g.constants[static_cast<std::size_t>(g.values[v].index)];
+      if (c.num_elements() == 1 && c.rank() == 0) n.name[v] = literal(c) + ":" + type_of(c.spec());
+      else { n.name[v] = letters(next++); n.constvars.push_back(static_cast<int>(v)); }
+    }
+  for (int v : g.inputs) n.name[static_cast<std::size_t>(v)] = letters(next++);
+  std::set<std::string> assigned;
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& node = g.nodes[i];
+    std::string op = node.op->name();
+    if (op == "read_variable" && !assigned.count(variable_of(node))) {
+      n.hidden_node[i] = true;
+      n.name[static_cast<std::size_t>(node.outputs[0])] = variable_of(node);
+      continue;
+    }
+    if (op.rfind("assign", 0) == 0) assigned.insert(variable_of(node));
+    for (int o : node.outputs) n.name[static_cast<std::size_t>(o)] = letters(next++);
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string to_text(const Graph& g) {
+  Names n = name_values(g);
+  std::ostringstream os;
+  auto decl = [&](int v) { return n.name[static_cast<std::size_t>(v)] + ":" + type_of(g.values[static_cast<std::size_t>(v)].spec); };
+  os << "{ lambda ";
+  for (int v : n.constvars) os << decl(v) << " ";
+  os << "; ";
+  for (std::size_t i = 0; i < g.inputs.size(); ++i) os << (i ? " " : "") << decl(g.inputs[i]);
+  os << ". let\n";
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    if (n.hidden_node[i]) continue;
+    const Node& node = g.nodes[i];
+    os << "    ";
+    for (std::size_t o = 0; o < node.outputs.size(); ++o) os << (o ? " " : "") << decl(node.outputs[o]);
+    if (!node.outputs.empty()) os << " = ";
+    os << node.op->name();
+    std::string attrs = node.op->attrs();
+    if (!attrs.empty()) os << "[" << attrs << "]";
+    for (int v : node.inputs) os << " " << n.name[static_cast<std::size_t>(v)];
+    os << "\n";
+  }
+  os << "  in (";
+  for (std::size_t i = 0; i < g.outputs.size(); ++i) os << (i ? ", " : "") << n.name[static_cast<std::size_t>(g.outputs[i])];
+  if (g.outputs.size() == 1) os << ",";
+  os << ") }";
+  return os.str();
+}
+
+std::string to_dot(const Graph& g) {
+  Names n = name_values(g);
+  std::ostringstream os;
+  os << "digraph \"" << g.name << "\" {\n  rankdir=TB;\n  node [fontname=\"monospace\"];\n";
+  // Values without a visible producing node (inputs, constants, variables) are boxes.
+  for (std::size_t v = 0; v < g.values.size(); ++v) {
+    const Value& val = g.values[v];
+    bool source = val.kind != ValueKind::node_output || n.hidden_node[static_cast<std::size_t>(val.index)];
+    if (source)
+      os << "  v" << v << " [shape=box, label=\"" << n.name[v] << "\\n" << type_of(val.spec) << "\"];\n";
+  }
+  auto source_of = [&](int v) {
+    const Value& val = g.values[static_cast<std::size_t>(v)];
+    if (val.kind == ValueKind::node_output && !n.hidden_node[static_cast<std::size_t>(val.index)]) return "n" + std::to_string(val.index);
+    return "v" + std::to_string(v);
+  };
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    if (n.hidden_node[i]) continue;
+    const Node& node = g.nodes[i];
+    std::string attrs = node.op->attrs();
+    os << "  n" << i << " [shape=ellipse, label=\"" << node.op->name() << (attrs.empty() ? "" : "\\n" + attrs) << "\"];\n";
+    for (int v : node.inputs)
+      os << "  " << source_of(v) << " -> n" << i << " [label=\"" << type_of(g.values[static_cast<std::size_t>(v)].spec) << "\"];\n";
+  }
+  for (std::size_t i = 0; i < g.outputs.size(); ++i) {
+    os << "  out" << i << " [shape=doublecircle, label=\"out " << i << "\"];\n";
+    os << "  " << source_of(g.outputs[i]) << " -> out" << i << ";\n";
+  }
+  os << "}\n";
+  return os.str();
+}
+
+}  // namespace ef::ir

@@ -1,0 +1,98 @@
+#include "eagerflow/variable.h"
+
+#include <cstring>
+
+#include "eagerflow/core/log.h"
+#include "eagerflow/ops/ops.h"
+#include "eagerflow/trace/context.h"
+
+namespace ef {
+namespace {
+
+enum class AssignMode { set, add, sub };
+
+class AssignVariable : public PrimitiveBase<AssignVariable> {
+ public:
+  AssignVariable(std::shared_ptr<VariableState> var, AssignMode mode) : var_(std::move(var)), mode_(mode) {}
+  const char* name() const override {
+    return mode_ == AssignMode::set ? "assign" : mode_ == AssignMode::add ? "assign_add" : "assign_sub";
+  }
+  std::string attrs() const override { return "var=" + var_->name; }
+  bool has_effect() const override { return true; }
+  std::vector<TensorSpec> infer(std::span<const Tensor> in) const override {
+    expect_inputs(*this, in, 1);
+    if (in[0].dtype() != var_->spec.dtype || !in[0].shape().accepts(var_->spec.shape) ||
+        (in[0].shape().is_static() && in[0].shape() != var_->spec.shape))
+      fail(name(), "value " + in[0].spec().str() + " does not fit variable '" + var_->name + "' " + var_->spec.str());
+    return {};
+  }
+  void eval(std::span<const Tensor> in, std::span<const TensorSpec>, std::span<Tensor>) const override {
+    if (in[0].shape() != var_->spec.shape)
+      fail(name(), "value " + in[0].spec().str() + " does not fit variable '" + var_->name + "' " + var_->spec.str());
+    // Variables hold immutable tensors: an assignment swaps in a new one, so values read
+    // earlier (eagerly or by a graph) keep the numbers they were read with.
+    switch (mode_) {
+      case AssignMode::set: var_->write(in[0]); break;
+      case AssignMode::add: var_->write(add(var_->read(), in[0])); break;
+      case AssignMode::sub: var_->write(sub(var_->read(), in[0])); break;
+    }
+  }
+
+ private:
+  std::shared_ptr<VariableState> var_;
+  AssignMode mode_;
+};
+
+Tensor copy_of(const Tensor& t) {
+  Tensor c = Tensor::empty(t.dtype(), t.shape());
+  if (t.nbytes()) std::memcpy(c.raw_mutable_data(), t.raw_data(), t.nbytes());
+  return c;
+}
+
+void assign_with(const std::shared_ptr<VariableState>& var, const Tensor& v, AssignMode mode) {
+  dispatch(AssignVariable(var, mode), std::span<const Tensor>(&v, 1));
+  if (auto* ctx = trace::current()) ctx->variable_assigned(var.get());
+}
+
+}  // namespace
+
+Variable::Variable(const Tensor& initial, std::string name, bool trainable) {
+  if (!initial.defined()) fail("variable", "initial value of '" + name + "' is undefined");
+  if (auto* ctx = trace::current()) {
+    trace::TraceContext& root = ctx->root();
+    std::string tag = "function " + root.function_name();
+    if (initial.is_symbolic())
+      fail(tag, "the initial value of variable '" + name + "' is computed from a symbolic input " +
+                    initial.spec().str() + "; create it from a shape or an eager value instead (for a layer: "
+                    "in build(input_shape))");
+    if (!root.allow_variable_creation())
+      fail(tag, "variable '" + name + "' was created on a later trace of '" + root.function_name() +
+                    "'; a function may create variables only on its first trace (create them outside, or build "
+                    "the layer before tracing new signatures)");
+    root.note_variable_created(name + " " + initial.spec().str());
+  } else if (initial.is_symbolic()) {
+    fail("variable", "the initial value of '" + name + "' is a symbolic tensor outside of its trace");
+  }
+  state_ = std::make_shared<VariableState>();
+  state_->name = std::move(name);
+  state_->trainable = trainable;
+  state_->spec = initial.spec();
+  state_->write(copy_of(initial));
+}
+
+VariableState& Variable::state() const {
+  if (!state_) throw Error("[variable] use of an undefined (default-constructed) Variable");
+  return *state_;
+}
+
+Tensor Variable::value() const {
+  state();
+  if (auto* ctx = trace::current()) return ctx->read_variable(state_);
+  return state_->read();
+}
+
+void Variable::assign(const Tensor& v) { state(); assign_with(state_, v, AssignMode::set); }
+void Variable::assign_add(const Tensor& v) { state(); assign_with(state_, v, AssignMode::add); }
+void Variable::assign_sub(const Tensor& v) { state(); assign_with(state_, v, AssignMode::sub); }
+
+}  // namespace ef
