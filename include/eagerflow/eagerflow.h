@@ -14,3 +14,4 @@
 #include "eagerflow/ops/print.h"
 #include "eagerflow/nn/dense.h"
 #include "eagerflow/nn/layer.h"
+#include "eagerflow/function/control_flow.h"

@@ -1,0 +1,217 @@
+#include "eagerflow/function/control_flow.h"
+
+#include <algorithm>
+
+#include "eagerflow/exec/plan.h"
+#include "eagerflow/passes/passes.h"
+#include "eagerflow/trace/context.h"
+
+namespace ef {
+namespace {
+
+bool touches_state(const ir::Graph& g) {
+  for (const auto& n : g.nodes)
+    if (n.op->has_effect() || std::string(n.op->name()) == "read_variable") return true;
+  return false;
+}
+
+// Puts the graph's inputs in `order` (value ids), renumbering their positions.
+void reorder_inputs(ir::Graph& g, std::vector<int> order) {
+  g.inputs = std::move(order);
+  for (std::size_t i = 0; i < g.inputs.size(); ++i) g.values[static_cast<std::size_t>(g.inputs[i])].index = static_cast<int>(i);
+}
+
+// A traced sub-graph ready to run: the optimized graph and its plan.
+struct SubGraph {
+  std::shared_ptr<ir::Graph> graph;
+  std::shared_ptr<exec::Plan> plan;
+  explicit SubGraph(const ir::Graph& traced) : graph(passes::optimize(traced)), plan(std::make_shared<exec::Plan>(graph)) {}
+  std::vector<Tensor> run(std::span<const Tensor> inputs) const {
+    std::vector<Tensor> out(plan->num_outputs());
+    plan->run(inputs, out);
+    return out;
+  }
+};
+
+std::string specs_str(const std::vector<TensorSpec>& specs) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < specs.size(); ++i) s += (i ? ", " : "") + specs[i].str();
+  return s + ")";
+}
+
+class CondOp : public PrimitiveBase<CondOp> {
+ public:
+  CondOp(SubGraph then_g, SubGraph else_g, std::vector<TensorSpec> specs)
+      : then_(std::move(then_g)), else_(std::move(else_g)), specs_(std::move(specs)) {}
+  const char* name() const override { return "cond"; }
+  std::string attrs() const override {
+    return "branches=(\n      " + ir::to_text(*else_.graph) + "\n      " + ir::to_text(*then_.graph) + "\n    )";
+  }
+  bool has_effect() const override { return touches_state(*then_.graph) || touches_state(*else_.graph); }
+  std::vector<TensorSpec> infer(std::span<const Tensor>) const override { return specs_; }
+  void eval(std::span<const Tensor> in, std::span<const TensorSpec>, std::span<Tensor> out) const override {
+    const SubGraph& branch = in[0].data<bool>()[0] ? then_ : else_;
+    std::vector<Tensor> r = branch.run(in.subspan(1));
+    for (std::size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
+  }
+
+ private:
+  SubGraph then_, else_;
+  std::vector<TensorSpec> specs_;
+};
+
+class WhileOp : public PrimitiveBase<WhileOp> {
+ public:
+  WhileOp(SubGraph cond, SubGraph body, std::size_t n_vars, std::size_t n_cond_caps)
+      : cond_(std::move(cond)), body_(std::move(body)), n_vars_(n_vars), n_cond_caps_(n_cond_caps) {}
+  const char* name() const override { return "while"; }
+  std::string attrs() const override {
+    return "cond=" + ir::to_text(*cond_.graph) + "\n      body=" + ir::to_text(*body_.graph);
+  }
+  bool has_effect() const override { return touches_state(*cond_.graph) || touches_state(*body_.graph); }
+  std::vector<TensorSpec> infer(std::span<const Tensor> in) const override {
+    std::vector<TensorSpec> specs;
+    for (std::size_t i = 0; i < n_vars_; ++i) specs.push_back(in[i].spec());
+    return specs;
+  }
+  void eval(std::span<const Tensor> in, std::span<const TensorSpec>, std::span<Tensor> out) const override {
+    std::vector<Tensor> cond_in(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n_vars_));
+    cond_in.insert(cond_in.end(), in.begin() + static_cast<std::ptrdiff_t>(n_vars_),
+                   in.begin() + static_cast<std::ptrdiff_t>(n_vars_ + n_cond_caps_));
+    std::vector<Tensor> body_in(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n_vars_));
+    body_in.insert(body_in.end(), in.begin() + static_cast<std::ptrdiff_t>(n_vars_ + n_cond_caps_), in.end());
+    while (cond_.run(cond_in)[0].data<bool>()[0]) {
+      std::vector<Tensor> next = body_.run(body_in);
+      for (std::size_t i = 0; i < n_vars_; ++i) cond_in[i] = body_in[i] = std::move(next[i]);
+    }
+    for (std::size_t i = 0; i < n_vars_; ++i) out[i] = cond_in[i];
+  }
+
+ private:
+  SubGraph cond_, body_;
+  std::size_t n_vars_, n_cond_caps_;
+};
+
+void check_predicate(const Tensor& pred, const char* op) {
+  if (!pred.defined()) fail(op, "the predicate is undefined");
+  if (pred.dtype() != DType::bool_ || !(pred.shape().is_static() && pred.num_elements() == 1))
+    fail(op, "the predicate must be a bool scalar, got " + pred.spec().str());
+}
+
+std::vector<Tensor> trace_branch(trace::TraceContext& ctx, const detail::Branch& fn) {
+  trace::TraceScope scope(ctx);
+  std::vector<Tensor> out = fn();
+  ctx.set_outputs(out);
+  return out;
+}
+
+}  // namespace
+
+namespace detail {
+
+std::vector<Tensor> cond_impl(const Tensor& pred, const Branch& then_fn, const Branch& else_fn) {
+  check_predicate(pred, "cond");
+  trace::TraceContext* outer = trace::current();
+  if (!pred.is_symbolic()) return pred.data<bool>()[0] ? then_fn() : else_fn();
+  if (!outer) fail("cond", "got a symbolic predicate outside of its trace");
+
+  trace::TraceContext then_ctx(outer->function_name(), outer->allow_variable_creation(), outer);
+  trace::TraceContext else_ctx(outer->function_name(), outer->allow_variable_creation(), outer);
+  std::vector<Tensor> then_out = trace_branch(then_ctx, then_fn);
+  std::vector<Tensor> else_out = trace_branch(else_ctx, else_fn);
+
+  auto specs_of = [](const std::vector<Tensor>& v) {
+    std::vector<TensorSpec> s;
+    for (const auto& t : v) s.push_back(t.spec());
+    return s;
+  };
+  std::vector<TensorSpec> ts = specs_of(then_out), es = specs_of(else_out);
+  bool agree = ts.size() == es.size();
+  std::vector<TensorSpec> merged = ts;
+  for (std::size_t i = 0; agree && i < ts.size(); ++i) {
+    agree = ts[i].dtype == es[i].dtype && ts[i].shape.rank() == es[i].shape.rank();
+    for (int d = 0; agree && d < ts[i].shape.rank(); ++d) {
+      std::int64_t a = ts[i].shape[d], b = es[i].shape[d];
+      if (a != b && a != kDynamic && b != kDynamic) agree = false;
+      else if (a != b) merged[i].shape[d] = kDynamic;
+    }
+  }
+  if (!agree)
+    fail("cond", "the branches' outputs disagree: then_fn returns " + specs_str(ts) + ", else_fn returns " + specs_str(es));
+
+  // Both branch graphs take the union of what either lifted from the enclosing trace.
+  std::vector<Tensor> captures = then_ctx.lifted();
+  for (const auto& t : else_ctx.lifted())
+    if (std::none_of(captures.begin(), captures.end(), [&](const Tensor& c) { return c.same_as(t); })) captures.push_back(t);
+  for (trace::TraceContext* ctx : {&then_ctx, &else_ctx}) {
+    ir::Graph& g = *ctx->graph();
+    std::vector<int> order;
+    for (const auto& c : captures) {
+      const auto& lifted = ctx->lifted();
+      auto it = std::find_if(lifted.begin(), lifted.end(), [&](const Tensor& l) { return l.same_as(c); });
+      order.push_back(it != lifted.end() ? g.inputs[static_cast<std::size_t>(it - lifted.begin())] : g.add_input(c.spec()));
+    }
+    reorder_inputs(g, std::move(order));
+  }
+  std::vector<Tensor> inputs{pred};
+  inputs.insert(inputs.end(), captures.begin(), captures.end());
+  return dispatch(CondOp(SubGraph(*then_ctx.graph()), SubGraph(*else_ctx.graph()), merged), inputs);
+}
+
+}  // namespace detail
+
+std::vector<Tensor> while_loop(const LoopCond& cond_fn, const LoopBody& body_fn, std::vector<Tensor> vars) {
+  for (const auto& v : vars)
+    if (!v.defined()) fail("while_loop", "a loop variable is undefined");
+  auto check_body = [&](const std::vector<Tensor>& before, const std::vector<Tensor>& after) {
+    bool ok = before.size() == after.size();
+    for (std::size_t i = 0; ok && i < before.size(); ++i)
+      ok = after[i].defined() && after[i].dtype() == before[i].dtype() && after[i].shape() == before[i].shape();
+    if (!ok) {
+      std::vector<TensorSpec> b, a;
+      for (const auto& t : before) b.push_back(t.spec());
+      for (const auto& t : after) a.push_back(t.defined() ? t.spec() : TensorSpec{});
+      fail("while_loop", "the body must keep the loop variables' dtypes and shapes: got " + specs_str(a) +
+                             " for loop variables " + specs_str(b));
+    }
+  };
+  trace::TraceContext* outer = trace::current();
+  if (!outer) {
+    while (true) {
+      Tensor c = cond_fn(vars);
+      check_predicate(c, "while_loop");
+      if (!c.data<bool>()[0]) return vars;
+      std::vector<Tensor> next = body_fn(vars);
+      check_body(vars, next);
+      vars = std::move(next);
+    }
+  }
+  // Inside a trace the loop becomes one node with a cond and a body sub-graph.
+  trace::TraceContext cond_ctx(outer->function_name(), outer->allow_variable_creation(), outer);
+  trace::TraceContext body_ctx(outer->function_name(), outer->allow_variable_creation(), outer);
+  auto placeholders = [&](trace::TraceContext& ctx) {
+    std::vector<Tensor> p;
+    for (const auto& v : vars) p.push_back(ctx.add_input(v.spec()));
+    return p;
+  };
+  {
+    trace::TraceScope scope(cond_ctx);
+    Tensor c = cond_fn(placeholders(cond_ctx));
+    check_predicate(c, "while_loop");
+    cond_ctx.set_outputs({c});
+  }
+  {
+    trace::TraceScope scope(body_ctx);
+    std::vector<Tensor> in = placeholders(body_ctx);
+    std::vector<Tensor> out = body_fn(in);
+    check_body(in, out);
+    body_ctx.set_outputs(out);
+  }
+  std::vector<Tensor> inputs = vars;
+  inputs.insert(inputs.end(), cond_ctx.lifted().begin(), cond_ctx.lifted().end());
+  inputs.insert(inputs.end(), body_ctx.lifted().begin(), body_ctx.lifted().end());
+  WhileOp op(SubGraph(*cond_ctx.graph()), SubGraph(*body_ctx.graph()), vars.size(), cond_ctx.lifted().size());
+  return dispatch(op, inputs);
+}
+
+}  // namespace ef
