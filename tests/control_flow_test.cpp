@@ -1,0 +1,87 @@
+#include "test_util.h"
+
+using namespace ef;
+using ef::testing::expect_error;
+
+TEST(Cond, EagerRunsOneBranch) {
+  int then_runs = 0, else_runs = 0;
+  Tensor r = cond(scalar(true), [&] { ++then_runs; return ones({2}); }, [&] { ++else_runs; return zeros({2}); });
+  EXPECT_EQ(r.to_vector<float>(), (std::vector<float>{1, 1}));
+  EXPECT_EQ(then_runs, 1);
+  EXPECT_EQ(else_runs, 0);
+}
+
+TEST(Cond, TracedBranchesAreSubGraphs) {
+  Variable bias(scalar(100.f), "bias");
+  auto f = function([&](const Tensor& x) {
+    return cond(sum(x) > 0.0f, [&] { return x * 2.0f + bias; }, [&] { return -x; });
+  });
+  EXPECT_EQ(f(tensor({1.f, 2.f})).to_vector<float>(), (std::vector<float>{102, 104}));
+  EXPECT_EQ(f(tensor({-1.f, -2.f})).to_vector<float>(), (std::vector<float>{1, 2}));
+  bias.assign(scalar(0.f));
+  EXPECT_EQ(f(tensor({1.f, 1.f})).to_vector<float>(), (std::vector<float>{2, 2}));
+  EXPECT_EQ(f.tracing_count(), 1);
+}
+
+TEST(Cond, MultipleOutputsAndEffectsInBranches) {
+  std::vector<std::string> printed;
+  set_print_sink([&](std::string_view s) { printed.emplace_back(s); });
+  auto f = function([&](const Tensor& x, const Tensor& flag) {
+    return cond(flag,
+                [&]() -> std::vector<Tensor> { ef::print("then"); return {x + 1.0f, x}; },
+                [&]() -> std::vector<Tensor> { ef::print("else"); return {x - 1.0f, x * 0.0f}; });
+  });
+  auto a = f(scalar(5.f), scalar(true));
+  auto b = f(scalar(5.f), scalar(false));
+  set_print_sink(nullptr);
+  EXPECT_EQ(a[0].item<float>(), 6.f);
+  EXPECT_EQ(b[0].item<float>(), 4.f);
+  EXPECT_EQ(b[1].item<float>(), 0.f);
+  EXPECT_EQ(printed, (std::vector<std::string>{"then\n", "else\n"}));
+}
+
+TEST(Cond, BranchesMustAgree) {
+  auto f = function([](const Tensor& x) { return cond(sum(x) > 0.0f, [&] { return x; }, [&] { return sum(x); }); });
+  expect_error([&] { f(ones({3})); }, {"[cond]", "then_fn returns (float32[3])", "else_fn returns (float32[])"});
+  auto g = function([](const Tensor& x) { return cond(x, [&] { return x; }, [&] { return x; }); });
+  expect_error([&] { g(ones({3})); }, {"[cond]", "bool scalar", "float32[3]"});
+  EXPECT_EQ(f.tracing_count(), 0);
+}
+
+TEST(WhileLoop, EagerAndTracedAgree) {
+  auto body = [](const std::vector<Tensor>& v) { return std::vector<Tensor>{v[0] + 1.0f, v[1] * 2.0f}; };
+  auto loop = [&](const Tensor& n) {
+    return while_loop([&](const std::vector<Tensor>& v) { return v[0] < n; }, body, {scalar(0.f), scalar(1.f)});
+  };
+  auto eager = loop(scalar(5.f));
+  EXPECT_EQ(eager[1].item<float>(), 32.f);
+  auto f = function(loop);
+  EXPECT_EQ(f(scalar(5.f))[1].item<float>(), 32.f);
+  EXPECT_EQ(f(scalar(10.f))[1].item<float>(), 1024.f);
+  EXPECT_EQ(f(scalar(0.f))[1].item<float>(), 1.f);
+  EXPECT_EQ(f.tracing_count(), 1);
+}
+
+TEST(WhileLoop, BodyMustKeepShapes) {
+  auto f = function([](const Tensor& x) {
+    return while_loop([](const std::vector<Tensor>& v) { return sum(v[0]) < 10.0f; },
+                      [](const std::vector<Tensor>& v) { return std::vector<Tensor>{concat({v[0], v[0]}, 0)}; }, {x});
+  });
+  expect_error([&] { f(ones({1})); }, {"[while_loop]", "float32[2]", "float32[1]"});
+}
+
+TEST(WhileLoop, UpdatesVariablesEachIteration) {
+  Variable total(scalar(0.f), "total");
+  auto f = function([&](const Tensor& n) {
+    return while_loop([&](const std::vector<Tensor>& v) { return v[0] < n; },
+                      [&](const std::vector<Tensor>& v) {
+                        total.assign_add(v[0]);
+                        return std::vector<Tensor>{v[0] + 1.0f};
+                      },
+                      {scalar(0.f)});
+  });
+  f(scalar(4.f));  // 0 + 1 + 2 + 3
+  EXPECT_EQ(total.value().item<float>(), 6.f);
+  f(scalar(4.f));
+  EXPECT_EQ(total.value().item<float>(), 12.f);
+}

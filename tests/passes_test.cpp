@@ -1,0 +1,73 @@
+// Golden printed graphs: the traced form and what the passes make of it.
+#include "test_util.h"
+
+using namespace ef;
+
+namespace {
+std::string traced_text(const std::function<Tensor(const Tensor&)>& fn, const TensorSpec& spec, passes::PassOptions p = {}) {
+  auto f = function(fn, {.passes = p});
+  return f.get_concrete_function(spec)->str();
+}
+}  // namespace
+
+TEST(Passes, DeadCodeIsRemovedButEffectsStay) {
+  auto fn = [](const Tensor& x) {
+    Tensor unused = exp(x);
+    ef::print("x", x);
+    return x + 1.0f;
+  };
+  TensorSpec s{DType::float32, {3}};
+  EXPECT_EQ(traced_text(fn, s),
+            "{ lambda ; a:f32[3]. let\n"
+            "    print[format=\"x {}\"] a\n"
+            "    b:f32[3] = add a 1.0:f32[]\n"
+            "  in (b,) }");
+  EXPECT_EQ(traced_text(fn, s, {.dead_code = false, .common_subexpr = false}),
+            "{ lambda ; a:f32[3]. let\n"
+            "    b:f32[3] = exp a\n"
+            "    print[format=\"x {}\"] a\n"
+            "    c:f32[3] = add a 1.0:f32[]\n"
+            "  in (c,) }");
+}
+
+TEST(Passes, CommonSubexpressionsAreMerged) {
+  auto fn = [](const Tensor& x) {
+    Tensor first = sum(exp(x), {0});  // statements, not one expression: C++ leaves operand order open
+    Tensor second = sum(exp(x), {0});
+    Tensor doubled = first + second;
+    return doubled + sum(exp(x), {-1}, true);
+  };
+  TensorSpec s{DType::float32, {2, 3}};
+  EXPECT_EQ(traced_text(fn, s),
+            "{ lambda ; a:f32[2,3]. let\n"
+            "    b:f32[2,3] = exp a\n"
+            "    c:f32[3] = sum[axes=(0,)] b\n"
+            "    d:f32[3] = add c c\n"
+            "    e:f32[2,1] = sum[axes=(-1,) keepdims=True] b\n"
+            "    f:f32[2,3] = add d e\n"
+            "  in (f,) }");
+}
+
+TEST(Passes, OptimizedGraphComputesTheSame) {
+  random::set_seed(9);
+  auto fn = [](const Tensor& x) { return sum(exp(x), {0}) * sum(exp(x), {0}) - tanh(x); };
+  auto opt = function(fn);
+  auto plain = function(fn, {.passes = {.dead_code = false, .common_subexpr = false}});
+  Tensor x = random::normal({4, 5});
+  EXPECT_EQ(opt(x).to_vector<float>(), plain(x).to_vector<float>());
+  EXPECT_EQ(opt(x).to_vector<float>(), fn(x).to_vector<float>());
+}
+
+TEST(Passes, VariablesPrintByName) {
+  Variable w(ones({3, 2}), "model/w");
+  auto f = function([&](const Tensor& x) {
+    w.assign_add(ones({3, 2}));
+    return matmul(x, w);
+  });
+  EXPECT_EQ(f.get_concrete_function(TensorSpec{DType::float32, {kDynamic, 3}})->str(),
+            "{ lambda a:f32[3,2] ; b:f32[?,3]. let\n"
+            "    assign_add[var=model/w] a\n"
+            "    c:f32[3,2] = read_variable[var=model/w]\n"
+            "    d:f32[?,2] = matmul b c\n"
+            "  in (d,) }");
+}
