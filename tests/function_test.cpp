@@ -341,3 +341,26 @@ TEST(Function, ConcurrentFirstCallsTraceOnce) {
   EXPECT_EQ(f.tracing_count(), 1);
   for (int t = 0; t < 8; ++t) EXPECT_EQ(results[static_cast<std::size_t>(t)], std::vector<float>(4, 2.f * t + 1));
 }
+
+namespace {
+Tensor free_function(const Tensor& x, const std::string& mode) { return mode == "double" ? x * 2.0f : x; }
+}  // namespace
+
+TEST(Function, FreeFunctionsAndStringStatics) {
+  auto f = function(free_function);
+  EXPECT_EQ(f(ones({1}), "double").item<float>(), 2.f);
+  EXPECT_EQ(f(ones({1}), std::string("same")).item<float>(), 1.f);
+  EXPECT_EQ(f(ones({1}), "double").item<float>(), 2.f);
+  EXPECT_EQ(f.tracing_count(), 2);
+  EXPECT_EQ(f.traces()[1].reason, "static arg 1: \"same\" vs \"double\"");
+}
+
+TEST(Function, ReplayDoesNotReachTheSystemAllocator) {
+  nn::Dense dense(32, "relu");
+  auto f = function([&](const Tensor& x) { return softmax(dense(x) * 0.5f + 1.0f, -1); });
+  Tensor x = random::uniform({60, 28, 28});
+  for (int i = 0; i < 3; ++i) f(x);  // warm the caching allocator
+  std::size_t before = allocator::system_allocations();
+  for (int i = 0; i < 20; ++i) f(x);
+  EXPECT_EQ(allocator::system_allocations(), before) << "tensor buffers on replay come from the cache";
+}

@@ -148,6 +148,18 @@ struct ArgTraits<T> {
   }
 };
 
+// String literals are static string arguments.
+template <std::size_t N> struct ArgTraits<char[N]> {
+  using Symbolic = std::string;
+  static ArgSignature signature(const char (&v)[N]) { return ArgTraits<std::string>::signature(std::string(v)); }
+  static bool matches(const ArgSignature& s, const char (&v)[N]) {
+    auto* p = std::get_if<std::string>(&s.value);
+    return s.kind == ArgSignature::Kind::static_value && p && *p == v;
+  }
+  static void flatten(const char (&)[N], FlatTensors&) {}
+  static std::string symbolic(const ArgSignature& s, trace::TraceContext&) { return std::get<std::string>(s.value); }
+};
+
 // ---- results ----
 // The shape of a result tree, recorded at trace time and replayed to rebuild results.
 struct OutputStructure {

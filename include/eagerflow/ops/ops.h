@@ -58,6 +58,7 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 // ---- shape ----
 Tensor reshape(const Tensor& x, const Shape& shape);  // one -1 allowed; a view when possible
 Tensor transpose(const Tensor& x, std::vector<int> perm = {});  // default: reverse axes
+inline Tensor permute(const Tensor& x, std::vector<int> perm) { return transpose(x, std::move(perm)); }
 Tensor expand_dims(const Tensor& x, int axis);
 Tensor squeeze(const Tensor& x, std::vector<int> axes = {});
 Tensor concat(const std::vector<Tensor>& xs, int axis);

@@ -1,0 +1,60 @@
+// ef::function benchmarks: cached-call overhead, seed layer replay vs eager, trace time.
+#include <benchmark/benchmark.h>
+#include <eagerflow/eagerflow.h>
+
+namespace {
+
+class SeedLayer : public ef::nn::Layer {
+ public:
+  ef::Tensor call(const ef::Tensor& x) override { return dense_(x); }
+  ef::nn::Dense dense_{32};
+};
+
+// Everything a cached call costs beyond the math: signature match, replay, output handle.
+void BM_CachedCallOverhead(benchmark::State& state) {
+  auto f = ef::function([](const ef::Tensor& a, const ef::Tensor& b) { return a + b; });
+  ef::Tensor a = ef::scalar(1.0f), b = ef::scalar(2.0f);
+  f(a, b);
+  for (auto _ : state) benchmark::DoNotOptimize(f(a, b));
+}
+BENCHMARK(BM_CachedCallOverhead);
+
+// The same add run eagerly, for the ratio.
+void BM_EagerAddForComparison(benchmark::State& state) {
+  ef::Tensor a = ef::scalar(1.0f), b = ef::scalar(2.0f);
+  for (auto _ : state) benchmark::DoNotOptimize(ef::add(a, b));
+}
+BENCHMARK(BM_EagerAddForComparison);
+
+void BM_SeedLayerReplay(benchmark::State& state) {
+  ef::set_num_threads(static_cast<int>(state.range(0)));
+  SeedLayer layer;
+  auto f = ef::function(layer);
+  ef::Tensor x = ef::random::uniform({60, 28, 28});
+  f(x);
+  for (auto _ : state) benchmark::DoNotOptimize(f(x));
+}
+BENCHMARK(BM_SeedLayerReplay)->ArgName("threads")->Arg(1)->Arg(2);
+
+void BM_SeedLayerEager(benchmark::State& state) {
+  ef::set_num_threads(static_cast<int>(state.range(0)));
+  SeedLayer layer;
+  ef::Tensor x = ef::random::uniform({60, 28, 28});
+  layer(x);
+  for (auto _ : state) benchmark::DoNotOptimize(layer(x));
+}
+BENCHMARK(BM_SeedLayerEager)->ArgName("threads")->Arg(1)->Arg(2);
+
+// Time to trace the seed layer (layer already built; a fresh function each iteration).
+void BM_TraceSeedLayer(benchmark::State& state) {
+  SeedLayer layer;
+  ef::Tensor x = ef::random::uniform({60, 28, 28});
+  layer(x);
+  for (auto _ : state) {
+    auto f = ef::function(layer);
+    benchmark::DoNotOptimize(f.get_concrete_function(ef::TensorSpec{ef::DType::float32, {60, 28, 28}}));
+  }
+}
+BENCHMARK(BM_TraceSeedLayer);
+
+}  // namespace
