@@ -57,7 +57,9 @@ int main() {
   std::cout << "\nweights:\n";
   for (const auto& w : layer.weights()) std::cout << "  " << w.name() << " " << ef::name_of(w.dtype()) << w.shape().str() << "\n";
 
-  std::cout << "\nthe graph of trace #1:\n" << *f.get_concrete_function(ef::TensorSpec{ef::DType::float32, {60, 28, 28}}) << "\n";
+  auto concrete = f.get_concrete_function(ef::TensorSpec{ef::DType::float32, {60, 28, 28}});
+  std::cout << "\nthe graph of trace #1, as traced:\n" << ef::ir::to_text(concrete->traced_graph()) << "\n";
+  std::cout << "and as it runs, after the passes (bias add fused into the oneDNN matmul):\n" << *concrete << "\n";
 
   // Replay equals eager: the same layer called eagerly gives the same numbers.
   ef::set_log_level(ef::LogLevel::warning);

@@ -71,3 +71,48 @@ TEST(Passes, VariablesPrintByName) {
             "    d:f32[?,2] = matmul b c\n"
             "  in (d,) }");
 }
+
+TEST(Passes, DenseChainsFuseIntoOneOneDnnCall) {
+  random::set_seed(12);
+  nn::Dense relu_dense(6, "relu");
+  auto f = function(relu_dense);
+  Tensor x = random::normal({5, 4});
+  Tensor eager = relu_dense(x);
+  auto cf = f.get_concrete_function(TensorSpec{DType::float32, {kDynamic, 4}});
+  std::string k = relu_dense.kernel().name(), b = relu_dense.bias().name();
+  EXPECT_EQ(cf->traced_graph().nodes.size(), 5u);  // two reads, matmul, add, relu
+  EXPECT_EQ(cf->str(),
+            "{ lambda ; a:f32[?,4]. let\n"
+            "    b:f32[?,6] = fused_dense[bias=True activation=relu] a " + k + " " + b + "\n"
+            "  in (b,) }");
+  EXPECT_EQ(f(x).to_vector<float>(), eager.to_vector<float>()) << "bias and relu fused: bit-equal";
+  EXPECT_EQ(f(random::normal({0, 4})).shape(), Shape({0, 6}));
+}
+
+TEST(Passes, FusedTranscendentalActivationsWithinTolerance) {
+  random::set_seed(13);
+  for (const char* act : {"sigmoid", "tanh", "gelu"}) {
+    SCOPED_TRACE(act);
+    nn::Dense d(16, act);
+    auto f = function(d);
+    Tensor x = random::normal({32, 24}, 0, 2);
+    auto eager = d(x).to_vector<float>(), traced = f(x).to_vector<float>();
+    EXPECT_NE(f.get_concrete_function(x.spec())->str().find(std::string("activation=") + act), std::string::npos);
+    // oneDNN's and libm's sigmoid/tanh/erf differ by a few float32 ulp.
+    ef::testing::expect_close(traced, eager, 2e-6f);
+  }
+}
+
+TEST(Passes, NoFusionWhenTheMatmulIsReadTwice) {
+  Tensor w = ones({3, 2});
+  auto fn = [&](const Tensor& x) {
+    Tensor y = matmul(x, w);
+    return std::make_pair(relu(y + ones({2})), y);
+  };
+  auto f = function(fn);
+  auto cf = f.get_concrete_function(TensorSpec{DType::float32, {1, 3}});
+  EXPECT_EQ(cf->str().find("fused_dense"), std::string::npos) << cf->str();
+  auto [a, y] = f(ones({1, 3}));
+  EXPECT_EQ(a.to_vector<float>(), (std::vector<float>{4, 4}));
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{3, 3}));
+}

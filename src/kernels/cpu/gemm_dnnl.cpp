@@ -1,5 +1,4 @@
 #include <map>
-#include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <tuple>
 
@@ -15,44 +14,68 @@ dnnl::engine& cpu_engine() {
 }
 
 // oneDNN fixes a primitive's thread count when it is created, so the budget is part of the key.
-using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool, bool, int>;
+using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool, bool, bool, PostOp, int>;
 
 // Creating a oneDNN primitive costs 50-300 us; executing a cached one costs a few. Each thread
 // keeps its own primitives and memory objects, so execution needs no lock and only the data
 // pointers change between calls.
 struct Prepared {
   dnnl::matmul matmul;
-  dnnl::memory a, b, c;
+  dnnl::memory a, b, c, bias;
 };
 
+dnnl::algorithm algorithm_of(PostOp p) {
+  switch (p) {
+    case PostOp::relu: return dnnl::algorithm::eltwise_relu;
+    case PostOp::sigmoid: return dnnl::algorithm::eltwise_logistic;
+    case PostOp::tanh: return dnnl::algorithm::eltwise_tanh;
+    case PostOp::gelu: return dnnl::algorithm::eltwise_gelu_erf;
+    case PostOp::none: break;
+  }
+  return dnnl::algorithm::undef;
+}
+
 Prepared prepare(const Key& key) {
-  auto [batch, m, k, n, a_bc, b_bc, threads] = key;
+  auto [batch, m, k, n, a_bc, b_bc, has_bias, post, threads] = key;
   using tag = dnnl::memory::format_tag;
   using dt = dnnl::memory::data_type;
   dnnl::memory::desc a_md({a_bc ? 1 : batch, m, k}, dt::f32, tag::abc);
   dnnl::memory::desc b_md({b_bc ? 1 : batch, k, n}, dt::f32, tag::abc);
   dnnl::memory::desc c_md({batch, m, n}, dt::f32, tag::abc);
-  dnnl::matmul::desc desc(a_md, b_md, c_md);
-  dnnl::matmul::primitive_desc pd(desc, cpu_engine());
-  return {dnnl::matmul(pd), dnnl::memory(a_md, cpu_engine(), DNNL_MEMORY_NONE),
-          dnnl::memory(b_md, cpu_engine(), DNNL_MEMORY_NONE), dnnl::memory(c_md, cpu_engine(), DNNL_MEMORY_NONE)};
+  dnnl::memory::desc bias_md({1, 1, n}, dt::f32, tag::abc);
+  dnnl::primitive_attr attr;
+  if (post != PostOp::none) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, algorithm_of(post), 0.0f, 0.0f);
+    attr.set_post_ops(ops);
+  }
+  dnnl::matmul::desc desc = has_bias ? dnnl::matmul::desc(a_md, b_md, bias_md, c_md) : dnnl::matmul::desc(a_md, b_md, c_md);
+  dnnl::matmul::primitive_desc pd(desc, attr, cpu_engine());
+  void* none = DNNL_MEMORY_NONE;
+  return {dnnl::matmul(pd), dnnl::memory(a_md, cpu_engine(), none), dnnl::memory(b_md, cpu_engine(), none),
+          dnnl::memory(c_md, cpu_engine(), none), dnnl::memory(bias_md, cpu_engine(), none)};
 }
 
 }  // namespace
 
 void gemm_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
-              std::int64_t n, bool a_broadcast, bool b_broadcast) {
+              std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias, PostOp post) {
   thread_local std::map<Key, Prepared> cache;
   thread_local dnnl::stream stream(cpu_engine());
   sync_thread_budget();
-  Key key{batch, m, k, n, a_broadcast, b_broadcast, num_threads()};
+  Key key{batch, m, k, n, a_broadcast, b_broadcast, bias != nullptr, post, num_threads()};
   auto it = cache.find(key);
   if (it == cache.end()) it = cache.emplace(key, prepare(key)).first;
   Prepared& p = it->second;
   p.a.set_data_handle(const_cast<float*>(a));
   p.b.set_data_handle(const_cast<float*>(b));
   p.c.set_data_handle(c);
-  p.matmul.execute(stream, {{DNNL_ARG_SRC, p.a}, {DNNL_ARG_WEIGHTS, p.b}, {DNNL_ARG_DST, p.c}});
+  if (bias) {
+    p.bias.set_data_handle(const_cast<float*>(bias));
+    p.matmul.execute(stream, {{DNNL_ARG_SRC, p.a}, {DNNL_ARG_WEIGHTS, p.b}, {DNNL_ARG_BIAS, p.bias}, {DNNL_ARG_DST, p.c}});
+  } else {
+    p.matmul.execute(stream, {{DNNL_ARG_SRC, p.a}, {DNNL_ARG_WEIGHTS, p.b}, {DNNL_ARG_DST, p.c}});
+  }
   stream.wait();
 }
 
