@@ -5,6 +5,7 @@
 #include <eagerflow/eagerflow.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <iomanip>
 #include <iostream>
@@ -35,7 +36,8 @@ class EagerLayer : public ef::nn::Layer {
 
 int main() {
   ef::random::set_seed(0);
-  ef::set_log_level(ef::LogLevel::verbose);  // show traced layer calls, variables and reasons
+  // Show traced layer calls, created variables and trace reasons (EF_LOG_LEVEL overrides).
+  if (!std::getenv("EF_LOG_LEVEL")) ef::set_log_level(ef::LogLevel::verbose);
   ef::set_log_sink([](std::string_view line) { std::cout << "  log| " << line << "\n"; });
 
   auto x = ef::random::uniform({60, 28, 28});
