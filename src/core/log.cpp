@@ -1,5 +1,7 @@
 #include "eagerflow/core/log.h"
 
+#include "eagerflow/core/line_sink.h"
+
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -25,12 +27,8 @@ std::atomic<LogLevel>& level() {
   return l;
 }
 
-struct Sink {
-  std::mutex mutex;
-  std::function<void(std::string_view)> fn;
-};
-Sink& sink() {
-  static Sink s;
+LineSink& sink() {
+  static LineSink s(std::clog);
   return s;
 }
 
@@ -39,16 +37,11 @@ Sink& sink() {
 void set_log_level(LogLevel l) { level().store(l); }
 LogLevel log_level() { return level().load(std::memory_order_relaxed); }
 
-void set_log_sink(std::function<void(std::string_view)> fn) {
-  std::lock_guard lock(sink().mutex);
-  sink().fn = std::move(fn);
-}
+void set_log_sink(std::function<void(std::string_view)> fn) { sink().set(std::move(fn)); }
 
 void log(LogLevel l, std::string_view line) {
   if (!log_enabled(l)) return;
-  std::lock_guard lock(sink().mutex);
-  if (sink().fn) sink().fn(line);
-  else std::clog << line << '\n';
+  sink().write(std::string(line) + "\n");
 }
 
 }  // namespace ef

@@ -3,17 +3,14 @@
 #include <iostream>
 #include <mutex>
 
+#include "eagerflow/core/line_sink.h"
 #include "eagerflow/ops/primitive.h"
 
 namespace ef {
 namespace {
 
-struct PrintSink {
-  std::mutex mutex;
-  std::function<void(std::string_view)> fn;
-};
-PrintSink& print_sink() {
-  static PrintSink s;
+LineSink& print_sink() {
+  static LineSink s(std::cout);
   return s;
 }
 
@@ -40,9 +37,7 @@ class Print : public PrimitiveBase<Print> {
       line += pieces_[i].is_tensor ? format_values(in[next++], static_cast<int>(line.size())) : pieces_[i].text;
     }
     line += '\n';
-    std::lock_guard lock(print_sink().mutex);
-    if (print_sink().fn) print_sink().fn(line);
-    else std::cout << line << std::flush;
+    print_sink().write(line);
   }
 
  private:
@@ -51,10 +46,7 @@ class Print : public PrimitiveBase<Print> {
 
 }  // namespace
 
-void set_print_sink(std::function<void(std::string_view)> sink) {
-  std::lock_guard lock(print_sink().mutex);
-  print_sink().fn = std::move(sink);
-}
+void set_print_sink(std::function<void(std::string_view)> sink) { print_sink().set(std::move(sink)); }
 
 namespace detail {
 void print_op(std::vector<PrintPiece> pieces, std::vector<Tensor> tensors) {

@@ -45,41 +45,47 @@ void set_seed(std::uint64_t seed) {
   global().counter.store(0);
 }
 
-Tensor uniform(const Shape& shape, double minval, double maxval, DType dtype, std::optional<std::uint64_t> seed) {
-  check_float(dtype, "random.uniform");
-  if (!(minval < maxval)) fail("random.uniform", "needs minval < maxval");
+namespace {
+
+// A float tensor whose element i is draw(key, i): the same on every run and thread count.
+template <class Draw>
+Tensor fill(const Shape& shape, DType dtype, std::optional<std::uint64_t> seed, const char* op, Draw draw) {
+  check_float(dtype, op);
   Tensor t = Tensor::empty(dtype, shape);
   std::uint64_t key = op_seed(seed);
   dispatch_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_floating_point_v<T>) {
       auto d = t.mutable_data<T>();
-      for (std::size_t i = 0; i < d.size(); ++i) {
-        T v = static_cast<T>(minval + (maxval - minval) * unit(key, i));
-        d[i] = v < static_cast<T>(maxval) ? v : static_cast<T>(minval);  // rounding may hit maxval
-      }
+      for (std::size_t i = 0; i < d.size(); ++i) d[i] = static_cast<T>(draw(key, i));
     }
   });
   return t;
 }
 
-Tensor normal(const Shape& shape, double mean, double stddev, DType dtype, std::optional<std::uint64_t> seed) {
-  check_float(dtype, "random.normal");
-  if (stddev < 0) fail("random.normal", "needs stddev >= 0");
-  Tensor t = Tensor::empty(dtype, shape);
-  std::uint64_t key = op_seed(seed);
+}  // namespace
+
+Tensor uniform(const Shape& shape, double minval, double maxval, DType dtype, std::optional<std::uint64_t> seed) {
+  if (!(minval < maxval)) fail("random.uniform", "needs minval < maxval");
+  Tensor t = fill(shape, dtype, seed, "random.uniform",
+                  [&](std::uint64_t key, std::size_t i) { return minval + (maxval - minval) * unit(key, i); });
+  // Rounding to float32 can land exactly on maxval; the range is half-open.
   dispatch_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T>) {
-      auto d = t.mutable_data<T>();
-      for (std::size_t i = 0; i < d.size(); ++i) {
-        // Box-Muller on two independent draws of element i.
-        double u1 = 1.0 - unit(key, 2 * i), u2 = unit(key, 2 * i + 1);
-        d[i] = static_cast<T>(mean + stddev * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2));
-      }
-    }
+    if constexpr (std::is_floating_point_v<T>)
+      for (T& v : t.mutable_data<T>())
+        if (!(v < static_cast<T>(maxval))) v = static_cast<T>(minval);
   });
   return t;
+}
+
+Tensor normal(const Shape& shape, double mean, double stddev, DType dtype, std::optional<std::uint64_t> seed) {
+  if (stddev < 0) fail("random.normal", "needs stddev >= 0");
+  // Box-Muller on two independent draws of element i.
+  return fill(shape, dtype, seed, "random.normal", [&](std::uint64_t key, std::size_t i) {
+    double u1 = 1.0 - unit(key, 2 * i), u2 = unit(key, 2 * i + 1);
+    return mean + stddev * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+  });
 }
 
 }  // namespace ef::random
