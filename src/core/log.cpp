@@ -28,7 +28,7 @@ std::atomic<LogLevel>& level() {
 }
 
 LineSink& sink() {
-  static LineSink s(std::clog);
+  static LineSink s(std::clog, /*newline=*/true);
   return s;
 }
 
@@ -41,7 +41,7 @@ void set_log_sink(std::function<void(std::string_view)> fn) { sink().set(std::mo
 
 void log(LogLevel l, std::string_view line) {
   if (!log_enabled(l)) return;
-  sink().write(std::string(line) + "\n");
+  sink().write(line);
 }
 
 }  // namespace ef

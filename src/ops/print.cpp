@@ -10,7 +10,7 @@ namespace ef {
 namespace {
 
 LineSink& print_sink() {
-  static LineSink s(std::cout);
+  static LineSink s(std::cout, /*newline=*/false);
   return s;
 }
 

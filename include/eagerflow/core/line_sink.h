@@ -9,7 +9,9 @@ namespace ef {
 
 class LineSink {
  public:
-  explicit LineSink(std::ostream& fallback) : fallback_(fallback) {}
+  // `newline`: the fallback stream ends each write with a newline (for callers that pass
+  // lines without one).
+  LineSink(std::ostream& fallback, bool newline) : fallback_(fallback), newline_(newline) {}
   void set(std::function<void(std::string_view)> fn) {
     std::lock_guard lock(mutex_);
     fn_ = std::move(fn);
@@ -17,13 +19,14 @@ class LineSink {
   void write(std::string_view text) {
     std::lock_guard lock(mutex_);
     if (fn_) fn_(text);
-    else fallback_ << text << std::flush;
+    else fallback_ << text << (newline_ ? "\n" : "") << std::flush;
   }
 
  private:
   std::mutex mutex_;
   std::function<void(std::string_view)> fn_;
   std::ostream& fallback_;
+  bool newline_;
 };
 
 }  // namespace ef
