@@ -273,7 +273,7 @@ TEST(Function, NestedFunctionIsInlined) {
   EXPECT_EQ(outer(tensor({3.f, 4.f})).to_vector<float>(), (std::vector<float>{7, 9}));
   EXPECT_EQ(outer.tracing_count(), 1);
   auto cf = outer.get_concrete_function(TensorSpec{DType::float32, {2}});
-  EXPECT_EQ(cf->str(),
+  EXPECT_EQ(ir::to_text(cf->traced_graph()),
             "{ lambda ; a:f32[2]. let\n"
             "    b:f32[2] = mul a 2.0:f32[]\n"
             "    c:f32[2] = add b 1.0:f32[]\n"

@@ -116,3 +116,37 @@ TEST(Passes, NoFusionWhenTheMatmulIsReadTwice) {
   EXPECT_EQ(a.to_vector<float>(), (std::vector<float>{4, 4}));
   EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{3, 3}));
 }
+
+TEST(Passes, ElementwiseRunsFuseIntoOneLoopBitEqual) {
+  random::set_seed(14);
+  auto fn = [](const Tensor& x, const Tensor& y) {
+    Tensor a = exp(x) * 0.5f;   // scalar constants ride along as inputs
+    Tensor b = sigmoid(a - y);
+    Tensor c = tanh(b) + a;     // `a` is read inside the run only
+    return std::make_pair(c, b);  // `b` leaves the run too: a second output
+  };
+  auto f = function(fn);
+  Tensor x = random::normal({300, 7}), y = random::normal({300, 7});
+  auto cf = f.get_concrete_function(x.spec(), y.spec());
+  EXPECT_EQ(cf->str(),
+            "{ lambda ; a:f32[300,7] b:f32[300,7]. let\n"
+            "    c:f32[300,7] d:f32[300,7] = fused_elementwise[program=(t0=exp(i0); t1=mul(t0,i1); t2=sub(t1,i2); "
+            "t3=sigmoid(t2); t4=tanh(t3); t5=add(t4,t1)) out=(t3,t5)] a 0.5:f32[] b\n"
+            "  in (d, c) }");
+  auto [c, b] = f(x, y);
+  auto [ec, eb] = fn(x, y);
+  EXPECT_EQ(c.to_vector<float>(), ec.to_vector<float>());
+  EXPECT_EQ(b.to_vector<float>(), eb.to_vector<float>());
+}
+
+TEST(Passes, ElementwiseFusionStopsAtBroadcastsAndDynamicShapes) {
+  auto fn = [](const Tensor& x, const Tensor& row) { return relu(exp(x) + row) * 2.0f; };
+  auto f = function(fn);
+  std::string text = f.get_concrete_function(TensorSpec{DType::float32, {4, 3}}, TensorSpec{DType::float32, {3}})->str();
+  EXPECT_NE(text.find("d:f32[4,3] = add c b"), std::string::npos) << text;  // the broadcast add is not fused
+  EXPECT_NE(text.find("fused_elementwise[program=(t0=relu(i0); t1=mul(t0,i1))"), std::string::npos) << text;
+  std::string dyn = f.get_concrete_function(TensorSpec{DType::float32, {kDynamic, 3}}, TensorSpec{DType::float32, {3}})->str();
+  EXPECT_EQ(dyn.find("fused_elementwise"), std::string::npos) << dyn;
+  Tensor x = reshape(arange(12, DType::float32), {4, 3}) * 0.1f, row = tensor({-1.f, 0.f, 1.f});
+  EXPECT_EQ(f(x, row).to_vector<float>(), fn(x, row).to_vector<float>());
+}

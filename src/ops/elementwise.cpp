@@ -5,64 +5,13 @@
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/ops/primitive.h"
 #include "kernels/cpu/broadcast.h"
+#include "ops/elementwise_math.h"
 #include "ops/shape_rules.h"
 
 namespace ef {
 namespace {
 
 // ---------------------------------------------------------------- unary
-enum class UnaryKind { neg, abs, exp, log, sqrt, rsqrt, square, relu, sigmoid, tanh, gelu, logical_not };
-
-const char* unary_name(UnaryKind k) {
-  switch (k) {
-    case UnaryKind::neg: return "neg";
-    case UnaryKind::abs: return "abs";
-    case UnaryKind::exp: return "exp";
-    case UnaryKind::log: return "log";
-    case UnaryKind::sqrt: return "sqrt";
-    case UnaryKind::rsqrt: return "rsqrt";
-    case UnaryKind::square: return "square";
-    case UnaryKind::relu: return "relu";
-    case UnaryKind::sigmoid: return "sigmoid";
-    case UnaryKind::tanh: return "tanh";
-    case UnaryKind::gelu: return "gelu";
-    case UnaryKind::logical_not: return "logical_not";
-  }
-  return "?";
-}
-
-template <class T>
-T unary_value(UnaryKind k, T x) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return !x;  // only logical_not reaches here
-  } else {
-    switch (k) {
-      case UnaryKind::neg: return -x;
-      case UnaryKind::abs: return x < 0 ? -x : x;
-      case UnaryKind::square: return x * x;
-      case UnaryKind::relu: return x > 0 ? x : (x != x ? x : T(0));  // NaN stays NaN
-      default: break;
-    }
-    if constexpr (std::is_floating_point_v<T>) {
-      switch (k) {
-        case UnaryKind::exp: return std::exp(x);
-        case UnaryKind::log: return std::log(x);
-        case UnaryKind::sqrt: return std::sqrt(x);
-        case UnaryKind::rsqrt: return T(1) / std::sqrt(x);
-        case UnaryKind::sigmoid: {
-          if (x >= 0) return T(1) / (T(1) + std::exp(-x));
-          T e = std::exp(x);
-          return e / (T(1) + e);
-        }
-        case UnaryKind::tanh: return std::tanh(x);
-        case UnaryKind::gelu: return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));
-        default: break;
-      }
-    }
-    return x;
-  }
-}
-
 template <class T>
 void unary_loop(UnaryKind k, const T* in, T* out, std::int64_t n) {
   cpu::parallel_for(n, 8, [&](std::int64_t b, std::int64_t e) {
@@ -107,69 +56,6 @@ class Unary : public PrimitiveBase<Unary> {
 Tensor unary(UnaryKind k, const Tensor& x) { return dispatch1(Unary(k), {x}); }
 
 // ---------------------------------------------------------------- binary
-enum class BinaryKind { add, sub, mul, div, pow, maximum, minimum, equal, not_equal, less, less_equal,
-                        greater, greater_equal, logical_and, logical_or };
-
-const char* binary_name(BinaryKind k) {
-  switch (k) {
-    case BinaryKind::add: return "add";
-    case BinaryKind::sub: return "sub";
-    case BinaryKind::mul: return "mul";
-    case BinaryKind::div: return "div";
-    case BinaryKind::pow: return "pow";
-    case BinaryKind::maximum: return "maximum";
-    case BinaryKind::minimum: return "minimum";
-    case BinaryKind::equal: return "equal";
-    case BinaryKind::not_equal: return "not_equal";
-    case BinaryKind::less: return "less";
-    case BinaryKind::less_equal: return "less_equal";
-    case BinaryKind::greater: return "greater";
-    case BinaryKind::greater_equal: return "greater_equal";
-    case BinaryKind::logical_and: return "logical_and";
-    case BinaryKind::logical_or: return "logical_or";
-  }
-  return "?";
-}
-
-bool is_comparison(BinaryKind k) { return k >= BinaryKind::equal && k <= BinaryKind::greater_equal; }
-bool is_logical(BinaryKind k) { return k == BinaryKind::logical_and || k == BinaryKind::logical_or; }
-
-template <class T>
-T int_pow(T base, T exp) {
-  if (exp < 0) return base == 1 ? T(1) : (base == -1 ? (exp % 2 ? T(-1) : T(1)) : T(0));
-  // Unsigned arithmetic wraps on overflow instead of being undefined.
-  using U = std::make_unsigned_t<T>;
-  U r = 1, b = static_cast<U>(base);
-  for (U e = static_cast<U>(exp); e; e >>= 1) {
-    if (e & 1) r *= b;
-    b *= b;
-  }
-  return static_cast<T>(r);
-}
-
-template <BinaryKind K, class T>
-auto binary_value(T a, T b) {
-  constexpr bool boolean_result = K >= BinaryKind::equal;
-  if constexpr (std::is_same_v<T, bool> && !boolean_result) return a;  // never dispatched
-  else if constexpr (K == BinaryKind::add) return static_cast<T>(a + b);
-  else if constexpr (K == BinaryKind::sub) return static_cast<T>(a - b);
-  else if constexpr (K == BinaryKind::mul) return static_cast<T>(a * b);
-  else if constexpr (K == BinaryKind::div) return static_cast<T>(a / b);
-  else if constexpr (K == BinaryKind::pow) {
-    if constexpr (std::is_floating_point_v<T>) return static_cast<T>(std::pow(a, b));
-    else return int_pow(a, b);
-  } else if constexpr (K == BinaryKind::maximum) return (a != a) ? a : (b != b ? b : (a > b ? a : b));
-  else if constexpr (K == BinaryKind::minimum) return (a != a) ? a : (b != b ? b : (a < b ? a : b));
-  else if constexpr (K == BinaryKind::equal) return a == b;
-  else if constexpr (K == BinaryKind::not_equal) return a != b;
-  else if constexpr (K == BinaryKind::less) return a < b;
-  else if constexpr (K == BinaryKind::less_equal) return a <= b;
-  else if constexpr (K == BinaryKind::greater) return a > b;
-  else if constexpr (K == BinaryKind::greater_equal) return a >= b;
-  else if constexpr (K == BinaryKind::logical_and) return static_cast<bool>(a && b);
-  else return static_cast<bool>(a || b);
-}
-
 template <BinaryKind K, class T>
 void binary_loop(const Tensor& a, const Tensor& b, Tensor& out) {
   using R = decltype(binary_value<K, T>(T{}, T{}));

@@ -13,3 +13,20 @@ std::shared_ptr<Primitive> make_fused_dense(bool has_bias, const std::string& ac
 bool fusible_activation(const std::string& op_name);
 
 }  // namespace ef
+
+namespace ef {
+
+// A run of elementwise ops computed in one blocked loop. Registers 0..inputs-1 hold the
+// inputs (each of the output shape, or a scalar); instruction i writes register inputs + i.
+struct FusedInstruction {
+  bool binary = false;
+  int code = 0;  // UnaryKind or BinaryKind
+  int a = 0, b = 0;
+};
+std::shared_ptr<Primitive> make_fused_elementwise(std::vector<FusedInstruction> program, int num_inputs,
+                                                  std::vector<int> output_registers, TensorSpec spec);
+// The code of an op the fused kernel can run (same dtype in and out), or -1.
+int fusible_unary(const std::string& op_name);
+int fusible_binary(const std::string& op_name);
+
+}  // namespace ef

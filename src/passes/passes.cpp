@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "eagerflow/passes/passes.h"
@@ -140,11 +142,89 @@ std::shared_ptr<ir::Graph> fuse_dense(const ir::Graph& g) {
   return rebuild(g, keep, identity_map(g.values.size()), overrides);
 }
 
+std::shared_ptr<ir::Graph> fuse_elementwise(const ir::Graph& g) {
+  constexpr std::size_t kMaxRun = 24, kMaxInputs = 16;
+  std::vector<std::vector<int>> readers(g.values.size());
+  for (std::size_t n = 0; n < g.nodes.size(); ++n)
+    for (int v : g.nodes[n].inputs) readers[static_cast<std::size_t>(v)].push_back(static_cast<int>(n));
+  std::vector<bool> is_output(g.values.size(), false);
+  for (int v : g.outputs) is_output[static_cast<std::size_t>(v)] = true;
+  auto spec = [&](int v) -> const TensorSpec& { return g.values[static_cast<std::size_t>(v)].spec; };
+  // A node the fused kernel can run, computing `out` (float, static, non-scalar shape).
+  auto fusible = [&](const ir::Node& node, const TensorSpec& out) {
+    std::string name = node.op->name();
+    bool known = node.inputs.size() == 1 ? fusible_unary(name) >= 0 : node.inputs.size() == 2 && fusible_binary(name) >= 0;
+    if (!known || node.outputs.size() != 1) return false;
+    const TensorSpec& o = spec(node.outputs[0]);
+    if (!is_floating(o.dtype) || !o.shape.is_static() || o.shape.rank() == 0 || o.dtype != out.dtype || o.shape != out.shape)
+      return false;
+    for (int v : node.inputs)
+      if (spec(v).dtype != o.dtype || (spec(v).shape != o.shape && spec(v).shape.rank() != 0)) return false;
+    return true;
+  };
+
+  std::vector<bool> keep(g.nodes.size(), true);
+  std::map<std::size_t, ir::Node> overrides;
+  std::size_t n = 0;
+  while (n < g.nodes.size()) {
+    const ir::Node& first = g.nodes[n];
+    if (first.outputs.size() != 1 || !fusible(first, spec(first.outputs[0]))) { ++n; continue; }
+    TensorSpec out = spec(first.outputs[0]);
+    // The longest run of consecutive nodes computing this shape, within the register budget.
+    std::size_t end = n;
+    std::vector<int> inputs;  // values the run reads but does not make, in first-use order
+    std::set<int> made;
+    std::map<int, int> reg;
+    std::vector<FusedInstruction> program;
+    while (end < g.nodes.size() && end - n < kMaxRun && fusible(g.nodes[end], out)) {
+      const ir::Node& node = g.nodes[end];
+      std::vector<int> fresh;
+      for (int v : node.inputs)
+        if (!made.count(v) && std::find(inputs.begin(), inputs.end(), v) == inputs.end() &&
+            std::find(fresh.begin(), fresh.end(), v) == fresh.end())
+          fresh.push_back(v);
+      if (inputs.size() + fresh.size() > kMaxInputs) break;
+      inputs.insert(inputs.end(), fresh.begin(), fresh.end());
+      made.insert(node.outputs[0]);
+      program.push_back({node.inputs.size() == 2, 0, 0, 0});
+      ++end;
+    }
+    if (end - n < 2) { ++n; continue; }
+    // Registers: inputs first, then one per instruction.
+    for (std::size_t i = 0; i < inputs.size(); ++i) reg[inputs[i]] = static_cast<int>(i);
+    std::vector<int> output_values, output_registers;
+    for (std::size_t k = n; k < end; ++k) {
+      const ir::Node& node = g.nodes[k];
+      FusedInstruction& ins = program[k - n];
+      ins.code = ins.binary ? fusible_binary(node.op->name()) : fusible_unary(node.op->name());
+      ins.a = reg.at(node.inputs[0]);
+      if (ins.binary) ins.b = reg.at(node.inputs[1]);
+      int v = node.outputs[0];
+      reg[v] = static_cast<int>(inputs.size() + (k - n));
+      bool read_later = is_output[static_cast<std::size_t>(v)];
+      for (int r : readers[static_cast<std::size_t>(v)]) read_later |= r >= static_cast<int>(end);
+      if (read_later) {
+        output_values.push_back(v);
+        output_registers.push_back(reg[v]);
+      }
+    }
+    for (std::size_t k = n; k + 1 < end; ++k) keep[k] = false;
+    if (output_values.empty()) keep[end - 1] = false;
+    else
+      overrides[end - 1] = ir::Node{make_fused_elementwise(std::move(program), static_cast<int>(inputs.size()),
+                                                           std::move(output_registers), out),
+                                    inputs, output_values};
+    n = end;
+  }
+  return rebuild(g, keep, identity_map(g.values.size()), overrides);
+}
+
 std::shared_ptr<ir::Graph> optimize(const ir::Graph& g, const PassOptions& options) {
   std::shared_ptr<ir::Graph> out = rebuild(g, std::vector<bool>(g.nodes.size(), true), identity_map(g.values.size()));
   if (options.common_subexpr) out = eliminate_common_subexpressions(*out);
   if (options.dead_code) out = eliminate_dead_code(*out);
   if (options.fuse_dense) out = fuse_dense(*out);
+  if (options.fuse_elementwise) out = fuse_elementwise(*out);
   return out;
 }
 

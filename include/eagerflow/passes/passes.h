@@ -11,6 +11,9 @@ struct PassOptions {
   // bias and eltwise post-op. Bit-equal to the unfused ops with no activation or relu; within
   // float32 rounding (a few ulp) for sigmoid, tanh and gelu, whose oneDNN kernels differ.
   bool fuse_dense = true;
+  // Runs of consecutive float elementwise ops on one static shape become one blocked loop
+  // (fewer passes over memory). Runs the same scalar math: bit-equal to the unfused ops.
+  bool fuse_elementwise = true;
 };
 
 // Returns a new graph; the input graph is left as traced.
@@ -18,5 +21,6 @@ std::shared_ptr<ir::Graph> optimize(const ir::Graph& g, const PassOptions& optio
 std::shared_ptr<ir::Graph> eliminate_dead_code(const ir::Graph& g);
 std::shared_ptr<ir::Graph> eliminate_common_subexpressions(const ir::Graph& g);
 std::shared_ptr<ir::Graph> fuse_dense(const ir::Graph& g);
+std::shared_ptr<ir::Graph> fuse_elementwise(const ir::Graph& g);
 
 }  // namespace ef::passes

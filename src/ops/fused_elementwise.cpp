@@ -1,0 +1,133 @@
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include "kernels/cpu/parallel.h"
+#include "ops/elementwise_math.h"
+#include "ops/fused.h"
+
+namespace ef {
+namespace {
+
+constexpr std::int64_t kBlock = 256;  // elements per register: a program's registers stay in L1
+constexpr int kMaxRegisters = 40;
+
+template <class T>
+void run_unary(UnaryKind k, const T* in, T* out, std::int64_t n) {
+  switch (k) {
+#define EF_CASE(K) case UnaryKind::K: for (std::int64_t i = 0; i < n; ++i) out[i] = unary_value(UnaryKind::K, in[i]); break;
+    EF_CASE(neg) EF_CASE(abs) EF_CASE(exp) EF_CASE(log) EF_CASE(sqrt) EF_CASE(rsqrt) EF_CASE(square)
+    EF_CASE(relu) EF_CASE(sigmoid) EF_CASE(tanh) EF_CASE(gelu) EF_CASE(logical_not)
+#undef EF_CASE
+  }
+}
+
+template <class T>
+void run_binary(BinaryKind k, const T* a, const T* b, T* out, std::int64_t n) {
+  switch (k) {
+#define EF_CASE(K) case BinaryKind::K: for (std::int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(binary_value<BinaryKind::K, T>(a[i], b[i])); break;
+    EF_CASE(add) EF_CASE(sub) EF_CASE(mul) EF_CASE(div) EF_CASE(pow) EF_CASE(maximum) EF_CASE(minimum)
+#undef EF_CASE
+    default: break;  // comparisons and logical ops change the dtype: never fused
+  }
+}
+
+class FusedElementwise : public PrimitiveBase<FusedElementwise> {
+ public:
+  FusedElementwise(std::vector<FusedInstruction> program, int num_inputs, std::vector<int> outputs, TensorSpec spec)
+      : program_(std::move(program)), num_inputs_(num_inputs), outputs_(std::move(outputs)), spec_(std::move(spec)) {}
+  const char* name() const override { return "fused_elementwise"; }
+  std::string attrs() const override {
+    auto reg = [&](int r) { return r < num_inputs_ ? "i" + std::to_string(r) : "t" + std::to_string(r - num_inputs_); };
+    std::string s = "program=(";
+    for (std::size_t i = 0; i < program_.size(); ++i) {
+      const auto& ins = program_[i];
+      s += (i ? "; " : "") + reg(num_inputs_ + static_cast<int>(i)) + "=" +
+           (ins.binary ? binary_name(static_cast<BinaryKind>(ins.code)) : unary_name(static_cast<UnaryKind>(ins.code))) +
+           "(" + reg(ins.a) + (ins.binary ? "," + reg(ins.b) : "") + ")";
+    }
+    s += ") out=(";
+    for (std::size_t i = 0; i < outputs_.size(); ++i) s += (i ? "," : "") + reg(outputs_[i]);
+    return s + ")";
+  }
+  std::vector<TensorSpec> infer(std::span<const Tensor> in) const override {
+    expect_inputs(*this, in, static_cast<std::size_t>(num_inputs_));
+    for (const auto& t : in)
+      if (t.dtype() != spec_.dtype || (t.shape() != spec_.shape && t.rank() != 0))
+        fail(name(), "input " + t.spec().str() + " does not fit the fused shape " + spec_.str());
+    return std::vector<TensorSpec>(outputs_.size(), TensorSpec{spec_.dtype, spec_.shape, {}});
+  }
+  void eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const override {
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = Tensor::empty(specs[i].dtype, specs[i].shape);
+    dispatch_dtype(spec_.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_floating_point_v<T>) run<T>(in, out);
+    });
+  }
+
+ private:
+  template <class T>
+  void run(std::span<const Tensor> in, std::span<Tensor> out) const {
+    std::int64_t n = spec_.shape.num_elements();
+    std::int64_t blocks = (n + kBlock - 1) / kBlock;
+    std::array<const T*, kMaxRegisters> inputs{};
+    for (int i = 0; i < num_inputs_; ++i) inputs[static_cast<std::size_t>(i)] = in[static_cast<std::size_t>(i)].data<T>().data();
+    std::array<T*, kMaxRegisters> outputs{};
+    for (std::size_t i = 0; i < out.size(); ++i) outputs[i] = out[i].mutable_data<T>().data();
+    cpu::parallel_for(blocks, kBlock * static_cast<std::int64_t>(program_.size()), [&](std::int64_t b0, std::int64_t b1) {
+      alignas(64) T scratch[kMaxRegisters][kBlock];
+      // Scalars are spread over a whole register once; tensors are read in place.
+      std::array<const T*, kMaxRegisters> reg{};
+      for (int i = 0; i < num_inputs_; ++i)
+        if (in[static_cast<std::size_t>(i)].rank() == 0) {
+          std::fill_n(scratch[i], kBlock, inputs[static_cast<std::size_t>(i)][0]);
+          reg[static_cast<std::size_t>(i)] = scratch[i];
+        }
+      for (std::int64_t blk = b0; blk < b1; ++blk) {
+        std::int64_t start = blk * kBlock, len = std::min(kBlock, n - start);
+        for (int i = 0; i < num_inputs_; ++i)
+          if (in[static_cast<std::size_t>(i)].rank() != 0) reg[static_cast<std::size_t>(i)] = inputs[static_cast<std::size_t>(i)] + start;
+        for (std::size_t p = 0; p < program_.size(); ++p) {
+          const FusedInstruction& ins = program_[p];
+          int dst = num_inputs_ + static_cast<int>(p);
+          T* d = scratch[dst];
+          if (ins.binary)
+            run_binary<T>(static_cast<BinaryKind>(ins.code), reg[static_cast<std::size_t>(ins.a)], reg[static_cast<std::size_t>(ins.b)], d, len);
+          else
+            run_unary<T>(static_cast<UnaryKind>(ins.code), reg[static_cast<std::size_t>(ins.a)], d, len);
+          reg[static_cast<std::size_t>(dst)] = d;
+        }
+        for (std::size_t o = 0; o < outputs_.size(); ++o)
+          std::memcpy(outputs[o] + start, reg[static_cast<std::size_t>(outputs_[o])], static_cast<std::size_t>(len) * sizeof(T));
+      }
+    });
+  }
+
+  std::vector<FusedInstruction> program_;
+  int num_inputs_;
+  std::vector<int> outputs_;
+  TensorSpec spec_;
+};
+
+}  // namespace
+
+std::shared_ptr<Primitive> make_fused_elementwise(std::vector<FusedInstruction> program, int num_inputs,
+                                                  std::vector<int> output_registers, TensorSpec spec) {
+  if (num_inputs + static_cast<int>(program.size()) > kMaxRegisters || output_registers.size() > kMaxRegisters)
+    fail("fused_elementwise", "program too long");
+  return std::make_shared<FusedElementwise>(std::move(program), num_inputs, std::move(output_registers), std::move(spec));
+}
+
+int fusible_unary(const std::string& n) {
+  for (int k = 0; k <= static_cast<int>(UnaryKind::gelu); ++k)
+    if (n == unary_name(static_cast<UnaryKind>(k))) return k;
+  return -1;
+}
+
+int fusible_binary(const std::string& n) {
+  for (int k = 0; k <= static_cast<int>(BinaryKind::minimum); ++k)
+    if (n == binary_name(static_cast<BinaryKind>(k))) return k;
+  return -1;
+}
+
+}  // namespace ef
