@@ -102,11 +102,6 @@ FunctionCore::FunctionCore(FunctionOptions options) : options_(std::move(options
     for (const auto& s : *options_.input_signature) options_.arg_names.push_back(s.name);
 }
 
-void FunctionCore::set_default_name(std::string name) {
-  std::unique_lock lock(mutex_);
-  if (options_.name == "function") options_.name = std::move(name);
-}
-
 int FunctionCore::tracing_count() const {
   std::shared_lock lock(mutex_);
   return static_cast<int>(records_.size());

@@ -112,17 +112,11 @@ class MatMul : public PrimitiveBase<MatMul> {
     return p;
   }
   Shape batch_shape(std::span<const Tensor> in) const {
-    // Broadcast the batch dims with the same rule as elementwise ops.
-    std::vector<Tensor> batches;
-    for (const auto& t : in) {
-      std::vector<std::int64_t> d(t.shape().begin(), t.shape().end() - 2);
-      batches.push_back(Tensor::symbolic(t.dtype(), Shape(std::move(d)), nullptr, -1));
-    }
-    try {
-      return broadcast_shapes(*this, batches);
-    } catch (const Error&) {
-      fail(name(), "batch dimensions cannot broadcast: " + describe(in, " x "));
-    }
+    std::vector<Shape> batches;
+    for (const auto& t : in) batches.emplace_back(std::vector<std::int64_t>(t.shape().begin(), t.shape().end() - 2));
+    Shape out;
+    if (!try_broadcast(batches, out)) fail(name(), "batch dimensions cannot broadcast: " + describe(in, " x "));
+    return out;
   }
 };
 

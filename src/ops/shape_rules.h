@@ -7,6 +7,9 @@
 namespace ef {
 
 // NumPy broadcasting; a dynamic dim against a static one takes the static one unless that is 1.
+// Returns false when the shapes cannot broadcast.
+bool try_broadcast(std::span<const Shape> shapes, Shape& out);
+// The same for an op's inputs; throws naming the op and the input specs.
 Shape broadcast_shapes(const Primitive& op, std::span<const Tensor> inputs);
 
 }  // namespace ef
