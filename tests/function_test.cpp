@@ -364,3 +364,13 @@ TEST(Function, ReplayDoesNotReachTheSystemAllocator) {
   for (int i = 0; i < 20; ++i) f(x);
   EXPECT_EQ(allocator::system_allocations(), before) << "tensor buffers on replay come from the cache";
 }
+
+TEST(Function, EagerOnlyOpsInATraceRunOnceAsConstants) {
+  // Documented: host-side values (here a random draw) are computed while tracing and become
+  // constants; fresh randomness per call must come in as an argument.
+  random::set_seed(5);
+  auto f = function([](const Tensor& x) { return x + random::uniform({2}); });
+  Tensor a = f(zeros({2})), b = f(zeros({2}));
+  EXPECT_EQ(a.to_vector<float>(), b.to_vector<float>());
+  EXPECT_EQ(f.get_concrete_function(TensorSpec{DType::float32, {2}})->graph().constants.size(), 1u);
+}
