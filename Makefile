@@ -23,6 +23,7 @@ test-asan: deps
 
 bench: build
 	./build/release/bench/ef_bench --benchmark_min_time=0.2
+	./build/release/bench/ef_alloc_count
 
 clean:
 	rm -rf build

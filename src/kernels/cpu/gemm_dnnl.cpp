@@ -1,6 +1,7 @@
 #include <map>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <tuple>
+#include <unordered_map>
 
 #include "eagerflow/core/threading.h"
 #include "kernels/cpu/gemm.h"
@@ -22,6 +23,8 @@ using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, b
 struct Prepared {
   dnnl::matmul matmul;
   dnnl::memory a, b, c, bias;
+  // Built once: memory objects are handles, so the map sees each new data pointer.
+  std::unordered_map<int, dnnl::memory> args;
 };
 
 dnnl::algorithm algorithm_of(PostOp p) {
@@ -52,8 +55,11 @@ Prepared prepare(const Key& key) {
   dnnl::matmul::desc desc = has_bias ? dnnl::matmul::desc(a_md, b_md, bias_md, c_md) : dnnl::matmul::desc(a_md, b_md, c_md);
   dnnl::matmul::primitive_desc pd(desc, attr, cpu_engine());
   void* none = DNNL_MEMORY_NONE;
-  return {dnnl::matmul(pd), dnnl::memory(a_md, cpu_engine(), none), dnnl::memory(b_md, cpu_engine(), none),
-          dnnl::memory(c_md, cpu_engine(), none), dnnl::memory(bias_md, cpu_engine(), none)};
+  Prepared p{dnnl::matmul(pd), dnnl::memory(a_md, cpu_engine(), none), dnnl::memory(b_md, cpu_engine(), none),
+             dnnl::memory(c_md, cpu_engine(), none), dnnl::memory(bias_md, cpu_engine(), none), {}};
+  p.args = {{DNNL_ARG_SRC, p.a}, {DNNL_ARG_WEIGHTS, p.b}, {DNNL_ARG_DST, p.c}};
+  if (has_bias) p.args.emplace(DNNL_ARG_BIAS, p.bias);
+  return p;
 }
 
 }  // namespace
@@ -70,12 +76,8 @@ void gemm_f32(const float* a, const float* b, float* c, std::int64_t batch, std:
   p.a.set_data_handle(const_cast<float*>(a));
   p.b.set_data_handle(const_cast<float*>(b));
   p.c.set_data_handle(c);
-  if (bias) {
-    p.bias.set_data_handle(const_cast<float*>(bias));
-    p.matmul.execute(stream, {{DNNL_ARG_SRC, p.a}, {DNNL_ARG_WEIGHTS, p.b}, {DNNL_ARG_BIAS, p.bias}, {DNNL_ARG_DST, p.c}});
-  } else {
-    p.matmul.execute(stream, {{DNNL_ARG_SRC, p.a}, {DNNL_ARG_WEIGHTS, p.b}, {DNNL_ARG_DST, p.c}});
-  }
+  if (bias) p.bias.set_data_handle(const_cast<float*>(bias));
+  p.matmul.execute(stream, p.args);
   stream.wait();
 }
 
