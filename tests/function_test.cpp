@@ -374,3 +374,34 @@ TEST(Function, EagerOnlyOpsInATraceRunOnceAsConstants) {
   EXPECT_EQ(a.to_vector<float>(), b.to_vector<float>());
   EXPECT_EQ(f.get_concrete_function(TensorSpec{DType::float32, {2}})->graph().constants.size(), 1u);
 }
+
+TEST(Function, ConcurrentCallsWithDifferentSignaturesTraceOnceEach) {
+  std::atomic<int> runs{0};
+  auto f = function([&](const Tensor& x) {
+    runs++;
+    return sum(x);
+  });
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      std::int64_t n = 1 + t % 4;  // 4 distinct shapes over 8 threads
+      for (int k = 0; k < 30; ++k)
+        if (f(ones({n})).item<float>() != static_cast<float>(n)) wrong++;
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(runs.load(), 4);
+  EXPECT_EQ(f.tracing_count(), 4);
+}
+
+TEST(Function, DotExportNamesOpsAndEdges) {
+  auto f = function([](const Tensor& x) { return matmul(x, x) + 1.0f; }, {.passes = {.fuse_elementwise = false}});
+  std::string dot = f.get_concrete_function(TensorSpec{DType::float32, {2, 2}})->to_dot();
+  EXPECT_EQ(dot.rfind("digraph \"function\" {", 0), 0u) << dot;
+  EXPECT_NE(dot.find("v0 [shape=box, label=\"a\\nf32[2,2]\"]"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("n0 [shape=ellipse, label=\"matmul\"]"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("v0 -> n0 [label=\"f32[2,2]\"]"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("n0 -> n1"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("n1 -> out0"), std::string::npos) << dot;
+}
