@@ -21,15 +21,16 @@ Tensor Tensor::empty(DType dtype, const Shape& shape) {
     fail("tensor", "cannot allocate a tensor of unknown shape " + shape.str());
   for (auto d : shape)
     if (d < 0) fail("tensor", "negative dimension in shape " + shape.str());
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = new_tensor_impl();
   impl->dtype = dtype;
   impl->shape = shape;
-  impl->storage = std::make_shared<Storage>(static_cast<std::size_t>(shape.num_elements()) * size_of(dtype));
+  impl->storage = std::allocate_shared<Storage>(detail::PoolAllocator<Storage>{},
+                                                static_cast<std::size_t>(shape.num_elements()) * size_of(dtype));
   return Tensor(std::move(impl));
 }
 
 Tensor Tensor::symbolic(DType dtype, Shape shape, std::shared_ptr<ir::Graph> graph, int value) {
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = new_tensor_impl();
   impl->dtype = dtype;
   impl->shape = std::move(shape);
   impl->graph = std::move(graph);

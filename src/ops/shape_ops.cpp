@@ -64,7 +64,7 @@ class Reshape : public PrimitiveBase<Reshape> {
   }
   void eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const override {
     // Tensors are contiguous, so a reshape is always a view of the same storage.
-    auto impl = std::make_shared<TensorImpl>(in[0].impl());
+    auto impl = new_tensor_impl(in[0].impl());
     impl->shape = specs[0].shape;
     out[0] = Tensor(std::move(impl));
   }

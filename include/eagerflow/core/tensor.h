@@ -11,6 +11,7 @@
 
 #include "eagerflow/core/dtype.h"
 #include "eagerflow/core/error.h"
+#include "eagerflow/core/pool_allocator.h"
 #include "eagerflow/core/shape.h"
 
 namespace ef {
@@ -35,6 +36,12 @@ struct TensorImpl {
   std::shared_ptr<ir::Graph> graph;
   int value = -1;
 };
+
+// Tensor records come from a per-thread block cache: replays allocate no handles.
+template <class... Args>
+std::shared_ptr<TensorImpl> new_tensor_impl(Args&&... args) {
+  return std::allocate_shared<TensorImpl>(detail::PoolAllocator<TensorImpl>{}, std::forward<Args>(args)...);
+}
 
 class Tensor {
  public:
