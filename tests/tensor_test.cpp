@@ -72,3 +72,22 @@ TEST(Threading, BudgetIsSettable) {
   set_num_threads(before);
   expect_error([] { set_num_threads(0); }, {"set_num_threads"});
 }
+
+TEST(Shape, HighRankShapesWork) {
+  Shape s{1, 2, 1, 2, 1, 2, 1, 3};  // beyond the inline capacity
+  EXPECT_EQ(s.rank(), 8);
+  EXPECT_EQ(s.num_elements(), 24);
+  Shape copy = s;
+  copy[7] = 4;
+  EXPECT_EQ(s[7], 3);
+  EXPECT_NE(copy, s);
+  Tensor t = reshape(arange(24, DType::float32), s);
+  EXPECT_EQ(t.shape().str(), "[1,2,1,2,1,2,1,3]");
+  EXPECT_EQ(sum(t, {7}).shape(), Shape({1, 2, 1, 2, 1, 2, 1}));
+  EXPECT_EQ(sum(t).item<float>(), 276.f);
+  EXPECT_EQ(squeeze(t).shape(), Shape({2, 2, 2, 3}));
+  EXPECT_EQ(transpose(t).shape(), Shape({3, 1, 2, 1, 2, 1, 2, 1}));
+  EXPECT_EQ(Shape({2, kDynamic}).str(), "[2,?]");
+  EXPECT_TRUE(Shape({2, kDynamic}).accepts(Shape({2, 5})));
+  EXPECT_FALSE(Shape({2, kDynamic}).accepts(Shape({3, 5})));
+}

@@ -27,14 +27,21 @@ std::string_view short_name_of(DType t) {
 }
 
 bool Shape::is_static() const {
-  for (auto d : dims_) if (d < 0) return false;
+  for (auto d : *this) if (d < 0) return false;
   return true;
 }
 
 std::int64_t Shape::num_elements() const {
   std::int64_t n = 1;
-  for (auto d : dims_) n *= d;
+  for (auto d : *this) n *= d;
   return n;
+}
+
+bool Shape::operator==(const Shape& o) const {
+  if (rank_ != o.rank_) return false;
+  for (int i = 0; i < rank_; ++i)
+    if ((*this)[i] != o[i]) return false;
+  return true;
 }
 
 bool Shape::accepts(const Shape& concrete) const {
@@ -46,20 +53,20 @@ bool Shape::accepts(const Shape& concrete) const {
 
 std::string Shape::str() const {
   std::string s = "[";
-  for (std::size_t i = 0; i < dims_.size(); ++i) {
+  for (int i = 0; i < rank_; ++i) {
     if (i) s += ',';
-    s += dims_[i] < 0 ? "?" : std::to_string(dims_[i]);
+    s += (*this)[i] < 0 ? "?" : std::to_string((*this)[i]);
   }
   return s + "]";
 }
 
 std::string Shape::tuple_str() const {
   std::string s = "(";
-  for (std::size_t i = 0; i < dims_.size(); ++i) {
+  for (int i = 0; i < rank_; ++i) {
     if (i) s += ", ";
-    s += dims_[i] < 0 ? "None" : std::to_string(dims_[i]);
+    s += (*this)[i] < 0 ? "None" : std::to_string((*this)[i]);
   }
-  if (dims_.size() == 1) s += ",";
+  if (rank_ == 1) s += ",";
   return s + ")";
 }
 

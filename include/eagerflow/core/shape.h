@@ -14,29 +14,42 @@ inline constexpr std::int64_t kDynamic = -1;
 class Shape {
  public:
   Shape() = default;
-  Shape(std::initializer_list<std::int64_t> dims) : dims_(dims) {}
-  explicit Shape(std::vector<std::int64_t> dims) : dims_(std::move(dims)) {}
+  Shape(std::initializer_list<std::int64_t> dims) { assign(dims.begin(), dims.size()); }
+  explicit Shape(const std::vector<std::int64_t>& dims) { assign(dims.data(), dims.size()); }
 
-  int rank() const { return static_cast<int>(dims_.size()); }
-  std::int64_t operator[](int axis) const { return dims_[static_cast<std::size_t>(axis)]; }
-  std::int64_t& operator[](int axis) { return dims_[static_cast<std::size_t>(axis)]; }
-  const std::vector<std::int64_t>& dims() const { return dims_; }
-  std::vector<std::int64_t>& dims() { return dims_; }
+  int rank() const { return rank_; }
+  std::int64_t operator[](int axis) const { return data()[axis]; }
+  std::int64_t& operator[](int axis) { return data()[axis]; }
+  std::vector<std::int64_t> dims() const { return {begin(), end()}; }
   bool is_static() const;
   // Product of dims; only meaningful for static shapes.
   std::int64_t num_elements() const;
-  bool operator==(const Shape& o) const { return dims_ == o.dims_; }
-  bool operator!=(const Shape& o) const { return dims_ != o.dims_; }
+  bool operator==(const Shape& o) const;
+  bool operator!=(const Shape& o) const { return !(*this == o); }
   // True when every static dim of `this` equals the concrete dim of `concrete`.
   bool accepts(const Shape& concrete) const;
-  auto begin() const { return dims_.begin(); }
-  auto end() const { return dims_.end(); }
+  const std::int64_t* begin() const { return data(); }
+  const std::int64_t* end() const { return data() + rank_; }
 
   std::string str() const;         // "[60,28,28]", "[?,28,28]"
   std::string tuple_str() const;   // "(60, 28, 28)" like TF's shape=(...)
 
  private:
-  std::vector<std::int64_t> dims_;
+  // Shapes are copied into every tensor and spec: up to kInline dims live inline, so copying
+  // one does not allocate.
+  static constexpr int kInline = 6;
+  void assign(const std::int64_t* d, std::size_t n) {
+    rank_ = static_cast<int>(n);
+    if (rank_ > kInline) heap_.assign(d, d + n);
+    else
+      for (std::size_t i = 0; i < n; ++i) inline_[i] = d[i];
+  }
+  const std::int64_t* data() const { return rank_ > kInline ? heap_.data() : inline_; }
+  std::int64_t* data() { return rank_ > kInline ? heap_.data() : inline_; }
+
+  int rank_ = 0;
+  std::int64_t inline_[kInline] = {};
+  std::vector<std::int64_t> heap_;
 };
 
 // Normalizes a possibly negative axis for a tensor of `rank`; throws naming `op`.
