@@ -1,7 +1,9 @@
 #include <map>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <tuple>
-#include <unordered_map>
+#include <vector>
+
+#include "eagerflow/core/error.h"
 
 #include "eagerflow/core/threading.h"
 #include "kernels/cpu/gemm.h"
@@ -23,8 +25,9 @@ using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, b
 struct Prepared {
   dnnl::matmul matmul;
   dnnl::memory a, b, c, bias;
-  // Built once: memory objects are handles, so the map sees each new data pointer.
-  std::unordered_map<int, dnnl::memory> args;
+  // Built once: memory objects are handles, so the arguments see each new data pointer. The
+  // C API takes them as an array, which spares the C++ wrapper's per-call conversion.
+  std::vector<dnnl_exec_arg_t> args;
 };
 
 dnnl::algorithm algorithm_of(PostOp p) {
@@ -57,8 +60,8 @@ Prepared prepare(const Key& key) {
   void* none = DNNL_MEMORY_NONE;
   Prepared p{dnnl::matmul(pd), dnnl::memory(a_md, cpu_engine(), none), dnnl::memory(b_md, cpu_engine(), none),
              dnnl::memory(c_md, cpu_engine(), none), dnnl::memory(bias_md, cpu_engine(), none), {}};
-  p.args = {{DNNL_ARG_SRC, p.a}, {DNNL_ARG_WEIGHTS, p.b}, {DNNL_ARG_DST, p.c}};
-  if (has_bias) p.args.emplace(DNNL_ARG_BIAS, p.bias);
+  p.args = {{DNNL_ARG_SRC, p.a.get()}, {DNNL_ARG_WEIGHTS, p.b.get()}, {DNNL_ARG_DST, p.c.get()}};
+  if (has_bias) p.args.push_back({DNNL_ARG_BIAS, p.bias.get()});
   return p;
 }
 
@@ -77,7 +80,8 @@ void gemm_f32(const float* a, const float* b, float* c, std::int64_t batch, std:
   p.b.set_data_handle(const_cast<float*>(b));
   p.c.set_data_handle(c);
   if (bias) p.bias.set_data_handle(const_cast<float*>(bias));
-  p.matmul.execute(stream, p.args);
+  dnnl_status_t status = dnnl_primitive_execute(p.matmul.get(), stream.get(), static_cast<int>(p.args.size()), p.args.data());
+  if (status != dnnl_success) fail("matmul", "oneDNN failed to execute (status " + std::to_string(status) + ")");
   stream.wait();
 }
 
