@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages eagerflow needs; quiet and quick when all are present.
 set -euo pipefail
-needed=(cmake ninja-build g++ make libdnnl-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev)
+# ocl-icd-opencl-dev is only a Recommends of libdnnl-dev, but its CMake config needs OpenCL.
+needed=(cmake ninja-build g++ make libdnnl-dev ocl-icd-opencl-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev)
 missing=()
 for p in "${needed[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
