@@ -144,3 +144,26 @@ TEST(Layer, BuildsFromSymbolicShapeInsideTrace) {
   auto g = function(e, {.input_signature = std::vector<TensorSpec>{{DType::float32, {2, kDynamic}}}});
   expect_error([&] { g(ones({2, 4})); }, {"last dim of the input must be known", "[2,?]"});
 }
+
+namespace {
+class MakesTemporaries : public nn::Layer {
+ public:
+  Tensor call(const Tensor& x) override {
+    nn::Dense temporary(2);  // a bad habit (new weights every call), but it must not crash
+    return temporary(x);
+  }
+};
+}  // namespace
+
+TEST(Layer, SubLayersDestroyedFirstUnlinkThemselves) {
+  MakesTemporaries layer;
+  layer(ones({1, 3}));
+  layer(ones({1, 3}));
+  EXPECT_TRUE(layer.layers().empty());
+  EXPECT_TRUE(layer.weights().empty());
+  auto parent = std::make_unique<Outer>();
+  (*parent)(ones({2, 5}));
+  Block& child = parent->block_;
+  EXPECT_EQ(child.layers().size(), 2u);
+  parent.reset();  // children die with their parent; nothing dangles
+}

@@ -108,7 +108,16 @@ Variable Layer::add_weight(const std::string& weight_name, const Shape& shape, c
 
 void Layer::track(Layer& child) {
   if (&child == this) return;
-  if (std::find(children_.begin(), children_.end(), &child) == children_.end()) children_.push_back(&child);
+  if (std::find(children_.begin(), children_.end(), &child) == children_.end()) {
+    children_.push_back(&child);
+    child.parents_.push_back(this);
+  }
+}
+
+Layer::~Layer() {
+  auto unlink = [this](std::vector<Layer*>& v) { v.erase(std::remove(v.begin(), v.end(), this), v.end()); };
+  for (Layer* p : parents_) unlink(p->children_);
+  for (Layer* c : children_) unlink(c->parents_);
 }
 
 void Layer::collect(std::vector<Variable>& out) const {

@@ -16,7 +16,7 @@ class Layer {
  public:
   // An empty name is replaced by the class name in snake_case, made unique: "dense", "dense_1".
   explicit Layer(std::string name = "");
-  virtual ~Layer() = default;
+  virtual ~Layer();
   Layer(const Layer&) = delete;
   Layer& operator=(const Layer&) = delete;
 
@@ -47,6 +47,7 @@ class Layer {
   bool built_ = false;
   std::vector<Variable> own_weights_;
   std::vector<Layer*> children_;
+  std::vector<Layer*> parents_;  // so that a layer destroyed first unlinks itself
 };
 
 }  // namespace ef::nn
