@@ -112,7 +112,7 @@ std::shared_ptr<ir::Graph> fuse_dense(const ir::Graph& g) {
     const TensorSpec &x = spec(mm.inputs[0]), &w = spec(mm.inputs[1]);
     if (x.dtype != DType::float32 || x.shape.rank() < 2 || w.shape.rank() != 2) continue;
     std::vector<int> inputs = mm.inputs;
-    std::size_t last = n;
+    std::vector<std::size_t> chain{n};  // matmul [-> add] [-> activation]
     int value = mm.outputs[0];
     bool has_bias = false;
     int r = sole_reader(value);
@@ -124,7 +124,7 @@ std::shared_ptr<ir::Graph> fuse_dense(const ir::Graph& g) {
           b.shape[0] == w.shape[1] && b.shape[0] != kDynamic && spec(add.outputs[0]).shape == spec(value).shape) {
         inputs.push_back(bias);
         has_bias = true;
-        last = static_cast<std::size_t>(r);
+        chain.push_back(static_cast<std::size_t>(r));
         value = add.outputs[0];
       }
     }
@@ -132,11 +132,13 @@ std::shared_ptr<ir::Graph> fuse_dense(const ir::Graph& g) {
     r = sole_reader(value);
     if (r >= 0 && fusible_activation(g.nodes[static_cast<std::size_t>(r)].op->name())) {
       activation = g.nodes[static_cast<std::size_t>(r)].op->name();
-      last = static_cast<std::size_t>(r);
+      chain.push_back(static_cast<std::size_t>(r));
     }
-    if (last == n) continue;  // a bare matmul: nothing to fuse
-    for (std::size_t k = n; k < last; ++k)
-      if (k == n || (has_bias && k == static_cast<std::size_t>(sole_reader(mm.outputs[0])))) keep[k] = false;
+    if (chain.size() == 1) continue;  // a bare matmul: nothing to fuse
+    // The fused node takes the place of the chain's last node (its inputs all come earlier).
+    std::size_t last = chain.back();
+    for (std::size_t k : chain)
+      if (k != last) keep[k] = false;
     overrides[last] = ir::Node{make_fused_dense(has_bias, activation), inputs, g.nodes[last].outputs};
   }
   return rebuild(g, keep, identity_map(g.values.size()), overrides);
