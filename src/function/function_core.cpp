@@ -176,7 +176,6 @@ std::shared_ptr<const ConcreteFunction> FunctionCore::get_or_trace(const Signatu
     Signature fixed;
     for (const auto& spec : *options_.input_signature) fixed.push_back({ArgSignature::Kind::tensor, {spec}, {}, {}});
     if (!signature_accepts(fixed, requested)) {
-      std::optional<Signature> unused;
       auto d = differences(requested, fixed, options_.arg_names);
       std::string what;
       for (std::size_t i = 0; i < d.size(); ++i) what += (i ? "; " : "") + d[i];
