@@ -91,3 +91,15 @@ TEST(Shape, HighRankShapesWork) {
   EXPECT_TRUE(Shape({2, kDynamic}).accepts(Shape({2, 5})));
   EXPECT_FALSE(Shape({2, kDynamic}).accepts(Shape({3, 5})));
 }
+
+TEST(Tensor, SummarizedPrintingMeasuresEveryPrintedElement) {
+  std::vector<std::int32_t> v(100 * 100, 1);
+  v[1 * 100 + 97] = 123456;  // printed (row 1, column 97) but not a "sampled" position
+  std::string s = tensor(v, Shape{100, 100}).str();
+  EXPECT_NE(s.find("123456"), std::string::npos);
+  EXPECT_NE(s.find("[     1      1      1 ...      1      1      1]"), std::string::npos) << s;
+  std::vector<float> f(2000, 0.5f);
+  f[1998] = -1234.25f;
+  std::string fs = tensor(f).str();
+  EXPECT_NE(fs.find("-1234.25"), std::string::npos) << fs;
+}

@@ -59,6 +59,23 @@ struct Formatter {
     });
   }
 
+  // Calls fn(flat index) for exactly the elements write() prints.
+  template <class Fn>
+  void visit(int axis, std::int64_t base, Fn&& fn) const {
+    const Shape& s = t.shape();
+    if (axis == s.rank()) {
+      fn(base);
+      return;
+    }
+    std::int64_t n = s[axis], stride = 1;
+    for (int a = axis + 1; a < s.rank(); ++a) stride *= s[a];
+    bool cut = summarize && n > 2 * kEdge;
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (cut && i == kEdge) i = n - kEdge;
+      visit(axis + 1, base + i * stride, fn);
+    }
+  }
+
   void write(std::ostream& os, int axis, std::int64_t base, int indent) const {
     const Shape& s = t.shape();
     if (axis == s.rank()) {
@@ -93,11 +110,7 @@ std::string format_values(const Tensor& t, int indent) {
   std::ostringstream os;
   Formatter f{t, t.num_elements() > kThreshold};
   // Common width over the printed elements, so columns line up like NumPy's.
-  std::int64_t n = t.num_elements();
-  for (std::int64_t i = 0; i < n; ++i) {
-    if (f.summarize && i > 64 && i < n - 64 && i % 97 != 0) continue;
-    f.measure(f.element(i));
-  }
+  if (t.num_elements() > 0) f.visit(0, 0, [&](std::int64_t i) { f.measure(f.element(i)); });
   if (t.rank() == 0) {
     std::string e = f.element(0);
     if (is_floating(t.dtype()) && !e.empty() && e.back() == '.') e += '0';  // NumPy scalar: 3.0
