@@ -1,4 +1,5 @@
 #include <functional>
+#include <limits>
 
 #include "test_util.h"
 
@@ -151,4 +152,17 @@ TEST(WhereAndCast, Work) {
   EXPECT_EQ(cast(tensor(std::vector<bool>{true, false}), DType::float64).to_vector<double>(), (std::vector<double>{1, 0}));
   EXPECT_EQ(cast(tensor({std::nanf(""), 1e20f}), DType::int32).to_vector<std::int32_t>(),
             (std::vector<std::int32_t>{0, 2147483647}));
+}
+
+TEST(Binary, IntegerArithmeticWrapsInsteadOfTrapping) {
+  constexpr std::int32_t lo = std::numeric_limits<std::int32_t>::min(), hi = std::numeric_limits<std::int32_t>::max();
+  Tensor a = tensor(std::vector<std::int32_t>{lo, hi, lo, 7});
+  Tensor b = tensor(std::vector<std::int32_t>{-1, 1, -1, -2});
+  EXPECT_EQ(div(a, b).to_vector<std::int32_t>(), (std::vector<std::int32_t>{lo, hi, lo, -3}));  // no SIGFPE
+  EXPECT_EQ(add(a, b).to_vector<std::int32_t>(), (std::vector<std::int32_t>{hi, lo, hi, 5}));
+  EXPECT_EQ(sub(a, b).to_vector<std::int32_t>(), (std::vector<std::int32_t>{lo + 1, hi - 1, lo + 1, 9}));
+  EXPECT_EQ(mul(a, b).to_vector<std::int32_t>(), (std::vector<std::int32_t>{lo, hi, lo, -14}));
+  EXPECT_EQ(neg(a).to_vector<std::int32_t>(), (std::vector<std::int32_t>{lo, -hi, lo, -7}));
+  EXPECT_EQ(ef::abs(a).to_vector<std::int32_t>(), (std::vector<std::int32_t>{lo, hi, lo, 7}));
+  EXPECT_EQ(square(tensor(std::vector<std::int32_t>{65536})).item<std::int32_t>(), 0);
 }

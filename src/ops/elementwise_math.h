@@ -32,6 +32,15 @@ T unary_value(UnaryKind k, T x) {
   if constexpr (std::is_same_v<T, bool>) {
     return !x;  // only logical_not reaches here
   } else {
+    if constexpr (std::is_integral_v<T>) {  // wrap around instead of overflowing (INT_MIN)
+      using U = std::make_unsigned_t<T>;
+      switch (k) {
+        case UnaryKind::neg: return static_cast<T>(U(0) - static_cast<U>(x));
+        case UnaryKind::abs: return x < 0 ? static_cast<T>(U(0) - static_cast<U>(x)) : x;
+        case UnaryKind::square: return static_cast<T>(static_cast<U>(x) * static_cast<U>(x));
+        default: break;
+      }
+    }
     switch (k) {
       case UnaryKind::neg: return -x;
       case UnaryKind::abs: return x < 0 ? -x : x;
@@ -99,10 +108,22 @@ T int_pow(T base, T exp) {
   return static_cast<T>(r);
 }
 
+// Integer arithmetic wraps around (two's complement), like NumPy and TF, instead of being
+// undefined behaviour; INT_MIN / -1 wraps too (on x86 it would trap).
+template <class T> using Wide = std::make_unsigned_t<T>;
+template <class T> T wrap_add(T a, T b) { return static_cast<T>(static_cast<Wide<T>>(a) + static_cast<Wide<T>>(b)); }
+template <class T> T wrap_sub(T a, T b) { return static_cast<T>(static_cast<Wide<T>>(a) - static_cast<Wide<T>>(b)); }
+template <class T> T wrap_mul(T a, T b) { return static_cast<T>(static_cast<Wide<T>>(a) * static_cast<Wide<T>>(b)); }
+
 template <BinaryKind K, class T>
 auto binary_value(T a, T b) {
   constexpr bool boolean_result = K >= BinaryKind::equal;
+  constexpr bool wrapping = std::is_integral_v<T> && !std::is_same_v<T, bool>;
   if constexpr (std::is_same_v<T, bool> && !boolean_result) return a;  // never dispatched
+  else if constexpr (wrapping && K == BinaryKind::add) return wrap_add(a, b);
+  else if constexpr (wrapping && K == BinaryKind::sub) return wrap_sub(a, b);
+  else if constexpr (wrapping && K == BinaryKind::mul) return wrap_mul(a, b);
+  else if constexpr (wrapping && K == BinaryKind::div) return b == T(-1) ? wrap_sub(T(0), a) : static_cast<T>(a / b);
   else if constexpr (K == BinaryKind::add) return static_cast<T>(a + b);
   else if constexpr (K == BinaryKind::sub) return static_cast<T>(a - b);
   else if constexpr (K == BinaryKind::mul) return static_cast<T>(a * b);
