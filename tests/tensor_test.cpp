@@ -103,3 +103,11 @@ TEST(Tensor, SummarizedPrintingMeasuresEveryPrintedElement) {
   std::string fs = tensor(f).str();
   EXPECT_NE(fs.find("-1234.25"), std::string::npos) << fs;
 }
+
+TEST(Tensor, HugeShapesAreErrorsNotOverflows) {
+  std::int64_t big = std::int64_t{1} << 40;
+  ef::testing::expect_error([&] { zeros({big, big}); }, {"[tensor]", "too large"});
+  ef::testing::expect_error([&] { Tensor::empty(DType::float64, Shape{big, 1 << 20}); }, {"[tensor]", "too large"});
+  // 4 TiB: past what the system gives, so the allocation itself fails, as an ef::Error.
+  ef::testing::expect_error([&] { one_hot(tensor(std::vector<std::int64_t>{1}), big); }, {"[tensor]", "out of memory"});
+}

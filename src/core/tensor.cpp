@@ -19,13 +19,22 @@ TensorImpl& Tensor::impl() const {
 Tensor Tensor::empty(DType dtype, const Shape& shape) {
   if (!shape.is_static())
     fail("tensor", "cannot allocate a tensor of unknown shape " + shape.str());
-  for (auto d : shape)
+  // Checked arithmetic: a huge shape must be an error, not an overflowed (small) size.
+  std::uint64_t bytes = size_of(dtype);
+  for (auto d : shape) {
     if (d < 0) fail("tensor", "negative dimension in shape " + shape.str());
+    if (__builtin_mul_overflow(bytes, static_cast<std::uint64_t>(d), &bytes) || bytes > (std::uint64_t{1} << 48))
+      fail("tensor", "shape " + shape.str() + " of " + std::string(name_of(dtype)) + " is too large to allocate");
+  }
   auto impl = new_tensor_impl();
   impl->dtype = dtype;
   impl->shape = shape;
-  impl->storage = std::allocate_shared<Storage>(detail::PoolAllocator<Storage>{},
-                                                static_cast<std::size_t>(shape.num_elements()) * size_of(dtype));
+  try {
+    impl->storage = std::allocate_shared<Storage>(detail::PoolAllocator<Storage>{}, static_cast<std::size_t>(bytes));
+  } catch (const std::bad_alloc&) {
+    fail("tensor", "out of memory allocating " + std::to_string(bytes) + " bytes for " + std::string(name_of(dtype)) +
+                       shape.str());
+  }
   return Tensor(std::move(impl));
 }
 
