@@ -1,3 +1,5 @@
+#include <limits>
+
 #include "test_util.h"
 
 using namespace ef;
@@ -62,4 +64,16 @@ TEST(ShapeOps, GatherAndOneHot) {
   Tensor oh = one_hot(tensor(std::vector<std::int64_t>{0, 2, 5, -1}), 3);
   EXPECT_EQ(oh.shape(), Shape({4, 3}));
   EXPECT_EQ(oh.to_vector<float>(), (std::vector<float>{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0}));
+}
+
+TEST(ShapeOps, ExtremeSliceAndReshapeArgumentsAreSafe) {
+  Tensor x = arange(10);
+  constexpr std::int64_t big = std::numeric_limits<std::int64_t>::max();
+  EXPECT_EQ(slice(x, {0}, {big}, {big}).to_vector<std::int64_t>(), (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(slice(x, {9}, {-big}, {-big}).to_vector<std::int64_t>(), (std::vector<std::int64_t>{9}));
+  EXPECT_EQ(slice(x, {-big}, {big}, {3}).to_vector<std::int64_t>(), (std::vector<std::int64_t>{0, 3, 6, 9}));
+  EXPECT_EQ(slice(reshape(x, {2, 5}), {1, 0}, {2, 5}, {big, big}).to_vector<std::int64_t>(), (std::vector<std::int64_t>{5}));
+  EXPECT_EQ(slice(reshape(x, {2, 5}), {1, 0}, {2, 5}, {big, big}).to_vector<std::int64_t>(), (std::vector<std::int64_t>{5}));
+  ef::testing::expect_error([&] { slice(x, {0}, {1}, {std::numeric_limits<std::int64_t>::min()}); }, {"[slice]", "stride"});
+  ef::testing::expect_error([&] { reshape(x, {std::int64_t{1} << 40, std::int64_t{1} << 40}); }, {"[reshape]", "too many"});
 }

@@ -2,6 +2,7 @@
 // and the few composed from them (expand_dims, squeeze, stack).
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/ops/primitive.h"
@@ -45,8 +46,8 @@ class Reshape : public PrimitiveBase<Reshape> {
         unknown = a;
       } else if (target_[a] < 0) {
         fail(name(), "invalid target shape " + target_str());
-      } else {
-        known *= target_[a];
+      } else if (__builtin_mul_overflow(known, target_[a], &known)) {
+        fail(name(), "target shape " + target_str() + " has too many elements");
       }
     }
     Shape out = target_;
@@ -178,14 +179,15 @@ class Slice : public PrimitiveBase<Slice> {
       if (v < 0) v += n;
       return std::clamp(v, lo, hi);
     };
+    // Counts as (distance - 1) / |step| + 1: no overflow for any step.
     if (step > 0) {
       b = clamp(b, 0, n);
       e = clamp(e, 0, n);
-      return {b, step, e > b ? (e - b + step - 1) / step : 0};
+      return {b, step, e > b ? (e - b - 1) / step + 1 : 0};
     }
     b = clamp(b, -1, n - 1);
     e = e < -n ? -1 : clamp(e, -1, n - 1);
-    return {b, step, b > e ? (b - e - step - 1) / (-step) : 0};
+    return {b, step, b > e ? (b - e - 1) / -step + 1 : 0};
   }
   std::vector<TensorSpec> infer(std::span<const Tensor> in) const override {
     expect_inputs(*this, in, 1);
@@ -195,7 +197,8 @@ class Slice : public PrimitiveBase<Slice> {
     if (static_cast<int>(begin_.size()) > s.rank())
       fail(name(), "slices " + std::to_string(begin_.size()) + " axes of " + in[0].spec().str());
     for (auto st : strides_)
-      if (st == 0) fail(name(), "stride must not be zero");
+      if (st == 0 || st == std::numeric_limits<std::int64_t>::min())
+        fail(name(), "stride must be nonzero and greater than INT64_MIN, got " + std::to_string(st));
     std::vector<std::int64_t> dims;
     for (int a = 0; a < s.rank(); ++a) dims.push_back(s[a] == kDynamic ? kDynamic : resolve(a, s[a]).count);
     return {{in[0].dtype(), Shape(std::move(dims)), {}}};
@@ -209,7 +212,8 @@ class Slice : public PrimitiveBase<Slice> {
     for (int a = 0; a < s.rank(); ++a) {
       Axis ax = resolve(a, s[a]);
       if (ax.count > 0) base += ax.start * st[static_cast<std::size_t>(a)];
-      strides.push_back(ax.step * st[static_cast<std::size_t>(a)]);
+      // With one element the step is never taken (and a huge step times the stride could overflow).
+      strides.push_back(ax.count > 1 ? ax.step * st[static_cast<std::size_t>(a)] : 0);
     }
     dispatch_dtype(in[0].dtype(), [&](auto tag) {
       using T = decltype(tag);
