@@ -3,31 +3,22 @@
 // handle objects (tensor, storage, shape) and what oneDNN allocates inside execute().
 #include <eagerflow/eagerflow.h>
 
-#include <atomic>
 #include <cstdio>
-#include <cstdlib>
-#include <new>
+
+#include "../tests/alloc/counting_new.h"
 
 namespace {
-std::atomic<long> allocations{0};
+using ef::testing::heap_allocations;
 
 template <class Fn>
 double per_call(int n, Fn&& fn) {
   fn();
   fn();
-  long before = allocations.load();
+  long before = heap_allocations.load();
   for (int i = 0; i < n; ++i) fn();
-  return static_cast<double>(allocations.load() - before) / n;
+  return static_cast<double>(heap_allocations.load() - before) / n;
 }
 }  // namespace
-
-void* operator new(std::size_t n) {
-  allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 int main() {
   auto add = ef::function([](const ef::Tensor& a, const ef::Tensor& b) { return a + b; });

@@ -2,31 +2,20 @@
 // Its own binary because it replaces the global operator new to count.
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
 #include <eagerflow/eagerflow.h>
-#include <new>
 
-namespace {
-std::atomic<long> allocations{0};
-}  // namespace
+#include "counting_new.h"
 
-void* operator new(std::size_t n) {
-  allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+using ef::testing::heap_allocations;
 
 TEST(NoAlloc, CachedCallOfAStaticGraphMakesNoHeapAllocation) {
   ef::set_num_threads(1);  // no OpenMP team start-up inside the window
   auto f = ef::function([](const ef::Tensor& a, const ef::Tensor& b) { return ef::relu(a * b + 1.0f) - a; });
   ef::Tensor a = ef::scalar(1.5f), b = ef::scalar(-2.0f);
   for (int i = 0; i < 3; ++i) f(a, b);  // trace, then warm the caches
-  long before = allocations.load();
+  long before = heap_allocations.load();
   float last = 0;
   for (int i = 0; i < 100; ++i) last = f(a, b).item<float>();
-  EXPECT_EQ(allocations.load() - before, 0);
+  EXPECT_EQ(heap_allocations.load() - before, 0);
   EXPECT_EQ(last, 0.f - 1.5f);
 }
