@@ -203,6 +203,8 @@ std::shared_ptr<const ConcreteFunction> FunctionCore::get_or_trace(const Signatu
 
   TraceRecord record{static_cast<int>(records_.size()) + 1, cf->signature_str(), reason, ms, ctx.created_variables()};
   entries_.push_back(cf);
+  if (signature_is_static(cf->signature())) static_index_.emplace(signature_hash(cf->signature()), cf);
+  else dynamic_entries_.push_back(cf);
   records_.push_back(record);
   if (log_enabled(LogLevel::info)) {
     std::ostringstream os;

@@ -1,5 +1,6 @@
 #include "eagerflow/function/signature.h"
 
+#include <functional>
 #include <sstream>
 
 #include "eagerflow/function/args.h"
@@ -57,6 +58,47 @@ bool signature_accepts(const Signature& general, const Signature& specific) {
     for (std::size_t k = 0; k < g.specs.size(); ++k)
       if (g.specs[k].dtype != s.specs[k].dtype || !g.specs[k].shape.accepts(s.specs[k].shape)) return false;
   }
+  return true;
+}
+
+void hash_string_static(std::uint64_t& h, std::string_view s) {
+  hash_mix(h, 0x5747u + 4);  // the variant index of std::string
+  hash_mix(h, std::hash<std::string_view>{}(s));
+}
+
+void hash_static(std::uint64_t& h, const StaticValue& v) {
+  if (auto* str = std::get_if<std::string>(&v)) return hash_string_static(h, *str);
+  hash_mix(h, 0x5747u + v.index());
+  if (auto* b = std::get_if<bool>(&v)) hash_mix(h, *b);
+  else if (auto* i = std::get_if<std::int64_t>(&v)) hash_mix(h, static_cast<std::uint64_t>(*i));
+  else if (auto* d = std::get_if<double>(&v)) hash_mix(h, std::hash<double>{}(*d));
+}
+
+// Mirrors detail::ArgTraits<T>::hash for each kind of argument.
+std::uint64_t signature_hash(const Signature& sig) {
+  std::uint64_t h = sig.size();
+  for (const auto& a : sig) {
+    hash_mix(h, static_cast<std::uint64_t>(a.kind));
+    switch (a.kind) {
+      case ArgSignature::Kind::static_value: hash_static(h, a.value); break;
+      case ArgSignature::Kind::tensor: hash_spec(h, a.specs[0].dtype, a.specs[0].shape); break;
+      case ArgSignature::Kind::tensor_list:
+      case ArgSignature::Kind::tensor_map:
+        hash_mix(h, a.specs.size());
+        for (std::size_t k = 0; k < a.specs.size(); ++k) {
+          if (a.kind == ArgSignature::Kind::tensor_map) hash_mix(h, std::hash<std::string_view>{}(a.keys[k]));
+          hash_spec(h, a.specs[k].dtype, a.specs[k].shape);
+        }
+        break;
+    }
+  }
+  return h;
+}
+
+bool signature_is_static(const Signature& sig) {
+  for (const auto& a : sig)
+    for (const auto& s : a.specs)
+      if (!s.shape.is_static()) return false;
   return true;
 }
 

@@ -5,6 +5,7 @@
 // them, for get_concrete_function), and static values: bool, integers, floating point, strings.
 #include <array>
 #include <concepts>
+#include <functional>
 #include <map>
 #include <string>
 #include <tuple>
@@ -56,6 +57,10 @@ template <> struct ArgTraits<Tensor> {
            s.specs[0].shape.accepts(t.shape());
   }
   static void flatten(const Tensor& t, FlatTensors& out) { out.push(t); }
+  static void hash(const Tensor& t, std::uint64_t& h) {
+    hash_mix(h, static_cast<std::uint64_t>(ArgSignature::Kind::tensor));
+    if (t.defined()) hash_spec(h, t.dtype(), t.shape());
+  }
   static Tensor symbolic(const ArgSignature& s, trace::TraceContext& ctx) { return ctx.add_input(s.specs[0]); }
 };
 
@@ -82,6 +87,12 @@ template <TensorLike E> struct ArgTraits<std::vector<E>> {
   }
   static void flatten(const std::vector<Tensor>& v, FlatTensors& out) {
     for (const auto& t : v) out.push(t);
+  }
+  static void hash(const std::vector<Tensor>& v, std::uint64_t& h) {
+    hash_mix(h, static_cast<std::uint64_t>(ArgSignature::Kind::tensor_list));
+    hash_mix(h, v.size());
+    for (const auto& t : v)
+      if (t.defined()) hash_spec(h, t.dtype(), t.shape());
   }
   static std::vector<Tensor> symbolic(const ArgSignature& s, trace::TraceContext& ctx) {
     std::vector<Tensor> v;
@@ -113,6 +124,14 @@ template <TensorLike E> struct ArgTraits<std::map<std::string, E>> {
   static void flatten(const std::map<std::string, Tensor>& m, FlatTensors& out) {
     for (const auto& [k, t] : m) out.push(t);
   }
+  static void hash(const std::map<std::string, Tensor>& m, std::uint64_t& h) {
+    hash_mix(h, static_cast<std::uint64_t>(ArgSignature::Kind::tensor_map));
+    hash_mix(h, m.size());
+    for (const auto& [k, t] : m) {
+      hash_mix(h, std::hash<std::string_view>{}(k));
+      if (t.defined()) hash_spec(h, t.dtype(), t.shape());
+    }
+  }
   static std::map<std::string, Tensor> symbolic(const ArgSignature& s, trace::TraceContext& ctx) {
     std::map<std::string, Tensor> m;
     for (std::size_t i = 0; i < s.keys.size(); ++i) m.emplace(s.keys[i], ctx.add_input(s.specs[i]));
@@ -140,6 +159,11 @@ struct ArgTraits<T> {
     else { auto* p = std::get_if<std::string>(&s.value); return p && *p == v; }
   }
   static void flatten(const T&, FlatTensors&) {}
+  static void hash(const T& v, std::uint64_t& h) {
+    hash_mix(h, static_cast<std::uint64_t>(ArgSignature::Kind::static_value));
+    if constexpr (std::same_as<T, std::string>) hash_string_static(h, v);  // no copy
+    else hash_static(h, key(v));
+  }
   static T symbolic(const ArgSignature& s, trace::TraceContext&) {
     if constexpr (std::same_as<T, bool>) return std::get<bool>(s.value);
     else if constexpr (std::is_integral_v<T>) return static_cast<T>(std::get<std::int64_t>(s.value));
@@ -157,6 +181,10 @@ template <std::size_t N> struct ArgTraits<char[N]> {
     return s.kind == ArgSignature::Kind::static_value && p && *p == v;
   }
   static void flatten(const char (&)[N], FlatTensors&) {}
+  static void hash(const char (&v)[N], std::uint64_t& h) {
+    hash_mix(h, static_cast<std::uint64_t>(ArgSignature::Kind::static_value));
+    hash_string_static(h, std::string_view(v));
+  }
   static std::string symbolic(const ArgSignature& s, trace::TraceContext&) { return std::get<std::string>(s.value); }
 };
 

@@ -14,6 +14,7 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "eagerflow/function/concrete_function.h"
@@ -52,10 +53,19 @@ class FunctionCore {
   explicit FunctionCore(FunctionOptions options);
   using TraceBody = std::function<void(trace::TraceContext&, const Signature&, OutputStructure&)>;
 
+  // `hash` is the call's signature_hash, computed from the arguments. Fully static entries
+  // are found through the hash index (O(number of args) however many traces there are);
+  // entries with dynamic dims are then tried in trace order.
   template <class Match>
-  std::shared_ptr<const ConcreteFunction> find(Match&& match) {
+  std::shared_ptr<const ConcreteFunction> find(std::uint64_t hash, Match&& match) {
     std::shared_lock lock(mutex_);
-    for (const auto& cf : entries_)
+    auto [first, last] = static_index_.equal_range(hash);
+    for (auto it = first; it != last; ++it)
+      if (match(it->second->signature())) {
+        note_hit();
+        return it->second;
+      }
+    for (const auto& cf : dynamic_entries_)
       if (match(cf->signature())) {
         note_hit();
         return cf;
@@ -78,7 +88,9 @@ class FunctionCore {
 
   FunctionOptions options_;
   mutable std::shared_mutex mutex_;
-  std::vector<std::shared_ptr<const ConcreteFunction>> entries_;
+  std::vector<std::shared_ptr<const ConcreteFunction>> entries_;  // all, in trace order
+  std::unordered_multimap<std::uint64_t, std::shared_ptr<const ConcreteFunction>> static_index_;
+  std::vector<std::shared_ptr<const ConcreteFunction>> dynamic_entries_;
   std::vector<TraceRecord> records_;
   std::atomic<std::uint32_t> history_{0};  // last calls, 1 bit per call (1 = traced), newest lowest
   int warnings_ = 0;
@@ -99,7 +111,9 @@ class Function {
     using R = std::invoke_result_t<F&, typename detail::ArgTraits<Args>::Symbolic...>;
     // Inside another trace the body is inlined into it; when debugging, it runs eagerly.
     if (functions_run_eagerly() || trace::current()) return std::invoke(f_, args...);
-    auto cf = core_->find([&](const Signature& s) { return matches(s, args...); });
+    std::uint64_t hash = sizeof...(Args);
+    (detail::ArgTraits<Args>::hash(args, hash), ...);
+    auto cf = core_->find(hash, [&](const Signature& s) { return matches(s, args...); });
     if (!cf) cf = trace(Signature{detail::ArgTraits<Args>::signature(args)...}, std::type_identity<Args>{}...);
     detail::FlatTensors flat;
     (detail::ArgTraits<Args>::flatten(args, flat), ...);

@@ -3,6 +3,7 @@
 // a tensor's dtype and shape, a container's structure and specs, or a static value.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -29,5 +30,22 @@ std::string signature_str(const Signature& sig, const std::vector<std::string>& 
 // True when every spec of `general` accepts the matching spec of `specific` (dynamic dims
 // accept any size) and the structure and static values are equal.
 bool signature_accepts(const Signature& general, const Signature& specific);
+
+// Cache-key hashing, computed the same way from a Signature and (without allocating) from the
+// call's arguments: kind, dtype and dims of every tensor, static values.
+inline void hash_mix(std::uint64_t& h, std::uint64_t v) {
+  h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+}
+inline void hash_spec(std::uint64_t& h, DType dtype, const Shape& shape) {
+  hash_mix(h, static_cast<std::uint64_t>(dtype) + 1);
+  hash_mix(h, static_cast<std::uint64_t>(shape.rank()));
+  for (auto d : shape) hash_mix(h, static_cast<std::uint64_t>(d));
+}
+void hash_static(std::uint64_t& h, const StaticValue& v);
+// A string static hashed in place (no copy): equal to hash_static of the same string.
+void hash_string_static(std::uint64_t& h, std::string_view s);
+std::uint64_t signature_hash(const Signature& sig);
+// True when no spec has a dynamic dim: such an entry is found through the hash index.
+bool signature_is_static(const Signature& sig);
 
 }  // namespace ef
