@@ -80,3 +80,16 @@ void BM_ElementwiseChainFusedReplay(benchmark::State& state) {
 }
 BENCHMARK(BM_ElementwiseChainFusedReplay)->ArgName("threads")->Arg(1)->Arg(2);
 }  // namespace
+
+namespace {
+// Lookup cost with many cached signatures: the hash index keeps it flat.
+void BM_CachedCallAmong50Traces(benchmark::State& state) {
+  ef::set_log_level(ef::LogLevel::off);  // 50 retraces would warn
+  auto f = ef::function([](const ef::Tensor& a) { return a + a; });
+  for (int i = 1; i <= 50; ++i) f(ef::zeros({i}));
+  ef::Tensor last = ef::zeros({50});
+  for (auto _ : state) benchmark::DoNotOptimize(f(last));
+  ef::set_log_level(ef::LogLevel::warning);
+}
+BENCHMARK(BM_CachedCallAmong50Traces);
+}  // namespace
