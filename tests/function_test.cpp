@@ -405,3 +405,26 @@ TEST(Function, DotExportNamesOpsAndEdges) {
   EXPECT_NE(dot.find("n0 -> n1"), std::string::npos) << dot;
   EXPECT_NE(dot.find("n1 -> out0"), std::string::npos) << dot;
 }
+
+TEST(Function, LargeGraphsAndWideNodesReplayCorrectly) {
+  // More values than the executor keeps on the stack, and a node with more than 8 inputs.
+  auto body = [](const Tensor& x) {
+    std::vector<Tensor> parts;
+    Tensor y = x;
+    for (int i = 0; i < 100; ++i) {
+      y = y * 1.01f + 0.5f;
+      if (i % 10 == 0) parts.push_back(y);
+    }
+    return concat(parts, 0);
+  };
+  auto plain = function(body, {.passes = {.dead_code = false, .common_subexpr = false, .fuse_dense = false,
+                                          .fuse_elementwise = false}});
+  auto optimized = function(body);
+  Tensor x = tensor({1.f, 2.f});
+  Tensor eager = body(x);
+  EXPECT_GT(plain.get_concrete_function(x.spec())->graph().values.size(), 64u);
+  EXPECT_EQ(plain(x).to_vector<float>(), eager.to_vector<float>());
+  EXPECT_EQ(plain(x).to_vector<float>(), eager.to_vector<float>());
+  EXPECT_EQ(optimized(x).to_vector<float>(), eager.to_vector<float>());
+  EXPECT_EQ(eager.shape(), Shape({20}));
+}
