@@ -93,3 +93,24 @@ void BM_CachedCallAmong50Traces(benchmark::State& state) {
 }
 BENCHMARK(BM_CachedCallAmong50Traces);
 }  // namespace
+
+namespace {
+// Cheap, memory-bound ops: here one pass over memory instead of five pays.
+ef::Tensor cheap_chain(const ef::Tensor& x, const ef::Tensor& y) { return ef::relu(x * 0.5f + y) * 2.0f - x; }
+
+void BM_CheapChainEager(benchmark::State& state) {
+  ef::set_num_threads(static_cast<int>(state.range(0)));
+  ef::Tensor x = ef::random::normal({1 << 20}), y = ef::random::normal({1 << 20});
+  for (auto _ : state) benchmark::DoNotOptimize(cheap_chain(x, y));
+}
+BENCHMARK(BM_CheapChainEager)->ArgName("threads")->Arg(1)->Arg(2);
+
+void BM_CheapChainFusedReplay(benchmark::State& state) {
+  ef::set_num_threads(static_cast<int>(state.range(0)));
+  ef::Tensor x = ef::random::normal({1 << 20}), y = ef::random::normal({1 << 20});
+  auto f = ef::function(cheap_chain);
+  f(x, y);
+  for (auto _ : state) benchmark::DoNotOptimize(f(x, y));
+}
+BENCHMARK(BM_CheapChainFusedReplay)->ArgName("threads")->Arg(1)->Arg(2);
+}  // namespace
