@@ -60,28 +60,29 @@ BENCHMARK(BM_TraceSeedLayer);
 }  // namespace
 
 namespace {
-// A chain of 6 elementwise ops on 1M floats: eager makes 6 passes over memory, the fused
-// replay makes one.
-ef::Tensor chain(const ef::Tensor& x, const ef::Tensor& y) { return ef::tanh(ef::sigmoid(ef::exp(x) * 0.5f - y)) + x; }
+using Chain = ef::Tensor (*)(const ef::Tensor&, const ef::Tensor&);
 
-void BM_ElementwiseChainEager(benchmark::State& state) {
-  ef::set_num_threads(static_cast<int>(state.range(0)));
-  ef::Tensor x = ef::random::normal({1 << 20}), y = ef::random::normal({1 << 20});
-  for (auto _ : state) benchmark::DoNotOptimize(chain(x, y));
+// A chain of 6 elementwise ops on 1M floats, bound by scalar libm exp/tanh.
+ef::Tensor transcendental_chain(const ef::Tensor& x, const ef::Tensor& y) {
+  return ef::tanh(ef::sigmoid(ef::exp(x) * 0.5f - y)) + x;
 }
-BENCHMARK(BM_ElementwiseChainEager)->ArgName("threads")->Arg(1)->Arg(2);
+// Cheap, memory-bound ops: here one pass over memory instead of five pays.
+ef::Tensor cheap_chain(const ef::Tensor& x, const ef::Tensor& y) { return ef::relu(x * 0.5f + y) * 2.0f - x; }
 
-void BM_ElementwiseChainFusedReplay(benchmark::State& state) {
+// Eager: one pass over memory per op. Fused replay: one blocked loop.
+template <Chain chain, bool traced>
+void BM_Chain(benchmark::State& state) {
   ef::set_num_threads(static_cast<int>(state.range(0)));
   ef::Tensor x = ef::random::normal({1 << 20}), y = ef::random::normal({1 << 20});
   auto f = ef::function(chain);
-  f(x, y);
-  for (auto _ : state) benchmark::DoNotOptimize(f(x, y));
+  if (traced) f(x, y);
+  for (auto _ : state) benchmark::DoNotOptimize(traced ? f(x, y) : chain(x, y));
 }
-BENCHMARK(BM_ElementwiseChainFusedReplay)->ArgName("threads")->Arg(1)->Arg(2);
-}  // namespace
+BENCHMARK_TEMPLATE(BM_Chain, transcendental_chain, false)->Name("BM_ElementwiseChainEager")->ArgName("threads")->Arg(1)->Arg(2);
+BENCHMARK_TEMPLATE(BM_Chain, transcendental_chain, true)->Name("BM_ElementwiseChainFusedReplay")->ArgName("threads")->Arg(1)->Arg(2);
+BENCHMARK_TEMPLATE(BM_Chain, cheap_chain, false)->Name("BM_CheapChainEager")->ArgName("threads")->Arg(1)->Arg(2);
+BENCHMARK_TEMPLATE(BM_Chain, cheap_chain, true)->Name("BM_CheapChainFusedReplay")->ArgName("threads")->Arg(1)->Arg(2);
 
-namespace {
 // Lookup cost with many cached signatures: the hash index keeps it flat.
 void BM_CachedCallAmong50Traces(benchmark::State& state) {
   ef::set_log_level(ef::LogLevel::off);  // 50 retraces would warn
@@ -92,25 +93,5 @@ void BM_CachedCallAmong50Traces(benchmark::State& state) {
   ef::set_log_level(ef::LogLevel::warning);
 }
 BENCHMARK(BM_CachedCallAmong50Traces);
-}  // namespace
 
-namespace {
-// Cheap, memory-bound ops: here one pass over memory instead of five pays.
-ef::Tensor cheap_chain(const ef::Tensor& x, const ef::Tensor& y) { return ef::relu(x * 0.5f + y) * 2.0f - x; }
-
-void BM_CheapChainEager(benchmark::State& state) {
-  ef::set_num_threads(static_cast<int>(state.range(0)));
-  ef::Tensor x = ef::random::normal({1 << 20}), y = ef::random::normal({1 << 20});
-  for (auto _ : state) benchmark::DoNotOptimize(cheap_chain(x, y));
-}
-BENCHMARK(BM_CheapChainEager)->ArgName("threads")->Arg(1)->Arg(2);
-
-void BM_CheapChainFusedReplay(benchmark::State& state) {
-  ef::set_num_threads(static_cast<int>(state.range(0)));
-  ef::Tensor x = ef::random::normal({1 << 20}), y = ef::random::normal({1 << 20});
-  auto f = ef::function(cheap_chain);
-  f(x, y);
-  for (auto _ : state) benchmark::DoNotOptimize(f(x, y));
-}
-BENCHMARK(BM_CheapChainFusedReplay)->ArgName("threads")->Arg(1)->Arg(2);
 }  // namespace

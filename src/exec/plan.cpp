@@ -22,11 +22,12 @@ Plan::Plan(std::shared_ptr<const ir::Graph> graph) : graph_(std::move(graph)) {
     if (lu < 0) lu = g.values[v].index;  // never read: release right after it is made
     if (lu < static_cast<int>(g.nodes.size())) release_after[static_cast<std::size_t>(lu)].push_back(static_cast<int>(v));
   }
+  for (std::size_t v = 0; v < g.values.size(); ++v)
+    if (g.values[v].kind == ir::ValueKind::constant) constants_.emplace_back(static_cast<int>(v), g.values[v].index);
   for (std::size_t n = 0; n < g.nodes.size(); ++n) {
     const ir::Node& node = g.nodes[n];
     Instruction ins{};
     ins.op = node.op.get();
-    has_effect_ |= node.op->has_effect();
     ins.first_arg = static_cast<int>(args_.size());
     ins.num_args = static_cast<int>(node.inputs.size());
     args_.insert(args_.end(), node.inputs.begin(), node.inputs.end());
@@ -62,8 +63,8 @@ void Plan::run(std::span<const Tensor> inputs, std::span<Tensor> outputs) const 
 void Plan::execute(std::span<Tensor> slots, std::span<const Tensor> inputs, std::span<Tensor> outputs) const {
   const ir::Graph& g = *graph_;
   for (std::size_t i = 0; i < g.inputs.size(); ++i) slots[static_cast<std::size_t>(g.inputs[i])] = inputs[i];
-  for (std::size_t v = 0; v < g.values.size(); ++v)
-    if (g.values[v].kind == ir::ValueKind::constant) slots[v] = g.constants[static_cast<std::size_t>(g.values[v].index)];
+  for (auto [slot, index] : constants_)
+    slots[static_cast<std::size_t>(slot)] = g.constants[static_cast<std::size_t>(index)];
   std::array<Tensor, kStackArgs> stack_args;
   std::vector<Tensor> heap_args;
   for (const Instruction& ins : instructions_) {

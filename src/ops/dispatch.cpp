@@ -27,11 +27,6 @@ void expect_same_dtype(const Primitive& op, std::span<const Tensor> inputs) {
                           " (binary ops need equal dtypes; use ef::cast)");
 }
 
-void run_kernel(const Primitive& op, std::span<const Tensor> inputs, std::span<Tensor> outputs) {
-  std::vector<TensorSpec> specs = op.infer(inputs);
-  op.eval(inputs, specs, outputs);
-}
-
 std::vector<Tensor> dispatch(const Primitive& op, std::span<const Tensor> inputs) {
   bool symbolic = false;
   for (const auto& t : inputs) {

@@ -5,6 +5,7 @@
 // allocator and the next instruction reuses it.
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "eagerflow/trace/graph.h"
@@ -19,7 +20,6 @@ class Plan {
   std::size_t num_inputs() const { return graph_->inputs.size(); }
   std::size_t num_outputs() const { return graph_->outputs.size(); }
   const ir::Graph& graph() const { return *graph_; }
-  bool has_effect() const { return has_effect_; }
 
  private:
   struct Instruction {
@@ -36,7 +36,7 @@ class Plan {
   std::vector<int> args_;
   std::vector<TensorSpec> specs_;
   std::vector<int> releases_;
-  bool has_effect_ = false;
+  std::vector<std::pair<int, int>> constants_;  // (slot, index into graph constants)
 };
 
 }  // namespace ef::exec

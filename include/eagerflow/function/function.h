@@ -77,7 +77,6 @@ class FunctionCore {
   std::shared_ptr<const ConcreteFunction> get_or_trace(const Signature& sig, const TraceBody& body);
 
   const std::string& name() const { return options_.name; }
-  const FunctionOptions& options() const { return options_; }
   int tracing_count() const;
   std::vector<TraceRecord> traces() const;
 

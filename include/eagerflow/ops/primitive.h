@@ -47,9 +47,6 @@ inline Tensor dispatch1(const Primitive& op, std::initializer_list<Tensor> input
   return dispatch1(op, std::span<const Tensor>(inputs.begin(), inputs.size()));
 }
 
-// Runs the kernel of `op` on concrete inputs (used by eager dispatch and the executor).
-void run_kernel(const Primitive& op, std::span<const Tensor> inputs, std::span<Tensor> outputs);
-
 // Helpers for shape rules.
 std::string describe(std::span<const Tensor> inputs, const char* separator = ", ");  // "float32[2,3], float32[3]"
 void expect_inputs(const Primitive& op, std::span<const Tensor> inputs, std::size_t n);

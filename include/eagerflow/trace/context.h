@@ -34,7 +34,6 @@ class TraceContext : public Recorder {
   void note_variable_created(const std::string& description);
 
   const std::shared_ptr<ir::Graph>& graph() const { return graph_; }
-  TraceContext* parent() const { return parent_; }
   TraceContext& root();
   const std::string& function_name() const { return function_name_; }
   bool allow_variable_creation() const { return allow_variable_creation_; }
