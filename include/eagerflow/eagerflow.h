@@ -15,3 +15,5 @@
 #include "eagerflow/nn/dense.h"
 #include "eagerflow/nn/layer.h"
 #include "eagerflow/function/control_flow.h"
+#include "eagerflow/autodiff/gradient_tape.h"
+#include "eagerflow/autodiff/grad.h"

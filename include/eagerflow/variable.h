@@ -50,6 +50,12 @@ class Variable {
   void assign_sub(const Tensor& v);
 
   const std::shared_ptr<VariableState>& state_ptr() const { return state_; }
+  // A handle on an existing variable's state.
+  static Variable from_state(std::shared_ptr<VariableState> state) {
+    Variable v;
+    v.state_ = std::move(state);
+    return v;
+  }
   bool same_as(const Variable& o) const { return state_ == o.state_; }
 
  private:

@@ -2,6 +2,8 @@
 
 #include <ostream>
 
+#include "exec/interpret.h"
+
 namespace ef {
 
 ConcreteFunction::ConcreteFunction(std::string name, Signature signature, std::vector<std::string> arg_names,
@@ -30,6 +32,10 @@ std::vector<Tensor> ConcreteFunction::call_flat(std::span<const Tensor> inputs) 
   std::vector<Tensor> outs(plan_.num_outputs());
   plan_.run(inputs, outs);
   return outs;
+}
+
+std::vector<Tensor> ConcreteFunction::interpret(std::span<const Tensor> inputs) const {
+  return exec::interpret(*traced_, inputs);
 }
 
 std::ostream& operator<<(std::ostream& os, const ConcreteFunction& f) { return os << f.str(); }

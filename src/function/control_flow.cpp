@@ -4,16 +4,13 @@
 
 #include "eagerflow/exec/plan.h"
 #include "eagerflow/passes/passes.h"
+#include "autodiff/tape_impl.h"
 #include "eagerflow/trace/context.h"
+#include "function/control_flow_ops.h"
+#include "ops/interpreters.h"
 
 namespace ef {
 namespace {
-
-bool touches_state(const ir::Graph& g) {
-  for (const auto& n : g.nodes)
-    if (n.op->has_effect() || std::string(n.op->name()) == "read_variable") return true;
-  return false;
-}
 
 // Puts the graph's inputs in `order` (value ids), renumbering their positions.
 void reorder_inputs(ir::Graph& g, std::vector<int> order) {
@@ -21,76 +18,96 @@ void reorder_inputs(ir::Graph& g, std::vector<int> order) {
   for (std::size_t i = 0; i < g.inputs.size(); ++i) g.values[static_cast<std::size_t>(g.inputs[i])].index = static_cast<int>(i);
 }
 
-// A traced sub-graph ready to run: the optimized graph and its plan.
-struct SubGraph {
-  std::shared_ptr<ir::Graph> graph;
-  std::shared_ptr<exec::Plan> plan;
-  explicit SubGraph(const ir::Graph& traced) : graph(passes::optimize(traced)), plan(std::make_shared<exec::Plan>(graph)) {}
-  std::vector<Tensor> run(std::span<const Tensor> inputs) const {
-    std::vector<Tensor> out(plan->num_outputs());
-    plan->run(inputs, out);
-    return out;
-  }
-};
-
 std::string specs_str(const std::vector<TensorSpec>& specs) {
   std::string s = "(";
   for (std::size_t i = 0; i < specs.size(); ++i) s += (i ? ", " : "") + specs[i].str();
   return s + ")";
 }
 
-class CondOp : public PrimitiveBase<CondOp> {
- public:
-  CondOp(SubGraph then_g, SubGraph else_g, std::vector<TensorSpec> specs)
-      : then_(std::move(then_g)), else_(std::move(else_g)), specs_(std::move(specs)) {}
-  const char* name() const override { return "cond"; }
-  std::string attrs() const override {
-    return "branches=(\n      " + ir::to_text(*else_.graph) + "\n      " + ir::to_text(*then_.graph) + "\n    )";
-  }
-  bool has_effect() const override { return touches_state(*then_.graph) || touches_state(*else_.graph); }
-  std::vector<TensorSpec> infer(std::span<const Tensor>) const override { return specs_; }
-  void eval(std::span<const Tensor> in, std::span<const TensorSpec>, std::span<Tensor> out) const override {
-    const SubGraph& branch = in[0].data<bool>()[0] ? then_ : else_;
-    std::vector<Tensor> r = branch.run(in.subspan(1));
-    for (std::size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
-  }
+}  // namespace
 
- private:
-  SubGraph then_, else_;
-  std::vector<TensorSpec> specs_;
-};
+SubGraph::SubGraph(std::shared_ptr<ir::Graph> traced_graph)
+    : traced(std::move(traced_graph)), graph(passes::optimize(*traced)), plan(std::make_shared<exec::Plan>(graph)) {}
 
-class WhileOp : public PrimitiveBase<WhileOp> {
- public:
-  WhileOp(SubGraph cond, SubGraph body, std::size_t n_vars, std::size_t n_cond_caps)
-      : cond_(std::move(cond)), body_(std::move(body)), n_vars_(n_vars), n_cond_caps_(n_cond_caps) {}
-  const char* name() const override { return "while"; }
-  std::string attrs() const override {
-    return "cond=" + ir::to_text(*cond_.graph) + "\n      body=" + ir::to_text(*body_.graph);
-  }
-  bool has_effect() const override { return touches_state(*cond_.graph) || touches_state(*body_.graph); }
-  std::vector<TensorSpec> infer(std::span<const Tensor> in) const override {
-    std::vector<TensorSpec> specs;
-    for (std::size_t i = 0; i < n_vars_; ++i) specs.push_back(in[i].spec());
-    return specs;
-  }
-  void eval(std::span<const Tensor> in, std::span<const TensorSpec>, std::span<Tensor> out) const override {
-    std::vector<Tensor> cond_in(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n_vars_));
-    cond_in.insert(cond_in.end(), in.begin() + static_cast<std::ptrdiff_t>(n_vars_),
-                   in.begin() + static_cast<std::ptrdiff_t>(n_vars_ + n_cond_caps_));
-    std::vector<Tensor> body_in(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n_vars_));
-    body_in.insert(body_in.end(), in.begin() + static_cast<std::ptrdiff_t>(n_vars_ + n_cond_caps_), in.end());
-    while (cond_.run(cond_in)[0].data<bool>()[0]) {
-      std::vector<Tensor> next = body_.run(body_in);
-      for (std::size_t i = 0; i < n_vars_; ++i) cond_in[i] = body_in[i] = std::move(next[i]);
-    }
-    for (std::size_t i = 0; i < n_vars_; ++i) out[i] = cond_in[i];
-  }
+std::vector<Tensor> SubGraph::run(std::span<const Tensor> inputs) const {
+  std::vector<Tensor> out(plan->num_outputs());
+  plan->run(inputs, out);
+  return out;
+}
 
- private:
-  SubGraph cond_, body_;
-  std::size_t n_vars_, n_cond_caps_;
-};
+bool SubGraph::touches_state() const {
+  for (const auto& n : graph->nodes)
+    if (n.op->has_effect() || n.op->is_stateful()) return true;
+  return false;
+}
+
+std::string CondOp::attrs() const {
+  return "branches=(\n      " + ir::to_text(*else_.graph) + "\n      " + ir::to_text(*then_.graph) + "\n    )";
+}
+
+void CondOp::eval(std::span<const Tensor> in, std::span<const TensorSpec>, std::span<Tensor> out) const {
+  const SubGraph& branch = in[0].data<bool>()[0] ? then_ : else_;
+  std::vector<Tensor> r = branch.run(in.subspan(1));
+  for (std::size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
+}
+
+std::vector<Tensor> CondOp::vjp(std::span<const Tensor> in, std::span<const Tensor>, std::span<const Tensor> cot,
+                                const std::vector<bool>& needed) const {
+  std::vector<Tensor> captures(in.begin() + 1, in.end());
+  std::vector<Tensor> cots(cot.begin(), cot.end());
+  std::vector<bool> want(needed.begin() + 1, needed.end());
+  std::vector<std::size_t> which;
+  for (std::size_t i = 0; i < want.size(); ++i)
+    if (want[i]) which.push_back(i);
+  std::vector<Tensor> grads(in.size());
+  if (which.empty()) return grads;
+  // Both branches return a gradient for every wanted capture (zeros where unconnected), so
+  // their outputs agree; only the taken branch runs.
+  auto branch = [&](const SubGraph& g) {
+    return [&]() -> std::vector<Tensor> {
+      std::vector<Tensor> all = detail::graph_vjp(*g.traced, captures, cots, want);
+      std::vector<Tensor> out;
+      for (std::size_t i : which) out.push_back(all[i]);
+      return out;
+    };
+  };
+  std::vector<Tensor> r = cond(in[0], branch(then_), branch(else_));
+  for (std::size_t k = 0; k < which.size(); ++k) grads[which[k] + 1] = r[k];
+  return grads;
+}
+
+std::string WhileOp::attrs() const {
+  return "cond=" + ir::to_text(*cond_.graph) + "\n      body=" + ir::to_text(*body_.graph);
+}
+
+std::vector<TensorSpec> WhileOp::infer(std::span<const Tensor> in) const {
+  std::vector<TensorSpec> specs;
+  for (std::size_t i = 0; i < n_vars_; ++i) specs.push_back(in[i].spec());
+  return specs;
+}
+
+void WhileOp::eval(std::span<const Tensor> in, std::span<const TensorSpec>, std::span<Tensor> out) const {
+  std::vector<Tensor> cond_in(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n_vars_));
+  cond_in.insert(cond_in.end(), in.begin() + static_cast<std::ptrdiff_t>(n_vars_),
+                 in.begin() + static_cast<std::ptrdiff_t>(n_vars_ + n_cond_caps_));
+  std::vector<Tensor> body_in(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n_vars_));
+  body_in.insert(body_in.end(), in.begin() + static_cast<std::ptrdiff_t>(n_vars_ + n_cond_caps_), in.end());
+  while (cond_.run(cond_in)[0].data<bool>()[0]) {
+    std::vector<Tensor> next = body_.run(body_in);
+    for (std::size_t i = 0; i < n_vars_; ++i) cond_in[i] = body_in[i] = std::move(next[i]);
+  }
+  for (std::size_t i = 0; i < n_vars_; ++i) out[i] = cond_in[i];
+}
+
+std::vector<Tensor> WhileOp::vjp(std::span<const Tensor> in, std::span<const Tensor>, std::span<const Tensor>,
+                                 const std::vector<bool>&) const {
+  fail("gradient", "ef::while_loop '" + body_.graph->name + "' over loop variables " +
+                       describe(in.subspan(0, n_vars_)) +
+                       " is not differentiable inside a traced function yet; run the loop eagerly (outside "
+                       "ef::function, where the tape sees every iteration) or unroll it with a C++ loop");
+}
+
+namespace {
 
 void check_predicate(const Tensor& pred, const char* op) {
   if (!pred.defined()) fail(op, "the predicate is undefined");
@@ -99,6 +116,8 @@ void check_predicate(const Tensor& pred, const char* op) {
 }
 
 std::vector<Tensor> trace_branch(trace::TraceContext& ctx, const detail::Branch& fn) {
+  detail::SuspendTapes hide_tapes;  // the cond node is what a tape records
+  ctx.set_lift_variable_reads(true);
   trace::TraceScope scope(ctx);
   std::vector<Tensor> out = fn();
   ctx.set_outputs(out);
@@ -155,7 +174,7 @@ std::vector<Tensor> cond_impl(const Tensor& pred, const Branch& then_fn, const B
   }
   std::vector<Tensor> inputs{pred};
   inputs.insert(inputs.end(), captures.begin(), captures.end());
-  return dispatch(CondOp(SubGraph(*then_ctx.graph()), SubGraph(*else_ctx.graph()), merged), inputs);
+  return dispatch(CondOp(SubGraph(then_ctx.graph()), SubGraph(else_ctx.graph()), merged), inputs);
 }
 
 }  // namespace detail
@@ -195,12 +214,14 @@ std::vector<Tensor> while_loop(const LoopCond& cond_fn, const LoopBody& body_fn,
     return p;
   };
   {
+    detail::SuspendTapes hide_tapes;  // the while node is what a tape records
     trace::TraceScope scope(cond_ctx);
     Tensor c = cond_fn(placeholders(cond_ctx));
     check_predicate(c, "while_loop");
     cond_ctx.set_outputs({c});
   }
   {
+    detail::SuspendTapes hide_tapes;
     trace::TraceScope scope(body_ctx);
     std::vector<Tensor> in = placeholders(body_ctx);
     std::vector<Tensor> out = body_fn(in);
@@ -210,7 +231,7 @@ std::vector<Tensor> while_loop(const LoopCond& cond_fn, const LoopBody& body_fn,
   std::vector<Tensor> inputs = vars;
   inputs.insert(inputs.end(), cond_ctx.lifted().begin(), cond_ctx.lifted().end());
   inputs.insert(inputs.end(), body_ctx.lifted().begin(), body_ctx.lifted().end());
-  WhileOp op(SubGraph(*cond_ctx.graph()), SubGraph(*body_ctx.graph()), vars.size(), cond_ctx.lifted().size());
+  WhileOp op(SubGraph(cond_ctx.graph()), SubGraph(body_ctx.graph()), vars.size(), cond_ctx.lifted().size());
   return dispatch(op, inputs);
 }
 

@@ -5,6 +5,7 @@
 
 #include "eagerflow/core/log.h"
 #include "eagerflow/function/function.h"
+#include "ops/interpreters.h"
 
 namespace ef {
 namespace {
@@ -193,6 +194,7 @@ std::shared_ptr<const ConcreteFunction> FunctionCore::get_or_trace(const Signatu
   trace::TraceContext ctx(options_.name, /*allow_variable_creation=*/entries_.empty());
   OutputStructure structure;
   {
+    SuspendTapes hide_tapes;  // the body's symbolic ops belong to the graph, not to a tape outside
     trace::TraceScope scope(ctx);
     body(ctx, sig, structure);
   }

@@ -1,8 +1,40 @@
 #include "eagerflow/core/tensor.h"
 #include "eagerflow/ops/primitive.h"
 #include "eagerflow/trace/recorder.h"
+#include "ops/interpreters.h"
 
 namespace ef {
+
+namespace detail {
+namespace {
+thread_local TapeHook* tapes = nullptr;
+thread_local int kernel_depth = 0;
+}  // namespace
+
+TapeHook*& innermost_tape() { return tapes; }
+
+bool tapes_recording() {
+  for (TapeHook* t = tapes; t; t = t->below)
+    if (!t->paused) return true;
+  return false;
+}
+
+void record_on_tapes(const Primitive& op, std::span<const Tensor> inputs, std::span<const Tensor> outputs) {
+  for (TapeHook* t = tapes; t; t = t->below)
+    if (!t->paused) t->record(op, inputs, outputs);
+}
+
+void note_variable_read(const std::shared_ptr<VariableState>& var, const Tensor& value) {
+  if (kernel_depth > 0) return;
+  for (TapeHook* t = tapes; t; t = t->below)
+    if (!t->paused) t->variable_read(var, value);
+}
+
+bool in_kernel() { return kernel_depth > 0; }
+KernelScope::KernelScope() { ++kernel_depth; }
+KernelScope::~KernelScope() { --kernel_depth; }
+
+}  // namespace detail
 
 std::string describe(std::span<const Tensor> inputs, const char* separator) {
   std::string s;
@@ -27,35 +59,59 @@ void expect_same_dtype(const Primitive& op, std::span<const Tensor> inputs) {
                           " (binary ops need equal dtypes; use ef::cast)");
 }
 
-std::vector<Tensor> dispatch(const Primitive& op, std::span<const Tensor> inputs) {
+namespace {
+
+bool check_inputs(const Primitive& op, std::span<const Tensor> inputs) {
   bool symbolic = false;
   for (const auto& t : inputs) {
     if (!t.defined()) fail(op.name(), "an input tensor is undefined (default-constructed)");
     symbolic |= t.is_symbolic();
   }
-  trace::Recorder* recorder = trace::active_recorder();
-  if (recorder && (symbolic || op.has_effect())) return recorder->record(op, inputs, op.infer(inputs));
-  if (symbolic)
-    fail(op.name(), "got a symbolic tensor outside of its trace; symbolic tensors exist only "
-                    "while ef::function traces (do not keep them past the traced call)");
-  std::vector<TensorSpec> specs = op.infer(inputs);
-  std::vector<Tensor> outputs(specs.size());
-  op.eval(inputs, specs, outputs);
+  return symbolic;
+}
+
+[[noreturn]] void symbolic_outside_trace(const Primitive& op) {
+  fail(op.name(), "got a symbolic tensor outside of its trace; symbolic tensors exist only "
+                  "while ef::function traces (do not keep them past the traced call)");
+}
+
+}  // namespace
+
+std::vector<Tensor> dispatch(const Primitive& op, std::span<const Tensor> inputs) {
+  bool symbolic = check_inputs(op, inputs);
+  trace::Recorder* recorder = detail::in_kernel() ? nullptr : trace::active_recorder();
+  std::vector<Tensor> outputs;
+  if (recorder && (symbolic || op.has_effect() || op.is_stateful())) {
+    outputs = recorder->record(op, inputs, op.infer(inputs));
+  } else {
+    if (symbolic) symbolic_outside_trace(op);
+    detail::KernelScope kernel;
+    std::vector<TensorSpec> specs = op.infer(inputs);
+    outputs.resize(specs.size());
+    op.eval(inputs, specs, outputs);
+  }
+  if (detail::tapes && !detail::in_kernel()) detail::record_on_tapes(op, inputs, outputs);
   return outputs;
 }
 
 Tensor dispatch1(const Primitive& op, std::span<const Tensor> inputs) {
-  bool symbolic = false;
-  for (const auto& t : inputs) {
-    if (!t.defined()) fail(op.name(), "an input tensor is undefined (default-constructed)");
-    symbolic |= t.is_symbolic();
-  }
-  if (symbolic || op.has_effect() || trace::active_recorder()) return dispatch(op, inputs).at(0);
+  bool symbolic = check_inputs(op, inputs);
+  bool kernel = detail::in_kernel();
+  if (!kernel && (symbolic || detail::tapes || ((op.has_effect() || op.is_stateful()) && trace::active_recorder())))
+    return dispatch(op, inputs).at(0);
   // Eager fast path: one output, no vector of outputs.
+  if (symbolic) symbolic_outside_trace(op);
+  detail::KernelScope scope;
   std::vector<TensorSpec> specs = op.infer(inputs);
   Tensor out;
   op.eval(inputs, specs, std::span<Tensor>(&out, 1));
   return out;
+}
+
+std::vector<Tensor> Primitive::vjp(std::span<const Tensor>, std::span<const Tensor>, std::span<const Tensor>,
+                                   const std::vector<bool>&) const {
+  fail("gradient", std::string("op '") + name() + "' has no gradient rule" +
+                       (is_differentiable() ? "" : " (it is not differentiable)"));
 }
 
 }  // namespace ef

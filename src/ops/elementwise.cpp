@@ -6,6 +6,7 @@
 #include "eagerflow/ops/primitive.h"
 #include "kernels/cpu/broadcast.h"
 #include "ops/elementwise_math.h"
+#include "ops/primitives.h"
 #include "ops/shape_rules.h"
 
 namespace ef {
@@ -19,39 +20,57 @@ void unary_loop(UnaryKind k, const T* in, T* out, std::int64_t n) {
     switch (k) {
 #define EF_CASE(K) case UnaryKind::K: for (auto i = b; i < e; ++i) out[i] = unary_value(UnaryKind::K, in[i]); break;
       EF_CASE(neg) EF_CASE(abs) EF_CASE(exp) EF_CASE(log) EF_CASE(sqrt) EF_CASE(rsqrt) EF_CASE(square)
-      EF_CASE(relu) EF_CASE(sigmoid) EF_CASE(tanh) EF_CASE(gelu) EF_CASE(logical_not)
+      EF_CASE(relu) EF_CASE(sigmoid) EF_CASE(tanh) EF_CASE(gelu) EF_CASE(erf) EF_CASE(logical_not)
 #undef EF_CASE
     }
   });
 }
 
-class Unary : public PrimitiveBase<Unary> {
- public:
-  explicit Unary(UnaryKind k) : kind_(k) {}
-  const char* name() const override { return unary_name(kind_); }
-  std::vector<TensorSpec> infer(std::span<const Tensor> in) const override {
-    expect_inputs(*this, in, 1);
-    DType t = in[0].dtype();
-    bool ok = kind_ == UnaryKind::logical_not ? t == DType::bool_
-              : (kind_ == UnaryKind::neg || kind_ == UnaryKind::abs || kind_ == UnaryKind::square ||
-                 kind_ == UnaryKind::relu)
-                  ? t != DType::bool_
-                  : is_floating(t);
-    if (!ok)
-      fail(name(), std::string("does not support dtype ") + std::string(name_of(t)) + ": " + in[0].spec().str());
-    return {{t, in[0].shape(), {}}};
-  }
-  void eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const override {
-    out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
-    dispatch_dtype(in[0].dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      unary_loop<T>(kind_, in[0].data<T>().data(), out[0].mutable_data<T>().data(), in[0].num_elements());
-    });
-  }
+}  // namespace
 
- private:
-  UnaryKind kind_;
-};
+std::vector<TensorSpec> Unary::infer(std::span<const Tensor> in) const {
+  expect_inputs(*this, in, 1);
+  DType t = in[0].dtype();
+  bool ok = kind_ == UnaryKind::logical_not ? t == DType::bool_
+            : (kind_ == UnaryKind::neg || kind_ == UnaryKind::abs || kind_ == UnaryKind::square ||
+               kind_ == UnaryKind::relu)
+                ? t != DType::bool_
+                : is_floating(t);
+  if (!ok) fail(name(), std::string("does not support dtype ") + std::string(name_of(t)) + ": " + in[0].spec().str());
+  return {{t, in[0].shape(), {}}};
+}
+
+void Unary::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
+  out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  dispatch_dtype(in[0].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    unary_loop<T>(kind_, in[0].data<T>().data(), out[0].mutable_data<T>().data(), in[0].num_elements());
+  });
+}
+
+std::vector<Tensor> Unary::vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,
+                               const std::vector<bool>&) const {
+  const Tensor &x = in[0], &y = out[0], &g = cot[0];
+  switch (kind_) {
+    case UnaryKind::neg: return {-g};
+    case UnaryKind::abs: return {g * (cast(x > 0.0, x.dtype()) - cast(x < 0.0, x.dtype()))};
+    case UnaryKind::exp: return {g * y};
+    case UnaryKind::log: return {g / x};
+    case UnaryKind::sqrt: return {g / (y * 2.0)};
+    case UnaryKind::rsqrt: return {g * y * y * y * -0.5};
+    case UnaryKind::square: return {g * x * 2.0};
+    case UnaryKind::relu: return {where(x > 0.0, g, scalar_like(g, 0.0))};
+    case UnaryKind::sigmoid: return {g * y * (1.0 - y)};
+    case UnaryKind::tanh: return {g * (1.0 - y * y)};
+    case UnaryKind::gelu:  // d/dx x*Phi(x) = Phi(x) + x*phi(x)
+      return {g * ((erf(x * 0.70710678118654752440) + 1.0) * 0.5 + x * exp(x * x * -0.5) * 0.39894228040143267794)};
+    case UnaryKind::erf: return {g * exp(-(x * x)) * 1.12837916709551257390};
+    case UnaryKind::logical_not: break;
+  }
+  return {Tensor()};
+}
+
+namespace {
 
 Tensor unary(UnaryKind k, const Tensor& x) { return dispatch1(Unary(k), {x}); }
 
@@ -99,120 +118,164 @@ void binary_dispatch(BinaryKind k, const Tensor& a, const Tensor& b, Tensor& out
   }
 }
 
-class Binary : public PrimitiveBase<Binary> {
- public:
-  explicit Binary(BinaryKind k) : kind_(k) {}
-  const char* name() const override { return binary_name(kind_); }
-  std::vector<TensorSpec> infer(std::span<const Tensor> in) const override {
-    expect_inputs(*this, in, 2);
-    expect_same_dtype(*this, in);
-    DType t = in[0].dtype();
-    if (is_logical(kind_) && t != DType::bool_)
-      fail(name(), "needs bool inputs, got " + describe(in, " and "));
-    if (!is_logical(kind_) && !is_comparison(kind_) && t == DType::bool_)
-      fail(name(), "does not support bool inputs: " + describe(in, " and "));
-    DType out = (is_comparison(kind_) || is_logical(kind_)) ? DType::bool_ : t;
-    return {{out, broadcast_shapes(*this, in), {}}};
-  }
-  void eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const override {
-    if (kind_ == BinaryKind::div && is_integer(in[1].dtype())) check_no_zero_divisor(in[1]);
-    out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
-    dispatch_dtype(in[0].dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      if constexpr (std::is_same_v<T, bool>) {
-        if (is_logical(kind_) || is_comparison(kind_)) binary_dispatch<bool>(kind_, in[0], in[1], out[0]);
-      } else {
-        if (!is_logical(kind_)) binary_dispatch<T>(kind_, in[0], in[1], out[0]);
-      }
-    });
-  }
+void check_no_zero_divisor(const Primitive& op, const Tensor& b) {
+  dispatch_dtype(b.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    for (T v : b.data<T>())
+      if (v == T(0)) fail(op.name(), "integer division by zero");
+  });
+}
 
- private:
-  void check_no_zero_divisor(const Tensor& b) const {
-    dispatch_dtype(b.dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      for (T v : b.data<T>())
-        if (v == T(0)) fail(name(), "integer division by zero");
-    });
+}  // namespace
+
+std::vector<TensorSpec> Binary::infer(std::span<const Tensor> in) const {
+  expect_inputs(*this, in, 2);
+  expect_same_dtype(*this, in);
+  DType t = in[0].dtype();
+  if (is_logical(kind_) && t != DType::bool_) fail(name(), "needs bool inputs, got " + describe(in, " and "));
+  if (!is_logical(kind_) && !is_comparison(kind_) && t == DType::bool_)
+    fail(name(), "does not support bool inputs: " + describe(in, " and "));
+  DType out = (is_comparison(kind_) || is_logical(kind_)) ? DType::bool_ : t;
+  return {{out, broadcast_shapes(*this, in), {}}};
+}
+
+void Binary::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
+  if (kind_ == BinaryKind::div && is_integer(in[1].dtype())) check_no_zero_divisor(*this, in[1]);
+  out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  dispatch_dtype(in[0].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool>) {
+      if (is_logical(kind_) || is_comparison(kind_)) binary_dispatch<bool>(kind_, in[0], in[1], out[0]);
+    } else {
+      if (!is_logical(kind_)) binary_dispatch<T>(kind_, in[0], in[1], out[0]);
+    }
+  });
+}
+
+std::vector<Tensor> Binary::vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,
+                                const std::vector<bool>& needed) const {
+  const Tensor &a = in[0], &b = in[1], &y = out[0], &g = cot[0];
+  Tensor zero = scalar_like(g, 0.0);
+  Tensor ga, gb;
+  switch (kind_) {
+    case BinaryKind::add: ga = g; gb = g; break;
+    case BinaryKind::sub: ga = g; if (needed[1]) gb = -g; break;
+    case BinaryKind::mul: if (needed[0]) ga = g * b; if (needed[1]) gb = g * a; break;
+    case BinaryKind::div: if (needed[0]) ga = g / b; if (needed[1]) gb = -(g * y) / b; break;
+    case BinaryKind::pow:
+      if (needed[0]) ga = g * b * pow(a, b - 1.0);
+      // d/db a^b = a^b log(a), taken as 0 where a <= 0 (like TF) so that no NaN leaks in.
+      if (needed[1]) gb = where(a > 0.0, g * y * log(where(a > 0.0, a, scalar_like(a, 1.0))), zero);
+      break;
+    // Ties: maximum gives the whole gradient to a where a >= b, minimum where a <= b (like TF).
+    case BinaryKind::maximum:
+    case BinaryKind::minimum: {
+      Tensor pick_a = kind_ == BinaryKind::maximum ? greater_equal(a, b) : less_equal(a, b);
+      if (needed[0]) ga = where(pick_a, g, zero);
+      if (needed[1]) gb = where(pick_a, zero, g);
+      break;
+    }
+    default: return {Tensor(), Tensor()};
   }
-  BinaryKind kind_;
-};
+  return {needed[0] && ga.defined() ? sum_to(ga, a) : Tensor(), needed[1] && gb.defined() ? sum_to(gb, b) : Tensor()};
+}
+
+namespace {
 
 Tensor binary(BinaryKind k, const Tensor& a, const Tensor& b) { return dispatch1(Binary(k), {a, b}); }
 
 // ---------------------------------------------------------------- where
-class Where : public PrimitiveBase<Where> {
- public:
-  const char* name() const override { return "where"; }
-  std::vector<TensorSpec> infer(std::span<const Tensor> in) const override {
-    expect_inputs(*this, in, 3);
-    if (in[0].dtype() != DType::bool_) fail(name(), "condition must be bool, got " + in[0].spec().str());
-    if (in[1].dtype() != in[2].dtype())
-      fail(name(), "branches have different dtypes: " + in[1].spec().str() + " vs " + in[2].spec().str());
-    return {{in[1].dtype(), broadcast_shapes(*this, in), {}}};
-  }
-  void eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const override {
-    out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
-    const Shape& s = specs[0].shape;
-    std::array<std::vector<std::int64_t>, 3> strides{cpu::broadcast_strides(in[0].shape(), s),
-                                                     cpu::broadcast_strides(in[1].shape(), s),
-                                                     cpu::broadcast_strides(in[2].shape(), s)};
-    const bool* c = in[0].data<bool>().data();
-    dispatch_dtype(in[1].dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      const T* a = in[1].data<T>().data();
-      const T* b = in[2].data<T>().data();
-      T* o = out[0].mutable_data<T>().data();
-      cpu::for_each_broadcast_row<3>(s, strides, [&](std::int64_t base, std::int64_t n, auto off, auto inner) {
-        for (std::int64_t i = 0; i < n; ++i)
-          o[base + i] = c[off[0] + i * inner[0]] ? a[off[1] + i * inner[1]] : b[off[2] + i * inner[2]];
-      });
-    });
-  }
-};
-
-// ---------------------------------------------------------------- cast
-class Cast : public PrimitiveBase<Cast> {
- public:
-  explicit Cast(DType to) : to_(to) {}
-  const char* name() const override { return "cast"; }
-  std::string attrs() const override { return "dtype=" + std::string(name_of(to_)); }
-  std::vector<TensorSpec> infer(std::span<const Tensor> in) const override {
-    expect_inputs(*this, in, 1);
-    return {{to_, in[0].shape(), {}}};
-  }
-  void eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const override {
-    if (in[0].dtype() == to_) {  // no-op cast: share storage
-      out[0] = in[0];
-      return;
-    }
-    out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
-    dispatch_dtype(in[0].dtype(), [&](auto from_tag) {
-      using From = decltype(from_tag);
-      dispatch_dtype(to_, [&](auto to_tag) {
-        using To = decltype(to_tag);
-        auto src = in[0].data<From>();
-        auto dst = out[0].mutable_data<To>();
-        for (std::size_t i = 0; i < src.size(); ++i) {
-          if constexpr (std::is_same_v<To, bool>) dst[i] = src[i] != From(0);
-          else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
-            // Out-of-range float->int is undefined behaviour in C++; saturate (NaN -> 0) instead.
-            double v = static_cast<double>(src[i]);
-            if (v != v) dst[i] = 0;
-            else if (v >= static_cast<double>(std::numeric_limits<To>::max())) dst[i] = std::numeric_limits<To>::max();
-            else if (v <= static_cast<double>(std::numeric_limits<To>::lowest())) dst[i] = std::numeric_limits<To>::lowest();
-            else dst[i] = static_cast<To>(v);
-          } else dst[i] = static_cast<To>(src[i]);
-        }
-      });
-    });
-  }
-
- private:
-  DType to_;
-};
-
 }  // namespace
+
+std::vector<TensorSpec> Where::infer(std::span<const Tensor> in) const {
+  expect_inputs(*this, in, 3);
+  if (in[0].dtype() != DType::bool_) fail(name(), "condition must be bool, got " + in[0].spec().str());
+  if (in[1].dtype() != in[2].dtype())
+    fail(name(), "branches have different dtypes: " + in[1].spec().str() + " vs " + in[2].spec().str());
+  return {{in[1].dtype(), broadcast_shapes(*this, in), {}}};
+}
+
+void Where::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
+  out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  const Shape& s = specs[0].shape;
+  std::array<std::vector<std::int64_t>, 3> strides{cpu::broadcast_strides(in[0].shape(), s),
+                                                   cpu::broadcast_strides(in[1].shape(), s),
+                                                   cpu::broadcast_strides(in[2].shape(), s)};
+  const bool* c = in[0].data<bool>().data();
+  dispatch_dtype(in[1].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* a = in[1].data<T>().data();
+    const T* b = in[2].data<T>().data();
+    T* o = out[0].mutable_data<T>().data();
+    cpu::for_each_broadcast_row<3>(s, strides, [&](std::int64_t base, std::int64_t n, auto off, auto inner) {
+      for (std::int64_t i = 0; i < n; ++i)
+        o[base + i] = c[off[0] + i * inner[0]] ? a[off[1] + i * inner[1]] : b[off[2] + i * inner[2]];
+    });
+  });
+}
+
+std::vector<Tensor> Where::vjp(std::span<const Tensor> in, std::span<const Tensor>, std::span<const Tensor> cot,
+                               const std::vector<bool>& needed) const {
+  const Tensor& g = cot[0];
+  Tensor zero = scalar_like(g, 0.0);
+  return {Tensor(), needed[1] ? sum_to(where(in[0], g, zero), in[1]) : Tensor(),
+          needed[2] ? sum_to(where(in[0], zero, g), in[2]) : Tensor()};
+}
+
+std::string Cast::attrs() const { return "dtype=" + std::string(name_of(to_)); }
+
+std::vector<TensorSpec> Cast::infer(std::span<const Tensor> in) const {
+  expect_inputs(*this, in, 1);
+  return {{to_, in[0].shape(), {}}};
+}
+
+void Cast::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
+  if (in[0].dtype() == to_) {  // no-op cast: share storage
+    out[0] = in[0];
+    return;
+  }
+  out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  dispatch_dtype(in[0].dtype(), [&](auto from_tag) {
+    using From = decltype(from_tag);
+    dispatch_dtype(to_, [&](auto to_tag) {
+      using To = decltype(to_tag);
+      auto src = in[0].data<From>();
+      auto dst = out[0].mutable_data<To>();
+      for (std::size_t i = 0; i < src.size(); ++i) {
+        if constexpr (std::is_same_v<To, bool>) dst[i] = src[i] != From(0);
+        else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+          // Out-of-range float->int is undefined behaviour in C++; saturate (NaN -> 0) instead.
+          double v = static_cast<double>(src[i]);
+          if (v != v) dst[i] = 0;
+          else if (v >= static_cast<double>(std::numeric_limits<To>::max())) dst[i] = std::numeric_limits<To>::max();
+          else if (v <= static_cast<double>(std::numeric_limits<To>::lowest())) dst[i] = std::numeric_limits<To>::lowest();
+          else dst[i] = static_cast<To>(v);
+        } else dst[i] = static_cast<To>(src[i]);
+      }
+    });
+  });
+}
+
+std::vector<Tensor> Cast::vjp(std::span<const Tensor> in, std::span<const Tensor>, std::span<const Tensor> cot,
+                              const std::vector<bool>&) const {
+  // Only float -> float casts carry a gradient; through an integer or bool there is none.
+  if (!is_floating(in[0].dtype()) || !is_floating(to_)) return {Tensor()};
+  return {cast(cot[0], in[0].dtype())};
+}
+
+std::vector<TensorSpec> Identity::infer(std::span<const Tensor> in) const {
+  expect_inputs(*this, in, 1);
+  return {in[0].spec()};
+}
+
+void Identity::eval(std::span<const Tensor> in, std::span<const TensorSpec>, std::span<Tensor> out) const {
+  out[0] = Tensor(new_tensor_impl(in[0].impl()));  // a new handle on the same storage
+}
+
+std::vector<Tensor> Identity::vjp(std::span<const Tensor>, std::span<const Tensor>, std::span<const Tensor> cot,
+                                  const std::vector<bool>&) const {
+  return {cot[0]};
+}
 
 Tensor neg(const Tensor& x) { return unary(UnaryKind::neg, x); }
 Tensor abs(const Tensor& x) { return unary(UnaryKind::abs, x); }
@@ -225,6 +288,7 @@ Tensor relu(const Tensor& x) { return unary(UnaryKind::relu, x); }
 Tensor sigmoid(const Tensor& x) { return unary(UnaryKind::sigmoid, x); }
 Tensor tanh(const Tensor& x) { return unary(UnaryKind::tanh, x); }
 Tensor gelu(const Tensor& x) { return unary(UnaryKind::gelu, x); }
+Tensor erf(const Tensor& x) { return unary(UnaryKind::erf, x); }
 Tensor logical_not(const Tensor& x) { return unary(UnaryKind::logical_not, x); }
 
 Tensor add(const Tensor& a, const Tensor& b) { return binary(BinaryKind::add, a, b); }
@@ -245,6 +309,8 @@ Tensor logical_or(const Tensor& a, const Tensor& b) { return binary(BinaryKind::
 
 Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) { return dispatch1(Where(), {c, a, b}); }
 Tensor cast(const Tensor& x, DType dtype) { return dispatch1(Cast(dtype), {x}); }
+Tensor identity(const Tensor& x) { return dispatch1(Identity(), {x}); }
+Tensor stop_gradient(const Tensor& x) { return dispatch1(Identity(true), {x}); }
 
 Tensor scalar_like(const Tensor& like, double value) { return full(Shape{}, value, like.dtype()); }
 

@@ -7,7 +7,7 @@
 
 namespace ef {
 
-enum class UnaryKind { neg, abs, exp, log, sqrt, rsqrt, square, relu, sigmoid, tanh, gelu, logical_not };
+enum class UnaryKind { neg, abs, exp, log, sqrt, rsqrt, square, relu, sigmoid, tanh, gelu, erf, logical_not };
 
 inline const char* unary_name(UnaryKind k) {
   switch (k) {
@@ -22,6 +22,7 @@ inline const char* unary_name(UnaryKind k) {
     case UnaryKind::sigmoid: return "sigmoid";
     case UnaryKind::tanh: return "tanh";
     case UnaryKind::gelu: return "gelu";
+    case UnaryKind::erf: return "erf";
     case UnaryKind::logical_not: return "logical_not";
   }
   return "?";
@@ -61,6 +62,7 @@ T unary_value(UnaryKind k, T x) {
         }
         case UnaryKind::tanh: return std::tanh(x);
         case UnaryKind::gelu: return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));
+        case UnaryKind::erf: return std::erf(x);
         default: break;
       }
     }

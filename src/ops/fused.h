@@ -2,15 +2,17 @@
 // Ops that only the fusion pass creates. They compute what the op chain they replace
 // computes; their kernels run it as one oneDNN primitive.
 #include <memory>
+#include <optional>
 
 #include "eagerflow/ops/primitive.h"
+#include "ops/elementwise_math.h"
 
 namespace ef {
 
 // post(matmul(x, w) + bias) for x of rank >= 2, w rank 2, bias [N] (or none), float32.
-// activation: "" (none), "relu", "sigmoid", "tanh", "gelu".
-std::shared_ptr<Primitive> make_fused_dense(bool has_bias, const std::string& activation);
-bool fusible_activation(const std::string& op_name);
+// activation: none, relu, sigmoid, tanh or gelu.
+std::shared_ptr<Primitive> make_fused_dense(bool has_bias, std::optional<UnaryKind> activation);
+bool fusible_activation(UnaryKind kind);
 
 }  // namespace ef
 
@@ -25,8 +27,8 @@ struct FusedInstruction {
 };
 std::shared_ptr<Primitive> make_fused_elementwise(std::vector<FusedInstruction> program, int num_inputs,
                                                   std::vector<int> output_registers, TensorSpec spec);
-// The code of an op the fused kernel can run (same dtype in and out), or -1.
-int fusible_unary(const std::string& op_name);
-int fusible_binary(const std::string& op_name);
+// The code (UnaryKind or BinaryKind) of an op the fused kernel can run (same dtype in and
+// out), or -1.
+int fusible_code(const Primitive& op);
 
 }  // namespace ef

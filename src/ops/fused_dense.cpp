@@ -3,24 +3,29 @@
 #include "eagerflow/ops/ops.h"
 #include "kernels/cpu/gemm.h"
 #include "ops/fused.h"
+#include "ops/primitives.h"
 
 namespace ef {
 namespace {
 
-cpu::PostOp post_op_of(const std::string& a) {
-  if (a == "relu") return cpu::PostOp::relu;
-  if (a == "sigmoid") return cpu::PostOp::sigmoid;
-  if (a == "tanh") return cpu::PostOp::tanh;
-  if (a == "gelu") return cpu::PostOp::gelu;
-  return cpu::PostOp::none;
+cpu::PostOp post_op_of(std::optional<UnaryKind> a) {
+  if (!a) return cpu::PostOp::none;
+  switch (*a) {
+    case UnaryKind::relu: return cpu::PostOp::relu;
+    case UnaryKind::sigmoid: return cpu::PostOp::sigmoid;
+    case UnaryKind::tanh: return cpu::PostOp::tanh;
+    case UnaryKind::gelu: return cpu::PostOp::gelu;
+    default: return cpu::PostOp::none;
+  }
 }
 
 class FusedDense : public PrimitiveBase<FusedDense> {
  public:
-  FusedDense(bool has_bias, std::string activation) : has_bias_(has_bias), activation_(std::move(activation)) {}
+  FusedDense(bool has_bias, std::optional<UnaryKind> activation) : has_bias_(has_bias), activation_(activation) {}
   const char* name() const override { return "fused_dense"; }
   std::string attrs() const override {
-    return std::string("bias=") + (has_bias_ ? "True" : "False") + (activation_.empty() ? "" : " activation=" + activation_);
+    return std::string("bias=") + (has_bias_ ? "True" : "False") +
+           (activation_ ? std::string(" activation=") + unary_name(*activation_) : "");
   }
   std::vector<TensorSpec> infer(std::span<const Tensor> in) const override {
     expect_inputs(*this, in, has_bias_ ? 3 : 2);
@@ -53,23 +58,19 @@ class FusedDense : public PrimitiveBase<FusedDense> {
   }
 
  private:
-  Tensor activate(const Tensor& t) const {
-    if (activation_ == "relu") return relu(t);
-    if (activation_ == "sigmoid") return sigmoid(t);
-    if (activation_ == "tanh") return ef::tanh(t);
-    if (activation_ == "gelu") return gelu(t);
-    return t;
-  }
+  Tensor activate(const Tensor& t) const { return activation_ ? dispatch1(Unary(*activation_), {t}) : t; }
   bool has_bias_;
-  std::string activation_;
+  std::optional<UnaryKind> activation_;
 };
 
 }  // namespace
 
-std::shared_ptr<Primitive> make_fused_dense(bool has_bias, const std::string& activation) {
+std::shared_ptr<Primitive> make_fused_dense(bool has_bias, std::optional<UnaryKind> activation) {
   return std::make_shared<FusedDense>(has_bias, activation);
 }
 
-bool fusible_activation(const std::string& n) { return n == "relu" || n == "sigmoid" || n == "tanh" || n == "gelu"; }
+bool fusible_activation(UnaryKind k) {
+  return k == UnaryKind::relu || k == UnaryKind::sigmoid || k == UnaryKind::tanh || k == UnaryKind::gelu;
+}
 
 }  // namespace ef

@@ -5,6 +5,7 @@
 #include "kernels/cpu/parallel.h"
 #include "ops/elementwise_math.h"
 #include "ops/fused.h"
+#include "ops/primitives.h"
 
 namespace ef {
 namespace {
@@ -17,7 +18,7 @@ void run_unary(UnaryKind k, const T* in, T* out, std::int64_t n) {
   switch (k) {
 #define EF_CASE(K) case UnaryKind::K: for (std::int64_t i = 0; i < n; ++i) out[i] = unary_value(UnaryKind::K, in[i]); break;
     EF_CASE(neg) EF_CASE(abs) EF_CASE(exp) EF_CASE(log) EF_CASE(sqrt) EF_CASE(rsqrt) EF_CASE(square)
-    EF_CASE(relu) EF_CASE(sigmoid) EF_CASE(tanh) EF_CASE(gelu) EF_CASE(logical_not)
+    EF_CASE(relu) EF_CASE(sigmoid) EF_CASE(tanh) EF_CASE(gelu) EF_CASE(erf) EF_CASE(logical_not)
 #undef EF_CASE
   }
 }
@@ -118,15 +119,10 @@ std::shared_ptr<Primitive> make_fused_elementwise(std::vector<FusedInstruction> 
   return std::make_shared<FusedElementwise>(std::move(program), num_inputs, std::move(output_registers), std::move(spec));
 }
 
-int fusible_unary(const std::string& n) {
-  for (int k = 0; k <= static_cast<int>(UnaryKind::gelu); ++k)
-    if (n == unary_name(static_cast<UnaryKind>(k))) return k;
-  return -1;
-}
-
-int fusible_binary(const std::string& n) {
-  for (int k = 0; k <= static_cast<int>(BinaryKind::minimum); ++k)
-    if (n == binary_name(static_cast<BinaryKind>(k))) return k;
+int fusible_code(const Primitive& op) {
+  if (auto* u = dynamic_cast<const Unary*>(&op)) return u->kind() == UnaryKind::logical_not ? -1 : static_cast<int>(u->kind());
+  if (auto* b = dynamic_cast<const Binary*>(&op))
+    return b->kind() <= BinaryKind::minimum ? static_cast<int>(b->kind()) : -1;  // comparisons change the dtype
   return -1;
 }
 

@@ -5,6 +5,7 @@
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/ops/primitive.h"
 #include "kernels/cpu/gemm.h"
+#include "ops/primitives.h"
 #include "ops/shape_rules.h"
 
 namespace ef {
@@ -23,10 +24,41 @@ void naive_gemm(const T* a, const T* b, T* c, std::int64_t m, std::int64_t k, st
   }
 }
 
-class MatMul : public PrimitiveBase<MatMul> {
- public:
-  const char* name() const override { return "matmul"; }
-  std::vector<TensorSpec> infer(std::span<const Tensor> in) const override {
+template <class T>
+void gemm(const T* a, const T* b, T* c, std::int64_t batch, std::int64_t m, std::int64_t k, std::int64_t n, bool a_bc,
+          bool b_bc) {
+  if constexpr (std::is_same_v<T, float>) {
+    cpu::gemm_f32(a, b, c, batch, m, k, n, a_bc, b_bc);
+  } else {
+    for (std::int64_t i = 0; i < batch; ++i)
+      naive_gemm(a + (a_bc ? 0 : i * m * k), b + (b_bc ? 0 : i * k * n), c + i * m * n, m, k, n);
+  }
+}
+
+std::int64_t product_of_batch(const Tensor& t) {
+  std::int64_t p = 1;
+  for (int d = 0; d + 2 < t.rank(); ++d) p *= t.shape()[d];
+  return p;
+}
+
+Shape batch_shape(const Primitive& op, std::span<const Tensor> in) {
+  std::vector<Shape> batches;
+  for (const auto& t : in) batches.emplace_back(std::vector<std::int64_t>(t.shape().begin(), t.shape().end() - 2));
+  Shape out;
+  if (!try_broadcast(batches, out)) fail(op.name(), "batch dimensions cannot broadcast: " + describe(in, " x "));
+  return out;
+}
+
+Tensor swap_last_two(const Tensor& t) {
+  std::vector<int> perm;
+  for (int a = 0; a < t.rank(); ++a) perm.push_back(a);
+  std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+  return transpose(t, perm);
+}
+
+}  // namespace
+
+std::vector<TensorSpec> MatMul::infer(std::span<const Tensor> in) const {
     expect_inputs(*this, in, 2);
     const Tensor &a = in[0], &b = in[1];
     if (a.rank() < 2 || b.rank() < 2)
@@ -36,12 +68,13 @@ class MatMul : public PrimitiveBase<MatMul> {
     std::int64_t ka = a.shape()[a.rank() - 1], kb = b.shape()[b.rank() - 2];
     if (ka != kb && ka != kDynamic && kb != kDynamic)
       fail(name(), "inner dimensions differ: " + describe(in, " x "));
-    std::vector<std::int64_t> dims = batch_shape(in).dims();
+    std::vector<std::int64_t> dims = batch_shape(*this, in).dims();
     dims.push_back(a.shape()[a.rank() - 2]);
     dims.push_back(b.shape()[b.rank() - 1]);
     return {{a.dtype(), Shape(std::move(dims)), {}}};
-  }
-  void eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const override {
+}
+
+void MatMul::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
     const Tensor &a = in[0], &b = in[1];
     out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
     std::int64_t k = a.shape()[a.rank() - 1], n = b.shape()[b.rank() - 1];
@@ -95,32 +128,23 @@ class MatMul : public PrimitiveBase<MatMul> {
     });
   }
 
- private:
-  template <class T>
-  static void gemm(const T* a, const T* b, T* c, std::int64_t batch, std::int64_t m, std::int64_t k, std::int64_t n,
-                   bool a_bc, bool b_bc) {
-    if constexpr (std::is_same_v<T, float>) {
-      cpu::gemm_f32(a, b, c, batch, m, k, n, a_bc, b_bc);
-    } else {
-      for (std::int64_t i = 0; i < batch; ++i)
-        naive_gemm(a + (a_bc ? 0 : i * m * k), b + (b_bc ? 0 : i * k * n), c + i * m * n, m, k, n);
-    }
+std::vector<Tensor> MatMul::vjp(std::span<const Tensor> in, std::span<const Tensor>, std::span<const Tensor> cot,
+                                const std::vector<bool>& needed) const {
+  const Tensor &a = in[0], &b = in[1], &g = cot[0];
+  if (!is_floating(a.dtype())) return {Tensor(), Tensor()};
+  Tensor ga, gb;
+  std::int64_t k = b.shape()[b.rank() - 2], n = b.shape()[b.rank() - 1];
+  if (b.rank() == 2 && k != kDynamic && n != kDynamic) {
+    // The Dense case: a's batch dims fold into rows, so b's gradient is one 2-D product.
+    if (needed[0]) ga = matmul(g, transpose(b));
+    if (needed[1])
+      gb = a.rank() == 2 ? matmul(transpose(a), g) : matmul(transpose(reshape(a, {-1, k})), reshape(g, {-1, n}));
+  } else {
+    if (needed[0]) ga = sum_to(matmul(g, swap_last_two(b)), a);
+    if (needed[1]) gb = sum_to(matmul(swap_last_two(a), g), b);
   }
-  static std::int64_t product_of_batch(const Tensor& t) {
-    std::int64_t p = 1;
-    for (int d = 0; d + 2 < t.rank(); ++d) p *= t.shape()[d];
-    return p;
-  }
-  Shape batch_shape(std::span<const Tensor> in) const {
-    std::vector<Shape> batches;
-    for (const auto& t : in) batches.emplace_back(std::vector<std::int64_t>(t.shape().begin(), t.shape().end() - 2));
-    Shape out;
-    if (!try_broadcast(batches, out)) fail(name(), "batch dimensions cannot broadcast: " + describe(in, " x "));
-    return out;
-  }
-};
-
-}  // namespace
+  return {ga, gb};
+}
 
 Tensor matmul(const Tensor& a, const Tensor& b) { return dispatch1(MatMul(), {a, b}); }
 

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <random>
 
+#include "ops/primitives.h"
+
 namespace ef::random {
 namespace {
 
@@ -47,45 +49,107 @@ void set_seed(std::uint64_t seed) {
 
 namespace {
 
-// A float tensor whose element i is draw(key, i): the same on every run and thread count.
+// Element i is draw(key, i): the same on every run and thread count.
 template <class Draw>
-Tensor fill(const Shape& shape, DType dtype, std::optional<std::uint64_t> seed, const char* op, Draw draw) {
-  check_float(dtype, op);
-  Tensor t = Tensor::empty(dtype, shape);
-  std::uint64_t key = op_seed(seed);
-  dispatch_dtype(dtype, [&](auto tag) {
+void fill(Tensor& t, std::uint64_t key, Draw draw) {
+  dispatch_dtype(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_floating_point_v<T>) {
       auto d = t.mutable_data<T>();
       for (std::size_t i = 0; i < d.size(); ++i) d[i] = static_cast<T>(draw(key, i));
     }
   });
-  return t;
+}
+
+Tensor draw(RandomKind kind, const Shape& shape, double a, double b, DType dtype, std::optional<std::uint64_t> seed,
+            const Tensor* like) {
+  const char* op = kind == RandomKind::uniform ? "random.uniform" : "random.normal";
+  check_float(dtype, op);
+  if (kind == RandomKind::uniform && !(a < b)) fail(op, "needs minval < maxval");
+  if (kind == RandomKind::normal && !(b >= 0)) fail(op, "needs stddev >= 0");
+  RandomOp r(kind, shape, a, b, dtype, seed, like != nullptr);
+  if (like) return dispatch1(r, {*like});
+  return dispatch1(r, std::span<const Tensor>());
 }
 
 }  // namespace
 
+}  // namespace ef::random
+
+namespace ef {
+
+RandomOp::RandomOp(RandomKind kind, Shape shape, double a, double b, DType dtype, std::optional<std::uint64_t> seed,
+                   bool like)
+    : kind_(kind), shape_(std::move(shape)), a_(a), b_(b), dtype_(dtype), seed_(seed), like_(like),
+      draws_(std::make_shared<std::atomic<std::uint64_t>>(0)) {}
+
+std::string RandomOp::attrs() const {
+  std::string s = kind_ == RandomKind::uniform ? "minval=" + std::to_string(a_) + " maxval=" + std::to_string(b_)
+                                                : "mean=" + std::to_string(a_) + " stddev=" + std::to_string(b_);
+  if (!like_) s = "shape=" + shape_.str() + " " + s;
+  if (seed_) s += " seed=" + std::to_string(*seed_);
+  return s;
+}
+
+std::vector<TensorSpec> RandomOp::infer(std::span<const Tensor> in) const {
+  expect_inputs(*this, in, like_ ? 1 : 0);
+  if (like_) return {{dtype_, in[0].shape(), {}}};
+  for (auto d : shape_)
+    if (d < 0) fail(name(), "needs a static shape, got " + shape_.str() + " (use ef::random::uniform_like for a runtime shape)");
+  return {{dtype_, shape_, {}}};
+}
+
+void RandomOp::eval(std::span<const Tensor>, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
+  out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  // Every execution draws new numbers: from the global generator, or from this op's seed and
+  // its own count of draws (the first draw of a seeded op is the same as an eager call's).
+  std::uint64_t key;
+  if (seed_) {
+    std::uint64_t k = draws_->fetch_add(1);
+    key = random::op_seed(seed_);
+    if (k) key = random::mix(key ^ random::mix(k));
+  } else {
+    key = random::op_seed(std::nullopt);
+  }
+  double a = a_, b = b_;
+  if (kind_ == RandomKind::uniform) {
+    random::fill(out[0], key, [&](std::uint64_t k, std::size_t i) { return a + (b - a) * random::unit(k, i); });
+    // Rounding to float32 can land exactly on maxval; the range is half-open.
+    dispatch_dtype(dtype_, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_floating_point_v<T>)
+        for (T& v : out[0].mutable_data<T>())
+          if (!(v < static_cast<T>(b))) v = static_cast<T>(a);
+    });
+  } else {
+    // Box-Muller on two independent draws of element i.
+    random::fill(out[0], key, [&](std::uint64_t k, std::size_t i) {
+      double u1 = 1.0 - random::unit(k, 2 * i), u2 = random::unit(k, 2 * i + 1);
+      return a + b * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+    });
+  }
+}
+
+}  // namespace ef
+
+namespace ef::random {
+
 Tensor uniform(const Shape& shape, double minval, double maxval, DType dtype, std::optional<std::uint64_t> seed) {
-  if (!(minval < maxval)) fail("random.uniform", "needs minval < maxval");
-  Tensor t = fill(shape, dtype, seed, "random.uniform",
-                  [&](std::uint64_t key, std::size_t i) { return minval + (maxval - minval) * unit(key, i); });
-  // Rounding to float32 can land exactly on maxval; the range is half-open.
-  dispatch_dtype(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T>)
-      for (T& v : t.mutable_data<T>())
-        if (!(v < static_cast<T>(maxval))) v = static_cast<T>(minval);
-  });
-  return t;
+  return draw(RandomKind::uniform, shape, minval, maxval, dtype, seed, nullptr);
 }
 
 Tensor normal(const Shape& shape, double mean, double stddev, DType dtype, std::optional<std::uint64_t> seed) {
-  if (stddev < 0) fail("random.normal", "needs stddev >= 0");
-  // Box-Muller on two independent draws of element i.
-  return fill(shape, dtype, seed, "random.normal", [&](std::uint64_t key, std::size_t i) {
-    double u1 = 1.0 - unit(key, 2 * i), u2 = unit(key, 2 * i + 1);
-    return mean + stddev * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
-  });
+  return draw(RandomKind::normal, shape, mean, stddev, dtype, seed, nullptr);
+}
+
+Tensor uniform_like(const Tensor& like, double minval, double maxval, std::optional<std::uint64_t> seed) {
+  if (!like.defined()) fail("random.uniform", "the shape tensor is undefined");
+  return draw(RandomKind::uniform, Shape{}, minval, maxval, like.dtype(), seed, &like);
+}
+
+Tensor normal_like(const Tensor& like, double mean, double stddev, std::optional<std::uint64_t> seed) {
+  if (!like.defined()) fail("random.normal", "the shape tensor is undefined");
+  return draw(RandomKind::normal, Shape{}, mean, stddev, like.dtype(), seed, &like);
 }
 
 }  // namespace ef::random

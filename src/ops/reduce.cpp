@@ -6,11 +6,10 @@
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/ops/primitive.h"
 #include "kernels/cpu/broadcast.h"
+#include "ops/primitives.h"
 
 namespace ef {
 namespace {
-
-enum class ReduceKind { sum, mean, max, min };
 
 const char* reduce_name(ReduceKind k) {
   switch (k) {
@@ -56,98 +55,11 @@ struct Reducer {
   }
 };
 
-class Reduce : public PrimitiveBase<Reduce> {
- public:
-  Reduce(ReduceKind k, std::vector<int> axes, bool keepdims) : kind_(k), axes_(std::move(axes)), keepdims_(keepdims) {}
-  const char* name() const override { return reduce_name(kind_); }
-  std::string attrs() const override {
-    std::string s = "axes=(";
-    for (std::size_t i = 0; i < axes_.size(); ++i) s += (i ? "," : "") + std::to_string(axes_[i]);
-    return s + (axes_.size() == 1 ? ",)" : ")") + (keepdims_ ? " keepdims=True" : "");
-  }
-  std::vector<TensorSpec> infer(std::span<const Tensor> in) const override {
-    expect_inputs(*this, in, 1);
-    if (in[0].dtype() == DType::bool_) fail(name(), "does not support bool: " + in[0].spec().str());
-    std::vector<bool> reduced = reduced_mask(in[0].rank());
-    std::vector<std::int64_t> dims;
-    for (int a = 0; a < in[0].rank(); ++a) {
-      if (!reduced[static_cast<std::size_t>(a)]) dims.push_back(in[0].shape()[a]);
-      else if (keepdims_) dims.push_back(1);
-    }
-    return {{in[0].dtype(), Shape(std::move(dims)), {}}};
-  }
-  void eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const override {
-    const Tensor& x = in[0];
-    out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
-    std::vector<bool> reduced = reduced_mask(x.rank());
-    // Lay the input out as [kept..., reduced...] (a copy only when the axes are interleaved).
-    std::vector<int> perm;
-    std::int64_t rows = 1, cols = 1;
-    for (int a = 0; a < x.rank(); ++a)
-      if (!reduced[static_cast<std::size_t>(a)]) { perm.push_back(a); rows *= x.shape()[a]; }
-    bool leading = true;  // reduced axes form a prefix: accumulate whole rows (bias gradients)
-    for (int a = 0; a < x.rank(); ++a) {
-      if (reduced[static_cast<std::size_t>(a)]) { perm.push_back(a); cols *= x.shape()[a]; }
-      if (a > 0 && reduced[static_cast<std::size_t>(a)] && !reduced[static_cast<std::size_t>(a - 1)]) leading = false;
-    }
-    if (!reduced.empty() && !reduced[0]) leading = false;
-    bool identity = std::is_sorted(perm.begin(), perm.end());
-    dispatch_dtype(x.dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      if constexpr (!std::is_same_v<T, bool>) {
-        Reducer<T> r{kind_};
-        T* o = out[0].mutable_data<T>().data();
-        if (leading && !identity) {
-          std::vector<Acc<T>> acc(static_cast<std::size_t>(rows), r.init());
-          const T* p = x.data<T>().data();
-          for (std::int64_t c = 0; c < cols; ++c)
-            for (std::int64_t j = 0; j < rows; ++j) acc[j] = r.step(acc[j], p[c * rows + j]);
-          for (std::int64_t j = 0; j < rows; ++j) o[j] = r.finish(acc[j], cols);
-          return;
-        }
-        Tensor laid = x;
-        if (!identity) {
-          laid = Tensor::empty(x.dtype(), permuted_shape(x.shape(), perm));
-          std::vector<std::int64_t> strides(perm.size());
-          std::vector<std::int64_t> full_strides(perm.size());
-          std::int64_t s = 1;
-          for (int a = x.rank() - 1; a >= 0; --a) { full_strides[a] = s; s *= x.shape()[a]; }
-          for (std::size_t i = 0; i < perm.size(); ++i) strides[i] = full_strides[perm[i]];
-          cpu::strided_copy(x.data<T>().data(), 0, strides, laid.shape(), laid.mutable_data<T>().data());
-        }
-        const T* p = laid.data<T>().data();
-        cpu::parallel_for(rows, cols, [&](std::int64_t b, std::int64_t e) {
-          for (std::int64_t j = b; j < e; ++j) {
-            Acc<T> acc = r.init();
-            const T* row = p + j * cols;
-            for (std::int64_t c = 0; c < cols; ++c) acc = r.step(acc, row[c]);
-            o[j] = r.finish(acc, cols);
-          }
-        });
-      }
-    });
-  }
-
- private:
-  static Shape permuted_shape(const Shape& s, const std::vector<int>& perm) {
-    std::vector<std::int64_t> d;
-    for (int a : perm) d.push_back(s[a]);
-    return Shape(std::move(d));
-  }
-  std::vector<bool> reduced_mask(int rank) const {
-    std::vector<bool> m(static_cast<std::size_t>(rank), axes_.empty());
-    for (int a : axes_) {
-      int n = normalize_axis(a, rank, name());
-      if (m[static_cast<std::size_t>(n)] && !axes_.empty())
-        fail(name(), "axis " + std::to_string(a) + " is listed twice");
-      m[static_cast<std::size_t>(n)] = true;
-    }
-    return m;
-  }
-  ReduceKind kind_;
-  std::vector<int> axes_;
-  bool keepdims_;
-};
+Shape permuted_shape(const Shape& s, const std::vector<int>& perm) {
+  std::vector<std::int64_t> d;
+  for (int a : perm) d.push_back(s[a]);
+  return Shape(std::move(d));
+}
 
 // (outer, n, inner) view of a tensor around one axis.
 struct AxisLayout {
@@ -157,93 +69,205 @@ struct AxisLayout {
   }
 };
 
-class ArgMax : public PrimitiveBase<ArgMax> {
- public:
-  ArgMax(int axis, bool keepdims) : axis_(axis), keepdims_(keepdims) {}
-  const char* name() const override { return "argmax"; }
-  std::string attrs() const override { return "axis=" + std::to_string(axis_) + (keepdims_ ? " keepdims=True" : ""); }
-  std::vector<TensorSpec> infer(std::span<const Tensor> in) const override {
-    expect_inputs(*this, in, 1);
-    if (in[0].dtype() == DType::bool_) fail(name(), "does not support bool: " + in[0].spec().str());
-    int a = normalize_axis(axis_, in[0].rank(), name());
-    if (in[0].shape()[a] == 0) fail(name(), "cannot take argmax over an empty axis: " + in[0].spec().str());
-    std::vector<std::int64_t> dims = in[0].shape().dims();
-    if (keepdims_) dims[static_cast<std::size_t>(a)] = 1;
-    else dims.erase(dims.begin() + a);
-    return {{DType::int64, Shape(std::move(dims)), {}}};
-  }
-  void eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const override {
-    out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
-    AxisLayout l(in[0].shape(), normalize_axis(axis_, in[0].rank(), name()));
-    std::int64_t* o = out[0].mutable_data<std::int64_t>().data();
-    dispatch_dtype(in[0].dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      const T* p = in[0].data<T>().data();
-      for (std::int64_t i = 0; i < l.outer; ++i)
-        for (std::int64_t k = 0; k < l.inner; ++k) {
-          const T* base = p + i * l.n * l.inner + k;
-          std::int64_t best = 0;
-          for (std::int64_t j = 1; j < l.n; ++j) {
-            T v = base[j * l.inner], b = base[best * l.inner];
-            if (b != b) break;                 // NaN wins (first NaN), like NumPy
-            if (v != v || v > b) best = j;
-          }
-          o[i * l.inner + k] = best;
-        }
-    });
-  }
-
- private:
-  int axis_;
-  bool keepdims_;
-};
-
-class Softmax : public PrimitiveBase<Softmax> {
- public:
-  Softmax(int axis, bool log) : axis_(axis), log_(log) {}
-  const char* name() const override { return log_ ? "log_softmax" : "softmax"; }
-  std::string attrs() const override { return "axis=" + std::to_string(axis_); }
-  std::vector<TensorSpec> infer(std::span<const Tensor> in) const override {
-    expect_inputs(*this, in, 1);
-    if (!is_floating(in[0].dtype())) fail(name(), "needs a floating dtype, got " + in[0].spec().str());
-    normalize_axis(axis_, in[0].rank(), name());
-    return {{in[0].dtype(), in[0].shape(), {}}};
-  }
-  void eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const override {
-    out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
-    AxisLayout l(in[0].shape(), normalize_axis(axis_, in[0].rank(), name()));
-    dispatch_dtype(in[0].dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      if constexpr (std::is_floating_point_v<T>) {
-        const T* p = in[0].data<T>().data();
-        T* o = out[0].mutable_data<T>().data();
-        cpu::parallel_for(l.outer * l.inner, l.n * 4, [&](std::int64_t b, std::int64_t e) {
-          for (std::int64_t r = b; r < e; ++r) {
-            std::int64_t i = r / l.inner, k = r % l.inner, off = i * l.n * l.inner + k;
-            T m = -std::numeric_limits<T>::infinity();
-            for (std::int64_t j = 0; j < l.n; ++j) m = std::max(m, p[off + j * l.inner]);
-            if (std::isinf(m)) m = 0;  // all -inf (or +inf): avoid inf - inf
-            double s = 0;
-            for (std::int64_t j = 0; j < l.n; ++j) s += std::exp(static_cast<double>(p[off + j * l.inner] - m));
-            if (log_) {
-              T ls = static_cast<T>(std::log(s));
-              for (std::int64_t j = 0; j < l.n; ++j) o[off + j * l.inner] = p[off + j * l.inner] - m - ls;
-            } else {
-              for (std::int64_t j = 0; j < l.n; ++j)
-                o[off + j * l.inner] = static_cast<T>(std::exp(static_cast<double>(p[off + j * l.inner] - m)) / s);
-            }
-          }
-        });
-      }
-    });
-  }
-
- private:
-  int axis_;
-  bool log_;
-};
-
 }  // namespace
+
+const char* Reduce::name() const { return reduce_name(kind_); }
+
+std::string Reduce::attrs() const {
+  std::string s = "axes=(";
+  for (std::size_t i = 0; i < axes_.size(); ++i) s += (i ? "," : "") + std::to_string(axes_[i]);
+  return s + (axes_.size() == 1 ? ",)" : ")") + (keepdims_ ? " keepdims=True" : "");
+}
+
+std::vector<bool> Reduce::reduced_mask(int rank) const {
+  std::vector<bool> m(static_cast<std::size_t>(rank), axes_.empty());
+  for (int a : axes_) {
+    int n = normalize_axis(a, rank, name());
+    if (m[static_cast<std::size_t>(n)] && !axes_.empty()) fail(name(), "axis " + std::to_string(a) + " is listed twice");
+    m[static_cast<std::size_t>(n)] = true;
+  }
+  return m;
+}
+
+std::vector<TensorSpec> Reduce::infer(std::span<const Tensor> in) const {
+  expect_inputs(*this, in, 1);
+  if (in[0].dtype() == DType::bool_) fail(name(), "does not support bool: " + in[0].spec().str());
+  std::vector<bool> reduced = reduced_mask(in[0].rank());
+  std::vector<std::int64_t> dims;
+  for (int a = 0; a < in[0].rank(); ++a) {
+    if (!reduced[static_cast<std::size_t>(a)]) dims.push_back(in[0].shape()[a]);
+    else if (keepdims_) dims.push_back(1);
+  }
+  return {{in[0].dtype(), Shape(std::move(dims)), {}}};
+}
+
+void Reduce::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
+  const Tensor& x = in[0];
+  out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  std::vector<bool> reduced = reduced_mask(x.rank());
+  // Lay the input out as [kept..., reduced...] (a copy only when the axes are interleaved).
+  std::vector<int> perm;
+  std::int64_t rows = 1, cols = 1;
+  for (int a = 0; a < x.rank(); ++a)
+    if (!reduced[static_cast<std::size_t>(a)]) { perm.push_back(a); rows *= x.shape()[a]; }
+  bool leading = true;  // reduced axes form a prefix: accumulate whole rows (bias gradients)
+  for (int a = 0; a < x.rank(); ++a) {
+    if (reduced[static_cast<std::size_t>(a)]) { perm.push_back(a); cols *= x.shape()[a]; }
+    if (a > 0 && reduced[static_cast<std::size_t>(a)] && !reduced[static_cast<std::size_t>(a - 1)]) leading = false;
+  }
+  if (!reduced.empty() && !reduced[0]) leading = false;
+  bool identity = std::is_sorted(perm.begin(), perm.end());
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>) {
+      Reducer<T> r{kind_};
+      T* o = out[0].mutable_data<T>().data();
+      if (leading && !identity) {
+        std::vector<Acc<T>> acc(static_cast<std::size_t>(rows), r.init());
+        const T* p = x.data<T>().data();
+        for (std::int64_t c = 0; c < cols; ++c)
+          for (std::int64_t j = 0; j < rows; ++j) acc[j] = r.step(acc[j], p[c * rows + j]);
+        for (std::int64_t j = 0; j < rows; ++j) o[j] = r.finish(acc[j], cols);
+        return;
+      }
+      Tensor laid = x;
+      if (!identity) {
+        laid = Tensor::empty(x.dtype(), permuted_shape(x.shape(), perm));
+        std::vector<std::int64_t> strides(perm.size());
+        std::vector<std::int64_t> full_strides(perm.size());
+        std::int64_t s = 1;
+        for (int a = x.rank() - 1; a >= 0; --a) { full_strides[a] = s; s *= x.shape()[a]; }
+        for (std::size_t i = 0; i < perm.size(); ++i) strides[i] = full_strides[perm[i]];
+        cpu::strided_copy(x.data<T>().data(), 0, strides, laid.shape(), laid.mutable_data<T>().data());
+      }
+      const T* p = laid.data<T>().data();
+      cpu::parallel_for(rows, cols, [&](std::int64_t b, std::int64_t e) {
+        for (std::int64_t j = b; j < e; ++j) {
+          Acc<T> acc = r.init();
+          const T* row = p + j * cols;
+          for (std::int64_t c = 0; c < cols; ++c) acc = r.step(acc, row[c]);
+          o[j] = r.finish(acc, cols);
+        }
+      });
+    }
+  });
+}
+
+std::vector<Tensor> Reduce::vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,
+                                const std::vector<bool>&) const {
+  const Tensor& x = in[0];
+  if (!is_floating(x.dtype())) return {Tensor()};
+  std::vector<bool> reduced = reduced_mask(x.rank());
+  // Put the reduced axes back (as 1s) so that the cotangent broadcasts against x.
+  auto keep = [&](Tensor t) {
+    if (!keepdims_)
+      for (int a = 0; a < x.rank(); ++a)
+        if (reduced[static_cast<std::size_t>(a)]) t = expand_dims(t, a);
+    return t;
+  };
+  Tensor g = keep(cot[0]);
+  switch (kind_) {
+    case ReduceKind::sum: return {broadcast_like(g, x)};
+    case ReduceKind::mean: {
+      Tensor spread = broadcast_like(g, x);
+      if (x.shape().is_static()) {
+        std::int64_t count = 1;
+        for (int a = 0; a < x.rank(); ++a)
+          if (reduced[static_cast<std::size_t>(a)]) count *= x.shape()[a];
+        return {spread / static_cast<double>(count)};
+      }
+      return {spread / cast(size(x) / size(out[0]), x.dtype())};
+    }
+    case ReduceKind::max:
+    case ReduceKind::min: {
+      // Ties share the gradient equally (like TF).
+      Tensor hit = cast(equal(x, keep(out[0])), x.dtype());
+      std::vector<int> axes;
+      for (int a = 0; a < x.rank(); ++a)
+        if (reduced[static_cast<std::size_t>(a)]) axes.push_back(a);
+      if (axes.empty()) return {hit * g};
+      return {hit * g / sum(hit, axes, true)};
+    }
+  }
+  return {Tensor()};
+}
+
+std::string ArgMax::attrs() const { return "axis=" + std::to_string(axis_) + (keepdims_ ? " keepdims=True" : ""); }
+
+std::vector<TensorSpec> ArgMax::infer(std::span<const Tensor> in) const {
+  expect_inputs(*this, in, 1);
+  if (in[0].dtype() == DType::bool_) fail(name(), "does not support bool: " + in[0].spec().str());
+  int a = normalize_axis(axis_, in[0].rank(), name());
+  if (in[0].shape()[a] == 0) fail(name(), "cannot take argmax over an empty axis: " + in[0].spec().str());
+  std::vector<std::int64_t> dims = in[0].shape().dims();
+  if (keepdims_) dims[static_cast<std::size_t>(a)] = 1;
+  else dims.erase(dims.begin() + a);
+  return {{DType::int64, Shape(std::move(dims)), {}}};
+}
+
+void ArgMax::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
+  out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  AxisLayout l(in[0].shape(), normalize_axis(axis_, in[0].rank(), name()));
+  std::int64_t* o = out[0].mutable_data<std::int64_t>().data();
+  dispatch_dtype(in[0].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = in[0].data<T>().data();
+    for (std::int64_t i = 0; i < l.outer; ++i)
+      for (std::int64_t k = 0; k < l.inner; ++k) {
+        const T* base = p + i * l.n * l.inner + k;
+        std::int64_t best = 0;
+        for (std::int64_t j = 1; j < l.n; ++j) {
+          T v = base[j * l.inner], b = base[best * l.inner];
+          if (b != b) break;  // NaN wins (first NaN), like NumPy
+          if (v != v || v > b) best = j;
+        }
+        o[i * l.inner + k] = best;
+      }
+  });
+}
+
+std::vector<TensorSpec> Softmax::infer(std::span<const Tensor> in) const {
+  expect_inputs(*this, in, 1);
+  if (!is_floating(in[0].dtype())) fail(name(), "needs a floating dtype, got " + in[0].spec().str());
+  normalize_axis(axis_, in[0].rank(), name());
+  return {{in[0].dtype(), in[0].shape(), {}}};
+}
+
+void Softmax::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
+  out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  AxisLayout l(in[0].shape(), normalize_axis(axis_, in[0].rank(), name()));
+  dispatch_dtype(in[0].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T>) {
+      const T* p = in[0].data<T>().data();
+      T* o = out[0].mutable_data<T>().data();
+      cpu::parallel_for(l.outer * l.inner, l.n * 4, [&](std::int64_t b, std::int64_t e) {
+        for (std::int64_t r = b; r < e; ++r) {
+          std::int64_t i = r / l.inner, k = r % l.inner, off = i * l.n * l.inner + k;
+          T m = -std::numeric_limits<T>::infinity();
+          for (std::int64_t j = 0; j < l.n; ++j) m = std::max(m, p[off + j * l.inner]);
+          if (std::isinf(m)) m = 0;  // all -inf (or +inf): avoid inf - inf
+          double s = 0;
+          for (std::int64_t j = 0; j < l.n; ++j) s += std::exp(static_cast<double>(p[off + j * l.inner] - m));
+          if (log_) {
+            T ls = static_cast<T>(std::log(s));
+            for (std::int64_t j = 0; j < l.n; ++j) o[off + j * l.inner] = p[off + j * l.inner] - m - ls;
+          } else {
+            for (std::int64_t j = 0; j < l.n; ++j)
+              o[off + j * l.inner] = static_cast<T>(std::exp(static_cast<double>(p[off + j * l.inner] - m)) / s);
+          }
+        }
+      });
+    }
+  });
+}
+
+std::vector<Tensor> Softmax::vjp(std::span<const Tensor>, std::span<const Tensor> out, std::span<const Tensor> cot,
+                                 const std::vector<bool>&) const {
+  const Tensor &y = out[0], &g = cot[0];
+  if (log_) return {g - exp(y) * sum(g, {axis_}, true)};
+  return {y * (g - sum(g * y, {axis_}, true))};
+}
 
 Tensor sum(const Tensor& x, std::vector<int> axes, bool keepdims) { return dispatch1(Reduce(ReduceKind::sum, std::move(axes), keepdims), {x}); }
 Tensor mean(const Tensor& x, std::vector<int> axes, bool keepdims) { return dispatch1(Reduce(ReduceKind::mean, std::move(axes), keepdims), {x}); }

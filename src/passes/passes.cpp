@@ -5,6 +5,8 @@
 
 #include "eagerflow/passes/passes.h"
 #include "ops/fused.h"
+#include "ops/primitives.h"
+#include <typeindex>
 
 namespace ef::passes {
 namespace {
@@ -73,21 +75,29 @@ std::shared_ptr<ir::Graph> eliminate_dead_code(const ir::Graph& g) {
 std::shared_ptr<ir::Graph> eliminate_common_subexpressions(const ir::Graph& g) {
   std::vector<int> replace = identity_map(g.values.size());
   std::vector<bool> keep(g.nodes.size(), true);
-  // Identity of a pure node: op name, attributes, and (already canonical) inputs. Variable
-  // reads are excluded: two reads of one variable may straddle an assignment.
-  std::map<std::tuple<std::string, std::string, std::vector<int>>, std::size_t> seen;
+  // Candidates share the op's type and (already canonical) inputs; the op then decides
+  // through is_equivalent, which compares typed parameters and defaults to "different".
+  // Effects and stateful ops (variable reads, random draws) are never merged.
+  std::map<std::pair<std::type_index, std::vector<int>>, std::vector<std::size_t>> seen;
   for (std::size_t n = 0; n < g.nodes.size(); ++n) {
     const ir::Node& node = g.nodes[n];
-    if (node.op->has_effect() || node.inputs.empty()) continue;
+    if (node.op->has_effect() || node.op->is_stateful() || node.inputs.empty()) continue;
     std::vector<int> ins;
     for (int v : node.inputs) ins.push_back(replace[static_cast<std::size_t>(v)]);
-    auto key = std::make_tuple(std::string(node.op->name()), node.op->attrs(), ins);
-    auto [it, inserted] = seen.emplace(key, n);
-    if (inserted) continue;
-    const ir::Node& first = g.nodes[it->second];
+    auto& candidates = seen[{std::type_index(typeid(*node.op)), std::move(ins)}];
+    const ir::Node* first = nullptr;
+    for (std::size_t c : candidates)
+      if (node.op->is_equivalent(*g.nodes[c].op) && g.nodes[c].outputs.size() == node.outputs.size()) {
+        first = &g.nodes[c];
+        break;
+      }
+    if (!first) {
+      candidates.push_back(n);
+      continue;
+    }
     keep[n] = false;
     for (std::size_t i = 0; i < node.outputs.size(); ++i)
-      replace[static_cast<std::size_t>(node.outputs[i])] = first.outputs[i];
+      replace[static_cast<std::size_t>(node.outputs[i])] = first->outputs[i];
   }
   return rebuild(g, keep, replace);
 }
@@ -108,7 +118,7 @@ std::shared_ptr<ir::Graph> fuse_dense(const ir::Graph& g) {
   std::map<std::size_t, ir::Node> overrides;
   for (std::size_t n = 0; n < g.nodes.size(); ++n) {
     const ir::Node& mm = g.nodes[n];
-    if (!keep[n] || std::string(mm.op->name()) != "matmul") continue;
+    if (!keep[n] || !dynamic_cast<const MatMul*>(mm.op.get())) continue;
     const TensorSpec &x = spec(mm.inputs[0]), &w = spec(mm.inputs[1]);
     if (x.dtype != DType::float32 || x.shape.rank() < 2 || w.shape.rank() != 2) continue;
     std::vector<int> inputs = mm.inputs;
@@ -116,7 +126,8 @@ std::shared_ptr<ir::Graph> fuse_dense(const ir::Graph& g) {
     int value = mm.outputs[0];
     bool has_bias = false;
     int r = sole_reader(value);
-    if (r >= 0 && std::string(g.nodes[static_cast<std::size_t>(r)].op->name()) == "add") {
+    auto* add_op = r >= 0 ? dynamic_cast<const Binary*>(g.nodes[static_cast<std::size_t>(r)].op.get()) : nullptr;
+    if (add_op && add_op->kind() == BinaryKind::add) {
       const ir::Node& add = g.nodes[static_cast<std::size_t>(r)];
       int bias = add.inputs[0] == value ? add.inputs[1] : add.inputs[0];
       const TensorSpec& b = spec(bias);
@@ -128,10 +139,11 @@ std::shared_ptr<ir::Graph> fuse_dense(const ir::Graph& g) {
         value = add.outputs[0];
       }
     }
-    std::string activation;
+    std::optional<UnaryKind> activation;
     r = sole_reader(value);
-    if (r >= 0 && fusible_activation(g.nodes[static_cast<std::size_t>(r)].op->name())) {
-      activation = g.nodes[static_cast<std::size_t>(r)].op->name();
+    auto* act = r >= 0 ? dynamic_cast<const Unary*>(g.nodes[static_cast<std::size_t>(r)].op.get()) : nullptr;
+    if (act && fusible_activation(act->kind())) {
+      activation = act->kind();
       chain.push_back(static_cast<std::size_t>(r));
     }
     if (chain.size() == 1) continue;  // a bare matmul: nothing to fuse
@@ -154,8 +166,7 @@ std::shared_ptr<ir::Graph> fuse_elementwise(const ir::Graph& g) {
   auto spec = [&](int v) -> const TensorSpec& { return g.values[static_cast<std::size_t>(v)].spec; };
   // A node the fused kernel can run, computing `out` (float, static, non-scalar shape).
   auto fusible = [&](const ir::Node& node, const TensorSpec& out) {
-    std::string name = node.op->name();
-    bool known = node.inputs.size() == 1 ? fusible_unary(name) >= 0 : node.inputs.size() == 2 && fusible_binary(name) >= 0;
+    bool known = fusible_code(*node.op) >= 0;
     if (!known || node.outputs.size() != 1) return false;
     const TensorSpec& o = spec(node.outputs[0]);
     if (!is_floating(o.dtype) || !o.shape.is_static() || o.shape.rank() == 0 || o.dtype != out.dtype || o.shape != out.shape)
@@ -198,7 +209,7 @@ std::shared_ptr<ir::Graph> fuse_elementwise(const ir::Graph& g) {
     for (std::size_t k = n; k < end; ++k) {
       const ir::Node& node = g.nodes[k];
       FusedInstruction& ins = program[k - n];
-      ins.code = ins.binary ? fusible_binary(node.op->name()) : fusible_unary(node.op->name());
+      ins.code = fusible_code(*node.op);
       ins.a = reg.at(node.inputs[0]);
       if (ins.binary) ins.b = reg.at(node.inputs[1]);
       int v = node.outputs[0];

@@ -2,28 +2,12 @@
 
 #include "eagerflow/core/log.h"
 #include "eagerflow/variable.h"
+#include "ops/primitives.h"
 
 namespace ef::trace {
 namespace {
 
 thread_local TraceContext* active = nullptr;
-
-// Reads a variable's value when the graph runs. Reads are ordinary nodes so that a read after
-// an assignment in the same graph sees the assigned value.
-class ReadVariable : public PrimitiveBase<ReadVariable> {
- public:
-  explicit ReadVariable(std::shared_ptr<VariableState> var) : var_(std::move(var)) {}
-  const char* name() const override { return "read_variable"; }
-  std::string attrs() const override { return "var=" + var_->name; }
-  std::vector<TensorSpec> infer(std::span<const Tensor>) const override { return {var_->spec}; }
-  void eval(std::span<const Tensor>, std::span<const TensorSpec>, std::span<Tensor> out) const override {
-    out[0] = var_->read();
-  }
-  const std::string& variable_name() const { return var_->name; }
-
- private:
-  std::shared_ptr<VariableState> var_;
-};
 
 }  // namespace
 
@@ -103,6 +87,13 @@ void TraceContext::set_outputs(const std::vector<Tensor>& outputs) {
 Tensor TraceContext::read_variable(const std::shared_ptr<VariableState>& var) {
   auto it = reads_.find(var.get());
   if (it != reads_.end()) return it->second;
+  // A cond branch reads a variable it has not assigned through the enclosing trace: the read
+  // becomes a captured input of the cond, so gradients reach the variable.
+  if (parent_ && lift_variable_reads_ && !assigned_here_.count(var.get())) {
+    Tensor outer = parent_->read_variable(var);
+    reads_[var.get()] = outer;
+    return outer;
+  }
   ReadVariable op(var);
   std::vector<int> outs = graph_->add_node(op.clone(), {}, {var->spec});
   Tensor t = Tensor::symbolic(var->spec.dtype, var->spec.shape, graph_, outs[0]);
@@ -112,6 +103,7 @@ Tensor TraceContext::read_variable(const std::shared_ptr<VariableState>& var) {
 
 void TraceContext::variable_assigned(const VariableState* var) {
   // Assignments inside a sub-graph also invalidate the enclosing traces' cached reads.
+  assigned_here_.insert(var);
   for (TraceContext* c = this; c; c = c->parent_) c->reads_.erase(var);
 }
 

@@ -1,9 +1,12 @@
 // Printing graphs: a jaxpr-like text form for people and golden tests, and Graphviz DOT.
+#include <charconv>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "eagerflow/trace/graph.h"
+#include "eagerflow/variable.h"
+#include "ops/primitives.h"
 
 namespace ef::ir {
 namespace {
@@ -30,18 +33,23 @@ std::string literal(const Tensor& t) {
     T v = t.data<T>()[0];
     if constexpr (std::is_same_v<T, bool>) return v ? "True" : "False";
     else if constexpr (std::is_floating_point_v<T>) {
-      std::ostringstream os;
-      os << v;
-      std::string s = os.str();
+      // The shortest text that reads back to the same value (0.1000001f stays 0.1000001).
+      char buf[64];
+      auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+      std::string s(buf, end);
       if (s.find_first_of(".eEna") == std::string::npos) s += ".0";
       return s;
     } else return std::to_string(v);
   });
 }
 
-std::string variable_of(const Node& n) {
-  std::string a = n.op->attrs();
-  return a.rfind("var=", 0) == 0 ? a.substr(4) : a;
+const VariableState* read_of(const Node& n) {
+  auto* r = dynamic_cast<const ReadVariable*>(n.op.get());
+  return r ? r->variable().get() : nullptr;
+}
+const VariableState* assignment_of(const Node& n) {
+  auto* a = dynamic_cast<const AssignVariable*>(n.op.get());
+  return a ? a->variable().get() : nullptr;
 }
 
 struct Names {
@@ -62,16 +70,15 @@ Names name_values(const Graph& g) {
       else { n.name[v] = letters(next++); n.constvars.push_back(static_cast<int>(v)); }
     }
   for (int v : g.inputs) n.name[static_cast<std::size_t>(v)] = letters(next++);
-  std::set<std::string> assigned;
+  std::set<const VariableState*> assigned;
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& node = g.nodes[i];
-    std::string op = node.op->name();
-    if (op == "read_variable" && !assigned.count(variable_of(node))) {
+    if (const VariableState* var = read_of(node); var && !assigned.count(var)) {
       n.hidden_node[i] = true;
-      n.name[static_cast<std::size_t>(node.outputs[0])] = variable_of(node);
+      n.name[static_cast<std::size_t>(node.outputs[0])] = var->name;
       continue;
     }
-    if (op.rfind("assign", 0) == 0) assigned.insert(variable_of(node));
+    if (const VariableState* var = assignment_of(node)) assigned.insert(var);
     for (int o : node.outputs) n.name[static_cast<std::size_t>(o)] = letters(next++);
   }
   return n;

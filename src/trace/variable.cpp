@@ -5,49 +5,55 @@
 #include "eagerflow/core/log.h"
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/trace/context.h"
+#include "ops/interpreters.h"
+#include "ops/primitives.h"
 
 namespace ef {
 namespace {
-
-enum class AssignMode { set, add, sub };
-
-class AssignVariable : public PrimitiveBase<AssignVariable> {
- public:
-  AssignVariable(std::shared_ptr<VariableState> var, AssignMode mode) : var_(std::move(var)), mode_(mode) {}
-  const char* name() const override {
-    return mode_ == AssignMode::set ? "assign" : mode_ == AssignMode::add ? "assign_add" : "assign_sub";
-  }
-  std::string attrs() const override { return "var=" + var_->name; }
-  bool has_effect() const override { return true; }
-  std::vector<TensorSpec> infer(std::span<const Tensor> in) const override {
-    expect_inputs(*this, in, 1);
-    if (in[0].dtype() != var_->spec.dtype || !in[0].shape().accepts(var_->spec.shape) ||
-        (in[0].shape().is_static() && in[0].shape() != var_->spec.shape))
-      fail(name(), "value " + in[0].spec().str() + " does not fit variable '" + var_->name + "' " + var_->spec.str());
-    return {};
-  }
-  void eval(std::span<const Tensor> in, std::span<const TensorSpec>, std::span<Tensor>) const override {
-    if (in[0].shape() != var_->spec.shape)
-      fail(name(), "value " + in[0].spec().str() + " does not fit variable '" + var_->name + "' " + var_->spec.str());
-    // Variables hold immutable tensors: an assignment swaps in a new one, so values read
-    // earlier (eagerly or by a graph) keep the numbers they were read with.
-    switch (mode_) {
-      case AssignMode::set: var_->write(in[0]); break;
-      case AssignMode::add: var_->write(add(var_->read(), in[0])); break;
-      case AssignMode::sub: var_->write(sub(var_->read(), in[0])); break;
-    }
-  }
-
- private:
-  std::shared_ptr<VariableState> var_;
-  AssignMode mode_;
-};
 
 Tensor copy_of(const Tensor& t) {
   Tensor c = Tensor::empty(t.dtype(), t.shape());
   if (t.nbytes()) std::memcpy(c.raw_mutable_data(), t.raw_data(), t.nbytes());
   return c;
 }
+
+}  // namespace
+
+std::string ReadVariable::attrs() const { return "var=" + var_->name; }
+std::vector<TensorSpec> ReadVariable::infer(std::span<const Tensor> in) const {
+  expect_inputs(*this, in, 0);
+  return {var_->spec};
+}
+void ReadVariable::eval(std::span<const Tensor>, std::span<const TensorSpec>, std::span<Tensor> out) const {
+  out[0] = var_->read();
+}
+
+const char* AssignVariable::name() const {
+  return mode_ == AssignMode::set ? "assign" : mode_ == AssignMode::add ? "assign_add" : "assign_sub";
+}
+std::string AssignVariable::attrs() const { return "var=" + var_->name; }
+
+std::vector<TensorSpec> AssignVariable::infer(std::span<const Tensor> in) const {
+  expect_inputs(*this, in, 1);
+  if (in[0].dtype() != var_->spec.dtype || !in[0].shape().accepts(var_->spec.shape) ||
+      (in[0].shape().is_static() && in[0].shape() != var_->spec.shape))
+    fail(name(), "value " + in[0].spec().str() + " does not fit variable '" + var_->name + "' " + var_->spec.str());
+  return {};
+}
+
+void AssignVariable::eval(std::span<const Tensor> in, std::span<const TensorSpec>, std::span<Tensor>) const {
+  if (in[0].shape() != var_->spec.shape)
+    fail(name(), "value " + in[0].spec().str() + " does not fit variable '" + var_->name + "' " + var_->spec.str());
+  // Variables hold immutable tensors: an assignment swaps in a new one, so values read
+  // earlier (eagerly or by a graph) keep the numbers they were read with.
+  switch (mode_) {
+    case AssignMode::set: var_->write(in[0]); break;
+    case AssignMode::add: var_->write(add(var_->read(), in[0])); break;
+    case AssignMode::sub: var_->write(sub(var_->read(), in[0])); break;
+  }
+}
+
+namespace {
 
 void assign_with(const std::shared_ptr<VariableState>& var, const Tensor& v, AssignMode mode) {
   dispatch(AssignVariable(var, mode), std::span<const Tensor>(&v, 1));
@@ -87,8 +93,9 @@ VariableState& Variable::state() const {
 
 Tensor Variable::value() const {
   state();
-  if (auto* ctx = trace::current()) return ctx->read_variable(state_);
-  return state_->read();
+  Tensor t = trace::current() ? trace::current()->read_variable(state_) : state_->read();
+  if (detail::innermost_tape()) detail::note_variable_read(state_, t);
+  return t;
 }
 
 void Variable::assign(const Tensor& v) { state(); assign_with(state_, v, AssignMode::set); }

@@ -28,6 +28,9 @@ class ConcreteFunction {
 
   // Runs on flat inputs (one tensor per graph input), checking dtypes and shapes.
   std::vector<Tensor> call_flat(std::span<const Tensor> inputs) const;
+  // Runs the graph as traced op by op through dispatch, so that gradient tapes see every op
+  // and variable read (how a function called under a GradientTape is differentiated).
+  std::vector<Tensor> interpret(std::span<const Tensor> inputs) const;
   // Runs without checks: the caller has matched the signature already.
   void run(std::span<const Tensor> inputs, std::span<Tensor> outputs) const { plan_.run(inputs, outputs); }
 

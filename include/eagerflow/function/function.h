@@ -47,6 +47,9 @@ bool functions_run_eagerly();
 
 namespace detail {
 
+// True when a GradientTape on this thread records (src/ops/interpreters.h).
+bool tapes_recording();
+
 // The untyped part of a function: cache, trace records, reasons and warnings.
 class FunctionCore {
  public:
@@ -116,6 +119,9 @@ class Function {
     if (!cf) cf = trace(Signature{detail::ArgTraits<Args>::signature(args)...}, std::type_identity<Args>{}...);
     detail::FlatTensors flat;
     (detail::ArgTraits<Args>::flatten(args, flat), ...);
+    // Under a GradientTape the graph runs op by op, so that the tape records it (the body,
+    // with its host code, is not run again).
+    if (detail::tapes_recording()) return interpret<R>(*cf, flat.span());
     return replay<R>(*cf, flat.span());
   }
 
@@ -173,6 +179,19 @@ class Function {
     } else {
       std::vector<Tensor> outs(cf.num_outputs());
       cf.run(inputs, outs);
+      detail::OutputCursor cursor{outs, 0, 0, 0, &cf.output_structure()};
+      return detail::OutTraits<std::decay_t<R>>::build(cursor);
+    }
+  }
+
+  template <class R>
+  static R interpret(const ConcreteFunction& cf, std::span<const Tensor> inputs) {
+    std::vector<Tensor> outs = cf.interpret(inputs);
+    if constexpr (std::is_void_v<R>) {
+      return;
+    } else if constexpr (std::is_same_v<R, Tensor>) {
+      return outs.at(0);
+    } else {
       detail::OutputCursor cursor{outs, 0, 0, 0, &cf.output_structure()};
       return detail::OutTraits<std::decay_t<R>>::build(cursor);
     }

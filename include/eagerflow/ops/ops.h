@@ -38,9 +38,14 @@ Tensor relu(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
 Tensor tanh(const Tensor& x);
 Tensor gelu(const Tensor& x);  // exact (erf) form, Keras' default
+Tensor erf(const Tensor& x);
 
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
 Tensor cast(const Tensor& x, DType dtype);
+// A new handle on the same values (gradients pass through).
+Tensor identity(const Tensor& x);
+// The same values with no gradient (TF's tf.stop_gradient, JAX's lax.stop_gradient).
+Tensor stop_gradient(const Tensor& x);
 
 // ---- reductions (empty axes = all axes; negative axes count from the end) ----
 Tensor sum(const Tensor& x, std::vector<int> axes = {}, bool keepdims = false);
@@ -69,6 +74,21 @@ Tensor slice(const Tensor& x, std::vector<std::int64_t> begin, std::vector<std::
              std::vector<std::int64_t> strides = {});
 Tensor gather(const Tensor& x, const Tensor& indices, int axis = 0);
 Tensor one_hot(const Tensor& indices, std::int64_t depth, DType dtype = DType::float32);
+
+// ---- runtime shapes ----
+// Inside a trace with dynamic dims, shapes are known only when the graph runs; these ops
+// work with the runtime shape.
+Tensor shape(const Tensor& x);  // int64[rank]
+Tensor size(const Tensor& x);   // int64[]: the number of elements
+Tensor zeros_like(const Tensor& x);
+Tensor ones_like(const Tensor& x);
+Tensor full_like(const Tensor& x, double value);
+// NumPy broadcasting to a shape; a kDynamic dim in `shape` keeps x's dim.
+Tensor broadcast_to(const Tensor& x, const Shape& shape);
+Tensor broadcast_like(const Tensor& x, const Tensor& like);  // to like's runtime shape
+// Sums x down to like's runtime shape (the inverse of broadcasting; gradients use it).
+Tensor sum_to(const Tensor& x, const Tensor& like);
+Tensor reshape_like(const Tensor& x, const Tensor& like);   // same number of elements
 
 // ---- operators ----
 inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }

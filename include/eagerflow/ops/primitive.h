@@ -1,7 +1,12 @@
 #pragma once
-// A Primitive is one op, defined once: its shape/dtype rule (infer), its kernel (eval) and
-// its attributes. Eager calls run eval at once; a trace records the primitive in a graph and
-// the executor runs the same eval on replay.
+// A Primitive is one op, defined once: its shape/dtype rule (infer), its kernel (eval), its
+// gradient rule (vjp, written with ef ops so that it runs eagerly and traced alike) and its
+// traits. Eager calls run eval at once; a trace records the primitive in a graph and the
+// executor runs the same eval on replay; a GradientTape records it for the backward pass.
+//
+// Op identity is typed: passes ask an op what it is with dynamic_cast to its class (declared
+// in src/ops/primitives.h) and compare parameters through is_equivalent, never through the
+// name or the printed attributes.
 #include <memory>
 #include <span>
 #include <string>
@@ -22,15 +27,29 @@ class Primitive {
   // with Tensor::empty; view ops may alias their input instead.
   virtual void eval(std::span<const Tensor> inputs, std::span<const TensorSpec> specs,
                     std::span<Tensor> outputs) const = 0;
-  // Attributes as printed in graphs ("axes=(1,) keepdims=True"); also the identity used by
-  // common-subexpression elimination.
+  // Attributes as printed in graphs ("axes=(1,) keepdims=True"); for people only.
   virtual std::string attrs() const { return {}; }
+  // True when `other` is the same op with the same parameters, so that common-subexpression
+  // elimination may merge two nodes with the same inputs. Opt-in: "different" by default.
+  virtual bool is_equivalent(const Primitive& other) const { return false; }
   // Effects (printing, assignment) are never removed, merged or reordered.
   virtual bool has_effect() const { return false; }
+  // Reads state that is not an input (random draws, variable reads): recorded whenever a trace
+  // is active, even without symbolic inputs, and never merged.
+  virtual bool is_stateful() const { return false; }
+  // Whether gradients flow through this op. Not differentiable: comparisons, argmax, integer
+  // and shape queries; the tape stops there.
+  virtual bool is_differentiable() const { return true; }
+  // Reverse-mode rule: the cotangents of the inputs from those of the outputs, written with ef
+  // ops. `cotangents` has one defined tensor per output. Returns one tensor per input;
+  // undefined where `needed[i]` is false or the input gets no gradient.
+  virtual std::vector<Tensor> vjp(std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                                  std::span<const Tensor> cotangents, const std::vector<bool>& needed) const;
   virtual std::shared_ptr<Primitive> clone() const = 0;
 };
 
-// CRTP helper that supplies clone().
+// CRTP helper that supplies clone() and a typed is_equivalent: ops with parameters that make
+// them mergeable define `bool same_params(const Derived&) const` and set kMergeable.
 template <class Derived>
 class PrimitiveBase : public Primitive {
  public:
@@ -39,8 +58,19 @@ class PrimitiveBase : public Primitive {
   }
 };
 
-// The one dispatch point: runs `op` now, or records it when a trace is active on this thread
-// and an input is symbolic (or the op has an effect).
+template <class Derived>
+class MergeablePrimitive : public PrimitiveBase<Derived> {
+ public:
+  bool is_equivalent(const Primitive& other) const override {
+    auto* o = dynamic_cast<const Derived*>(&other);
+    return o && static_cast<const Derived&>(*this).same_params(*o);
+  }
+};
+
+// The one dispatch point: runs `op` now (eager), or records it when a trace is active on
+// this thread and an input is symbolic (or the op has an effect or reads state); then every
+// active GradientTape that tracks an input records it too. Inside a kernel (eval) nothing is
+// recorded: ops a kernel calls are implementation details.
 std::vector<Tensor> dispatch(const Primitive& op, std::span<const Tensor> inputs);
 Tensor dispatch1(const Primitive& op, std::span<const Tensor> inputs);
 inline Tensor dispatch1(const Primitive& op, std::initializer_list<Tensor> inputs) {

@@ -2,6 +2,8 @@
 // Random tensors, reproducible across runs and machines (counter-based generator).
 // Like TF: an explicit seed fixes one op; otherwise ops draw from the global seed
 // (ef::random::set_seed) and a counter, so a seeded program repeats itself exactly.
+// Random draws are ops: inside ef::function each call of the function draws fresh numbers
+// (a traced dropout mask changes every step), and set_seed makes whole runs repeat.
 #include <cstdint>
 #include <optional>
 
@@ -13,4 +15,9 @@ Tensor uniform(const Shape& shape, double minval = 0.0, double maxval = 1.0,
                DType dtype = DType::float32, std::optional<std::uint64_t> seed = std::nullopt);
 Tensor normal(const Shape& shape, double mean = 0.0, double stddev = 1.0,
               DType dtype = DType::float32, std::optional<std::uint64_t> seed = std::nullopt);
+// The same, shaped like `like` at run time (a dynamic batch inside a trace), of its dtype.
+Tensor uniform_like(const Tensor& like, double minval = 0.0, double maxval = 1.0,
+                    std::optional<std::uint64_t> seed = std::nullopt);
+Tensor normal_like(const Tensor& like, double mean = 0.0, double stddev = 1.0,
+                   std::optional<std::uint64_t> seed = std::nullopt);
 }  // namespace ef::random

@@ -3,6 +3,7 @@
 // constants, lifts symbolic values of enclosing traces into sub-graph inputs (for cond and
 // while_loop bodies), and holds the rules for variable creation.
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +39,9 @@ class TraceContext : public Recorder {
   const std::string& function_name() const { return function_name_; }
   bool allow_variable_creation() const { return allow_variable_creation_; }
   const std::vector<std::string>& created_variables() const { return created_variables_; }
+  // Sub-graphs that run at most once (cond branches) read unassigned variables through the
+  // enclosing trace; loop bodies must not (a read sees the previous iteration's assignment).
+  void set_lift_variable_reads(bool lift) { lift_variable_reads_ = lift; }
   // Outer tensors this sub-graph lifted, in the order of its lifted inputs.
   const std::vector<Tensor>& lifted() const { return lifted_; }
 
@@ -51,6 +55,8 @@ class TraceContext : public Recorder {
   std::map<const TensorImpl*, int> lifted_ids_;
   std::vector<Tensor> lifted_;
   std::map<const VariableState*, Tensor> reads_;
+  std::set<const VariableState*> assigned_here_;
+  bool lift_variable_reads_ = false;
 };
 
 // The innermost trace active on this thread, or nullptr.

@@ -1,0 +1,61 @@
+#pragma once
+// The ops that ef::cond and ef::while_loop record inside a trace: each holds its traced
+// sub-graphs, optimized and compiled.
+#include <memory>
+#include <vector>
+
+#include "eagerflow/exec/plan.h"
+#include "eagerflow/ops/primitive.h"
+
+namespace ef {
+
+// A traced sub-graph ready to run: the graph as traced (for gradients), the optimized graph
+// and its plan.
+struct SubGraph {
+  std::shared_ptr<ir::Graph> traced, graph;
+  std::shared_ptr<exec::Plan> plan;
+  explicit SubGraph(std::shared_ptr<ir::Graph> traced_graph);
+  std::vector<Tensor> run(std::span<const Tensor> inputs) const;
+  bool touches_state() const;
+};
+
+// Inputs: the predicate, then the captures both branches take (in the same order).
+class CondOp : public PrimitiveBase<CondOp> {
+ public:
+  CondOp(SubGraph then_g, SubGraph else_g, std::vector<TensorSpec> specs)
+      : then_(std::move(then_g)), else_(std::move(else_g)), specs_(std::move(specs)) {}
+  const char* name() const override { return "cond"; }
+  std::string attrs() const override;
+  bool has_effect() const override { return then_.touches_state() || else_.touches_state(); }
+  std::vector<TensorSpec> infer(std::span<const Tensor>) const override { return specs_; }
+  void eval(std::span<const Tensor> in, std::span<const TensorSpec>, std::span<Tensor> out) const override;
+  // The gradient is another cond: each branch differentiates its own sub-graph.
+  std::vector<Tensor> vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,
+                          const std::vector<bool>& needed) const override;
+  const SubGraph& then_branch() const { return then_; }
+  const SubGraph& else_branch() const { return else_; }
+
+ private:
+  SubGraph then_, else_;
+  std::vector<TensorSpec> specs_;
+};
+
+// Inputs: the loop variables, the cond's captures, then the body's captures.
+class WhileOp : public PrimitiveBase<WhileOp> {
+ public:
+  WhileOp(SubGraph cond, SubGraph body, std::size_t n_vars, std::size_t n_cond_caps)
+      : cond_(std::move(cond)), body_(std::move(body)), n_vars_(n_vars), n_cond_caps_(n_cond_caps) {}
+  const char* name() const override { return "while"; }
+  std::string attrs() const override;
+  bool has_effect() const override { return cond_.touches_state() || body_.touches_state(); }
+  std::vector<TensorSpec> infer(std::span<const Tensor> in) const override;
+  void eval(std::span<const Tensor> in, std::span<const TensorSpec>, std::span<Tensor> out) const override;
+  std::vector<Tensor> vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,
+                          const std::vector<bool>& needed) const override;
+
+ private:
+  SubGraph cond_, body_;
+  std::size_t n_vars_, n_cond_caps_;
+};
+
+}  // namespace ef

@@ -1,0 +1,375 @@
+#pragma once
+// The op classes, declared where passes, transforms, printers and a future loader can name
+// them: typed identity (dynamic_cast) and typed parameters (accessors), never name strings.
+// Their shape rules, kernels and gradient rules live in the .cpp file of their family.
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "eagerflow/ops/primitive.h"
+#include "ops/elementwise_math.h"
+
+namespace ef {
+
+struct VariableState;
+
+#define EF_OP_RULES                                                                                  \
+  std::vector<TensorSpec> infer(std::span<const Tensor> in) const override;                          \
+  void eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out)    \
+      const override;
+#define EF_OP_VJP                                                                                    \
+  std::vector<Tensor> vjp(std::span<const Tensor> in, std::span<const Tensor> out,                   \
+                          std::span<const Tensor> cot, const std::vector<bool>& needed) const override;
+
+// ---------------------------------------------------------------- elementwise
+class Unary : public MergeablePrimitive<Unary> {
+ public:
+  explicit Unary(UnaryKind k) : kind_(k) {}
+  const char* name() const override { return unary_name(kind_); }
+  bool same_params(const Unary& o) const { return kind_ == o.kind_; }
+  bool is_differentiable() const override { return kind_ != UnaryKind::logical_not; }
+  UnaryKind kind() const { return kind_; }
+  EF_OP_RULES EF_OP_VJP
+ private:
+  UnaryKind kind_;
+};
+
+class Binary : public MergeablePrimitive<Binary> {
+ public:
+  explicit Binary(BinaryKind k) : kind_(k) {}
+  const char* name() const override { return binary_name(kind_); }
+  bool same_params(const Binary& o) const { return kind_ == o.kind_; }
+  bool is_differentiable() const override { return !is_comparison(kind_) && !is_logical(kind_); }
+  BinaryKind kind() const { return kind_; }
+  EF_OP_RULES EF_OP_VJP
+ private:
+  BinaryKind kind_;
+};
+
+class Where : public MergeablePrimitive<Where> {
+ public:
+  const char* name() const override { return "where"; }
+  bool same_params(const Where&) const { return true; }
+  EF_OP_RULES EF_OP_VJP
+};
+
+class Cast : public MergeablePrimitive<Cast> {
+ public:
+  explicit Cast(DType to) : to_(to) {}
+  const char* name() const override { return "cast"; }
+  std::string attrs() const override;
+  bool same_params(const Cast& o) const { return to_ == o.to_; }
+  DType to() const { return to_; }
+  EF_OP_RULES EF_OP_VJP
+ private:
+  DType to_;
+};
+
+// The identity: a new handle on the same values (so that one tensor passed as two arguments
+// gets two gradients in ef::grad). Eagerly a view; never merged.
+class Identity : public PrimitiveBase<Identity> {
+ public:
+  // stop: stop_gradient, the identity that gradients do not pass.
+  explicit Identity(bool stop = false) : stop_(stop) {}
+  const char* name() const override { return stop_ ? "stop_gradient" : "identity"; }
+  bool is_differentiable() const override { return !stop_; }
+  EF_OP_RULES EF_OP_VJP
+ private:
+  bool stop_;
+};
+
+// ---------------------------------------------------------------- reductions
+enum class ReduceKind { sum, mean, max, min };
+
+class Reduce : public MergeablePrimitive<Reduce> {
+ public:
+  Reduce(ReduceKind k, std::vector<int> axes, bool keepdims) : kind_(k), axes_(std::move(axes)), keepdims_(keepdims) {}
+  const char* name() const override;
+  std::string attrs() const override;
+  bool same_params(const Reduce& o) const { return kind_ == o.kind_ && axes_ == o.axes_ && keepdims_ == o.keepdims_; }
+  ReduceKind kind() const { return kind_; }
+  // Which axes of a rank-`rank` input are reduced (all when axes is empty).
+  std::vector<bool> reduced_mask(int rank) const;
+  EF_OP_RULES EF_OP_VJP
+ private:
+  ReduceKind kind_;
+  std::vector<int> axes_;
+  bool keepdims_;
+};
+
+class ArgMax : public MergeablePrimitive<ArgMax> {
+ public:
+  ArgMax(int axis, bool keepdims) : axis_(axis), keepdims_(keepdims) {}
+  const char* name() const override { return "argmax"; }
+  std::string attrs() const override;
+  bool same_params(const ArgMax& o) const { return axis_ == o.axis_ && keepdims_ == o.keepdims_; }
+  bool is_differentiable() const override { return false; }
+  EF_OP_RULES
+ private:
+  int axis_;
+  bool keepdims_;
+};
+
+class Softmax : public MergeablePrimitive<Softmax> {
+ public:
+  Softmax(int axis, bool log) : axis_(axis), log_(log) {}
+  const char* name() const override { return log_ ? "log_softmax" : "softmax"; }
+  std::string attrs() const override { return "axis=" + std::to_string(axis_); }
+  bool same_params(const Softmax& o) const { return axis_ == o.axis_ && log_ == o.log_; }
+  EF_OP_RULES EF_OP_VJP
+ private:
+  int axis_;
+  bool log_;
+};
+
+// ---------------------------------------------------------------- linear algebra
+class MatMul : public MergeablePrimitive<MatMul> {
+ public:
+  const char* name() const override { return "matmul"; }
+  bool same_params(const MatMul&) const { return true; }
+  EF_OP_RULES EF_OP_VJP
+};
+
+// ---------------------------------------------------------------- shapes
+class Reshape : public MergeablePrimitive<Reshape> {
+ public:
+  explicit Reshape(Shape target) : target_(std::move(target)) {}
+  const char* name() const override { return "reshape"; }
+  std::string attrs() const override;
+  bool same_params(const Reshape& o) const { return target_ == o.target_; }
+  EF_OP_RULES EF_OP_VJP
+ private:
+  std::string target_str() const;
+  Shape target_;
+};
+
+// reshape(x, like's runtime shape): how gradients undo reshapes with dynamic dims.
+class ReshapeLike : public MergeablePrimitive<ReshapeLike> {
+ public:
+  const char* name() const override { return "reshape_like"; }
+  bool same_params(const ReshapeLike&) const { return true; }
+  EF_OP_RULES EF_OP_VJP
+};
+
+class ExpandDims : public MergeablePrimitive<ExpandDims> {
+ public:
+  explicit ExpandDims(int axis) : axis_(axis) {}
+  const char* name() const override { return "expand_dims"; }
+  std::string attrs() const override { return "axis=" + std::to_string(axis_); }
+  bool same_params(const ExpandDims& o) const { return axis_ == o.axis_; }
+  EF_OP_RULES EF_OP_VJP
+ private:
+  int axis_;
+};
+
+class Squeeze : public MergeablePrimitive<Squeeze> {
+ public:
+  explicit Squeeze(std::vector<int> axes) : axes_(std::move(axes)) {}
+  const char* name() const override { return "squeeze"; }
+  std::string attrs() const override;
+  bool same_params(const Squeeze& o) const { return axes_ == o.axes_; }
+  EF_OP_RULES EF_OP_VJP
+ private:
+  std::vector<bool> dropped(const Shape& s) const;
+  std::vector<int> axes_;
+};
+
+class Transpose : public MergeablePrimitive<Transpose> {
+ public:
+  explicit Transpose(std::vector<int> perm) : perm_(std::move(perm)) {}
+  const char* name() const override { return "transpose"; }
+  std::string attrs() const override;
+  bool same_params(const Transpose& o) const { return perm_ == o.perm_; }
+  std::vector<int> resolved(int rank) const;
+  EF_OP_RULES EF_OP_VJP
+ private:
+  std::vector<int> perm_;
+};
+
+class Concat : public MergeablePrimitive<Concat> {
+ public:
+  explicit Concat(int axis) : axis_(axis) {}
+  const char* name() const override { return "concat"; }
+  std::string attrs() const override { return "axis=" + std::to_string(axis_); }
+  bool same_params(const Concat& o) const { return axis_ == o.axis_; }
+  EF_OP_RULES EF_OP_VJP
+ private:
+  int axis_;
+};
+
+class Slice : public MergeablePrimitive<Slice> {
+ public:
+  Slice(std::vector<std::int64_t> b, std::vector<std::int64_t> e, std::vector<std::int64_t> s)
+      : begin_(std::move(b)), end_(std::move(e)), strides_(std::move(s)) {}
+  const char* name() const override { return "slice"; }
+  std::string attrs() const override;
+  bool same_params(const Slice& o) const { return begin_ == o.begin_ && end_ == o.end_ && strides_ == o.strides_; }
+  struct Axis { std::int64_t start, step, count; };
+  Axis resolve(int axis, std::int64_t n) const;  // Python slice semantics on one axis
+  void check(const Tensor& x) const;
+  EF_OP_RULES EF_OP_VJP
+ private:
+  std::vector<std::int64_t> begin_, end_, strides_;
+};
+
+// The gradient of slice: zeros shaped like input 1 with input 0 written where the slice read.
+class SliceGrad : public MergeablePrimitive<SliceGrad> {
+ public:
+  explicit SliceGrad(Slice slice) : slice_(std::move(slice)) {}
+  const char* name() const override { return "slice_grad"; }
+  std::string attrs() const override { return slice_.attrs(); }
+  bool same_params(const SliceGrad& o) const { return slice_.same_params(o.slice_); }
+  EF_OP_RULES EF_OP_VJP
+ private:
+  Slice slice_;
+};
+
+class Gather : public MergeablePrimitive<Gather> {
+ public:
+  explicit Gather(int axis) : axis_(axis) {}
+  const char* name() const override { return "gather"; }
+  std::string attrs() const override { return "axis=" + std::to_string(axis_); }
+  bool same_params(const Gather& o) const { return axis_ == o.axis_; }
+  EF_OP_RULES EF_OP_VJP
+ private:
+  int axis_;
+};
+
+// The gradient of gather: zeros shaped like input 2, input 0's slices added at the indices
+// (input 1) along the axis; repeated indices accumulate.
+class GatherGrad : public MergeablePrimitive<GatherGrad> {
+ public:
+  explicit GatherGrad(int axis) : axis_(axis) {}
+  const char* name() const override { return "gather_grad"; }
+  std::string attrs() const override { return "axis=" + std::to_string(axis_); }
+  bool same_params(const GatherGrad& o) const { return axis_ == o.axis_; }
+  EF_OP_RULES EF_OP_VJP
+ private:
+  int axis_;
+};
+
+class OneHot : public MergeablePrimitive<OneHot> {
+ public:
+  OneHot(std::int64_t depth, DType dtype) : depth_(depth), dtype_(dtype) {}
+  const char* name() const override { return "one_hot"; }
+  std::string attrs() const override;
+  bool same_params(const OneHot& o) const { return depth_ == o.depth_ && dtype_ == o.dtype_; }
+  bool is_differentiable() const override { return false; }
+  EF_OP_RULES
+ private:
+  std::int64_t depth_;
+  DType dtype_;
+};
+
+// ---------------------------------------------------------------- runtime shapes
+// The runtime shape of a tensor as int64[rank] (a number of elements: int64[] with `size`).
+class ShapeOf : public MergeablePrimitive<ShapeOf> {
+ public:
+  explicit ShapeOf(bool size) : size_(size) {}
+  const char* name() const override { return size_ ? "size" : "shape"; }
+  bool same_params(const ShapeOf& o) const { return size_ == o.size_; }
+  bool is_differentiable() const override { return false; }
+  EF_OP_RULES
+ private:
+  bool size_;
+};
+
+// A tensor of like's runtime shape filled with `value` (dtype: like's, or `dtype`).
+class FillLike : public MergeablePrimitive<FillLike> {
+ public:
+  FillLike(double value, std::optional<DType> dtype) : value_(value), dtype_(dtype) {}
+  const char* name() const override;
+  std::string attrs() const override;
+  bool same_params(const FillLike& o) const;
+  std::vector<Tensor> vjp(std::span<const Tensor>, std::span<const Tensor>, std::span<const Tensor>,
+                          const std::vector<bool>&) const override { return {Tensor()}; }
+  EF_OP_RULES
+ private:
+  double value_;
+  std::optional<DType> dtype_;
+};
+
+// broadcast_to a static shape (kDynamic dims keep the input's dim), or to input 1's runtime
+// shape when `like`.
+class BroadcastTo : public MergeablePrimitive<BroadcastTo> {
+ public:
+  explicit BroadcastTo(std::optional<Shape> shape) : shape_(std::move(shape)) {}
+  const char* name() const override { return shape_ ? "broadcast_to" : "broadcast_like"; }
+  std::string attrs() const override;
+  bool same_params(const BroadcastTo& o) const { return shape_ == o.shape_; }
+  EF_OP_RULES EF_OP_VJP
+ private:
+  std::optional<Shape> shape_;
+};
+
+// Sums input 0 down to input 1's shape (the inverse of broadcasting): how gradients of
+// broadcasting ops reach their inputs.
+class SumTo : public MergeablePrimitive<SumTo> {
+ public:
+  const char* name() const override { return "sum_to"; }
+  bool same_params(const SumTo&) const { return true; }
+  EF_OP_RULES EF_OP_VJP
+};
+
+// ---------------------------------------------------------------- state
+class ReadVariable : public PrimitiveBase<ReadVariable> {
+ public:
+  explicit ReadVariable(std::shared_ptr<VariableState> var) : var_(std::move(var)) {}
+  const char* name() const override { return "read_variable"; }
+  std::string attrs() const override;
+  bool is_stateful() const override { return true; }
+  const std::shared_ptr<VariableState>& variable() const { return var_; }
+  EF_OP_RULES
+ private:
+  std::shared_ptr<VariableState> var_;
+};
+
+enum class AssignMode { set, add, sub };
+
+class AssignVariable : public PrimitiveBase<AssignVariable> {
+ public:
+  AssignVariable(std::shared_ptr<VariableState> var, AssignMode mode) : var_(std::move(var)), mode_(mode) {}
+  const char* name() const override;
+  std::string attrs() const override;
+  bool has_effect() const override { return true; }
+  bool is_differentiable() const override { return false; }
+  const std::shared_ptr<VariableState>& variable() const { return var_; }
+  EF_OP_RULES
+ private:
+  std::shared_ptr<VariableState> var_;
+  AssignMode mode_;
+};
+
+enum class RandomKind { uniform, normal };
+
+// A random draw: each execution draws fresh numbers from the generator state (the global
+// seed and counter, or the op's own seed and counter), so a traced dropout mask changes on
+// every call; ef::random::set_seed makes runs repeat.
+class RandomOp : public PrimitiveBase<RandomOp> {
+ public:
+  RandomOp(RandomKind kind, Shape shape, double a, double b, DType dtype, std::optional<std::uint64_t> seed,
+           bool like);
+  const char* name() const override { return kind_ == RandomKind::uniform ? "random_uniform" : "random_normal"; }
+  std::string attrs() const override;
+  bool is_stateful() const override { return true; }
+  bool is_differentiable() const override { return false; }
+  EF_OP_RULES
+ private:
+  RandomKind kind_;
+  Shape shape_;
+  double a_, b_;
+  DType dtype_;
+  std::optional<std::uint64_t> seed_;
+  bool like_;
+  std::shared_ptr<std::atomic<std::uint64_t>> draws_;  // executions so far (seeded ops)
+};
+
+#undef EF_OP_RULES
+#undef EF_OP_VJP
+
+// Ops created by the fusion passes (src/ops/fused.h) and by control flow
+// (src/function/control_flow_ops.h) are declared beside their makers.
+
+}  // namespace ef

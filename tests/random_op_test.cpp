@@ -1,0 +1,66 @@
+// Random draws are ops with state: traced functions draw fresh numbers on every call, and
+// ef::random::set_seed makes whole runs repeat.
+#include "test_util.h"
+
+using namespace ef;
+
+TEST(RandomOp, TracedDrawsChangeOnEveryCall) {
+  random::set_seed(5);
+  auto f = function([](const Tensor& x) { return x + random::uniform({4}); });
+  Tensor a = f(zeros({4})), b = f(zeros({4}));
+  EXPECT_EQ(f.tracing_count(), 1);
+  EXPECT_NE(a.to_vector<float>(), b.to_vector<float>());
+  for (float v : a.to_vector<float>()) EXPECT_TRUE(v >= 0.0f && v < 1.0f);
+}
+
+TEST(RandomOp, SetSeedRepeatsATracedRun) {
+  auto run = [] {
+    random::set_seed(42);
+    auto f = function([](const Tensor& x) { return x * random::normal({3}); });
+    std::vector<float> out;
+    for (int i = 0; i < 3; ++i)
+      for (float v : f(ones({3})).to_vector<float>()) out.push_back(v);
+    return out;
+  };
+  EXPECT_EQ(run(), run());
+}
+
+TEST(RandomOp, SeededOpInAGraphDrawsASequenceStartingAtTheEagerDraw) {
+  Tensor eager = random::uniform({5}, 0.0, 1.0, DType::float32, 7);
+  EXPECT_EQ(eager.to_vector<float>(), random::uniform({5}, 0.0, 1.0, DType::float32, 7).to_vector<float>());
+  auto f = function([](const Tensor& x) { return x + random::uniform({5}, 0.0, 1.0, DType::float32, 7); });
+  Tensor first = f(zeros({5})), second = f(zeros({5}));
+  EXPECT_EQ(first.to_vector<float>(), eager.to_vector<float>());
+  EXPECT_NE(second.to_vector<float>(), first.to_vector<float>());
+}
+
+TEST(RandomOp, DropoutMaskWithADynamicBatch) {
+  // uniform_like takes its shape at run time: a dropout mask for any batch size.
+  auto dropout = function(
+      [](const Tensor& x) { return where(random::uniform_like(x) < 0.5f, x * 2.0f, zeros_like(x)); },
+      FunctionOptions{.input_signature = std::vector<TensorSpec>{{DType::float32, {kDynamic, 8}}}});
+  Tensor a = dropout(ones({3, 8})), b = dropout(ones({5, 8}));
+  EXPECT_EQ(a.shape(), (Shape{3, 8}));
+  EXPECT_EQ(b.shape(), (Shape{5, 8}));
+  EXPECT_EQ(dropout.tracing_count(), 1);
+  int kept = 0;
+  for (float v : b.to_vector<float>()) {
+    EXPECT_TRUE(v == 0.0f || v == 2.0f);
+    kept += v == 2.0f;
+  }
+  EXPECT_GT(kept, 0);
+  EXPECT_LT(kept, 40);
+}
+
+TEST(RandomOp, TwoDrawsInOneGraphAreNotMerged) {
+  auto f = function([](const Tensor& x) { return random::uniform({64}) - random::uniform({64}) + x; });
+  Tensor d = f(zeros({64}));
+  EXPECT_GT(max(abs(d)).item<float>(), 0.0f);
+}
+
+TEST(RandomOp, BadArgumentsAreErrors) {
+  ef::testing::expect_error([] { random::uniform({2}, 1.0, 1.0); }, {"random.uniform", "minval < maxval"});
+  ef::testing::expect_error([] { random::normal({2}, 0.0, -1.0); }, {"random.normal", "stddev"});
+  ef::testing::expect_error([] { random::uniform({2}, 0.0, 1.0, DType::int32); }, {"random.uniform", "floating"});
+  ef::testing::expect_error([] { random::uniform({-1, 2}); }, {"random_uniform", "static shape"});
+}
