@@ -1,3 +1,9 @@
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <set>
+
 #include "eagerflow/core/tensor.h"
 #include "eagerflow/ops/primitive.h"
 #include "eagerflow/trace/recorder.h"
@@ -113,5 +119,34 @@ std::vector<Tensor> Primitive::vjp(std::span<const Tensor>, std::span<const Tens
   fail("gradient", std::string("op '") + name() + "' has no gradient rule" +
                        (is_differentiable() ? "" : " (it is not differentiable)"));
 }
+
+namespace {
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::set<std::string>& registry() {
+  static std::set<std::string> r;
+  return r;
+}
+std::string demangle(const char* mangled) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> d(abi::__cxa_demangle(mangled, nullptr, nullptr, &status), std::free);
+  return status == 0 && d ? std::string(d.get()) : std::string(mangled);
+}
+}  // namespace
+
+bool detail::register_primitive_type(const char* mangled_name) {
+  std::lock_guard lock(registry_mutex());
+  registry().insert(demangle(mangled_name));
+  return true;
+}
+
+std::vector<std::string> registered_primitive_types() {
+  std::lock_guard lock(registry_mutex());
+  return {registry().begin(), registry().end()};
+}
+
+std::string primitive_type(const Primitive& op) { return demangle(typeid(op).name()); }
 
 }  // namespace ef

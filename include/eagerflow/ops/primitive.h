@@ -10,6 +10,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "eagerflow/core/tensor.h"
@@ -48,16 +49,30 @@ class Primitive {
   virtual std::shared_ptr<Primitive> clone() const = 0;
 };
 
-// CRTP helper that supplies clone() and a typed is_equivalent: ops with parameters that make
-// them mergeable define `bool same_params(const Derived&) const` and set kMergeable.
+namespace detail {
+bool register_primitive_type(const char* mangled_name);
+}
+// The type of every op class linked into the program (demangled, e.g. "ef::MatMul"): tests
+// check that the op table covers each of them.
+std::vector<std::string> registered_primitive_types();
+// The demangled type of an op ("ef::Unary"), the key of registered_primitive_types().
+std::string primitive_type(const Primitive& op);
+
+// CRTP helper that supplies clone() and registers the op class.
 template <class Derived>
 class PrimitiveBase : public Primitive {
  public:
   std::shared_ptr<Primitive> clone() const override {
+    (void)registered_;
     return std::make_shared<Derived>(static_cast<const Derived&>(*this));
   }
+
+ private:
+  static inline const bool registered_ = detail::register_primitive_type(typeid(Derived).name());
 };
 
+// For ops that common-subexpression elimination may merge: is_equivalent holds for the same
+// class with equal parameters, compared by `bool same_params(const Derived&) const`.
 template <class Derived>
 class MergeablePrimitive : public PrimitiveBase<Derived> {
  public:

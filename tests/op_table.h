@@ -1,0 +1,152 @@
+#pragma once
+// The op table (PyTorch's OpInfo): one entry per public op, with inputs it accepts and
+// whether gradients flow through it. It drives the gradient checks, the traced-vs-eager
+// gradient tests and the coverage test that fails when an op class is left out.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+
+namespace ef::testing {
+
+enum class Domain { any, positive, away_from_zero };
+
+struct InputSpec {
+  Shape shape;
+  DType dtype = DType::float64;  // float64 means "floating: the dtype under test"
+  Domain domain = Domain::any;
+  std::vector<std::int64_t> int_values;  // for integer inputs (indices)
+};
+
+struct OpInfo {
+  std::string name;
+  std::vector<InputSpec> inputs;
+  std::function<Tensor(const std::vector<Tensor>&)> fn;
+  bool differentiable = true;
+  double tolerance = 1e-6;  // relative, for the float64 gradient check
+  double eps = 1e-6;        // central-difference step
+};
+
+inline void PrintTo(const OpInfo& op, std::ostream* os) { *os << op.name; }
+
+inline InputSpec f(Shape s, Domain d = Domain::any) { return {std::move(s), DType::float64, d, {}}; }
+inline InputSpec boolean(Shape s) { return {std::move(s), DType::bool_, Domain::any, {}}; }
+inline InputSpec indices(std::vector<std::int64_t> v) {
+  return {Shape{static_cast<std::int64_t>(v.size())}, DType::int64, Domain::any, std::move(v)};
+}
+
+// Random inputs for an entry, floating ones in `dtype`.
+inline std::vector<Tensor> make_inputs(const OpInfo& op, DType dtype, std::uint64_t seed) {
+  std::vector<Tensor> xs;
+  for (std::size_t i = 0; i < op.inputs.size(); ++i) {
+    const InputSpec& in = op.inputs[i];
+    Tensor r = random::normal(in.shape, 0.0, 1.0, DType::float64, seed * 131 + i);
+    if (in.domain == Domain::positive) r = abs(r) + 0.5;
+    if (in.domain == Domain::away_from_zero) r = r + where(r < 0.0, scalar<double>(-0.5), scalar<double>(0.5));
+    if (in.dtype == DType::bool_) xs.push_back(r > 0.0);
+    else if (in.dtype == DType::int64) xs.push_back(tensor(in.int_values));
+    else xs.push_back(cast(r, dtype));
+  }
+  return xs;
+}
+
+inline Tensor sum_all(const Tensor& x) { return sum(x); }
+
+inline std::vector<OpInfo> op_table() {
+  using V = const std::vector<Tensor>&;
+  std::vector<OpInfo> t;
+  auto unary = [&](std::string name, Tensor (*fn)(const Tensor&), Domain d = Domain::any) {
+    t.push_back({name, {f({3, 4}, d)}, [fn](V x) { return fn(x[0]); }});
+  };
+  unary("neg", neg);
+  unary("abs", abs, Domain::away_from_zero);
+  unary("exp", exp);
+  unary("log", log, Domain::positive);
+  unary("sqrt", sqrt, Domain::positive);
+  unary("rsqrt", rsqrt, Domain::positive);
+  unary("square", square);
+  unary("relu", relu, Domain::away_from_zero);
+  unary("sigmoid", sigmoid);
+  unary("tanh", tanh);
+  unary("gelu", gelu);
+  unary("erf", erf);
+  // Binary ops, broadcasting in every direction.
+  t.push_back({"add", {f({3, 4}), f({4})}, [](V x) { return x[0] + x[1]; }});
+  t.push_back({"sub", {f({3, 1}), f({1, 4})}, [](V x) { return x[0] - x[1]; }});
+  t.push_back({"mul", {f({2, 3, 4}), f({3, 1})}, [](V x) { return x[0] * x[1]; }});
+  t.push_back({"div", {f({3, 4}), f({4}, Domain::away_from_zero)}, [](V x) { return x[0] / x[1]; }});
+  t.push_back({"pow", {f({3, 4}, Domain::positive), f({4})}, [](V x) { return pow(x[0], x[1]); }});
+  t.push_back({"maximum", {f({3, 4}), f({3, 4})}, [](V x) { return maximum(x[0], x[1]); }});
+  t.push_back({"minimum", {f({3, 4}), f({4})}, [](V x) { return minimum(x[0], x[1]); }});
+  t.push_back({"where", {boolean({3, 4}), f({3, 4}), f({4})}, [](V x) { return where(x[0], x[1], x[2]); }});
+  t.push_back({"cast", {f({3, 4})}, [](V x) { return cast(cast(x[0], DType::float32), x[0].dtype()); }, true, 1e-5, 1e-2});
+  t.push_back({"identity", {f({3, 4})}, [](V x) { return identity(x[0]); }});
+  // Not differentiable: their results are bool or int, or they stop gradients.
+  auto compare = [&](std::string name, Tensor (*fn)(const Tensor&, const Tensor&)) {
+    t.push_back({name, {f({3, 4}), f({4})}, [fn](V x) { return fn(x[0], x[1]); }, false});
+  };
+  compare("equal", equal);
+  compare("not_equal", not_equal);
+  compare("less", less);
+  compare("less_equal", less_equal);
+  compare("greater", greater);
+  compare("greater_equal", greater_equal);
+  t.push_back({"logical_and", {boolean({3, 4}), boolean({4})}, [](V x) { return logical_and(x[0], x[1]); }, false});
+  t.push_back({"logical_or", {boolean({3, 4}), boolean({4})}, [](V x) { return logical_or(x[0], x[1]); }, false});
+  t.push_back({"logical_not", {boolean({3, 4})}, [](V x) { return logical_not(x[0]); }, false});
+  t.push_back({"stop_gradient", {f({3, 4})}, [](V x) { return stop_gradient(x[0]); }, false});
+  t.push_back({"argmax", {f({3, 4})}, [](V x) { return argmax(x[0], -1); }, false});
+  t.push_back({"one_hot", {indices({2, 0, 1})}, [](V x) { return one_hot(x[0], 4, DType::float64); }, false});
+  t.push_back({"shape", {f({3, 4})}, [](V x) { return shape(x[0]); }, false});
+  t.push_back({"size", {f({3, 4})}, [](V x) { return size(x[0]); }, false});
+  t.push_back({"random_uniform_like", {f({3, 4})}, [](V x) { return random::uniform_like(x[0]); }, false});
+  // Reductions, with negative axes and keepdims.
+  t.push_back({"sum", {f({3, 4, 2})}, [](V x) { return sum(x[0], {1}); }});
+  t.push_back({"sum_all", {f({3, 4})}, [](V x) { return sum(x[0]); }});
+  t.push_back({"mean", {f({3, 4, 2})}, [](V x) { return mean(x[0], {0, -1}, true); }});
+  t.push_back({"mean_all", {f({3, 4})}, [](V x) { return mean(x[0]); }});
+  t.push_back({"max", {f({3, 4})}, [](V x) { return max(x[0], {-1}); }});
+  t.push_back({"min", {f({3, 4})}, [](V x) { return min(x[0], {0}, true); }});
+  t.push_back({"softmax", {f({3, 4})}, [](V x) { return softmax(x[0], -1); }});
+  t.push_back({"log_softmax", {f({3, 4})}, [](V x) { return log_softmax(x[0], 0); }});
+  // matmul: 2-D, batched with broadcast batch dims, rank-N x 2-D.
+  t.push_back({"matmul", {f({3, 4}), f({4, 5})}, [](V x) { return matmul(x[0], x[1]); }});
+  t.push_back({"matmul_batched", {f({2, 3, 4}), f({1, 4, 5})}, [](V x) { return matmul(x[0], x[1]); }});
+  t.push_back({"matmul_rank_n_2d", {f({2, 3, 4}), f({4, 5})}, [](V x) { return matmul(x[0], x[1]); }});
+  // Shapes.
+  t.push_back({"reshape", {f({3, 4})}, [](V x) { return reshape(x[0], {2, -1}); }});
+  t.push_back({"reshape_like", {f({3, 4}), f({6, 2})}, [](V x) { return reshape_like(x[0], x[1]); }});
+  t.push_back({"transpose", {f({2, 3, 4})}, [](V x) { return transpose(x[0], {1, 0, 2}); }});
+  t.push_back({"expand_dims", {f({3, 4})}, [](V x) { return expand_dims(x[0], -1); }});
+  t.push_back({"squeeze", {f({3, 1, 4})}, [](V x) { return squeeze(x[0]); }});
+  t.push_back({"concat", {f({3, 2}), f({3, 4})}, [](V x) { return concat({x[0], x[1]}, -1); }});
+  t.push_back({"stack", {f({3, 4}), f({3, 4})}, [](V x) { return stack({x[0], x[1]}, 1); }});
+  t.push_back({"slice", {f({5, 4})}, [](V x) { return slice(x[0], {4, 1}, {0, 4}, {-2, 1}); }});
+  t.push_back({"gather", {f({5, 3}), indices({4, 0, 4, 2})}, [](V x) { return gather(x[0], x[1], 0); }});
+  t.push_back({"gather_axis1", {f({2, 5}), indices({1, 1, 3})}, [](V x) { return gather(x[0], x[1], -1); }});
+  t.push_back({"zeros_like", {f({3, 4})}, [](V x) { return zeros_like(x[0]) + x[0]; }});
+  t.push_back({"ones_like", {f({3, 4})}, [](V x) { return ones_like(x[0]) * x[0]; }});
+  t.push_back({"full_like", {f({3, 4})}, [](V x) { return full_like(x[0], 2.5) * x[0]; }});
+  t.push_back({"broadcast_to", {f({3, 1})}, [](V x) { return broadcast_to(x[0], {2, 3, 4}); }});
+  t.push_back({"broadcast_like", {f({4}), f({3, 4})}, [](V x) { return broadcast_like(x[0], x[1]); }});
+  t.push_back({"sum_to", {f({2, 3, 4}), f({3, 1})}, [](V x) { return sum_to(x[0], x[1]); }});
+  // The scatters that gradients of slice and gather emit, as linear functions of the cotangent.
+  t.push_back({"slice_grad", {f({2, 3})}, [](V x) {
+                 Tensor base = zeros({5, 4}, x[0].dtype());
+                 GradientTape tape;
+                 tape.watch(base);
+                 Tensor y = slice(base, {4, 1}, {0, 4}, {-2, 1});
+                 return tape.gradient(y, base, GradientOptions{UnconnectedGradients::none, x[0]});
+               }});
+  t.push_back({"gather_grad", {f({4, 3}), indices({4, 0, 4, 2})}, [](V x) {
+                 Tensor base = zeros({5, 3}, x[0].dtype());
+                 GradientTape tape;
+                 tape.watch(base);
+                 Tensor y = gather(base, x[1], 0);
+                 return tape.gradient(y, base, GradientOptions{UnconnectedGradients::none, x[0]});
+               }});
+  return t;
+}
+
+}  // namespace ef::testing
