@@ -135,6 +135,7 @@ TEST(OpTable, CoversEveryOpClass) {
     for (const auto& node : f.get_concrete_function(xs)->traced_graph().nodes) covered.insert(primitive_type(*node.op));
   }
   for (const std::string& type : registered_primitive_types()) {
+    if (type.rfind("ef::", 0) != 0) continue;  // ops that tests define
     EXPECT_TRUE(covered.count(type)) << type << " is not in the op table (tests/op_table.h)";
   }
 }

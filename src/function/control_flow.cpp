@@ -138,6 +138,9 @@ std::vector<Tensor> cond_impl(const Tensor& pred, const Branch& then_fn, const B
   trace::TraceContext else_ctx(outer->function_name(), outer->allow_variable_creation(), outer);
   std::vector<Tensor> then_out = trace_branch(then_ctx, then_fn);
   std::vector<Tensor> else_out = trace_branch(else_ctx, else_fn);
+  // Variables the branches read became captures: tapes outside watch them as reads.
+  for (trace::TraceContext* ctx : {&then_ctx, &else_ctx})
+    for (const auto& [var, t] : ctx->outer_variable_reads()) detail::note_variable_read(var, t);
 
   auto specs_of = [](const std::vector<Tensor>& v) {
     std::vector<TensorSpec> s;

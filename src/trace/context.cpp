@@ -92,6 +92,7 @@ Tensor TraceContext::read_variable(const std::shared_ptr<VariableState>& var) {
   if (parent_ && lift_variable_reads_ && !assigned_here_.count(var.get())) {
     Tensor outer = parent_->read_variable(var);
     reads_[var.get()] = outer;
+    outer_variable_reads_.emplace_back(var, outer);
     return outer;
   }
   ReadVariable op(var);

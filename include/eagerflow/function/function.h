@@ -109,7 +109,7 @@ class Function {
       : f_(std::move(f)), core_(std::make_shared<detail::FunctionCore>(std::move(options))) {}
 
   template <class... Args>
-  auto operator()(const Args&... args) {
+  auto operator()(const Args&... args) const {
     using R = std::invoke_result_t<F&, typename detail::ArgTraits<Args>::Symbolic...>;
     // Inside another trace the body is inlined into it; when debugging, it runs eagerly.
     if (functions_run_eagerly() || trace::current()) return std::invoke(f_, args...);
@@ -128,7 +128,7 @@ class Function {
   // Traces (or finds) the specialization for these argument specs without running it. Tensor
   // arguments may be given as TensorSpec (dims may be dynamic).
   template <class... Args>
-  std::shared_ptr<const ConcreteFunction> get_concrete_function(const Args&... args) {
+  std::shared_ptr<const ConcreteFunction> get_concrete_function(const Args&... args) const {
     return trace(Signature{detail::ArgTraits<Args>::signature(args)...}, std::type_identity<Args>{}...);
   }
 
@@ -145,7 +145,7 @@ class Function {
   }
 
   template <class... Args>
-  std::shared_ptr<const ConcreteFunction> trace(const Signature& sig, std::type_identity<Args>...) {
+  std::shared_ptr<const ConcreteFunction> trace(const Signature& sig, std::type_identity<Args>...) const {
     return core_->get_or_trace(sig, [this](trace::TraceContext& ctx, const Signature& final_sig,
                                            detail::OutputStructure& structure) {
       trace_body<Args...>(ctx, final_sig, structure, std::index_sequence_for<Args...>{});
@@ -154,7 +154,7 @@ class Function {
 
   template <class... Args, std::size_t... I>
   void trace_body(trace::TraceContext& ctx, const Signature& sig, detail::OutputStructure& structure,
-                  std::index_sequence<I...>) {
+                  std::index_sequence<I...>) const {
     // Braced initialization evaluates left to right: graph inputs follow argument order.
     std::tuple<typename detail::ArgTraits<Args>::Symbolic...> symbolic{detail::ArgTraits<Args>::symbolic(sig[I], ctx)...};
     using R = std::invoke_result_t<F&, typename detail::ArgTraits<Args>::Symbolic...>;
@@ -197,7 +197,7 @@ class Function {
     }
   }
 
-  F f_;
+  mutable F f_;  // a callable with state (a mutable lambda) stays callable through const&
   std::shared_ptr<detail::FunctionCore> core_;
 };
 

@@ -42,6 +42,10 @@ class TraceContext : public Recorder {
   // Sub-graphs that run at most once (cond branches) read unassigned variables through the
   // enclosing trace; loop bodies must not (a read sees the previous iteration's assignment).
   void set_lift_variable_reads(bool lift) { lift_variable_reads_ = lift; }
+  // The reads made through the enclosing trace (tapes outside the branch learn of them).
+  const std::vector<std::pair<std::shared_ptr<VariableState>, Tensor>>& outer_variable_reads() const {
+    return outer_variable_reads_;
+  }
   // Outer tensors this sub-graph lifted, in the order of its lifted inputs.
   const std::vector<Tensor>& lifted() const { return lifted_; }
 
@@ -56,6 +60,7 @@ class TraceContext : public Recorder {
   std::vector<Tensor> lifted_;
   std::map<const VariableState*, Tensor> reads_;
   std::set<const VariableState*> assigned_here_;
+  std::vector<std::pair<std::shared_ptr<VariableState>, Tensor>> outer_variable_reads_;
   bool lift_variable_reads_ = false;
 };
 
