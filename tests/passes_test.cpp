@@ -150,3 +150,39 @@ TEST(Passes, ElementwiseFusionStopsAtBroadcastsAndDynamicShapes) {
   Tensor x = reshape(arange(12, DType::float32), {4, 3}) * 0.1f, row = tensor({-1.f, 0.f, 1.f});
   EXPECT_EQ(f(x, row).to_vector<float>(), fn(x, row).to_vector<float>());
 }
+
+// Common-subexpression elimination compares typed parameters, never printed text.
+TEST(Passes, CseKeepsCondsThatCaptureDifferentConstants) {
+  Tensor c1 = tensor({1.0f, 2.0f}), c2 = tensor({3.0f, 4.0f});
+  auto body = [&](const Tensor& x, const Tensor& p) {
+    Tensor a = cond(p, [&] { return x * c1; }, [&] { return x; });
+    Tensor b = cond(p, [&] { return x * c2; }, [&] { return x; });
+    return a + b;
+  };
+  auto f = function(body);
+  Tensor x = ones({2});
+  EXPECT_EQ(body(x, scalar(true)).to_vector<float>(), (std::vector<float>{4, 6}));
+  EXPECT_EQ(f(x, scalar(true)).to_vector<float>(), (std::vector<float>{4, 6}));
+}
+
+TEST(Passes, CseKeepsScalarsThatDifferPastSixDigits) {
+  auto f = function([](const Tensor& x) { return x * 1.0000001f - x * 1.0000002f; });
+  Tensor x = full({2}, 1e7);
+  Tensor eager = x * 1.0000001f - x * 1.0000002f;
+  EXPECT_NE(eager.to_vector<float>()[0], 0.0f);
+  EXPECT_EQ(f(x).to_vector<float>(), eager.to_vector<float>());
+  // And the printed graph shows both scalars exactly.
+  std::string text = ir::to_text(f.get_concrete_function(x)->traced_graph());
+  EXPECT_NE(text.find("1.0000001"), std::string::npos) << text;
+  EXPECT_NE(text.find("1.0000002"), std::string::npos) << text;
+}
+
+TEST(Passes, CseStillMergesEqualPureOps) {
+  FunctionOptions options;
+  options.passes.fuse_elementwise = false;
+  auto f = function([](const Tensor& x) { return exp(x) + exp(x); }, options);
+  auto cf = f.get_concrete_function(TensorSpec{DType::float32, {4}});
+  int exps = 0;
+  for (const auto& n : cf->graph().nodes) exps += std::string(n.op->name()) == "exp";
+  EXPECT_EQ(exps, 1);
+}

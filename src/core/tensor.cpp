@@ -47,7 +47,15 @@ Tensor Tensor::symbolic(DType dtype, Shape shape, std::shared_ptr<ir::Graph> gra
   return Tensor(std::move(impl));
 }
 
-std::int64_t Tensor::dim(int axis) const { return shape()[normalize_axis(axis, rank(), "dim")]; }
+std::int64_t Tensor::dim(int axis) const {
+  std::int64_t d = shape()[normalize_axis(axis, rank(), "dim")];
+  if (d == kDynamic)
+    fail("dim", "axis " + std::to_string(axis) + " of " + spec().str() +
+                    " is dynamic: its size is known only when the graph runs. Use ef::shape(x) (an int64 tensor) "
+                    "or ef::size(x) for the runtime shape, or shape-aware ops such as ef::mean, "
+                    "ef::reshape(x, {-1, ...}), ef::zeros_like");
+  return d;
+}
 
 void Tensor::check_readable(DType requested, const char* what) const {
   if (is_symbolic())

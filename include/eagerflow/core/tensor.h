@@ -56,7 +56,9 @@ class Tensor {
   DType dtype() const { return impl().dtype; }
   const Shape& shape() const { return impl().shape; }
   int rank() const { return impl().shape.rank(); }
-  std::int64_t dim(int axis) const;  // negative axes count from the end
+  // The size of one axis (negative axes count from the end). A dynamic dim (inside a trace)
+  // is an error pointing to ef::shape: it has no value until the graph runs.
+  std::int64_t dim(int axis) const;
   std::int64_t num_elements() const { return impl().shape.num_elements(); }
   std::size_t nbytes() const { return static_cast<std::size_t>(num_elements()) * size_of(dtype()); }
   TensorSpec spec() const { return {dtype(), shape(), {}}; }
