@@ -67,3 +67,17 @@ TEST(MatMul, Errors) {
   expect_error([] { matmul(zeros({2, 2}), zeros({2, 2}, DType::float64)); }, {"[matmul]", "dtypes differ"});
   expect_error([] { matmul(zeros({2, 3, 4}), zeros({5, 4, 2})); }, {"[matmul]", "batch dimensions"});
 }
+
+TEST(MatMul, TransposedOperandsMatchExplicitTransposes) {
+  for (DType dt : {DType::float32, DType::float64}) {
+    Tensor a = cast(random::normal({2, 4, 3}, 0.0, 1.0, DType::float64, 1), dt);
+    Tensor b = cast(random::normal({5, 4}, 0.0, 1.0, DType::float64, 2), dt);
+    Tensor want = matmul(transpose(a, {0, 2, 1}), transpose(b));
+    Tensor got = matmul(a, b, true, true);
+    ASSERT_EQ(got.spec(), want.spec());
+    Tensor diff = max(abs(cast(got, DType::float64) - cast(want, DType::float64)));
+    EXPECT_LT(diff.item<double>(), 1e-5);
+  }
+  ef::testing::expect_error([] { matmul(zeros({3, 4}), zeros({3, 5}), false, false); }, {"matmul", "inner"});
+  EXPECT_EQ(matmul(zeros({3, 4}), zeros({3, 5}), true, false).shape(), (Shape{4, 5}));
+}

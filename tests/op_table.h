@@ -114,6 +114,9 @@ inline std::vector<OpInfo> op_table() {
   t.push_back({"matmul", {f({3, 4}), f({4, 5})}, [](V x) { return matmul(x[0], x[1]); }});
   t.push_back({"matmul_batched", {f({2, 3, 4}), f({1, 4, 5})}, [](V x) { return matmul(x[0], x[1]); }});
   t.push_back({"matmul_rank_n_2d", {f({2, 3, 4}), f({4, 5})}, [](V x) { return matmul(x[0], x[1]); }});
+  t.push_back({"matmul_transpose_a", {f({4, 3}), f({4, 5})}, [](V x) { return matmul(x[0], x[1], true, false); }});
+  t.push_back({"matmul_transpose_b", {f({2, 3, 4}), f({5, 4})}, [](V x) { return matmul(x[0], x[1], false, true); }});
+  t.push_back({"matmul_transpose_both", {f({2, 4, 3}), f({1, 5, 4})}, [](V x) { return matmul(x[0], x[1], true, true); }});
   // Shapes.
   t.push_back({"reshape", {f({3, 4})}, [](V x) { return reshape(x[0], {2, -1}); }});
   t.push_back({"reshape_like", {f({3, 4}), f({6, 2})}, [](V x) { return reshape_like(x[0], x[1]); }});

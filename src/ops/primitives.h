@@ -125,11 +125,19 @@ class Softmax : public MergeablePrimitive<Softmax> {
 };
 
 // ---------------------------------------------------------------- linear algebra
+// op(a) @ op(b), where op transposes the last two axes when asked (TF's transpose_a/b): the
+// kernel reads the operand transposed, no copy is made.
 class MatMul : public MergeablePrimitive<MatMul> {
  public:
+  explicit MatMul(bool transpose_a = false, bool transpose_b = false) : ta_(transpose_a), tb_(transpose_b) {}
   const char* name() const override { return "matmul"; }
-  bool same_params(const MatMul&) const { return true; }
+  std::string attrs() const override;
+  bool same_params(const MatMul& o) const { return ta_ == o.ta_ && tb_ == o.tb_; }
+  bool transpose_a() const { return ta_; }
+  bool transpose_b() const { return tb_; }
   EF_OP_RULES EF_OP_VJP
+ private:
+  bool ta_, tb_;
 };
 
 // ---------------------------------------------------------------- shapes

@@ -118,7 +118,8 @@ std::shared_ptr<ir::Graph> fuse_dense(const ir::Graph& g) {
   std::map<std::size_t, ir::Node> overrides;
   for (std::size_t n = 0; n < g.nodes.size(); ++n) {
     const ir::Node& mm = g.nodes[n];
-    if (!keep[n] || !dynamic_cast<const MatMul*>(mm.op.get())) continue;
+    auto* mm_op = dynamic_cast<const MatMul*>(mm.op.get());
+    if (!keep[n] || !mm_op || mm_op->transpose_a() || mm_op->transpose_b()) continue;
     const TensorSpec &x = spec(mm.inputs[0]), &w = spec(mm.inputs[1]);
     if (x.dtype != DType::float32 || x.shape.rank() < 2 || w.shape.rank() != 2) continue;
     std::vector<int> inputs = mm.inputs;

@@ -58,7 +58,9 @@ Tensor log_softmax(const Tensor& x, int axis = -1);
 
 // ---- linear algebra ----
 // 2-D, batched with broadcast batch dims, and rank-N x 2-D on the last axis (the Dense case).
-Tensor matmul(const Tensor& a, const Tensor& b);
+// transpose_a / transpose_b multiply by the transpose of the last two axes (as TF's matmul)
+// without copying it.
+Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a = false, bool transpose_b = false);
 
 // ---- shape ----
 Tensor reshape(const Tensor& x, const Shape& shape);  // one -1 allowed; a view when possible

@@ -5,11 +5,13 @@ namespace ef::cpu {
 
 enum class PostOp { none, relu, sigmoid, tanh, gelu };
 
-// C[M,N] = post(A[M,K] * B[K,N] + bias[N]), all row-major and contiguous, float32, through
-// oneDNN with the primitive cached per shape. `batch` > 1 multiplies `batch` stacked matrices;
-// a broadcast operand is shared by the whole batch. `bias` may be null.
+// C[M,N] = post(op(A) * op(B) + bias[N]), row-major and contiguous, float32, through oneDNN
+// with the primitive cached per shape. op(A) is A[M,K], or A stored as [K,M] when
+// `a_transposed` (likewise B: [K,N], or [N,K] stored): gradients multiply by transposes
+// without copying them. `batch` > 1 multiplies `batch` stacked matrices; a broadcast operand
+// is shared by the whole batch. `bias` may be null.
 void gemm_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
               std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias = nullptr,
-              PostOp post = PostOp::none);
+              PostOp post = PostOp::none, bool a_transposed = false, bool b_transposed = false);
 
 }  // namespace ef::cpu

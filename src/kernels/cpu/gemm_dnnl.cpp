@@ -17,7 +17,7 @@ dnnl::engine& cpu_engine() {
 }
 
 // oneDNN fixes a primitive's thread count when it is created, so the budget is part of the key.
-using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool, bool, bool, PostOp, int>;
+using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool, bool, bool, PostOp, int, bool, bool>;
 
 // Creating a oneDNN primitive costs 50-300 us; executing a cached one costs a few. Each thread
 // keeps its own primitives and memory objects, so execution needs no lock and only the data
@@ -42,11 +42,14 @@ dnnl::algorithm algorithm_of(PostOp p) {
 }
 
 Prepared prepare(const Key& key) {
-  auto [batch, m, k, n, a_bc, b_bc, has_bias, post, threads] = key;
+  auto [batch, m, k, n, a_bc, b_bc, has_bias, post, threads, a_t, b_t] = key;
   using tag = dnnl::memory::format_tag;
   using dt = dnnl::memory::data_type;
-  dnnl::memory::desc a_md({a_bc ? 1 : batch, m, k}, dt::f32, tag::abc);
-  dnnl::memory::desc b_md({b_bc ? 1 : batch, k, n}, dt::f32, tag::abc);
+  // A transposed operand is the same logical matrix with swapped strides.
+  dnnl::memory::desc a_md({a_bc ? 1 : batch, m, k}, dt::f32,
+                          a_t ? dnnl::memory::dims{m * k, 1, m} : dnnl::memory::dims{m * k, k, 1});
+  dnnl::memory::desc b_md({b_bc ? 1 : batch, k, n}, dt::f32,
+                          b_t ? dnnl::memory::dims{k * n, 1, k} : dnnl::memory::dims{k * n, n, 1});
   dnnl::memory::desc c_md({batch, m, n}, dt::f32, tag::abc);
   dnnl::memory::desc bias_md({1, 1, n}, dt::f32, tag::abc);
   dnnl::primitive_attr attr;
@@ -68,11 +71,12 @@ Prepared prepare(const Key& key) {
 }  // namespace
 
 void gemm_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
-              std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias, PostOp post) {
+              std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias, PostOp post, bool a_transposed,
+              bool b_transposed) {
   thread_local std::map<Key, Prepared> cache;
   thread_local dnnl::stream stream(cpu_engine());
   sync_thread_budget();
-  Key key{batch, m, k, n, a_broadcast, b_broadcast, bias != nullptr, post, num_threads()};
+  Key key{batch, m, k, n, a_broadcast, b_broadcast, bias != nullptr, post, num_threads(), a_transposed, b_transposed};
   auto it = cache.find(key);
   if (it == cache.end()) it = cache.emplace(key, prepare(key)).first;
   Prepared& p = it->second;
