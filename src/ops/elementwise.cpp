@@ -1,4 +1,5 @@
 // Elementwise ops: unary math, broadcasting binary ops, where, cast.
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -11,6 +12,15 @@
 
 namespace ef {
 namespace {
+
+// c ? a : b without a branch (a mask on the bits), so that random conditions do not stall the
+// loop on mispredictions and the compiler vectorizes it; exact for every dtype, NaN included.
+template <class T>
+T select_bits(bool c, T a, T b) {
+  using U = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint8_t>>;
+  U mask = static_cast<U>(0) - static_cast<U>(c);
+  return std::bit_cast<T>(static_cast<U>((std::bit_cast<U>(a) & mask) | (std::bit_cast<U>(b) & ~mask)));
+}
 
 // ---------------------------------------------------------------- unary
 template <class T>
@@ -198,6 +208,29 @@ std::vector<TensorSpec> Where::infer(std::span<const Tensor> in) const {
 void Where::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
   const Shape& s = specs[0].shape;
+  // Each operand whole or a single element (relu's gradient: where(x > 0, g, 0)): one flat loop.
+  auto flat_stride = [&](const Tensor& t) { return t.shape() == s ? 1 : t.num_elements() == 1 ? 0 : -1; };
+  std::int64_t sc = flat_stride(in[0]), sa = flat_stride(in[1]), sb = flat_stride(in[2]);
+  if (sc >= 0 && sa >= 0 && sb >= 0) {
+    const bool* c = in[0].data<bool>().data();
+    dispatch_dtype(in[1].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* a = in[1].data<T>().data();
+      const T* b = in[2].data<T>().data();
+      T* o = out[0].mutable_data<T>().data();
+      cpu::parallel_for(s.num_elements(), 1, [&](std::int64_t begin, std::int64_t end) {
+        if (sc == 1 && sa == 1 && sb == 0) {
+          T other = b[0];
+          for (std::int64_t i = begin; i < end; ++i) o[i] = select_bits(c[i], a[i], other);
+        } else if (sc == 1 && sa == 1 && sb == 1) {
+          for (std::int64_t i = begin; i < end; ++i) o[i] = select_bits(c[i], a[i], b[i]);
+        } else {
+          for (std::int64_t i = begin; i < end; ++i) o[i] = c[i * sc] ? a[i * sa] : b[i * sb];
+        }
+      });
+    });
+    return;
+  }
   std::array<std::vector<std::int64_t>, 3> strides{cpu::broadcast_strides(in[0].shape(), s),
                                                    cpu::broadcast_strides(in[1].shape(), s),
                                                    cpu::broadcast_strides(in[2].shape(), s)};
