@@ -390,3 +390,33 @@ TEST(Fit, TwoLayerMlpEagerAndTracedReachTheSameLoss) {
   EXPECT_LT(eager_loss, first * 0.2f);
   EXPECT_NEAR(traced_loss, eager_loss, 1e-4f * (1 + eager_loss));
 }
+
+TEST(TraceInTape, FirstCallUnderATapeTracesOnceAndIsDifferentiated) {
+  int body_runs = 0;
+  auto f = function([&](const Tensor& x) {
+    ++body_runs;
+    return sum(exp(x));
+  });
+  Tensor x = tensor({0.0f, 1.0f});
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = f(x);  // traces (the tape does not see the symbolic body), then runs op by op
+  expect_close(tape.gradient(y, x).to_vector<float>(), {1.0f, std::exp(1.0f)}, 1e-6f);
+  EXPECT_EQ(body_runs, 1);
+  EXPECT_EQ(f.tracing_count(), 1);
+}
+
+TEST(TraceInTape, LayerWeightsThroughAFunction) {
+  nn::Dense dense(3);
+  Tensor x = random::normal({4, 5});
+  auto f = function(dense);
+  f(x);  // builds the layer
+  GradientTape traced_tape;
+  Tensor traced_loss = sum(square(f(x)));
+  auto traced = traced_tape.gradient(traced_loss, dense.trainable_weights());
+  GradientTape eager_tape;
+  Tensor eager_loss = sum(square(dense(x)));
+  auto eager = eager_tape.gradient(eager_loss, dense.trainable_weights());
+  ASSERT_EQ(traced.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) expect_close(traced[i].to_vector<float>(), eager[i].to_vector<float>(), 1e-5f);
+}
