@@ -420,3 +420,64 @@ TEST(TraceInTape, LayerWeightsThroughAFunction) {
   ASSERT_EQ(traced.size(), 2u);
   for (std::size_t i = 0; i < 2; ++i) expect_close(traced[i].to_vector<float>(), eager[i].to_vector<float>(), 1e-5f);
 }
+
+TEST(Grad, SecondDerivativeTracedAndEager) {
+  auto f = [](const Tensor& x) { return sum(x * x * x * x); };  // f'' = 12 x^2
+  auto d2 = grad([f](const Tensor& x) { return sum(grad(f)(x)); });
+  Tensor x = scalar(2.0f);
+  EXPECT_NEAR(d2(x).item<float>(), 48.0f, 1e-4f);
+  auto traced = function(d2);
+  EXPECT_NEAR(traced(x).item<float>(), 48.0f, 1e-4f);
+  EXPECT_NEAR(traced(scalar(1.0f)).item<float>(), 12.0f, 1e-4f);
+  EXPECT_EQ(traced.tracing_count(), 1);
+}
+
+TEST(TraceInTape, FunctionWithACondUnderATape) {
+  auto f = function([](const Tensor& x, const Tensor& p) { return cond(p, [&] { return sum(x * x); }, [&] { return sum(x); }); });
+  Tensor x = tensor({1.0f, 3.0f});
+  for (bool p : {true, false}) {
+    GradientTape tape;
+    tape.watch(x);
+    Tensor y = f(x, scalar(p));
+    std::vector<float> want = p ? std::vector<float>{2, 6} : std::vector<float>{1, 1};
+    expect_close(tape.gradient(y, x).to_vector<float>(), want);
+  }
+}
+
+TEST(GradientTape, SourceListedTwiceAndReset) {
+  Tensor x = tensor({2.0f});
+  GradientTape tape(true);
+  tape.watch(x);
+  Tensor y = x * x;
+  auto g = tape.gradient(y, std::vector<Tensor>{x, x});
+  expect_close(g[0].to_vector<float>(), {4});
+  expect_close(g[1].to_vector<float>(), {4});
+  tape.reset();
+  EXPECT_FALSE(tape.gradient(y, x).defined());  // forgotten: unconnected
+}
+
+TEST(TapeInTrace, DenseTrainingStepWithADynamicBatch) {
+  nn::Dense d1(8, "relu"), d2(1);
+  Tensor x = random::normal({6, 4}, 0.0, 1.0, DType::float32, 1), y = random::normal({6, 1}, 0.0, 1.0, DType::float32, 2);
+  d2(d1(x));  // build
+  auto weights = [&] {
+    auto w = d1.trainable_weights();
+    for (auto& v : d2.trainable_weights()) w.push_back(v);
+    return w;
+  };
+  auto grads_of = [&](const Tensor& xb, const Tensor& yb) {
+    GradientTape tape;
+    Tensor loss = mean(square(d2(d1(xb)) - yb));
+    return tape.gradient(loss, weights());
+  };
+  auto traced = function(grads_of, FunctionOptions{.input_signature = std::vector<TensorSpec>{
+                                                       {DType::float32, {kDynamic, 4}}, {DType::float32, {kDynamic, 1}}}});
+  for (std::int64_t n : {6, 3}) {
+    Tensor xb = slice(x, {0}, {n}), yb = slice(y, {0}, {n});
+    auto t = traced(xb, yb);
+    auto e = grads_of(xb, yb);
+    ASSERT_EQ(t.size(), e.size());
+    for (std::size_t i = 0; i < t.size(); ++i) expect_close(t[i].to_vector<float>(), e[i].to_vector<float>(), 1e-5f);
+  }
+  EXPECT_EQ(traced.tracing_count(), 1);
+}
