@@ -12,11 +12,12 @@ namespace {
 
 constexpr std::size_t kAlignment = 64;
 constexpr std::size_t kMaxCachedBytes = std::size_t{1} << 30;  // never hoard more than 1 GiB
-constexpr int kClasses = 48;
+constexpr int kClasses = 64;  // every power of two a std::size_t can hold
 
 // Size classes are powers of two from 64 bytes: a freed 3 KiB buffer serves a later 2.5 KiB
 // request, which is what reuse across replays of the same graph needs.
 int size_class(std::size_t n) {
+  if (n > (std::size_t{1} << (kClasses - 2))) throw std::bad_alloc();  // no power of two above it fits
   std::size_t rounded = std::bit_ceil(n < kAlignment ? kAlignment : n);
   return std::countr_zero(rounded);
 }

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <bit>
 #include <iomanip>
 #include <mutex>
@@ -29,29 +30,34 @@ const char* kind_name(ArgSignature::Kind k) {
     case ArgSignature::Kind::tensor_list: return "a list of tensors";
     case ArgSignature::Kind::tensor_map: return "a map of tensors";
     case ArgSignature::Kind::static_value: return "a static value";
+    case ArgSignature::Kind::variable: return "a variable";
   }
   return "?";
 }
 
-// Why `now` does not hit `cached`: one phrase per differing argument.
-std::vector<std::string> differences(const Signature& now, const Signature& cached, const std::vector<std::string>& names) {
+// Why `now` does not hit `cached`: one phrase per differing argument. `versus` names the
+// other side ("cached", or "the signature's" for a fixed input signature).
+std::vector<std::string> differences(const Signature& now, const Signature& cached, const std::vector<std::string>& names,
+                                     const std::string& versus = "cached") {
   std::vector<std::string> out;
   if (now.size() != cached.size()) {
-    out.push_back(std::to_string(now.size()) + " arguments vs cached " + std::to_string(cached.size()));
+    out.push_back(std::to_string(now.size()) + " arguments vs " + versus + " " + std::to_string(cached.size()));
     return out;
   }
   for (std::size_t i = 0; i < now.size(); ++i) {
     const ArgSignature &a = now[i], &b = cached[i];
     std::string label = arg_label(i, names);
     if (a.kind != b.kind) {
-      out.push_back(label + ": " + kind_name(a.kind) + " vs cached " + kind_name(b.kind));
+      out.push_back(label + ": " + kind_name(a.kind) + " vs " + versus + " " + kind_name(b.kind));
+    } else if (a.kind == ArgSignature::Kind::variable) {
+      if (!static_equal(a.value, b.value)) out.push_back(label + ": " + a.str() + " vs " + versus + " " + b.str());
     } else if (a.kind == ArgSignature::Kind::static_value) {
-      if (a.value != b.value) {
+      if (!static_equal(a.value, b.value)) {
         std::string name = i < names.size() && !names[i].empty() ? names[i] : std::to_string(i);
         out.push_back("static arg " + name + ": " + static_value_str(a.value) + " vs " + static_value_str(b.value));
       }
     } else if (a.keys != b.keys || a.specs.size() != b.specs.size()) {
-      out.push_back(label + ": " + a.str() + " vs cached " + b.str());
+      out.push_back(label + ": " + a.str() + " vs " + versus + " " + b.str());
     } else {
       for (std::size_t k = 0; k < a.specs.size(); ++k) {
         bool same = a.specs[k].dtype == b.specs[k].dtype && b.specs[k].shape.accepts(a.specs[k].shape);
@@ -59,18 +65,36 @@ std::vector<std::string> differences(const Signature& now, const Signature& cach
         std::string where = label;
         if (a.kind == ArgSignature::Kind::tensor_list) where += "[" + std::to_string(k) + "]";
         if (a.kind == ArgSignature::Kind::tensor_map) where += "[\"" + a.keys[k] + "\"]";
-        out.push_back(where + ": " + a.specs[k].str() + " vs cached " + b.specs[k].str());
+        out.push_back(where + ": " + a.specs[k].str() + " vs " + versus + " " + b.specs[k].str());
       }
     }
   }
   return out;
 }
 
+// How many arguments differ, without building any text: finding the closest cached entry
+// stays cheap however many there are; only the closest one is then described.
+std::size_t count_differences(const Signature& now, const Signature& cached) {
+  if (now.size() != cached.size()) return 1;
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < now.size(); ++i) {
+    const ArgSignature &a = now[i], &b = cached[i];
+    if (a.kind != b.kind || a.keys != b.keys || a.specs.size() != b.specs.size() || !static_equal(a.value, b.value)) {
+      ++n;
+      continue;
+    }
+    for (std::size_t k = 0; k < a.specs.size(); ++k)
+      n += !(a.specs[k].dtype == b.specs[k].dtype && b.specs[k].shape.accepts(a.specs[k].shape));
+  }
+  return n;
+}
+
 // The same structure, static values, dtypes and ranks: only dims differ.
 bool relaxable(const Signature& a, const Signature& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i].kind != b[i].kind || a[i].keys != b[i].keys || a[i].value != b[i].value || a[i].specs.size() != b[i].specs.size())
+    if (a[i].kind != b[i].kind || a[i].keys != b[i].keys || !static_equal(a[i].value, b[i].value) ||
+        a[i].specs.size() != b[i].specs.size())
       return false;
     for (std::size_t k = 0; k < a[i].specs.size(); ++k)
       if (a[i].specs[k].dtype != b[i].specs[k].dtype || a[i].specs[k].shape.rank() != b[i].specs[k].shape.rank()) return false;
@@ -103,14 +127,42 @@ FunctionCore::FunctionCore(FunctionOptions options) : options_(std::move(options
     for (const auto& s : *options_.input_signature) options_.arg_names.push_back(s.name);
 }
 
+// Trace records have their own lock: a log sink or the body itself may ask for them while
+// the cache's lock is held by a trace in progress.
 int FunctionCore::tracing_count() const {
-  std::shared_lock lock(mutex_);
-  return static_cast<int>(records_.size());
+  std::lock_guard lock(records_mutex_);
+  return trace_count_;
 }
 
 std::vector<TraceRecord> FunctionCore::traces() const {
-  std::shared_lock lock(mutex_);
-  return records_;
+  std::lock_guard lock(records_mutex_);
+  return {records_.begin(), records_.end()};
+}
+
+namespace {
+// The functions this thread is tracing now: asking one of them for a trace from inside its
+// own body would wait on itself.
+thread_local std::vector<const FunctionCore*> tracing_now;
+}  // namespace
+
+void FunctionCore::check_inline_signature(const Signature& requested) const {
+  if (!options_.input_signature) return;
+  Signature fixed = fixed_signature();
+  if (!signature_accepts(fixed, requested)) signature_mismatch(fixed, requested);
+}
+
+Signature FunctionCore::fixed_signature() const {
+  Signature fixed;
+  for (const auto& spec : *options_.input_signature) fixed.push_back({ArgSignature::Kind::tensor, {spec}, {}, {}, {}});
+  return fixed;
+}
+
+void FunctionCore::signature_mismatch(const Signature& fixed, const Signature& requested) const {
+  auto d = differences(requested, fixed, options_.arg_names, "the signature's");
+  std::string what;
+  for (std::size_t i = 0; i < d.size(); ++i) what += (i ? "; " : "") + d[i];
+  fail("function " + options_.name, "call does not match the input signature " + signature_str(fixed, options_.arg_names) +
+                                        ": " + (what.empty() ? signature_str(requested, options_.arg_names) : what));
 }
 
 void FunctionCore::note_hit() {
@@ -120,12 +172,12 @@ void FunctionCore::note_hit() {
   }
 }
 
-void FunctionCore::note_trace_for_warning(const std::string& reason) {
+std::string FunctionCore::note_trace_for_warning(const std::string& reason) {
   std::uint32_t h = ((history_.load() << 1) | 1u) & kWindowMask;
   history_.store(h);
   recent_reasons_.push_back(reason);
   if (recent_reasons_.size() > kWindow) recent_reasons_.erase(recent_reasons_.begin());
-  if (std::popcount(h) < kRetraceThreshold || warnings_ >= kMaxWarnings) return;
+  if (std::popcount(h) < kRetraceThreshold || warnings_ >= kMaxWarnings) return {};
   ++warnings_;
   history_.store(0);
   std::ostringstream os;
@@ -136,20 +188,22 @@ void FunctionCore::note_trace_for_warning(const std::string& reason) {
   os << "\n  To trace less: pass FunctionOptions::input_signature with dynamic dims (ef::kDynamic), set "
         "reduce_retracing = true, or pass changing numbers as tensors rather than static C++ values.";
   recent_reasons_.clear();
-  log(LogLevel::warning, os.str());
+  return os.str();
 }
 
 std::string FunctionCore::explain(const Signature& sig, std::optional<Signature>& relaxed) const {
-  if (entries_.empty()) return "first call";
-  std::vector<std::string> best;
+  if (!traced_once_) return "first call";
+  if (entries_.empty()) return "the cached traces were evicted (FunctionOptions::max_traces)";
   const ConcreteFunction* best_cf = nullptr;
+  std::size_t best_count = 0;
   for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {  // newest first wins ties
-    auto d = differences(sig, (*it)->signature(), options_.arg_names);
-    if (!best_cf || d.size() < best.size()) {
-      best = std::move(d);
+    std::size_t c = count_differences(sig, (*it)->signature());
+    if (!best_cf || c < best_count) {
+      best_count = c;
       best_cf = it->get();
     }
   }
+  std::vector<std::string> best = differences(sig, best_cf->signature(), options_.arg_names);
   std::string reason;
   for (std::size_t i = 0; i < best.size(); ++i) reason += (i ? "; " : "") + best[i];
   if (options_.reduce_retracing)
@@ -166,60 +220,90 @@ std::string FunctionCore::explain(const Signature& sig, std::optional<Signature>
 }
 
 std::shared_ptr<const ConcreteFunction> FunctionCore::get_or_trace(const Signature& requested, const TraceBody& body) {
-  std::unique_lock lock(mutex_);
-  for (const auto& cf : entries_)
-    if (signature_accepts(cf->signature(), requested)) return cf;
-
-  Signature sig = requested;
-  std::optional<Signature> relaxed;
-  std::string reason;
-  if (options_.input_signature) {
-    Signature fixed;
-    for (const auto& spec : *options_.input_signature) fixed.push_back({ArgSignature::Kind::tensor, {spec}, {}, {}});
-    if (!signature_accepts(fixed, requested)) {
-      auto d = differences(requested, fixed, options_.arg_names);
-      std::string what;
-      for (std::size_t i = 0; i < d.size(); ++i) what += (i ? "; " : "") + d[i];
-      fail("function " + options_.name, "call does not match the input signature " + signature_str(fixed, options_.arg_names) +
-                                            ": " + (what.empty() ? signature_str(requested, options_.arg_names) : what));
-    }
-    reason = entries_.empty() ? "first call" : "input signature";
-    sig = std::move(fixed);
-  } else {
-    reason = explain(requested, relaxed);
-    if (relaxed) sig = *relaxed;
-  }
-
-  auto start = std::chrono::steady_clock::now();
-  trace::TraceContext ctx(options_.name, /*allow_variable_creation=*/entries_.empty());
-  OutputStructure structure;
+  if (std::find(tracing_now.begin(), tracing_now.end(), this) != tracing_now.end())
+    fail("function " + options_.name, "a new signature " + signature_str(requested, options_.arg_names) +
+                                          " was requested from inside this function's own trace (get_concrete_function "
+                                          "or a call from a log sink); calls inside the body inline instead");
+  std::vector<std::pair<LogLevel, std::string>> messages;  // logged after the lock is released
+  std::shared_ptr<const ConcreteFunction> cf;
   {
-    SuspendTapes hide_tapes;  // the body's symbolic ops belong to the graph, not to a tape outside
-    trace::TraceScope scope(ctx);
-    body(ctx, sig, structure);
-  }
-  auto optimized = passes::optimize(*ctx.graph(), options_.passes);
-  auto cf = std::make_shared<const ConcreteFunction>(options_.name, sig, options_.arg_names, ctx.graph(), optimized,
-                                                     std::move(structure));
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::unique_lock lock(mutex_);
+    for (const auto& e : entries_)
+      if (signature_accepts(e->signature(), requested)) return e;
 
-  TraceRecord record{static_cast<int>(records_.size()) + 1, cf->signature_str(), reason, ms, ctx.created_variables()};
-  entries_.push_back(cf);
-  if (signature_is_static(cf->signature())) static_index_.emplace(signature_hash(cf->signature()), cf);
-  else dynamic_entries_.push_back(cf);
-  records_.push_back(record);
-  if (log_enabled(LogLevel::info)) {
-    std::ostringstream os;
-    os << "[ef.function] '" << options_.name << "' trace #" << record.number << " " << record.signature << ": "
-       << reason << " (" << std::fixed << std::setprecision(3) << ms << " ms)";
-    if (!record.created_variables.empty()) {
-      os << "; created variables:";
-      for (const auto& v : record.created_variables) os << " " << v << ";";
+    Signature sig = requested;
+    std::optional<Signature> relaxed;
+    std::string reason;
+    if (options_.input_signature) {
+      Signature fixed = fixed_signature();
+      if (!signature_accepts(fixed, requested)) signature_mismatch(fixed, requested);
+      reason = traced_once_ ? "input signature" : "first call";
+      sig = std::move(fixed);
+    } else {
+      reason = explain(requested, relaxed);
+      if (relaxed) sig = *relaxed;
     }
-    log(LogLevel::info, os.str());
+
+    auto start = std::chrono::steady_clock::now();
+    trace::TraceContext ctx(options_.name, /*allow_variable_creation=*/!traced_once_);
+    OutputStructure structure;
+    {
+      tracing_now.push_back(this);
+      struct Pop {
+        ~Pop() { tracing_now.pop_back(); }
+      } pop;
+      SuspendTapes hide_tapes;  // the body's symbolic ops belong to the graph, not to a tape outside
+      trace::TraceScope scope(ctx);
+      body(ctx, sig, structure);
+    }
+    auto optimized = passes::optimize(*ctx.graph(), options_.passes);
+    cf = std::make_shared<const ConcreteFunction>(options_.name, sig, options_.arg_names, ctx.graph(), optimized,
+                                                  std::move(structure));
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+
+    // From here on nothing throws: the cache changes only for a complete trace.
+    traced_once_ = true;
+    if (options_.max_traces > 0 && entries_.size() >= options_.max_traces) messages.emplace_back(LogLevel::warning, evict_oldest());
+    entries_.push_back(cf);
+    if (signature_is_static(cf->signature())) static_index_.emplace(signature_hash(cf->signature()), cf);
+    else dynamic_entries_.push_back(cf);
+    TraceRecord record;
+    {
+      std::lock_guard records_lock(records_mutex_);
+      record = TraceRecord{++trace_count_, cf->signature_str(), reason, ms, ctx.created_variables()};
+      records_.push_back(record);
+      if (records_.size() > kMaxRecords) records_.pop_front();
+    }
+    if (log_enabled(LogLevel::info)) {
+      std::ostringstream os;
+      os << "[ef.function] '" << options_.name << "' trace #" << record.number << " " << record.signature << ": "
+         << reason << " (" << std::fixed << std::setprecision(3) << ms << " ms)";
+      if (!record.created_variables.empty()) {
+        os << "; created variables:";
+        for (const auto& v : record.created_variables) os << " " << v << ";";
+      }
+      messages.emplace_back(LogLevel::info, os.str());
+    }
+    if (std::string warning = note_trace_for_warning(reason); !warning.empty())
+      messages.emplace_back(LogLevel::warning, std::move(warning));
   }
-  note_trace_for_warning(reason);
+  for (const auto& [level, text] : messages) log(level, text);
   return cf;
+}
+
+std::string FunctionCore::evict_oldest() {
+  std::shared_ptr<const ConcreteFunction> old = entries_.front();
+  entries_.erase(entries_.begin());
+  auto [first, last] = static_index_.equal_range(signature_hash(old->signature()));
+  for (auto it = first; it != last; ++it)
+    if (it->second == old) {
+      static_index_.erase(it);
+      break;
+    }
+  std::erase(dynamic_entries_, old);
+  return "[ef.function] '" + options_.name + "' holds " + std::to_string(options_.max_traces) +
+         " traces (FunctionOptions::max_traces): evicted the oldest, " + old->signature_str() +
+         "; a later call with it traces again";
 }
 
 }  // namespace detail

@@ -1,5 +1,7 @@
 #include "eagerflow/function/signature.h"
 
+#include <bit>
+#include <charconv>
 #include <functional>
 #include <sstream>
 
@@ -13,17 +15,24 @@ std::string static_value_str(const StaticValue& v) {
     std::string operator()(bool b) const { return b ? "true" : "false"; }
     std::string operator()(std::int64_t i) const { return std::to_string(i); }
     std::string operator()(double d) const {
-      std::ostringstream os;
-      os << d;
-      return os.str();
+      char buf[64];
+      auto [end, ec] = std::to_chars(buf, buf + sizeof buf, d);  // exact: reads back to the same bits
+      return std::string(buf, end);
     }
     std::string operator()(const std::string& s) const { return "\"" + s + "\""; }
   };
   return std::visit(Visitor{}, v);
 }
 
+bool static_equal(const StaticValue& a, const StaticValue& b) {
+  if (a.index() != b.index()) return false;
+  if (auto* x = std::get_if<double>(&a)) return std::bit_cast<std::uint64_t>(*x) == std::bit_cast<std::uint64_t>(std::get<double>(b));
+  return a == b;
+}
+
 std::string ArgSignature::str() const {
   switch (kind) {
+    case Kind::variable: return "variable '" + keys[0] + "' " + specs[0].str();
     case Kind::tensor: return specs[0].str();
     case Kind::tensor_list: {
       std::string s = "[";
@@ -54,7 +63,8 @@ bool signature_accepts(const Signature& general, const Signature& specific) {
   if (general.size() != specific.size()) return false;
   for (std::size_t i = 0; i < general.size(); ++i) {
     const ArgSignature &g = general[i], &s = specific[i];
-    if (g.kind != s.kind || g.keys != s.keys || g.specs.size() != s.specs.size() || g.value != s.value) return false;
+    if (g.kind != s.kind || g.keys != s.keys || g.specs.size() != s.specs.size() || !static_equal(g.value, s.value))
+      return false;
     for (std::size_t k = 0; k < g.specs.size(); ++k)
       if (g.specs[k].dtype != s.specs[k].dtype || !g.specs[k].shape.accepts(s.specs[k].shape)) return false;
   }
@@ -71,7 +81,7 @@ void hash_static(std::uint64_t& h, const StaticValue& v) {
   hash_mix(h, 0x5747u + v.index());
   if (auto* b = std::get_if<bool>(&v)) hash_mix(h, *b);
   else if (auto* i = std::get_if<std::int64_t>(&v)) hash_mix(h, static_cast<std::uint64_t>(*i));
-  else if (auto* d = std::get_if<double>(&v)) hash_mix(h, std::hash<double>{}(*d));
+  else if (auto* d = std::get_if<double>(&v)) hash_mix(h, std::bit_cast<std::uint64_t>(*d));
 }
 
 // Mirrors detail::ArgTraits<T>::hash for each kind of argument.
@@ -80,7 +90,8 @@ std::uint64_t signature_hash(const Signature& sig) {
   for (const auto& a : sig) {
     hash_mix(h, static_cast<std::uint64_t>(a.kind));
     switch (a.kind) {
-      case ArgSignature::Kind::static_value: hash_static(h, a.value); break;
+      case ArgSignature::Kind::static_value:
+      case ArgSignature::Kind::variable: hash_static(h, a.value); break;
       case ArgSignature::Kind::tensor: hash_spec(h, a.specs[0].dtype, a.specs[0].shape); break;
       case ArgSignature::Kind::tensor_list:
       case ArgSignature::Kind::tensor_map:
@@ -105,6 +116,11 @@ bool signature_is_static(const Signature& sig) {
 namespace detail {
 void check_tensor_arg(const Tensor& t) {
   if (!t.defined()) fail("function", "an argument tensor is undefined (default-constructed)");
+  if (t.is_symbolic() && !trace::current())
+    fail("function", "an argument is a symbolic tensor " + t.spec().str() +
+                         " left over from a finished trace (it was kept outside the traced function, e.g. stored in a "
+                         "captured variable or container); symbolic tensors exist only while their function traces: "
+                         "return the value from the function instead");
 }
 }  // namespace detail
 

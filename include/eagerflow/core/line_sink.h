@@ -1,6 +1,7 @@
 #pragma once
 // A replaceable, thread-safe destination for text lines (logs, ef::print output).
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <ostream>
 #include <string_view>
@@ -14,17 +15,20 @@ class LineSink {
   LineSink(std::ostream& fallback, bool newline) : fallback_(fallback), newline_(newline) {}
   void set(std::function<void(std::string_view)> fn) {
     std::lock_guard lock(mutex_);
-    fn_ = std::move(fn);
+    fn_ = fn ? std::make_shared<const std::function<void(std::string_view)>>(std::move(fn)) : nullptr;
   }
   void write(std::string_view text) {
+    // Recursive: a sink may itself print or log (or ask a function for its traces) without
+    // deadlocking; lines from other threads still do not interleave.
     std::lock_guard lock(mutex_);
-    if (fn_) fn_(text);
+    auto fn = fn_;  // a sink that replaces itself keeps running to the end
+    if (fn) (*fn)(text);
     else fallback_ << text << (newline_ ? "\n" : "") << std::flush;
   }
 
  private:
-  std::mutex mutex_;
-  std::function<void(std::string_view)> fn_;
+  std::recursive_mutex mutex_;
+  std::shared_ptr<const std::function<void(std::string_view)>> fn_;
   std::ostream& fallback_;
   bool newline_;
 };

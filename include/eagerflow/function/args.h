@@ -4,6 +4,7 @@
 // Tensor, std::vector<Tensor>, std::map<std::string, Tensor>, TensorSpec (and containers of
 // them, for get_concrete_function), and static values: bool, integers, floating point, strings.
 #include <array>
+#include <bit>
 #include <concepts>
 #include <functional>
 #include <map>
@@ -14,6 +15,7 @@
 
 #include "eagerflow/function/signature.h"
 #include "eagerflow/trace/context.h"
+#include "eagerflow/variable.h"
 
 namespace ef::detail {
 
@@ -43,7 +45,7 @@ void check_tensor_arg(const Tensor& t);
 template <class T> struct ArgTraits {
   static_assert(sizeof(T) == 0,
                 "ef::function arguments must be Tensor, std::vector<Tensor>, std::map<std::string, Tensor>, "
-                "TensorSpec, bool, an integer, a floating-point number or a string");
+                "TensorSpec, ef::Variable, bool, an integer, a floating-point number or a string");
 };
 
 template <> struct ArgTraits<Tensor> {
@@ -53,7 +55,7 @@ template <> struct ArgTraits<Tensor> {
     return {ArgSignature::Kind::tensor, {t.spec()}, {}, {}};
   }
   static bool matches(const ArgSignature& s, const Tensor& t) {
-    return s.kind == ArgSignature::Kind::tensor && t.defined() && s.specs[0].dtype == t.dtype() &&
+    return s.kind == ArgSignature::Kind::tensor && t.defined() && !t.is_symbolic() && s.specs[0].dtype == t.dtype() &&
            s.specs[0].shape.accepts(t.shape());
   }
   static void flatten(const Tensor& t, FlatTensors& out) { out.push(t); }
@@ -82,7 +84,8 @@ template <TensorLike E> struct ArgTraits<std::vector<E>> {
   static bool matches(const ArgSignature& s, const std::vector<Tensor>& v) {
     if (s.kind != ArgSignature::Kind::tensor_list || s.specs.size() != v.size()) return false;
     for (std::size_t i = 0; i < v.size(); ++i)
-      if (!v[i].defined() || s.specs[i].dtype != v[i].dtype() || !s.specs[i].shape.accepts(v[i].shape())) return false;
+      if (!v[i].defined() || v[i].is_symbolic() || s.specs[i].dtype != v[i].dtype() || !s.specs[i].shape.accepts(v[i].shape()))
+        return false;
     return true;
   }
   static void flatten(const std::vector<Tensor>& v, FlatTensors& out) {
@@ -155,7 +158,10 @@ struct ArgTraits<T> {
     if (s.kind != ArgSignature::Kind::static_value) return false;
     if constexpr (std::same_as<T, bool>) { auto* p = std::get_if<bool>(&s.value); return p && *p == v; }
     else if constexpr (std::is_integral_v<T>) { auto* p = std::get_if<std::int64_t>(&s.value); return p && *p == static_cast<std::int64_t>(v); }
-    else if constexpr (std::is_floating_point_v<T>) { auto* p = std::get_if<double>(&s.value); return p && *p == static_cast<double>(v); }
+    else if constexpr (std::is_floating_point_v<T>) {  // by bits: NaN matches NaN, -0.0 is not 0.0
+      auto* p = std::get_if<double>(&s.value);
+      return p && std::bit_cast<std::uint64_t>(*p) == std::bit_cast<std::uint64_t>(static_cast<double>(v));
+    }
     else { auto* p = std::get_if<std::string>(&s.value); return p && *p == v; }
   }
   static void flatten(const T&, FlatTensors&) {}
@@ -169,6 +175,29 @@ struct ArgTraits<T> {
     else if constexpr (std::is_integral_v<T>) return static_cast<T>(std::get<std::int64_t>(s.value));
     else if constexpr (std::is_floating_point_v<T>) return static_cast<T>(std::get<double>(s.value));
     else return std::get<std::string>(s.value);
+  }
+};
+
+// Variables are captured by reference, like TF: the traced body reads the variable itself;
+// another variable (even of the same spec) traces again.
+template <> struct ArgTraits<Variable> {
+  using Symbolic = Variable;
+  static std::int64_t id(const Variable& v) { return static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(v.state_ptr().get())); }
+  static ArgSignature signature(const Variable& v) {
+    if (!v.defined()) fail("function", "an argument variable is undefined (default-constructed)");
+    return {ArgSignature::Kind::variable, {v.state_ptr()->spec}, {v.name()}, id(v), v.state_ptr()};
+  }
+  static bool matches(const ArgSignature& s, const Variable& v) {
+    auto* p = std::get_if<std::int64_t>(&s.value);
+    return s.kind == ArgSignature::Kind::variable && v.defined() && p && *p == id(v);
+  }
+  static void flatten(const Variable&, FlatTensors&) {}
+  static void hash(const Variable& v, std::uint64_t& h) {
+    hash_mix(h, static_cast<std::uint64_t>(ArgSignature::Kind::variable));
+    hash_static(h, StaticValue(v.defined() ? id(v) : std::int64_t{0}));
+  }
+  static Variable symbolic(const ArgSignature& s, trace::TraceContext&) {
+    return Variable::from_state(std::static_pointer_cast<VariableState>(s.object));
   }
 };
 

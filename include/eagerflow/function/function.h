@@ -9,6 +9,8 @@
 // on every call. Every trace has a reason: f.traces().
 #include <atomic>
 #include <chrono>
+#include <deque>
+#include <mutex>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -31,6 +33,9 @@ struct FunctionOptions {
   std::string name;                     // shown in logs, reasons and errors
   std::vector<std::string> arg_names;   // optional, for reasons: "arg 0 (x): ..."
   passes::PassOptions passes;
+  // At most this many traces are cached (0: no bound); the oldest is evicted with a warning
+  // in the log, and a later call with its signature traces again.
+  std::size_t max_traces = 1024;
 };
 
 struct TraceRecord {
@@ -81,19 +86,30 @@ class FunctionCore {
 
   const std::string& name() const { return options_.name; }
   int tracing_count() const;
+  // The most recent traces (at most 4096), oldest first.
   std::vector<TraceRecord> traces() const;
+  // A function inlined into another trace still enforces its input signature.
+  void check_inline_signature(const Signature& requested) const;
+  bool has_input_signature() const { return options_.input_signature.has_value(); }
 
  private:
+  static constexpr std::size_t kMaxRecords = 4096;
   void note_hit();
   std::string explain(const Signature& sig, std::optional<Signature>& relaxed) const;
-  void note_trace_for_warning(const std::string& reason);
+  std::string note_trace_for_warning(const std::string& reason);  // the warning to log, if any
+  Signature fixed_signature() const;
+  [[noreturn]] void signature_mismatch(const Signature& fixed, const Signature& requested) const;
+  std::string evict_oldest();  // returns the log line
 
   FunctionOptions options_;
   mutable std::shared_mutex mutex_;
   std::vector<std::shared_ptr<const ConcreteFunction>> entries_;  // all, in trace order
   std::unordered_multimap<std::uint64_t, std::shared_ptr<const ConcreteFunction>> static_index_;
   std::vector<std::shared_ptr<const ConcreteFunction>> dynamic_entries_;
-  std::vector<TraceRecord> records_;
+  bool traced_once_ = false;  // variables may be created on the first trace only
+  mutable std::mutex records_mutex_;
+  std::deque<TraceRecord> records_;
+  int trace_count_ = 0;
   std::atomic<std::uint32_t> history_{0};  // last calls, 1 bit per call (1 = traced), newest lowest
   int warnings_ = 0;
   std::vector<std::string> recent_reasons_;
@@ -111,7 +127,11 @@ class Function {
   template <class... Args>
   auto operator()(const Args&... args) const {
     using R = std::invoke_result_t<F&, typename detail::ArgTraits<Args>::Symbolic...>;
-    // Inside another trace the body is inlined into it; when debugging, it runs eagerly.
+    if (!core_) fail("function", "call of a moved-from ef::Function");
+    // Inside another trace the body is inlined into it (its input signature still holds);
+    // when debugging, it runs eagerly.
+    if (trace::current() && core_->has_input_signature())
+      core_->check_inline_signature(Signature{detail::ArgTraits<Args>::signature(args)...});
     if (functions_run_eagerly() || trace::current()) return std::invoke(f_, args...);
     std::uint64_t hash = sizeof...(Args);
     (detail::ArgTraits<Args>::hash(args, hash), ...);
@@ -129,14 +149,20 @@ class Function {
   // arguments may be given as TensorSpec (dims may be dynamic).
   template <class... Args>
   std::shared_ptr<const ConcreteFunction> get_concrete_function(const Args&... args) const {
+    if (!core_) fail("function", "get_concrete_function of a moved-from ef::Function");
     return trace(Signature{detail::ArgTraits<Args>::signature(args)...}, std::type_identity<Args>{}...);
   }
 
-  int tracing_count() const { return core_->tracing_count(); }
-  std::vector<TraceRecord> traces() const { return core_->traces(); }
-  const std::string& name() const { return core_->name(); }
+  int tracing_count() const { return core().tracing_count(); }
+  std::vector<TraceRecord> traces() const { return core().traces(); }
+  const std::string& name() const { return core().name(); }
 
  private:
+  const detail::FunctionCore& core() const {
+    if (!core_) fail("function", "use of a moved-from ef::Function");
+    return *core_;
+  }
+
   template <class... Args>
   static bool matches(const Signature& s, const Args&... args) {
     if (s.size() != sizeof...(Args)) return false;

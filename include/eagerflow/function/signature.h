@@ -2,6 +2,7 @@
 // Input signatures: what a traced function's cache is keyed on. One entry per argument:
 // a tensor's dtype and shape, a container's structure and specs, or a static value.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -14,17 +15,21 @@ namespace ef {
 using StaticValue = std::variant<std::monostate, bool, std::int64_t, double, std::string>;
 
 struct ArgSignature {
-  enum class Kind { tensor, tensor_list, tensor_map, static_value };
+  enum class Kind { tensor, tensor_list, tensor_map, static_value, variable };
   Kind kind = Kind::tensor;
-  std::vector<TensorSpec> specs;  // tensor: 1; list: n; map: n (in key order)
-  std::vector<std::string> keys;  // map keys, sorted
-  StaticValue value;              // static values only
+  std::vector<TensorSpec> specs;  // tensor: 1; list: n; map: n (in key order); variable: its spec
+  std::vector<std::string> keys;  // map keys, sorted; variable: its name
+  StaticValue value;              // static values; variable: its identity
+  std::shared_ptr<void> object;   // variable: its state (the traced body reads it by reference)
   std::string str() const;        // "float32[60,28,28]", "[float32[2], float32[3]]", "true"
 };
 
 using Signature = std::vector<ArgSignature>;
 
 std::string static_value_str(const StaticValue& v);
+// Static values compare by value, floats by their bits: NaN equals NaN (no retrace on every
+// call), and 0.0 differs from -0.0 (the body may tell them apart).
+bool static_equal(const StaticValue& a, const StaticValue& b);
 // "(x: float32[60,28,28], training: true)" with argument names where known.
 std::string signature_str(const Signature& sig, const std::vector<std::string>& names);
 // True when every spec of `general` accepts the matching spec of `specific` (dynamic dims
