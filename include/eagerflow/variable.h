@@ -17,12 +17,23 @@ struct VariableState {
     std::lock_guard lock(mutex);
     return value;
   }
+  // Replaces the value; it must have the variable's dtype and shape (an ef::Error otherwise).
   void write(Tensor t) {
+    check(t);
     std::lock_guard lock(mutex);
     value = std::move(t);
   }
+  // Read-modify-write under one lock: concurrent assign_add calls lose no update.
+  template <class F>
+  void update(F&& next_from_current) {
+    std::lock_guard lock(mutex);
+    Tensor next = next_from_current(value);
+    check(next);
+    value = std::move(next);
+  }
 
  private:
+  void check(const Tensor& t) const;
   mutable std::mutex mutex;
   Tensor value;
 };

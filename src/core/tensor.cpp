@@ -140,7 +140,8 @@ Tensor full(const Shape& shape, double value, DType dtype) {
   Tensor t = Tensor::empty(dtype, shape);
   dispatch_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    for (auto& x : t.mutable_data<T>()) x = static_cast<T>(value);
+    T v = saturate_cast<T>(value);
+    for (auto& x : t.mutable_data<T>()) x = v;
   });
   return t;
 }
@@ -149,13 +150,18 @@ Tensor ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
 
 Tensor arange(double start, double stop, double step, DType dtype) {
   if (step == 0) fail("arange", "step must not be zero");
-  auto n = static_cast<std::int64_t>(std::ceil((stop - start) / step));
-  if (n < 0) n = 0;
+  if (!std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step))
+    fail("arange", "start, stop and step must be finite, got " + std::to_string(start) + ", " + std::to_string(stop) +
+                       ", " + std::to_string(step));
+  double count = std::ceil((stop - start) / step);
+  if (!(count < 0x1p48)) fail("arange", "[" + std::to_string(start) + ", " + std::to_string(stop) + ") with step " +
+                                            std::to_string(step) + " has too many elements");
+  auto n = count > 0 ? static_cast<std::int64_t>(count) : std::int64_t{0};
   Tensor t = Tensor::empty(dtype, Shape{n});
   dispatch_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     auto d = t.mutable_data<T>();
-    for (std::int64_t i = 0; i < n; ++i) d[i] = static_cast<T>(start + static_cast<double>(i) * step);
+    for (std::int64_t i = 0; i < n; ++i) d[i] = saturate_cast<T>(start + static_cast<double>(i) * step);
   });
   return t;
 }

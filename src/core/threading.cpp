@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -20,8 +21,14 @@ std::atomic<int>& budget() {
 thread_local int synced_threads = 0;
 }  // namespace
 
+int max_threads() { return std::max(256, 8 * default_threads()); }
+
 void set_num_threads(int n) {
   if (n < 1) fail("set_num_threads", "need at least 1 thread, got " + std::to_string(n));
+  // The OpenMP runtime ends the process when it cannot start the threads it is asked for.
+  if (n > max_threads())
+    fail("set_num_threads", std::to_string(n) + " threads is more than this machine can run (at most " +
+                                std::to_string(max_threads()) + "; it has " + std::to_string(default_threads()) + " cores)");
   budget().store(n);
 }
 

@@ -66,6 +66,7 @@ Layer::Layer(std::string name) : name_(name.empty() ? std::string() : unique_nam
 
 const std::string& Layer::name() const {
   // The dynamic type is not known in the constructor, so a default name is given lazily.
+  std::lock_guard lock(mutex_);
   if (name_.empty()) name_ = unique_name(snake_case(class_name(typeid(*this))));
   return name_;
 }
@@ -77,11 +78,22 @@ Tensor Layer::operator()(const Tensor& inputs) {
   if (inputs.is_symbolic() && log_enabled(LogLevel::verbose))
     log(LogLevel::verbose, "[ef.trace] " + NameScope::current_path() + ".call(inputs: " + inputs.spec().str() +
                                ") (symbolic" + (built_ ? "" : ", builds the layer") + ")");
-  if (!built_) {
-    // Like TF's init_scope, build() runs with the trace hidden, so weights are made eagerly.
-    // Inputs may be symbolic here; build sees their shape only.
-    build(inputs.shape());
-    built_ = true;
+  {
+    // Built once, also when two threads call it first at the same time; a build that throws
+    // leaves no weights behind, so a retry starts clean.
+    std::lock_guard lock(mutex_);
+    if (!built_) {
+      // Like TF's init_scope, build() runs with the trace hidden, so weights are made eagerly.
+      // Inputs may be symbolic here; build sees their shape only.
+      std::size_t weights_before = own_weights_.size();
+      try {
+        build(inputs.shape());
+      } catch (...) {
+        own_weights_.resize(weights_before);
+        throw;
+      }
+      built_ = true;
+    }
   }
   return call(inputs);
 }
@@ -102,12 +114,14 @@ Variable Layer::add_weight(const std::string& weight_name, const Shape& shape, c
     fail(name(), "initializer for '" + weight_name + "' returned " + initial.spec().str() + ", expected " +
                      TensorSpec{dtype, shape, {}}.str());
   Variable v(initial, full, trainable);
+  std::lock_guard lock(mutex_);
   own_weights_.push_back(v);
   return v;
 }
 
 void Layer::track(Layer& child) {
   if (&child == this) return;
+  std::scoped_lock lock(mutex_, child.mutex_);
   if (std::find(children_.begin(), children_.end(), &child) == children_.end()) {
     children_.push_back(&child);
     child.parents_.push_back(this);
@@ -115,12 +129,14 @@ void Layer::track(Layer& child) {
 }
 
 Layer::~Layer() {
+  std::lock_guard lock(mutex_);
   auto unlink = [this](std::vector<Layer*>& v) { v.erase(std::remove(v.begin(), v.end(), this), v.end()); };
   for (Layer* p : parents_) unlink(p->children_);
   for (Layer* c : children_) unlink(c->parents_);
 }
 
 void Layer::collect(std::vector<Variable>& out) const {
+  std::lock_guard lock(mutex_);
   for (const auto& w : own_weights_) out.push_back(w);
   for (const Layer* c : children_) c->collect(out);
 }

@@ -274,17 +274,7 @@ void Cast::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, s
       using To = decltype(to_tag);
       auto src = in[0].data<From>();
       auto dst = out[0].mutable_data<To>();
-      for (std::size_t i = 0; i < src.size(); ++i) {
-        if constexpr (std::is_same_v<To, bool>) dst[i] = src[i] != From(0);
-        else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
-          // Out-of-range float->int is undefined behaviour in C++; saturate (NaN -> 0) instead.
-          double v = static_cast<double>(src[i]);
-          if (v != v) dst[i] = 0;
-          else if (v >= static_cast<double>(std::numeric_limits<To>::max())) dst[i] = std::numeric_limits<To>::max();
-          else if (v <= static_cast<double>(std::numeric_limits<To>::lowest())) dst[i] = std::numeric_limits<To>::lowest();
-          else dst[i] = static_cast<To>(v);
-        } else dst[i] = static_cast<To>(src[i]);
-      }
+      for (std::size_t i = 0; i < src.size(); ++i) dst[i] = saturate_cast<To>(src[i]);
     });
   });
 }

@@ -6,6 +6,7 @@
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/ops/primitive.h"
 #include "kernels/cpu/gemm.h"
+#include "ops/elementwise_math.h"
 #include "ops/primitives.h"
 #include "ops/shape_rules.h"
 
@@ -20,10 +21,11 @@ void naive_gemm(const T* a, const T* b, T* c, std::int64_t m, std::int64_t k, st
     std::fill(row, row + n, T(0));
     for (std::int64_t p = 0; p < k; ++p) {
       T av = ta ? a[p * m + i] : a[i * k + p];
-      if (tb)
-        for (std::int64_t j = 0; j < n; ++j) row[j] += av * b[j * k + p];
-      else
-        for (std::int64_t j = 0; j < n; ++j) row[j] += av * b[p * n + j];
+      for (std::int64_t j = 0; j < n; ++j) {
+        T bv = tb ? b[j * k + p] : b[p * n + j];
+        if constexpr (std::is_integral_v<T>) row[j] = wrap_add(row[j], wrap_mul(av, bv));  // wraps like TF, no UB
+        else row[j] += av * bv;
+      }
     }
   }
 }

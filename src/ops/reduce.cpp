@@ -6,6 +6,7 @@
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/ops/primitive.h"
 #include "kernels/cpu/broadcast.h"
+#include "ops/elementwise_math.h"
 #include "ops/primitives.h"
 
 namespace ef {
@@ -43,7 +44,9 @@ struct Reducer {
     switch (kind) {
       case ReduceKind::max: return (acc != acc || x != x) ? (acc != acc ? acc : x) : (x > acc ? x : acc);
       case ReduceKind::min: return (acc != acc || x != x) ? (acc != acc ? acc : x) : (x < acc ? x : acc);
-      default: return acc + x;
+      default:
+        if constexpr (std::is_integral_v<Acc<T>>) return wrap_add(acc, x);  // integer sums wrap, like TF
+        else return acc + x;
     }
   }
   T finish(Acc<T> acc, std::int64_t count) const {

@@ -48,9 +48,16 @@ void AssignVariable::eval(std::span<const Tensor> in, std::span<const TensorSpec
   // earlier (eagerly or by a graph) keep the numbers they were read with.
   switch (mode_) {
     case AssignMode::set: var_->write(in[0]); break;
-    case AssignMode::add: var_->write(add(var_->read(), in[0])); break;
-    case AssignMode::sub: var_->write(sub(var_->read(), in[0])); break;
+    case AssignMode::add: var_->update([&](const Tensor& v) { return add(v, in[0]); }); break;
+    case AssignMode::sub: var_->update([&](const Tensor& v) { return sub(v, in[0]); }); break;
   }
+}
+
+void VariableState::check(const Tensor& t) const {
+  if (!t.defined()) fail("variable", "cannot write an undefined tensor to '" + name + "'");
+  if (t.is_symbolic()) fail("variable", "cannot write a symbolic tensor to '" + name + "' (assign inside the function instead)");
+  if (t.dtype() != spec.dtype || t.shape() != spec.shape)
+    fail("variable", "value " + t.spec().str() + " does not fit variable '" + name + "' " + spec.str());
 }
 
 namespace {

@@ -1,6 +1,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 #include <string_view>
 #include <type_traits>
 
@@ -45,6 +47,24 @@ decltype(auto) dispatch_dtype(DType t, Fn&& fn) {
     case DType::bool_: return fn(bool{});
   }
   return fn(float{});
+}
+
+// The one rule for turning a number into a dtype (ef::cast, ef::full, C++ scalar operands,
+// arange): floats to integers saturate at the type's limits and NaN becomes 0, instead of the
+// undefined behaviour of a plain C++ conversion; to bool, nonzero is true.
+template <class To, class From>
+To saturate_cast(From v) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+    double d = static_cast<double>(v);
+    if (d != d) return To(0);
+    if (d >= static_cast<double>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
+    if (d <= static_cast<double>(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
+    return static_cast<To>(d);
+  } else {
+    return static_cast<To>(v);
+  }
 }
 
 }  // namespace ef

@@ -16,6 +16,24 @@ class Shape {
   Shape() = default;
   Shape(std::initializer_list<std::int64_t> dims) { assign(dims.begin(), dims.size()); }
   explicit Shape(const std::vector<std::int64_t>& dims) { assign(dims.data(), dims.size()); }
+  Shape(const Shape&) = default;
+  Shape& operator=(const Shape&) = default;
+  // A moved-from shape is the scalar shape [] (its heap dims went to the new owner).
+  Shape(Shape&& o) noexcept : rank_(o.rank_), heap_(std::move(o.heap_)) {
+    for (int i = 0; i < kInline; ++i) inline_[i] = o.inline_[i];
+    o.rank_ = 0;
+    o.heap_.clear();
+  }
+  Shape& operator=(Shape&& o) noexcept {
+    if (this != &o) {
+      rank_ = o.rank_;
+      heap_ = std::move(o.heap_);
+      for (int i = 0; i < kInline; ++i) inline_[i] = o.inline_[i];
+      o.rank_ = 0;
+      o.heap_.clear();
+    }
+    return *this;
+  }
 
   int rank() const { return rank_; }
   std::int64_t operator[](int axis) const { return data()[axis]; }

@@ -3,12 +3,23 @@
 // its weights), then runs call(inputs). Layers called inside another layer's call become its
 // sub-layers automatically, and weights are named by the path: "eager_layer/dense/kernel".
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "eagerflow/function/function.h"
 #include "eagerflow/nn/initializers.h"
 #include "eagerflow/variable.h"
+
+namespace ef::nn {
+class Layer;
+}
+
+namespace ef {
+template <class L>
+  requires std::derived_from<L, nn::Layer>
+auto function(L& layer, FunctionOptions options = {});
+}
 
 namespace ef::nn {
 
@@ -43,11 +54,20 @@ class Layer {
 
  private:
   void collect(std::vector<Variable>& out) const;
+  // Guards the lazy name, building, weights and sub-layer links: two functions over one
+  // layer may first call it from two threads. Recursive: build() may call sub-layers that
+  // link back to this layer.
+  mutable std::recursive_mutex mutex_;
   mutable std::string name_;
   bool built_ = false;
   std::vector<Variable> own_weights_;
   std::vector<Layer*> children_;
   std::vector<Layer*> parents_;  // so that a layer destroyed first unlinks itself
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // functions over the layer watch it
+
+  template <class L>
+    requires std::derived_from<L, Layer>
+  friend auto ef::function(L& layer, FunctionOptions options);
 };
 
 }  // namespace ef::nn
@@ -57,10 +77,22 @@ namespace ef {
 // outlive the function (like a tf.function over a Keras layer).
 template <class L>
   requires std::derived_from<L, nn::Layer>
-auto function(L& layer, FunctionOptions options = {}) {
+auto function(L& layer, FunctionOptions options) {
   if (options.name.empty()) options.name = layer.name();
   if (options.arg_names.empty()) options.arg_names = {"inputs"};
   nn::Layer* target = &layer;
-  return Function([target](const Tensor& inputs) { return (*target)(inputs); }, std::move(options));
+  std::weak_ptr<int> alive = layer.alive_;
+  std::string name = layer.name();
+  // Cached traces keep running without the layer (the graph holds its variables); a new
+  // signature must trace the layer again, which needs it alive.
+  return Function(
+      [target, alive, name](const Tensor& inputs) {
+        if (alive.expired())
+          fail("function " + name, "the layer '" + name + "' was destroyed, and a new input signature " +
+                                       inputs.spec().str() + " needs it to trace; ef::function(layer) holds the "
+                                       "layer by reference: keep it alive as long as the function");
+        return (*target)(inputs);
+      },
+      std::move(options));
 }
 }  // namespace ef
