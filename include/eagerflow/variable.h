@@ -56,9 +56,10 @@ class Variable {
   operator Tensor() const { return value(); }  // NOLINT: variables are used where tensors are
 
   // Assignments keep dtype and shape; inside a trace they are recorded as ordered effects.
-  void assign(const Tensor& v);
-  void assign_add(const Tensor& v);
-  void assign_sub(const Tensor& v);
+  // A Variable is a handle (like a shared_ptr): a const handle still assigns.
+  void assign(const Tensor& v) const;
+  void assign_add(const Tensor& v) const;
+  void assign_sub(const Tensor& v) const;
 
   const std::shared_ptr<VariableState>& state_ptr() const { return state_; }
   // A handle on an existing variable's state.

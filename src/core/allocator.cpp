@@ -1,5 +1,7 @@
 #include "eagerflow/core/allocator.h"
 
+#include "kernels/cpu/gemm.h"
+
 #include <atomic>
 #include <bit>
 #include <cstdlib>
@@ -90,7 +92,10 @@ void release_cached() {
     list.clear();
   }
   c.cached = 0;
+  cpu::release_primitive_caches();  // prepared kernels hold memory too
 }
+
+std::size_t cached_primitives() { return cpu::cached_primitives_on_this_thread(); }
 
 std::size_t system_allocations() { return cache().system_allocations.load(); }
 

@@ -55,7 +55,7 @@ std::string Shape::str() const {
   std::string s = "[";
   for (int i = 0; i < rank_; ++i) {
     if (i) s += ',';
-    s += (*this)[i] < 0 ? "?" : std::to_string((*this)[i]);
+    s += (*this)[i] == kDynamic ? "?" : std::to_string((*this)[i]);
   }
   return s + "]";
 }
@@ -64,7 +64,7 @@ std::string Shape::tuple_str() const {
   std::string s = "(";
   for (int i = 0; i < rank_; ++i) {
     if (i) s += ", ";
-    s += (*this)[i] < 0 ? "None" : std::to_string((*this)[i]);
+    s += (*this)[i] == kDynamic ? "None" : std::to_string((*this)[i]);
   }
   if (rank_ == 1) s += ",";
   return s + ")";

@@ -17,6 +17,8 @@ TensorImpl& Tensor::impl() const {
 }
 
 Tensor Tensor::empty(DType dtype, const Shape& shape) {
+  for (auto d : shape)
+    if (d < 0 && d != kDynamic) fail("tensor", "negative dimension " + std::to_string(d) + " in shape " + shape.str());
   if (!shape.is_static())
     fail("tensor", "cannot allocate a tensor of unknown shape " + shape.str());
   // Checked arithmetic: a huge shape must be an error, not an overflowed (small) size.
@@ -45,6 +47,13 @@ Tensor Tensor::symbolic(DType dtype, Shape shape, std::shared_ptr<ir::Graph> gra
   impl->graph = std::move(graph);
   impl->value = value;
   return Tensor(std::move(impl));
+}
+
+Tensor Tensor::clone() const {
+  check_readable(dtype(), "clone");
+  Tensor c = Tensor::empty(dtype(), shape());
+  if (nbytes()) std::memcpy(c.raw_mutable_data(), raw_data(), nbytes());
+  return c;
 }
 
 std::int64_t Tensor::dim(int axis) const {

@@ -1,5 +1,7 @@
 // TF/NumPy-style printing: Tensor([[1. 2.]], shape=(1, 2), dtype=float32), with big tensors
 // summarized as "[0. 1. 2. ... 7. 8. 9.]" (NumPy's threshold of 1000 and 3 edge items).
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <ostream>
@@ -13,10 +15,29 @@ namespace {
 constexpr std::int64_t kThreshold = 1000;
 constexpr std::int64_t kEdge = 3;
 
-std::string format_float(double v, int precision) {
+// The digits after the point that the shortest exact form of v needs in scientific notation
+// (1.23425e+03: 5), at most 8: NumPy prints every element of a tensor with the largest.
+template <class T>
+int scientific_digits(T v) {
+  if (!std::isfinite(v)) return 0;
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+  std::string s(buf, end);
+  auto dot = s.find('.'), e = s.find('e');
+  return dot == std::string::npos ? 0 : std::min(8, static_cast<int>(e - dot - 1));
+}
+
+std::string format_float(double v, int precision, int scientific_precision) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[64];
+  char buf[400];
+  if (scientific_precision >= 0) {
+    // NumPy's form: 1.e-09, 1.5e+300, -1.23425e+03.
+    std::snprintf(buf, sizeof buf, "%.*e", scientific_precision, v);
+    std::string s = buf;
+    if (scientific_precision == 0) s.insert(s.find('e'), ".");
+    return s;
+  }
   std::snprintf(buf, sizeof buf, "%.*f", precision, v);
   std::string s = buf;
   // Trim trailing zeros but keep the point: 1.50000 -> 1.5, 2.000 -> 2.
@@ -29,18 +50,19 @@ std::string format_float(double v, int precision) {
 struct Formatter {
   const Tensor& t;
   bool summarize;
+  int scientific = -1;  // digits after the point in scientific notation; -1: positional
   std::size_t width = 0;                  // ints, bools: right-aligned to this width
   std::size_t int_width = 0, frac_width = 0;  // floats: NumPy aligns on the decimal point
 
   void measure(const std::string& e) {
-    if (!is_floating(t.dtype())) { width = std::max(width, e.size()); return; }
+    if (!is_floating(t.dtype()) || scientific >= 0) { width = std::max(width, e.size()); return; }
     auto dot = e.find('.');
     if (dot == std::string::npos) { int_width = std::max(int_width, e.size()); return; }
     int_width = std::max(int_width, dot);
     frac_width = std::max(frac_width, e.size() - dot - 1);
   }
   std::string aligned(const std::string& e) const {
-    if (!is_floating(t.dtype())) return std::string(width - e.size(), ' ') + e;
+    if (!is_floating(t.dtype()) || scientific >= 0) return std::string(width - e.size(), ' ') + e;
     auto dot = e.find('.');
     std::size_t left = dot == std::string::npos ? e.size() : dot;
     std::size_t right = dot == std::string::npos ? 0 : e.size() - dot - 1;
@@ -54,7 +76,7 @@ struct Formatter {
       using T = decltype(tag);
       T v = t.data<T>()[static_cast<std::size_t>(flat)];
       if constexpr (std::is_same_v<T, bool>) return v ? "True" : "False";
-      else if constexpr (std::is_floating_point_v<T>) return format_float(static_cast<double>(v), 8);
+      else if constexpr (std::is_floating_point_v<T>) return format_float(static_cast<double>(v), 8, scientific);
       else return std::to_string(v);
     });
   }
@@ -109,6 +131,32 @@ std::string format_values(const Tensor& t, int indent) {
   if (t.is_symbolic()) return "<symbolic " + t.spec().str() + ">";
   std::ostringstream os;
   Formatter f{t, t.num_elements() > kThreshold};
+  // NumPy's rule: scientific notation when the largest printed magnitude is >= 1e8, the
+  // smallest nonzero one < 1e-4, or they are more than 1e3 apart.
+  if (is_floating(t.dtype()) && t.num_elements() > 0) {
+    double lo = INFINITY, hi = 0;
+    f.visit(0, 0, [&](std::int64_t i) {
+      double v = dispatch_dtype(t.dtype(), [&](auto tag) -> double {
+        using T = decltype(tag);
+        if constexpr (std::is_floating_point_v<T>) return std::fabs(static_cast<double>(t.data<T>()[static_cast<std::size_t>(i)]));
+        else return 0.0;
+      });
+      if (std::isfinite(v) && v != 0) {
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+      }
+    });
+    if (hi >= 1e8 || (hi > 0 && (lo < 1e-4 || hi / lo > 1e3))) {
+      int digits = 0;
+      f.visit(0, 0, [&](std::int64_t i) {
+        dispatch_dtype(t.dtype(), [&](auto tag) {
+          using T = decltype(tag);
+          if constexpr (std::is_floating_point_v<T>) digits = std::max(digits, scientific_digits(t.data<T>()[static_cast<std::size_t>(i)]));
+        });
+      });
+      f.scientific = digits;
+    }
+  }
   // Common width over the printed elements, so columns line up like NumPy's.
   if (t.num_elements() > 0) f.visit(0, 0, [&](std::int64_t i) { f.measure(f.element(i)); });
   if (t.rank() == 0) {

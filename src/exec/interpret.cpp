@@ -26,7 +26,11 @@ std::vector<Tensor> interpret(const ir::Graph& g, std::span<const Tensor> inputs
       detail::note_variable_read(read->variable(), slots[static_cast<std::size_t>(node.outputs[0])]);
   }
   std::vector<Tensor> out;
-  for (int v : g.outputs) out.push_back(slots[static_cast<std::size_t>(v)]);
+  for (int v : g.outputs) {
+    Tensor t = slots[static_cast<std::size_t>(v)];
+    if (g.values[static_cast<std::size_t>(v)].kind == ir::ValueKind::constant) t = t.clone();  // the caller's own
+    out.push_back(t);
+  }
   return out;
 }
 

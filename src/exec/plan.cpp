@@ -1,6 +1,7 @@
 #include "eagerflow/exec/plan.h"
 
 #include <array>
+#include <cstring>
 
 namespace ef::exec {
 namespace {
@@ -24,6 +25,8 @@ Plan::Plan(std::shared_ptr<const ir::Graph> graph) : graph_(std::move(graph)) {
   }
   for (std::size_t v = 0; v < g.values.size(); ++v)
     if (g.values[v].kind == ir::ValueKind::constant) constants_.emplace_back(static_cast<int>(v), g.values[v].index);
+  for (const Tensor& c : g.constants)
+    if (c.impl().storage) constant_storage_.push_back(c.impl().storage.get());
   for (std::size_t n = 0; n < g.nodes.size(); ++n) {
     const ir::Node& node = g.nodes[n];
     Instruction ins{};
@@ -78,17 +81,33 @@ void Plan::execute(std::span<Tensor> slots, std::span<const Tensor> inputs, std:
     for (int a = 0; a < ins.num_args; ++a)
       args[static_cast<std::size_t>(a)] = slots[static_cast<std::size_t>(args_[static_cast<std::size_t>(ins.first_arg + a)])];
     std::span<Tensor> outs = slots.subspan(static_cast<std::size_t>(ins.first_output), static_cast<std::size_t>(ins.num_outputs));
-    if (ins.first_spec >= 0) {
-      ins.op->eval(args, std::span<const TensorSpec>(specs_.data() + ins.first_spec, static_cast<std::size_t>(ins.num_outputs)), outs);
-    } else {
-      std::vector<TensorSpec> specs = ins.op->infer(args);
-      ins.op->eval(args, specs, outs);
+    try {
+      if (ins.first_spec >= 0) {
+        ins.op->eval(args, std::span<const TensorSpec>(specs_.data() + ins.first_spec, static_cast<std::size_t>(ins.num_outputs)), outs);
+      } else {
+        std::vector<TensorSpec> specs = ins.op->infer(args);
+        ins.op->eval(args, specs, outs);
+      }
+    } catch (const Error& e) {
+      // Name where the op came from, as errors at trace time do.
+      const std::string& scope = g.nodes[static_cast<std::size_t>(&ins - instructions_.data())].scope;
+      throw Error(std::string(e.what()) + " (while running function '" + g.name + "'" +
+                  (scope.empty() ? "" : ", traced in layer " + scope) + ")");
     }
     for (auto& a : args) a = Tensor();
     for (int r = 0; r < ins.num_release; ++r)
       slots[static_cast<std::size_t>(releases_[static_cast<std::size_t>(ins.first_release + r)])] = Tensor();
   }
-  for (std::size_t i = 0; i < g.outputs.size(); ++i) outputs[i] = slots[static_cast<std::size_t>(g.outputs[i])];
+  for (std::size_t i = 0; i < g.outputs.size(); ++i) outputs[i] = own_result(slots[static_cast<std::size_t>(g.outputs[i])]);
+}
+
+Tensor Plan::own_result(Tensor t) const {
+  // A result that shares a constant's buffer (the constant itself, or a view an op handed
+  // back) is copied: every caller gets a tensor of its own, not the graph's state.
+  if (t.defined() && t.impl().storage)
+    for (const Storage* s : constant_storage_)
+      if (t.impl().storage.get() == s) return t.clone();
+  return t;
 }
 
 }  // namespace ef::exec

@@ -25,7 +25,10 @@ std::vector<Tensor> ConcreteFunction::call_flat(std::span<const Tensor> inputs) 
     fail("function " + name_, "expects " + std::to_string(g.inputs.size()) + " input tensors, got " + std::to_string(inputs.size()));
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const TensorSpec& spec = g.values[static_cast<std::size_t>(g.inputs[i])].spec;
-    if (!inputs[i].defined() || inputs[i].is_symbolic() || inputs[i].dtype() != spec.dtype || !spec.shape.accepts(inputs[i].shape()))
+    if (inputs[i].defined() && inputs[i].is_symbolic())
+      fail("function " + name_, "input " + std::to_string(i) + " is a symbolic tensor " + inputs[i].spec().str() +
+                                    "; call_flat runs the graph on concrete tensors");
+    if (!inputs[i].defined() || inputs[i].dtype() != spec.dtype || !spec.shape.accepts(inputs[i].shape()))
       fail("function " + name_, "input " + std::to_string(i) + ": " + (inputs[i].defined() ? inputs[i].spec().str() : "undefined") +
                                     " does not match " + spec.str());
   }

@@ -43,7 +43,7 @@ std::shared_ptr<ir::Graph> rebuild(const ir::Graph& g, const std::vector<bool>& 
     for (int v : node.inputs) ins.push_back(resolve(v));
     std::vector<TensorSpec> specs;
     for (int v : node.outputs) specs.push_back(g.values[static_cast<std::size_t>(v)].spec);
-    std::vector<int> outs = out->add_node(node.op, std::move(ins), specs);
+    std::vector<int> outs = out->add_node(node.op, std::move(ins), specs, node.scope);
     for (std::size_t i = 0; i < outs.size(); ++i) remap[static_cast<std::size_t>(node.outputs[i])] = outs[i];
   }
   for (int v : g.outputs) out->outputs.push_back(resolve(v));
@@ -152,7 +152,7 @@ std::shared_ptr<ir::Graph> fuse_dense(const ir::Graph& g) {
     std::size_t last = chain.back();
     for (std::size_t k : chain)
       if (k != last) keep[k] = false;
-    overrides[last] = ir::Node{make_fused_dense(has_bias, activation), inputs, g.nodes[last].outputs};
+    overrides[last] = ir::Node{make_fused_dense(has_bias, activation), inputs, g.nodes[last].outputs, g.nodes[last].scope};
   }
   return rebuild(g, keep, identity_map(g.values.size()), overrides);
 }
@@ -227,7 +227,7 @@ std::shared_ptr<ir::Graph> fuse_elementwise(const ir::Graph& g) {
     else
       overrides[end - 1] = ir::Node{make_fused_elementwise(std::move(program), static_cast<int>(inputs.size()),
                                                            std::move(output_registers), out),
-                                    inputs, output_values};
+                                    inputs, output_values, g.nodes[end - 1].scope};
     n = end;
   }
   return rebuild(g, keep, identity_map(g.values.size()), overrides);

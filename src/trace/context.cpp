@@ -1,11 +1,14 @@
 #include "eagerflow/trace/context.h"
 
+#include <cstring>
+
 #include "eagerflow/core/log.h"
 #include "eagerflow/variable.h"
 #include "ops/primitives.h"
 
 namespace ef::trace {
 namespace {
+
 
 thread_local TraceContext* active = nullptr;
 
@@ -53,7 +56,10 @@ int TraceContext::value_of(const Tensor& t) {
   }
   auto it = constants_.find(&impl);
   if (it != constants_.end()) return it->second;
-  int id = graph_->add_constant(t);
+  // A captured tensor is frozen (like TF): the graph keeps a copy, so writing into the
+  // original later does not change what the graph computes.
+  int id = graph_->add_constant(t.clone());
+  captured_.push_back(t);  // keeps the original alive: constants_ is keyed by its address
   constants_[&impl] = id;
   return id;
 }
@@ -63,7 +69,7 @@ std::vector<Tensor> TraceContext::record(const Primitive& op, std::span<const Te
   std::vector<int> ids;
   ids.reserve(inputs.size());
   for (const auto& t : inputs) ids.push_back(value_of(t));
-  std::vector<int> outs = graph_->add_node(op.clone(), std::move(ids), specs);
+  std::vector<int> outs = graph_->add_node(op.clone(), std::move(ids), specs, NameScope::current_path());
   std::vector<Tensor> result;
   result.reserve(outs.size());
   for (std::size_t i = 0; i < outs.size(); ++i)

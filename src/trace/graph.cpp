@@ -19,14 +19,14 @@ int Graph::add_constant(const Tensor& t) {
 }
 
 std::vector<int> Graph::add_node(std::shared_ptr<const Primitive> op, std::vector<int> in,
-                                 const std::vector<TensorSpec>& output_specs) {
+                                 const std::vector<TensorSpec>& output_specs, std::string scope) {
   int node = static_cast<int>(nodes.size());
   std::vector<int> outs;
   for (const auto& s : output_specs) {
     outs.push_back(static_cast<int>(values.size()));
     values.push_back({s, ValueKind::node_output, node});
   }
-  nodes.push_back({std::move(op), std::move(in), outs});
+  nodes.push_back({std::move(op), std::move(in), outs, std::move(scope)});
   return outs;
 }
 

@@ -84,6 +84,17 @@ Names name_values(const Graph& g) {
   return n;
 }
 
+// Text inside a DOT "..." string: quotes and backslashes escaped, newlines as \n.
+std::string dot_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string to_text(const Graph& g) {
@@ -117,13 +128,13 @@ std::string to_text(const Graph& g) {
 std::string to_dot(const Graph& g) {
   Names n = name_values(g);
   std::ostringstream os;
-  os << "digraph \"" << g.name << "\" {\n  rankdir=TB;\n  node [fontname=\"monospace\"];\n";
+  os << "digraph \"" << dot_escape(g.name) << "\" {\n  rankdir=TB;\n  node [fontname=\"monospace\"];\n";
   // Values without a visible producing node (inputs, constants, variables) are boxes.
   for (std::size_t v = 0; v < g.values.size(); ++v) {
     const Value& val = g.values[v];
     bool source = val.kind != ValueKind::node_output || n.hidden_node[static_cast<std::size_t>(val.index)];
     if (source)
-      os << "  v" << v << " [shape=box, label=\"" << n.name[v] << "\\n" << type_of(val.spec) << "\"];\n";
+      os << "  v" << v << " [shape=box, label=\"" << dot_escape(n.name[v]) << "\\n" << type_of(val.spec) << "\"];\n";
   }
   auto source_of = [&](int v) {
     const Value& val = g.values[static_cast<std::size_t>(v)];
@@ -134,7 +145,8 @@ std::string to_dot(const Graph& g) {
     if (n.hidden_node[i]) continue;
     const Node& node = g.nodes[i];
     std::string attrs = node.op->attrs();
-    os << "  n" << i << " [shape=ellipse, label=\"" << node.op->name() << (attrs.empty() ? "" : "\\n" + attrs) << "\"];\n";
+    os << "  n" << i << " [shape=ellipse, label=\"" << dot_escape(node.op->name())
+       << (attrs.empty() ? "" : "\\n" + dot_escape(attrs)) << "\"];\n";
     for (int v : node.inputs)
       os << "  " << source_of(v) << " -> n" << i << " [label=\"" << type_of(g.values[static_cast<std::size_t>(v)].spec) << "\"];\n";
   }

@@ -105,8 +105,8 @@ Tensor Variable::value() const {
   return t;
 }
 
-void Variable::assign(const Tensor& v) { state(); assign_with(state_, v, AssignMode::set); }
-void Variable::assign_add(const Tensor& v) { state(); assign_with(state_, v, AssignMode::add); }
-void Variable::assign_sub(const Tensor& v) { state(); assign_with(state_, v, AssignMode::sub); }
+void Variable::assign(const Tensor& v) const { state(); assign_with(state_, v, AssignMode::set); }
+void Variable::assign_add(const Tensor& v) const { state(); assign_with(state_, v, AssignMode::add); }
+void Variable::assign_sub(const Tensor& v) const { state(); assign_with(state_, v, AssignMode::sub); }
 
 }  // namespace ef

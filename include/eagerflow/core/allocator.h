@@ -7,6 +7,9 @@ namespace ef::allocator {
 void* allocate(std::size_t nbytes);      // 64-byte aligned; nullptr for 0 bytes
 void deallocate(void* p, std::size_t nbytes);
 std::size_t cached_bytes();
-void release_cached();                   // hands all cached buffers back to the system
+// Hands all cached buffers back to the system, and drops the oneDNN primitives each thread
+// has prepared (at that thread's next matmul).
+void release_cached();
+std::size_t cached_primitives();         // oneDNN primitives this thread keeps (at most 64, LRU)
 std::size_t system_allocations();        // how many times we had to ask the system (for tests)
 }  // namespace ef::allocator

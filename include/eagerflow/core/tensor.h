@@ -74,6 +74,8 @@ class Tensor {
   void* raw_mutable_data();
 
   std::string str() const;  // TF-style: Tensor([[1. 2.]], shape=(1, 2), dtype=float32)
+  // A concrete copy with storage of its own (like torch's clone).
+  Tensor clone() const;
 
   // Identity of the underlying handle (not of values).
   bool same_as(const Tensor& o) const { return impl_ == o.impl_; }

@@ -30,6 +30,7 @@ class Plan {
     int first_release, num_release;
   };
   void execute(std::span<Tensor> slots, std::span<const Tensor> inputs, std::span<Tensor> outputs) const;
+  Tensor own_result(Tensor t) const;
 
   std::shared_ptr<const ir::Graph> graph_;
   std::vector<Instruction> instructions_;
@@ -37,6 +38,7 @@ class Plan {
   std::vector<TensorSpec> specs_;
   std::vector<int> releases_;
   std::vector<std::pair<int, int>> constants_;  // (slot, index into graph constants)
+  std::vector<const Storage*> constant_storage_;  // results sharing these are copied
 };
 
 }  // namespace ef::exec

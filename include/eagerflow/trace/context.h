@@ -56,6 +56,7 @@ class TraceContext : public Recorder {
   bool allow_variable_creation_;
   std::vector<std::string> created_variables_;
   std::map<const TensorImpl*, int> constants_;   // keep captured eager tensors deduplicated
+  std::vector<Tensor> captured_;
   std::map<const TensorImpl*, int> lifted_ids_;
   std::vector<Tensor> lifted_;
   std::map<const VariableState*, Tensor> reads_;

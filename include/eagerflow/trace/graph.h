@@ -21,6 +21,7 @@ struct Node {
   std::shared_ptr<const Primitive> op;
   std::vector<int> inputs;   // value ids
   std::vector<int> outputs;  // value ids
+  std::string scope;         // the layer path it was traced in ("model/dense_1"), for errors
 };
 
 class Graph {
@@ -28,7 +29,7 @@ class Graph {
   int add_input(const TensorSpec& spec);
   int add_constant(const Tensor& t);
   std::vector<int> add_node(std::shared_ptr<const Primitive> op, std::vector<int> inputs,
-                            const std::vector<TensorSpec>& output_specs);
+                            const std::vector<TensorSpec>& output_specs, std::string scope = {});
 
   std::vector<Value> values;
   std::vector<Node> nodes;

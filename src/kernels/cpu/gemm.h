@@ -5,6 +5,10 @@ namespace ef::cpu {
 
 enum class PostOp { none, relu, sigmoid, tanh, gelu };
 
+// Drops every thread's cached oneDNN primitives (each at its next matmul).
+void release_primitive_caches();
+std::size_t cached_primitives_on_this_thread();
+
 // C[M,N] = post(op(A) * op(B) + bias[N]), row-major and contiguous, float32, through oneDNN
 // with the primitive cached per shape. op(A) is A[M,K], or A stored as [K,M] when
 // `a_transposed` (likewise B: [K,N], or [N,K] stored): gradients multiply by transposes

@@ -1,3 +1,5 @@
+#include <atomic>
+#include <list>
 #include <map>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <tuple>
@@ -68,18 +70,52 @@ Prepared prepare(const Key& key) {
   return p;
 }
 
+// Each thread keeps the most recently used primitives, at most kMaxPrimitives: a program
+// that sees many shapes (varying batch sizes, sequence lengths) does not grow without bound.
+// release_cached() bumps the generation, and each thread drops its cache at its next matmul.
+constexpr std::size_t kMaxPrimitives = 64;
+std::atomic<std::uint64_t> generation{0};
+
+struct PrimitiveCache {
+  std::list<std::pair<Key, Prepared>> lru;  // most recent first
+  std::map<Key, std::list<std::pair<Key, Prepared>>::iterator> index;
+  std::uint64_t seen_generation = 0;
+
+  Prepared& get(const Key& key) {
+    if (seen_generation != generation.load(std::memory_order_relaxed)) {
+      index.clear();
+      lru.clear();
+      seen_generation = generation.load();
+    }
+    auto it = index.find(key);
+    if (it != index.end()) {
+      lru.splice(lru.begin(), lru, it->second);
+      return it->second->second;
+    }
+    lru.emplace_front(key, prepare(key));
+    index[key] = lru.begin();
+    if (lru.size() > kMaxPrimitives) {
+      index.erase(lru.back().first);
+      lru.pop_back();
+    }
+    return lru.front().second;
+  }
+};
+
+thread_local PrimitiveCache primitive_cache;
+
 }  // namespace
+
+void release_primitive_caches() { generation.fetch_add(1); }
+std::size_t cached_primitives_on_this_thread() { return primitive_cache.lru.size(); }
 
 void gemm_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
               std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias, PostOp post, bool a_transposed,
               bool b_transposed) {
-  thread_local std::map<Key, Prepared> cache;
   thread_local dnnl::stream stream(cpu_engine());
   sync_thread_budget();
   Key key{batch, m, k, n, a_broadcast, b_broadcast, bias != nullptr, post, num_threads(), a_transposed, b_transposed};
-  auto it = cache.find(key);
-  if (it == cache.end()) it = cache.emplace(key, prepare(key)).first;
-  Prepared& p = it->second;
+  Prepared& p = primitive_cache.get(key);
   p.a.set_data_handle(const_cast<float*>(a));
   p.b.set_data_handle(const_cast<float*>(b));
   p.c.set_data_handle(c);
