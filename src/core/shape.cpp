@@ -1,5 +1,7 @@
 #include "eagerflow/core/shape.h"
 
+#include <limits>
+
 #include "eagerflow/core/error.h"
 
 namespace ef {
@@ -32,8 +34,13 @@ bool Shape::is_static() const {
 }
 
 std::int64_t Shape::num_elements() const {
+  // A zero dim makes an empty tensor whatever the other dims are ([2^60, 0] is valid); the
+  // product saturates instead of overflowing.
+  for (auto d : *this)
+    if (d == 0) return 0;
   std::int64_t n = 1;
-  for (auto d : *this) n *= d;
+  for (auto d : *this)
+    if (__builtin_mul_overflow(n, d, &n)) return std::numeric_limits<std::int64_t>::max();
   return n;
 }
 

@@ -22,9 +22,8 @@ Tensor Tensor::empty(DType dtype, const Shape& shape) {
   if (!shape.is_static())
     fail("tensor", "cannot allocate a tensor of unknown shape " + shape.str());
   // Checked arithmetic: a huge shape must be an error, not an overflowed (small) size.
-  std::uint64_t bytes = size_of(dtype);
+  std::uint64_t bytes = shape.num_elements() == 0 ? 0 : size_of(dtype);  // a zero dim: nothing to allocate
   for (auto d : shape) {
-    if (d < 0) fail("tensor", "negative dimension in shape " + shape.str());
     if (__builtin_mul_overflow(bytes, static_cast<std::uint64_t>(d), &bytes) || bytes > (std::uint64_t{1} << 48))
       fail("tensor", "shape " + shape.str() + " of " + std::string(name_of(dtype)) + " is too large to allocate");
   }

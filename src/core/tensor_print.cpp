@@ -159,7 +159,9 @@ std::string format_values(const Tensor& t, int indent) {
   }
   // Common width over the printed elements, so columns line up like NumPy's.
   if (t.num_elements() > 0) f.visit(0, 0, [&](std::int64_t i) { f.measure(f.element(i)); });
-  if (t.rank() == 0) {
+  if (t.num_elements() == 0 && t.rank() > 0) {
+    os << "[]";  // NumPy prints any empty array as [] (its shape follows)
+  } else if (t.rank() == 0) {
     std::string e = f.element(0);
     if (is_floating(t.dtype()) && !e.empty() && e.back() == '.') e += '0';  // NumPy scalar: 3.0
     os << e;

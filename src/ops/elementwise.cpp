@@ -106,7 +106,7 @@ void binary_loop(const Tensor& a, const Tensor& b, Tensor& out) {
     cpu::parallel_for(n, 1, [&](std::int64_t s, std::int64_t e) {
       for (auto i = s; i < e; ++i) po[i] = binary_value<K, T>(x, pb[i]);
     });
-  } else {
+  } else if (n > 0) {  // (no stride arithmetic over the dims of an empty result)
     std::array<std::vector<std::int64_t>, 2> strides{cpu::broadcast_strides(a.shape(), out.shape()),
                                                      cpu::broadcast_strides(b.shape(), out.shape())};
     cpu::for_each_broadcast_row<2>(out.shape(), strides, [&](std::int64_t o, std::int64_t cnt, auto off, auto inner) {
@@ -231,6 +231,7 @@ void Where::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, 
     });
     return;
   }
+  if (s.num_elements() == 0) return;
   std::array<std::vector<std::int64_t>, 3> strides{cpu::broadcast_strides(in[0].shape(), s),
                                                    cpu::broadcast_strides(in[1].shape(), s),
                                                    cpu::broadcast_strides(in[2].shape(), s)};

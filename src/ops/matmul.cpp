@@ -89,11 +89,11 @@ std::vector<TensorSpec> MatMul::infer(std::span<const Tensor> in) const {
 void MatMul::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
   const Tensor &a = in[0], &b = in[1];
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  if (out[0].num_elements() == 0) return;  // before multiplying (maybe huge) batch dims
   auto [m, k] = matrix_dims(a, ta_);
   std::int64_t n = matrix_dims(b, tb_).second;
   std::int64_t a_batch = product_of_batch(a), b_batch = product_of_batch(b);
   std::int64_t batch = product_of_batch(out[0]);
-  if (out[0].num_elements() == 0) return;
   dispatch_dtype(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {

@@ -107,6 +107,18 @@ std::vector<TensorSpec> Reduce::infer(std::span<const Tensor> in) const {
 void Reduce::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
   const Tensor& x = in[0];
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  if (x.num_elements() == 0) {
+    // Nothing to reduce (and the dims, some possibly huge, must not be multiplied): each
+    // output is the reduction of no elements: 0 for sum, NaN for mean, the identity for max/min.
+    dispatch_dtype(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (!std::is_same_v<T, bool>) {
+        Reducer<T> r{kind_};
+        for (T& v : out[0].mutable_data<T>()) v = r.finish(r.init(), 0);
+      }
+    });
+    return;
+  }
   std::vector<bool> reduced = reduced_mask(x.rank());
   // Lay the input out as [kept..., reduced...] (a copy only when the axes are interleaved).
   std::vector<int> perm;
@@ -210,6 +222,7 @@ std::vector<TensorSpec> ArgMax::infer(std::span<const Tensor> in) const {
 
 void ArgMax::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  if (out[0].num_elements() == 0) return;
   AxisLayout l(in[0].shape(), normalize_axis(axis_, in[0].rank(), name()));
   std::int64_t* o = out[0].mutable_data<std::int64_t>().data();
   dispatch_dtype(in[0].dtype(), [&](auto tag) {
@@ -238,6 +251,7 @@ std::vector<TensorSpec> Softmax::infer(std::span<const Tensor> in) const {
 
 void Softmax::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  if (out[0].num_elements() == 0) return;
   AxisLayout l(in[0].shape(), normalize_axis(axis_, in[0].rank(), name()));
   dispatch_dtype(in[0].dtype(), [&](auto tag) {
     using T = decltype(tag);

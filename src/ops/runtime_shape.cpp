@@ -65,6 +65,7 @@ void broadcast_kernel(const Tensor& x, const TensorSpec& spec, Tensor& out) {
     return;
   }
   out = Tensor::empty(spec.dtype, spec.shape);
+  if (out.num_elements() == 0) return;
   auto strides = cpu::broadcast_strides(x.shape(), spec.shape);
   dispatch_dtype(spec.dtype, [&](auto tag) {
     using T = decltype(tag);

@@ -203,6 +203,7 @@ std::vector<TensorSpec> Transpose::infer(std::span<const Tensor> in) const {
 
 void Transpose::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  if (out[0].num_elements() == 0) return;  // before any stride arithmetic over (maybe huge) dims
   std::vector<int> p = resolved(in[0].rank());
   auto st = row_major_strides(in[0].shape());
   std::vector<std::int64_t> strides;
@@ -243,6 +244,7 @@ std::vector<TensorSpec> Concat::infer(std::span<const Tensor> in) const {
 
 void Concat::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  if (out[0].num_elements() == 0) return;
   int a = normalize_axis(axis_, specs[0].shape.rank(), name());
   std::int64_t outer = 1;
   for (int d = 0; d < a; ++d) outer *= specs[0].shape[d];
@@ -339,6 +341,7 @@ std::int64_t slice_layout(const Slice& sl, const Shape& s, std::vector<std::int6
 
 void Slice::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  if (out[0].num_elements() == 0) return;
   std::vector<std::int64_t> strides;
   std::int64_t base = slice_layout(*this, in[0].shape(), strides);
   dispatch_dtype(in[0].dtype(), [&](auto tag) {
@@ -360,6 +363,10 @@ std::vector<TensorSpec> SliceGrad::infer(std::span<const Tensor> in) const {
 
 void SliceGrad::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  if (out[0].num_elements() == 0) {
+    if (in[0].num_elements() != 0) fail(name(), "gradient " + in[0].spec().str() + " does not fit the slice of " + specs[0].str());
+    return;
+  }
   std::vector<std::int64_t> strides;
   std::int64_t base = slice_layout(slice_, specs[0].shape, strides);
   std::vector<std::int64_t> dims;
@@ -430,11 +437,13 @@ std::vector<TensorSpec> Gather::infer(std::span<const Tensor> in) const {
 void Gather::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
   const Tensor& x = in[0];
   int a = normalize_axis(axis_, x.rank(), name());
-  std::int64_t outer = 1, inner = 1, n = x.shape()[a];
-  for (int d = 0; d < a; ++d) outer *= x.shape()[d];
-  for (int d = a + 1; d < x.rank(); ++d) inner *= x.shape()[d];
+  std::int64_t n = x.shape()[a];
   std::vector<std::int64_t> idx = checked_indices(*this, in[1], n, x, axis_);
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  if (out[0].num_elements() == 0) return;  // the dims of x may be huge around a zero
+  std::int64_t outer = 1, inner = 1;
+  for (int d = 0; d < a; ++d) outer *= x.shape()[d];
+  for (int d = a + 1; d < x.rank(); ++d) inner *= x.shape()[d];
   std::size_t bytes = static_cast<std::size_t>(inner) * size_of(x.dtype());
   const char* p = static_cast<const char*>(x.raw_data());
   char* o = static_cast<char*>(out[0].raw_mutable_data());
@@ -459,14 +468,20 @@ std::vector<TensorSpec> GatherGrad::infer(std::span<const Tensor> in) const {
 void GatherGrad::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
   const Shape& xs = specs[0].shape;
   int a = normalize_axis(axis_, xs.rank(), name());
-  std::int64_t outer = 1, inner = 1, n = xs[a];
-  for (int d = 0; d < a; ++d) outer *= xs[d];
-  for (int d = a + 1; d < xs.rank(); ++d) inner *= xs[d];
+  std::int64_t n = xs[a];
   std::vector<std::int64_t> idx = checked_indices(*this, in[1], n, in[2], axis_);
   std::int64_t k = static_cast<std::int64_t>(idx.size());
-  if (in[0].num_elements() != outer * k * inner)
+  // The gradient has x's shape with the axis replaced by the indices' count.
+  std::vector<std::int64_t> gdims(xs.begin(), xs.begin() + a);
+  gdims.insert(gdims.end(), in[1].shape().begin(), in[1].shape().end());
+  gdims.insert(gdims.end(), xs.begin() + a + 1, xs.end());
+  if (in[0].shape() != Shape(gdims))
     fail(name(), "gradient " + in[0].spec().str() + " does not fit indices " + in[1].spec().str() + " into " + specs[0].str());
   out[0] = Tensor::empty(specs[0].dtype, xs);
+  if (out[0].num_elements() == 0) return;
+  std::int64_t outer = 1, inner = 1;
+  for (int d = 0; d < a; ++d) outer *= xs[d];
+  for (int d = a + 1; d < xs.rank(); ++d) inner *= xs[d];
   dispatch_dtype(specs[0].dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
