@@ -310,3 +310,17 @@ TEST(Hardening, FunctionsAreCallableThroughConstReference) {
   EXPECT_EQ(call(zeros({1})).item<float>(), 1.0f);
   EXPECT_EQ(f.tracing_count(), 1);
 }
+
+TEST(Hardening, InputSignatureForContainerArguments) {
+  InputSignature sig{ArgSpec(std::vector<TensorSpec>{{DType::float32, {kDynamic}}, {DType::float32, {kDynamic}}}),
+                     ArgSpec(std::map<std::string, TensorSpec>{{"scale", {DType::float32, {}}}})};
+  auto f = function(
+      [](const std::vector<Tensor>& xs, const std::map<std::string, Tensor>& m) { return (xs[0] + xs[1]) * m.at("scale"); },
+      FunctionOptions{.input_signature = sig});
+  std::map<std::string, Tensor> m{{"scale", scalar(2.0f)}};
+  EXPECT_EQ(f(std::vector<Tensor>{ones({3}), ones({3})}, m).to_vector<float>(), std::vector<float>(3, 4.0f));
+  EXPECT_EQ(f(std::vector<Tensor>{ones({5}), zeros({5})}, m).to_vector<float>(), std::vector<float>(5, 2.0f));
+  EXPECT_EQ(f.tracing_count(), 1);
+  expect_error([&] { f(std::vector<Tensor>{ones({3})}, m); }, {"input signature"});
+  expect_error([&] { f(std::vector<Tensor>{ones({3}), ones({3}, DType::float64)}, m); }, {"input signature", "float64"});
+}

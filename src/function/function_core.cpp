@@ -124,7 +124,8 @@ namespace detail {
 FunctionCore::FunctionCore(FunctionOptions options) : options_(std::move(options)) {
   if (options_.name.empty()) options_.name = "function";
   if (options_.input_signature && options_.arg_names.empty())
-    for (const auto& s : *options_.input_signature) options_.arg_names.push_back(s.name);
+    for (const auto& a : *options_.input_signature)
+      options_.arg_names.push_back(a.kind == ArgSignature::Kind::tensor ? a.specs[0].name : std::string());
 }
 
 // Trace records have their own lock: a log sink or the body itself may ask for them while
@@ -153,7 +154,7 @@ void FunctionCore::check_inline_signature(const Signature& requested) const {
 
 Signature FunctionCore::fixed_signature() const {
   Signature fixed;
-  for (const auto& spec : *options_.input_signature) fixed.push_back({ArgSignature::Kind::tensor, {spec}, {}, {}, {}});
+  for (const auto& a : *options_.input_signature) fixed.push_back({a.kind, a.specs, a.keys, {}, {}});
   return fixed;
 }
 

@@ -12,6 +12,7 @@
 #include <deque>
 #include <mutex>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <shared_mutex>
@@ -24,9 +25,31 @@
 
 namespace ef {
 
+// One argument of a fixed input signature: a tensor, or a list or map of tensors.
+struct ArgSpec {
+  ArgSpec(TensorSpec spec) : kind(ArgSignature::Kind::tensor), specs{std::move(spec)} {}  // NOLINT: implicit
+  ArgSpec(std::vector<TensorSpec> list) : kind(ArgSignature::Kind::tensor_list), specs(std::move(list)) {}  // NOLINT
+  ArgSpec(std::map<std::string, TensorSpec> map) : kind(ArgSignature::Kind::tensor_map) {  // NOLINT
+    for (auto& [k, v] : map) {
+      keys.push_back(k);
+      specs.push_back(std::move(v));
+    }
+  }
+  ArgSignature::Kind kind;
+  std::vector<TensorSpec> specs;
+  std::vector<std::string> keys;
+};
+
+// A fixed input signature, one ArgSpec per argument. A std::vector<TensorSpec> is one tensor
+// argument per spec: `.input_signature = std::vector<TensorSpec>{{DType::float32, {kDynamic, 784}}}`.
+struct InputSignature : std::vector<ArgSpec> {
+  using std::vector<ArgSpec>::vector;
+  InputSignature(const std::vector<TensorSpec>& tensors) : std::vector<ArgSpec>(tensors.begin(), tensors.end()) {}  // NOLINT
+};
+
 struct FunctionOptions {
   // Fixes the signature (dims may be dynamic, kDynamic); calls that do not fit are errors.
-  std::optional<std::vector<TensorSpec>> input_signature;
+  std::optional<InputSignature> input_signature;
   // TF semantics: once an argument has seen two shapes, trace one relaxed signature with the
   // differing dims dynamic instead of one trace per shape.
   bool reduce_retracing = false;
