@@ -1,5 +1,5 @@
 # The two set-up commands: `make demo` and `make test`. Both install what is missing first.
-.PHONY: deps configure build demo test test-asan bench clean
+.PHONY: deps configure build demo test test-asan test-tsan bench clean
 
 deps:
 	@bash scripts/install_deps.sh
@@ -20,6 +20,11 @@ test-asan: deps
 	@cmake --preset asan >/dev/null
 	cmake --build --preset asan
 	ctest --preset asan
+
+test-tsan: deps
+	@cmake --preset tsan >/dev/null
+	cmake --build --preset tsan
+	ctest --preset tsan
 
 bench: build
 	./build/release/bench/ef_bench --benchmark_min_time=0.2

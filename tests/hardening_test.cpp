@@ -2,6 +2,8 @@
 // pinned: graph equals eager, bad input is an ef::Error, state is safe from many threads.
 #include <atomic>
 #include <climits>
+#include <cstdlib>
+#include <fstream>
 #include <cmath>
 #include <thread>
 
@@ -255,6 +257,15 @@ TEST(Hardening, DotOutputIsEscaped) {
   std::string dot = f.get_concrete_function(TensorSpec{DType::float32, {2}})->to_dot();
   EXPECT_NE(dot.find("digraph \"quote\\\"name\""), std::string::npos) << dot;
   EXPECT_EQ(dot.find("\"say \"hi\"\""), std::string::npos) << dot;
+  // Graphviz itself parses it, where installed (scripts/install_deps.sh installs it).
+  if (std::system("command -v dot > /dev/null 2>&1") == 0) {
+    std::string path = ::testing::TempDir() + "/ef_escaped.dot";
+    {
+      std::ofstream out(path);
+      out << dot;
+    }
+    EXPECT_EQ(std::system(("dot -Tsvg -o /dev/null " + path).c_str()), 0) << dot;
+  }
   // Every quote inside a label is escaped: the quotes that remain pair up per line.
   std::istringstream lines(dot);
   for (std::string line; std::getline(lines, line);) {

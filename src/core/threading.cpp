@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <thread>
 
 #include "eagerflow/core/error.h"
@@ -14,8 +15,18 @@ int default_threads() {
   unsigned n = std::thread::hardware_concurrency();
   return n == 0 ? 1 : static_cast<int>(n);
 }
+// The machine's cores, unless OMP_NUM_THREADS asks for fewer (or more, within reason): the
+// usual way to limit a process's intra-op threads from outside.
+int initial_budget() {
+  if (const char* env = std::getenv("OMP_NUM_THREADS")) {
+    char* end = nullptr;
+    long n = std::strtol(env, &end, 10);
+    if (end != env && n >= 1 && n <= 8L * default_threads() + 256) return static_cast<int>(n);
+  }
+  return default_threads();
+}
 std::atomic<int>& budget() {
-  static std::atomic<int> n{default_threads()};
+  static std::atomic<int> n{initial_budget()};
   return n;
 }
 thread_local int synced_threads = 0;
