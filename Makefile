@@ -29,6 +29,7 @@ test-tsan: deps
 bench: build
 	./build/release/bench/ef_bench --benchmark_min_time=0.2
 	./build/release/bench/ef_alloc_count
+	./build/release/bench/ef_growth
 
 clean:
 	rm -rf build

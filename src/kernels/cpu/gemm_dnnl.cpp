@@ -14,7 +14,12 @@ namespace ef::cpu {
 namespace {
 
 dnnl::engine& cpu_engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  static dnnl::engine engine = [] {
+    // oneDNN keeps its own cache of primitive implementations (1024 by default); ours holds
+    // the prepared primitives, so a small one is enough and memory stays bounded.
+    dnnl::set_primitive_cache_capacity(64);
+    return dnnl::engine(dnnl::engine::kind::cpu, 0);
+  }();
   return engine;
 }
 
