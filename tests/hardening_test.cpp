@@ -240,6 +240,21 @@ TEST(Hardening, TraceCacheIsBoundedWithALogLine) {
 }
 
 // ---------------------------------------------------------------- messages and printing
+namespace {
+class Picker : public nn::Layer {
+ public:
+  Tensor indices = tensor(std::vector<std::int64_t>{0});
+  Tensor call(const Tensor& x) override { return gather(x, indices, 0); }
+};
+}  // namespace
+
+TEST(Hardening, ReplayErrorsNameTheLayerTheOpWasTracedIn) {
+  Picker picker;
+  auto f = function([&](const Tensor& x) { return picker(x); }, FunctionOptions{.name = "picking"});
+  f(ones({3, 2}));
+  expect_error([&] { f(ones({0, 2})); }, {"[gather]", "out of range", "function 'picking'", "layer picker"});
+}
+
 TEST(Hardening, ReplayErrorsNameTheFunctionAndLayer) {
   nn::Dense d(2, "linear", true, "scorer");
   auto f = function([&](const Tensor& x, const Tensor& idx) { return gather(d(x), idx, 0); },
