@@ -208,16 +208,18 @@ std::vector<TensorSpec> Where::infer(std::span<const Tensor> in) const {
 void Where::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
   const Shape& s = specs[0].shape;
-  // Each operand whole or a single element (relu's gradient: where(x > 0, g, 0)): one flat loop.
+  if (s.num_elements() == 0) return;
+  // Each operand whole or a single element (relu's gradient: where(x > 0, g, 0)): one flat,
+  // branchless loop; otherwise the general broadcasting walk.
   auto flat_stride = [&](const Tensor& t) { return t.shape() == s ? 1 : t.num_elements() == 1 ? 0 : -1; };
   std::int64_t sc = flat_stride(in[0]), sa = flat_stride(in[1]), sb = flat_stride(in[2]);
-  if (sc >= 0 && sa >= 0 && sb >= 0) {
-    const bool* c = in[0].data<bool>().data();
-    dispatch_dtype(in[1].dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      const T* a = in[1].data<T>().data();
-      const T* b = in[2].data<T>().data();
-      T* o = out[0].mutable_data<T>().data();
+  const bool* c = in[0].data<bool>().data();
+  dispatch_dtype(in[1].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* a = in[1].data<T>().data();
+    const T* b = in[2].data<T>().data();
+    T* o = out[0].mutable_data<T>().data();
+    if (sc >= 0 && sa >= 0 && sb >= 0) {
       cpu::parallel_for(s.num_elements(), 1, [&](std::int64_t begin, std::int64_t end) {
         if (sc == 1 && sa == 1 && sb == 0) {
           T other = b[0];
@@ -228,19 +230,11 @@ void Where::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, 
           for (std::int64_t i = begin; i < end; ++i) o[i] = c[i * sc] ? a[i * sa] : b[i * sb];
         }
       });
-    });
-    return;
-  }
-  if (s.num_elements() == 0) return;
-  std::array<std::vector<std::int64_t>, 3> strides{cpu::broadcast_strides(in[0].shape(), s),
-                                                   cpu::broadcast_strides(in[1].shape(), s),
-                                                   cpu::broadcast_strides(in[2].shape(), s)};
-  const bool* c = in[0].data<bool>().data();
-  dispatch_dtype(in[1].dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    const T* a = in[1].data<T>().data();
-    const T* b = in[2].data<T>().data();
-    T* o = out[0].mutable_data<T>().data();
+      return;
+    }
+    std::array<std::vector<std::int64_t>, 3> strides{cpu::broadcast_strides(in[0].shape(), s),
+                                                     cpu::broadcast_strides(in[1].shape(), s),
+                                                     cpu::broadcast_strides(in[2].shape(), s)};
     cpu::for_each_broadcast_row<3>(s, strides, [&](std::int64_t base, std::int64_t n, auto off, auto inner) {
       for (std::int64_t i = 0; i < n; ++i)
         o[base + i] = c[off[0] + i * inner[0]] ? a[off[1] + i * inner[1]] : b[off[2] + i * inner[2]];
