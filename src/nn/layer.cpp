@@ -14,6 +14,7 @@ namespace ef::nn {
 namespace {
 
 thread_local std::vector<Layer*> call_stack;
+thread_local std::vector<bool> training_stack;  // the training flag of each active layer call
 
 std::string snake_case(const std::string& camel) {
   std::string out;
@@ -50,11 +51,18 @@ std::string unique_name(const std::string& base) {
   return n == 0 ? base : base + "_" + std::to_string(n);
 }
 
-// Pushes a layer on this thread's call stack (and its name on the name scope).
+// Pushes a layer on this thread's call stack (and its name on the name scope, its training
+// flag on the training stack).
 class CallFrame {
  public:
-  explicit CallFrame(Layer* layer) : scope_(layer->name()) { call_stack.push_back(layer); }
-  ~CallFrame() { call_stack.pop_back(); }
+  CallFrame(Layer* layer, bool training) : scope_(layer->name()) {
+    call_stack.push_back(layer);
+    training_stack.push_back(training);
+  }
+  ~CallFrame() {
+    call_stack.pop_back();
+    training_stack.pop_back();
+  }
 
  private:
   NameScope scope_;
@@ -71,10 +79,15 @@ const std::string& Layer::name() const {
   return name_;
 }
 
-Tensor Layer::operator()(const Tensor& inputs) {
+Tensor Layer::call(const Tensor&) {
+  fail(name(), "a layer must override call(inputs) or call(inputs, training)");
+}
+
+Tensor Layer::operator()(const Tensor& inputs, std::optional<bool> training) {
   if (!inputs.defined()) fail(name(), "called with an undefined tensor");
   if (!call_stack.empty() && call_stack.back() != this) call_stack.back()->track(*this);
-  CallFrame frame(this);
+  bool is_training = training.value_or(!training_stack.empty() && training_stack.back());
+  CallFrame frame(this, is_training);
   if (inputs.is_symbolic() && log_enabled(LogLevel::verbose))
     log(LogLevel::verbose, "[ef.trace] " + NameScope::current_path() + ".call(inputs: " + inputs.spec().str() +
                                ") (symbolic" + (built_ ? "" : ", builds the layer") + ")");
@@ -95,7 +108,7 @@ Tensor Layer::operator()(const Tensor& inputs) {
       built_ = true;
     }
   }
-  return call(inputs);
+  return call(inputs, is_training);
 }
 
 Variable Layer::add_weight(const std::string& weight_name, const Shape& shape, const Initializer& initializer,
@@ -135,33 +148,39 @@ Layer::~Layer() {
   for (Layer* c : children_) unlink(c->parents_);
 }
 
-void Layer::collect(std::vector<Variable>& out) const {
+void Layer::collect(std::vector<Variable>& out, bool frozen_parent, std::vector<bool>* trainable) const {
   std::lock_guard lock(mutex_);
-  for (const auto& w : own_weights_) out.push_back(w);
-  for (const Layer* c : children_) c->collect(out);
+  bool frozen = frozen_parent || !trainable_;
+  for (const auto& w : own_weights_) {
+    // A layer shared by two parents is collected once.
+    if (std::any_of(out.begin(), out.end(), [&](const Variable& u) { return u.same_as(w); })) continue;
+    out.push_back(w);
+    if (trainable) trainable->push_back(!frozen && w.trainable());
+  }
+  for (const Layer* c : children_) c->collect(out, frozen, trainable);
 }
 
 std::vector<Variable> Layer::weights() const {
   std::vector<Variable> all;
-  collect(all);
-  // A layer shared by two parents is collected once.
-  std::vector<Variable> unique;
-  for (const auto& v : all)
-    if (std::none_of(unique.begin(), unique.end(), [&](const Variable& u) { return u.same_as(v); })) unique.push_back(v);
-  return unique;
+  collect(all, false, nullptr);
+  return all;
 }
 
 std::vector<Variable> Layer::trainable_weights() const {
-  std::vector<Variable> out;
-  for (const auto& v : weights())
-    if (v.trainable()) out.push_back(v);
+  std::vector<Variable> all, out;
+  std::vector<bool> trainable;
+  collect(all, false, &trainable);
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (trainable[i]) out.push_back(all[i]);
   return out;
 }
 
 std::vector<Variable> Layer::non_trainable_weights() const {
-  std::vector<Variable> out;
-  for (const auto& v : weights())
-    if (!v.trainable()) out.push_back(v);
+  std::vector<Variable> all, out;
+  std::vector<bool> trainable;
+  collect(all, false, &trainable);
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (!trainable[i]) out.push_back(all[i]);
   return out;
 }
 

@@ -4,6 +4,7 @@
 // sub-layers automatically, and weights are named by the path: "eager_layer/dense/kernel".
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,8 +33,9 @@ class Layer {
   Layer& operator=(const Layer&) = delete;
 
   // Builds on the first call, then runs call(). Inside a trace, logs the call with the
-  // symbolic input spec (at LogLevel::verbose).
-  Tensor operator()(const Tensor& inputs);
+  // symbolic input spec (at LogLevel::verbose). `training` follows Keras' rule: the value
+  // given, else the value of the layer call this one runs inside, else false (fit passes true).
+  Tensor operator()(const Tensor& inputs, std::optional<bool> training = std::nullopt);
 
   const std::string& name() const;
   bool built() const { return built_; }
@@ -41,25 +43,33 @@ class Layer {
   const std::vector<Layer*>& layers() const { return children_; }
   // All weights of this layer and its sub-layers, in creation order.
   std::vector<Variable> weights() const;
+  // Weights of frozen layers (trainable false) and non-trainable variables (moving
+  // statistics) are non-trainable.
   std::vector<Variable> trainable_weights() const;
   std::vector<Variable> non_trainable_weights() const;
+  bool trainable() const { return trainable_; }
+  void set_trainable(bool trainable) { trainable_ = trainable; }
 
  protected:
   virtual void build(const Shape& input_shape) {}
-  virtual Tensor call(const Tensor& inputs) = 0;
+  // Override one: call(inputs), or call(inputs, training) for layers that behave differently
+  // while training (Dropout, BatchNormalization).
+  virtual Tensor call(const Tensor& inputs);
+  virtual Tensor call(const Tensor& inputs, bool training) { return call(inputs); }
   // Creates a weight named "<layer path>/<name>"; call from build().
   Variable add_weight(const std::string& name, const Shape& shape, const Initializer& initializer,
                       bool trainable = true, DType dtype = DType::float32);
   void track(Layer& child);
 
  private:
-  void collect(std::vector<Variable>& out) const;
+  void collect(std::vector<Variable>& out, bool frozen_parent, std::vector<bool>* trainable) const;
   // Guards the lazy name, building, weights and sub-layer links: two functions over one
   // layer may first call it from two threads. Recursive: build() may call sub-layers that
   // link back to this layer.
   mutable std::recursive_mutex mutex_;
   mutable std::string name_;
   bool built_ = false;
+  bool trainable_ = true;
   std::vector<Variable> own_weights_;
   std::vector<Layer*> children_;
   std::vector<Layer*> parents_;  // so that a layer destroyed first unlinks itself
