@@ -71,6 +71,8 @@ inline std::vector<OpInfo> op_table() {
   unary("tanh", tanh);
   unary("gelu", gelu);
   unary("erf", erf);
+  unary("sin", sin);
+  unary("cos", cos);
   // Binary ops, broadcasting in every direction.
   t.push_back({"add", {f({3, 4}), f({4})}, [](V x) { return x[0] + x[1]; }});
   t.push_back({"sub", {f({3, 1}), f({1, 4})}, [](V x) { return x[0] - x[1]; }});

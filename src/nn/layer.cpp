@@ -108,7 +108,19 @@ Tensor Layer::operator()(const Tensor& inputs, std::optional<bool> training) {
       built_ = true;
     }
   }
-  return call(inputs, is_training);
+  Tensor out = call(inputs, is_training);
+  if (out.defined()) {
+    std::lock_guard lock(mutex_);
+    output_spec_ = out.spec();
+  }
+  return out;
+}
+
+std::string Layer::type_name() const { return class_name(typeid(*this)); }
+
+std::optional<TensorSpec> Layer::output_spec() const {
+  std::lock_guard lock(mutex_);
+  return output_spec_;
 }
 
 Variable Layer::add_weight(const std::string& weight_name, const Shape& shape, const Initializer& initializer,

@@ -30,7 +30,7 @@ void unary_loop(UnaryKind k, const T* in, T* out, std::int64_t n) {
     switch (k) {
 #define EF_CASE(K) case UnaryKind::K: for (auto i = b; i < e; ++i) out[i] = unary_value(UnaryKind::K, in[i]); break;
       EF_CASE(neg) EF_CASE(abs) EF_CASE(exp) EF_CASE(log) EF_CASE(sqrt) EF_CASE(rsqrt) EF_CASE(square)
-      EF_CASE(relu) EF_CASE(sigmoid) EF_CASE(tanh) EF_CASE(gelu) EF_CASE(erf) EF_CASE(logical_not)
+      EF_CASE(relu) EF_CASE(sigmoid) EF_CASE(tanh) EF_CASE(gelu) EF_CASE(erf) EF_CASE(sin) EF_CASE(cos) EF_CASE(logical_not)
 #undef EF_CASE
     }
   });
@@ -75,6 +75,8 @@ std::vector<Tensor> Unary::vjp(std::span<const Tensor> in, std::span<const Tenso
     case UnaryKind::gelu:  // d/dx x*Phi(x) = Phi(x) + x*phi(x)
       return {g * ((erf(x * 0.70710678118654752440) + 1.0) * 0.5 + x * exp(x * x * -0.5) * 0.39894228040143267794)};
     case UnaryKind::erf: return {g * exp(-(x * x)) * 1.12837916709551257390};
+    case UnaryKind::sin: return {g * cos(x)};
+    case UnaryKind::cos: return {-(g * sin(x))};
     case UnaryKind::logical_not: break;
   }
   return {Tensor()};
@@ -307,6 +309,8 @@ Tensor sigmoid(const Tensor& x) { return unary(UnaryKind::sigmoid, x); }
 Tensor tanh(const Tensor& x) { return unary(UnaryKind::tanh, x); }
 Tensor gelu(const Tensor& x) { return unary(UnaryKind::gelu, x); }
 Tensor erf(const Tensor& x) { return unary(UnaryKind::erf, x); }
+Tensor sin(const Tensor& x) { return unary(UnaryKind::sin, x); }
+Tensor cos(const Tensor& x) { return unary(UnaryKind::cos, x); }
 Tensor logical_not(const Tensor& x) { return unary(UnaryKind::logical_not, x); }
 
 Tensor add(const Tensor& a, const Tensor& b) { return binary(BinaryKind::add, a, b); }

@@ -7,7 +7,7 @@
 
 namespace ef {
 
-enum class UnaryKind { neg, abs, exp, log, sqrt, rsqrt, square, relu, sigmoid, tanh, gelu, erf, logical_not };
+enum class UnaryKind { neg, abs, exp, log, sqrt, rsqrt, square, relu, sigmoid, tanh, gelu, erf, sin, cos, logical_not };
 
 inline const char* unary_name(UnaryKind k) {
   switch (k) {
@@ -23,6 +23,8 @@ inline const char* unary_name(UnaryKind k) {
     case UnaryKind::tanh: return "tanh";
     case UnaryKind::gelu: return "gelu";
     case UnaryKind::erf: return "erf";
+    case UnaryKind::sin: return "sin";
+    case UnaryKind::cos: return "cos";
     case UnaryKind::logical_not: return "logical_not";
   }
   return "?";
@@ -63,6 +65,8 @@ T unary_value(UnaryKind k, T x) {
         case UnaryKind::tanh: return std::tanh(x);
         case UnaryKind::gelu: return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));
         case UnaryKind::erf: return std::erf(x);
+        case UnaryKind::sin: return std::sin(x);
+        case UnaryKind::cos: return std::cos(x);
         default: break;
       }
     }

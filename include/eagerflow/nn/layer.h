@@ -48,6 +48,10 @@ class Layer {
   std::vector<Variable> trainable_weights() const;
   std::vector<Variable> non_trainable_weights() const;
   bool trainable() const { return trainable_; }
+  // The class name ("Dense"), as Keras' summary prints it.
+  std::string type_name() const;
+  // The spec of the last output (the batch dim as the call saw it); empty before a call.
+  std::optional<TensorSpec> output_spec() const;
   void set_trainable(bool trainable) { trainable_ = trainable; }
 
  protected:
@@ -70,6 +74,7 @@ class Layer {
   mutable std::string name_;
   bool built_ = false;
   bool trainable_ = true;
+  std::optional<TensorSpec> output_spec_;
   std::vector<Variable> own_weights_;
   std::vector<Layer*> children_;
   std::vector<Layer*> parents_;  // so that a layer destroyed first unlinks itself

@@ -39,6 +39,8 @@ Tensor sigmoid(const Tensor& x);
 Tensor tanh(const Tensor& x);
 Tensor gelu(const Tensor& x);  // exact (erf) form, Keras' default
 Tensor erf(const Tensor& x);
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
 
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
 Tensor cast(const Tensor& x, DType dtype);
@@ -116,5 +118,7 @@ template <Scalar S> Tensor operator/(const Tensor& a, S s) { return div(a, scala
 template <Scalar S> Tensor operator/(S s, const Tensor& a) { return div(scalar_like(a, s), a); }
 template <Scalar S> Tensor operator<(const Tensor& a, S s) { return less(a, scalar_like(a, s)); }
 template <Scalar S> Tensor operator>(const Tensor& a, S s) { return greater(a, scalar_like(a, s)); }
+template <Scalar S> Tensor operator<=(const Tensor& a, S s) { return less_equal(a, scalar_like(a, s)); }
+template <Scalar S> Tensor operator>=(const Tensor& a, S s) { return greater_equal(a, scalar_like(a, s)); }
 
 }  // namespace ef

@@ -1,0 +1,34 @@
+#pragma once
+// Layers without weights: Flatten and Dropout.
+#include <optional>
+
+#include "eagerflow/nn/layer.h"
+
+namespace ef::nn {
+
+// [batch, d1, d2, ...] -> [batch, d1*d2*...]; the batch may be dynamic.
+class Flatten : public Layer {
+ public:
+  explicit Flatten(std::string name = "") : Layer(std::move(name)) {}
+
+ protected:
+  Tensor call(const Tensor& inputs) override;
+};
+
+// While training, zeroes each element with probability `rate` and scales the rest by
+// 1 / (1 - rate) (Keras' inverted dropout); the identity otherwise. A fresh mask is drawn on
+// every call, also when replayed from a traced function.
+class Dropout : public Layer {
+ public:
+  explicit Dropout(double rate, std::optional<std::uint64_t> seed = std::nullopt, std::string name = "");
+  double rate() const { return rate_; }
+
+ protected:
+  Tensor call(const Tensor& inputs, bool training) override;
+
+ private:
+  double rate_;
+  std::optional<std::uint64_t> seed_;
+};
+
+}  // namespace ef::nn

@@ -1,0 +1,104 @@
+#pragma once
+// Optimizers, Keras-style: apply_gradients(grads, vars) updates the variables with ef ops, so
+// it runs eagerly and inside a traced train step alike. Slot variables (momentum, moments)
+// and the step counter are created on the first call, which inside ef::function is the
+// first trace: the step still traces once.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "eagerflow/optim/schedules.h"
+#include "eagerflow/variable.h"
+
+namespace ef::optim {
+
+struct ClipOptions {
+  std::optional<double> clipnorm;         // each gradient rescaled to at most this L2 norm
+  std::optional<double> global_clipnorm;  // all gradients rescaled together
+};
+
+class Optimizer {
+ public:
+  Optimizer(std::string name, LearningRate learning_rate, ClipOptions clip);
+  virtual ~Optimizer() = default;
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+
+  // One step over matching lists; an undefined gradient skips its variable (TF's None).
+  void apply_gradients(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables);
+  // Completed steps (an int64 variable; undefined before the first step).
+  Variable iterations() const { return iterations_; }
+  // The current rate as a number (at the current step for a schedule).
+  double learning_rate() const;
+  // Replaces a constant rate; a traced step reads it from a variable, so no retrace.
+  void set_learning_rate(double rate);
+  const std::string& name() const { return name_; }
+  // Every slot variable, for checkpoints.
+  std::vector<Variable> variables() const;
+
+ protected:
+  // Updates one variable; `lr` and `step` (float32 scalars; step counts from 1) are tensors.
+  virtual void update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor& step) = 0;
+  // The slot `slot` of `var`: zeros of its shape, made on first use.
+  Variable slot(const Variable& var, const std::string& slot);
+
+ private:
+  std::string name_;
+  LearningRate schedule_;
+  ClipOptions clip_;
+  Variable lr_;          // the constant rate, as a variable
+  Variable iterations_;  // made on the first step
+  std::map<const VariableState*, std::map<std::string, Variable>> slots_;
+  std::vector<Variable> slot_order_;
+};
+
+// Plain, momentum and Nesterov SGD (Keras' update rule).
+class SGD : public Optimizer {
+ public:
+  explicit SGD(LearningRate learning_rate = 0.01, double momentum = 0.0, bool nesterov = false, ClipOptions clip = {});
+
+ protected:
+  void update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor& step) override;
+
+ private:
+  double momentum_;
+  bool nesterov_;
+};
+
+class Adam : public Optimizer {
+ public:
+  explicit Adam(LearningRate learning_rate = 0.001, double beta_1 = 0.9, double beta_2 = 0.999, double epsilon = 1e-7,
+                ClipOptions clip = {});
+
+ protected:
+  void update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor& step) override;
+  double beta_1_, beta_2_, epsilon_;
+};
+
+// Adam with decoupled weight decay: var -= lr * weight_decay * var before each Adam step.
+class AdamW : public Adam {
+ public:
+  explicit AdamW(LearningRate learning_rate = 0.001, double weight_decay = 0.004, double beta_1 = 0.9,
+                 double beta_2 = 0.999, double epsilon = 1e-7, ClipOptions clip = {});
+
+ protected:
+  void update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor& step) override;
+
+ private:
+  double weight_decay_;
+};
+
+class RMSprop : public Optimizer {
+ public:
+  explicit RMSprop(LearningRate learning_rate = 0.001, double rho = 0.9, double momentum = 0.0, double epsilon = 1e-7,
+                   ClipOptions clip = {});
+
+ protected:
+  void update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor& step) override;
+
+ private:
+  double rho_, momentum_, epsilon_;
+};
+
+}  // namespace ef::optim

@@ -1,0 +1,70 @@
+#pragma once
+// Callbacks for Model::fit, as Keras': override what you need.
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace ef::train {
+
+class Model;
+using Logs = std::map<std::string, double>;  // "loss", "accuracy", "val_loss", ...
+
+class Callback {
+ public:
+  virtual ~Callback() = default;
+  virtual void on_train_begin() {}
+  virtual void on_train_end() {}
+  virtual void on_epoch_begin(int epoch) {}
+  virtual void on_epoch_end(int epoch, const Logs& logs) {}
+  virtual void on_batch_begin(int batch) {}
+  virtual void on_batch_end(int batch, const Logs& logs) {}
+  Model* model = nullptr;  // set by fit
+};
+
+// Stops training when `monitor` has not improved by min_delta for `patience` epochs.
+class EarlyStopping : public Callback {
+ public:
+  explicit EarlyStopping(std::string monitor = "val_loss", int patience = 0, double min_delta = 0.0,
+                         std::string mode = "auto");
+  void on_train_begin() override;
+  void on_epoch_end(int epoch, const Logs& logs) override;
+  int stopped_epoch() const { return stopped_epoch_; }
+
+ private:
+  std::string monitor_;
+  int patience_;
+  double min_delta_;
+  bool maximize_;
+  double best_ = 0;
+  int wait_ = 0, stopped_epoch_ = -1;
+};
+
+// Appends one CSV row per epoch: epoch, then the logs in name order.
+class CSVLogger : public Callback {
+ public:
+  explicit CSVLogger(std::string path, bool append = false) : path_(std::move(path)), append_(append) {}
+  void on_train_begin() override;
+  void on_epoch_end(int epoch, const Logs& logs) override;
+  void on_train_end() override { out_.close(); }
+
+ private:
+  std::string path_;
+  bool append_;
+  std::ofstream out_;
+  bool header_written_ = false;
+};
+
+// Sets the optimizer's learning rate at each epoch's start: schedule(epoch, current_rate).
+class LearningRateScheduler : public Callback {
+ public:
+  explicit LearningRateScheduler(std::function<double(int, double)> schedule) : schedule_(std::move(schedule)) {}
+  void on_epoch_begin(int epoch) override;
+
+ private:
+  std::function<double(int, double)> schedule_;
+};
+
+}  // namespace ef::train

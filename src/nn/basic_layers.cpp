@@ -1,0 +1,33 @@
+#include "eagerflow/nn/basic_layers.h"
+
+#include "eagerflow/ops/ops.h"
+#include "eagerflow/ops/random.h"
+
+namespace ef::nn {
+
+Tensor Flatten::call(const Tensor& inputs) {
+  if (inputs.rank() < 1) fail(name(), "expects inputs with a batch axis, got " + inputs.spec().str());
+  if (inputs.rank() == 1) return expand_dims(inputs, 1);
+  std::int64_t features = 1;
+  for (int a = 1; a < inputs.rank(); ++a) {
+    std::int64_t d = inputs.shape()[a];
+    if (d == kDynamic) fail(name(), "needs the non-batch dims to be known, got " + inputs.spec().str());
+    features *= d;
+  }
+  return reshape(inputs, {-1, features});
+}
+
+Dropout::Dropout(double rate, std::optional<std::uint64_t> seed, std::string name)
+    : Layer(std::move(name)), rate_(rate), seed_(seed) {
+  if (!(rate >= 0.0 && rate < 1.0)) fail("dropout", "rate must be in [0, 1), got " + std::to_string(rate));
+}
+
+Tensor Dropout::call(const Tensor& inputs, bool training) {
+  if (!training || rate_ == 0.0) return inputs;
+  if (!is_floating(inputs.dtype())) fail(name(), "needs floating inputs, got " + inputs.spec().str());
+  Tensor draw = random::uniform_like(inputs, 0.0, 1.0, seed_);
+  Tensor keep = greater_equal(draw, scalar_like(draw, rate_));
+  return where(keep, inputs * (1.0 / (1.0 - rate_)), zeros_like(inputs));
+}
+
+}  // namespace ef::nn

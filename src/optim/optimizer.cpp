@@ -1,0 +1,145 @@
+#include "eagerflow/optim/optimizer.h"
+
+#include <cmath>
+
+#include "eagerflow/ops/ops.h"
+#include "eagerflow/trace/context.h"
+
+namespace ef::optim {
+
+Optimizer::Optimizer(std::string name, LearningRate learning_rate, ClipOptions clip)
+    : name_(std::move(name)), schedule_(std::move(learning_rate)), clip_(clip) {
+  if (!schedule_.schedule() && !(schedule_.value() > 0))
+    fail(name_, "learning_rate must be positive, got " + std::to_string(schedule_.value()));
+  if ((clip.clipnorm && !(*clip.clipnorm > 0)) || (clip.global_clipnorm && !(*clip.global_clipnorm > 0)))
+    fail(name_, "clipnorm and global_clipnorm must be positive");
+  if (clip.clipnorm && clip.global_clipnorm) fail(name_, "set clipnorm or global_clipnorm, not both (as Keras)");
+  trace::EagerScope eager;  // made eagerly even if the optimizer is built inside a trace
+  lr_ = Variable(scalar(static_cast<float>(schedule_.value())), name_ + "/learning_rate", /*trainable=*/false);
+}
+
+double Optimizer::learning_rate() const {
+  if (!schedule_.schedule()) return Tensor(lr_).item<float>();
+  Tensor step = iterations_.defined() ? cast(Tensor(iterations_), DType::float32) : scalar(0.0f);
+  return (*schedule_.schedule())(step).item<float>();
+}
+
+void Optimizer::set_learning_rate(double rate) {
+  if (schedule_.schedule()) fail(name_, "the learning rate follows a schedule; it cannot be set");
+  if (!(rate > 0)) fail(name_, "learning_rate must be positive, got " + std::to_string(rate));
+  lr_.assign(scalar(static_cast<float>(rate)));
+}
+
+Variable Optimizer::slot(const Variable& var, const std::string& slot) {
+  auto& slots = slots_[var.state_ptr().get()];
+  auto it = slots.find(slot);
+  if (it != slots.end()) return it->second;
+  Variable v(zeros(var.shape(), var.dtype()), var.name() + "/" + slot, /*trainable=*/false);
+  slots.emplace(slot, v);
+  slot_order_.push_back(v);
+  return v;
+}
+
+std::vector<Variable> Optimizer::variables() const {
+  std::vector<Variable> out;
+  if (iterations_.defined()) out.push_back(iterations_);
+  out.insert(out.end(), slot_order_.begin(), slot_order_.end());
+  return out;
+}
+
+void Optimizer::apply_gradients(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables) {
+  if (gradients.size() != variables.size())
+    fail(name_, "got " + std::to_string(gradients.size()) + " gradients for " + std::to_string(variables.size()) + " variables");
+  for (std::size_t i = 0; i < variables.size(); ++i) {
+    if (!variables[i].defined()) fail(name_, "variable " + std::to_string(i) + " is undefined");
+    if (gradients[i].defined() && (gradients[i].dtype() != variables[i].dtype() ||
+                                   (gradients[i].shape().is_static() && gradients[i].shape() != variables[i].shape())))
+      fail(name_, "gradient " + gradients[i].spec().str() + " does not fit variable '" + variables[i].name() + "' " +
+                      TensorSpec{variables[i].dtype(), variables[i].shape(), {}}.str());
+  }
+  if (!iterations_.defined()) iterations_ = Variable(zeros({}, DType::int64), name_ + "/iterations", false);
+  std::vector<Tensor> grads = gradients;
+  if (clip_.clipnorm) {
+    for (auto& g : grads)
+      if (g.defined()) {
+        Tensor norm = sqrt(sum(square(g)));
+        g = g * (*clip_.clipnorm / maximum(norm, scalar_like(norm, *clip_.clipnorm)));
+      }
+  } else if (clip_.global_clipnorm) {
+    Tensor total;
+    for (const auto& g : grads)
+      if (g.defined()) total = total.defined() ? total + sum(square(g)) : sum(square(g));
+    if (total.defined()) {
+      Tensor norm = sqrt(total);
+      Tensor scale = *clip_.global_clipnorm / maximum(norm, scalar_like(norm, *clip_.global_clipnorm));
+      for (auto& g : grads)
+        if (g.defined()) g = g * scale;
+    }
+  }
+  // The step being taken, counting from 1 (Adam's bias correction), as float32.
+  Tensor step = cast(Tensor(iterations_), DType::float32) + 1.0f;
+  Tensor lr = schedule_.schedule() ? (*schedule_.schedule())(step - 1.0f) : Tensor(lr_);
+  for (std::size_t i = 0; i < variables.size(); ++i)
+    if (grads[i].defined()) update(variables[i], grads[i], cast(lr, variables[i].dtype()), cast(step, variables[i].dtype()));
+  iterations_.assign_add(ones({}, DType::int64));
+}
+
+// ---------------------------------------------------------------- SGD
+SGD::SGD(LearningRate learning_rate, double momentum, bool nesterov, ClipOptions clip)
+    : Optimizer("SGD", std::move(learning_rate), clip), momentum_(momentum), nesterov_(nesterov) {
+  if (momentum < 0 || momentum > 1) fail("SGD", "momentum must be in [0, 1], got " + std::to_string(momentum));
+}
+
+void SGD::update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor&) {
+  if (momentum_ == 0.0) {
+    var.assign_sub(grad * lr);
+    return;
+  }
+  Variable m = slot(var, "momentum");
+  m.assign(Tensor(m) * momentum_ - grad * lr);
+  if (nesterov_) var.assign_add(Tensor(m) * momentum_ - grad * lr);
+  else var.assign_add(Tensor(m));
+}
+
+// ---------------------------------------------------------------- Adam
+Adam::Adam(LearningRate learning_rate, double beta_1, double beta_2, double epsilon, ClipOptions clip)
+    : Optimizer("Adam", std::move(learning_rate), clip), beta_1_(beta_1), beta_2_(beta_2), epsilon_(epsilon) {
+  if (!(beta_1 >= 0 && beta_1 < 1 && beta_2 >= 0 && beta_2 < 1)) fail("Adam", "beta_1 and beta_2 must be in [0, 1)");
+}
+
+void Adam::update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor& step) {
+  Variable m = slot(var, "m"), v = slot(var, "v");
+  m.assign_add((grad - Tensor(m)) * (1.0 - beta_1_));
+  v.assign_add((square(grad) - Tensor(v)) * (1.0 - beta_2_));
+  Tensor bias_1 = 1.0 - pow(full_like(step, beta_1_), step);
+  Tensor bias_2 = 1.0 - pow(full_like(step, beta_2_), step);
+  Tensor alpha = lr * sqrt(bias_2) / bias_1;
+  var.assign_sub(Tensor(m) * alpha / (sqrt(Tensor(v)) + epsilon_));
+}
+
+AdamW::AdamW(LearningRate learning_rate, double weight_decay, double beta_1, double beta_2, double epsilon, ClipOptions clip)
+    : Adam(std::move(learning_rate), beta_1, beta_2, epsilon, clip), weight_decay_(weight_decay) {}
+
+void AdamW::update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor& step) {
+  if (weight_decay_ != 0.0) var.assign_sub(Tensor(var) * lr * weight_decay_);
+  Adam::update(var, grad, lr, step);
+}
+
+// ---------------------------------------------------------------- RMSprop
+RMSprop::RMSprop(LearningRate learning_rate, double rho, double momentum, double epsilon, ClipOptions clip)
+    : Optimizer("RMSprop", std::move(learning_rate), clip), rho_(rho), momentum_(momentum), epsilon_(epsilon) {}
+
+void RMSprop::update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor&) {
+  Variable v = slot(var, "velocity");
+  v.assign(Tensor(v) * rho_ + square(grad) * (1.0 - rho_));
+  Tensor increment = lr * grad / sqrt(Tensor(v) + epsilon_);
+  if (momentum_ > 0) {
+    Variable m = slot(var, "momentum");
+    m.assign(Tensor(m) * momentum_ + increment);
+    var.assign_sub(Tensor(m));
+  } else {
+    var.assign_sub(increment);
+  }
+}
+
+}  // namespace ef::optim

@@ -1,0 +1,36 @@
+#pragma once
+// Keras' progress bar for fit/evaluate:
+//   Epoch 1/5
+//   63/63 [==============================] - 1s 9ms/step - loss: 0.2900 - accuracy: 0.9176
+// redrawn in place (with ETA) on a terminal, one line per epoch otherwise; verbose 2 prints
+// one line per epoch without the bar.
+#include <chrono>
+#include <iosfwd>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ef::train {
+
+using OrderedLogs = std::vector<std::pair<std::string, double>>;
+
+class ProgressBar {
+ public:
+  ProgressBar(std::ostream& os, std::int64_t total_steps, int verbose, bool terminal);
+  void update(std::int64_t step, const OrderedLogs& logs);  // after each batch
+  void finish(const OrderedLogs& logs);                     // end of the epoch, with val_ logs
+
+ private:
+  std::string line(std::int64_t step, const OrderedLogs& logs, bool done) const;
+  std::ostream& os_;
+  std::int64_t total_;
+  int verbose_;
+  bool terminal_;
+  std::chrono::steady_clock::time_point start_, last_draw_;
+  std::size_t last_width_ = 0;
+};
+
+// "1s 9ms/step", "0s 850us/step"
+std::string format_step_time(double seconds, std::int64_t steps);
+
+}  // namespace ef::train
