@@ -26,6 +26,7 @@ struct OpInfo {
   bool differentiable = true;
   double tolerance = 1e-6;  // relative, for the float64 gradient check
   double eps = 1e-6;        // central-difference step
+  bool float32_only = false;  // oneDNN-only ops: checked in float32 (with a larger step)
 };
 
 inline void PrintTo(const OpInfo& op, std::ostream* os) { *os << op.name; }
@@ -151,6 +152,40 @@ inline std::vector<OpInfo> op_table() {
                  Tensor y = gather(base, x[1], 0);
                  return tape.gradient(y, base, GradientOptions{UnconnectedGradients::none, x[0]});
                }});
+  // Convolution and pooling (oneDNN, float32): linear in each argument, so central
+  // differences with a large step are exact up to float32 rounding.
+  auto f32 = [&](std::string name, std::vector<InputSpec> in, std::function<Tensor(V)> fn) {
+    OpInfo op{std::move(name), std::move(in), std::move(fn)};
+    op.float32_only = true;
+    op.tolerance = 2e-3;
+    op.eps = 1e-2;
+    t.push_back(op);
+  };
+  f32("conv2d", {f({2, 5, 6, 3}), f({3, 2, 3, 4})}, [](V x) { return conv2d(x[0], x[1]); });
+  f32("conv2d_same_strided", {f({1, 7, 6, 2}), f({3, 3, 2, 3})}, [](V x) { return conv2d(x[0], x[1], {2, 2}, "same"); });
+  f32("conv2d_dilated", {f({1, 7, 7, 2}), f({2, 2, 2, 2})}, [](V x) { return conv2d(x[0], x[1], {1, 1}, "valid", {2, 2}); });
+  f32("max_pool2d", {f({2, 6, 6, 3})}, [](V x) { return max_pool2d(x[0]); });
+  t.back().eps = 1e-3;  // piecewise linear: a small step keeps each window's maximum
+  f32("avg_pool2d_same", {f({1, 5, 5, 2})}, [](V x) { return avg_pool2d(x[0], {3, 3}, Stride2{2, 2}, "same"); });
+  // Second-order: the backprop ops differentiated as functions of the cotangent.
+  f32("conv2d_backprop_input", {f({1, 3, 4, 2})}, [](V x) {
+    Tensor in = ones({1, 5, 6, 3}), w = cast(reshape(arange(54, DType::float32), {3, 3, 3, 2}), DType::float32) * 0.1f;
+    GradientTape tape;
+    tape.watch(in);
+    return tape.gradient(conv2d(in, w), in, GradientOptions{UnconnectedGradients::none, x[0]});
+  });
+  f32("conv2d_backprop_filter", {f({1, 3, 4, 2})}, [](V x) {
+    Tensor in = cast(reshape(arange(30 * 3, DType::float32), {1, 5, 6, 3}), DType::float32) * 0.01f, w = ones({3, 3, 3, 2});
+    GradientTape tape;
+    tape.watch(w);
+    return tape.gradient(conv2d(in, w), w, GradientOptions{UnconnectedGradients::none, x[0]});
+  });
+  f32("avg_pool2d_grad", {f({1, 2, 2, 2})}, [](V x) {
+    Tensor in = ones({1, 4, 4, 2});
+    GradientTape tape;
+    tape.watch(in);
+    return tape.gradient(avg_pool2d(in), in, GradientOptions{UnconnectedGradients::none, x[0]});
+  });
   return t;
 }
 

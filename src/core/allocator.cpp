@@ -1,5 +1,6 @@
 #include "eagerflow/core/allocator.h"
 
+#include "kernels/cpu/conv.h"
 #include "kernels/cpu/gemm.h"
 
 #include <atomic>
@@ -93,6 +94,7 @@ void release_cached() {
   }
   c.cached = 0;
   cpu::release_primitive_caches();  // prepared kernels hold memory too
+  cpu::release_conv_caches();
 }
 
 std::size_t cached_primitives() { return cpu::cached_primitives_on_this_thread(); }

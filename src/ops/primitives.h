@@ -374,6 +374,82 @@ class RandomOp : public PrimitiveBase<RandomOp> {
   std::shared_ptr<std::atomic<std::uint64_t>> draws_;  // executions so far (seeded ops)
 };
 
+// ---------------------------------------------------------------- convolution and pooling
+// NHWC activations, HWIO kernels (Keras' layouts); padding as TF: "valid" or "same".
+struct Conv2DParams {
+  std::int64_t sh = 1, sw = 1, dh = 1, dw = 1;
+  bool same = false;
+  bool operator==(const Conv2DParams&) const = default;
+  std::string str() const;
+};
+
+class Conv2D : public MergeablePrimitive<Conv2D> {
+ public:
+  explicit Conv2D(Conv2DParams p) : p_(p) {}
+  const char* name() const override { return "conv2d"; }
+  std::string attrs() const override { return p_.str(); }
+  bool same_params(const Conv2D& o) const { return p_ == o.p_; }
+  const Conv2DParams& params() const { return p_; }
+  EF_OP_RULES EF_OP_VJP
+ private:
+  Conv2DParams p_;
+};
+
+// d input from (dy, kernel), shaped like input 2.
+class Conv2DBackpropInput : public MergeablePrimitive<Conv2DBackpropInput> {
+ public:
+  explicit Conv2DBackpropInput(Conv2DParams p) : p_(p) {}
+  const char* name() const override { return "conv2d_backprop_input"; }
+  std::string attrs() const override { return p_.str(); }
+  bool same_params(const Conv2DBackpropInput& o) const { return p_ == o.p_; }
+  EF_OP_RULES EF_OP_VJP
+ private:
+  Conv2DParams p_;
+};
+
+// d kernel from (x, dy), shaped like input 2.
+class Conv2DBackpropFilter : public MergeablePrimitive<Conv2DBackpropFilter> {
+ public:
+  explicit Conv2DBackpropFilter(Conv2DParams p) : p_(p) {}
+  const char* name() const override { return "conv2d_backprop_filter"; }
+  std::string attrs() const override { return p_.str(); }
+  bool same_params(const Conv2DBackpropFilter& o) const { return p_ == o.p_; }
+  EF_OP_RULES EF_OP_VJP
+ private:
+  Conv2DParams p_;
+};
+
+struct Pool2DParams {
+  std::int64_t kh = 2, kw = 2, sh = 2, sw = 2;
+  bool same = false;
+  bool max = true;
+  bool operator==(const Pool2DParams&) const = default;
+  std::string str() const;
+};
+
+class Pool2D : public MergeablePrimitive<Pool2D> {
+ public:
+  explicit Pool2D(Pool2DParams p) : p_(p) {}
+  const char* name() const override { return p_.max ? "max_pool2d" : "avg_pool2d"; }
+  std::string attrs() const override { return p_.str(); }
+  bool same_params(const Pool2D& o) const { return p_ == o.p_; }
+  EF_OP_RULES EF_OP_VJP
+ private:
+  Pool2DParams p_;
+};
+
+// dx from (x, dy).
+class Pool2DGrad : public MergeablePrimitive<Pool2DGrad> {
+ public:
+  explicit Pool2DGrad(Pool2DParams p) : p_(p) {}
+  const char* name() const override { return p_.max ? "max_pool2d_grad" : "avg_pool2d_grad"; }
+  std::string attrs() const override { return p_.str(); }
+  bool same_params(const Pool2DGrad& o) const { return p_ == o.p_; }
+  EF_OP_RULES EF_OP_VJP
+ private:
+  Pool2DParams p_;
+};
+
 #undef EF_OP_RULES
 #undef EF_OP_VJP
 

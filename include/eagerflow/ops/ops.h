@@ -3,6 +3,8 @@
 // scalar operand adopts the tensor's dtype.
 #include <concepts>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "eagerflow/core/tensor.h"
@@ -63,6 +65,17 @@ Tensor log_softmax(const Tensor& x, int axis = -1);
 // transpose_a / transpose_b multiply by the transpose of the last two axes (as TF's matmul)
 // without copying it.
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a = false, bool transpose_b = false);
+
+// ---- convolution and pooling (NHWC inputs, HWIO kernels, float32; padding "valid" or "same") ----
+struct Stride2 {
+  std::int64_t h = 1, w = 1;
+};
+Tensor conv2d(const Tensor& x, const Tensor& kernel, Stride2 strides = {1, 1}, const std::string& padding = "valid",
+              Stride2 dilation = {1, 1});
+Tensor max_pool2d(const Tensor& x, Stride2 pool = {2, 2}, std::optional<Stride2> strides = std::nullopt,
+                  const std::string& padding = "valid");
+Tensor avg_pool2d(const Tensor& x, Stride2 pool = {2, 2}, std::optional<Stride2> strides = std::nullopt,
+                  const std::string& padding = "valid");
 
 // ---- shape ----
 Tensor reshape(const Tensor& x, const Shape& shape);  // one -1 allowed; a view when possible

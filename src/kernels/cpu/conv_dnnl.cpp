@@ -1,0 +1,184 @@
+#include <atomic>
+#include <map>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <tuple>
+#include <unordered_map>
+
+#include "eagerflow/core/error.h"
+#include "eagerflow/core/threading.h"
+#include "kernels/cpu/conv.h"
+
+namespace ef::cpu {
+namespace {
+
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+using dims = dnnl::memory::dims;
+
+dnnl::engine& engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+std::atomic<std::uint64_t> generation{0};
+
+// A per-thread cache of prepared primitives, bounded: cleared when it grows past 64 entries
+// or when release_cached() bumped the generation.
+template <class Key, class Value>
+struct BoundedCache {
+  std::map<Key, Value> map;
+  std::uint64_t seen = 0;
+  template <class Make>
+  Value& get(const Key& key, Make&& make) {
+    if (seen != generation.load(std::memory_order_relaxed) || map.size() >= 64) {
+      map.clear();
+      seen = generation.load();
+    }
+    auto it = map.find(key);
+    if (it == map.end()) it = map.emplace(key, make()).first;
+    return it->second;
+  }
+};
+
+using ConvKey = std::tuple<int, std::array<std::int64_t, 17>, int>;  // which pass, geometry, threads
+
+std::array<std::int64_t, 17> key_of(const ConvGeometry& g) {
+  return {g.n, g.h, g.w, g.c, g.kh, g.kw, g.f, g.oh, g.ow, g.sh, g.sw, g.dh, g.dw, g.pt, g.pl, g.pb, g.pr};
+}
+
+struct ConvMemories {
+  dnnl::memory::desc src, weights, dst;
+  dims strides, dilates, pad_l, pad_r;
+};
+
+ConvMemories conv_mds(const ConvGeometry& g) {
+  return {dnnl::memory::desc({g.n, g.c, g.h, g.w}, dt::f32, tag::nhwc),
+          dnnl::memory::desc({g.f, g.c, g.kh, g.kw}, dt::f32, tag::hwio),
+          dnnl::memory::desc({g.n, g.f, g.oh, g.ow}, dt::f32, tag::nhwc),
+          {g.sh, g.sw},
+          {g.dh - 1, g.dw - 1},  // oneDNN counts dilation from 0
+          {g.pt, g.pl},
+          {g.pb, g.pr}};
+}
+
+dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g) {
+  ConvMemories m = conv_mds(g);
+  dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, m.src,
+                                    m.weights, m.dst, m.strides, m.dilates, m.pad_l, m.pad_r);
+  return dnnl::convolution_forward::primitive_desc(d, engine());
+}
+
+struct Prepared {
+  dnnl::primitive primitive;
+  dnnl::memory a, b, c;  // the three arguments, data handles set per call
+  int arg_a, arg_b, arg_c;
+};
+
+void run(Prepared& p, const void* a, const void* b, void* c) {
+  thread_local dnnl::stream stream(engine());
+  p.a.set_data_handle(const_cast<void*>(a));
+  p.b.set_data_handle(const_cast<void*>(b));
+  p.c.set_data_handle(c);
+  p.primitive.execute(stream, {{p.arg_a, p.a}, {p.arg_b, p.b}, {p.arg_c, p.c}});
+  stream.wait();
+}
+
+Prepared& conv_prepared(int pass, const ConvGeometry& g) {
+  thread_local BoundedCache<ConvKey, Prepared> cache;
+  sync_thread_budget();
+  return cache.get({pass, key_of(g), num_threads()}, [&]() -> Prepared {
+    ConvMemories m = conv_mds(g);
+    void* none = DNNL_MEMORY_NONE;
+    auto mem = [&](const dnnl::memory::desc& d) { return dnnl::memory(d, engine(), none); };
+    auto fwd = forward_pd(g);
+    if (pass == 0)
+      return {dnnl::convolution_forward(fwd), mem(m.src), mem(m.weights), mem(m.dst), DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
+    if (pass == 1) {
+      dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, m.src, m.weights, m.dst, m.strides,
+                                              m.dilates, m.pad_l, m.pad_r);
+      dnnl::convolution_backward_data::primitive_desc pd(d, engine(), fwd);
+      return {dnnl::convolution_backward_data(pd), mem(m.dst), mem(m.weights), mem(m.src), DNNL_ARG_DIFF_DST,
+              DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC};
+    }
+    dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, m.src, m.weights, m.dst, m.strides,
+                                               m.dilates, m.pad_l, m.pad_r);
+    dnnl::convolution_backward_weights::primitive_desc pd(d, engine(), fwd);
+    return {dnnl::convolution_backward_weights(pd), mem(m.src), mem(m.dst), mem(m.weights), DNNL_ARG_SRC,
+            DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS};
+  });
+}
+
+// ---------------------------------------------------------------- pooling
+using PoolKey = std::tuple<int, std::array<std::int64_t, 14>, int, int>;
+
+struct PoolPrepared {
+  dnnl::pooling_forward forward;
+  dnnl::pooling_backward backward;
+  dnnl::memory src, dst, workspace, diff_src, diff_dst;
+  bool has_workspace;
+};
+
+PoolPrepared& pool_prepared(const PoolGeometry& g, bool with_backward) {
+  thread_local BoundedCache<PoolKey, PoolPrepared> cache;
+  sync_thread_budget();
+  std::array<std::int64_t, 14> k{g.n, g.h, g.w, g.c, g.kh, g.kw, g.oh, g.ow, g.sh, g.sw, g.pt, g.pl, g.pb, g.pr};
+  return cache.get({static_cast<int>(g.kind), k, num_threads(), with_backward}, [&]() -> PoolPrepared {
+    dnnl::memory::desc src({g.n, g.c, g.h, g.w}, dt::f32, tag::nhwc), dst({g.n, g.c, g.oh, g.ow}, dt::f32, tag::nhwc);
+    // Keras' "same" average pooling divides by the window's real elements, not the padding.
+    auto algo = g.kind == PoolKind::max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding;
+    dims strides{g.sh, g.sw}, kernel{g.kh, g.kw}, pad_l{g.pt, g.pl}, pad_r{g.pb, g.pr};
+    dnnl::pooling_forward::desc fd(with_backward ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference,
+                                   algo, src, dst, strides, kernel, pad_l, pad_r);
+    dnnl::pooling_forward::primitive_desc fpd(fd, engine());
+    void* none = DNNL_MEMORY_NONE;
+    PoolPrepared p{dnnl::pooling_forward(fpd), {}, dnnl::memory(src, engine(), none), dnnl::memory(dst, engine(), none),
+                   {}, dnnl::memory(src, engine(), none), dnnl::memory(dst, engine(), none), false};
+    if (with_backward) {
+      p.has_workspace = fpd.workspace_desc().get_size() > 0;
+      if (p.has_workspace) p.workspace = dnnl::memory(fpd.workspace_desc(), engine());
+      dnnl::pooling_backward::desc bd(algo, src, dst, strides, kernel, pad_l, pad_r);
+      p.backward = dnnl::pooling_backward(dnnl::pooling_backward::primitive_desc(bd, engine(), fpd));
+    }
+    return p;
+  });
+}
+
+}  // namespace
+
+void conv2d_forward(const ConvGeometry& g, const float* x, const float* w, float* y) { run(conv_prepared(0, g), x, w, y); }
+void conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w, float* dx) {
+  run(conv_prepared(1, g), dy, w, dx);
+}
+void conv2d_backward_weights(const ConvGeometry& g, const float* x, const float* dy, float* dw) {
+  run(conv_prepared(2, g), x, dy, dw);
+}
+
+void pool2d_forward(const PoolGeometry& g, const float* x, float* y) {
+  thread_local dnnl::stream stream(engine());
+  PoolPrepared& p = pool_prepared(g, false);
+  p.src.set_data_handle(const_cast<float*>(x));
+  p.dst.set_data_handle(y);
+  p.forward.execute(stream, {{DNNL_ARG_SRC, p.src}, {DNNL_ARG_DST, p.dst}});
+  stream.wait();
+}
+
+void pool2d_backward(const PoolGeometry& g, const float* x, const float* dy, float* dx) {
+  thread_local dnnl::stream stream(engine());
+  PoolPrepared& p = pool_prepared(g, true);
+  p.src.set_data_handle(const_cast<float*>(x));
+  if (p.has_workspace) {
+    // Max pooling: run the forward pass again for the workspace that records the maxima.
+    dnnl::memory scratch_dst(p.dst.get_desc(), engine());
+    p.forward.execute(stream, {{DNNL_ARG_SRC, p.src}, {DNNL_ARG_DST, scratch_dst}, {DNNL_ARG_WORKSPACE, p.workspace}});
+  }
+  p.diff_dst.set_data_handle(const_cast<float*>(dy));
+  p.diff_src.set_data_handle(dx);
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_DIFF_DST, p.diff_dst}, {DNNL_ARG_DIFF_SRC, p.diff_src}};
+  if (p.has_workspace) args.emplace(DNNL_ARG_WORKSPACE, p.workspace);
+  p.backward.execute(stream, args);
+  stream.wait();
+}
+
+void release_conv_caches() { generation.fetch_add(1); }
+
+}  // namespace ef::cpu

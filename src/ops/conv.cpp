@@ -1,0 +1,219 @@
+// Convolution and pooling ops (NHWC, HWIO), their gradients as ops of their own, on oneDNN.
+#include "eagerflow/ops/ops.h"
+#include "kernels/cpu/conv.h"
+#include "ops/primitives.h"
+
+namespace ef {
+namespace {
+
+// TF's output size and padding for one spatial axis; kDynamic in, kDynamic out.
+struct Axis {
+  std::int64_t out, pad_before, pad_after;
+};
+Axis axis_geometry(const char* op, std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t d, bool same) {
+  if (in == kDynamic) return {kDynamic, 0, 0};
+  std::int64_t effective = (k - 1) * d + 1;
+  if (same) {
+    std::int64_t out = (in + s - 1) / s;
+    std::int64_t total = std::max<std::int64_t>((out - 1) * s + effective - in, 0);
+    return {out, total / 2, total - total / 2};
+  }
+  if (in < effective)
+    fail(op, "the input (" + std::to_string(in) + ") is smaller than the window (" + std::to_string(effective) +
+                 ") with padding \"valid\"");
+  return {(in - effective) / s + 1, 0, 0};
+}
+
+void expect_nhwc(const Primitive& op, const Tensor& x) {
+  if (x.dtype() != DType::float32 || x.rank() != 4)
+    fail(op.name(), "expects a float32 NHWC tensor [batch, height, width, channels], got " + x.spec().str());
+}
+
+cpu::ConvGeometry conv_geometry(const Primitive& op, const Conv2DParams& p, const Shape& x, const Shape& w) {
+  Axis h = axis_geometry(op.name(), x[1], w[0], p.sh, p.dh, p.same), v = axis_geometry(op.name(), x[2], w[1], p.sw, p.dw, p.same);
+  return {x[0], x[1], x[2], x[3], w[0], w[1], w[3], h.out, v.out, p.sh, p.sw, p.dh, p.dw, h.pad_before, v.pad_before,
+          h.pad_after, v.pad_after};
+}
+
+Shape conv_output(const Primitive& op, const Conv2DParams& p, const Tensor& x, const Tensor& w) {
+  expect_nhwc(op, x);
+  if (w.dtype() != DType::float32 || w.rank() != 4)
+    fail(op.name(), "expects a float32 HWIO kernel [height, width, in_channels, filters], got " + w.spec().str());
+  if (x.shape()[3] != w.shape()[2] && x.shape()[3] != kDynamic)
+    fail(op.name(), "input channels differ: input " + x.spec().str() + " has " + std::to_string(x.shape()[3]) +
+                        ", kernel " + w.spec().str() + " expects " + std::to_string(w.shape()[2]));
+  for (int a = 0; a < 4; ++a)
+    if (w.shape()[a] == kDynamic || w.shape()[a] <= 0) fail(op.name(), "the kernel needs a known, nonzero shape: " + w.spec().str());
+  cpu::ConvGeometry g = conv_geometry(op, p, x.shape(), w.shape());
+  return Shape{x.shape()[0], g.oh, g.ow, g.f};
+}
+
+cpu::PoolGeometry pool_geometry(const Primitive& op, const Pool2DParams& p, const Shape& x) {
+  Axis h = axis_geometry(op.name(), x[1], p.kh, p.sh, 1, p.same), v = axis_geometry(op.name(), x[2], p.kw, p.sw, 1, p.same);
+  return {x[0], x[1], x[2], x[3], p.kh, p.kw, h.out, v.out, p.sh, p.sw, h.pad_before, v.pad_before, h.pad_after, v.pad_after,
+          p.max ? cpu::PoolKind::max : cpu::PoolKind::average};
+}
+
+bool empty(const Shape& s) { return s.num_elements() == 0; }
+
+}  // namespace
+
+std::string Conv2DParams::str() const {
+  return "strides=(" + std::to_string(sh) + "," + std::to_string(sw) + ") padding=" + (same ? "same" : "valid") +
+         (dh != 1 || dw != 1 ? " dilation=(" + std::to_string(dh) + "," + std::to_string(dw) + ")" : "");
+}
+
+std::string Pool2DParams::str() const {
+  return "pool=(" + std::to_string(kh) + "," + std::to_string(kw) + ") strides=(" + std::to_string(sh) + "," +
+         std::to_string(sw) + ") padding=" + (same ? "same" : "valid");
+}
+
+// ---------------------------------------------------------------- conv2d
+std::vector<TensorSpec> Conv2D::infer(std::span<const Tensor> in) const {
+  expect_inputs(*this, in, 2);
+  return {{DType::float32, conv_output(*this, p_, in[0], in[1]), {}}};
+}
+
+void Conv2D::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
+  out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  if (empty(specs[0].shape)) return;
+  if (empty(in[0].shape())) {  // no input channels or pixels: every output is 0
+    out[0] = zeros(specs[0].shape);
+    return;
+  }
+  cpu::conv2d_forward(conv_geometry(*this, p_, in[0].shape(), in[1].shape()), in[0].data<float>().data(),
+                      in[1].data<float>().data(), out[0].mutable_data<float>().data());
+}
+
+std::vector<Tensor> Conv2D::vjp(std::span<const Tensor> in, std::span<const Tensor>, std::span<const Tensor> cot,
+                                const std::vector<bool>& needed) const {
+  return {needed[0] ? dispatch1(Conv2DBackpropInput(p_), {cot[0], in[1], in[0]}) : Tensor(),
+          needed[1] ? dispatch1(Conv2DBackpropFilter(p_), {in[0], cot[0], in[1]}) : Tensor()};
+}
+
+std::vector<TensorSpec> Conv2DBackpropInput::infer(std::span<const Tensor> in) const {
+  expect_inputs(*this, in, 3);
+  conv_output(*this, p_, in[2], in[1]);
+  return {{DType::float32, in[2].shape(), {}}};
+}
+
+void Conv2DBackpropInput::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
+  cpu::ConvGeometry g = conv_geometry(*this, p_, specs[0].shape, in[1].shape());
+  if (in[0].shape() != Shape{g.n, g.oh, g.ow, g.f})
+    fail(name(), "gradient " + in[0].spec().str() + " does not fit the convolution of " + specs[0].str());
+  if (empty(specs[0].shape) || empty(in[0].shape())) {
+    out[0] = zeros(specs[0].shape);
+    return;
+  }
+  out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  cpu::conv2d_backward_data(g, in[0].data<float>().data(), in[1].data<float>().data(), out[0].mutable_data<float>().data());
+}
+
+// dx = B(dy, w) is linear in dy and in w: its cotangent g flows back as conv(g, w) to dy and
+// as the filter gradient of (g, dy) to w.
+std::vector<Tensor> Conv2DBackpropInput::vjp(std::span<const Tensor> in, std::span<const Tensor>, std::span<const Tensor> cot,
+                                             const std::vector<bool>& needed) const {
+  return {needed[0] ? dispatch1(Conv2D(p_), {cot[0], in[1]}) : Tensor(),
+          needed[1] ? dispatch1(Conv2DBackpropFilter(p_), {cot[0], in[0], in[1]}) : Tensor(), Tensor()};
+}
+
+std::vector<TensorSpec> Conv2DBackpropFilter::infer(std::span<const Tensor> in) const {
+  expect_inputs(*this, in, 3);
+  conv_output(*this, p_, in[0], in[2]);
+  return {{DType::float32, in[2].shape(), {}}};
+}
+
+void Conv2DBackpropFilter::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
+  cpu::ConvGeometry g = conv_geometry(*this, p_, in[0].shape(), specs[0].shape);
+  if (in[1].shape() != Shape{g.n, g.oh, g.ow, g.f})
+    fail(name(), "gradient " + in[1].spec().str() + " does not fit the convolution of " + in[0].spec().str());
+  if (empty(in[0].shape()) || empty(in[1].shape())) {
+    out[0] = zeros(specs[0].shape);
+    return;
+  }
+  out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  cpu::conv2d_backward_weights(g, in[0].data<float>().data(), in[1].data<float>().data(), out[0].mutable_data<float>().data());
+}
+
+std::vector<Tensor> Conv2DBackpropFilter::vjp(std::span<const Tensor> in, std::span<const Tensor>, std::span<const Tensor> cot,
+                                              const std::vector<bool>& needed) const {
+  return {needed[0] ? dispatch1(Conv2DBackpropInput(p_), {in[1], cot[0], in[0]}) : Tensor(),
+          needed[1] ? dispatch1(Conv2D(p_), {in[0], cot[0]}) : Tensor(), Tensor()};
+}
+
+// ---------------------------------------------------------------- pooling
+std::vector<TensorSpec> Pool2D::infer(std::span<const Tensor> in) const {
+  expect_inputs(*this, in, 1);
+  expect_nhwc(*this, in[0]);
+  cpu::PoolGeometry g = pool_geometry(*this, p_, in[0].shape());
+  return {{DType::float32, Shape{in[0].shape()[0], g.oh, g.ow, in[0].shape()[3]}, {}}};
+}
+
+void Pool2D::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
+  out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  if (empty(specs[0].shape)) return;
+  cpu::pool2d_forward(pool_geometry(*this, p_, in[0].shape()), in[0].data<float>().data(), out[0].mutable_data<float>().data());
+}
+
+std::vector<Tensor> Pool2D::vjp(std::span<const Tensor> in, std::span<const Tensor>, std::span<const Tensor> cot,
+                                const std::vector<bool>&) const {
+  return {dispatch1(Pool2DGrad(p_), {in[0], cot[0]})};
+}
+
+std::vector<TensorSpec> Pool2DGrad::infer(std::span<const Tensor> in) const {
+  expect_inputs(*this, in, 2);
+  expect_nhwc(*this, in[0]);
+  return {{DType::float32, in[0].shape(), {}}};
+}
+
+void Pool2DGrad::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
+  cpu::PoolGeometry g = pool_geometry(*this, p_, in[0].shape());
+  if (in[1].shape() != Shape{g.n, g.oh, g.ow, g.c})
+    fail(name(), "gradient " + in[1].spec().str() + " does not fit the pooling of " + in[0].spec().str());
+  if (empty(specs[0].shape) || empty(in[1].shape())) {
+    out[0] = zeros(specs[0].shape);
+    return;
+  }
+  out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  cpu::pool2d_backward(g, in[0].data<float>().data(), in[1].data<float>().data(), out[0].mutable_data<float>().data());
+}
+
+// Average pooling's gradient is linear in dy: it flows back through the same pooling. Max
+// pooling's routes dy to the maxima of x: linear in dy for a fixed x.
+std::vector<Tensor> Pool2DGrad::vjp(std::span<const Tensor> in, std::span<const Tensor>, std::span<const Tensor> cot,
+                                    const std::vector<bool>& needed) const {
+  if (!needed[1]) return {Tensor(), Tensor()};
+  if (!p_.max) return {Tensor(), dispatch1(Pool2D(p_), {cot[0]})};
+  fail("gradient", "the second derivative of max_pool2d is not implemented");
+}
+
+namespace {
+Conv2DParams conv_params(Stride2 strides, const std::string& padding, Stride2 dilation) {
+  if (padding != "valid" && padding != "same") fail("conv2d", "padding must be \"valid\" or \"same\", got \"" + padding + "\"");
+  if (strides.h < 1 || strides.w < 1 || dilation.h < 1 || dilation.w < 1)
+    fail("conv2d", "strides and dilation must be >= 1");
+  if ((strides.h > 1 || strides.w > 1) && (dilation.h > 1 || dilation.w > 1))
+    fail("conv2d", "strides > 1 together with dilation > 1 is not supported (as in Keras)");
+  return {strides.h, strides.w, dilation.h, dilation.w, padding == "same"};
+}
+
+Tensor pool(bool max, const Tensor& x, Stride2 size, std::optional<Stride2> strides, const std::string& padding) {
+  const char* op = max ? "max_pool2d" : "avg_pool2d";
+  if (padding != "valid" && padding != "same") fail(op, "padding must be \"valid\" or \"same\", got \"" + padding + "\"");
+  Stride2 s = strides.value_or(size);
+  if (size.h < 1 || size.w < 1 || s.h < 1 || s.w < 1) fail(op, "pool size and strides must be >= 1");
+  return dispatch1(Pool2D({size.h, size.w, s.h, s.w, padding == "same", max}), {x});
+}
+}  // namespace
+
+Tensor conv2d(const Tensor& x, const Tensor& kernel, Stride2 strides, const std::string& padding, Stride2 dilation) {
+  return dispatch1(Conv2D(conv_params(strides, padding, dilation)), {x, kernel});
+}
+Tensor max_pool2d(const Tensor& x, Stride2 size, std::optional<Stride2> strides, const std::string& padding) {
+  return pool(true, x, size, strides, padding);
+}
+Tensor avg_pool2d(const Tensor& x, Stride2 size, std::optional<Stride2> strides, const std::string& padding) {
+  return pool(false, x, size, strides, padding);
+}
+
+}  // namespace ef
