@@ -8,6 +8,7 @@
 #include <typeinfo>
 
 #include "eagerflow/core/log.h"
+#include "eagerflow/ops/primitive.h"
 #include "eagerflow/trace/context.h"
 
 namespace ef::nn {
@@ -84,12 +85,31 @@ Tensor Layer::call(const Tensor&) {
 }
 
 Tensor Layer::operator()(const Tensor& inputs, std::optional<bool> training) {
-  if (!inputs.defined()) fail(name(), "called with an undefined tensor");
+  return invoke(std::span<const Tensor>(&inputs, 1), true, training);
+}
+
+Tensor Layer::operator()(const std::vector<Tensor>& inputs, std::optional<bool> training) {
+  return invoke(inputs, false, training);
+}
+
+void Layer::build(const std::vector<Shape>& shapes) {
+  // One input: the single-input build. Several: nothing to build unless a layer overrides this.
+  if (shapes.size() == 1) build(shapes[0]);
+}
+
+Tensor Layer::call(const std::vector<Tensor>& inputs, bool training) {
+  if (inputs.size() != 1) fail(name(), "takes one input, got " + std::to_string(inputs.size()));
+  return call(inputs[0], training);
+}
+
+Tensor Layer::invoke(std::span<const Tensor> inputs, bool single, std::optional<bool> training) {
+  for (const auto& t : inputs)
+    if (!t.defined()) fail(name(), "called with an undefined tensor");
   if (!call_stack.empty() && call_stack.back() != this) call_stack.back()->track(*this);
   bool is_training = training.value_or(!training_stack.empty() && training_stack.back());
   CallFrame frame(this, is_training);
-  if (inputs.is_symbolic() && log_enabled(LogLevel::verbose))
-    log(LogLevel::verbose, "[ef.trace] " + NameScope::current_path() + ".call(inputs: " + inputs.spec().str() +
+  if (log_enabled(LogLevel::verbose) && std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.is_symbolic(); }))
+    log(LogLevel::verbose, "[ef.trace] " + NameScope::current_path() + ".call(inputs: " + describe(inputs) +
                                ") (symbolic" + (built_ ? "" : ", builds the layer") + ")");
   {
     // Built once, also when two threads call it first at the same time; a build that throws
@@ -100,7 +120,12 @@ Tensor Layer::operator()(const Tensor& inputs, std::optional<bool> training) {
       // Inputs may be symbolic here; build sees their shape only.
       std::size_t weights_before = own_weights_.size();
       try {
-        build(inputs.shape());
+        if (single) build(inputs[0].shape());
+        else {
+          std::vector<Shape> shapes;
+          for (const auto& t : inputs) shapes.push_back(t.shape());
+          build(shapes);
+        }
       } catch (...) {
         own_weights_.resize(weights_before);
         throw;
@@ -108,7 +133,7 @@ Tensor Layer::operator()(const Tensor& inputs, std::optional<bool> training) {
       built_ = true;
     }
   }
-  Tensor out = call(inputs, is_training);
+  Tensor out = single ? call(inputs[0], is_training) : call(std::vector<Tensor>(inputs.begin(), inputs.end()), is_training);
   if (out.defined()) {
     std::lock_guard lock(mutex_);
     output_spec_ = out.spec();

@@ -1,7 +1,8 @@
 #pragma once
-// Layers without weights: Flatten and Dropout.
+// Layers without weights: Flatten, Dropout and Activation.
 #include <optional>
 
+#include "eagerflow/nn/activation_fn.h"
 #include "eagerflow/nn/layer.h"
 
 namespace ef::nn {
@@ -29,6 +30,18 @@ class Dropout : public Layer {
  private:
   double rate_;
   std::optional<std::uint64_t> seed_;
+};
+
+// Applies an activation: Activation("relu").
+class Activation : public Layer {
+ public:
+  explicit Activation(ActivationFn fn, std::string name = "") : Layer(std::move(name)), fn_(std::move(fn)) {}
+
+ protected:
+  Tensor call(const Tensor& inputs) override { return fn_(inputs); }
+
+ private:
+  ActivationFn fn_;
 };
 
 }  // namespace ef::nn

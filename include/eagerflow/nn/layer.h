@@ -36,6 +36,8 @@ class Layer {
   // symbolic input spec (at LogLevel::verbose). `training` follows Keras' rule: the value
   // given, else the value of the layer call this one runs inside, else false (fit passes true).
   Tensor operator()(const Tensor& inputs, std::optional<bool> training = std::nullopt);
+  // Layers with several inputs (Add, Concatenate, your own): layer({a, b}).
+  Tensor operator()(const std::vector<Tensor>& inputs, std::optional<bool> training = std::nullopt);
 
   const std::string& name() const;
   bool built() const { return built_; }
@@ -60,6 +62,9 @@ class Layer {
   // while training (Dropout, BatchNormalization).
   virtual Tensor call(const Tensor& inputs);
   virtual Tensor call(const Tensor& inputs, bool training) { return call(inputs); }
+  // Several inputs: override these two (the defaults accept exactly one input).
+  virtual void build(const std::vector<Shape>& input_shapes);
+  virtual Tensor call(const std::vector<Tensor>& inputs, bool training);
   // Creates a weight named "<layer path>/<name>"; call from build().
   Variable add_weight(const std::string& name, const Shape& shape, const Initializer& initializer,
                       bool trainable = true, DType dtype = DType::float32);
@@ -67,6 +72,7 @@ class Layer {
 
  private:
   void collect(std::vector<Variable>& out, bool frozen_parent, std::vector<bool>* trainable) const;
+  Tensor invoke(std::span<const Tensor> inputs, bool single, std::optional<bool> training);
   // Guards the lazy name, building, weights and sub-layer links: two functions over one
   // layer may first call it from two threads. Recursive: build() may call sub-layers that
   // link back to this layer.

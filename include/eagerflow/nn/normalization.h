@@ -1,0 +1,40 @@
+#pragma once
+// BatchNormalization and LayerNormalization over the last axis, as Keras' defaults.
+#include "eagerflow/nn/layer.h"
+
+namespace ef::nn {
+
+// Training: normalizes with the batch's mean and variance (over every axis but the last) and
+// moves the moving statistics toward them (momentum); not training: uses the moving ones.
+class BatchNormalization : public Layer {
+ public:
+  explicit BatchNormalization(double momentum = 0.99, double epsilon = 1e-3, std::string name = "");
+  Variable gamma() const { return gamma_; }
+  Variable beta() const { return beta_; }
+  Variable moving_mean() const { return moving_mean_; }
+  Variable moving_variance() const { return moving_variance_; }
+
+ protected:
+  void build(const Shape& input_shape) override;
+  Tensor call(const Tensor& inputs, bool training) override;
+
+ private:
+  double momentum_, epsilon_;
+  Variable gamma_, beta_, moving_mean_, moving_variance_;
+};
+
+// Normalizes each example over its last axis, then scales (gamma) and shifts (beta).
+class LayerNormalization : public Layer {
+ public:
+  explicit LayerNormalization(double epsilon = 1e-3, std::string name = "");
+
+ protected:
+  void build(const Shape& input_shape) override;
+  Tensor call(const Tensor& inputs) override;
+
+ private:
+  double epsilon_;
+  Variable gamma_, beta_;
+};
+
+}  // namespace ef::nn

@@ -1,0 +1,70 @@
+#include "eagerflow/nn/conv_layers.h"
+
+#include <cmath>
+
+#include "eagerflow/ops/random.h"
+
+namespace ef::nn {
+namespace {
+
+void expect_images(const Layer& layer, const Shape& s) {
+  if (s.rank() != 4)
+    fail(layer.name(), "expects inputs of rank 4 [batch, height, width, channels], got shape " + s.str());
+}
+
+}  // namespace
+
+Conv2D::Conv2D(std::int64_t filters, Stride2 kernel_size, Conv2DOptions options, std::string name)
+    : Layer(name.empty() ? "conv2d" : std::move(name)), filters_(filters), kernel_size_(kernel_size), options_(std::move(options)) {
+  if (filters <= 0) fail("conv2d", "filters must be positive, got " + std::to_string(filters));
+  if (kernel_size.h <= 0 || kernel_size.w <= 0) fail("conv2d", "kernel_size must be positive");
+  if (options_.padding != "valid" && options_.padding != "same")
+    fail("conv2d", "padding must be \"valid\" or \"same\", got \"" + options_.padding + "\"");
+}
+
+void Conv2D::build(const Shape& s) {
+  expect_images(*this, s);
+  std::int64_t channels = s[3];
+  if (channels == kDynamic) fail(name(), "the channel dim of the input must be known to build, got " + s.str());
+  // Glorot uniform over the receptive field, as Keras.
+  double fan_in = static_cast<double>(kernel_size_.h * kernel_size_.w * channels);
+  double fan_out = static_cast<double>(kernel_size_.h * kernel_size_.w * filters_);
+  double limit = std::sqrt(6.0 / (fan_in + fan_out));
+  kernel_ = add_weight("kernel", Shape{kernel_size_.h, kernel_size_.w, channels, filters_},
+                       random_uniform_initializer(-limit, limit));
+  if (options_.use_bias) bias_ = add_weight("bias", Shape{filters_}, zeros_initializer());
+}
+
+Tensor Conv2D::call(const Tensor& inputs) {
+  expect_images(*this, inputs.shape());
+  std::int64_t channels = kernel_.shape()[2];
+  if (inputs.shape()[3] != channels)
+    fail(name(), "input " + inputs.spec().str() + " has " + std::to_string(inputs.shape()[3]) +
+                     " channels; the layer was built for " + std::to_string(channels) + " (kernel " + kernel_.shape().str() + ")");
+  Tensor y = conv2d(inputs, kernel_, options_.strides, options_.padding, options_.dilation_rate);
+  if (options_.use_bias) y = y + Tensor(bias_);
+  return options_.activation(y);
+}
+
+MaxPool2D::MaxPool2D(Stride2 pool_size, std::optional<Stride2> strides, std::string padding, std::string name)
+    : Layer(std::move(name)), pool_(pool_size), strides_(strides), padding_(std::move(padding)) {}
+
+Tensor MaxPool2D::call(const Tensor& inputs) {
+  expect_images(*this, inputs.shape());
+  return max_pool2d(inputs, pool_, strides_, padding_);
+}
+
+AveragePooling2D::AveragePooling2D(Stride2 pool_size, std::optional<Stride2> strides, std::string padding, std::string name)
+    : Layer(std::move(name)), pool_(pool_size), strides_(strides), padding_(std::move(padding)) {}
+
+Tensor AveragePooling2D::call(const Tensor& inputs) {
+  expect_images(*this, inputs.shape());
+  return avg_pool2d(inputs, pool_, strides_, padding_);
+}
+
+Tensor GlobalAveragePooling2D::call(const Tensor& inputs) {
+  expect_images(*this, inputs.shape());
+  return mean(inputs, {1, 2});
+}
+
+}  // namespace ef::nn
