@@ -12,6 +12,7 @@ build: configure
 
 demo: build
 	./build/release/examples/seed_demo
+	./build/release/examples/train_mnist
 
 test: build
 	ctest --preset release

@@ -15,7 +15,7 @@ void expect_images(const Layer& layer, const Shape& s) {
 }  // namespace
 
 Conv2D::Conv2D(std::int64_t filters, Stride2 kernel_size, Conv2DOptions options, std::string name)
-    : Layer(name.empty() ? "conv2d" : std::move(name)), filters_(filters), kernel_size_(kernel_size), options_(std::move(options)) {
+    : Layer(std::move(name)), filters_(filters), kernel_size_(kernel_size), options_(std::move(options)) {
   if (filters <= 0) fail("conv2d", "filters must be positive, got " + std::to_string(filters));
   if (kernel_size.h <= 0 || kernel_size.w <= 0) fail("conv2d", "kernel_size must be positive");
   if (options_.padding != "valid" && options_.padding != "same")

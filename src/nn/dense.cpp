@@ -19,7 +19,7 @@ ActivationFn::ActivationFn(const char* name) : ActivationFn(std::string(name)) {
 ActivationFn::ActivationFn(std::string name) : fn_(activation_by_name(name)), name_(std::move(name)) {}
 
 Dense::Dense(std::int64_t units, ActivationFn activation, bool use_bias, std::string name)
-    : Layer(name.empty() ? "dense" : std::move(name)), units_(units), activation_(std::move(activation)), use_bias_(use_bias) {
+    : Layer(std::move(name)), units_(units), activation_(std::move(activation)), use_bias_(use_bias) {
   if (units <= 0) fail("dense", "units must be positive, got " + std::to_string(units));
 }
 

@@ -71,7 +71,8 @@ class CallFrame {
 
 }  // namespace
 
-Layer::Layer(std::string name) : name_(name.empty() ? std::string() : unique_name(name)) {}
+// A name given is kept as is; a default one is made when first needed (see name() and track()).
+Layer::Layer(std::string name) : name_(std::move(name)), explicit_name_(!name_.empty()) {}
 
 const std::string& Layer::name() const {
   // The dynamic type is not known in the constructor, so a default name is given lazily.
@@ -173,6 +174,18 @@ void Layer::track(Layer& child) {
   if (&child == this) return;
   std::scoped_lock lock(mutex_, child.mutex_);
   if (std::find(children_.begin(), children_.end(), &child) == children_.end()) {
+    // A sub-layer without a name of its own is named among its siblings ("dense", "dense_1"):
+    // weight paths then do not depend on how many layers the program made elsewhere.
+    if (!child.explicit_name_ && child.name_.empty()) {
+      std::string base = snake_case(class_name(typeid(child)));
+      std::string candidate = base;
+      for (int k = 1;; ++k) {
+        bool taken = std::any_of(children_.begin(), children_.end(), [&](const Layer* c) { return c->name_ == candidate; });
+        if (!taken) break;
+        candidate = base + "_" + std::to_string(k);
+      }
+      child.name_ = candidate;
+    }
     children_.push_back(&child);
     child.parents_.push_back(this);
   }

@@ -26,7 +26,8 @@ namespace ef::nn {
 
 class Layer {
  public:
-  // An empty name is replaced by the class name in snake_case, made unique: "dense", "dense_1".
+  // An empty name becomes the class name in snake_case, numbered among the layer's siblings
+  // inside a parent ("dense", "dense_1"), or among all unparented layers otherwise.
   explicit Layer(std::string name = "");
   virtual ~Layer();
   Layer(const Layer&) = delete;
@@ -78,6 +79,7 @@ class Layer {
   // link back to this layer.
   mutable std::recursive_mutex mutex_;
   mutable std::string name_;
+  bool explicit_name_ = false;
   bool built_ = false;
   bool trainable_ = true;
   std::optional<TensorSpec> output_spec_;
