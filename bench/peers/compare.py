@@ -52,7 +52,7 @@ def eagerflow(threads):
     exe = os.path.join(ROOT, "build/release/bench/ef_bench")
     out = subprocess.run([exe, "--benchmark_format=json", "--benchmark_repetitions=5",
                           "--benchmark_report_aggregates_only=true", "--benchmark_min_time=0.3",
-                          "--benchmark_filter=CachedCall|EagerAddOverhead|SeedLayer|TraceSeed|MatMul/batch:60"],
+                          "--benchmark_filter=CachedCall|EagerAddOverhead|SeedLayer|TraceSeed|MatMul/batch:60|TrainStep"],
                          capture_output=True, text=True, check=True).stdout
     res = {}
     for b in json.loads(out)["benchmarks"]:
@@ -68,7 +68,46 @@ def eagerflow(threads):
         "seed layer Dense(32) on [60,28,28], eager (us)": pick(f"BM_SeedLayerEager/threads:{threads}"),
         "seed layer Dense(32) on [60,28,28], traced replay (us)": pick(f"BM_SeedLayerReplay/threads:{threads}"),
         "time to trace the seed layer (ms)": (pick("BM_TraceSeedLayer") or 0) / 1e3,
+        "MLP 784-512-512-10 train step, Adam, batch 128 (ms)": (pick(f"BM_MlpTrainStep/threads:{threads}") or 0) / 1e3,
+        "CNN conv16-pool-conv32-pool-dense10 train step, Adam, batch 128 (ms)":
+            (pick(f"BM_CnnTrainStep/threads:{threads}") or 0) / 1e3,
+        "trace + prepare + first run of the MLP train step (ms)": (pick("BM_MlpTrainStepFirstCall") or 0) / 1e3,
     }
+
+
+MLP = "MLP 784-512-512-10 train step, Adam, batch 128 (ms)"
+CNN = "CNN conv16-pool-conv32-pool-dense10 train step, Adam, batch 128 (ms)"
+FIRST = "trace + prepare + first run of the MLP train step (ms)"
+
+
+def torch_train(threads, compiled):
+    import torch
+    import torch.nn as nn
+    torch.manual_seed(0)
+    x = torch.rand(128, 28, 28)
+    xc = x.reshape(128, 1, 28, 28)
+    y = torch.randint(0, 10, (128,))
+    mlp = nn.Sequential(nn.Flatten(), nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
+    cnn = nn.Sequential(nn.Conv2d(1, 16, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(16, 32, 3), nn.ReLU(), nn.MaxPool2d(2),
+                        nn.Flatten(), nn.Linear(800, 10))
+    out = {}
+    for name, model, inp in ((MLP, mlp, x), (CNN, cnn, xc)):
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        def step(inp=inp, model=model):
+            loss = nn.functional.cross_entropy(model(inp), y)
+            loss.backward()
+            return loss
+        fn = torch.compile(step) if compiled else step
+        def train(fn=fn, opt=opt):
+            opt.zero_grad(set_to_none=True)
+            fn()
+            opt.step()
+        t = time.perf_counter()
+        train()
+        if compiled and name == MLP:
+            out[FIRST] = (time.perf_counter() - t) * 1e3
+        out[name] = median_us(train, min_time=1.0) / 1e3
+    return out
 
 
 def torch_peer(threads):
@@ -87,7 +126,12 @@ def torch_peer(threads):
             "seed layer Dense(32) on [60,28,28], eager (us)": median_us(lambda: lin(x)),
             "seed layer Dense(32) on [60,28,28], traced replay (us)": median_us(lambda: traced_lin(x)),
             "time to trace the seed layer (ms)": once_ms(lambda: torch.jit.trace(lin, x)),
+            **torch_train(threads, compiled=False),
         }
+
+
+def torch_compile_peer(threads):
+    return torch_train(threads, compiled=True)
 
 
 def jax_peer(threads):
@@ -107,7 +151,68 @@ def jax_peer(threads):
         "seed layer Dense(32) on [60,28,28], eager (us)": median_us(block(lambda: dense(x, w, bias))),
         "seed layer Dense(32) on [60,28,28], traced replay (us)": median_us(block(lambda: jdense(x, w, bias))),
         "time to trace the seed layer (ms)": once_ms(lambda: jax.jit(dense).lower(x, w, bias).compile()),
+        **jax_train(),
     }
+
+
+def jax_train():
+    import jax
+    import jax.numpy as jnp
+
+    def init(key, shapes):
+        params = []
+        for s in shapes:
+            key, sub = jax.random.split(key)
+            params.append(jax.random.normal(sub, s) * 0.05)
+        return params
+
+    def adam_step(loss_fn):
+        @jax.jit
+        def step(params, m, v, t, x, y):
+            loss, g = jax.value_and_grad(loss_fn)(params, x, y)
+            t = t + 1
+            m = [0.9 * a + 0.1 * b for a, b in zip(m, g)]
+            v = [0.999 * a + 0.001 * b * b for a, b in zip(v, g)]
+            alpha = 1e-3 * jnp.sqrt(1 - 0.999 ** t) / (1 - 0.9 ** t)
+            params = [p - alpha * a / (jnp.sqrt(b) + 1e-7) for p, a, b in zip(params, m, v)]
+            return params, m, v, t, loss
+        return step
+
+    def xent(logits, y):
+        return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits), y[:, None], axis=1))
+
+    def mlp_loss(p, x, y):
+        h = jax.nn.relu(x.reshape(x.shape[0], -1) @ p[0] + p[1])
+        h = jax.nn.relu(h @ p[2] + p[3])
+        return xent(h @ p[4] + p[5], y)
+
+    def cnn_loss(p, x, y):
+        dn = ("NHWC", "HWIO", "NHWC")
+        pool = lambda t: jax.lax.reduce_window(t, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+        h = pool(jax.nn.relu(jax.lax.conv_general_dilated(x, p[0], (1, 1), "VALID", dimension_numbers=dn) + p[1]))
+        h = pool(jax.nn.relu(jax.lax.conv_general_dilated(h, p[2], (1, 1), "VALID", dimension_numbers=dn) + p[3]))
+        return xent(h.reshape(h.shape[0], -1) @ p[4] + p[5], y)
+
+    key = jax.random.PRNGKey(0)
+    x = jax.random.uniform(key, (128, 28, 28))
+    y = jax.random.randint(key, (128,), 0, 10)
+    out = {}
+    for name, loss_fn, shapes, inp in (
+            (MLP, mlp_loss, [(784, 512), (512,), (512, 512), (512,), (512, 10), (10,)], x),
+            (CNN, cnn_loss, [(3, 3, 1, 16), (16,), (3, 3, 16, 32), (32,), (800, 10), (10,)], x.reshape(128, 28, 28, 1))):
+        params = init(key, shapes)
+        state = [params, [jnp.zeros_like(q) for q in params], [jnp.zeros_like(q) for q in params], 0.0]
+        step = adam_step(loss_fn)
+        t = time.perf_counter()
+        jax.block_until_ready(step(*state, inp, y))
+        if name == MLP:
+            out[FIRST] = (time.perf_counter() - t) * 1e3
+        def train(step=step, state=state, inp=inp):
+            res = step(*state, inp, y)
+            state[:4] = res[:4]
+            jax.block_until_ready(res[4])
+        out[name] = median_us(train, min_time=1.0) / 1e3
+    return out
 
 
 def tf_peer(threads):
@@ -129,15 +234,61 @@ def tf_peer(threads):
         "seed layer Dense(32) on [60,28,28], eager (us)": median_us(lambda: layer(x)),
         "seed layer Dense(32) on [60,28,28], traced replay (us)": median_us(lambda: flayer(x)),
         "time to trace the seed layer (ms)": once_ms(trace),
+        **tf_train(),
     }
+
+
+def tf_train():
+    import tensorflow as tf
+    tf.random.set_seed(0)
+    x = tf.random.uniform((128, 28, 28))
+    y = tf.random.uniform((128,), 0, 10, dtype=tf.int64)
+    L = tf.keras.layers
+    mlp = tf.keras.Sequential([L.Flatten(), L.Dense(512, "relu"), L.Dense(512, "relu"), L.Dense(10)])
+    cnn = tf.keras.Sequential([L.Reshape((28, 28, 1)), L.Conv2D(16, 3, activation="relu"), L.MaxPooling2D(),
+                               L.Conv2D(32, 3, activation="relu"), L.MaxPooling2D(), L.Flatten(), L.Dense(10)])
+    out = {}
+    for name, model in ((MLP, mlp), (CNN, cnn)):
+        model.compile(tf.keras.optimizers.Adam(1e-3), tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        t = time.perf_counter()
+        model.train_on_batch(x, y)
+        if name == MLP:
+            out[FIRST] = (time.perf_counter() - t) * 1e3
+        out[name] = median_us(lambda model=model: model.train_on_batch(x, y), min_time=1.0) / 1e3
+    return out
+
+
+def limit_threads(threads):
+    """Every framework's pools to `threads` (set before they are imported)."""
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    os.environ["XLA_FLAGS"] = (f"--xla_cpu_multi_thread_eigen={'true' if threads > 1 else 'false'} "
+                               f"intra_op_parallelism_threads={threads}")
+    os.environ["TF_NUM_INTRAOP_THREADS"] = str(threads)
+    os.environ["TF_NUM_INTEROP_THREADS"] = "1"
+    try:
+        import torch
+        torch.set_num_threads(threads)
+        torch.set_num_interop_threads(1)
+    except ImportError:
+        pass
+    try:
+        import tensorflow as tf
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+    except ImportError:
+        pass
 
 
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--threads", type=int, default=os.cpu_count())
+    p.add_argument("--no-compile", action="store_true", help="skip torch.compile (slow to compile)")
     args = p.parse_args()
+    limit_threads(args.threads)
     results = {"eagerflow": eagerflow(args.threads)}
-    for name, fn in (("torch", torch_peer), ("jax", jax_peer), ("tensorflow", tf_peer)):
+    peers = [("torch", torch_peer)] + ([] if args.no_compile else [("torch.compile", torch_compile_peer)]) + \
+        [("jax", jax_peer), ("tensorflow", tf_peer)]
+    for name, fn in peers:
         try:
             results[name] = fn(args.threads)
         except ImportError:
