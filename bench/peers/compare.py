@@ -120,14 +120,14 @@ def torch_peer(threads):
     x = torch.rand(60, 28, 28)
     with torch.no_grad():
         traced_lin = torch.jit.trace(lin, x)
-        return {
+        inference = {
             "per-op overhead: eager add of 1-element tensors (us)": median_us(lambda: a + b),
             "cached traced call of a 1-element add (us)": median_us(lambda: traced_add(a, b)),
             "seed layer Dense(32) on [60,28,28], eager (us)": median_us(lambda: lin(x)),
             "seed layer Dense(32) on [60,28,28], traced replay (us)": median_us(lambda: traced_lin(x)),
             "time to trace the seed layer (ms)": once_ms(lambda: torch.jit.trace(lin, x)),
-            **torch_train(threads, compiled=False),
         }
+    return {**inference, **torch_train(threads, compiled=False)}
 
 
 def torch_compile_peer(threads):
@@ -218,7 +218,6 @@ def jax_train():
 def tf_peer(threads):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import tensorflow as tf
-    tf.config.threading.set_intra_op_parallelism_threads(threads)
     a, b = tf.constant(1.0), tf.constant(2.0)
     fadd = tf.function(lambda x, y: x + y)
     layer = tf.keras.layers.Dense(32)
@@ -258,41 +257,58 @@ def tf_train():
     return out
 
 
-def limit_threads(threads):
-    """Every framework's pools to `threads` (set before they are imported)."""
+PEERS = {"torch": "torch_peer", "torch.compile": "torch_compile_peer", "jax": "jax_peer", "tensorflow": "tf_peer"}
+
+
+def limit_threads(framework, threads):
+    """The framework's pools to `threads` (before it is imported: each peer runs in a process
+    of its own, since torch, JAX and TensorFlow clash when loaded together)."""
     os.environ["OMP_NUM_THREADS"] = str(threads)
-    os.environ["XLA_FLAGS"] = (f"--xla_cpu_multi_thread_eigen={'true' if threads > 1 else 'false'} "
-                               f"intra_op_parallelism_threads={threads}")
-    os.environ["TF_NUM_INTRAOP_THREADS"] = str(threads)
-    os.environ["TF_NUM_INTEROP_THREADS"] = "1"
-    try:
+    if framework == "jax":
+        os.environ["XLA_FLAGS"] = (f"--xla_cpu_multi_thread_eigen={'true' if threads > 1 else 'false'} "
+                                   f"intra_op_parallelism_threads={threads}")
+    if framework.startswith("torch"):
         import torch
         torch.set_num_threads(threads)
         torch.set_num_interop_threads(1)
-    except ImportError:
-        pass
-    try:
+        assert torch.get_num_threads() == threads
+    if framework == "tensorflow":
         import tensorflow as tf
         tf.config.threading.set_intra_op_parallelism_threads(threads)
         tf.config.threading.set_inter_op_parallelism_threads(1)
-    except ImportError:
-        pass
+
+
+def run_peer(name, threads):
+    """Runs one peer in a child process; its results, or None when it is not installed."""
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--peer", name, "--threads", str(threads)],
+                         capture_output=True, text=True)
+    for line in out.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT "):])
+    print(f"{name}: no result ({out.stderr.strip().splitlines()[-1:] if out.stderr else 'no output'})", file=sys.stderr)
+    return None
 
 
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--no-compile", action="store_true", help="skip torch.compile (slow to compile)")
+    p.add_argument("--peer", help=argparse.SUPPRESS)
     args = p.parse_args()
-    limit_threads(args.threads)
-    results = {"eagerflow": eagerflow(args.threads)}
-    peers = [("torch", torch_peer)] + ([] if args.no_compile else [("torch.compile", torch_compile_peer)]) + \
-        [("jax", jax_peer), ("tensorflow", tf_peer)]
-    for name, fn in peers:
+    if args.peer:
+        limit_threads(args.peer, args.threads)
         try:
-            results[name] = fn(args.threads)
+            print("RESULT " + json.dumps(globals()[PEERS[args.peer]](args.threads)))
         except ImportError:
-            print(f"{name}: not installed, skipped", file=sys.stderr)
+            pass
+        return
+    results = {"eagerflow": eagerflow(args.threads)}
+    for name in PEERS:
+        if name == "torch.compile" and args.no_compile:
+            continue
+        r = run_peer(name, args.threads)
+        if r:
+            results[name] = r
     peers = [n for n in results if n != "eagerflow"]
     print(f"threads={args.threads}; medians; ratio = eagerflow / peer (below 1: eagerflow faster)\n")
     header = "| workload | eagerflow | " + " | ".join(f"{p} | ratio" for p in peers) + " |"
