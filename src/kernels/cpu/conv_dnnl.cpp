@@ -1,5 +1,7 @@
 #include <atomic>
 #include <map>
+#include <optional>
+#include <vector>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <tuple>
 #include <unordered_map>
@@ -61,25 +63,54 @@ ConvMemories conv_mds(const ConvGeometry& g) {
           {g.pb, g.pr}};
 }
 
+// Convolutions run best in oneDNN's blocked layouts (plain NHWC falls back to im2col + GEMM,
+// several times slower): the primitives choose their layouts ("any"), and each argument is
+// reordered from or to the user's plain NHWC / HWIO tensor when they differ.
 dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g) {
   ConvMemories m = conv_mds(g);
-  dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, m.src,
-                                    m.weights, m.dst, m.strides, m.dilates, m.pad_l, m.pad_r);
+  auto any = [](const dnnl::memory::desc& d) { return dnnl::memory::desc(d.dims(), dt::f32, tag::any); };
+  dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, any(m.src),
+                                    any(m.weights), any(m.dst), m.strides, m.dilates, m.pad_l, m.pad_r);
   return dnnl::convolution_forward::primitive_desc(d, engine());
 }
 
+// One argument of a prepared primitive: the user's plain memory, and the primitive's own
+// layout with the reorder between them when the layouts differ.
+struct Argument {
+  int arg;
+  bool input;
+  dnnl::memory user, internal;
+  std::optional<dnnl::reorder> reorder;
+};
+
 struct Prepared {
   dnnl::primitive primitive;
-  dnnl::memory a, b, c;  // the three arguments, data handles set per call
-  int arg_a, arg_b, arg_c;
+  std::vector<Argument> args;  // two inputs, then the output
 };
+
+Argument make_argument(int arg, bool input, const dnnl::memory::desc& user, const dnnl::memory::desc& chosen) {
+  void* none = DNNL_MEMORY_NONE;
+  Argument a{arg, input, dnnl::memory(user, engine(), none), {}, std::nullopt};
+  if (chosen != user) {
+    a.internal = dnnl::memory(chosen, engine());
+    a.reorder = input ? dnnl::reorder(a.user, a.internal) : dnnl::reorder(a.internal, a.user);
+  }
+  return a;
+}
 
 void run(Prepared& p, const void* a, const void* b, void* c) {
   thread_local dnnl::stream stream(engine());
-  p.a.set_data_handle(const_cast<void*>(a));
-  p.b.set_data_handle(const_cast<void*>(b));
-  p.c.set_data_handle(c);
-  p.primitive.execute(stream, {{p.arg_a, p.a}, {p.arg_b, p.b}, {p.arg_c, p.c}});
+  const void* data[3] = {a, b, c};
+  std::unordered_map<int, dnnl::memory> exec_args;
+  for (std::size_t i = 0; i < p.args.size(); ++i) {
+    Argument& arg = p.args[i];
+    arg.user.set_data_handle(const_cast<void*>(data[i]));
+    if (arg.reorder && arg.input) arg.reorder->execute(stream, arg.user, arg.internal);
+    exec_args.emplace(arg.arg, arg.reorder ? arg.internal : arg.user);
+  }
+  p.primitive.execute(stream, exec_args);
+  for (auto& arg : p.args)
+    if (arg.reorder && !arg.input) arg.reorder->execute(stream, arg.internal, arg.user);
   stream.wait();
 }
 
@@ -88,23 +119,29 @@ Prepared& conv_prepared(int pass, const ConvGeometry& g) {
   sync_thread_budget();
   return cache.get({pass, key_of(g), num_threads()}, [&]() -> Prepared {
     ConvMemories m = conv_mds(g);
-    void* none = DNNL_MEMORY_NONE;
-    auto mem = [&](const dnnl::memory::desc& d) { return dnnl::memory(d, engine(), none); };
+    auto any = [](const dnnl::memory::desc& d) { return dnnl::memory::desc(d.dims(), dt::f32, tag::any); };
     auto fwd = forward_pd(g);
     if (pass == 0)
-      return {dnnl::convolution_forward(fwd), mem(m.src), mem(m.weights), mem(m.dst), DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
+      return {dnnl::convolution_forward(fwd),
+              {make_argument(DNNL_ARG_SRC, true, m.src, fwd.src_desc()),
+               make_argument(DNNL_ARG_WEIGHTS, true, m.weights, fwd.weights_desc()),
+               make_argument(DNNL_ARG_DST, false, m.dst, fwd.dst_desc())}};
     if (pass == 1) {
-      dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, m.src, m.weights, m.dst, m.strides,
-                                              m.dilates, m.pad_l, m.pad_r);
+      dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, any(m.src), any(m.weights), any(m.dst),
+                                              m.strides, m.dilates, m.pad_l, m.pad_r);
       dnnl::convolution_backward_data::primitive_desc pd(d, engine(), fwd);
-      return {dnnl::convolution_backward_data(pd), mem(m.dst), mem(m.weights), mem(m.src), DNNL_ARG_DIFF_DST,
-              DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC};
+      return {dnnl::convolution_backward_data(pd),
+              {make_argument(DNNL_ARG_DIFF_DST, true, m.dst, pd.diff_dst_desc()),
+               make_argument(DNNL_ARG_WEIGHTS, true, m.weights, pd.weights_desc()),
+               make_argument(DNNL_ARG_DIFF_SRC, false, m.src, pd.diff_src_desc())}};
     }
-    dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, m.src, m.weights, m.dst, m.strides,
-                                               m.dilates, m.pad_l, m.pad_r);
+    dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, any(m.src), any(m.weights), any(m.dst),
+                                               m.strides, m.dilates, m.pad_l, m.pad_r);
     dnnl::convolution_backward_weights::primitive_desc pd(d, engine(), fwd);
-    return {dnnl::convolution_backward_weights(pd), mem(m.src), mem(m.dst), mem(m.weights), DNNL_ARG_SRC,
-            DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS};
+    return {dnnl::convolution_backward_weights(pd),
+            {make_argument(DNNL_ARG_SRC, true, m.src, pd.src_desc()),
+             make_argument(DNNL_ARG_DIFF_DST, true, m.dst, pd.diff_dst_desc()),
+             make_argument(DNNL_ARG_DIFF_WEIGHTS, false, m.weights, pd.diff_weights_desc())}};
   });
 }
 
