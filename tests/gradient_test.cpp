@@ -161,3 +161,18 @@ TEST(OpTable, EveryOpReplaysLikeEager) {
     EXPECT_EQ(max(abs(a - b)).item<double>(), 0.0);
   }
 }
+
+TEST(OpTable, UndefinedInputsAreErrorsForEveryOp) {
+  // The bad-input sweep over the whole table (wrong dtypes and shapes: tests/op_fuzz_test.cpp).
+  for (const OpInfo& op : ef::testing::op_table()) {
+    std::vector<Tensor> xs = ef::testing::make_inputs(op, DType::float32, 6);
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      SCOPED_TRACE(op.name + " input " + std::to_string(i));
+      std::vector<Tensor> bad = xs;
+      bad[i] = Tensor();
+      EXPECT_THROW(op.fn(bad), Error);
+      auto f = function([&](const std::vector<Tensor>& ys) { return op.fn(ys); });
+      EXPECT_THROW(f(bad), Error);
+    }
+  }
+}

@@ -143,14 +143,14 @@ inline std::vector<OpInfo> op_table() {
                  GradientTape tape;
                  tape.watch(base);
                  Tensor y = slice(base, {4, 1}, {0, 4}, {-2, 1});
-                 return tape.gradient(y, base, GradientOptions{UnconnectedGradients::none, x[0]});
+                 return tape.gradient(y, base, GradientOptions{UnconnectedGradients::none, x[0] * 1.0});
                }});
   t.push_back({"gather_grad", {f({4, 3}), indices({4, 0, 4, 2})}, [](V x) {
                  Tensor base = zeros({5, 3}, x[0].dtype());
                  GradientTape tape;
                  tape.watch(base);
                  Tensor y = gather(base, x[1], 0);
-                 return tape.gradient(y, base, GradientOptions{UnconnectedGradients::none, x[0]});
+                 return tape.gradient(y, base, GradientOptions{UnconnectedGradients::none, x[0] * 1.0});
                }});
   // Convolution and pooling (oneDNN, float32): linear in each argument, so central
   // differences with a large step are exact up to float32 rounding.
@@ -172,19 +172,19 @@ inline std::vector<OpInfo> op_table() {
     Tensor in = ones({1, 5, 6, 3}), w = cast(reshape(arange(54, DType::float32), {3, 3, 3, 2}), DType::float32) * 0.1f;
     GradientTape tape;
     tape.watch(in);
-    return tape.gradient(conv2d(in, w), in, GradientOptions{UnconnectedGradients::none, x[0]});
+    return tape.gradient(conv2d(in, w), in, GradientOptions{UnconnectedGradients::none, x[0] * 1.0});
   });
   f32("conv2d_backprop_filter", {f({1, 3, 4, 2})}, [](V x) {
     Tensor in = cast(reshape(arange(30 * 3, DType::float32), {1, 5, 6, 3}), DType::float32) * 0.01f, w = ones({3, 3, 3, 2});
     GradientTape tape;
     tape.watch(w);
-    return tape.gradient(conv2d(in, w), w, GradientOptions{UnconnectedGradients::none, x[0]});
+    return tape.gradient(conv2d(in, w), w, GradientOptions{UnconnectedGradients::none, x[0] * 1.0});
   });
   f32("avg_pool2d_grad", {f({1, 2, 2, 2})}, [](V x) {
     Tensor in = ones({1, 4, 4, 2});
     GradientTape tape;
     tape.watch(in);
-    return tape.gradient(avg_pool2d(in), in, GradientOptions{UnconnectedGradients::none, x[0]});
+    return tape.gradient(avg_pool2d(in), in, GradientOptions{UnconnectedGradients::none, x[0] * 1.0});
   });
   return t;
 }
