@@ -52,7 +52,7 @@ template <> struct ArgTraits<Tensor> {
   using Symbolic = Tensor;
   static ArgSignature signature(const Tensor& t) {
     check_tensor_arg(t);
-    return {ArgSignature::Kind::tensor, {t.spec()}, {}, {}};
+    return {ArgSignature::Kind::tensor, {t.spec()}, {}, {}, {}};
   }
   static bool matches(const ArgSignature& s, const Tensor& t) {
     return s.kind == ArgSignature::Kind::tensor && t.defined() && !t.is_symbolic() && s.specs[0].dtype == t.dtype() &&
@@ -68,7 +68,7 @@ template <> struct ArgTraits<Tensor> {
 
 template <> struct ArgTraits<TensorSpec> {
   using Symbolic = Tensor;
-  static ArgSignature signature(const TensorSpec& s) { return {ArgSignature::Kind::tensor, {s}, {}, {}}; }
+  static ArgSignature signature(const TensorSpec& s) { return {ArgSignature::Kind::tensor, {s}, {}, {}, {}}; }
   static Tensor symbolic(const ArgSignature& s, trace::TraceContext& ctx) { return ctx.add_input(s.specs[0]); }
 };
 
@@ -77,7 +77,7 @@ template <class E> concept TensorLike = std::same_as<E, Tensor> || std::same_as<
 template <TensorLike E> struct ArgTraits<std::vector<E>> {
   using Symbolic = std::vector<Tensor>;
   static ArgSignature signature(const std::vector<E>& v) {
-    ArgSignature s{ArgSignature::Kind::tensor_list, {}, {}, {}};
+    ArgSignature s{ArgSignature::Kind::tensor_list, {}, {}, {}, {}};
     for (const auto& t : v) s.specs.push_back(ArgTraits<E>::signature(t).specs[0]);
     return s;
   }
@@ -107,7 +107,7 @@ template <TensorLike E> struct ArgTraits<std::vector<E>> {
 template <TensorLike E> struct ArgTraits<std::map<std::string, E>> {
   using Symbolic = std::map<std::string, Tensor>;
   static ArgSignature signature(const std::map<std::string, E>& m) {
-    ArgSignature s{ArgSignature::Kind::tensor_map, {}, {}, {}};
+    ArgSignature s{ArgSignature::Kind::tensor_map, {}, {}, {}, {}};
     for (const auto& [k, t] : m) {
       s.keys.push_back(k);
       s.specs.push_back(ArgTraits<E>::signature(t).specs[0]);
@@ -153,7 +153,7 @@ struct ArgTraits<T> {
     else if constexpr (std::is_floating_point_v<T>) return static_cast<double>(v);
     else return v;
   }
-  static ArgSignature signature(const T& v) { return {ArgSignature::Kind::static_value, {}, {}, key(v)}; }
+  static ArgSignature signature(const T& v) { return {ArgSignature::Kind::static_value, {}, {}, key(v), {}}; }
   static bool matches(const ArgSignature& s, const T& v) {
     if (s.kind != ArgSignature::Kind::static_value) return false;
     if constexpr (std::same_as<T, bool>) { auto* p = std::get_if<bool>(&s.value); return p && *p == v; }
