@@ -92,7 +92,7 @@ SGD::SGD(LearningRate learning_rate, double momentum, bool nesterov, ClipOptions
 
 void SGD::update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor&) {
   if (momentum_ == 0.0) {
-    var.assign_sub(grad * lr);
+    var.assign(Tensor(var) - grad * lr);
     return;
   }
   Variable m = slot(var, "momentum");
@@ -107,14 +107,19 @@ Adam::Adam(LearningRate learning_rate, double beta_1, double beta_2, double epsi
   if (!(beta_1 >= 0 && beta_1 < 1 && beta_2 >= 0 && beta_2 < 1)) fail("Adam", "beta_1 and beta_2 must be in [0, 1)");
 }
 
+// Each update is one expression assigned whole (not assign_add): in a traced step the
+// expression fuses into one loop and the assignment only swaps in the new tensor, instead of
+// a second pass that adds into the old one.
 void Adam::update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor& step) {
   Variable m = slot(var, "m"), v = slot(var, "v");
-  m.assign_add((grad - Tensor(m)) * (1.0 - beta_1_));
-  v.assign_add((square(grad) - Tensor(v)) * (1.0 - beta_2_));
+  Tensor m_next = Tensor(m) * beta_1_ + grad * (1.0 - beta_1_);
+  Tensor v_next = Tensor(v) * beta_2_ + square(grad) * (1.0 - beta_2_);
   Tensor bias_1 = 1.0 - pow(full_like(step, beta_1_), step);
   Tensor bias_2 = 1.0 - pow(full_like(step, beta_2_), step);
   Tensor alpha = lr * sqrt(bias_2) / bias_1;
-  var.assign_sub(Tensor(m) * alpha / (sqrt(Tensor(v)) + epsilon_));
+  var.assign(Tensor(var) - m_next * alpha / (sqrt(v_next) + epsilon_));
+  m.assign(m_next);
+  v.assign(v_next);
 }
 
 AdamW::AdamW(LearningRate learning_rate, double weight_decay, double beta_1, double beta_2, double epsilon, ClipOptions clip)
