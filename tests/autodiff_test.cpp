@@ -481,3 +481,18 @@ TEST(TapeInTrace, DenseTrainingStepWithADynamicBatch) {
   }
   EXPECT_EQ(traced.tracing_count(), 1);
 }
+
+TEST(GradientTape, ExplicitlyWatchedVariablesWithoutAutomaticWatching) {
+  Variable frozen(tensor({2.0f}), "frozen", /*trainable=*/false);
+  Variable other(tensor({3.0f}), "other");
+  auto f = function([&](const Tensor& x) {
+    GradientTape tape(false, /*watch_accessed_variables=*/false);
+    tape.watch(frozen);
+    Tensor y = sum(Tensor(frozen) * Tensor(other) * x);
+    auto g = tape.gradient(y, std::vector<Variable>{frozen, other}, GradientOptions{UnconnectedGradients::zero, {}});
+    return g;
+  });
+  auto g = f(tensor({1.0f}));
+  expect_close(g[0].to_vector<float>(), {3.0f});  // watched explicitly: read inside the trace counts
+  expect_close(g[1].to_vector<float>(), {0.0f});  // not watched
+}

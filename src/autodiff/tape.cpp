@@ -44,7 +44,8 @@ void TapeImpl::record(const Primitive& op, std::span<const Tensor> inputs, std::
 }
 
 void TapeImpl::variable_read(const std::shared_ptr<VariableState>& var, const Tensor& value) {
-  if (!watch_variables_ || !var->trainable) return;
+  bool watched = std::any_of(variable_reads_.begin(), variable_reads_.end(), [&](const auto& r) { return r.first.state_ptr() == var; });
+  if (!watched && (!watch_variables_ || !var->trainable)) return;
   watch(value);
   for (const auto& [v, t] : variable_reads_)
     if (v.state_ptr() == var && t.same_as(value)) return;
