@@ -46,20 +46,9 @@ Tensor Conv2D::call(const Tensor& inputs) {
   return options_.activation(y);
 }
 
-MaxPool2D::MaxPool2D(Stride2 pool_size, std::optional<Stride2> strides, std::string padding, std::string name)
-    : Layer(std::move(name)), pool_(pool_size), strides_(strides), padding_(std::move(padding)) {}
-
-Tensor MaxPool2D::call(const Tensor& inputs) {
+Tensor Pooling2D::call(const Tensor& inputs) {
   expect_images(*this, inputs.shape());
-  return max_pool2d(inputs, pool_, strides_, padding_);
-}
-
-AveragePooling2D::AveragePooling2D(Stride2 pool_size, std::optional<Stride2> strides, std::string padding, std::string name)
-    : Layer(std::move(name)), pool_(pool_size), strides_(strides), padding_(std::move(padding)) {}
-
-Tensor AveragePooling2D::call(const Tensor& inputs) {
-  expect_images(*this, inputs.shape());
-  return avg_pool2d(inputs, pool_, strides_, padding_);
+  return max_ ? max_pool2d(inputs, pool_, strides_, padding_) : avg_pool2d(inputs, pool_, strides_, padding_);
 }
 
 Tensor GlobalAveragePooling2D::call(const Tensor& inputs) {

@@ -34,33 +34,32 @@ class Conv2D : public Layer {
   Variable kernel_, bias_;
 };
 
-// MaxPool2D(pool_size, strides = pool_size, padding).
-class MaxPool2D : public Layer {
- public:
-  explicit MaxPool2D(Stride2 pool_size = {2, 2}, std::optional<Stride2> strides = std::nullopt,
-                     std::string padding = "valid", std::string name = "");
-
+// What MaxPool2D and AveragePooling2D share: a window, strides (the window by default), padding.
+class Pooling2D : public Layer {
  protected:
+  Pooling2D(bool max, Stride2 pool_size, std::optional<Stride2> strides, std::string padding, std::string name)
+      : Layer(std::move(name)), max_(max), pool_(pool_size), strides_(strides), padding_(std::move(padding)) {}
   Tensor call(const Tensor& inputs) override;
 
  private:
+  bool max_;
   Stride2 pool_;
   std::optional<Stride2> strides_;
   std::string padding_;
 };
 
-class AveragePooling2D : public Layer {
+class MaxPool2D : public Pooling2D {
+ public:
+  explicit MaxPool2D(Stride2 pool_size = {2, 2}, std::optional<Stride2> strides = std::nullopt,
+                     std::string padding = "valid", std::string name = "")
+      : Pooling2D(true, pool_size, strides, std::move(padding), std::move(name)) {}
+};
+
+class AveragePooling2D : public Pooling2D {
  public:
   explicit AveragePooling2D(Stride2 pool_size = {2, 2}, std::optional<Stride2> strides = std::nullopt,
-                            std::string padding = "valid", std::string name = "");
-
- protected:
-  Tensor call(const Tensor& inputs) override;
-
- private:
-  Stride2 pool_;
-  std::optional<Stride2> strides_;
-  std::string padding_;
+                            std::string padding = "valid", std::string name = "")
+      : Pooling2D(false, pool_size, strides, std::move(padding), std::move(name)) {}
 };
 
 // The mean over height and width: [batch, h, w, c] -> [batch, c].
