@@ -4,11 +4,11 @@
 #include <vector>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <tuple>
-#include <unordered_map>
 
 #include "eagerflow/core/error.h"
 #include "eagerflow/core/threading.h"
 #include "kernels/cpu/conv.h"
+#include "kernels/cpu/dnnl_engine.h"
 
 namespace ef::cpu {
 namespace {
@@ -17,10 +17,7 @@ using dt = dnnl::memory::data_type;
 using tag = dnnl::memory::format_tag;
 using dims = dnnl::memory::dims;
 
-dnnl::engine& engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
+dnnl::engine& engine() { return dnnl_engine(); }
 
 std::atomic<std::uint64_t> generation{0};
 
@@ -75,43 +72,54 @@ dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g) {
 }
 
 // One argument of a prepared primitive: the user's plain memory, and the primitive's own
-// layout with the reorder between them when the layouts differ.
+// layout with the reorder between them when the layouts differ. Argument arrays are built
+// once (memory objects are handles: only the data pointer changes between calls).
 struct Argument {
-  int arg;
   bool input;
   dnnl::memory user, internal;
   std::optional<dnnl::reorder> reorder;
+  std::vector<dnnl_exec_arg_t> reorder_args;
 };
 
 struct Prepared {
   dnnl::primitive primitive;
   std::vector<Argument> args;  // two inputs, then the output
+  std::vector<dnnl_exec_arg_t> exec_args;
 };
 
-Argument make_argument(int arg, bool input, const dnnl::memory::desc& user, const dnnl::memory::desc& chosen) {
+Argument make_argument(bool input, const dnnl::memory::desc& user, const dnnl::memory::desc& chosen) {
   void* none = DNNL_MEMORY_NONE;
-  Argument a{arg, input, dnnl::memory(user, engine(), none), {}, std::nullopt};
+  Argument a{input, dnnl::memory(user, engine(), none), {}, std::nullopt, {}};
   if (chosen != user) {
     a.internal = dnnl::memory(chosen, engine());
-    a.reorder = input ? dnnl::reorder(a.user, a.internal) : dnnl::reorder(a.internal, a.user);
+    const dnnl::memory& from = input ? a.user : a.internal;
+    const dnnl::memory& to = input ? a.internal : a.user;
+    a.reorder = dnnl::reorder(from, to);
+    a.reorder_args = {{DNNL_ARG_FROM, from.get()}, {DNNL_ARG_TO, to.get()}};
   }
   return a;
 }
 
+Prepared prepared(dnnl::primitive primitive, std::array<std::pair<int, Argument>, 3> args) {
+  Prepared p{std::move(primitive), {}, {}};
+  for (auto& [tag, a] : args) {
+    p.exec_args.push_back({tag, (a.reorder ? a.internal : a.user).get()});
+    p.args.push_back(std::move(a));
+  }
+  return p;
+}
+
 void run(Prepared& p, const void* a, const void* b, void* c) {
-  thread_local dnnl::stream stream(engine());
   const void* data[3] = {a, b, c};
-  std::unordered_map<int, dnnl::memory> exec_args;
   for (std::size_t i = 0; i < p.args.size(); ++i) {
     Argument& arg = p.args[i];
     arg.user.set_data_handle(const_cast<void*>(data[i]));
-    if (arg.reorder && arg.input) arg.reorder->execute(stream, arg.user, arg.internal);
-    exec_args.emplace(arg.arg, arg.reorder ? arg.internal : arg.user);
+    if (arg.reorder && arg.input) dnnl_execute(*arg.reorder, arg.reorder_args, "conv2d");
   }
-  p.primitive.execute(stream, exec_args);
+  dnnl_execute(p.primitive, p.exec_args, "conv2d");
   for (auto& arg : p.args)
-    if (arg.reorder && !arg.input) arg.reorder->execute(stream, arg.internal, arg.user);
-  stream.wait();
+    if (arg.reorder && !arg.input) dnnl_execute(*arg.reorder, arg.reorder_args, "conv2d");
+  dnnl_wait();
 }
 
 Prepared& conv_prepared(int pass, const ConvGeometry& g) {
@@ -122,26 +130,25 @@ Prepared& conv_prepared(int pass, const ConvGeometry& g) {
     auto any = [](const dnnl::memory::desc& d) { return dnnl::memory::desc(d.dims(), dt::f32, tag::any); };
     auto fwd = forward_pd(g);
     if (pass == 0)
-      return {dnnl::convolution_forward(fwd),
-              {make_argument(DNNL_ARG_SRC, true, m.src, fwd.src_desc()),
-               make_argument(DNNL_ARG_WEIGHTS, true, m.weights, fwd.weights_desc()),
-               make_argument(DNNL_ARG_DST, false, m.dst, fwd.dst_desc())}};
+      return prepared(dnnl::convolution_forward(fwd), {{{DNNL_ARG_SRC, make_argument(true, m.src, fwd.src_desc())},
+                                                        {DNNL_ARG_WEIGHTS, make_argument(true, m.weights, fwd.weights_desc())},
+                                                        {DNNL_ARG_DST, make_argument(false, m.dst, fwd.dst_desc())}}});
     if (pass == 1) {
       dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, any(m.src), any(m.weights), any(m.dst),
                                               m.strides, m.dilates, m.pad_l, m.pad_r);
       dnnl::convolution_backward_data::primitive_desc pd(d, engine(), fwd);
-      return {dnnl::convolution_backward_data(pd),
-              {make_argument(DNNL_ARG_DIFF_DST, true, m.dst, pd.diff_dst_desc()),
-               make_argument(DNNL_ARG_WEIGHTS, true, m.weights, pd.weights_desc()),
-               make_argument(DNNL_ARG_DIFF_SRC, false, m.src, pd.diff_src_desc())}};
+      return prepared(dnnl::convolution_backward_data(pd),
+                      {{{DNNL_ARG_DIFF_DST, make_argument(true, m.dst, pd.diff_dst_desc())},
+                        {DNNL_ARG_WEIGHTS, make_argument(true, m.weights, pd.weights_desc())},
+                        {DNNL_ARG_DIFF_SRC, make_argument(false, m.src, pd.diff_src_desc())}}});
     }
     dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, any(m.src), any(m.weights), any(m.dst),
                                                m.strides, m.dilates, m.pad_l, m.pad_r);
     dnnl::convolution_backward_weights::primitive_desc pd(d, engine(), fwd);
-    return {dnnl::convolution_backward_weights(pd),
-            {make_argument(DNNL_ARG_SRC, true, m.src, pd.src_desc()),
-             make_argument(DNNL_ARG_DIFF_DST, true, m.dst, pd.diff_dst_desc()),
-             make_argument(DNNL_ARG_DIFF_WEIGHTS, false, m.weights, pd.diff_weights_desc())}};
+    return prepared(dnnl::convolution_backward_weights(pd),
+                    {{{DNNL_ARG_SRC, make_argument(true, m.src, pd.src_desc())},
+                      {DNNL_ARG_DIFF_DST, make_argument(true, m.dst, pd.diff_dst_desc())},
+                      {DNNL_ARG_DIFF_WEIGHTS, make_argument(false, m.weights, pd.diff_weights_desc())}}});
   });
 }
 
@@ -152,7 +159,9 @@ struct PoolPrepared {
   dnnl::pooling_forward forward;
   dnnl::pooling_backward backward;
   dnnl::memory src, dst, workspace, diff_src, diff_dst;
+  dnnl::memory scratch_dst;  // max pooling's backward re-runs the forward into it
   bool has_workspace;
+  std::vector<dnnl_exec_arg_t> forward_args, recompute_args, backward_args;
 };
 
 PoolPrepared& pool_prepared(const PoolGeometry& g, bool with_backward) {
@@ -169,12 +178,20 @@ PoolPrepared& pool_prepared(const PoolGeometry& g, bool with_backward) {
     dnnl::pooling_forward::primitive_desc fpd(fd, engine());
     void* none = DNNL_MEMORY_NONE;
     PoolPrepared p{dnnl::pooling_forward(fpd), {}, dnnl::memory(src, engine(), none), dnnl::memory(dst, engine(), none),
-                   {}, dnnl::memory(src, engine(), none), dnnl::memory(dst, engine(), none), false};
+                   {}, dnnl::memory(src, engine(), none), dnnl::memory(dst, engine(), none), {}, false, {}, {}, {}};
+    p.forward_args = {{DNNL_ARG_SRC, p.src.get()}, {DNNL_ARG_DST, p.dst.get()}};
     if (with_backward) {
       p.has_workspace = fpd.workspace_desc().get_size() > 0;
-      if (p.has_workspace) p.workspace = dnnl::memory(fpd.workspace_desc(), engine());
       dnnl::pooling_backward::desc bd(algo, src, dst, strides, kernel, pad_l, pad_r);
       p.backward = dnnl::pooling_backward(dnnl::pooling_backward::primitive_desc(bd, engine(), fpd));
+      p.backward_args = {{DNNL_ARG_DIFF_DST, p.diff_dst.get()}, {DNNL_ARG_DIFF_SRC, p.diff_src.get()}};
+      if (p.has_workspace) {
+        p.workspace = dnnl::memory(fpd.workspace_desc(), engine());
+        p.scratch_dst = dnnl::memory(dst, engine());
+        p.recompute_args = {{DNNL_ARG_SRC, p.src.get()}, {DNNL_ARG_DST, p.scratch_dst.get()},
+                            {DNNL_ARG_WORKSPACE, p.workspace.get()}};
+        p.backward_args.push_back({DNNL_ARG_WORKSPACE, p.workspace.get()});
+      }
     }
     return p;
   });
@@ -191,29 +208,22 @@ void conv2d_backward_weights(const ConvGeometry& g, const float* x, const float*
 }
 
 void pool2d_forward(const PoolGeometry& g, const float* x, float* y) {
-  thread_local dnnl::stream stream(engine());
   PoolPrepared& p = pool_prepared(g, false);
   p.src.set_data_handle(const_cast<float*>(x));
   p.dst.set_data_handle(y);
-  p.forward.execute(stream, {{DNNL_ARG_SRC, p.src}, {DNNL_ARG_DST, p.dst}});
-  stream.wait();
+  dnnl_execute(p.forward, p.forward_args, "pool2d");
+  dnnl_wait();
 }
 
 void pool2d_backward(const PoolGeometry& g, const float* x, const float* dy, float* dx) {
-  thread_local dnnl::stream stream(engine());
   PoolPrepared& p = pool_prepared(g, true);
   p.src.set_data_handle(const_cast<float*>(x));
-  if (p.has_workspace) {
-    // Max pooling: run the forward pass again for the workspace that records the maxima.
-    dnnl::memory scratch_dst(p.dst.get_desc(), engine());
-    p.forward.execute(stream, {{DNNL_ARG_SRC, p.src}, {DNNL_ARG_DST, scratch_dst}, {DNNL_ARG_WORKSPACE, p.workspace}});
-  }
+  // Max pooling: run the forward pass again for the workspace that records the maxima.
+  if (p.has_workspace) dnnl_execute(p.forward, p.recompute_args, "max_pool2d_grad");
   p.diff_dst.set_data_handle(const_cast<float*>(dy));
   p.diff_src.set_data_handle(dx);
-  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_DIFF_DST, p.diff_dst}, {DNNL_ARG_DIFF_SRC, p.diff_src}};
-  if (p.has_workspace) args.emplace(DNNL_ARG_WORKSPACE, p.workspace);
-  p.backward.execute(stream, args);
-  stream.wait();
+  dnnl_execute(p.backward, p.backward_args, "pool2d_grad");
+  dnnl_wait();
 }
 
 void release_conv_caches() { generation.fetch_add(1); }

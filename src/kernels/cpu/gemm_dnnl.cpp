@@ -8,20 +8,13 @@
 #include "eagerflow/core/error.h"
 
 #include "eagerflow/core/threading.h"
+#include "kernels/cpu/dnnl_engine.h"
 #include "kernels/cpu/gemm.h"
 
 namespace ef::cpu {
 namespace {
 
-dnnl::engine& cpu_engine() {
-  static dnnl::engine engine = [] {
-    // oneDNN keeps its own cache of primitive implementations (1024 by default); ours holds
-    // the prepared primitives, so a small one is enough and memory stays bounded.
-    dnnl::set_primitive_cache_capacity(64);
-    return dnnl::engine(dnnl::engine::kind::cpu, 0);
-  }();
-  return engine;
-}
+dnnl::engine& cpu_engine() { return dnnl_engine(); }
 
 // oneDNN fixes a primitive's thread count when it is created, so the budget is part of the key.
 using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool, bool, bool, PostOp, int, bool, bool>;
@@ -112,6 +105,31 @@ thread_local PrimitiveCache primitive_cache;
 }  // namespace
 
 void release_primitive_caches() { generation.fetch_add(1); }
+
+dnnl::engine& dnnl_engine() {
+  static dnnl::engine engine = [] {
+    // oneDNN keeps its own cache of primitive implementations (1024 by default); ours hold
+    // the prepared primitives, so a small one is enough and memory stays bounded.
+    dnnl::set_primitive_cache_capacity(64);
+    return dnnl::engine(dnnl::engine::kind::cpu, 0);
+  }();
+  return engine;
+}
+
+namespace {
+dnnl::stream& thread_stream() {
+  thread_local dnnl::stream stream(dnnl_engine());
+  return stream;
+}
+}  // namespace
+
+void dnnl_execute(const dnnl::primitive& primitive, const std::vector<dnnl_exec_arg_t>& args, const char* op) {
+  dnnl_status_t status =
+      dnnl_primitive_execute(primitive.get(), thread_stream().get(), static_cast<int>(args.size()), args.data());
+  if (status != dnnl_success) fail(op, "oneDNN failed to execute (status " + std::to_string(status) + ")");
+}
+
+void dnnl_wait() { thread_stream().wait(); }
 std::size_t cached_primitives_on_this_thread() { return primitive_cache.lru.size(); }
 
 void gemm_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
