@@ -23,7 +23,8 @@ void BM_MatMul(benchmark::State& state) {
 BENCHMARK(BM_MatMul)->ArgNames({"batch", "m", "k", "n", "threads"})
     ->Args({60, 28, 28, 32, 1})->Args({60, 28, 28, 32, 2})
     ->Args({0, 128, 784, 512, 1})->Args({0, 128, 784, 512, 2})
-    ->Args({0, 128, 512, 512, 2})->Args({0, 128, 512, 10, 2});
+    ->Args({0, 128, 512, 512, 2})->Args({0, 128, 512, 10, 2})
+    ->Args({0, 1024, 1024, 1024, 1})->Args({0, 1024, 1024, 1024, 2});
 
 // The same GEMM through oneDNN directly, with the primitive and memories created once.
 void BM_OneDnnDirect(benchmark::State& state) {

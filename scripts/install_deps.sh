@@ -2,8 +2,8 @@
 # Installs the Debian packages eagerflow needs; quiet and quick when all are present.
 set -euo pipefail
 # ocl-icd-opencl-dev is only a Recommends of libdnnl-dev, but its CMake config needs OpenCL.
-# graphviz: a test checks that exported DOT parses.
-needed=(cmake ninja-build g++ make libdnnl-dev ocl-icd-opencl-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev graphviz)
+# graphviz: a test checks that exported DOT parses. libsleef-dev: vectorized math.
+needed=(cmake ninja-build g++ make libdnnl-dev ocl-icd-opencl-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev graphviz libsleef-dev)
 missing=()
 for p in "${needed[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -6,6 +6,7 @@
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/ops/primitive.h"
 #include "kernels/cpu/broadcast.h"
+#include "kernels/cpu/vec_math.h"
 #include "ops/elementwise_math.h"
 #include "ops/primitives.h"
 #include "ops/shape_rules.h"
@@ -23,8 +24,24 @@ T select_bits(bool c, T a, T b) {
 }
 
 // ---------------------------------------------------------------- unary
+// Elements' worth of work per element, for splitting loops over threads.
+std::int64_t unary_cost(UnaryKind k) {
+  switch (k) {
+    case UnaryKind::neg: case UnaryKind::abs: case UnaryKind::square: case UnaryKind::relu: return 1;
+    default: return 8;
+  }
+}
+
 template <class T>
 void unary_loop(UnaryKind k, const T* in, T* out, std::int64_t n) {
+  if constexpr (cpu::vec::vectorized<T>) {
+    const auto& vk = cpu::vec::kernels();
+    cpu::parallel_for(n, unary_cost(k), [&](std::int64_t b, std::int64_t e) {
+      if constexpr (std::is_same_v<T, float>) vk.unary_f32(k, in + b, out + b, e - b);
+      else vk.unary_f64(k, in + b, out + b, e - b);
+    });
+    return;
+  }
   cpu::parallel_for(n, 8, [&](std::int64_t b, std::int64_t e) {
     // One switch per chunk, not per element: each case is a tight loop the compiler vectorizes.
     switch (k) {
@@ -87,6 +104,32 @@ namespace {
 Tensor unary(UnaryKind k, const Tensor& x) { return dispatch1(Unary(k), {x}); }
 
 // ---------------------------------------------------------------- binary
+// The vector kernel for K on T, if there is one:
+// out[r * cols + i] = a[r * a_row + i * as] K b[r * b_row + i * bs], steps 0 or 1.
+template <BinaryKind K, class T, class R>
+auto vector_binary() {
+  using Fn = void (*)(const T*, std::int64_t, std::int64_t, const T*, std::int64_t, std::int64_t, R*, std::int64_t,
+                      std::int64_t);
+  if constexpr (std::is_same_v<T, float> && std::is_same_v<R, float>)
+    return Fn([](const float* a, std::int64_t ar, std::int64_t as, const float* b, std::int64_t br, std::int64_t bs,
+                 float* o, std::int64_t rows, std::int64_t cols) {
+      cpu::vec::kernels().binary_f32(K, a, ar, as, b, br, bs, o, rows, cols);
+    });
+  else if constexpr (std::is_same_v<T, double> && std::is_same_v<R, double>)
+    return Fn([](const double* a, std::int64_t ar, std::int64_t as, const double* b, std::int64_t br, std::int64_t bs,
+                 double* o, std::int64_t rows, std::int64_t cols) {
+      cpu::vec::kernels().binary_f64(K, a, ar, as, b, br, bs, o, rows, cols);
+    });
+  else if constexpr (std::is_same_v<T, float> && is_comparison(K))
+    return Fn([](const float* a, std::int64_t ar, std::int64_t as, const float* b, std::int64_t br, std::int64_t bs,
+                 bool* o, std::int64_t rows, std::int64_t cols) {
+      const auto& vk = cpu::vec::kernels();
+      for (std::int64_t r = 0; r < rows; ++r) vk.compare_f32(K, a + r * ar, as, b + r * br, bs, o + r * cols, cols);
+    });
+  else
+    return Fn(nullptr);
+}
+
 template <BinaryKind K, class T>
 void binary_loop(const Tensor& a, const Tensor& b, Tensor& out) {
   using R = decltype(binary_value<K, T>(T{}, T{}));
@@ -94,6 +137,40 @@ void binary_loop(const Tensor& a, const Tensor& b, Tensor& out) {
   const T* pb = b.data<T>().data();
   R* po = out.mutable_data<R>().data();
   std::int64_t n = out.num_elements();
+  if (n == 0) return;  // (no stride arithmetic over the dims of an empty result)
+  if (auto vec = vector_binary<K, T, R>()) {
+    std::int64_t cost = K == BinaryKind::pow ? 8 : 1;
+    if (a.shape() == b.shape() || a.num_elements() == 1 || b.num_elements() == 1) {
+      std::int64_t as = a.num_elements() == 1 ? 0 : 1, bs = b.num_elements() == 1 ? 0 : 1;
+      cpu::parallel_for(n, cost, [&](std::int64_t s, std::int64_t e) {
+        vec(pa + s * as, 0, as, pb + s * bs, 0, bs, po + s, 1, e - s);
+      });
+      return;
+    }
+    std::array<std::vector<std::int64_t>, 2> strides{cpu::broadcast_strides(a.shape(), out.shape()),
+                                                     cpu::broadcast_strides(b.shape(), out.shape())};
+    cpu::CollapsedBroadcast<2> c = cpu::collapse_broadcast<2>(out.shape(), strides);
+    auto unit = [](std::int64_t step) { return step == 0 || step == 1; };
+    if (c.rank >= 1 && c.rank <= 2 && unit(c.strides[0][c.rank - 1]) && unit(c.strides[1][c.rank - 1])) {
+      // Rows of a row or column broadcast (bias adds, per-row scales): one kernel call per
+      // block of rows.
+      std::int64_t cols = c.dims[c.rank - 1], rows = n / cols;
+      std::int64_t ar = c.rank == 2 ? c.strides[0][0] : 0, br = c.rank == 2 ? c.strides[1][0] : 0;
+      cpu::parallel_for(rows, cols * cost, [&](std::int64_t r0, std::int64_t r1) {
+        vec(pa + r0 * ar, ar, c.strides[0][c.rank - 1], pb + r0 * br, br, c.strides[1][c.rank - 1], po + r0 * cols,
+            r1 - r0, cols);
+      });
+      return;
+    }
+    cpu::for_each_broadcast_row<2>(out.shape(), strides, [&](std::int64_t o, std::int64_t cnt, auto off, auto inner) {
+      if (unit(inner[0]) && unit(inner[1])) {
+        vec(pa + off[0], 0, inner[0], pb + off[1], 0, inner[1], po + o, 1, cnt);
+      } else {
+        for (std::int64_t i = 0; i < cnt; ++i) po[o + i] = binary_value<K, T>(pa[off[0] + i * inner[0]], pb[off[1] + i * inner[1]]);
+      }
+    });
+    return;
+  }
   if (a.shape() == b.shape()) {
     cpu::parallel_for(n, 1, [&](std::int64_t s, std::int64_t e) {
       for (auto i = s; i < e; ++i) po[i] = binary_value<K, T>(pa[i], pb[i]);
@@ -108,7 +185,7 @@ void binary_loop(const Tensor& a, const Tensor& b, Tensor& out) {
     cpu::parallel_for(n, 1, [&](std::int64_t s, std::int64_t e) {
       for (auto i = s; i < e; ++i) po[i] = binary_value<K, T>(x, pb[i]);
     });
-  } else if (n > 0) {  // (no stride arithmetic over the dims of an empty result)
+  } else {
     std::array<std::vector<std::int64_t>, 2> strides{cpu::broadcast_strides(a.shape(), out.shape()),
                                                      cpu::broadcast_strides(b.shape(), out.shape())};
     cpu::for_each_broadcast_row<2>(out.shape(), strides, [&](std::int64_t o, std::int64_t cnt, auto off, auto inner) {

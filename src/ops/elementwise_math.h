@@ -5,9 +5,10 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "ops/elementwise_kinds.h"
+
 namespace ef {
 
-enum class UnaryKind { neg, abs, exp, log, sqrt, rsqrt, square, relu, sigmoid, tanh, gelu, erf, sin, cos, logical_not };
 
 inline const char* unary_name(UnaryKind k) {
   switch (k) {
@@ -74,8 +75,6 @@ T unary_value(UnaryKind k, T x) {
   }
 }
 
-enum class BinaryKind { add, sub, mul, div, pow, maximum, minimum, equal, not_equal, less, less_equal,
-                        greater, greater_equal, logical_and, logical_or };
 
 inline const char* binary_name(BinaryKind k) {
   switch (k) {
@@ -98,8 +97,8 @@ inline const char* binary_name(BinaryKind k) {
   return "?";
 }
 
-inline bool is_comparison(BinaryKind k) { return k >= BinaryKind::equal && k <= BinaryKind::greater_equal; }
-inline bool is_logical(BinaryKind k) { return k == BinaryKind::logical_and || k == BinaryKind::logical_or; }
+constexpr bool is_comparison(BinaryKind k) { return k >= BinaryKind::equal && k <= BinaryKind::greater_equal; }
+constexpr bool is_logical(BinaryKind k) { return k == BinaryKind::logical_and || k == BinaryKind::logical_or; }
 
 template <class T>
 T int_pow(T base, T exp) {

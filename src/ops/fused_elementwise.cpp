@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "kernels/cpu/parallel.h"
+#include "kernels/cpu/vec_math.h"
 #include "ops/elementwise_math.h"
 #include "ops/fused.h"
 #include "ops/primitives.h"
@@ -13,8 +14,11 @@ namespace {
 constexpr std::int64_t kBlock = 256;  // elements per register: a program's registers stay in L1
 constexpr int kMaxRegisters = 40;
 
+// The same vector kernels as the unfused ops: a fused graph computes the same bits.
 template <class T>
 void run_unary(UnaryKind k, const T* in, T* out, std::int64_t n) {
+  if constexpr (std::is_same_v<T, float>) return cpu::vec::kernels().unary_f32(k, in, out, n);
+  else if constexpr (std::is_same_v<T, double>) return cpu::vec::kernels().unary_f64(k, in, out, n);
   switch (k) {
 #define EF_CASE(K) case UnaryKind::K: for (std::int64_t i = 0; i < n; ++i) out[i] = unary_value(UnaryKind::K, in[i]); break;
     EF_CASE(neg) EF_CASE(abs) EF_CASE(exp) EF_CASE(log) EF_CASE(sqrt) EF_CASE(rsqrt) EF_CASE(square)
@@ -25,6 +29,8 @@ void run_unary(UnaryKind k, const T* in, T* out, std::int64_t n) {
 
 template <class T>
 void run_binary(BinaryKind k, const T* a, const T* b, T* out, std::int64_t n) {
+  if constexpr (std::is_same_v<T, float>) return cpu::vec::kernels().binary_f32(k, a, 0, 1, b, 0, 1, out, 1, n);
+  else if constexpr (std::is_same_v<T, double>) return cpu::vec::kernels().binary_f64(k, a, 0, 1, b, 0, 1, out, 1, n);
   switch (k) {
 #define EF_CASE(K) case BinaryKind::K: for (std::int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(binary_value<BinaryKind::K, T>(a[i], b[i])); break;
     EF_CASE(add) EF_CASE(sub) EF_CASE(mul) EF_CASE(div) EF_CASE(pow) EF_CASE(maximum) EF_CASE(minimum)

@@ -1,0 +1,11 @@
+// The vector kernels for AVX2 with FMA: built with those flags, run only where the CPU has them.
+#include <immintrin.h>
+#define EF_VEC_NS avx2
+#define EF_VEC_NAME "avx2"
+#define EF_VEC_ISA Isa::avx2
+#define EF_VEC_BYTES 32
+#define EF_MF __m256
+#define EF_MD __m256d
+#define EF_SLEEF_F(fn, acc) Sleef_##fn##f8_##acc##avx2
+#define EF_SLEEF_D(fn, acc) Sleef_##fn##d4_##acc##avx2
+#include "kernels/cpu/vec/vec_kernels.inc"

@@ -1,0 +1,11 @@
+// The vector kernels for baseline x86-64 (SSE2): what every x86-64 CPU runs.
+#include <immintrin.h>
+#define EF_VEC_NS baseline
+#define EF_VEC_NAME "baseline (sse2)"
+#define EF_VEC_ISA Isa::baseline
+#define EF_VEC_BYTES 16
+#define EF_MF __m128
+#define EF_MD __m128d
+#define EF_SLEEF_F(fn, acc) Sleef_##fn##f4_##acc##sse2
+#define EF_SLEEF_D(fn, acc) Sleef_##fn##d2_##acc##sse2
+#include "kernels/cpu/vec/vec_kernels.inc"

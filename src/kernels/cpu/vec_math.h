@@ -1,0 +1,53 @@
+#pragma once
+// Vectorized float32/float64 elementwise math, compiled once per instruction set (baseline
+// SSE2, AVX2+FMA, AVX-512) and chosen once at run time from what the CPU offers. The
+// transcendental functions come from SLEEF; each element's result depends only on its value,
+// never on its position or on how a loop is split, so eager kernels, fused kernels and every
+// thread count give bit-identical numbers on one machine.
+//
+// Accuracy kept (SLEEF's bounds, checked by tests/vec_math_test.cpp against libm in double):
+// exp, log, erf, pow: 1 ulp; tanh, sin, cos: 3.5 ulp; sqrt exact; sigmoid, gelu and rsqrt are
+// composed from these and from IEEE division.
+#include <cstdint>
+#include <type_traits>
+
+#include "ops/elementwise_kinds.h"
+
+namespace ef::cpu::vec {
+
+enum class Isa { baseline, avx2, avx512 };
+
+struct Kernels {
+  Isa isa;
+  const char* name;
+  // out[i] = f(x[i]) for every float kind except logical_not.
+  void (*unary_f32)(UnaryKind, const float* x, float* out, std::int64_t n);
+  void (*unary_f64)(UnaryKind, const double* x, double* out, std::int64_t n);
+  // out[r * cols + i] = f(a[r * a_row + i * a_step], b[r * b_row + i * b_step]) for r < rows,
+  // i < cols; steps are 0 (a scalar along the row) or 1. One call covers every row of a
+  // broadcast (a bias add, a column scale). Arithmetic kinds only (add .. minimum).
+  void (*binary_f32)(BinaryKind, const float* a, std::int64_t a_row, std::int64_t a_step, const float* b,
+                     std::int64_t b_row, std::int64_t b_step, float* out, std::int64_t rows, std::int64_t cols);
+  void (*binary_f64)(BinaryKind, const double* a, std::int64_t a_row, std::int64_t a_step, const double* b,
+                     std::int64_t b_row, std::int64_t b_step, double* out, std::int64_t rows, std::int64_t cols);
+  // out[i] = x[i] compared with y (steps as above); comparisons only.
+  void (*compare_f32)(BinaryKind, const float* a, std::int64_t a_step, const float* b, std::int64_t b_step,
+                      bool* out, std::int64_t n);
+  // Row sums, maxima: one value per contiguous row of length n.
+  float (*sum_f32)(const float* x, std::int64_t n);
+  double (*sum_f64)(const double* x, std::int64_t n);
+  float (*max_f32)(const float* x, std::int64_t n);
+  // acc[i] += x[i] (column sums: reduce over the batch axis row by row).
+  void (*accumulate_f32)(float* acc, const float* x, std::int64_t n);
+};
+
+// The kernels for this CPU (cached after the first call). EF_ISA=baseline|avx2|avx512 caps
+// the choice, e.g. to reproduce another machine's numbers.
+const Kernels& kernels();
+// The kernels for one instruction set, or nullptr when this CPU lacks it (for tests).
+const Kernels* kernels_for(Isa isa);
+
+template <class T>
+inline constexpr bool vectorized = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+}  // namespace ef::cpu::vec
