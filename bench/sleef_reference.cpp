@@ -24,8 +24,9 @@ void sleef_unary_loop(ReferenceFn fn, const float* x, float* out, std::int64_t n
         break;
       }
       case ReferenceFn::gelu: {
-        __m512 e = Sleef_erff16_u10avx512f(_mm512_mul_ps(v, _mm512_set1_ps(0.70710678f)));
-        r = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), v), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+        // The same formula as ef::gelu: x * Phi(x) with Phi from erfc.
+        __m512 e = Sleef_erfcf16_u15avx512f(_mm512_mul_ps(v, _mm512_set1_ps(-0.70710678f)));
+        r = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), v), e);
         break;
       }
     }

@@ -3,6 +3,7 @@
 // elementwise kernel, so that fused and unfused graphs compute bit-identical numbers.
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "ops/elementwise_kinds.h"
@@ -64,7 +65,9 @@ T unary_value(UnaryKind k, T x) {
           return e / (T(1) + e);
         }
         case UnaryKind::tanh: return std::tanh(x);
-        case UnaryKind::gelu: return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));
+        case UnaryKind::gelu:  // x * Phi(x), Phi from erfc (no cancellation for x < 0); 0 at -inf
+          return x == -std::numeric_limits<T>::infinity() ? T(-0.0)
+                                                          : T(0.5) * x * std::erfc(x * T(-0.70710678118654752440));
         case UnaryKind::erf: return std::erf(x);
         case UnaryKind::sin: return std::sin(x);
         case UnaryKind::cos: return std::cos(x);
