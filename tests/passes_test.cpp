@@ -153,16 +153,43 @@ TEST(Passes, ElementwiseRunsFuseIntoOneLoopBitEqual) {
   EXPECT_EQ(b.to_vector<float>(), eb.to_vector<float>());
 }
 
-TEST(Passes, ElementwiseFusionStopsAtBroadcastsAndDynamicShapes) {
+TEST(Passes, ElementwiseFusionStopsAtBroadcastsAndKeepsDynamicBatches) {
   auto fn = [](const Tensor& x, const Tensor& row) { return relu(exp(x) + row) * 2.0f; };
   auto f = function(fn);
   std::string text = f.get_concrete_function(TensorSpec{DType::float32, {4, 3}}, TensorSpec{DType::float32, {3}})->str();
   EXPECT_NE(text.find("d:f32[4,3] = add c b"), std::string::npos) << text;  // the broadcast add is not fused
   EXPECT_NE(text.find("fused_elementwise[program=(t0=relu(i0); t1=mul(t0,i1))"), std::string::npos) << text;
   std::string dyn = f.get_concrete_function(TensorSpec{DType::float32, {kDynamic, 3}}, TensorSpec{DType::float32, {3}})->str();
-  EXPECT_EQ(dyn.find("fused_elementwise"), std::string::npos) << dyn;
+  // A dynamic batch fuses too (fit traces with one).
+  EXPECT_NE(dyn.find("e:f32[?,3] = fused_elementwise[program=(t0=relu(i0); t1=mul(t0,i1))"), std::string::npos) << dyn;
   Tensor x = reshape(arange(12, DType::float32), {4, 3}) * 0.1f, row = tensor({-1.f, 0.f, 1.f});
   EXPECT_EQ(f(x, row).to_vector<float>(), fn(x, row).to_vector<float>());
+  FunctionOptions dyn_batch;
+  dyn_batch.input_signature = std::vector<TensorSpec>{{DType::float32, {kDynamic, 3}}, {DType::float32, {3}}};
+  auto g = function(fn, dyn_batch);
+  for (std::int64_t batch : {1, 4, 7}) {
+    Tensor xb = random::normal({batch, 3});
+    EXPECT_EQ(g(xb, row).to_vector<float>(), fn(xb, row).to_vector<float>()) << batch;
+  }
+  EXPECT_EQ(g.tracing_count(), 1);
+}
+
+// Two inputs of shape [?,3] may differ at run time ([1,3] against [5,3] broadcasts): the
+// fused kernel then gives what the unfused ops give.
+TEST(Passes, FusedDynamicInputsThatBroadcastAtRunTime) {
+  auto fn = [](const Tensor& a, const Tensor& b) { return tanh(a * b + a) - b; };
+  FunctionOptions options;
+  options.input_signature = std::vector<TensorSpec>{{DType::float32, {kDynamic, 3}}, {DType::float32, {kDynamic, 3}}};
+  auto f = function(fn, options);
+  std::string text = f.get_concrete_function(TensorSpec{DType::float32, {kDynamic, 3}}, TensorSpec{DType::float32, {kDynamic, 3}})->str();
+  EXPECT_NE(text.find("fused_elementwise"), std::string::npos) << text;
+  Tensor a = random::normal({1, 3}), b = random::normal({5, 3});
+  Tensor y = f(a, b);
+  EXPECT_EQ(y.shape(), (Shape{5, 3}));
+  EXPECT_EQ(y.to_vector<float>(), fn(a, b).to_vector<float>());
+  Tensor same = random::normal({5, 3});
+  EXPECT_EQ(f(same, b).to_vector<float>(), fn(same, b).to_vector<float>());
+  EXPECT_THROW(f(random::normal({2, 3}), b), Error);  // 2 against 5: no broadcast, a clear error
 }
 
 // Common-subexpression elimination compares typed parameters, never printed text.

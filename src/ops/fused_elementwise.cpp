@@ -7,6 +7,7 @@
 #include "ops/elementwise_math.h"
 #include "ops/fused.h"
 #include "ops/primitives.h"
+#include "ops/shape_rules.h"
 
 namespace ef {
 namespace {
@@ -57,14 +58,29 @@ class FusedElementwise : public PrimitiveBase<FusedElementwise> {
     for (std::size_t i = 0; i < outputs_.size(); ++i) s += (i ? "," : "") + reg(outputs_[i]);
     return s + ")";
   }
+  // Inputs have the fused shape (dims may be dynamic: fit traces with a dynamic batch) or are
+  // scalars. When the dynamic dims of different inputs differ at run time (one is 1 and
+  // broadcasts), each output gets the shape the unfused ops would have given it.
   std::vector<TensorSpec> infer(std::span<const Tensor> in) const override {
     expect_inputs(*this, in, static_cast<std::size_t>(num_inputs_));
-    for (const auto& t : in)
-      if (t.dtype() != spec_.dtype || (t.shape() != spec_.shape && t.rank() != 0))
+    const Shape* common = nullptr;
+    bool same = true;
+    for (const auto& t : in) {
+      if (t.dtype() != spec_.dtype || (t.rank() != 0 && !fits(t.shape())))
         fail(name(), "input " + t.spec().str() + " does not fit the fused shape " + spec_.str());
-    return std::vector<TensorSpec>(outputs_.size(), TensorSpec{spec_.dtype, spec_.shape, {}});
+      if (t.rank() == 0) continue;
+      if (!common) common = &t.shape();
+      else same &= *common == t.shape();
+    }
+    if (same) return std::vector<TensorSpec>(outputs_.size(), TensorSpec{spec_.dtype, common ? *common : spec_.shape, {}});
+    std::vector<Shape> reg = register_shapes(in);
+    std::vector<TensorSpec> out;
+    for (int r : outputs_) out.push_back(TensorSpec{spec_.dtype, reg[static_cast<std::size_t>(r)], {}});
+    return out;
   }
   void eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const override {
+    for (const auto& t : in)
+      if (t.rank() != 0 && t.shape() != specs[0].shape) return eval_unfused(in, out);
     for (std::size_t i = 0; i < out.size(); ++i) out[i] = Tensor::empty(specs[i].dtype, specs[i].shape);
     dispatch_dtype(spec_.dtype, [&](auto tag) {
       using T = decltype(tag);
@@ -73,9 +89,51 @@ class FusedElementwise : public PrimitiveBase<FusedElementwise> {
   }
 
  private:
+  bool fits(const Shape& s) const {
+    if (s.rank() != spec_.shape.rank()) return false;
+    for (int d = 0; d < s.rank(); ++d)
+      if (spec_.shape[d] >= 0 && s[d] >= 0 && spec_.shape[d] != s[d]) return false;
+    return true;
+  }
+  std::vector<Shape> register_shapes(std::span<const Tensor> in) const {
+    std::vector<Shape> reg;
+    for (const auto& t : in) reg.push_back(t.shape());
+    for (const auto& ins : program_) {
+      if (!ins.binary) {
+        reg.push_back(reg[static_cast<std::size_t>(ins.a)]);
+        continue;
+      }
+      Shape pair[2] = {reg[static_cast<std::size_t>(ins.a)], reg[static_cast<std::size_t>(ins.b)]}, b;
+      if (!try_broadcast(pair, b))
+        fail(name(), "shapes cannot broadcast: " + pair[0].str() + " vs " + pair[1].str() + " (in " + attrs() + ")");
+      reg.push_back(b);
+    }
+    return reg;
+  }
+  // The program op by op with the ordinary kernels (the same vector routines): for inputs
+  // whose dynamic dims broadcast against each other at run time.
+  void eval_unfused(std::span<const Tensor> in, std::span<Tensor> out) const {
+    std::vector<Tensor> reg(in.begin(), in.end());
+    for (const auto& ins : program_) {
+      std::vector<Tensor> args{reg[static_cast<std::size_t>(ins.a)]};
+      std::shared_ptr<Primitive> op;
+      if (ins.binary) {
+        args.push_back(reg[static_cast<std::size_t>(ins.b)]);
+        op = std::make_shared<Binary>(static_cast<BinaryKind>(ins.code));
+      } else {
+        op = std::make_shared<Unary>(static_cast<UnaryKind>(ins.code));
+      }
+      std::vector<TensorSpec> specs = op->infer(args);
+      std::vector<Tensor> result(1);
+      op->eval(args, specs, result);
+      reg.push_back(result[0]);
+    }
+    for (std::size_t o = 0; o < outputs_.size(); ++o) out[o] = reg[static_cast<std::size_t>(outputs_[o])];
+  }
+
   template <class T>
   void run(std::span<const Tensor> in, std::span<Tensor> out) const {
-    std::int64_t n = spec_.shape.num_elements();
+    std::int64_t n = out[0].num_elements();
     std::int64_t blocks = (n + kBlock - 1) / kBlock;
     std::array<const T*, kMaxRegisters> inputs{};
     for (int i = 0; i < num_inputs_; ++i) inputs[static_cast<std::size_t>(i)] = in[static_cast<std::size_t>(i)].data<T>().data();

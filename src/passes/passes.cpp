@@ -165,12 +165,12 @@ std::shared_ptr<ir::Graph> fuse_elementwise(const ir::Graph& g) {
   std::vector<bool> is_output(g.values.size(), false);
   for (int v : g.outputs) is_output[static_cast<std::size_t>(v)] = true;
   auto spec = [&](int v) -> const TensorSpec& { return g.values[static_cast<std::size_t>(v)].spec; };
-  // A node the fused kernel can run, computing `out` (float, static, non-scalar shape).
+  // A node the fused kernel can run, computing `out` (float, non-scalar shape; dims may be dynamic).
   auto fusible = [&](const ir::Node& node, const TensorSpec& out) {
     bool known = fusible_code(*node.op) >= 0;
     if (!known || node.outputs.size() != 1) return false;
     const TensorSpec& o = spec(node.outputs[0]);
-    if (!is_floating(o.dtype) || !o.shape.is_static() || o.shape.rank() == 0 || o.dtype != out.dtype || o.shape != out.shape)
+    if (!is_floating(o.dtype) || o.shape.rank() == 0 || o.dtype != out.dtype || o.shape != out.shape)
       return false;
     for (int v : node.inputs)
       if (spec(v).dtype != o.dtype || (spec(v).shape != o.shape && spec(v).shape.rank() != 0)) return false;
