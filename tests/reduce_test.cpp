@@ -58,3 +58,56 @@ TEST(Softmax, StableAndNormalized) {
   EXPECT_NEAR(s0[0] + s0[3], 1.f, 1e-6f);
   expect_error([] { softmax(zeros({2}, DType::int32)); }, {"[softmax]", "int32"});
 }
+
+// The vector paths (rows over trailing axes, columns over leading axes, softmax rows) against
+// a double-precision reference, with NaN and -inf placed in the vector body and in the tail.
+TEST(Reduce, VectorPathsMatchDoubleReference) {
+  for (std::int64_t cols : {1, 7, 16, 100, 1029, 5000}) {
+    Tensor x = random::normal({3, cols});
+    auto v = x.to_vector<float>();
+    Tensor rs = sum(x, {1}), rm = mean(x, {1}), rx = max(x, {1}), cs = sum(x, {0}), cx = max(x, {0});
+    for (std::int64_t r = 0; r < 3; ++r) {
+      double s = 0, m = -INFINITY;
+      for (std::int64_t c = 0; c < cols; ++c) {
+        s += v[static_cast<std::size_t>(r * cols + c)];
+        m = std::max(m, static_cast<double>(v[static_cast<std::size_t>(r * cols + c)]));
+      }
+      EXPECT_NEAR(rs.to_vector<float>()[static_cast<std::size_t>(r)], s, 1e-5 * (1 + std::fabs(s))) << cols;
+      EXPECT_NEAR(rm.to_vector<float>()[static_cast<std::size_t>(r)], s / static_cast<double>(cols), 1e-6) << cols;
+      EXPECT_EQ(rx.to_vector<float>()[static_cast<std::size_t>(r)], static_cast<float>(m)) << cols;
+    }
+    for (std::int64_t c = 0; c < cols; ++c) {
+      double s = 0;
+      float m = -INFINITY;
+      for (std::int64_t r = 0; r < 3; ++r) {
+        s += v[static_cast<std::size_t>(r * cols + c)];
+        m = std::max(m, v[static_cast<std::size_t>(r * cols + c)]);
+      }
+      EXPECT_FLOAT_EQ(cs.to_vector<float>()[static_cast<std::size_t>(c)], static_cast<float>(s));
+      EXPECT_EQ(cx.to_vector<float>()[static_cast<std::size_t>(c)], m);
+    }
+  }
+  for (std::size_t at : {std::size_t{3}, std::size_t{40}, std::size_t{1027}}) {
+    std::vector<float> v(1029, 1.0f);
+    v[at] = NAN;
+    Tensor x = tensor(v, {1, 1029});
+    EXPECT_TRUE(std::isnan(max(x, {1}).item<float>())) << at;
+    EXPECT_TRUE(std::isnan(sum(x).item<float>())) << at;
+    EXPECT_TRUE(std::isnan(max(reshape(x, {1029, 1}), {0}).item<float>())) << at;
+  }
+  Tensor all_neg_inf = full({2, 20}, -INFINITY);
+  EXPECT_EQ(max(all_neg_inf, {1}).to_vector<float>(), (std::vector<float>{-INFINITY, -INFINITY}));
+  Tensor logits = random::normal({4, 37}) * 5.0f;
+  Tensor sm = softmax(logits, -1), lsm = log_softmax(logits, -1);
+  auto lv = logits.to_vector<float>(), sv = sm.to_vector<float>(), lsv = lsm.to_vector<float>();
+  for (int r = 0; r < 4; ++r) {
+    double m = -INFINITY, s = 0;
+    for (int c = 0; c < 37; ++c) m = std::max(m, static_cast<double>(lv[static_cast<std::size_t>(r * 37 + c)]));
+    for (int c = 0; c < 37; ++c) s += std::exp(lv[static_cast<std::size_t>(r * 37 + c)] - m);
+    for (int c = 0; c < 37; ++c) {
+      double want = std::exp(lv[static_cast<std::size_t>(r * 37 + c)] - m) / s;
+      EXPECT_NEAR(sv[static_cast<std::size_t>(r * 37 + c)], want, 1e-6 * std::max(1.0, want * 4));
+      EXPECT_NEAR(lsv[static_cast<std::size_t>(r * 37 + c)], std::log(want), 2e-6 * std::max(1.0, std::fabs(std::log(want))));
+    }
+  }
+}

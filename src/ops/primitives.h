@@ -94,6 +94,7 @@ class Reduce : public MergeablePrimitive<Reduce> {
   std::vector<bool> reduced_mask(int rank) const;
   EF_OP_RULES EF_OP_VJP
  private:
+  void reduce_f32(const float* p, float* o, std::int64_t rows, std::int64_t cols, bool trailing) const;
   ReduceKind kind_;
   std::vector<int> axes_;
   bool keepdims_;
@@ -120,6 +121,7 @@ class Softmax : public MergeablePrimitive<Softmax> {
   bool same_params(const Softmax& o) const { return axis_ == o.axis_ && log_ == o.log_; }
   EF_OP_RULES EF_OP_VJP
  private:
+  void softmax_rows_f32(const float* p, float* o, std::int64_t rows, std::int64_t n) const;
   int axis_;
   bool log_;
 };

@@ -6,6 +6,7 @@
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/ops/primitive.h"
 #include "kernels/cpu/broadcast.h"
+#include "kernels/cpu/vec_math.h"
 #include "ops/elementwise_math.h"
 #include "ops/primitives.h"
 
@@ -132,6 +133,10 @@ void Reduce::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs,
   }
   if (!reduced.empty() && !reduced[0]) leading = false;
   bool identity = std::is_sorted(perm.begin(), perm.end());
+  if (x.dtype() == DType::float32 && kind_ != ReduceKind::min && (identity || leading)) {
+    reduce_f32(x.data<float>().data(), out[0].mutable_data<float>().data(), rows, cols, identity);
+    return;
+  }
   dispatch_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
@@ -165,6 +170,35 @@ void Reduce::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs,
         }
       });
     }
+  });
+}
+
+// float32 sum, mean and max with the vector kernels: over trailing axes (rows of `cols`
+// contiguous values, in parallel over rows) or over leading axes (column blocks in parallel,
+// accumulating one input row at a time).
+void Reduce::reduce_f32(const float* p, float* o, std::int64_t rows, std::int64_t cols, bool trailing) const {
+  const auto& vk = cpu::vec::kernels();
+  const bool is_max = kind_ == ReduceKind::max;
+  auto finish = [&](double acc) {
+    return static_cast<float>(kind_ == ReduceKind::mean ? acc / static_cast<double>(cols) : acc);
+  };
+  if (trailing) {
+    cpu::parallel_for(rows, cols, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t j = b; j < e; ++j)
+        o[j] = is_max ? vk.max_f32(p + j * cols, cols) : finish(vk.sum_f32(p + j * cols, cols));
+    });
+    return;
+  }
+  cpu::parallel_for(rows, cols, [&](std::int64_t b, std::int64_t e) {
+    std::int64_t n = e - b;
+    if (is_max) {
+      std::fill(o + b, o + e, -std::numeric_limits<float>::infinity());
+      for (std::int64_t c = 0; c < cols; ++c) vk.max_into_f32(o + b, p + c * rows + b, n);
+      return;
+    }
+    std::vector<double> acc(static_cast<std::size_t>(n), 0.0);
+    for (std::int64_t c = 0; c < cols; ++c) vk.accumulate_f32(acc.data(), p + c * rows + b, n);
+    for (std::int64_t j = 0; j < n; ++j) o[b + j] = finish(acc[static_cast<std::size_t>(j)]);
   });
 }
 
@@ -258,6 +292,9 @@ void Softmax::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs
     if constexpr (std::is_floating_point_v<T>) {
       const T* p = in[0].data<T>().data();
       T* o = out[0].mutable_data<T>().data();
+      if constexpr (std::is_same_v<T, float>) {
+        if (l.inner == 1) return softmax_rows_f32(p, o, l.outer, l.n);
+      }
       cpu::parallel_for(l.outer * l.inner, l.n * 4, [&](std::int64_t b, std::int64_t e) {
         for (std::int64_t r = b; r < e; ++r) {
           std::int64_t i = r / l.inner, k = r % l.inner, off = i * l.n * l.inner + k;
@@ -275,6 +312,32 @@ void Softmax::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs
           }
         }
       });
+    }
+  });
+}
+
+// Softmax over contiguous rows with the vector kernels: max, exp(x - max) in float, the sum
+// in double (sum_f32), one division.
+void Softmax::softmax_rows_f32(const float* p, float* o, std::int64_t rows, std::int64_t n) const {
+  const auto& vk = cpu::vec::kernels();
+  cpu::parallel_for(rows, n * 4, [&](std::int64_t b, std::int64_t e) {
+    std::vector<float> scratch(log_ ? static_cast<std::size_t>(n) : 0);
+    for (std::int64_t r = b; r < e; ++r) {
+      const float* x = p + r * n;
+      float* y = o + r * n;
+      float m = vk.max_f32(x, n);
+      if (std::isinf(m)) m = 0;  // all -inf (or +inf): avoid inf - inf
+      vk.binary_f32(BinaryKind::sub, x, 0, 1, &m, 0, 0, y, 1, n);
+      if (log_) {
+        // log-sum-exp from exp(x - m), without keeping it: y holds x - m.
+        vk.unary_f32(UnaryKind::exp, y, scratch.data(), n);
+        float ls = static_cast<float>(std::log(vk.sum_f32(scratch.data(), n)));
+        vk.binary_f32(BinaryKind::sub, y, 0, 1, &ls, 0, 0, y, 1, n);
+      } else {
+        vk.unary_f32(UnaryKind::exp, y, y, n);
+        float s = static_cast<float>(vk.sum_f32(y, n));
+        vk.binary_f32(BinaryKind::div, y, 0, 1, &s, 0, 0, y, 1, n);
+      }
     }
   });
 }

@@ -33,12 +33,14 @@ struct Kernels {
   // out[i] = x[i] compared with y (steps as above); comparisons only.
   void (*compare_f32)(BinaryKind, const float* a, std::int64_t a_step, const float* b, std::int64_t b_step,
                       bool* out, std::int64_t n);
-  // Row sums, maxima: one value per contiguous row of length n.
-  float (*sum_f32)(const float* x, std::int64_t n);
-  double (*sum_f64)(const double* x, std::int64_t n);
-  float (*max_f32)(const float* x, std::int64_t n);
-  // acc[i] += x[i] (column sums: reduce over the batch axis row by row).
-  void (*accumulate_f32)(float* acc, const float* x, std::int64_t n);
+  // Reductions of one contiguous row. sum_f32 adds blocks of floats in registers and the
+  // block sums in double, in a fixed order: the result depends on the values and n only.
+  double (*sum_f32)(const float* x, std::int64_t n);
+  float (*max_f32)(const float* x, std::int64_t n);  // NaN wins; -inf for n == 0
+  // Column reductions (over a leading axis), one row at a time: acc[i] += x[i] in double;
+  // acc[i] = max(acc[i], x[i]) with NaN winning.
+  void (*accumulate_f32)(double* acc, const float* x, std::int64_t n);
+  void (*max_into_f32)(float* acc, const float* x, std::int64_t n);
 };
 
 // The kernels for this CPU (cached after the first call). EF_ISA=baseline|avx2|avx512 caps
