@@ -2,22 +2,15 @@
 
 #include "eagerflow/ops/ops.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/parallel.h"
+#include "kernels/cpu/vec_math.h"
+#include "eagerflow/trace/recorder.h"
+#include "ops/interpreters.h"
 #include "ops/fused.h"
 #include "ops/primitives.h"
 
 namespace ef {
 namespace {
-
-cpu::PostOp post_op_of(std::optional<UnaryKind> a) {
-  if (!a) return cpu::PostOp::none;
-  switch (*a) {
-    case UnaryKind::relu: return cpu::PostOp::relu;
-    case UnaryKind::sigmoid: return cpu::PostOp::sigmoid;
-    case UnaryKind::tanh: return cpu::PostOp::tanh;
-    case UnaryKind::gelu: return cpu::PostOp::gelu;
-    default: return cpu::PostOp::none;
-  }
-}
 
 class FusedDense : public PrimitiveBase<FusedDense> {
  public:
@@ -53,8 +46,17 @@ class FusedDense : public PrimitiveBase<FusedDense> {
       out[0] = activate(base);
       return;
     }
-    cpu::gemm_f32(x.data<float>().data(), w.data<float>().data(), out[0].mutable_data<float>().data(), 1, rows, k, n,
-                  false, false, has_bias_ ? in[2].data<float>().data() : nullptr, post_op_of(activation_));
+    // The bias joins oneDNN's GEMM (bit-equal to a separate add); the activation runs on the
+    // vector kernels the unfused op uses, over the output while it is still in cache, so a
+    // fused Dense gives the unfused numbers exactly.
+    float* y = out[0].mutable_data<float>().data();
+    cpu::gemm_f32(x.data<float>().data(), w.data<float>().data(), y, 1, rows, k, n, false, false,
+                  has_bias_ ? in[2].data<float>().data() : nullptr, cpu::PostOp::none);
+    if (activation_) {
+      const auto& vk = cpu::vec::kernels();
+      UnaryKind act = *activation_;
+      cpu::parallel_for(rows * n, 8, [&](std::int64_t b, std::int64_t e) { vk.unary_f32(act, y + b, y + b, e - b); });
+    }
   }
 
  private:
@@ -69,8 +71,22 @@ std::shared_ptr<Primitive> make_fused_dense(bool has_bias, std::optional<UnaryKi
   return std::make_shared<FusedDense>(has_bias, activation);
 }
 
-// relu is not fused: oneDNN's relu post-op turns NaN into 0, where ef::relu keeps NaN (so
-// would eager Dense), and replay must equal eager. sigmoid, tanh and gelu keep NaN.
-bool fusible_activation(UnaryKind k) { return k == UnaryKind::sigmoid || k == UnaryKind::tanh || k == UnaryKind::gelu; }
+// The activation runs on ef's own vector kernels (not oneDNN's post-ops, whose relu drops
+// NaN and whose tanh/erf differ from ef's), so every float activation fuses.
+bool fusible_activation(UnaryKind k) {
+  return k == UnaryKind::relu || k == UnaryKind::sigmoid || k == UnaryKind::tanh || k == UnaryKind::gelu;
+}
+
+Tensor eager_dense(const Tensor& x, const Tensor& kernel, const Tensor* bias, std::optional<UnaryKind> activation) {
+  // Only where nothing would record the composed ops: a trace keeps its graph of primitive
+  // ops (the fusion pass fuses it later) and a tape needs their gradients.
+  if (trace::active_recorder() || detail::tapes_recording() || x.dtype() != DType::float32 || x.rank() < 2 ||
+      kernel.dtype() != DType::float32 || (bias && bias->dtype() != DType::float32))
+    return Tensor();
+  if (activation && !fusible_activation(*activation)) return Tensor();
+  FusedDense op(bias != nullptr, activation);
+  if (bias) return dispatch1(op, {x, kernel, *bias});
+  return dispatch1(op, {x, kernel});
+}
 
 }  // namespace ef
