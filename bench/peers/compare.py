@@ -5,7 +5,12 @@ Runs build/release/bench/ef_bench (JSON) and the peers in one go on the same mac
 prints medians and eagerflow/peer ratios. Peers live in a virtualenv outside the repository:
     python3 -m venv ~/peers && ~/peers/bin/pip install torch jax tensorflow-cpu
     ~/peers/bin/python bench/peers/compare.py [--threads N]
-A peer that is not installed is skipped.
+A peer that is not installed is skipped. The whole run is pinned to the first N cores
+(children inherit it), every framework's pools are limited to N threads and checked (process
+CPU time / wall time over a heavy workload), and each process starts only once the machine is
+quiet. Variants shown: torch = eager (traced rows: torch.jit.trace), torch.compile = inductor,
+jax = op-by-op dispatch (eager rows) and jax.jit (traced rows), tensorflow = eager and
+tf.function without XLA; libtorch = the same eager ops from C++.
 """
 import argparse
 import json
@@ -13,6 +18,7 @@ import os
 import statistics
 import subprocess
 import sys
+import platform
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -52,7 +58,8 @@ def eagerflow(threads):
     exe = os.path.join(ROOT, "build/release/bench/ef_bench")
     out = subprocess.run([exe, "--benchmark_format=json", "--benchmark_repetitions=5",
                           "--benchmark_report_aggregates_only=true", "--benchmark_min_time=0.3",
-                          "--benchmark_filter=CachedCall|EagerAddOverhead|SeedLayer|TraceSeed|MatMul/batch:60|TrainStep"],
+                          "--benchmark_filter=CachedCall|EagerAddOverhead|SeedLayer|TraceSeed|MatMul/batch:60|TrainStep|Chain15|"
+                          "MatMul/batch:0/m:1024|BiasAdd|Unary4M/tanh"],
                          capture_output=True, text=True, check=True).stdout
     res = {}
     for b in json.loads(out)["benchmarks"]:
@@ -72,10 +79,37 @@ def eagerflow(threads):
         "CNN conv16-pool-conv32-pool-dense10 train step, Adam, batch 128 (ms)":
             (pick(f"BM_CnnTrainStep/threads:{threads}") or 0) / 1e3,
         "trace + prepare + first run of the MLP train step (ms)": (pick("BM_MlpTrainStepFirstCall") or 0) / 1e3,
+        CHAIN_EAGER: (pick(f"BM_Chain15Eager/threads:{threads}") or 0) / 1e3,
+        CHAIN_TRACED: (pick(f"BM_Chain15Traced/threads:{threads}") or 0) / 1e3,
+        MATMUL: (pick(f"BM_MatMul/batch:0/m:1024/k:1024/n:1024/threads:{threads}") or 0) / 1e3,
+        BIAS: pick("BM_BiasAdd"),
+        TANH: (pick("BM_Unary4M/tanh") or 0) / 1e3,
     }
 
 
 MLP = "MLP 784-512-512-10 train step, Adam, batch 128 (ms)"
+CHAIN_EAGER = "15-op chain (3 tanh) over 4M float32, eager (ms)"
+CHAIN_TRACED = "15-op chain (3 tanh) over 4M float32, traced (ms)"
+MATMUL = "matmul 1024x1024x1024 float32 (ms)"
+BIAS = "bias add [60,28,32] + [32], 1 thread (us)"
+TANH = "tanh over 4M float32, 1 thread (ms)"
+
+
+def chain15(lib, x, y):
+    """The chain of bench/elementwise_bench.cpp, written once for every array library."""
+    t = lib.tanh(x * 1.5 + y)
+    t = lib.tanh(t * x - y)
+    t = lib.maximum(t * 0.5 + x, y)
+    t = lib.tanh(t * t - 0.25)
+    return (t * y + 1.0) * x
+
+
+def cpu_per_wall(fn, seconds=1.0):
+    """Process CPU time / wall time while fn runs repeatedly: how many cores it really used."""
+    c, w = time.process_time(), time.perf_counter()
+    while time.perf_counter() - w < seconds:
+        fn()
+    return (time.process_time() - c) / (time.perf_counter() - w)
 CNN = "CNN conv16-pool-conv32-pool-dense10 train step, Adam, batch 128 (ms)"
 FIRST = "trace + prepare + first run of the MLP train step (ms)"
 
@@ -127,11 +161,31 @@ def torch_peer(threads):
             "seed layer Dense(32) on [60,28,28], traced replay (us)": median_us(lambda: traced_lin(x)),
             "time to trace the seed layer (ms)": once_ms(lambda: torch.jit.trace(lin, x)),
         }
-    return {**inference, **torch_train(threads, compiled=False)}
+    x4, y4 = torch.randn(1 << 22), torch.randn(1 << 22)
+    traced_chain = torch.jit.trace(lambda a, b: chain15(torch, a, b), (x4, y4))
+    m1, m2 = torch.rand(1024, 1024), torch.rand(1024, 1024)
+    h, bias = torch.rand(60, 28, 32), torch.rand(32)
+    with torch.no_grad():
+        arrays = {
+            CHAIN_EAGER: median_us(lambda: chain15(torch, x4, y4)) / 1e3,
+            CHAIN_TRACED: median_us(lambda: traced_chain(x4, y4)) / 1e3,
+            MATMUL: median_us(lambda: m1 @ m2) / 1e3,
+            TANH: median_us(lambda: torch.tanh(x4)) / 1e3,
+            "cpu/wall": cpu_per_wall(lambda: m1 @ m2),
+        }
+        torch.set_num_threads(1)
+        arrays[BIAS] = median_us(lambda: h + bias)
+        torch.set_num_threads(threads)
+    return {**inference, **arrays, **torch_train(threads, compiled=False)}
 
 
 def torch_compile_peer(threads):
-    return torch_train(threads, compiled=True)
+    import torch
+    x4, y4 = torch.randn(1 << 22), torch.randn(1 << 22)
+    compiled = torch.compile(lambda a, b: chain15(torch, a, b))
+    compiled(x4, y4)
+    return {CHAIN_TRACED: median_us(lambda: compiled(x4, y4)) / 1e3,
+            "cpu/wall": cpu_per_wall(lambda: compiled(x4, y4)), **torch_train(threads, compiled=True)}
 
 
 def jax_peer(threads):
@@ -150,8 +204,31 @@ def jax_peer(threads):
         "cached traced call of a 1-element add (us)": median_us(block(lambda: jadd(a, b))),
         "seed layer Dense(32) on [60,28,28], eager (us)": median_us(block(lambda: dense(x, w, bias))),
         "seed layer Dense(32) on [60,28,28], traced replay (us)": median_us(block(lambda: jdense(x, w, bias))),
-        "time to trace the seed layer (ms)": once_ms(lambda: jax.jit(dense).lower(x, w, bias).compile()),
+        # A fresh function object each time: a second jit of the same object is a cache hit.
+        "time to trace the seed layer (ms)": once_ms(lambda: jax.jit(lambda x, w, b: x @ w + b).lower(x, w, bias).compile()),
+        **jax_arrays(),
         **jax_train(),
+    }
+
+
+def jax_arrays():
+    import jax
+    import jax.numpy as jnp
+    key = jax.random.PRNGKey(1)
+    x4, y4 = jax.random.normal(key, (1 << 22,)), jax.random.normal(jax.random.PRNGKey(2), (1 << 22,))
+    jchain = jax.jit(lambda a, b: chain15(jnp, a, b))
+    m1, m2 = jax.random.uniform(key, (1024, 1024)), jax.random.uniform(key, (1024, 1024))
+    jmm = jax.jit(lambda a, b: a @ b)
+    h, bias = jax.random.uniform(key, (60, 28, 32)), jax.random.uniform(key, (32,))
+    jtanh = jax.jit(jnp.tanh)
+    block = lambda f: (lambda: f().block_until_ready())
+    return {
+        CHAIN_EAGER: median_us(block(lambda: chain15(jnp, x4, y4))) / 1e3,
+        CHAIN_TRACED: median_us(block(lambda: jchain(x4, y4))) / 1e3,
+        MATMUL: median_us(block(lambda: jmm(m1, m2))) / 1e3,
+        TANH: median_us(block(lambda: jtanh(x4))) / 1e3,
+        BIAS: median_us(block(lambda: h + bias)),  # (XLA's pool: the thread count of the run)
+        "cpu/wall": cpu_per_wall(block(lambda: jmm(m1, m2))),
     }
 
 
@@ -233,7 +310,26 @@ def tf_peer(threads):
         "seed layer Dense(32) on [60,28,28], eager (us)": median_us(lambda: layer(x)),
         "seed layer Dense(32) on [60,28,28], traced replay (us)": median_us(lambda: flayer(x)),
         "time to trace the seed layer (ms)": once_ms(trace),
+        **tf_arrays(),
         **tf_train(),
+    }
+
+
+def tf_arrays():
+    import tensorflow as tf
+    x4, y4 = tf.random.normal((1 << 22,)), tf.random.normal((1 << 22,))
+    fchain = tf.function(lambda a, b: chain15(tf.math, a, b))
+    fchain(x4, y4)
+    m1, m2 = tf.random.uniform((1024, 1024)), tf.random.uniform((1024, 1024))
+    h, bias = tf.random.uniform((60, 28, 32)), tf.random.uniform((32,))
+    return {
+        # (TF's CPU ops run synchronously: no .numpy() copy needed to wait for them)
+        CHAIN_EAGER: median_us(lambda: chain15(tf.math, x4, y4)) / 1e3,
+        CHAIN_TRACED: median_us(lambda: fchain(x4, y4)) / 1e3,
+        MATMUL: median_us(lambda: tf.matmul(m1, m2)) / 1e3,
+        TANH: median_us(lambda: tf.math.tanh(x4)) / 1e3,
+        BIAS: median_us(lambda: h + bias),
+        "cpu/wall": cpu_per_wall(lambda: tf.matmul(m1, m2)),
     }
 
 
@@ -278,8 +374,25 @@ def limit_threads(framework, threads):
         tf.config.threading.set_inter_op_parallelism_threads(1)
 
 
+def wait_for_quiet(max_wait=60.0, busy_limit=0.15):
+    """Waits until the other processes use less than busy_limit of one core (shared machines)."""
+    def busy():
+        def read():
+            with open("/proc/stat") as f:
+                v = [int(t) for t in f.readline().split()[1:]]
+            return sum(v), v[3] + v[4]
+        t0, i0 = read()
+        time.sleep(0.5)
+        t1, i1 = read()
+        return (1 - (i1 - i0) / max(t1 - t0, 1)) * os.cpu_count()
+    start = time.time()
+    while busy() > busy_limit and time.time() - start < max_wait:
+        pass
+
+
 def run_peer(name, threads):
     """Runs one peer in a child process; its results, or None when it is not installed."""
+    wait_for_quiet()
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--peer", name, "--threads", str(threads)],
                          capture_output=True, text=True)
     for line in out.stdout.splitlines():
@@ -287,6 +400,52 @@ def run_peer(name, threads):
             return json.loads(line[len("RESULT "):])
     print(f"{name}: no result ({out.stderr.strip().splitlines()[-1:] if out.stderr else 'no output'})", file=sys.stderr)
     return None
+
+
+def libtorch_cpp(threads):
+    """Builds bench/peers/libtorch_overhead.cpp against the torch wheel and runs it."""
+    try:
+        from torch.utils import cpp_extension
+    except ImportError:
+        return None
+    exe = os.path.join(ROOT, "build", "libtorch_overhead")
+    src = os.path.join(ROOT, "bench", "peers", "libtorch_overhead.cpp")
+    if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(src):
+        inc = sum((["-I", d] for d in cpp_extension.include_paths()), [])
+        libs = cpp_extension.library_paths()
+        cmd = ["g++", "-O2", "-std=c++20", src, "-o", exe, *inc, *[f"-L{d}" for d in libs],
+               *[f"-Wl,-rpath,{d}" for d in libs], "-ltorch", "-ltorch_cpu", "-lc10", "-D_GLIBCXX_USE_CXX11_ABI=1"]
+        if subprocess.run(cmd, capture_output=True).returncode != 0:
+            print("libtorch: build failed", file=sys.stderr)
+            return None
+    wait_for_quiet()
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    out = subprocess.run([exe, str(threads)], capture_output=True, text=True, env=env)
+    for line in out.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT "):])
+    return None
+
+
+def versions():
+    out = {}
+    for mod in ("torch", "jax", "tensorflow"):
+        r = subprocess.run([sys.executable, "-c", f"import {mod}; print({mod}.__version__)"], capture_output=True, text=True,
+                           env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+        if r.returncode == 0:
+            out[mod] = r.stdout.strip().splitlines()[-1]
+    return out
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
 
 
 def main():
@@ -302,6 +461,10 @@ def main():
         except ImportError:
             pass
         return
+    # Pin this run (and every child) to the first `threads` cores: no framework can use more.
+    os.sched_setaffinity(0, set(range(args.threads)))
+    os.environ["OMP_NUM_THREADS"] = str(args.threads)
+    wait_for_quiet()
     results = {"eagerflow": eagerflow(args.threads)}
     for name in PEERS:
         if name == "torch.compile" and args.no_compile:
@@ -309,8 +472,17 @@ def main():
         r = run_peer(name, args.threads)
         if r:
             results[name] = r
+    cpp = libtorch_cpp(args.threads)
+    if cpp:
+        results["libtorch (C++)"] = cpp
     peers = [n for n in results if n != "eagerflow"]
-    print(f"threads={args.threads}; medians; ratio = eagerflow / peer (below 1: eagerflow faster)\n")
+    v = versions()
+    print(f"date: {time.strftime('%Y-%m-%d %H:%M')}; CPU: {cpu_name()} ({os.cpu_count()} cores); "
+          f"threads: {args.threads} per framework, pinned to cores {sorted(os.sched_getaffinity(0))}")
+    print("versions: " + ", ".join(f"{k} {x}" for k, x in v.items()))
+    checks = ", ".join(f"{n} {results[n]['cpu/wall']:.2f}" for n in peers if "cpu/wall" in results[n])
+    print(f"thread check (process CPU time / wall time on its heaviest workload): {checks}")
+    print("medians; ratio = eagerflow / peer (below 1: eagerflow faster)\n")
     header = "| workload | eagerflow | " + " | ".join(f"{p} | ratio" for p in peers) + " |"
     print(header)
     print("|" + "---|" * (2 + 2 * len(peers)))

@@ -27,3 +27,5 @@
 #include "eagerflow/train/callbacks.h"
 #include "eagerflow/train/model.h"
 #include "eagerflow/data/mnist.h"
+#include "eagerflow/io/safetensors.h"
+#include "eagerflow/train/checkpoint.h"

@@ -47,6 +47,13 @@ void set_seed(std::uint64_t seed) {
   global().counter.store(0);
 }
 
+GeneratorState get_global_state() { return {global().seed.load(), global().counter.load()}; }
+
+void set_global_state(GeneratorState state) {
+  global().seed.store(state.seed);
+  global().counter.store(state.counter);
+}
+
 namespace {
 
 // Element i is draw(key, i): the same on every run and thread count.

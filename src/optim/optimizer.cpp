@@ -40,6 +40,22 @@ Variable Optimizer::slot(const Variable& var, const std::string& slot) {
   return v;
 }
 
+std::map<std::string, Variable> Optimizer::slots_of(const Variable& var) const {
+  auto it = slots_.find(var.state_ptr().get());
+  return it == slots_.end() ? std::map<std::string, Variable>{} : it->second;
+}
+
+Variable Optimizer::get_or_create_slot(const Variable& var, const std::string& name) {
+  trace::EagerScope eager;
+  return slot(var, name);
+}
+
+Variable Optimizer::get_or_create_iterations() {
+  trace::EagerScope eager;
+  if (!iterations_.defined()) iterations_ = Variable(zeros({}, DType::int64), name_ + "/iterations", false);
+  return iterations_;
+}
+
 std::vector<Variable> Optimizer::variables() const {
   std::vector<Variable> out;
   if (iterations_.defined()) out.push_back(iterations_);

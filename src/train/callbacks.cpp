@@ -1,8 +1,10 @@
 #include "eagerflow/train/callbacks.h"
 
 #include <cmath>
+#include <cstdio>
 
 #include "eagerflow/core/error.h"
+#include "eagerflow/train/checkpoint.h"
 #include "eagerflow/train/model.h"
 
 namespace ef::train {
@@ -62,6 +64,89 @@ void CSVLogger::on_epoch_end(int epoch, const Logs& logs) {
 void LearningRateScheduler::on_epoch_begin(int epoch) {
   if (!model || !model->optimizer()) fail("LearningRateScheduler", "the model has no optimizer (compile it first)");
   model->optimizer()->set_learning_rate(schedule_(epoch, model->optimizer()->learning_rate()));
+}
+
+ModelCheckpoint::ModelCheckpoint(std::string filepath, std::string monitor, bool save_best_only, bool save_weights_only,
+                                 std::string mode)
+    : filepath_(std::move(filepath)), monitor_(std::move(monitor)), save_best_only_(save_best_only),
+      save_weights_only_(save_weights_only) {
+  if (filepath_.empty()) fail("ModelCheckpoint", "filepath is empty");
+  if (mode == "auto") maximize_ = monitor_.find("acc") != std::string::npos;
+  else if (mode == "max") maximize_ = true;
+  else if (mode == "min") maximize_ = false;
+  else fail("ModelCheckpoint", "mode must be auto, min or max, got '" + mode + "'");
+  format_path(0, {});  // a malformed pattern fails now, not after an epoch of training
+}
+
+void ModelCheckpoint::on_train_begin() { best_ = maximize_ ? -INFINITY : INFINITY; }
+
+std::string ModelCheckpoint::format_path(int epoch, const Logs& logs) const {
+  std::string out;
+  for (std::size_t i = 0; i < filepath_.size(); ++i) {
+    char c = filepath_[i];
+    if (c != '{') {
+      out += c;
+      continue;
+    }
+    std::size_t close = filepath_.find('}', i);
+    if (close == std::string::npos) fail("ModelCheckpoint", "unclosed '{' in '" + filepath_ + "'");
+    std::string field = filepath_.substr(i + 1, close - i - 1), spec;
+    if (std::size_t colon = field.find(':'); colon != std::string::npos) {
+      spec = field.substr(colon + 1);
+      field = field.substr(0, colon);
+    }
+    // Only integer widths ("02d") and fixed decimals (".4f"): no other printf conversions.
+    bool int_spec = spec.empty() || (spec.back() == 'd' && spec.find_first_not_of("0123456789", 0) == spec.size() - 1);
+    bool float_spec = spec.size() >= 3 && spec[0] == '.' && spec.back() == 'f' &&
+                      spec.find_first_not_of("0123456789", 1) == spec.size() - 1;
+    if (field.empty() || (!int_spec && !float_spec) || spec.size() > 4)
+      fail("ModelCheckpoint", "unsupported field '{" + filepath_.substr(i + 1, close - i - 1) + "}' in '" + filepath_ +
+                                  "' (use {epoch}, {epoch:02d}, {name}, {name:.4f})");
+    char buf[64];
+    if (field == "epoch") {
+      if (float_spec) fail("ModelCheckpoint", "{epoch} takes an integer format, not '" + spec + "'");
+      std::snprintf(buf, sizeof buf, ("%" + (spec.empty() ? std::string("d") : spec)).c_str(), epoch + 1);
+    } else {
+      auto it = logs.find(field);
+      if (it == logs.end()) {
+        if (logs.empty()) {  // validating the pattern before training: any name may appear later
+          out += "0";
+          i = close;
+          continue;
+        }
+        fail("ModelCheckpoint", "'{" + field + "}' in '" + filepath_ + "' is not in the logs");
+      }
+      std::snprintf(buf, sizeof buf, ("%" + (float_spec ? spec : std::string(".4f"))).c_str(), it->second);
+    }
+    out += buf;
+    i = close;
+  }
+  return out;
+}
+
+void ModelCheckpoint::on_epoch_end(int epoch, const Logs& logs) {
+  if (!model) return;
+  if (save_best_only_) {
+    auto it = logs.find(monitor_);
+    if (it == logs.end()) {
+      std::string known;
+      for (const auto& [k, v] : logs) known += (known.empty() ? "" : ", ") + k;
+      fail("ModelCheckpoint", "monitored value '" + monitor_ + "' is not in the logs (" + known + ")");
+    }
+    double v = it->second;
+    if (!(maximize_ ? v > best_ : v < best_)) return;
+    best_ = v;
+  }
+  std::string path = format_path(epoch, logs);
+  if (save_weights_only_) {
+    model->save_weights(path);
+  } else {
+    Checkpoint ckpt;
+    ckpt.track("model", *model);
+    if (model->optimizer()) ckpt.track("optimizer", *model->optimizer());
+    ckpt.save(path);
+  }
+  last_saved_ = path;
 }
 
 }  // namespace ef::train

@@ -180,8 +180,6 @@ History Model::fit(const Tensor& x_all, const Tensor& y_all, const FitOptions& o
   std::int64_t n = x.dim(0);
   if (n == 0) fail(name(), "fit got no examples");
   make_steps(x, y);
-  // Shuffling draws from ef's generator, so ef::random::set_seed repeats a fit exactly.
-  std::mt19937_64 rng(static_cast<std::uint64_t>(random::uniform({}, 0.0, 1.0, DType::float64).item<double>() * 9007199254740992.0));
   std::int64_t steps = (n + o.batch_size - 1) / o.batch_size;
   bool terminal = stdout_is_terminal();
   History history;
@@ -189,12 +187,21 @@ History Model::fit(const Tensor& x_all, const Tensor& y_all, const FitOptions& o
   for (auto& cb : o.callbacks) cb->model = this;
   for (auto& cb : o.callbacks) cb->on_train_begin();
   std::vector<std::int64_t> order(static_cast<std::size_t>(n));
-  for (int epoch = 0; epoch < o.epochs && !stop_training; ++epoch) {
+  if (o.initial_epoch < 0 || o.initial_epoch > o.epochs)
+    fail(name(), "initial_epoch " + std::to_string(o.initial_epoch) + " is outside [0, epochs=" + std::to_string(o.epochs) + "]");
+  for (int epoch = o.initial_epoch; epoch < o.epochs && !stop_training; ++epoch) {
     for (auto& cb : o.callbacks) cb->on_epoch_begin(epoch);
     if (o.verbose) std::cout << "Epoch " << epoch + 1 << "/" << o.epochs << "\n" << std::flush;
     reset_metrics();
     std::iota(order.begin(), order.end(), 0);
-    if (o.shuffle) std::shuffle(order.begin(), order.end(), rng);
+    if (o.shuffle) {
+      // Each epoch's order draws from ef's generator when the epoch starts: set_seed repeats
+      // a fit, and a run restored from a checkpoint (with the generator's state) shuffles
+      // its next epoch as the uninterrupted run would have.
+      std::mt19937_64 rng(static_cast<std::uint64_t>(
+          random::uniform({}, 0.0, 1.0, DType::float64).item<double>() * 9007199254740992.0));
+      std::shuffle(order.begin(), order.end(), rng);
+    }
     ProgressBar bar(std::cout, steps, o.verbose, terminal);
     for (std::int64_t b = 0; b < steps; ++b) {
       for (auto& cb : o.callbacks) cb->on_batch_begin(static_cast<int>(b));

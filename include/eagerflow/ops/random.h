@@ -11,6 +11,13 @@
 
 namespace ef::random {
 void set_seed(std::uint64_t seed);
+// The global generator's whole state (seed and draw counter), for checkpoints: restoring it
+// makes the following draws repeat those that followed the save.
+struct GeneratorState {
+  std::uint64_t seed = 0, counter = 0;
+};
+GeneratorState get_global_state();
+void set_global_state(GeneratorState state);
 Tensor uniform(const Shape& shape, double minval = 0.0, double maxval = 1.0,
                DType dtype = DType::float32, std::optional<std::uint64_t> seed = std::nullopt);
 Tensor normal(const Shape& shape, double mean = 0.0, double stddev = 1.0,

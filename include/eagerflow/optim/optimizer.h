@@ -36,6 +36,13 @@ class Optimizer {
   const std::string& name() const { return name_; }
   // Every slot variable, for checkpoints.
   std::vector<Variable> variables() const;
+  // For checkpoints: the slots made so far for `var` (by slot name), the slot `name` of `var`
+  // made now if missing (restoring into a fresh optimizer), the step counter made if
+  // missing, and the variable that holds a constant learning rate.
+  std::map<std::string, Variable> slots_of(const Variable& var) const;
+  Variable get_or_create_slot(const Variable& var, const std::string& name);
+  Variable get_or_create_iterations();
+  Variable learning_rate_variable() const { return lr_; }
 
  protected:
   // Updates one variable; `lr` and `step` (float32 scalars; step counts from 1) are tensors.

@@ -67,4 +67,27 @@ class LearningRateScheduler : public Callback {
   std::function<double(int, double)> schedule_;
 };
 
+// Saves the model during fit (Keras' ModelCheckpoint), atomically: every epoch, or only when
+// `monitor` improves (save_best_only). The path may name the epoch and logged values:
+// "ckpt/epoch{epoch:02d}-{val_loss:.3f}.safetensors" (epochs count from 1, as Keras prints).
+// save_weights_only: the weights (Model::save_weights); otherwise a Checkpoint of the model,
+// its optimizer and the random generator, from which a run resumes exactly.
+class ModelCheckpoint : public Callback {
+ public:
+  explicit ModelCheckpoint(std::string filepath, std::string monitor = "val_loss", bool save_best_only = false,
+                           bool save_weights_only = true, std::string mode = "auto");
+  void on_train_begin() override;
+  void on_epoch_end(int epoch, const Logs& logs) override;
+  // The file written last ("" before the first save).
+  const std::string& last_saved() const { return last_saved_; }
+  // The path for an epoch and its logs (public for tests and for finding the files).
+  std::string format_path(int epoch, const Logs& logs) const;
+
+ private:
+  std::string filepath_, monitor_;
+  bool save_best_only_, save_weights_only_, maximize_;
+  double best_ = 0;
+  std::string last_saved_;
+};
+
 }  // namespace ef::train

@@ -22,6 +22,8 @@ namespace ef::train {
 struct FitOptions {
   std::int64_t batch_size = 32;
   int epochs = 1;
+  // Keras' initial_epoch: the epoch to start at (to resume a run); epochs is the last one.
+  int initial_epoch = 0;
   double validation_split = 0.0;  // the last fraction of x, y (before shuffling), as Keras
   std::optional<std::pair<Tensor, Tensor>> validation_data;
   bool shuffle = true;
@@ -59,6 +61,12 @@ class Model : public nn::Layer {
   void summary() const;
 
   const std::shared_ptr<optim::Optimizer>& optimizer() const { return optimizer_; }
+  // The weights in a safetensors file, keyed by their paths below this model ("dense/kernel"),
+  // so a model of the same structure loads them whatever its own name. Loading checks names,
+  // shapes and dtypes first and reports every mismatch in one ef::Error (nothing is assigned
+  // then); skip_mismatch loads what fits and leaves the rest (Keras' option).
+  void save_weights(const std::string& path) const;
+  void load_weights(const std::string& path, bool skip_mismatch = false);
   bool stop_training = false;  // callbacks set it to end fit after this epoch
 
  private:

@@ -1,0 +1,243 @@
+#include "eagerflow/train/checkpoint.h"
+
+#include <map>
+#include <set>
+
+#include "eagerflow/core/error.h"
+#include "eagerflow/io/safetensors.h"
+#include "eagerflow/ops/random.h"
+#include "eagerflow/train/model.h"
+
+namespace ef::train {
+namespace {
+
+// One value to write into one variable (or the generator).
+struct Assignment {
+  Variable target;
+  Tensor value;
+};
+
+std::string spec_text(DType d, const Shape& s) { return TensorSpec{d, s, {}}.str(); }
+
+// Matches `file` against `wanted` (key -> variable); returns the assignments, and the
+// mismatches as lines for one error.
+void match(const io::TensorFile& file, const std::vector<std::pair<std::string, Variable>>& wanted,
+           const std::set<std::string>& also_known, std::vector<Assignment>& out, std::vector<std::string>& problems) {
+  std::set<std::string> used;
+  for (const auto& [key, var] : wanted) {
+    const Tensor* t = file.find(key);
+    if (!t) {
+      problems.push_back("missing in the file: '" + key + "' " + spec_text(var.dtype(), var.shape()));
+      continue;
+    }
+    used.insert(key);
+    if (t->dtype() != var.dtype() || t->shape() != var.shape()) {
+      problems.push_back("'" + key + "': the file has " + t->spec().str() + ", the variable is " +
+                         spec_text(var.dtype(), var.shape()));
+      continue;
+    }
+    out.push_back({var, *t});
+  }
+  for (const auto& t : file.tensors)
+    if (!used.count(t.name) && !also_known.count(t.name)) problems.push_back("not in the model: '" + t.name + "' " + t.value.spec().str());
+}
+
+[[noreturn]] void report(const std::string& what, const std::vector<std::string>& problems) {
+  std::string msg = what + ": " + std::to_string(problems.size()) + " mismatch" + (problems.size() == 1 ? "" : "es") +
+                    " (nothing was loaded; skip_mismatch loads what fits):";
+  for (const auto& p : problems) msg += "\n  " + p;
+  throw Error(msg);
+}
+
+Tensor u64_scalar(std::uint64_t v) { return scalar(static_cast<std::int64_t>(v)); }
+
+}  // namespace
+
+std::vector<std::pair<std::string, Variable>> weights_by_key(const nn::Layer& layer) {
+  std::vector<std::pair<std::string, Variable>> out;
+  std::string prefix = layer.name() + "/";
+  std::set<std::string> seen;
+  for (const Variable& v : layer.weights()) {
+    std::string key = v.name().rfind(prefix, 0) == 0 ? v.name().substr(prefix.size()) : v.name();
+    if (!seen.insert(key).second) fail(layer.name(), "two weights share the path '" + key + "'");
+    out.emplace_back(std::move(key), v);
+  }
+  return out;
+}
+
+void Model::save_weights(const std::string& path) const {
+  std::vector<io::NamedTensor> tensors;
+  for (const auto& [key, var] : weights_by_key(*this)) tensors.push_back({key, var.value()});
+  io::save_safetensors(path, tensors, {{"format", "eagerflow-weights"}, {"version", "1"}});
+}
+
+void Model::load_weights(const std::string& path, bool skip_mismatch) {
+  auto wanted = weights_by_key(*this);
+  if (wanted.empty())
+    fail(name(), "has no weights yet: call the model once (or build it) before load_weights('" + path + "')");
+  io::TensorFile file = io::load_safetensors(path);
+  std::vector<Assignment> assignments;
+  std::vector<std::string> problems;
+  match(file, wanted, {}, assignments, problems);
+  if (!problems.empty() && !skip_mismatch) report(name() + ".load_weights('" + path + "')", problems);
+  for (auto& a : assignments) a.target.assign(a.value);
+}
+
+void Checkpoint::check_name(const std::string& name) const {
+  if (name.empty() || name.find('/') != std::string::npos || name == "rng")
+    fail("Checkpoint", "object names must be non-empty, without '/', and not 'rng': got '" + name + "'");
+  for (const auto& e : entries_)
+    if (e.name == name) fail("Checkpoint", "the name '" + name + "' is tracked twice");
+}
+
+Checkpoint& Checkpoint::track(const std::string& name, nn::Layer& layer) {
+  check_name(name);
+  entries_.push_back({name, &layer, nullptr, {}});
+  return *this;
+}
+Checkpoint& Checkpoint::track(const std::string& name, optim::Optimizer& optimizer) {
+  check_name(name);
+  entries_.push_back({name, nullptr, &optimizer, {}});
+  return *this;
+}
+Checkpoint& Checkpoint::track(const std::string& name, const Variable& variable) {
+  check_name(name);
+  if (!variable.defined()) fail("Checkpoint", "variable '" + name + "' is undefined");
+  entries_.push_back({name, nullptr, nullptr, variable});
+  return *this;
+}
+Checkpoint& Checkpoint::track_random_state(bool on) {
+  random_state_ = on;
+  return *this;
+}
+
+namespace {
+
+// Every variable a checkpoint covers, by key; optimizer slots are keyed by their owner's key.
+struct Keyed {
+  std::vector<std::pair<std::string, Variable>> vars;
+};
+
+}  // namespace
+
+void Checkpoint::save(const std::string& path) const {
+  Keyed k;
+  for (const auto& e : entries_) {
+    if (e.layer)
+      for (auto& [key, v] : weights_by_key(*e.layer)) k.vars.emplace_back(e.name + "/" + key, v);
+    else if (e.variable.defined())
+      k.vars.emplace_back(e.name, e.variable);
+  }
+  std::vector<io::NamedTensor> tensors;
+  for (const auto& [key, v] : k.vars) tensors.push_back({key, v.value()});
+  for (const auto& e : entries_) {
+    if (!e.optimizer) continue;
+    optim::Optimizer& opt = *e.optimizer;
+    if (opt.iterations().defined()) tensors.push_back({e.name + "/iterations", opt.iterations().value()});
+    tensors.push_back({e.name + "/learning_rate", opt.learning_rate_variable().value()});
+    for (const auto& [owner_key, owner] : k.vars) {
+      for (const auto& [slot, var] : opt.slots_of(owner))
+        tensors.push_back({e.name + "/slots/" + owner_key + "/" + slot, var.value()});
+    }
+    std::size_t saved_slots = 0, all_slots = opt.variables().size() - (opt.iterations().defined() ? 1 : 0);
+    for (const auto& t : tensors) saved_slots += t.name.rfind(e.name + "/slots/", 0) == 0;
+    if (saved_slots != all_slots)
+      fail("Checkpoint", "optimizer '" + e.name + "' has slots for variables this checkpoint does not track; track "
+                         "the layers (or variables) it trains");
+  }
+  if (random_state_) {
+    random::GeneratorState g = random::get_global_state();
+    tensors.push_back({"rng/seed", u64_scalar(g.seed)});
+    tensors.push_back({"rng/counter", u64_scalar(g.counter)});
+  }
+  io::save_safetensors(path, tensors, {{"format", "eagerflow-checkpoint"}, {"version", "1"}});
+}
+
+void Checkpoint::restore(const std::string& path, bool skip_mismatch) {
+  io::TensorFile file = io::load_safetensors(path);
+  Keyed k;
+  for (const auto& e : entries_) {
+    if (e.layer) {
+      auto weights = weights_by_key(*e.layer);
+      if (weights.empty())
+        fail("Checkpoint", "layer '" + e.name + "' has no weights yet: call it once (or build it) before restoring");
+      for (auto& [key, v] : weights) k.vars.emplace_back(e.name + "/" + key, v);
+    } else if (e.variable.defined()) {
+      k.vars.emplace_back(e.name, e.variable);
+    }
+  }
+  std::map<std::string, Variable> by_key(k.vars.begin(), k.vars.end());
+  std::vector<std::pair<std::string, Variable>> wanted = k.vars;
+  std::vector<std::string> problems;
+  std::set<std::string> known;
+  // Optimizer state: slots named in the file are made (if missing) for the owners they name.
+  struct SlotToMake {
+    optim::Optimizer* opt;
+    Variable owner;
+    std::string slot, key;
+  };
+  std::vector<SlotToMake> slots;
+  for (const auto& e : entries_) {
+    if (!e.optimizer) continue;
+    known.insert(e.name + "/iterations");
+    known.insert(e.name + "/learning_rate");
+    std::string prefix = e.name + "/slots/";
+    for (const auto& t : file.tensors) {
+      if (t.name.rfind(prefix, 0) != 0) continue;
+      std::string rest = t.name.substr(prefix.size());
+      std::size_t cut = rest.rfind('/');
+      auto owner = cut == std::string::npos ? by_key.end() : by_key.find(rest.substr(0, cut));
+      if (owner == by_key.end()) continue;  // reported below as not in the model
+      known.insert(t.name);
+      slots.push_back({e.optimizer, owner->second, rest.substr(cut + 1), t.name});
+    }
+  }
+  if (random_state_) {
+    known.insert("rng/seed");
+    known.insert("rng/counter");
+  }
+  std::vector<Assignment> assignments;
+  match(file, wanted, known, assignments, problems);
+  // Slots, counters and the generator: checked the same way.
+  std::vector<std::pair<std::string, Tensor>> opt_values;
+  for (const auto& s : slots) {
+    const Tensor* t = file.find(s.key);
+    if (t->dtype() != s.owner.dtype() || t->shape() != s.owner.shape())
+      problems.push_back("'" + s.key + "': the file has " + t->spec().str() + ", the variable is " +
+                         spec_text(s.owner.dtype(), s.owner.shape()));
+  }
+  for (const auto& e : entries_) {
+    if (!e.optimizer) continue;
+    const Tensor* it = file.find(e.name + "/iterations");
+    if (it && (it->dtype() != DType::int64 || it->rank() != 0)) problems.push_back("'" + e.name + "/iterations' is not an int64 scalar");
+    const Tensor* lr = file.find(e.name + "/learning_rate");
+    if (!lr) problems.push_back("missing in the file: '" + e.name + "/learning_rate'");
+    else if (lr->dtype() != DType::float32 || lr->rank() != 0) problems.push_back("'" + e.name + "/learning_rate' is not a float32 scalar");
+  }
+  const Tensor *seed = file.find("rng/seed"), *counter = file.find("rng/counter");
+  if (random_state_) {
+    if (!seed || !counter) problems.push_back("missing in the file: the random generator's state (rng/seed, rng/counter)");
+    else if (seed->dtype() != DType::int64 || counter->dtype() != DType::int64 || seed->rank() || counter->rank())
+      problems.push_back("rng/seed and rng/counter must be int64 scalars");
+  }
+  if (!problems.empty() && !skip_mismatch) report("Checkpoint.restore('" + path + "')", problems);
+
+  for (auto& a : assignments) a.target.assign(a.value);
+  for (const auto& s : slots) {
+    const Tensor* t = file.find(s.key);
+    if (t->dtype() == s.owner.dtype() && t->shape() == s.owner.shape()) s.opt->get_or_create_slot(s.owner, s.slot).assign(*t);
+  }
+  for (const auto& e : entries_) {
+    if (!e.optimizer) continue;
+    const Tensor* it = file.find(e.name + "/iterations");
+    if (it && it->dtype() == DType::int64 && it->rank() == 0) e.optimizer->get_or_create_iterations().assign(*it);
+    const Tensor* lr = file.find(e.name + "/learning_rate");
+    if (lr && lr->dtype() == DType::float32 && lr->rank() == 0) e.optimizer->learning_rate_variable().assign(*lr);
+  }
+  if (random_state_ && seed && counter && seed->dtype() == DType::int64 && counter->dtype() == DType::int64 &&
+      seed->rank() == 0 && counter->rank() == 0)
+    random::set_global_state({static_cast<std::uint64_t>(seed->item<std::int64_t>()),
+                              static_cast<std::uint64_t>(counter->item<std::int64_t>())});
+}
+
+}  // namespace ef::train
