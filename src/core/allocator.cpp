@@ -44,8 +44,17 @@ Cache& cache() {
 
 }  // namespace
 
+namespace {
+std::atomic<std::size_t> largest{0};
+}  // namespace
+
+std::size_t largest_request() { return largest.load(std::memory_order_relaxed); }
+void reset_largest_request() { largest.store(0, std::memory_order_relaxed); }
+
 void* allocate(std::size_t nbytes) {
   if (nbytes == 0) return nullptr;
+  for (std::size_t seen = largest.load(std::memory_order_relaxed); nbytes > seen;)
+    if (largest.compare_exchange_weak(seen, nbytes, std::memory_order_relaxed)) break;
   int cls = size_class(nbytes);
   Cache& c = cache();
   {

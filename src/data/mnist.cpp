@@ -30,7 +30,8 @@ std::vector<unsigned char> read_all(const std::string& path) {
     }
     if (n == 0) break;
     data.insert(data.end(), buf, buf + n);
-    if (data.size() > (std::size_t{1} << 31)) fail("mnist", "'" + path + "' is larger than any MNIST file");
+    // MNIST's largest file is 47 MB: a bound that stops a decompression bomb early.
+    if (data.size() > (std::size_t{1} << 28)) fail("mnist", "'" + path + "' decompresses to more than 256 MB: not an MNIST file");
   }
   return data;
 }
@@ -56,20 +57,29 @@ std::vector<std::int64_t> idx_dims(const std::vector<unsigned char>& d, const st
   if (d.size() < header) fail("mnist", "'" + path + "' is truncated inside its header");
   std::vector<std::int64_t> dims;
   std::uint64_t count = 1;
+  bool saturated = false;  // dims of up to 2^32 each: the product may not fit 64 bits
   for (int i = 0; i < rank; ++i) {
     dims.push_back(big_endian(d, 4 + 4 * static_cast<std::size_t>(i)));
-    count *= static_cast<std::uint64_t>(dims.back());
+    auto dim = static_cast<std::uint64_t>(dims.back());
+    if (dim != 0 && count > (std::uint64_t{1} << 40) / dim) saturated = true;
+    else count *= dim;
   }
-  if (d.size() - header != count)
+  for (auto dim : dims) if (dim == 0) saturated = false, count = 0;
+  if (saturated || d.size() - header != count)
     fail("mnist", "'" + path + "' holds " + std::to_string(d.size() - header) + " bytes of data where its header promises " +
-                      std::to_string(count) + (d.size() - header < count ? " (truncated)" : ""));
+                      (saturated ? std::string("more than 2^40") : std::to_string(count)) +
+                      (saturated || d.size() - header < count ? " (truncated)" : ""));
   return dims;
 }
 
 }  // namespace
 
 Digits load_idx(const std::string& images_path, const std::string& labels_path) {
-  std::vector<unsigned char> img = read_all(images_path), lab = read_all(labels_path);
+  return parse_idx(read_all(images_path), read_all(labels_path), images_path, labels_path);
+}
+
+Digits parse_idx(const std::vector<unsigned char>& img, const std::vector<unsigned char>& lab,
+                 const std::string& images_path, const std::string& labels_path) {
   std::vector<std::int64_t> idims = idx_dims(img, images_path, 0x00000803, 3);
   std::vector<std::int64_t> ldims = idx_dims(lab, labels_path, 0x00000801, 1);
   if (idims[0] != ldims[0])

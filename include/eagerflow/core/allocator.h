@@ -12,4 +12,8 @@ std::size_t cached_bytes();
 void release_cached();
 std::size_t cached_primitives();         // oneDNN primitives this thread keeps (at most 64, LRU)
 std::size_t system_allocations();        // how many times we had to ask the system (for tests)
+// The largest single request since the last reset (tests check that loaders allocate no
+// more than a file justifies).
+std::size_t largest_request();
+void reset_largest_request();
 }  // namespace ef::allocator

@@ -2,6 +2,7 @@
 // MNIST in its real format: IDX files, gzip-compressed (the files of the MNIST distribution).
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "eagerflow/core/tensor.h"
 
@@ -15,6 +16,9 @@ struct Digits {
 // Reads an IDX image file and an IDX label file (gzip or plain). A missing, truncated or
 // wrong file is an ef::Error that names the file and what is wrong.
 Digits load_idx(const std::string& images_path, const std::string& labels_path);
+// The same from the files' (decompressed) bytes; the names are for errors.
+Digits parse_idx(const std::vector<unsigned char>& images, const std::vector<unsigned char>& labels,
+                 const std::string& images_name = "images", const std::string& labels_name = "labels");
 // The test set (t10k-*) from a folder.
 Digits load_mnist_test(const std::string& dir);
 // Where the MNIST files are: `flag` if given, else $EF_MNIST_DIR, else ../shared/data/mnist
