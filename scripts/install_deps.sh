@@ -8,10 +8,22 @@ missing=()
 for p in "${needed[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-echo "Installing: ${missing[*]}"
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "Installing: ${missing[*]}"
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Python packages used only by the interop tests (safetensors/numpy read and write checkpoint
+# files, onnxruntime runs exported models), in a virtualenv outside the repository. The build
+# never needs Python.
+VENV="${EF_VENV:-$HOME/.cache/eagerflow/venv}"
+if ! "$VENV/bin/python" -c "import safetensors, numpy, onnxruntime" 2>/dev/null; then
+  echo "Creating the interop test virtualenv in $VENV"
+  command -v python3 >/dev/null || { $SUDO apt-get update -qq; $SUDO apt-get install -y -qq python3 python3-venv >/dev/null; }
+  python3 -m venv "$VENV" 2>/dev/null || { $SUDO apt-get install -y -qq python3-venv >/dev/null; python3 -m venv "$VENV"; }
+  "$VENV/bin/pip" install -q --disable-pip-version-check safetensors numpy onnxruntime
+fi
