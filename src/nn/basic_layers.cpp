@@ -5,6 +5,27 @@
 
 namespace ef::nn {
 
+Tensor Reshape::call(const Tensor& inputs) {
+  if (inputs.rank() < 1) fail(name(), "expects inputs with a batch axis, got " + inputs.spec().str());
+  std::vector<std::int64_t> dims{-1};
+  int inferred = 0;
+  for (int a = 0; a < target_.rank(); ++a) {
+    if (target_[a] == -1) ++inferred;
+    else if (target_[a] < 0) fail(name(), "target shape " + target_.str() + " has a negative dim");
+    dims.push_back(target_[a]);
+  }
+  if (inferred > 0) fail(name(), "the target shape " + target_.str() + " must be fully known (the batch is the -1)");
+  std::int64_t want = target_.num_elements(), have = 1;
+  for (int a = 1; a < inputs.rank(); ++a) {
+    if (inputs.shape()[a] == kDynamic) fail(name(), "needs the non-batch dims to be known, got " + inputs.spec().str());
+    have *= inputs.shape()[a];
+  }
+  if (want != have)
+    fail(name(), "cannot reshape " + inputs.spec().str() + " to [batch, " + target_.str().substr(1) + ": " +
+                     std::to_string(have) + " values per example, the target holds " + std::to_string(want));
+  return reshape(inputs, Shape(std::move(dims)));
+}
+
 Tensor Flatten::call(const Tensor& inputs) {
   if (inputs.rank() < 1) fail(name(), "expects inputs with a batch axis, got " + inputs.spec().str());
   if (inputs.rank() == 1) return expand_dims(inputs, 1);

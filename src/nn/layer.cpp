@@ -138,8 +138,20 @@ Tensor Layer::invoke(std::span<const Tensor> inputs, bool single, std::optional<
   if (out.defined()) {
     std::lock_guard lock(mutex_);
     output_spec_ = out.spec();
+    // Keras' _set_save_spec: the first call's input, batch dim dynamic, so that the layer
+    // can be saved without an explicit signature.
+    if (!save_spec_ && single && inputs[0].rank() >= 1) {
+      std::vector<std::int64_t> dims = inputs[0].shape().dims();
+      dims[0] = kDynamic;
+      save_spec_ = TensorSpec{inputs[0].dtype(), Shape(std::move(dims)), {}};
+    }
   }
   return out;
+}
+
+std::optional<TensorSpec> Layer::save_spec() const {
+  std::lock_guard lock(mutex_);
+  return save_spec_;
 }
 
 std::string Layer::type_name() const { return class_name(typeid(*this)); }

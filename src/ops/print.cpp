@@ -1,4 +1,5 @@
 #include "eagerflow/ops/print.h"
+#include "ops/print_op.h"
 
 #include <iostream>
 #include <mutex>
@@ -39,12 +40,22 @@ class Print : public PrimitiveBase<Print> {
     line += '\n';
     print_sink().write(line);
   }
+  const std::vector<detail::PrintPiece>& pieces() const { return pieces_; }
 
  private:
   std::vector<detail::PrintPiece> pieces_;
 };
 
 }  // namespace
+
+std::shared_ptr<Primitive> make_print(std::vector<detail::PrintPiece> pieces) {
+  return std::make_shared<Print>(std::move(pieces));
+}
+
+const std::vector<detail::PrintPiece>* print_pieces(const Primitive& op) {
+  auto* p = dynamic_cast<const Print*>(&op);
+  return p ? &p->pieces() : nullptr;
+}
 
 void set_print_sink(std::function<void(std::string_view)> sink) { print_sink().set(std::move(sink)); }
 

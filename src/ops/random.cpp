@@ -1,3 +1,4 @@
+#include <charconv>
 #include "eagerflow/ops/random.h"
 
 #include <atomic>
@@ -91,8 +92,14 @@ RandomOp::RandomOp(RandomKind kind, Shape shape, double a, double b, DType dtype
       draws_(std::make_shared<std::atomic<std::uint64_t>>(0)) {}
 
 std::string RandomOp::attrs() const {
-  std::string s = kind_ == RandomKind::uniform ? "minval=" + std::to_string(a_) + " maxval=" + std::to_string(b_)
-                                                : "mean=" + std::to_string(a_) + " stddev=" + std::to_string(b_);
+  auto exact = [](double v) {  // the shortest text that reads back to the same double
+    char buf[32];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, end);
+  };
+  std::string s = kind_ == RandomKind::uniform ? "minval=" + exact(a_) + " maxval=" + exact(b_)
+                                                : "mean=" + exact(a_) + " stddev=" + exact(b_);
+  if (dtype_ != DType::float32) s += " dtype=" + std::string(name_of(dtype_));
   if (!like_) s = "shape=" + shape_.str() + " " + s;
   if (seed_) s += " seed=" + std::to_string(*seed_);
   return s;

@@ -1,3 +1,4 @@
+#include <charconv>
 // Ops on runtime shapes: shape, size, *_like fills, broadcast_to / broadcast_like and sum_to.
 // Inside a trace with dynamic dims they read the shape when the graph runs, so that user code
 // and gradient rules never need a concrete dim at trace time.
@@ -27,12 +28,16 @@ void ShapeOf::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs
 
 const char* FillLike::name() const {
   if (dtype_) return "full_like";
-  return value_ == 0.0 ? "zeros_like" : value_ == 1.0 ? "ones_like" : "full_like";
+  // By bits: -0.0 is a full_like, so that the printed (and saved) op reads back the same.
+  std::uint64_t bits = std::bit_cast<std::uint64_t>(value_);
+  return bits == std::bit_cast<std::uint64_t>(0.0) ? "zeros_like" : value_ == 1.0 ? "ones_like" : "full_like";
 }
 
 std::string FillLike::attrs() const {
   if (std::string(name()) != "full_like") return {};
-  return "value=" + std::to_string(value_) + (dtype_ ? " dtype=" + std::string(name_of(*dtype_)) : "");
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value_);  // shortest text that reads back exactly
+  return "value=" + std::string(buf, end) + (dtype_ ? " dtype=" + std::string(name_of(*dtype_)) : "");
 }
 
 bool FillLike::same_params(const FillLike& o) const {

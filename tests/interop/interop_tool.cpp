@@ -1,6 +1,8 @@
 // The C++ side of the interop tests (tests/interop/interop_test.py drives it):
 //   interop_tool write-safetensors PATH   writes known tensors for Python to check
 //   interop_tool check-safetensors PATH   checks the tensors Python wrote (see the script)
+//   interop_tool run-saved-model DIR IN OUT   loads a saved model (ef::load), runs
+//       "serving_default" on tensor "x" of IN and writes its result as "y" to OUT
 // Exit status 0 when the check holds; the reason on stderr otherwise.
 #include <cstdio>
 #include <cstring>
@@ -46,9 +48,24 @@ int check_safetensors(const std::string& path) {
   return 0;
 }
 
+int run_saved_model(const std::string& dir, const std::string& in, const std::string& out) {
+  SavedModel m = load(dir);
+  io::TensorFile f = io::load_safetensors(in);
+  if (!f.find("x")) return fail("no tensor x in " + in);
+  io::save_safetensors(out, {{"y", m("serving_default", {*f.find("x")})[0]}});
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 5 && std::string(argv[1]) == "run-saved-model") {
+    try {
+      return run_saved_model(argv[2], argv[3], argv[4]);
+    } catch (const Error& e) {
+      return fail(e.what());
+    }
+  }
   if (argc != 3) return fail("usage: interop_tool write-safetensors|check-safetensors PATH");
   std::string cmd = argv[1], path = argv[2];
   try {

@@ -17,6 +17,7 @@ class ConcreteFunction {
 
   const std::string& name() const { return name_; }
   const Signature& signature() const { return signature_; }
+  const std::vector<std::string>& arg_names() const { return arg_names_; }
   std::string signature_str() const;
   const ir::Graph& graph() const { return *optimized_; }        // what runs
   const ir::Graph& traced_graph() const { return *traced_; }    // before the passes

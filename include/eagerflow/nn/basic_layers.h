@@ -1,5 +1,5 @@
 #pragma once
-// Layers without weights: Flatten, Dropout and Activation.
+// Layers without weights: Flatten, Reshape, Dropout and Activation.
 #include <optional>
 
 #include "eagerflow/nn/activation_fn.h"
@@ -14,6 +14,19 @@ class Flatten : public Layer {
 
  protected:
   Tensor call(const Tensor& inputs) override;
+};
+
+// [batch, ...] -> [batch, target...] (Keras' Reshape: the target excludes the batch, one entry
+// may be -1); the batch may be dynamic.
+class Reshape : public Layer {
+ public:
+  explicit Reshape(Shape target, std::string name = "") : Layer(std::move(name)), target_(std::move(target)) {}
+
+ protected:
+  Tensor call(const Tensor& inputs) override;
+
+ private:
+  Shape target_;
 };
 
 // While training, zeroes each element with probability `rate` and scales the rest by

@@ -56,6 +56,9 @@ class Layer {
   // The spec of the last output (the batch dim as the call saw it); empty before a call.
   std::optional<TensorSpec> output_spec() const;
   void set_trainable(bool trainable) { trainable_ = trainable; }
+  // The input spec of the first (single-input) call with the batch dim dynamic: what ef::save
+  // traces when no signature is given. Empty before a call.
+  std::optional<TensorSpec> save_spec() const;
 
  protected:
   virtual void build(const Shape& input_shape) {}
@@ -83,6 +86,7 @@ class Layer {
   bool built_ = false;
   bool trainable_ = true;
   std::optional<TensorSpec> output_spec_;
+  std::optional<TensorSpec> save_spec_;
   std::vector<Variable> own_weights_;
   std::vector<Layer*> children_;
   std::vector<Layer*> parents_;  // so that a layer destroyed first unlinks itself

@@ -1,0 +1,65 @@
+#pragma once
+// Saved models (TF's SavedModel): ef::save writes traced functions (their graphs, signatures
+// and constants) and the variables they use to a folder; ef::load, in another process and
+// without the C++ that defined them, returns functions that give the same results.
+//
+//   ef::save(model, "build/mlp");              // "serving_default", traced at the model's
+//                                              // remembered input spec (dynamic batch)
+//   ef::SavedModel m = ef::load("build/mlp");
+//   ef::Tensor y = m("serving_default", {x})[0];
+//
+// The folder holds saved_model.json (format and version, signatures, graphs: docs/saved_model.md)
+// and variables.safetensors (variable values and graph constants, bit-exact). Loading refuses
+// what it does not know (an unknown op, a newer version) with an ef::Error, and checks every
+// graph by tracing it again: a damaged file cannot describe shapes its ops would not compute.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "eagerflow/function/concrete_function.h"
+#include "eagerflow/function/function.h"
+#include "eagerflow/nn/layer.h"
+#include "eagerflow/variable.h"
+
+namespace ef {
+
+inline constexpr int kSavedModelVersion = 1;
+
+// Saves `layer` called in inference mode at `input_spec` (default: the spec of its first call
+// with the batch dim dynamic, Layer::save_spec) as the signature "serving_default".
+void save(nn::Layer& layer, const std::string& dir, std::optional<TensorSpec> input_spec = std::nullopt);
+// Saves concrete functions under the given signature names. Arguments must be tensors (static
+// values are baked into the trace); results are saved as a flat list of tensors.
+void save(const std::vector<std::pair<std::string, std::shared_ptr<const ConcreteFunction>>>& functions,
+          const std::string& dir);
+
+class SavedModel {
+ public:
+  struct Signature {
+    std::vector<std::string> input_names;
+    std::vector<TensorSpec> inputs;
+    std::vector<TensorSpec> outputs;
+  };
+  std::vector<std::string> signature_names() const;
+  const Signature& signature(const std::string& name) const;
+  // Runs a signature; inputs must fit its specs (dynamic dims take any size).
+  std::vector<Tensor> operator()(const std::string& name, const std::vector<Tensor>& inputs) const;
+  // The restored variables, by their saved keys.
+  const std::map<std::string, Variable>& variables() const { return variables_; }
+  // The traced (verified) function behind a signature, for printing or inspection.
+  std::shared_ptr<const ConcreteFunction> concrete_function(const std::string& name) const;
+
+ private:
+  friend SavedModel load(const std::string& dir);
+  struct Entry {
+    Signature signature;
+    std::shared_ptr<const ConcreteFunction> function;
+  };
+  std::map<std::string, Entry> functions_;
+  std::map<std::string, Variable> variables_;
+};
+
+SavedModel load(const std::string& dir);
+
+}  // namespace ef

@@ -1,0 +1,411 @@
+// ef::save and ef::load. The graph saved is the traced one (before the passes); loading
+// replays its nodes through dispatch inside a fresh trace, which runs every op's shape rule:
+// a file cannot make an op compute shapes other than the ones it declares.
+#include "eagerflow/io/saved_model.h"
+
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "eagerflow/core/error.h"
+#include "eagerflow/io/safetensors.h"
+#include "eagerflow/ops/ops.h"
+#include "eagerflow/trace/context.h"
+#include "io/json.h"
+#include "io/op_codec.h"
+#include "ops/primitives.h"
+#include "ops/print_op.h"
+
+namespace ef {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kFormat = "eagerflow-saved-model";
+constexpr std::size_t kMaxValues = 10'000'000;
+
+std::string shape_json(const Shape& s) {
+  std::string out = "[";
+  for (int d = 0; d < s.rank(); ++d) out += (d ? "," : "") + std::to_string(s[d]);  // kDynamic is -1
+  return out + "]";
+}
+
+std::string spec_json(const TensorSpec& s) {
+  return "{\"dtype\":\"" + std::string(name_of(s.dtype)) + "\",\"shape\":" + shape_json(s.shape) + "}";
+}
+
+std::string ids_json(const std::vector<int>& ids) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < ids.size(); ++i) out += (i ? "," : "") + std::to_string(ids[i]);
+  return out + "]";
+}
+
+// Variables in the order the graphs first use them, with unique keys.
+struct VariableTable {
+  std::string strip_prefix;
+  std::vector<std::shared_ptr<VariableState>> states;
+  std::vector<std::string> keys;
+  std::map<const VariableState*, int> index;
+  std::set<std::string> used;
+
+  int id(const std::shared_ptr<VariableState>& v) {
+    auto it = index.find(v.get());
+    if (it != index.end()) return it->second;
+    std::string key = !strip_prefix.empty() && v->name.rfind(strip_prefix, 0) == 0 ? v->name.substr(strip_prefix.size()) : v->name;
+    if (key.empty()) key = "variable";
+    std::string unique = key;
+    for (int n = 1; used.count(unique) || unique.rfind("constants/", 0) == 0; ++n) unique = key + "#" + std::to_string(n);
+    used.insert(unique);
+    states.push_back(v);
+    keys.push_back(unique);
+    return index[v.get()] = static_cast<int>(states.size() - 1);
+  }
+};
+
+std::string encode_graph(const ir::Graph& g, const std::string& fn, VariableTable& vars, std::vector<io::NamedTensor>& tensors) {
+  std::string out = "{\"values\":[";
+  for (std::size_t v = 0; v < g.values.size(); ++v) out += (v ? "," : "") + spec_json(g.values[v].spec);
+  out += "],\"inputs\":" + ids_json(g.inputs) + ",\"outputs\":" + ids_json(g.outputs) + ",\"constants\":[";
+  bool first = true;
+  for (std::size_t v = 0; v < g.values.size(); ++v) {
+    if (g.values[v].kind != ir::ValueKind::constant) continue;
+    std::string key = "constants/" + fn + "/" + std::to_string(v);
+    tensors.push_back({key, g.constants[static_cast<std::size_t>(g.values[v].index)]});
+    out += std::string(first ? "" : ",") + "{\"value\":" + std::to_string(v) + ",\"tensor\":" + io::json_quote(key) + "}";
+    first = false;
+  }
+  out += "],\"nodes\":[";
+  for (std::size_t n = 0; n < g.nodes.size(); ++n) {
+    const ir::Node& node = g.nodes[n];
+    const Primitive& op = *node.op;
+    std::string name = op.name();
+    out += std::string(n ? "," : "") + "{\"op\":" + io::json_quote(name);
+    if (auto* r = dynamic_cast<const ReadVariable*>(&op)) {
+      out += ",\"variable\":" + std::to_string(vars.id(r->variable()));
+    } else if (auto* a = dynamic_cast<const AssignVariable*>(&op)) {
+      out += ",\"variable\":" + std::to_string(vars.id(a->variable()));
+    } else if (auto* pieces = print_pieces(op)) {
+      out += ",\"pieces\":[";
+      for (std::size_t i = 0; i < pieces->size(); ++i)
+        out += std::string(i ? "," : "") + ((*pieces)[i].is_tensor ? "null" : io::json_quote((*pieces)[i].text));
+      out += "]";
+    } else {
+      if (!io::can_decode(name))
+        fail("save", "function '" + fn + "' uses op '" + name + "', which the saved-model format cannot hold yet" +
+                         (name == "cond" || name == "while_loop" ? " (control flow is not saveable yet)" : ""));
+      out += ",\"attrs\":" + io::json_quote(op.attrs());
+    }
+    out += ",\"inputs\":" + ids_json(node.inputs) + ",\"outputs\":" + ids_json(node.outputs);
+    if (!node.scope.empty()) out += ",\"scope\":" + io::json_quote(node.scope);
+    out += "}";
+  }
+  return out + "]}";
+}
+
+void write_model(const std::vector<std::pair<std::string, std::shared_ptr<const ConcreteFunction>>>& functions,
+                 const std::string& dir, const std::string& strip_prefix) {
+  if (functions.empty()) fail("save", "nothing to save: no functions given");
+  VariableTable vars;
+  vars.strip_prefix = strip_prefix;
+  std::vector<io::NamedTensor> tensors;
+  std::set<std::string> names;
+  std::string fns;
+  for (const auto& [name, cf] : functions) {
+    if (!cf) fail("save", "function '" + name + "' is null");
+    if (name.empty() || !names.insert(name).second) fail("save", "signature names must be unique and non-empty: '" + name + "'");
+    for (const ArgSignature& a : cf->signature())
+      if (a.kind != ArgSignature::Kind::tensor && a.kind != ArgSignature::Kind::tensor_list &&
+          a.kind != ArgSignature::Kind::static_value)
+        fail("save", "function '" + name + "' takes an argument of kind other than tensors (" + a.str() + ")");
+    const ir::Graph& g = cf->traced_graph();
+    std::string inputs = "[";
+    for (std::size_t i = 0; i < g.inputs.size(); ++i) {
+      std::string arg = i < cf->arg_names().size() && cf->signature().size() == g.inputs.size() ? cf->arg_names()[i]
+                                                                                             : "input_" + std::to_string(i);
+      inputs += std::string(i ? "," : "") + "{\"name\":" + io::json_quote(arg) + ",\"spec\":" +
+                spec_json(g.values[static_cast<std::size_t>(g.inputs[i])].spec) + "}";
+    }
+    inputs += "]";
+    std::string graph = encode_graph(g, name, vars, tensors);
+    fns += std::string(fns.empty() ? "" : ",") + "{\"name\":" + io::json_quote(name) + ",\"inputs\":" + inputs +
+           ",\"graph\":" + graph + "}";
+  }
+  std::string var_json;
+  for (std::size_t i = 0; i < vars.states.size(); ++i) {
+    const VariableState& s = *vars.states[i];
+    tensors.push_back({vars.keys[i], s.read()});
+    var_json += std::string(i ? "," : "") + "{\"key\":" + io::json_quote(vars.keys[i]) + ",\"name\":" + io::json_quote(s.name) +
+                ",\"spec\":" + spec_json(s.spec) + ",\"trainable\":" + (s.trainable ? "true" : "false") + "}";
+  }
+  std::string json = std::string("{\"format\":\"") + kFormat + "\",\"version\":" + std::to_string(kSavedModelVersion) +
+                     ",\"variables\":[" + var_json + "],\"functions\":[" + fns + "]}\n";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) fail("save", "cannot create folder '" + dir + "': " + ec.message());
+  io::save_safetensors((fs::path(dir) / "variables.safetensors").string(), tensors, {{"format", kFormat}});
+  std::vector<std::byte> bytes(json.size());
+  std::memcpy(bytes.data(), json.data(), json.size());
+  io::write_file_atomically((fs::path(dir) / "saved_model.json").string(), bytes);
+}
+
+// ---------------------------------------------------------------- loading
+DType dtype_named(const std::string& s, const std::string& where) {
+  for (DType t : {DType::float32, DType::float64, DType::int32, DType::int64, DType::bool_})
+    if (name_of(t) == s) return t;
+  throw Error(where + ": unknown dtype '" + s + "'");
+}
+
+TensorSpec read_spec(const io::Json& j, const std::string& where) {
+  const io::Json* d = j.find("dtype");
+  const io::Json* s = j.find("shape");
+  if (!d || !s) throw Error(where + ": a spec needs dtype and shape");
+  std::vector<std::int64_t> dims;
+  const auto& arr = s->array(where + " shape");
+  if (arr.size() > 64) throw Error(where + ": rank too large");
+  for (const auto& x : arr) {
+    std::int64_t v = x.integer(where + " shape");
+    if (v < 0 && v != kDynamic) throw Error(where + ": bad dimension " + std::to_string(v));
+    dims.push_back(v);
+  }
+  return TensorSpec{dtype_named(d->string(where + " dtype"), where), Shape(std::move(dims)), {}};
+}
+
+const io::Json& member(const io::Json& j, const char* key, const std::string& where) {
+  const io::Json* m = j.find(key);
+  if (!m) throw Error(where + ": missing \"" + key + "\"");
+  return *m;
+}
+
+struct NodeDesc {
+  enum class Kind { op, read, assign, print } kind = Kind::op;
+  std::shared_ptr<const Primitive> op;
+  AssignMode mode = AssignMode::set;
+  int variable = -1;
+  std::vector<detail::PrintPiece> pieces;
+  std::vector<int> inputs, outputs;
+};
+
+struct GraphDesc {
+  std::string name;
+  std::vector<TensorSpec> values;
+  std::vector<int> inputs, outputs;
+  std::vector<std::pair<int, Tensor>> constants;
+  std::vector<NodeDesc> nodes;
+};
+
+std::vector<int> read_ids(const io::Json& j, std::size_t limit, const std::string& where) {
+  std::vector<int> out;
+  for (const auto& x : j.array(where)) {
+    std::int64_t v = x.integer(where);
+    if (v < 0 || static_cast<std::size_t>(v) >= limit) throw Error(where + ": value id " + std::to_string(v) + " out of range");
+    out.push_back(static_cast<int>(v));
+  }
+  return out;
+}
+
+GraphDesc read_graph(const io::Json& j, const std::string& fn, const io::TensorFile& tensors, std::size_t num_variables) {
+  std::string where = "saved function '" + fn + "'";
+  GraphDesc g;
+  g.name = fn;
+  const auto& values = member(j, "values", where).array(where + " values");
+  if (values.size() > kMaxValues) throw Error(where + ": too many values");
+  for (const auto& v : values) g.values.push_back(read_spec(v, where + " value"));
+  std::size_t n = g.values.size();
+  g.inputs = read_ids(member(j, "inputs", where), n, where + " inputs");
+  g.outputs = read_ids(member(j, "outputs", where), n, where + " outputs");
+  for (const auto& c : member(j, "constants", where).array(where + " constants")) {
+    int id = read_ids(io::Json{std::make_shared<io::Json::Array>(io::Json::Array{member(c, "value", where)})}, n, where + " constant")[0];
+    const std::string& key = member(c, "tensor", where).string(where + " constant");
+    const Tensor* t = tensors.find(key);
+    if (!t) throw Error(where + ": constant '" + key + "' is missing from variables.safetensors");
+    g.constants.emplace_back(id, *t);
+  }
+  for (const auto& node : member(j, "nodes", where).array(where + " nodes")) {
+    NodeDesc d;
+    std::string op = member(node, "op", where).string(where + " op");
+    std::string at = where + ", op '" + op + "'";
+    d.inputs = read_ids(member(node, "inputs", at), n, at + " inputs");
+    d.outputs = read_ids(member(node, "outputs", at), n, at + " outputs");
+    if (op == "read_variable" || op == "assign" || op == "assign_add" || op == "assign_sub") {
+      std::int64_t v = member(node, "variable", at).integer(at + " variable");
+      if (v < 0 || static_cast<std::size_t>(v) >= num_variables) throw Error(at + ": variable " + std::to_string(v) + " out of range");
+      d.variable = static_cast<int>(v);
+      d.kind = op == "read_variable" ? NodeDesc::Kind::read : NodeDesc::Kind::assign;
+      d.mode = op == "assign_add" ? AssignMode::add : op == "assign_sub" ? AssignMode::sub : AssignMode::set;
+    } else if (op == "print") {
+      d.kind = NodeDesc::Kind::print;
+      std::size_t tensors_named = 0;
+      for (const auto& p : member(node, "pieces", at).array(at + " pieces")) {
+        if (p.is_string()) d.pieces.push_back({p.string(at), false});
+        else {
+          d.pieces.push_back({{}, true});
+          ++tensors_named;
+        }
+      }
+      if (tensors_named != d.inputs.size()) throw Error(at + ": the pieces name " + std::to_string(tensors_named) + " tensors for " +
+                                                      std::to_string(d.inputs.size()) + " inputs");
+    } else {
+      d.op = io::decode_op(op, member(node, "attrs", at).string(at + " attrs"), at);
+    }
+    g.nodes.push_back(std::move(d));
+  }
+  return g;
+}
+
+// Replays a saved graph through dispatch (inside the trace ef::function makes).
+std::vector<Tensor> replay(const GraphDesc& g, const std::vector<Variable>& vars, const std::vector<Tensor>& args) {
+  std::string where = "saved function '" + g.name + "'";
+  std::vector<Tensor> env(g.values.size());
+  if (args.size() != g.inputs.size()) fail(where, "expects " + std::to_string(g.inputs.size()) + " inputs");
+  auto set = [&](int id, Tensor t) {
+    Tensor& slot = env[static_cast<std::size_t>(id)];
+    if (slot.defined()) fail(where, "value " + std::to_string(id) + " is defined twice");
+    const TensorSpec& want = g.values[static_cast<std::size_t>(id)];
+    if (t.dtype() != want.dtype || !want.shape.accepts(t.shape()) || t.rank() != want.shape.rank())
+      fail(where, "value " + std::to_string(id) + " is " + t.spec().str() + " where the file declares " + want.str() +
+                      " (the file is damaged)");
+    slot = std::move(t);
+  };
+  for (std::size_t i = 0; i < args.size(); ++i) set(g.inputs[i], args[i]);
+  for (const auto& [id, t] : g.constants) set(id, t);
+  for (const NodeDesc& node : g.nodes) {
+    std::vector<Tensor> in;
+    for (int id : node.inputs) {
+      if (!env[static_cast<std::size_t>(id)].defined()) fail(where, "value " + std::to_string(id) + " is used before it is made");
+      in.push_back(env[static_cast<std::size_t>(id)]);
+    }
+    std::vector<Tensor> out;
+    switch (node.kind) {
+      case NodeDesc::Kind::read: out = {vars[static_cast<std::size_t>(node.variable)].value()}; break;
+      case NodeDesc::Kind::assign: {
+        if (in.size() != 1) fail(where, "an assignment takes one input");
+        const Variable& v = vars[static_cast<std::size_t>(node.variable)];
+        if (node.mode == AssignMode::set) v.assign(in[0]);
+        else if (node.mode == AssignMode::add) v.assign_add(in[0]);
+        else v.assign_sub(in[0]);
+        break;
+      }
+      case NodeDesc::Kind::print: detail::print_op(node.pieces, in); break;
+      case NodeDesc::Kind::op: out = dispatch(*node.op, in); break;
+    }
+    if (out.size() != node.outputs.size())
+      fail(where, std::string("op '") + (node.op ? node.op->name() : "variable/print") + "' makes " +
+                      std::to_string(out.size()) + " outputs where the file lists " + std::to_string(node.outputs.size()));
+    for (std::size_t i = 0; i < out.size(); ++i) set(node.outputs[i], out[i]);
+  }
+  std::vector<Tensor> results;
+  for (int id : g.outputs) {
+    if (!env[static_cast<std::size_t>(id)].defined()) fail(where, "output value " + std::to_string(id) + " is never made");
+    results.push_back(env[static_cast<std::size_t>(id)]);
+  }
+  return results;
+}
+
+}  // namespace
+
+void save(nn::Layer& layer, const std::string& dir, std::optional<TensorSpec> input_spec) {
+  std::optional<TensorSpec> spec = input_spec ? input_spec : layer.save_spec();
+  if (!spec)
+    fail("save", "layer '" + layer.name() + "' has not been called yet: call it once (or pass an input spec) so its "
+                 "input signature is known");
+  nn::Layer* target = &layer;
+  FunctionOptions options;
+  options.name = "serving_default";
+  options.arg_names = {"inputs"};
+  auto f = function([target](const Tensor& x) { return (*target)(x, false); }, options);
+  auto cf = f.get_concrete_function(*spec);
+  write_model({{"serving_default", cf}}, dir, layer.name() + "/");
+}
+
+void save(const std::vector<std::pair<std::string, std::shared_ptr<const ConcreteFunction>>>& functions,
+          const std::string& dir) {
+  write_model(functions, dir, "");
+}
+
+SavedModel load(const std::string& dir) {
+  fs::path root(dir);
+  std::string what = "'" + (root / "saved_model.json").string() + "'";
+  std::vector<std::byte> bytes = io::read_file((root / "saved_model.json").string(), std::size_t{1} << 28);
+  io::Json j = io::parse_json(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), what);
+  const io::Json* format = j.find("format");
+  if (!format || !format->is_string() || format->string(what) != kFormat) throw Error(what + " is not an eagerflow saved model");
+  std::int64_t version = member(j, "version", what).integer(what + " version");
+  if (version > kSavedModelVersion)
+    throw Error(what + " has format version " + std::to_string(version) + "; this eagerflow reads up to version " +
+                std::to_string(kSavedModelVersion) + " (saved by a newer eagerflow)");
+  if (version < 1) throw Error(what + ": bad version " + std::to_string(version));
+  io::TensorFile tensors = io::load_safetensors((root / "variables.safetensors").string());
+
+  SavedModel model;
+  std::vector<Variable> vars;
+  {
+    trace::EagerScope eager;
+    for (const auto& v : member(j, "variables", what).array(what + " variables")) {
+      std::string key = member(v, "key", what).string(what + " variable key");
+      TensorSpec spec = read_spec(member(v, "spec", what), what + " variable '" + key + "'");
+      const Tensor* value = tensors.find(key);
+      if (!value) throw Error(what + ": variable '" + key + "' is missing from variables.safetensors");
+      if (value->spec() != spec)
+        throw Error(what + ": variable '" + key + "' is " + value->spec().str() + " in variables.safetensors but " +
+                    spec.str() + " in saved_model.json");
+      const io::Json* trainable = v.find("trainable");
+      Variable var(value->clone(), member(v, "name", what).string(what + " variable name"),
+                   !trainable || std::get_if<bool>(&trainable->value) == nullptr || std::get<bool>(trainable->value));
+      if (model.variables_.count(key)) throw Error(what + ": variable key '" + key + "' appears twice");
+      model.variables_.emplace(key, var);
+      vars.push_back(var);
+    }
+  }
+  for (const auto& f : member(j, "functions", what).array(what + " functions")) {
+    std::string name = member(f, "name", what).string(what + " function name");
+    if (model.functions_.count(name)) throw Error(what + ": function '" + name + "' appears twice");
+    SavedModel::Signature sig;
+    for (const auto& in : member(f, "inputs", what).array(what + " inputs")) {
+      sig.input_names.push_back(member(in, "name", what).string(what + " input name"));
+      sig.inputs.push_back(read_spec(member(in, "spec", what), what + " input"));
+    }
+    auto graph = std::make_shared<GraphDesc>(read_graph(member(f, "graph", what), name, tensors, vars.size()));
+    if (graph->inputs.size() != sig.inputs.size()) throw Error(what + ": function '" + name + "' lists inputs that its graph lacks");
+    for (std::size_t i = 0; i < sig.inputs.size(); ++i)
+      if (graph->values[static_cast<std::size_t>(graph->inputs[i])] != sig.inputs[i])
+        throw Error(what + ": function '" + name + "' input " + std::to_string(i) + " disagrees with its graph");
+    FunctionOptions options;
+    options.name = name;
+    options.input_signature = InputSignature{ArgSpec(sig.inputs)};
+    auto fn = function([graph, vars](const std::vector<Tensor>& args) { return replay(*graph, vars, args); }, options);
+    auto cf = fn.get_concrete_function(sig.inputs);  // traces now: a damaged graph fails here
+    for (int id : graph->outputs) sig.outputs.push_back(graph->values[static_cast<std::size_t>(id)]);
+    model.functions_.emplace(name, SavedModel::Entry{std::move(sig), cf});
+  }
+  return model;
+}
+
+std::vector<std::string> SavedModel::signature_names() const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : functions_) out.push_back(k);
+  return out;
+}
+
+const SavedModel::Signature& SavedModel::signature(const std::string& name) const {
+  auto it = functions_.find(name);
+  if (it == functions_.end()) {
+    std::string known;
+    for (const auto& [k, v] : functions_) known += (known.empty() ? "" : ", ") + k;
+    fail("SavedModel", "no signature '" + name + "' (it has: " + known + ")");
+  }
+  return it->second.signature;
+}
+
+std::shared_ptr<const ConcreteFunction> SavedModel::concrete_function(const std::string& name) const {
+  signature(name);
+  return functions_.at(name).function;
+}
+
+std::vector<Tensor> SavedModel::operator()(const std::string& name, const std::vector<Tensor>& inputs) const {
+  const Signature& sig = signature(name);
+  if (inputs.size() != sig.inputs.size())
+    fail("SavedModel", "'" + name + "' takes " + std::to_string(sig.inputs.size()) + " inputs, got " + std::to_string(inputs.size()));
+  return functions_.at(name).function->call_flat(inputs);
+}
+
+}  // namespace ef
