@@ -3,7 +3,8 @@
 set -euo pipefail
 # ocl-icd-opencl-dev is only a Recommends of libdnnl-dev, but its CMake config needs OpenCL.
 # graphviz: a test checks that exported DOT parses. libsleef-dev: vectorized math.
-needed=(cmake ninja-build g++ make libdnnl-dev ocl-icd-opencl-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev graphviz libsleef-dev)
+# libonnx-dev (with protobuf): ONNX export through the official schema and checker.
+needed=(cmake ninja-build g++ make libdnnl-dev ocl-icd-opencl-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev graphviz libsleef-dev libonnx-dev libprotobuf-dev protobuf-compiler)
 missing=()
 for p in "${needed[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -39,3 +39,23 @@ save_file({"a": np.array([[1.0, 2.0], [3.0, 4.5]], dtype=np.float32), "b": np.ar
            "c": np.array([0.1], dtype=np.float64)}, path)
 run("check-safetensors", path)
 print("safetensors interop: ok")
+
+# ONNX: exported models run in onnxruntime and agree with eagerflow. Tolerance: 1e-5 absolute
+# and relative (different kernels: onnxruntime's MLAS against oneDNN and SLEEF).
+import onnxruntime as ort
+
+run("export-onnx", work)
+io = load_file(os.path.join(work, "onnx_io.safetensors"))
+for name in ("mlp", "cnn"):
+    session = ort.InferenceSession(os.path.join(work, name + ".onnx"), providers=["CPUExecutionProvider"])
+    (inp,) = session.get_inputs()
+    assert inp.name == "inputs" and inp.shape == ["batch", 28, 28] and inp.type == "tensor(float)", (inp.name, inp.shape, inp.type)
+    for batch in (5, 2):  # the batch is dynamic
+        (got,) = session.run(None, {"inputs": io["x"][:batch]})
+        np.testing.assert_allclose(got, io[name][:batch], rtol=1e-5, atol=1e-5, err_msg=name)
+session = ort.InferenceSession(os.path.join(work, "many.onnx"), providers=["CPUExecutionProvider"])
+outs = session.run(None, {"inputs": io["many_x"]})
+assert len(outs) == 4
+for i, got in enumerate(outs):
+    np.testing.assert_allclose(got, io[f"many_{i}"], rtol=1e-5, atol=1e-5, err_msg=f"many output {i}")
+print("onnx interop: ok")

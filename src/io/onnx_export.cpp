@@ -1,0 +1,451 @@
+// ef graphs -> ONNX ModelProto. Each ef op maps to one ONNX op or a short fixed pattern; the
+// official checker validates the result.
+#include "eagerflow/io/onnx.h"
+
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+
+#include <cstring>
+#include <functional>
+#include <map>
+
+#include "eagerflow/core/error.h"
+#include "eagerflow/io/safetensors.h"
+#include "eagerflow/ops/ops.h"
+#include "ops/primitives.h"
+
+namespace ef::onnx {
+namespace {
+
+namespace pb = ::onnx;
+
+int onnx_dtype(DType t) {
+  switch (t) {
+    case DType::float32: return pb::TensorProto_DataType_FLOAT;
+    case DType::float64: return pb::TensorProto_DataType_DOUBLE;
+    case DType::int32: return pb::TensorProto_DataType_INT32;
+    case DType::int64: return pb::TensorProto_DataType_INT64;
+    case DType::bool_: return pb::TensorProto_DataType_BOOL;
+  }
+  return 0;
+}
+
+// Integer attributes from an op's printed attributes ("axis=1", "perm=(1,0)"): the same text
+// the saved-model codec reads back exactly.
+std::vector<std::int64_t> tuple_attr(const std::string& attrs, const std::string& key) {
+  std::vector<std::int64_t> v;
+  std::size_t p = attrs.find(key + "=(");
+  if (p == std::string::npos) return v;
+  p += key.size() + 2;
+  std::size_t close = attrs.find(')', p);
+  std::string inner = attrs.substr(p, close - p);
+  for (std::size_t i = 0; i < inner.size();) {
+    std::size_t c = inner.find(',', i);
+    if (c == std::string::npos) c = inner.size();
+    if (c > i) v.push_back(std::stoll(inner.substr(i, c - i)));
+    i = c + 1;
+  }
+  return v;
+}
+std::int64_t int_attr(const std::string& attrs, const std::string& key) {
+  std::size_t p = attrs.find(key + "=");
+  if (p == std::string::npos) fail("onnx", "attribute " + key + " missing in '" + attrs + "'");
+  return std::stoll(attrs.substr(p + key.size() + 1));
+}
+
+class Exporter {
+ public:
+  Exporter(const ir::Graph& g, pb::GraphProto& out) : g_(g), out_(out) {}
+
+  void run() {
+    for (std::size_t i = 0; i < g_.inputs.size(); ++i) {
+      int v = g_.inputs[i];
+      std::string name = g_.inputs.size() == 1 ? "inputs" : "input_" + std::to_string(i);
+      names_[v] = name;
+      value_info(*out_.add_input(), name, g_.values[static_cast<std::size_t>(v)].spec);
+    }
+    for (std::size_t v = 0; v < g_.values.size(); ++v)
+      if (g_.values[v].kind == ir::ValueKind::constant)
+        names_[static_cast<int>(v)] = initializer("const_" + std::to_string(v), g_.constants[static_cast<std::size_t>(g_.values[v].index)]);
+    for (const ir::Node& node : g_.nodes) emit(node);
+    for (std::size_t i = 0; i < g_.outputs.size(); ++i) {
+      std::string name = "output_" + std::to_string(i);
+      node("Identity", {name_of_value(g_.outputs[i])}, {name});
+      value_info(*out_.add_output(), name, g_.values[static_cast<std::size_t>(g_.outputs[i])].spec);
+    }
+  }
+
+ private:
+  void value_info(pb::ValueInfoProto& vi, const std::string& name, const TensorSpec& spec) {
+    vi.set_name(name);
+    auto* t = vi.mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx_dtype(spec.dtype));
+    auto* shape = t->mutable_shape();
+    for (int d = 0; d < spec.shape.rank(); ++d) {
+      auto* dim = shape->add_dim();
+      if (spec.shape[d] == kDynamic) dim->set_dim_param(d == 0 ? "batch" : "dim_" + std::to_string(d));
+      else dim->set_dim_value(spec.shape[d]);
+    }
+  }
+
+  std::string fresh(const std::string& hint) { return hint + "_" + std::to_string(counter_++); }
+
+  std::string initializer(const std::string& name, const Tensor& value) {
+    Tensor t = value.clone();
+    auto* init = out_.add_initializer();
+    init->set_name(name);
+    init->set_data_type(onnx_dtype(t.dtype()));
+    for (int d = 0; d < t.rank(); ++d) init->add_dims(t.shape()[d]);
+    init->set_raw_data(std::string(static_cast<const char*>(t.raw_data()), t.nbytes()));
+    return name;
+  }
+  std::string ints_initializer(const std::vector<std::int64_t>& v) {
+    return initializer(fresh("ints"), tensor(v, Shape{static_cast<std::int64_t>(v.size())}));
+  }
+
+  pb::NodeProto& node(const std::string& type, const std::vector<std::string>& in, const std::vector<std::string>& out) {
+    pb::NodeProto& n = *out_.add_node();
+    n.set_op_type(type);
+    n.set_name(fresh(type));
+    for (const auto& s : in) n.add_input(s);
+    for (const auto& s : out) n.add_output(s);
+    return n;
+  }
+  static void attr_int(pb::NodeProto& n, const std::string& name, std::int64_t v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(pb::AttributeProto_AttributeType_INT);
+    a->set_i(v);
+  }
+  static void attr_ints(pb::NodeProto& n, const std::string& name, const std::vector<std::int64_t>& v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(pb::AttributeProto_AttributeType_INTS);
+    for (auto x : v) a->add_ints(x);
+  }
+  static void attr_string(pb::NodeProto& n, const std::string& name, const std::string& v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(pb::AttributeProto_AttributeType_STRING);
+    a->set_s(v);
+  }
+  static void attr_tensor(pb::NodeProto& n, const std::string& name, const Tensor& t) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(pb::AttributeProto_AttributeType_TENSOR);
+    auto* tp = a->mutable_t();
+    tp->set_data_type(onnx_dtype(t.dtype()));
+    for (int d = 0; d < t.rank(); ++d) tp->add_dims(t.shape()[d]);
+    tp->set_raw_data(std::string(static_cast<const char*>(t.raw_data()), t.nbytes()));
+  }
+
+  const std::string& name_of_value(int v) {
+    auto it = names_.find(v);
+    if (it == names_.end()) fail("onnx", "value " + std::to_string(v) + " is used before it is made");
+    return it->second;
+  }
+  const TensorSpec& spec(int v) const { return g_.values[static_cast<std::size_t>(v)].spec; }
+
+  [[noreturn]] void unsupported(const ir::Node& n, const std::string& why = "") {
+    fail("onnx", std::string("op '") + n.op->name() + "' has no ONNX form" + (why.empty() ? "" : " (" + why + ")") +
+                     (n.scope.empty() ? "" : " [in layer " + n.scope + "]"));
+  }
+
+  // NHWC <-> NCHW around ONNX's channel-first convolution and pooling.
+  std::string to_nchw(const std::string& x) {
+    std::string out = fresh("nchw");
+    attr_ints(node("Transpose", {x}, {out}), "perm", {0, 3, 1, 2});
+    return out;
+  }
+  void from_nchw(const std::string& x, const std::string& out) { attr_ints(node("Transpose", {x}, {out}), "perm", {0, 2, 3, 1}); }
+
+  void emit(const ir::Node& n) {
+    const Primitive& op = *n.op;
+    std::vector<std::string> in;
+    for (int v : n.inputs) in.push_back(name_of_value(v));
+    std::string out = fresh(op.name());
+    if (n.outputs.size() == 1) names_[n.outputs[0]] = out;
+    auto simple = [&](const char* type) { node(type, in, {out}); };
+
+    if (auto* r = dynamic_cast<const ReadVariable*>(&op)) {
+      names_[n.outputs[0]] = initializer(r->variable()->name.empty() ? fresh("variable") : r->variable()->name, r->variable()->read());
+      return;
+    }
+    if (auto* u = dynamic_cast<const Unary*>(&op)) {
+      switch (u->kind()) {
+        case UnaryKind::neg: return simple("Neg");
+        case UnaryKind::abs: return simple("Abs");
+        case UnaryKind::exp: return simple("Exp");
+        case UnaryKind::log: return simple("Log");
+        case UnaryKind::sqrt: return simple("Sqrt");
+        case UnaryKind::rsqrt: {
+          std::string s = fresh("sqrt");
+          node("Sqrt", in, {s});
+          node("Reciprocal", {s}, {out});
+          return;
+        }
+        case UnaryKind::square: node("Mul", {in[0], in[0]}, {out}); return;
+        case UnaryKind::relu: return simple("Relu");
+        case UnaryKind::sigmoid: return simple("Sigmoid");
+        case UnaryKind::tanh: return simple("Tanh");
+        case UnaryKind::gelu: {  // x * 0.5 * (1 + erf(x / sqrt 2)): Gelu is an op only from opset 20
+          DType t = spec(n.inputs[0]).dtype;
+          std::string c = initializer(fresh("c"), cast(scalar(0.70710678118654752440), t));
+          std::string half = initializer(fresh("half"), cast(scalar(0.5), t)), one = initializer(fresh("one"), cast(scalar(1.0), t));
+          std::string a = fresh("g"), e = fresh("g"), p = fresh("g"), h = fresh("g");
+          node("Mul", {in[0], c}, {a});
+          node("Erf", {a}, {e});
+          node("Add", {e, one}, {p});
+          node("Mul", {in[0], half}, {h});
+          node("Mul", {h, p}, {out});
+          return;
+        }
+        case UnaryKind::erf: return simple("Erf");
+        case UnaryKind::sin: return simple("Sin");
+        case UnaryKind::cos: return simple("Cos");
+        case UnaryKind::logical_not: return simple("Not");
+      }
+    }
+    if (auto* b = dynamic_cast<const Binary*>(&op)) {
+      switch (b->kind()) {
+        case BinaryKind::add: return simple("Add");
+        case BinaryKind::sub: return simple("Sub");
+        case BinaryKind::mul: return simple("Mul");
+        case BinaryKind::div: return simple("Div");
+        case BinaryKind::pow: return simple("Pow");
+        case BinaryKind::maximum: return simple("Max");
+        case BinaryKind::minimum: return simple("Min");
+        case BinaryKind::equal: return simple("Equal");
+        case BinaryKind::not_equal: {
+          std::string e = fresh("eq");
+          node("Equal", in, {e});
+          node("Not", {e}, {out});
+          return;
+        }
+        case BinaryKind::less: return simple("Less");
+        case BinaryKind::less_equal: return simple("LessOrEqual");
+        case BinaryKind::greater: return simple("Greater");
+        case BinaryKind::greater_equal: return simple("GreaterOrEqual");
+        case BinaryKind::logical_and: return simple("And");
+        case BinaryKind::logical_or: return simple("Or");
+      }
+    }
+    std::string name = op.name();
+    if (name == "where") return simple("Where");
+    if (name == "identity" || name == "stop_gradient") return simple("Identity");
+    if (name == "cast") {
+      attr_int(node("Cast", in, {out}), "to", onnx_dtype(spec(n.outputs[0]).dtype));
+      return;
+    }
+    if (auto* r = dynamic_cast<const Reduce*>(&op)) {
+      std::vector<bool> mask = r->reduced_mask(spec(n.inputs[0]).shape.rank());
+      std::vector<std::int64_t> axes;
+      for (std::size_t a = 0; a < mask.size(); ++a)
+        if (mask[a]) axes.push_back(static_cast<std::int64_t>(a));
+      bool keep = spec(n.outputs[0]).shape.rank() == spec(n.inputs[0]).shape.rank();
+      if (axes.empty()) {  // nothing reduced (rank 0): the value itself
+        node("Identity", in, {out});
+        return;
+      }
+      if (name == "sum") {
+        attr_int(node("ReduceSum", {in[0], ints_initializer(axes)}, {out}), "keepdims", keep);
+      } else {
+        pb::NodeProto& nd = node(name == "mean" ? "ReduceMean" : name == "max" ? "ReduceMax" : "ReduceMin", in, {out});
+        attr_ints(nd, "axes", axes);
+        attr_int(nd, "keepdims", keep);
+      }
+      return;
+    }
+    if (name == "argmax") {
+      int rank = spec(n.inputs[0]).shape.rank();
+      std::int64_t axis = int_attr(op.attrs(), "axis");
+      pb::NodeProto& nd = node("ArgMax", in, {out});
+      attr_int(nd, "axis", axis < 0 ? axis + rank : axis);
+      attr_int(nd, "keepdims", op.attrs().find("keepdims=True") != std::string::npos);
+      return;
+    }
+    if (name == "softmax" || name == "log_softmax") {
+      attr_int(node(name == "softmax" ? "Softmax" : "LogSoftmax", in, {out}), "axis", int_attr(op.attrs(), "axis"));
+      return;
+    }
+    if (auto* m = dynamic_cast<const MatMul*>(&op)) {
+      std::string at = m->attrs();
+      std::string a = in[0], b = in[1];
+      auto transpose_last = [&](const std::string& x, int rank) {
+        std::vector<std::int64_t> perm;
+        for (int i = 0; i < rank; ++i) perm.push_back(i);
+        std::swap(perm[static_cast<std::size_t>(rank - 1)], perm[static_cast<std::size_t>(rank - 2)]);
+        std::string t = fresh("t");
+        attr_ints(node("Transpose", {x}, {t}), "perm", perm);
+        return t;
+      };
+      if (at.find("transpose_a=True") != std::string::npos) a = transpose_last(a, spec(n.inputs[0]).shape.rank());
+      if (at.find("transpose_b=True") != std::string::npos) b = transpose_last(b, spec(n.inputs[1]).shape.rank());
+      node("MatMul", {a, b}, {out});
+      return;
+    }
+    if (name == "reshape") {
+      std::vector<std::int64_t> dims = spec(n.outputs[0]).shape.dims();
+      for (auto& d : dims) if (d == kDynamic) d = -1;
+      // A target with one unknown dim: -1 (ONNX infers it); zeros stay zeros (allowzero).
+      int unknown = 0;
+      for (auto d : dims) unknown += d == -1;
+      if (unknown > 1) unsupported(n, "more than one dynamic dim in the target");
+      pb::NodeProto& nd = node("Reshape", {in[0], ints_initializer(dims)}, {out});
+      attr_int(nd, "allowzero", 1);
+      return;
+    }
+    if (name == "reshape_like") {
+      std::string s = fresh("shape");
+      node("Shape", {in[1]}, {s});
+      node("Reshape", {in[0], s}, {out});
+      return;
+    }
+    if (name == "expand_dims") {
+      std::int64_t axis = int_attr(op.attrs(), "axis");
+      int rank = spec(n.outputs[0]).shape.rank();
+      node("Unsqueeze", {in[0], ints_initializer({axis < 0 ? axis + rank : axis})}, {out});
+      return;
+    }
+    if (name == "squeeze") {
+      const Shape& sh = spec(n.inputs[0]).shape;
+      std::vector<std::int64_t> axes = tuple_attr(op.attrs(), "axes");
+      if (axes.empty())  // every size-1 axis
+        for (int a = 0; a < sh.rank(); ++a)
+          if (sh[a] == 1) axes.push_back(a);
+      for (auto& a : axes) a = a < 0 ? a + sh.rank() : a;
+      node("Squeeze", {in[0], ints_initializer(axes)}, {out});
+      return;
+    }
+    if (name == "transpose") {
+      std::vector<std::int64_t> perm = tuple_attr(op.attrs(), "perm");
+      int rank = spec(n.inputs[0]).shape.rank();
+      if (perm.empty())  // the default: reversed axes
+        for (int a = rank - 1; a >= 0; --a) perm.push_back(a);
+      for (auto& a : perm) a = a < 0 ? a + rank : a;
+      attr_ints(node("Transpose", in, {out}), "perm", perm);
+      return;
+    }
+    if (name == "concat") {
+      std::int64_t axis = int_attr(op.attrs(), "axis");
+      attr_int(node("Concat", in, {out}), "axis", axis < 0 ? axis + spec(n.outputs[0]).shape.rank() : axis);
+      return;
+    }
+    if (name == "gather") {
+      attr_int(node("Gather", in, {out}), "axis", int_attr(op.attrs(), "axis"));
+      return;
+    }
+    if (name == "shape") return simple("Shape");
+    if (name == "size") return simple("Size");
+    if (name == "zeros_like" || name == "ones_like" || name == "full_like") {
+      std::string s = fresh("shape");
+      node("Shape", {in[0]}, {s});
+      DType t = spec(n.outputs[0]).dtype;
+      double value = 0.0;
+      if (name == "ones_like") value = 1.0;
+      if (name == "full_like") {
+        std::string at = op.attrs();  // value=2.5 [dtype=...]
+        value = std::strtod(at.c_str() + at.find("value=") + 6, nullptr);
+      }
+      attr_tensor(node("ConstantOfShape", {s}, {out}), "value", cast(full({1}, value, DType::float64), t));
+      return;
+    }
+    if (name == "broadcast_like") {
+      std::string s = fresh("shape");
+      node("Shape", {in[1]}, {s});
+      node("Expand", {in[0], s}, {out});
+      return;
+    }
+    if (name == "broadcast_to") {
+      std::vector<std::int64_t> dims = spec(n.outputs[0]).shape.dims();
+      for (auto& d : dims) if (d == kDynamic) d = 1;  // 1 broadcasts: keeps the input's dim
+      node("Expand", {in[0], ints_initializer(dims)}, {out});
+      return;
+    }
+    if (auto* c = dynamic_cast<const Conv2D*>(&op)) {
+      // x NHWC -> NCHW; w HWIO -> OIHW.
+      std::string x = to_nchw(in[0]), w = fresh("w_oihw"), y = fresh("y_nchw");
+      attr_ints(node("Transpose", {in[1]}, {w}), "perm", {3, 2, 0, 1});
+      pb::NodeProto& conv = node("Conv", {x, w}, {y});
+      std::string at = c->attrs();
+      std::vector<std::int64_t> dilation = tuple_attr(at, "dilation");
+      attr_ints(conv, "strides", tuple_attr(at, "strides"));
+      attr_ints(conv, "dilations", dilation.empty() ? std::vector<std::int64_t>{1, 1} : dilation);
+      attr_string(conv, "auto_pad", at.find("padding=same") != std::string::npos ? "SAME_UPPER" : "VALID");
+      from_nchw(y, out);
+      return;
+    }
+    if (auto* p = dynamic_cast<const Pool2D*>(&op)) {
+      std::string x = to_nchw(in[0]), y = fresh("y_nchw");
+      bool is_max = name == "max_pool2d";
+      pb::NodeProto& pool = node(is_max ? "MaxPool" : "AveragePool", {x}, {y});
+      std::string at = p->attrs();  // pool=(2,2) strides=(2,2) padding=valid
+      attr_ints(pool, "kernel_shape", tuple_attr(at, "pool"));
+      attr_ints(pool, "strides", tuple_attr(at, "strides"));
+      attr_string(pool, "auto_pad", at.find("padding=same") != std::string::npos ? "SAME_UPPER" : "VALID");
+      if (!is_max) attr_int(pool, "count_include_pad", 0);  // TF's averages leave padding out
+      from_nchw(y, out);
+      return;
+    }
+    if (name == "slice") {
+      std::string at = op.attrs();
+      std::vector<std::int64_t> b = tuple_attr(at, "begin"), e = tuple_attr(at, "end"), st = tuple_attr(at, "strides"), axes;
+      for (std::size_t a = 0; a < b.size(); ++a) axes.push_back(static_cast<std::int64_t>(a));
+      while (st.size() < b.size()) st.push_back(1);
+      node("Slice", {in[0], ints_initializer(b), ints_initializer(e), ints_initializer(axes), ints_initializer(st)}, {out});
+      return;
+    }
+    if (name == "one_hot") {
+      std::int64_t depth = int_attr(op.attrs(), "depth");
+      DType t = spec(n.outputs[0]).dtype;
+      std::string d = initializer(fresh("depth"), scalar(depth));
+      std::string values = initializer(fresh("values"), cast(tensor({0.0f, 1.0f}), t));
+      attr_int(node("OneHot", {in[0], d, values}, {out}), "axis", -1);
+      return;
+    }
+    unsupported(n);
+  }
+
+  const ir::Graph& g_;
+  pb::GraphProto& out_;
+  std::map<int, std::string> names_;
+  int counter_ = 0;
+};
+
+}  // namespace
+
+void export_model(const ConcreteFunction& function, const std::string& path) {
+  pb::ModelProto model;
+  model.set_ir_version(8);
+  model.set_producer_name("eagerflow");
+  model.set_producer_version("0.1.0");
+  auto* opset = model.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(kOpset);
+  pb::GraphProto* graph = model.mutable_graph();
+  graph->set_name(function.name().empty() ? "eagerflow" : function.name());
+  Exporter(function.traced_graph(), *graph).run();
+  try {
+    pb::checker::check_model(model);
+  } catch (const std::exception& e) {
+    fail("onnx", std::string("the exported model fails the ONNX checker: ") + e.what());
+  }
+  std::string bytes;
+  if (!model.SerializeToString(&bytes)) fail("onnx", "cannot serialize the model");
+  std::vector<std::byte> data(bytes.size());
+  std::memcpy(data.data(), bytes.data(), bytes.size());
+  io::write_file_atomically(path, data);
+}
+
+void export_model(nn::Layer& layer, const std::string& path, std::optional<TensorSpec> input_spec) {
+  std::optional<TensorSpec> spec = input_spec ? input_spec : layer.save_spec();
+  if (!spec)
+    fail("onnx", "layer '" + layer.name() + "' has not been called yet: call it once (or pass an input spec)");
+  nn::Layer* target = &layer;
+  FunctionOptions options;
+  options.name = layer.name();
+  auto f = function([target](const Tensor& x) { return (*target)(x, false); }, options);
+  export_model(*f.get_concrete_function(*spec), path);
+}
+
+}  // namespace ef::onnx

@@ -1,0 +1,42 @@
+// ONNX export from C++: what cannot be exported is an ef::Error naming the op; what can is
+// written only after the official checker accepts it. (onnxruntime runs the exported MLP, CNN
+// and a many-op function against eagerflow in tests/interop/interop_test.py.)
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <eagerflow/io/onnx.h>
+
+#include "test_util.h"
+
+using namespace ef;
+using ef::testing::expect_error;
+namespace fs = std::filesystem;
+
+TEST(OnnxExport, OpsWithoutAnOnnxFormAreNamedErrors) {
+  fs::path dir = fs::temp_directory_path() / ("ef_onnx_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto noisy = function([](const Tensor& x) { return x + random::uniform_like(x); });
+  expect_error([&] { onnx::export_model(*noisy.get_concrete_function(TensorSpec{DType::float32, {2}}), (dir / "a.onnx").string()); },
+               {"onnx", "op 'random_uniform' has no ONNX form"});
+  Variable v(zeros({2}), "v");
+  auto stateful = function([&](const Tensor& x) {
+    v.assign_add(x);
+    return Tensor(v);
+  });
+  expect_error([&] { onnx::export_model(*stateful.get_concrete_function(TensorSpec{DType::float32, {2}}), (dir / "b.onnx").string()); },
+               {"'assign_add' has no ONNX form"});
+  EXPECT_FALSE(fs::exists(dir / "a.onnx"));
+  nn::Dense unbuilt(3);
+  expect_error([&] { onnx::export_model(unbuilt, (dir / "c.onnx").string()); }, {"has not been called yet"});
+  // A layer exports at its remembered spec; dropout vanishes in inference; the file appears.
+  train::Sequential model;
+  model.add<nn::Dense>(4, "relu");
+  model.add<nn::Dropout>(0.5);
+  model.add<nn::Dense>(2, "softmax");
+  model(random::uniform({3, 5}));
+  onnx::export_model(model, (dir / "ok.onnx").string());
+  EXPECT_GT(fs::file_size(dir / "ok.onnx"), 100u);
+  expect_error([&] { onnx::export_model(model, (dir / "missing" / "x.onnx").string()); }, {"cannot create a temporary file"});
+  fs::remove_all(dir);
+}
