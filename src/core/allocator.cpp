@@ -10,10 +10,13 @@
 #include <new>
 #include <vector>
 
+#include <sys/mman.h>
+
 namespace ef::allocator {
 namespace {
 
 constexpr std::size_t kAlignment = 64;
+constexpr std::size_t kHugePage = std::size_t{1} << 21;
 constexpr std::size_t kMaxCachedBytes = std::size_t{1} << 30;  // never hoard more than 1 GiB
 constexpr int kClasses = 64;  // every power of two a std::size_t can hold
 
@@ -68,8 +71,15 @@ void* allocate(std::size_t nbytes) {
     }
   }
   c.system_allocations.fetch_add(1, std::memory_order_relaxed);
-  void* p = std::aligned_alloc(kAlignment, std::size_t{1} << cls);
+  std::size_t bytes = std::size_t{1} << cls;
+  // Big buffers on 2 MiB boundaries, as transparent huge pages where the kernel allows them
+  // (madvise mode): streaming a 16 MiB tensor then walks 8 pages, not 4096.
+  bool huge = bytes >= kHugePage;
+  void* p = std::aligned_alloc(huge ? kHugePage : kAlignment, bytes);
   if (!p) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  if (huge) ::madvise(p, bytes, MADV_HUGEPAGE);
+#endif
   return p;
 }
 
