@@ -8,4 +8,6 @@
 #define EF_MD __m256d
 #define EF_SLEEF_F(fn, acc) Sleef_##fn##f8_##acc##avx2
 #define EF_SLEEF_D(fn, acc) Sleef_##fn##d4_##acc##avx2
+#define EF_STREAM_F(p, v) _mm256_stream_ps(p, v)
+#define EF_STREAM_D(p, v) _mm256_stream_pd(p, v)
 #include "kernels/cpu/vec/vec_kernels.inc"

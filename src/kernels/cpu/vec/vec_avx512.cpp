@@ -9,4 +9,6 @@
 #define EF_MD __m512d
 #define EF_SLEEF_F(fn, acc) Sleef_##fn##f16_##acc##avx512f
 #define EF_SLEEF_D(fn, acc) Sleef_##fn##d8_##acc##avx512f
+#define EF_STREAM_F(p, v) _mm512_stream_ps(p, v)
+#define EF_STREAM_D(p, v) _mm512_stream_pd(p, v)
 #include "kernels/cpu/vec/vec_kernels.inc"
