@@ -81,6 +81,7 @@ def eagerflow(threads):
         "trace + prepare + first run of the MLP train step (ms)": (pick("BM_MlpTrainStepFirstCall") or 0) / 1e3,
         CHAIN_EAGER: (pick(f"BM_Chain15Eager/threads:{threads}") or 0) / 1e3,
         CHAIN_TRACED: (pick(f"BM_Chain15Traced/threads:{threads}") or 0) / 1e3,
+        "15-op chain as one hand-written AVX-512 loop (SLEEF), 1 thread (ms)": (pick("BM_Chain15HandWritten") or 0) / 1e3,
         MATMUL: (pick(f"BM_MatMul/batch:0/m:1024/k:1024/n:1024/threads:{threads}") or 0) / 1e3,
         BIAS: pick("BM_BiasAdd"),
         TANH: (pick("BM_Unary4M/tanh") or 0) / 1e3,
