@@ -54,7 +54,7 @@ void BM_SleefLoop4M(benchmark::State& state) {
 }
 
 #define EF_UNARY_BENCH(F)                                                                                  \
-  BENCHMARK_TEMPLATE(BM_Unary4M, ReferenceFn::F)->Name("BM_Unary4M/" #F)->ArgName("threads")->Arg(1);      \
+  BENCHMARK_TEMPLATE(BM_Unary4M, ReferenceFn::F)->Name("BM_Unary4M/" #F)->ArgName("threads")->Arg(1)->Arg(2); \
   BENCHMARK_TEMPLATE(BM_SleefLoop4M, ReferenceFn::F)->Name("BM_SleefLoop4M/" #F);
 EF_UNARY_BENCH(exp)
 EF_UNARY_BENCH(log)
@@ -101,17 +101,17 @@ BENCHMARK(BM_Chain15HandWritten);
 
 // The seed layer's bias add: a row broadcast, next to an add of two whole tensors.
 void BM_BiasAdd(benchmark::State& state) {
-  ef::set_num_threads(1);
+  set_threads(state);
   ef::Tensor x = ef::random::uniform({60, 28, 32}), b = ef::random::uniform({32});
   for (auto _ : state) benchmark::DoNotOptimize(x + b);
 }
-BENCHMARK(BM_BiasAdd);
+BENCHMARK(BM_BiasAdd)->ArgName("threads")->Arg(1)->Arg(2);
 void BM_SameShapeAdd(benchmark::State& state) {
-  ef::set_num_threads(1);
+  set_threads(state);
   ef::Tensor x = ef::random::uniform({60, 28, 32}), y = ef::random::uniform({60, 28, 32});
   for (auto _ : state) benchmark::DoNotOptimize(x + y);
 }
-BENCHMARK(BM_SameShapeAdd);
+BENCHMARK(BM_SameShapeAdd)->ArgName("threads")->Arg(1)->Arg(2);
 // A column broadcast ([N, 1]: per-row scales, as losses and BatchNorm gradients make).
 void BM_ColumnBroadcastMul(benchmark::State& state) {
   ef::set_num_threads(1);

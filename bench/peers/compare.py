@@ -83,8 +83,8 @@ def eagerflow(threads):
         CHAIN_TRACED: (pick(f"BM_Chain15Traced/threads:{threads}") or 0) / 1e3,
         "15-op chain as one hand-written AVX-512 loop (SLEEF), 1 thread (ms)": (pick("BM_Chain15HandWritten") or 0) / 1e3,
         MATMUL: (pick(f"BM_MatMul/batch:0/m:1024/k:1024/n:1024/threads:{threads}") or 0) / 1e3,
-        BIAS: pick("BM_BiasAdd"),
-        TANH: (pick("BM_Unary4M/tanh") or 0) / 1e3,
+        BIAS: pick(f"BM_BiasAdd/threads:{threads}"),
+        TANH: (pick(f"BM_Unary4M/tanh/threads:{threads}") or 0) / 1e3,
     }
 
 
@@ -92,8 +92,8 @@ MLP = "MLP 784-512-512-10 train step, Adam, batch 128 (ms)"
 CHAIN_EAGER = "15-op chain (3 tanh) over 4M float32, eager (ms)"
 CHAIN_TRACED = "15-op chain (3 tanh) over 4M float32, traced (ms)"
 MATMUL = "matmul 1024x1024x1024 float32 (ms)"
-BIAS = "bias add [60,28,32] + [32], 1 thread (us)"
-TANH = "tanh over 4M float32, 1 thread (ms)"
+BIAS = "bias add [60,28,32] + [32] (us)"
+TANH = "tanh over 4M float32 (ms)"
 
 
 def chain15(lib, x, y):
@@ -174,9 +174,7 @@ def torch_peer(threads):
             TANH: median_us(lambda: torch.tanh(x4)) / 1e3,
             "cpu/wall": cpu_per_wall(lambda: m1 @ m2),
         }
-        torch.set_num_threads(1)
         arrays[BIAS] = median_us(lambda: h + bias)
-        torch.set_num_threads(threads)
     return {**inference, **arrays, **torch_train(threads, compiled=False)}
 
 
@@ -228,7 +226,7 @@ def jax_arrays():
         CHAIN_TRACED: median_us(block(lambda: jchain(x4, y4))) / 1e3,
         MATMUL: median_us(block(lambda: jmm(m1, m2))) / 1e3,
         TANH: median_us(block(lambda: jtanh(x4))) / 1e3,
-        BIAS: median_us(block(lambda: h + bias)),  # (XLA's pool: the thread count of the run)
+        BIAS: median_us(block(lambda: h + bias)),
         "cpu/wall": cpu_per_wall(block(lambda: jmm(m1, m2))),
     }
 
