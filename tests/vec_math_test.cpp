@@ -285,3 +285,42 @@ TEST(VecMath, FusedChainEqualsEagerBitForBit) {
 }
 
 }  // namespace
+
+// Casts follow ef's one saturating rule on every instruction set; where selects exactly.
+TEST(VecMath, CastsSaturateAndWhereSelects) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> x = {nan, inf, -inf, 3e9f, -3e9f, 2.7f, -2.7f, 0.0f, -0.0f, 1e-40f, 7.0f, 8.0f, 9.0f, 10.0f, 11.0f, 12.0f, 13.0f};
+  std::int64_t n = static_cast<std::int64_t>(x.size());
+  for (const Kernels* k : available()) {
+    std::vector<std::int32_t> i32(x.size());
+    ASSERT_TRUE(k->cast(0, 2, x.data(), i32.data(), n));
+    EXPECT_EQ(std::vector<std::int32_t>(i32.begin(), i32.begin() + 8),
+              (std::vector<std::int32_t>{0, INT32_MAX, INT32_MIN, INT32_MAX, INT32_MIN, 2, -2, 0})) << k->name;
+    std::vector<std::int64_t> i64(x.size());
+    ASSERT_TRUE(k->cast(0, 3, x.data(), i64.data(), n));
+    EXPECT_EQ(i64[1], INT64_MAX);
+    EXPECT_EQ(i64[3], 3000000000LL);
+    bool b[17];
+    ASSERT_TRUE(k->cast(0, 4, x.data(), b, n));
+    EXPECT_TRUE(b[0]) << "NaN is not zero: true";
+    EXPECT_FALSE(b[7]);
+    EXPECT_FALSE(b[8]);
+    EXPECT_TRUE(b[9]);
+    std::vector<double> d(x.size());
+    ASSERT_TRUE(k->cast(0, 1, x.data(), d.data(), n));
+    EXPECT_EQ(d[5], static_cast<double>(2.7f));
+    std::vector<float> back(x.size());
+    ASSERT_TRUE(k->cast(4, 0, b, back.data(), n));
+    EXPECT_EQ(back[0], 1.0f);
+    EXPECT_EQ(back[7], 0.0f);
+    bool c[17];
+    for (int i = 0; i < 17; ++i) c[i] = i % 3 == 0;
+    std::vector<float> w(x.size());
+    float zero = 0.0f;
+    k->where_f32(c, 1, x.data(), 1, &zero, 0, w.data(), n);
+    for (int i = 0; i < 17; ++i) {
+      float want = c[i] ? x[static_cast<std::size_t>(i)] : 0.0f;
+      EXPECT_EQ(std::memcmp(&w[static_cast<std::size_t>(i)], &want, 4), 0) << k->name << " at " << i;
+    }
+  }
+}

@@ -299,6 +299,16 @@ void Where::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, 
     const T* b = in[2].data<T>().data();
     T* o = out[0].mutable_data<T>().data();
     if (sc >= 0 && sa >= 0 && sb >= 0) {
+      if constexpr (cpu::vec::vectorized<T>) {  // the runtime-chosen instruction set
+        const auto& vk = cpu::vec::kernels();
+        cpu::parallel_for(s.num_elements(), 1, [&](std::int64_t begin, std::int64_t end) {
+          if constexpr (std::is_same_v<T, float>)
+            vk.where_f32(c + begin * sc, sc, a + begin * sa, sa, b + begin * sb, sb, o + begin, end - begin);
+          else
+            vk.where_f64(c + begin * sc, sc, a + begin * sa, sa, b + begin * sb, sb, o + begin, end - begin);
+        });
+        return;
+      }
       cpu::parallel_for(s.num_elements(), 1, [&](std::int64_t begin, std::int64_t end) {
         if (sc == 1 && sa == 1 && sb == 0) {
           T other = b[0];
@@ -342,6 +352,21 @@ void Cast::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, s
     return;
   }
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  // The vector kernels take DType's values as ints.
+  static_assert(static_cast<int>(DType::float32) == 0 && static_cast<int>(DType::float64) == 1 &&
+                static_cast<int>(DType::int32) == 2 && static_cast<int>(DType::int64) == 3 &&
+                static_cast<int>(DType::bool_) == 4);
+  const auto& vk = cpu::vec::kernels();
+  const void* x = in[0].raw_data();
+  void* y = out[0].raw_mutable_data();
+  std::size_t from_size = size_of(in[0].dtype()), to_size = size_of(to_);
+  int from = static_cast<int>(in[0].dtype()), to = static_cast<int>(to_);
+  if (vk.cast(from, to, nullptr, nullptr, 0)) {  // (a pair the kernels have: every pair today)
+    cpu::parallel_for(in[0].num_elements(), 1, [&](std::int64_t b, std::int64_t e) {
+      vk.cast(from, to, static_cast<const char*>(x) + b * from_size, static_cast<char*>(y) + b * to_size, e - b);
+    });
+    return;
+  }
   dispatch_dtype(in[0].dtype(), [&](auto from_tag) {
     using From = decltype(from_tag);
     dispatch_dtype(to_, [&](auto to_tag) {

@@ -33,6 +33,15 @@ struct Kernels {
   // out[i] = x[i] compared with y (steps as above); comparisons only.
   void (*compare_f32)(BinaryKind, const float* a, std::int64_t a_step, const float* b, std::int64_t b_step,
                       bool* out, std::int64_t n);
+  // out[i] = c[i * cs] ? a[i * as] : b[i * bs]; steps 0 or 1. Exact (a select, not math).
+  void (*where_f32)(const bool* c, std::int64_t cs, const float* a, std::int64_t as, const float* b, std::int64_t bs,
+                    float* out, std::int64_t n);
+  void (*where_f64)(const bool* c, std::int64_t cs, const double* a, std::int64_t as, const double* b, std::int64_t bs,
+                    double* out, std::int64_t n);
+  // out[i] = x[i] converted from dtype `from` to dtype `to` (DType's values: float32 0,
+  // float64 1, int32 2, int64 3, bool 4) with ef's saturating rule (NaN -> 0, out-of-range
+  // floats clamp to the integer range, bool is x != 0). Returns false for pairs it lacks.
+  bool (*cast)(int from, int to, const void* x, void* out, std::int64_t n);
   // Reductions of one contiguous row. sum_f32 adds blocks of floats in registers and the
   // block sums in double, in a fixed order: the result depends on the values and n only.
   double (*sum_f32)(const float* x, std::int64_t n);
