@@ -8,14 +8,29 @@
 #include "eagerflow/train/model.h"
 
 namespace ef::train {
+namespace {
+
+// Keras' mode: "auto" maximizes names with "acc" in them, else minimizes.
+bool maximizes(const std::string& monitor, const std::string& mode, const char* who) {
+  if (mode == "auto") return monitor.find("acc") != std::string::npos;
+  if (mode == "max") return true;
+  if (mode == "min") return false;
+  fail(who, "mode must be auto, min or max, got '" + mode + "'");
+}
+
+double monitored(const Logs& logs, const std::string& monitor, const char* who) {
+  auto it = logs.find(monitor);
+  if (it != logs.end()) return it->second;
+  std::string known;
+  for (const auto& [k, v] : logs) known += (known.empty() ? "" : ", ") + k;
+  fail(who, "monitored value '" + monitor + "' is not in the logs (" + known + ")");
+}
+
+}  // namespace
 
 EarlyStopping::EarlyStopping(std::string monitor, int patience, double min_delta, std::string mode)
-    : monitor_(std::move(monitor)), patience_(patience), min_delta_(std::fabs(min_delta)) {
-  if (mode == "auto") maximize_ = monitor_.find("acc") != std::string::npos;
-  else if (mode == "max") maximize_ = true;
-  else if (mode == "min") maximize_ = false;
-  else fail("EarlyStopping", "mode must be auto, min or max, got '" + mode + "'");
-}
+    : monitor_(std::move(monitor)), patience_(patience), min_delta_(std::fabs(min_delta)),
+      maximize_(maximizes(monitor_, mode, "EarlyStopping")) {}
 
 void EarlyStopping::on_train_begin() {
   best_ = maximize_ ? -INFINITY : INFINITY;
@@ -24,13 +39,7 @@ void EarlyStopping::on_train_begin() {
 }
 
 void EarlyStopping::on_epoch_end(int epoch, const Logs& logs) {
-  auto it = logs.find(monitor_);
-  if (it == logs.end()) {
-    std::string known;
-    for (const auto& [k, v] : logs) known += (known.empty() ? "" : ", ") + k;
-    fail("EarlyStopping", "monitored value '" + monitor_ + "' is not in the logs (" + known + ")");
-  }
-  double v = it->second;
+  double v = monitored(logs, monitor_, "EarlyStopping");
   bool improved = maximize_ ? v > best_ + min_delta_ : v < best_ - min_delta_;
   if (improved) {
     best_ = v;
@@ -69,12 +78,8 @@ void LearningRateScheduler::on_epoch_begin(int epoch) {
 ModelCheckpoint::ModelCheckpoint(std::string filepath, std::string monitor, bool save_best_only, bool save_weights_only,
                                  std::string mode)
     : filepath_(std::move(filepath)), monitor_(std::move(monitor)), save_best_only_(save_best_only),
-      save_weights_only_(save_weights_only) {
+      save_weights_only_(save_weights_only), maximize_(maximizes(monitor_, mode, "ModelCheckpoint")) {
   if (filepath_.empty()) fail("ModelCheckpoint", "filepath is empty");
-  if (mode == "auto") maximize_ = monitor_.find("acc") != std::string::npos;
-  else if (mode == "max") maximize_ = true;
-  else if (mode == "min") maximize_ = false;
-  else fail("ModelCheckpoint", "mode must be auto, min or max, got '" + mode + "'");
   format_path(0, {});  // a malformed pattern fails now, not after an epoch of training
 }
 
@@ -127,13 +132,7 @@ std::string ModelCheckpoint::format_path(int epoch, const Logs& logs) const {
 void ModelCheckpoint::on_epoch_end(int epoch, const Logs& logs) {
   if (!model) return;
   if (save_best_only_) {
-    auto it = logs.find(monitor_);
-    if (it == logs.end()) {
-      std::string known;
-      for (const auto& [k, v] : logs) known += (known.empty() ? "" : ", ") + k;
-      fail("ModelCheckpoint", "monitored value '" + monitor_ + "' is not in the logs (" + known + ")");
-    }
-    double v = it->second;
+    double v = monitored(logs, monitor_, "ModelCheckpoint");
     if (!(maximize_ ? v > best_ : v < best_)) return;
     best_ = v;
   }
