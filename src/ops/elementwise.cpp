@@ -138,6 +138,14 @@ void binary_loop(const Tensor& a, const Tensor& b, Tensor& out) {
   R* po = out.mutable_data<R>().data();
   std::int64_t n = out.num_elements();
   if (n == 0) return;  // (no stride arithmetic over the dims of an empty result)
+  // A handful of elements: the scalar loop, which for these kinds rounds exactly as the vector
+  // kernels do (one IEEE operation, or a select) and skips the dispatch.
+  constexpr bool exact_scalar = K != BinaryKind::pow;
+  if (exact_scalar && n <= 4 && (a.shape() == b.shape() || a.num_elements() == 1 || b.num_elements() == 1)) {
+    std::int64_t as = a.num_elements() == 1 ? 0 : 1, bs = b.num_elements() == 1 ? 0 : 1;
+    for (std::int64_t i = 0; i < n; ++i) po[i] = binary_value<K, T>(pa[i * as], pb[i * bs]);
+    return;
+  }
   if (auto vec = vector_binary<K, T, R>()) {
     std::int64_t cost = K == BinaryKind::pow ? 8 : 1;
     if (a.shape() == b.shape() || a.num_elements() == 1 || b.num_elements() == 1) {
