@@ -1,6 +1,9 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
 
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/vec_math.h"
@@ -39,6 +42,25 @@ void run_binary(BinaryKind k, const T* a, const T* b, T* out, std::int64_t n) {
     default: break;  // comparisons and logical ops change the dtype: never fused
   }
 }
+
+// The registers of one thread: a buffer kept per thread and grown on first use, so that
+// replays allocate nothing and a thread with a small stack is safe (40 registers of 1024
+// doubles would be 320 KiB of stack).
+template <class T>
+class RegisterFile {
+ public:
+  explicit RegisterFile(int registers) {
+    thread_local std::vector<std::byte> buffer;
+    std::size_t need = static_cast<std::size_t>(registers) * kBlock * sizeof(T) + 64;
+    if (buffer.size() < need) buffer.resize(need);
+    auto at = reinterpret_cast<std::uintptr_t>(buffer.data());
+    base_ = reinterpret_cast<T*>((at + 63) & ~std::uintptr_t{63});
+  }
+  T* operator[](int r) const { return base_ + static_cast<std::int64_t>(r) * kBlock; }
+
+ private:
+  T* base_;
+};
 
 class FusedElementwise : public PrimitiveBase<FusedElementwise> {
  public:
@@ -140,7 +162,7 @@ class FusedElementwise : public PrimitiveBase<FusedElementwise> {
     std::array<T*, kMaxRegisters> outputs{};
     for (std::size_t i = 0; i < out.size(); ++i) outputs[i] = out[i].mutable_data<T>().data();
     cpu::parallel_for(blocks, kBlock * static_cast<std::int64_t>(program_.size()), [&](std::int64_t b0, std::int64_t b1) {
-      alignas(64) T scratch[kMaxRegisters][kBlock];
+      RegisterFile<T> scratch(num_inputs_ + static_cast<int>(program_.size()));
       // Scalars are spread over a whole register once; tensors are read in place.
       std::array<const T*, kMaxRegisters> reg{};
       for (int i = 0; i < num_inputs_; ++i)
