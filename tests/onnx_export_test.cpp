@@ -28,7 +28,7 @@ TEST(OnnxExport, OpsWithoutAnOnnxFormAreNamedErrors) {
                {"'assign_add' has no ONNX form"});
   EXPECT_FALSE(fs::exists(dir / "a.onnx"));
   nn::Dense unbuilt(3);
-  expect_error([&] { onnx::export_model(unbuilt, (dir / "c.onnx").string()); }, {"has not been called yet"});
+  expect_error([&] { onnx::export_model(unbuilt, (dir / "c.onnx").string()); }, {"no remembered input spec"});
   // A layer exports at its remembered spec; dropout vanishes in inference; the file appears.
   train::Sequential model;
   model.add<nn::Dense>(4, "relu");

@@ -146,7 +146,7 @@ TEST(SavedModel, RefusesUnknownNewerAndDamagedFiles) {
   expect_error([&] { load(dir.string()); }, {"variables.safetensors"});
   auto unbuilt = std::make_shared<train::Sequential>();
   unbuilt->add<nn::Dense>(3);
-  expect_error([&] { save(*unbuilt, dir.string()); }, {"has not been called yet"});
+  expect_error([&] { save(*unbuilt, dir.string()); }, {"no remembered input spec"});
   expect_error([&] { load((dir / "missing").string()); }, {"cannot open"});
   fs::remove_all(dir);
 }

@@ -440,7 +440,8 @@ void export_model(const ConcreteFunction& function, const std::string& path) {
 void export_model(nn::Layer& layer, const std::string& path, std::optional<TensorSpec> input_spec) {
   std::optional<TensorSpec> spec = input_spec ? input_spec : layer.save_spec();
   if (!spec)
-    fail("onnx", "layer '" + layer.name() + "' has not been called yet: call it once (or pass an input spec)");
+    fail("onnx", "layer '" + layer.name() + "' has no remembered input spec: call it once with one input (or pass an "
+                 "input spec; layers with several inputs export as a concrete function)");
   nn::Layer* target = &layer;
   FunctionOptions options;
   options.name = layer.name();

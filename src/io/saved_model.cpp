@@ -306,8 +306,8 @@ std::vector<Tensor> replay(const GraphDesc& g, const std::vector<Variable>& vars
 void save(nn::Layer& layer, const std::string& dir, std::optional<TensorSpec> input_spec) {
   std::optional<TensorSpec> spec = input_spec ? input_spec : layer.save_spec();
   if (!spec)
-    fail("save", "layer '" + layer.name() + "' has not been called yet: call it once (or pass an input spec) so its "
-                 "input signature is known");
+    fail("save", "layer '" + layer.name() + "' has no remembered input spec: call it once with one input (or pass "
+                 "an input spec; layers with several inputs save as concrete functions: ef::save({{name, cf}}, dir))");
   nn::Layer* target = &layer;
   FunctionOptions options;
   options.name = "serving_default";
