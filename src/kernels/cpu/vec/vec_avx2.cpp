@@ -10,4 +10,6 @@
 #define EF_SLEEF_D(fn, acc) Sleef_##fn##d4_##acc##avx2
 #define EF_STREAM_F(p, v) _mm256_stream_ps(p, v)
 #define EF_STREAM_D(p, v) _mm256_stream_pd(p, v)
+#define EF_SQRT_F(v) _mm256_sqrt_ps(v)
+#define EF_SQRT_D(v) _mm256_sqrt_pd(v)
 #include "kernels/cpu/vec/vec_kernels.inc"

@@ -11,4 +11,6 @@
 #define EF_SLEEF_D(fn, acc) Sleef_##fn##d8_##acc##avx512f
 #define EF_STREAM_F(p, v) _mm512_stream_ps(p, v)
 #define EF_STREAM_D(p, v) _mm512_stream_pd(p, v)
+#define EF_SQRT_F(v) _mm512_sqrt_ps(v)
+#define EF_SQRT_D(v) _mm512_sqrt_pd(v)
 #include "kernels/cpu/vec/vec_kernels.inc"
