@@ -117,6 +117,24 @@ TEST(SavedModel, StatefulFunctionsKeepAssignmentsAndPrints) {
   fs::remove_all(dir);
 }
 
+TEST(SavedModel, AFunctionSavesEveryTrace) {
+  auto f = function([](const Tensor& x, const Tensor& y) { return ef::tanh(x) * y + 1.0f; });
+  expect_error([&] { save(f, (fs::temp_directory_path() / "never").string()); }, {"no traces yet"});
+  Tensor a = random::normal({3}), b = random::normal({3});
+  Tensor c = random::normal({2, 2}), d = random::normal({2, 2});
+  f(a, b);
+  f(c, d);
+  fs::path dir = temp_dir("function");
+  save(f, dir.string());
+  SavedModel m = load(dir.string());
+  EXPECT_EQ(m.signature_names(), (std::vector<std::string>{"serving_default", "signature_1"}));
+  expect_bits_equal(m("serving_default", {a, b})[0], f(a, b));
+  expect_bits_equal(m("signature_1", {c, d})[0], f(c, d));
+  EXPECT_EQ(m.signature("signature_1").input_names.size(), 2u);
+  expect_error([&] { m("serving_default", {c, d}); }, {"float32[2,2]"});
+  fs::remove_all(dir);
+}
+
 TEST(SavedModel, RefusesUnknownNewerAndDamagedFiles) {
   auto model = std::make_shared<train::Sequential>();
   model->add<nn::Dense>(3, "relu");

@@ -111,6 +111,11 @@ class FunctionCore {
   int tracing_count() const;
   // The most recent traces (at most 4096), oldest first.
   std::vector<TraceRecord> traces() const;
+  // The cached concrete functions, in trace order (what ef::save writes).
+  std::vector<std::shared_ptr<const ConcreteFunction>> concrete_functions() const {
+    std::shared_lock lock(mutex_);
+    return entries_;
+  }
   // A function inlined into another trace still enforces its input signature.
   void check_inline_signature(const Signature& requested) const;
   bool has_input_signature() const { return options_.input_signature.has_value(); }
@@ -177,6 +182,8 @@ class Function {
   }
 
   int tracing_count() const { return core().tracing_count(); }
+  // The cached traces, oldest first.
+  std::vector<std::shared_ptr<const ConcreteFunction>> concrete_functions() const { return core().concrete_functions(); }
   std::vector<TraceRecord> traces() const { return core().traces(); }
   const std::string& name() const { return core().name(); }
 

@@ -34,6 +34,19 @@ void save(nn::Layer& layer, const std::string& dir, std::optional<TensorSpec> in
 void save(const std::vector<std::pair<std::string, std::shared_ptr<const ConcreteFunction>>>& functions,
           const std::string& dir);
 
+// Saves every cached trace of an ef::function: the first as "serving_default", the others as
+// "signature_1", "signature_2", ... (trace it first: call it, or get_concrete_function(specs)).
+template <class F>
+void save(const Function<F>& function, const std::string& dir) {
+  auto traced = function.concrete_functions();
+  if (traced.empty())
+    fail("save", "function '" + function.name() + "' has no traces yet: call it once, or get_concrete_function(specs)");
+  std::vector<std::pair<std::string, std::shared_ptr<const ConcreteFunction>>> named;
+  for (std::size_t i = 0; i < traced.size(); ++i)
+    named.emplace_back(i == 0 ? std::string("serving_default") : "signature_" + std::to_string(i), traced[i]);
+  save(named, dir);
+}
+
 class SavedModel {
  public:
   struct Signature {
