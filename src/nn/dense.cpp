@@ -44,7 +44,7 @@ Tensor Dense::call(const Tensor& inputs) {
   else if (a == "sigmoid") act = UnaryKind::sigmoid;
   else if (a == "tanh") act = UnaryKind::tanh;
   else if (a == "gelu") act = UnaryKind::gelu;
-  if (act || a == "linear") {
+  if ((act || a == "linear") && eager_fusion_allowed()) {
     Tensor b = use_bias_ ? Tensor(bias_) : Tensor();
     Tensor fused = eager_dense(inputs, kernel_, use_bias_ ? &b : nullptr, act);
     if (fused.defined()) return fused;

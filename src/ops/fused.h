@@ -16,6 +16,9 @@ bool fusible_activation(UnaryKind kind);
 // Dense's forward in one fused kernel when it runs eagerly with no tape recording; an
 // undefined Tensor when the composed ops must run instead (a trace, a tape, other dtypes).
 Tensor eager_dense(const Tensor& x, const Tensor& kernel, const Tensor* bias, std::optional<UnaryKind> activation);
+// True when nothing would record the composed ops (no trace, no tape): ask before reading
+// variables for eager_dense, so that a trace or tape sees only the reads it needs.
+bool eager_fusion_allowed();
 
 }  // namespace ef
 

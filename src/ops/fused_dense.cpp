@@ -77,10 +77,12 @@ bool fusible_activation(UnaryKind k) {
   return k == UnaryKind::relu || k == UnaryKind::sigmoid || k == UnaryKind::tanh || k == UnaryKind::gelu;
 }
 
+bool eager_fusion_allowed() { return !trace::active_recorder() && !detail::tapes_recording(); }
+
 Tensor eager_dense(const Tensor& x, const Tensor& kernel, const Tensor* bias, std::optional<UnaryKind> activation) {
   // Only where nothing would record the composed ops: a trace keeps its graph of primitive
   // ops (the fusion pass fuses it later) and a tape needs their gradients.
-  if (trace::active_recorder() || detail::tapes_recording() || x.dtype() != DType::float32 || x.rank() < 2 ||
+  if (!eager_fusion_allowed() || x.is_symbolic() || x.dtype() != DType::float32 || x.rank() < 2 ||
       kernel.dtype() != DType::float32 || (bias && bias->dtype() != DType::float32))
     return Tensor();
   if (activation && !fusible_activation(*activation)) return Tensor();
