@@ -1,6 +1,7 @@
 #pragma once
-// The scalar math of the elementwise ops, shared by their kernels and by the fused
-// elementwise kernel, so that fused and unfused graphs compute bit-identical numbers.
+// The scalar math of the elementwise ops: integer and bool dtypes, and binary ops of a few
+// elements (where it rounds exactly as the vector kernels do). Floating-point tensors go
+// through the vector kernels (kernels/cpu/vec_math.h), eager and fused alike.
 #include <cmath>
 #include <cstdint>
 #include <limits>
