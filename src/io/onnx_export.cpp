@@ -30,29 +30,6 @@ int onnx_dtype(DType t) {
   return 0;
 }
 
-// Integer attributes from an op's printed attributes ("axis=1", "perm=(1,0)"): the same text
-// the saved-model codec reads back exactly.
-std::vector<std::int64_t> tuple_attr(const std::string& attrs, const std::string& key) {
-  std::vector<std::int64_t> v;
-  std::size_t p = attrs.find(key + "=(");
-  if (p == std::string::npos) return v;
-  p += key.size() + 2;
-  std::size_t close = attrs.find(')', p);
-  std::string inner = attrs.substr(p, close - p);
-  for (std::size_t i = 0; i < inner.size();) {
-    std::size_t c = inner.find(',', i);
-    if (c == std::string::npos) c = inner.size();
-    if (c > i) v.push_back(std::stoll(inner.substr(i, c - i)));
-    i = c + 1;
-  }
-  return v;
-}
-std::int64_t int_attr(const std::string& attrs, const std::string& key) {
-  std::size_t p = attrs.find(key + "=");
-  if (p == std::string::npos) fail("onnx", "attribute " + key + " missing in '" + attrs + "'");
-  return std::stoll(attrs.substr(p + key.size() + 1));
-}
-
 class Exporter {
  public:
   Exporter(const ir::Graph& g, pb::GraphProto& out) : g_(g), out_(out) {}
@@ -231,9 +208,9 @@ class Exporter {
       }
     }
     std::string name = op.name();
-    if (name == "where") return simple("Where");
-    if (name == "identity" || name == "stop_gradient") return simple("Identity");
-    if (name == "cast") {
+    if (dynamic_cast<const Where*>(&op)) return simple("Where");
+    if (dynamic_cast<const Identity*>(&op)) return simple("Identity");
+    if (dynamic_cast<const Cast*>(&op)) {
       attr_int(node("Cast", in, {out}), "to", onnx_dtype(spec(n.outputs[0]).dtype));
       return;
     }
@@ -247,29 +224,28 @@ class Exporter {
         node("Identity", in, {out});
         return;
       }
-      if (name == "sum") {
+      if (r->kind() == ReduceKind::sum) {
         attr_int(node("ReduceSum", {in[0], ints_initializer(axes)}, {out}), "keepdims", keep);
       } else {
-        pb::NodeProto& nd = node(name == "mean" ? "ReduceMean" : name == "max" ? "ReduceMax" : "ReduceMin", in, {out});
+        ReduceKind k = r->kind();
+        pb::NodeProto& nd = node(k == ReduceKind::mean ? "ReduceMean" : k == ReduceKind::max ? "ReduceMax" : "ReduceMin", in, {out});
         attr_ints(nd, "axes", axes);
         attr_int(nd, "keepdims", keep);
       }
       return;
     }
-    if (name == "argmax") {
+    if (auto* am = dynamic_cast<const ArgMax*>(&op)) {
       int rank = spec(n.inputs[0]).shape.rank();
-      std::int64_t axis = int_attr(op.attrs(), "axis");
       pb::NodeProto& nd = node("ArgMax", in, {out});
-      attr_int(nd, "axis", axis < 0 ? axis + rank : axis);
-      attr_int(nd, "keepdims", op.attrs().find("keepdims=True") != std::string::npos);
+      attr_int(nd, "axis", am->axis() < 0 ? am->axis() + rank : am->axis());
+      attr_int(nd, "keepdims", am->keepdims());
       return;
     }
-    if (name == "softmax" || name == "log_softmax") {
-      attr_int(node(name == "softmax" ? "Softmax" : "LogSoftmax", in, {out}), "axis", int_attr(op.attrs(), "axis"));
+    if (auto* sm = dynamic_cast<const Softmax*>(&op)) {
+      attr_int(node(sm->log() ? "LogSoftmax" : "Softmax", in, {out}), "axis", sm->axis());
       return;
     }
     if (auto* m = dynamic_cast<const MatMul*>(&op)) {
-      std::string at = m->attrs();
       std::string a = in[0], b = in[1];
       auto transpose_last = [&](const std::string& x, int rank) {
         std::vector<std::int64_t> perm;
@@ -279,12 +255,12 @@ class Exporter {
         attr_ints(node("Transpose", {x}, {t}), "perm", perm);
         return t;
       };
-      if (at.find("transpose_a=True") != std::string::npos) a = transpose_last(a, spec(n.inputs[0]).shape.rank());
-      if (at.find("transpose_b=True") != std::string::npos) b = transpose_last(b, spec(n.inputs[1]).shape.rank());
+      if (m->transpose_a()) a = transpose_last(a, spec(n.inputs[0]).shape.rank());
+      if (m->transpose_b()) b = transpose_last(b, spec(n.inputs[1]).shape.rank());
       node("MatMul", {a, b}, {out});
       return;
     }
-    if (name == "reshape") {
+    if (dynamic_cast<const Reshape*>(&op)) {
       std::vector<std::int64_t> dims = spec(n.outputs[0]).shape.dims();
       for (auto& d : dims) if (d == kDynamic) d = -1;
       // A target with one unknown dim: -1 (ONNX infers it); zeros stay zeros (allowzero).
@@ -295,21 +271,20 @@ class Exporter {
       attr_int(nd, "allowzero", 1);
       return;
     }
-    if (name == "reshape_like") {
+    if (dynamic_cast<const ReshapeLike*>(&op)) {
       std::string s = fresh("shape");
       node("Shape", {in[1]}, {s});
       node("Reshape", {in[0], s}, {out});
       return;
     }
-    if (name == "expand_dims") {
-      std::int64_t axis = int_attr(op.attrs(), "axis");
+    if (auto* e = dynamic_cast<const ExpandDims*>(&op)) {
       int rank = spec(n.outputs[0]).shape.rank();
-      node("Unsqueeze", {in[0], ints_initializer({axis < 0 ? axis + rank : axis})}, {out});
+      node("Unsqueeze", {in[0], ints_initializer({e->axis() < 0 ? e->axis() + rank : e->axis()})}, {out});
       return;
     }
-    if (name == "squeeze") {
+    if (auto* q = dynamic_cast<const Squeeze*>(&op)) {
       const Shape& sh = spec(n.inputs[0]).shape;
-      std::vector<std::int64_t> axes = tuple_attr(op.attrs(), "axes");
+      std::vector<std::int64_t> axes(q->axes().begin(), q->axes().end());
       if (axes.empty())  // every size-1 axis
         for (int a = 0; a < sh.rank(); ++a)
           if (sh[a] == 1) axes.push_back(a);
@@ -317,37 +292,31 @@ class Exporter {
       node("Squeeze", {in[0], ints_initializer(axes)}, {out});
       return;
     }
-    if (name == "transpose") {
-      std::vector<std::int64_t> perm = tuple_attr(op.attrs(), "perm");
+    if (auto* t = dynamic_cast<const Transpose*>(&op)) {
       int rank = spec(n.inputs[0]).shape.rank();
+      std::vector<std::int64_t> perm;
+      for (int a : t->perm()) perm.push_back(a < 0 ? a + rank : a);
       if (perm.empty())  // the default: reversed axes
         for (int a = rank - 1; a >= 0; --a) perm.push_back(a);
-      for (auto& a : perm) a = a < 0 ? a + rank : a;
       attr_ints(node("Transpose", in, {out}), "perm", perm);
       return;
     }
-    if (name == "concat") {
-      std::int64_t axis = int_attr(op.attrs(), "axis");
-      attr_int(node("Concat", in, {out}), "axis", axis < 0 ? axis + spec(n.outputs[0]).shape.rank() : axis);
+    if (auto* c = dynamic_cast<const Concat*>(&op)) {
+      int rank = spec(n.outputs[0]).shape.rank();
+      attr_int(node("Concat", in, {out}), "axis", c->axis() < 0 ? c->axis() + rank : c->axis());
       return;
     }
-    if (name == "gather") {
-      attr_int(node("Gather", in, {out}), "axis", int_attr(op.attrs(), "axis"));
+    if (auto* g = dynamic_cast<const Gather*>(&op)) {
+      attr_int(node("Gather", in, {out}), "axis", g->axis());
       return;
     }
     if (name == "shape") return simple("Shape");
     if (name == "size") return simple("Size");
-    if (name == "zeros_like" || name == "ones_like" || name == "full_like") {
-      std::string s = fresh("shape");
-      node("Shape", {in[0]}, {s});
+    if (auto* f = dynamic_cast<const FillLike*>(&op)) {
+      std::string shape = fresh("shape");
+      node("Shape", {in[0]}, {shape});
       DType t = spec(n.outputs[0]).dtype;
-      double value = 0.0;
-      if (name == "ones_like") value = 1.0;
-      if (name == "full_like") {
-        std::string at = op.attrs();  // value=2.5 [dtype=...]
-        value = std::strtod(at.c_str() + at.find("value=") + 6, nullptr);
-      }
-      attr_tensor(node("ConstantOfShape", {s}, {out}), "value", cast(full({1}, value, DType::float64), t));
+      attr_tensor(node("ConstantOfShape", {shape}, {out}), "value", cast(full({1}, f->value(), DType::float64), t));
       return;
     }
     if (name == "broadcast_like") {
@@ -367,38 +336,37 @@ class Exporter {
       std::string x = to_nchw(in[0]), w = fresh("w_oihw"), y = fresh("y_nchw");
       attr_ints(node("Transpose", {in[1]}, {w}), "perm", {3, 2, 0, 1});
       pb::NodeProto& conv = node("Conv", {x, w}, {y});
-      std::string at = c->attrs();
-      std::vector<std::int64_t> dilation = tuple_attr(at, "dilation");
-      attr_ints(conv, "strides", tuple_attr(at, "strides"));
-      attr_ints(conv, "dilations", dilation.empty() ? std::vector<std::int64_t>{1, 1} : dilation);
-      attr_string(conv, "auto_pad", at.find("padding=same") != std::string::npos ? "SAME_UPPER" : "VALID");
+      const Conv2DParams& cp = c->params();
+      attr_ints(conv, "strides", {cp.sh, cp.sw});
+      attr_ints(conv, "dilations", {cp.dh, cp.dw});
+      attr_string(conv, "auto_pad", cp.same ? "SAME_UPPER" : "VALID");
       from_nchw(y, out);
       return;
     }
     if (auto* p = dynamic_cast<const Pool2D*>(&op)) {
       std::string x = to_nchw(in[0]), y = fresh("y_nchw");
-      bool is_max = name == "max_pool2d";
+      bool is_max = p->params().max;
       pb::NodeProto& pool = node(is_max ? "MaxPool" : "AveragePool", {x}, {y});
-      std::string at = p->attrs();  // pool=(2,2) strides=(2,2) padding=valid
-      attr_ints(pool, "kernel_shape", tuple_attr(at, "pool"));
-      attr_ints(pool, "strides", tuple_attr(at, "strides"));
-      attr_string(pool, "auto_pad", at.find("padding=same") != std::string::npos ? "SAME_UPPER" : "VALID");
+      const Pool2DParams& pp = p->params();
+      attr_ints(pool, "kernel_shape", {pp.kh, pp.kw});
+      attr_ints(pool, "strides", {pp.sh, pp.sw});
+      attr_string(pool, "auto_pad", pp.same ? "SAME_UPPER" : "VALID");
       if (!is_max) attr_int(pool, "count_include_pad", 0);  // TF's averages leave padding out
       from_nchw(y, out);
       return;
     }
-    if (name == "slice") {
-      std::string at = op.attrs();
-      std::vector<std::int64_t> b = tuple_attr(at, "begin"), e = tuple_attr(at, "end"), st = tuple_attr(at, "strides"), axes;
-      for (std::size_t a = 0; a < b.size(); ++a) axes.push_back(static_cast<std::int64_t>(a));
-      while (st.size() < b.size()) st.push_back(1);
-      node("Slice", {in[0], ints_initializer(b), ints_initializer(e), ints_initializer(axes), ints_initializer(st)}, {out});
+    if (auto* sl = dynamic_cast<const Slice*>(&op)) {
+      std::vector<std::int64_t> axes, steps = sl->strides();
+      for (std::size_t a = 0; a < sl->begin().size(); ++a) axes.push_back(static_cast<std::int64_t>(a));
+      while (steps.size() < sl->begin().size()) steps.push_back(1);
+      node("Slice", {in[0], ints_initializer(sl->begin()), ints_initializer(sl->end()), ints_initializer(axes),
+                     ints_initializer(steps)},
+           {out});
       return;
     }
-    if (name == "one_hot") {
-      std::int64_t depth = int_attr(op.attrs(), "depth");
+    if (auto* oh = dynamic_cast<const OneHot*>(&op)) {
       DType t = spec(n.outputs[0]).dtype;
-      std::string d = initializer(fresh("depth"), scalar(depth));
+      std::string d = initializer(fresh("depth"), scalar(oh->depth()));
       std::string values = initializer(fresh("values"), cast(tensor({0.0f, 1.0f}), t));
       attr_int(node("OneHot", {in[0], d, values}, {out}), "axis", -1);
       return;

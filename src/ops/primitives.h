@@ -107,6 +107,8 @@ class ArgMax : public MergeablePrimitive<ArgMax> {
   std::string attrs() const override;
   bool same_params(const ArgMax& o) const { return axis_ == o.axis_ && keepdims_ == o.keepdims_; }
   bool is_differentiable() const override { return false; }
+  int axis() const { return axis_; }
+  bool keepdims() const { return keepdims_; }
   EF_OP_RULES
  private:
   int axis_;
@@ -119,6 +121,8 @@ class Softmax : public MergeablePrimitive<Softmax> {
   const char* name() const override { return log_ ? "log_softmax" : "softmax"; }
   std::string attrs() const override { return "axis=" + std::to_string(axis_); }
   bool same_params(const Softmax& o) const { return axis_ == o.axis_ && log_ == o.log_; }
+  int axis() const { return axis_; }
+  bool log() const { return log_; }
   EF_OP_RULES EF_OP_VJP
  private:
   void softmax_rows_f32(const float* p, float* o, std::int64_t rows, std::int64_t n) const;
@@ -169,6 +173,7 @@ class ExpandDims : public MergeablePrimitive<ExpandDims> {
   const char* name() const override { return "expand_dims"; }
   std::string attrs() const override { return "axis=" + std::to_string(axis_); }
   bool same_params(const ExpandDims& o) const { return axis_ == o.axis_; }
+  int axis() const { return axis_; }
   EF_OP_RULES EF_OP_VJP
  private:
   int axis_;
@@ -180,6 +185,7 @@ class Squeeze : public MergeablePrimitive<Squeeze> {
   const char* name() const override { return "squeeze"; }
   std::string attrs() const override;
   bool same_params(const Squeeze& o) const { return axes_ == o.axes_; }
+  const std::vector<int>& axes() const { return axes_; }
   EF_OP_RULES EF_OP_VJP
  private:
   std::vector<bool> dropped(const Shape& s) const;
@@ -193,6 +199,7 @@ class Transpose : public MergeablePrimitive<Transpose> {
   std::string attrs() const override;
   bool same_params(const Transpose& o) const { return perm_ == o.perm_; }
   std::vector<int> resolved(int rank) const;
+  const std::vector<int>& perm() const { return perm_; }
   EF_OP_RULES EF_OP_VJP
  private:
   std::vector<int> perm_;
@@ -204,6 +211,7 @@ class Concat : public MergeablePrimitive<Concat> {
   const char* name() const override { return "concat"; }
   std::string attrs() const override { return "axis=" + std::to_string(axis_); }
   bool same_params(const Concat& o) const { return axis_ == o.axis_; }
+  int axis() const { return axis_; }
   EF_OP_RULES EF_OP_VJP
  private:
   int axis_;
@@ -219,6 +227,9 @@ class Slice : public MergeablePrimitive<Slice> {
   struct Axis { std::int64_t start, step, count; };
   Axis resolve(int axis, std::int64_t n) const;  // Python slice semantics on one axis
   void check(const Tensor& x) const;
+  const std::vector<std::int64_t>& begin() const { return begin_; }
+  const std::vector<std::int64_t>& end() const { return end_; }
+  const std::vector<std::int64_t>& strides() const { return strides_; }
   EF_OP_RULES EF_OP_VJP
  private:
   std::vector<std::int64_t> begin_, end_, strides_;
@@ -242,6 +253,7 @@ class Gather : public MergeablePrimitive<Gather> {
   const char* name() const override { return "gather"; }
   std::string attrs() const override { return "axis=" + std::to_string(axis_); }
   bool same_params(const Gather& o) const { return axis_ == o.axis_; }
+  int axis() const { return axis_; }
   EF_OP_RULES EF_OP_VJP
  private:
   int axis_;
@@ -267,6 +279,7 @@ class OneHot : public MergeablePrimitive<OneHot> {
   std::string attrs() const override;
   bool same_params(const OneHot& o) const { return depth_ == o.depth_ && dtype_ == o.dtype_; }
   bool is_differentiable() const override { return false; }
+  std::int64_t depth() const { return depth_; }
   EF_OP_RULES
  private:
   std::int64_t depth_;
@@ -295,6 +308,7 @@ class FillLike : public MergeablePrimitive<FillLike> {
   bool same_params(const FillLike& o) const;
   std::vector<Tensor> vjp(std::span<const Tensor>, std::span<const Tensor>, std::span<const Tensor>,
                           const std::vector<bool>&) const override { return {Tensor()}; }
+  double value() const { return value_; }
   EF_OP_RULES
  private:
   double value_;
@@ -435,6 +449,7 @@ class Pool2D : public MergeablePrimitive<Pool2D> {
   const char* name() const override { return p_.max ? "max_pool2d" : "avg_pool2d"; }
   std::string attrs() const override { return p_.str(); }
   bool same_params(const Pool2D& o) const { return p_ == o.p_; }
+  const Pool2DParams& params() const { return p_; }
   EF_OP_RULES EF_OP_VJP
  private:
   Pool2DParams p_;
