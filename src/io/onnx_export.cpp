@@ -11,6 +11,7 @@
 
 #include "eagerflow/core/error.h"
 #include "eagerflow/io/safetensors.h"
+#include "eagerflow/io/saved_model.h"
 #include "eagerflow/ops/ops.h"
 #include "ops/primitives.h"
 
@@ -406,15 +407,7 @@ void export_model(const ConcreteFunction& function, const std::string& path) {
 }
 
 void export_model(nn::Layer& layer, const std::string& path, std::optional<TensorSpec> input_spec) {
-  std::optional<TensorSpec> spec = input_spec ? input_spec : layer.save_spec();
-  if (!spec)
-    fail("onnx", "layer '" + layer.name() + "' has no remembered input spec: call it once with one input (or pass an "
-                 "input spec; layers with several inputs export as a concrete function)");
-  nn::Layer* target = &layer;
-  FunctionOptions options;
-  options.name = layer.name();
-  auto f = function([target](const Tensor& x) { return (*target)(x, false); }, options);
-  export_model(*f.get_concrete_function(*spec), path);
+  export_model(*inference_function(layer, input_spec), path);
 }
 
 }  // namespace ef::onnx

@@ -303,18 +303,21 @@ std::vector<Tensor> replay(const GraphDesc& g, const std::vector<Variable>& vars
 
 }  // namespace
 
-void save(nn::Layer& layer, const std::string& dir, std::optional<TensorSpec> input_spec) {
+std::shared_ptr<const ConcreteFunction> inference_function(nn::Layer& layer, std::optional<TensorSpec> input_spec) {
   std::optional<TensorSpec> spec = input_spec ? input_spec : layer.save_spec();
   if (!spec)
-    fail("save", "layer '" + layer.name() + "' has no remembered input spec: call it once with one input (or pass "
-                 "an input spec; layers with several inputs save as concrete functions: ef::save({{name, cf}}, dir))");
+    fail(layer.name(), "has no remembered input spec: call it once with one input (or pass an input spec; layers "
+                       "with several inputs save and export as concrete functions)");
   nn::Layer* target = &layer;
   FunctionOptions options;
   options.name = "serving_default";
   options.arg_names = {"inputs"};
   auto f = function([target](const Tensor& x) { return (*target)(x, false); }, options);
-  auto cf = f.get_concrete_function(*spec);
-  write_model({{"serving_default", cf}}, dir, layer.name() + "/");
+  return f.get_concrete_function(*spec);
+}
+
+void save(nn::Layer& layer, const std::string& dir, std::optional<TensorSpec> input_spec) {
+  write_model({{"serving_default", inference_function(layer, input_spec)}}, dir, layer.name() + "/");
 }
 
 void save(const std::vector<std::pair<std::string, std::shared_ptr<const ConcreteFunction>>>& functions,

@@ -26,6 +26,11 @@ namespace ef {
 
 inline constexpr int kSavedModelVersion = 1;
 
+// `layer` called in inference mode (training false), traced at `input_spec` (default: its
+// remembered Layer::save_spec, batch dynamic): what ef::save and ONNX export write.
+std::shared_ptr<const ConcreteFunction> inference_function(nn::Layer& layer,
+                                                           std::optional<TensorSpec> input_spec = std::nullopt);
+
 // Saves `layer` called in inference mode at `input_spec` (default: the spec of its first call
 // with the batch dim dynamic, Layer::save_spec) as the signature "serving_default".
 void save(nn::Layer& layer, const std::string& dir, std::optional<TensorSpec> input_spec = std::nullopt);
