@@ -34,7 +34,7 @@ template <class T>
 void gemm(const T* a, const T* b, T* c, std::int64_t batch, std::int64_t m, std::int64_t k, std::int64_t n, bool a_bc,
           bool b_bc, bool ta, bool tb) {
   if constexpr (std::is_same_v<T, float>) {
-    cpu::gemm_f32(a, b, c, batch, m, k, n, a_bc, b_bc, nullptr, cpu::PostOp::none, ta, tb);
+    cpu::gemm_f32(a, b, c, batch, m, k, n, a_bc, b_bc, nullptr, ta, tb);
   } else {
     for (std::int64_t i = 0; i < batch; ++i)
       naive_gemm(a + (a_bc ? 0 : i * m * k), b + (b_bc ? 0 : i * k * n), c + i * m * n, m, k, n, ta, tb);

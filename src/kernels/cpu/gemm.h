@@ -3,19 +3,17 @@
 
 namespace ef::cpu {
 
-enum class PostOp { none, relu, sigmoid, tanh, gelu };
-
 // Drops every thread's cached oneDNN primitives (each at its next matmul).
 void release_primitive_caches();
 std::size_t cached_primitives_on_this_thread();
 
-// C[M,N] = post(op(A) * op(B) + bias[N]), row-major and contiguous, float32, through oneDNN
+// C[M,N] = op(A) * op(B) + bias[N], row-major and contiguous, float32, through oneDNN
 // with the primitive cached per shape. op(A) is A[M,K], or A stored as [K,M] when
 // `a_transposed` (likewise B: [K,N], or [N,K] stored): gradients multiply by transposes
 // without copying them. `batch` > 1 multiplies `batch` stacked matrices; a broadcast operand
 // is shared by the whole batch. `bias` may be null.
 void gemm_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
               std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias = nullptr,
-              PostOp post = PostOp::none, bool a_transposed = false, bool b_transposed = false);
+              bool a_transposed = false, bool b_transposed = false);
 
 }  // namespace ef::cpu

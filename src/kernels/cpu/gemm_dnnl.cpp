@@ -17,7 +17,7 @@ namespace {
 dnnl::engine& cpu_engine() { return dnnl_engine(); }
 
 // oneDNN fixes a primitive's thread count when it is created, so the budget is part of the key.
-using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool, bool, bool, PostOp, int, bool, bool>;
+using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool, bool, bool, int, bool, bool>;
 
 // Creating a oneDNN primitive costs 50-300 us; executing a cached one costs a few. Each thread
 // keeps its own primitives and memory objects, so execution needs no lock and only the data
@@ -30,19 +30,8 @@ struct Prepared {
   std::vector<dnnl_exec_arg_t> args;
 };
 
-dnnl::algorithm algorithm_of(PostOp p) {
-  switch (p) {
-    case PostOp::relu: return dnnl::algorithm::eltwise_relu;
-    case PostOp::sigmoid: return dnnl::algorithm::eltwise_logistic;
-    case PostOp::tanh: return dnnl::algorithm::eltwise_tanh;
-    case PostOp::gelu: return dnnl::algorithm::eltwise_gelu_erf;
-    case PostOp::none: break;
-  }
-  return dnnl::algorithm::undef;
-}
-
 Prepared prepare(const Key& key) {
-  auto [batch, m, k, n, a_bc, b_bc, has_bias, post, threads, a_t, b_t] = key;
+  auto [batch, m, k, n, a_bc, b_bc, has_bias, threads, a_t, b_t] = key;
   using tag = dnnl::memory::format_tag;
   using dt = dnnl::memory::data_type;
   // A transposed operand is the same logical matrix with swapped strides.
@@ -53,11 +42,6 @@ Prepared prepare(const Key& key) {
   dnnl::memory::desc c_md({batch, m, n}, dt::f32, tag::abc);
   dnnl::memory::desc bias_md({1, 1, n}, dt::f32, tag::abc);
   dnnl::primitive_attr attr;
-  if (post != PostOp::none) {
-    dnnl::post_ops ops;
-    ops.append_eltwise(1.0f, algorithm_of(post), 0.0f, 0.0f);
-    attr.set_post_ops(ops);
-  }
   dnnl::matmul::desc desc = has_bias ? dnnl::matmul::desc(a_md, b_md, bias_md, c_md) : dnnl::matmul::desc(a_md, b_md, c_md);
   dnnl::matmul::primitive_desc pd(desc, attr, cpu_engine());
   void* none = DNNL_MEMORY_NONE;
@@ -133,11 +117,11 @@ void dnnl_wait() { thread_stream().wait(); }
 std::size_t cached_primitives_on_this_thread() { return primitive_cache.lru.size(); }
 
 void gemm_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
-              std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias, PostOp post, bool a_transposed,
+              std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias, bool a_transposed,
               bool b_transposed) {
   thread_local dnnl::stream stream(cpu_engine());
   sync_thread_budget();
-  Key key{batch, m, k, n, a_broadcast, b_broadcast, bias != nullptr, post, num_threads(), a_transposed, b_transposed};
+  Key key{batch, m, k, n, a_broadcast, b_broadcast, bias != nullptr, num_threads(), a_transposed, b_transposed};
   Prepared& p = primitive_cache.get(key);
   p.a.set_data_handle(const_cast<float*>(a));
   p.b.set_data_handle(const_cast<float*>(b));
