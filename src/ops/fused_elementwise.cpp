@@ -65,7 +65,9 @@ class RegisterFile {
 class FusedElementwise : public PrimitiveBase<FusedElementwise> {
  public:
   FusedElementwise(std::vector<FusedInstruction> program, int num_inputs, std::vector<int> outputs, TensorSpec spec)
-      : program_(std::move(program)), num_inputs_(num_inputs), outputs_(std::move(outputs)), spec_(std::move(spec)) {}
+      : program_(std::move(program)), num_inputs_(num_inputs), outputs_(std::move(outputs)), spec_(std::move(spec)) {
+    allocate_slots();
+  }
   const char* name() const override { return "fused_elementwise"; }
   std::string attrs() const override {
     auto reg = [&](int r) { return r < num_inputs_ ? "i" + std::to_string(r) : "t" + std::to_string(r - num_inputs_); };
@@ -111,6 +113,37 @@ class FusedElementwise : public PrimitiveBase<FusedElementwise> {
   }
 
  private:
+  // Scratch slots for the instructions' results, reused once a result is dead (the kernels
+  // may write in place over their operands): the live block stays small enough for the
+  // caches however long the program. Slots 0..inputs-1 hold scalar inputs spread out.
+  void allocate_slots() {
+    int regs = num_inputs_ + static_cast<int>(program_.size());
+    std::vector<int> last_use(static_cast<std::size_t>(regs), -1);
+    for (std::size_t p = 0; p < program_.size(); ++p) {
+      last_use[static_cast<std::size_t>(program_[p].a)] = static_cast<int>(p);
+      if (program_[p].binary) last_use[static_cast<std::size_t>(program_[p].b)] = static_cast<int>(p);
+    }
+    for (int r : outputs_) last_use[static_cast<std::size_t>(r)] = static_cast<int>(program_.size());  // until the copy out
+    slot_.assign(static_cast<std::size_t>(regs), -1);
+    for (int i = 0; i < num_inputs_; ++i) slot_[static_cast<std::size_t>(i)] = i;
+    std::vector<int> free_slots;
+    num_slots_ = num_inputs_;
+    for (std::size_t p = 0; p < program_.size(); ++p) {
+      for (int r : {program_[p].a, program_[p].binary ? program_[p].b : -1})
+        if (r >= num_inputs_ && last_use[static_cast<std::size_t>(r)] == static_cast<int>(p) &&
+            std::find(free_slots.begin(), free_slots.end(), slot_[static_cast<std::size_t>(r)]) == free_slots.end())
+          free_slots.push_back(slot_[static_cast<std::size_t>(r)]);
+      int dst = num_inputs_ + static_cast<int>(p);
+      if (!free_slots.empty()) {
+        slot_[static_cast<std::size_t>(dst)] = free_slots.back();
+        free_slots.pop_back();
+      } else {
+        slot_[static_cast<std::size_t>(dst)] = num_slots_++;
+      }
+      if (last_use[static_cast<std::size_t>(dst)] < 0) free_slots.push_back(slot_[static_cast<std::size_t>(dst)]);  // never read
+    }
+  }
+
   bool fits(const Shape& s) const {
     if (s.rank() != spec_.shape.rank()) return false;
     for (int d = 0; d < s.rank(); ++d)
@@ -162,7 +195,7 @@ class FusedElementwise : public PrimitiveBase<FusedElementwise> {
     std::array<T*, kMaxRegisters> outputs{};
     for (std::size_t i = 0; i < out.size(); ++i) outputs[i] = out[i].mutable_data<T>().data();
     cpu::parallel_for(blocks, kBlock * static_cast<std::int64_t>(program_.size()), [&](std::int64_t b0, std::int64_t b1) {
-      RegisterFile<T> scratch(num_inputs_ + static_cast<int>(program_.size()));
+      RegisterFile<T> scratch(num_slots_);
       // Scalars are spread over a whole register once; tensors are read in place.
       std::array<const T*, kMaxRegisters> reg{};
       for (int i = 0; i < num_inputs_; ++i)
@@ -177,7 +210,7 @@ class FusedElementwise : public PrimitiveBase<FusedElementwise> {
         for (std::size_t p = 0; p < program_.size(); ++p) {
           const FusedInstruction& ins = program_[p];
           int dst = num_inputs_ + static_cast<int>(p);
-          T* d = scratch[dst];
+          T* d = scratch[slot_[static_cast<std::size_t>(dst)]];
           if (ins.binary)
             run_binary<T>(static_cast<BinaryKind>(ins.code), reg[static_cast<std::size_t>(ins.a)], reg[static_cast<std::size_t>(ins.b)], d, len);
           else
@@ -194,6 +227,8 @@ class FusedElementwise : public PrimitiveBase<FusedElementwise> {
   int num_inputs_;
   std::vector<int> outputs_;
   TensorSpec spec_;
+  std::vector<int> slot_;  // per register: its scratch slot
+  int num_slots_ = 0;
 };
 
 }  // namespace
