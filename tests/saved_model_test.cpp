@@ -225,8 +225,13 @@ TEST(LoaderFuzz, SavedModels) {
       }
     }
     write_text(dir / "saved_model.json", text);
+    allocator::reset_largest_request();
     try {
       SavedModel m = load(dir.string());
+      // Loading allocated no tensor larger than the files justify (checked below for
+      // rejected files too); running may then allocate what the graph computes.
+      ASSERT_LE(allocator::largest_request(), fs::file_size(dir / "variables.safetensors") + text.size())
+          << "iteration " << i;
       for (const auto& name : m.signature_names()) {
         const auto& sig = m.signature(name);
         std::vector<Tensor> args;
@@ -243,6 +248,8 @@ TEST(LoaderFuzz, SavedModels) {
       ++loaded;
     } catch (const Error&) {
       ++rejected;
+      ASSERT_LE(allocator::largest_request(), fs::file_size(dir / "variables.safetensors") + text.size())
+          << "iteration " << i << " (rejected)";
     } catch (const std::exception& e) {
       FAIL() << "iteration " << i << ": not an ef::Error: " << e.what() << "\n" << text;
     }
