@@ -196,7 +196,10 @@ void Reduce::reduce_f32(const float* p, float* o, std::int64_t rows, std::int64_
       for (std::int64_t c = 0; c < cols; ++c) vk.max_into_f32(o + b, p + c * rows + b, n);
       return;
     }
-    std::vector<double> acc(static_cast<std::size_t>(n), 0.0);
+    // Per-thread accumulators, grown once: replays of a bias gradient allocate nothing.
+    thread_local std::vector<double> acc;
+    if (acc.size() < static_cast<std::size_t>(n)) acc.resize(static_cast<std::size_t>(n));
+    std::fill_n(acc.begin(), n, 0.0);
     for (std::int64_t c = 0; c < cols; ++c) vk.accumulate_f32(acc.data(), p + c * rows + b, n);
     for (std::int64_t j = 0; j < n; ++j) o[b + j] = finish(acc[static_cast<std::size_t>(j)]);
   });
@@ -321,7 +324,6 @@ void Softmax::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs
 void Softmax::softmax_rows_f32(const float* p, float* o, std::int64_t rows, std::int64_t n) const {
   const auto& vk = cpu::vec::kernels();
   cpu::parallel_for(rows, n * 4, [&](std::int64_t b, std::int64_t e) {
-    std::vector<float> scratch(log_ ? static_cast<std::size_t>(n) : 0);
     for (std::int64_t r = b; r < e; ++r) {
       const float* x = p + r * n;
       float* y = o + r * n;
@@ -329,9 +331,10 @@ void Softmax::softmax_rows_f32(const float* p, float* o, std::int64_t rows, std:
       if (std::isinf(m)) m = 0;  // all -inf (or +inf): avoid inf - inf
       vk.binary_f32(BinaryKind::sub, x, 0, 1, &m, 0, 0, y, 1, n);
       if (log_) {
-        // log-sum-exp from exp(x - m), without keeping it: y holds x - m.
-        vk.unary_f32(UnaryKind::exp, y, scratch.data(), n);
-        float ls = static_cast<float>(std::log(vk.sum_f32(scratch.data(), n)));
+        // log-sum-exp from exp(x - m) made in y, then y = (x - m) - lse (no scratch buffer).
+        vk.unary_f32(UnaryKind::exp, y, y, n);
+        float ls = static_cast<float>(std::log(vk.sum_f32(y, n)));
+        vk.binary_f32(BinaryKind::sub, x, 0, 1, &m, 0, 0, y, 1, n);
         vk.binary_f32(BinaryKind::sub, y, 0, 1, &ls, 0, 0, y, 1, n);
       } else {
         vk.unary_f32(UnaryKind::exp, y, y, n);
