@@ -16,13 +16,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path temp_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("ef_ckpt_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
-
 std::vector<std::byte> bytes_of(const std::string& s) {
   std::vector<std::byte> b(s.size());
   std::memcpy(b.data(), s.data(), s.size());
@@ -136,7 +129,7 @@ TEST(Checkpoint, ModelWeightsLoadIntoAModelOfAnotherName) {
   Tensor ya = (*a)(x);
   (*b)(x);
   ASSERT_NE(a->name(), b->name());  // sequential vs sequential_1: keys are below the model
-  fs::path dir = temp_dir("names");
+  fs::path dir = ef::testing::fresh_temp_dir("ckpt_names");
   a->save_weights((dir / "w.safetensors").string());
   io::TensorFile f = io::load_safetensors((dir / "w.safetensors").string());
   EXPECT_NE(f.find("dense/kernel"), nullptr);
@@ -155,7 +148,7 @@ TEST(Checkpoint, MismatchesAreReportedTogetherAndNothingIsAssigned) {
   Tensor x = random::normal({2, 4});
   (*a)(x);
   (*other)(x);
-  fs::path dir = temp_dir("mismatch");
+  fs::path dir = ef::testing::fresh_temp_dir("ckpt_mismatch");
   std::string path = (dir / "w.safetensors").string();
   a->save_weights(path);
   Tensor before = other->weights()[0].value().clone();
@@ -188,7 +181,7 @@ TEST(Checkpoint, ResumedFitEqualsUninterruptedFitBitForBit) {
   auto straight = make();
   straight->fit(x, y, o);
 
-  fs::path dir = temp_dir("resume");
+  fs::path dir = ef::testing::fresh_temp_dir("ckpt_resume");
   std::string path = (dir / "ckpt.safetensors").string();
   random::set_seed(5);
   auto first = make();
@@ -221,7 +214,7 @@ TEST(Checkpoint, CustomLoopStateAndBadCheckpoints) {
     Tensor loss = sum(square(layer(x)));
     opt.apply_gradients(tape.gradient(loss, layer.trainable_weights()), layer.trainable_weights());
   }
-  fs::path dir = temp_dir("custom");
+  fs::path dir = ef::testing::fresh_temp_dir("ckpt_custom");
   std::string path = (dir / "c.safetensors").string();
   train::Checkpoint ckpt;
   ckpt.track("layer", layer).track("opt", opt).track("step", step);
@@ -260,7 +253,7 @@ TEST(Checkpoint, CustomLoopStateAndBadCheckpoints) {
 // A writer killed at a random moment: the file on disk is always a whole checkpoint, the old
 // one or the new one.
 TEST(Checkpoint, AKilledWriterLeavesThePreviousFileIntact) {
-  fs::path dir = temp_dir("kill");
+  fs::path dir = ef::testing::fresh_temp_dir("ckpt_kill");
   std::string path = (dir / "big.safetensors").string();
   Tensor original = full({1 << 20}, 1.0f);
   io::save_safetensors(path, {{"w", original}});
@@ -294,7 +287,7 @@ TEST(Checkpoint, ModelCheckpointSavesEveryEpochOrTheBest) {
   auto model = std::make_shared<train::Sequential>();
   model->add<nn::Dense>(10);
   model->compile(std::make_shared<optim::SGD>(0.05), train::SparseCategoricalCrossentropy(true));
-  fs::path dir = temp_dir("mc");
+  fs::path dir = ef::testing::fresh_temp_dir("ckpt_mc");
   auto every = std::make_shared<train::ModelCheckpoint>((dir / "e{epoch:02d}.safetensors").string(), "loss");
   auto best = std::make_shared<train::ModelCheckpoint>((dir / "best-{loss:.3f}.safetensors").string(), "loss", true);
   auto full_state = std::make_shared<train::ModelCheckpoint>((dir / "full.safetensors").string(), "loss", false, false);

@@ -83,6 +83,8 @@ TEST(Layers, EveryLayersGradientMatchesFiniteDifferences) {
   check_layer_gradients("concatenate", cat, {random::normal({2, 3}), random::normal({2, 2})});
   nn::Flatten flat;
   check_layer_gradients("flatten", flat, {random::normal({2, 3, 2})});
+  nn::Reshape reshape_layer(Shape{3, -1});
+  check_layer_gradients("reshape", reshape_layer, {random::normal({2, 6})});
   nn::Activation act("gelu");
   check_layer_gradients("activation", act, {random::normal({2, 3})});
 }
@@ -102,6 +104,13 @@ TEST(Layers, ShapeErrorsNameTheLayerAndBothShapes) {
   nn::Embedding emb(5, 2, "words");
   expect_error([&] { emb(zeros({3})); }, {"words", "integer ids"});
   expect_error([&] { emb(tensor(std::vector<std::int64_t>{7})); }, {"gather", "out of range"});
+  nn::Reshape to_image(Shape{28, 28, 1}, "to_image");
+  EXPECT_EQ(to_image(zeros({5, 784})).shape(), Shape({5, 28, 28, 1}));
+  expect_error([&] { to_image(zeros({5, 780})); }, {"to_image", "float32[5,780]", "784"});
+  expect_error([] { nn::Reshape r(Shape{-1, -1}); r(zeros({2, 4})); }, {"one -1"});
+  expect_error([] { nn::Reshape r(Shape{3, -1}); r(zeros({2, 4})); }, {"cannot reshape"});
+  auto traced = function(to_image, FunctionOptions{.input_signature = std::vector<TensorSpec>{{DType::float32, {kDynamic, 784}}}});
+  EXPECT_EQ(traced(zeros({3, 784})).shape(), Shape({3, 28, 28, 1}));  // the batch stays dynamic
   nn::Add add;
   expect_error([&] { add(std::vector<Tensor>{zeros({2})}); }, {"add", "at least 2 inputs"});
   expect_error([&] { add(std::vector<Tensor>{zeros({2}), zeros({3})}); }, {"add", "broadcast"});

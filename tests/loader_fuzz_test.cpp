@@ -149,8 +149,7 @@ TEST(LoaderFuzz, MnistIdxFiles) {
 
 TEST(LoaderFuzz, MnistGzipFiles) {
   namespace fs = std::filesystem;
-  fs::path dir = fs::temp_directory_path() / ("ef_fuzz_gz_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  fs::path dir = ef::testing::fresh_temp_dir("fuzz_gz");
   auto gz = [&](const fs::path& p, const std::vector<unsigned char>& raw) {
     gzFile f = gzopen(p.c_str(), "wb");
     gzwrite(f, raw.data(), static_cast<unsigned>(raw.size()));

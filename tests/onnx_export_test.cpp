@@ -14,8 +14,7 @@ using ef::testing::expect_error;
 namespace fs = std::filesystem;
 
 TEST(OnnxExport, OpsWithoutAnOnnxFormAreNamedErrors) {
-  fs::path dir = fs::temp_directory_path() / ("ef_onnx_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  fs::path dir = ef::testing::fresh_temp_dir("onnx");
   auto noisy = function([](const Tensor& x) { return x + random::uniform_like(x); });
   expect_error([&] { onnx::export_model(*noisy.get_concrete_function(TensorSpec{DType::float32, {2}}), (dir / "a.onnx").string()); },
                {"onnx", "op 'random_uniform' has no ONNX form"});

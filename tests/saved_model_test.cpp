@@ -18,13 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path temp_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("ef_saved_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
-
 std::string read_text(const fs::path& p) {
   std::ifstream in(p);
   std::stringstream s;
@@ -70,7 +63,7 @@ TEST(SavedModel, MlpAndCnnGiveTheSameResultsAfterLoading) {
     }
     (*model)(random::uniform({5, 28, 28}));  // remembers [?,28,28]
     ASSERT_EQ(model->save_spec()->shape, Shape({kDynamic, 28, 28}));
-    fs::path dir = temp_dir(which ? "cnn" : "mlp");
+    fs::path dir = ef::testing::fresh_temp_dir(std::string("saved_") + (which ? "cnn" : "mlp"));
     save(*model, dir.string());
     EXPECT_TRUE(fs::exists(dir / "saved_model.json"));
     EXPECT_TRUE(fs::exists(dir / "variables.safetensors"));
@@ -102,7 +95,7 @@ TEST(SavedModel, StatefulFunctionsKeepAssignmentsAndPrints) {
     return x * Tensor(scale) + random::uniform_like(x, 0.0, 1e-30) * 0.0f + full_like(x, -0.0);
   });
   auto cf = step.get_concrete_function(TensorSpec{DType::float32, {kDynamic, 2}});
-  fs::path dir = temp_dir("stateful");
+  fs::path dir = ef::testing::fresh_temp_dir("saved_stateful");
   save({{"step", cf}, {"again", cf}}, dir.string());
   SavedModel m = load(dir.string());
   std::string printed;
@@ -124,7 +117,7 @@ TEST(SavedModel, AFunctionSavesEveryTrace) {
   Tensor c = random::normal({2, 2}), d = random::normal({2, 2});
   f(a, b);
   f(c, d);
-  fs::path dir = temp_dir("function");
+  fs::path dir = ef::testing::fresh_temp_dir("saved_function");
   save(f, dir.string());
   SavedModel m = load(dir.string());
   EXPECT_EQ(m.signature_names(), (std::vector<std::string>{"serving_default", "signature_1"}));
@@ -139,7 +132,7 @@ TEST(SavedModel, RefusesUnknownNewerAndDamagedFiles) {
   auto model = std::make_shared<train::Sequential>();
   model->add<nn::Dense>(3, "relu");
   (*model)(random::uniform({2, 4}));
-  fs::path dir = temp_dir("damaged");
+  fs::path dir = ef::testing::fresh_temp_dir("saved_damaged");
   save(*model, dir.string());
   std::string good = read_text(dir / "saved_model.json");
   auto with = [&](const std::string& from, const std::string& to) {
@@ -174,7 +167,7 @@ TEST(SavedModel, AnotherProcessLoadsAndRunsIt) {
   auto model = cnn();
   Tensor x = random::uniform({4, 28, 28});
   Tensor want = (*model)(x, false);
-  fs::path dir = temp_dir("process");
+  fs::path dir = ef::testing::fresh_temp_dir("saved_process");
   save(*model, (dir / "model").string());
   io::save_safetensors((dir / "input.safetensors").string(), {{"x", x}});
   std::string cmd = std::string(EF_INTEROP_TOOL) + " run-saved-model " + (dir / "model").string() + " " +
@@ -190,7 +183,7 @@ TEST(LoaderFuzz, SavedModels) {
   model->add<nn::Dense>(3, "tanh");
   model->add<nn::Dense>(2);
   (*model)(random::uniform({2, 4}));
-  fs::path dir = temp_dir("fuzz");
+  fs::path dir = ef::testing::fresh_temp_dir("saved_fuzz");
   save(*model, dir.string());
   std::string good = read_text(dir / "saved_model.json");
   const char* s = std::getenv("EF_FUZZ_SEED");
@@ -265,7 +258,7 @@ TEST(LoaderFuzz, SavedModels) {
 #include "op_table.h"
 
 TEST(SavedModel, EveryOpOfTheTableRoundTrips) {
-  fs::path dir = temp_dir("table");
+  fs::path dir = ef::testing::fresh_temp_dir("saved_table");
   std::set<std::string> seen;
   for (const auto& op : ef::testing::op_table()) {
     SCOPED_TRACE(op.name);

@@ -2,10 +2,22 @@
 #include <gtest/gtest.h>
 
 #include <eagerflow/eagerflow.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 #include <string>
 
 namespace ef::testing {
+
+// An empty folder of this process's own under the system's temp folder (made anew).
+inline std::filesystem::path fresh_temp_dir(const std::string& name) {
+  namespace fs = std::filesystem;
+  fs::path p = fs::temp_directory_path() / ("ef_test_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
 
 // Expects `fn` to throw ef::Error whose message contains every one of `parts`.
 template <class Fn>

@@ -55,33 +55,17 @@ class Attrs {
   }
   // "(1,2)", "(1,)", "()"
   std::vector<std::int64_t> ints(const std::string& key) const {
-    const std::string& v = raw(key);
-    if (v.size() < 2 || v.front() != '(' || v.back() != ')') bad("'" + v + "' is not a tuple");
     std::vector<std::int64_t> out;
-    std::string inner = v.substr(1, v.size() - 2);
-    std::size_t i = 0;
-    while (i < inner.size()) {
-      std::size_t c = inner.find(',', i);
-      if (c == std::string::npos) c = inner.size();
-      out.push_back(parse_int(inner.substr(i, c - i)));
-      i = c + 1;
-    }
+    for (const std::string& item : items(raw(key), '(', ')', "a tuple")) out.push_back(parse_int(item));
     return out;
   }
   // "[60,?,3]"
   Shape shape(const std::string& key) const {
     const std::string& v = raw(key);
-    if (v.size() < 2 || v.front() != '[' || v.back() != ']') bad("'" + v + "' is not a shape");
     std::vector<std::int64_t> dims;
-    std::string inner = v.substr(1, v.size() - 2);
-    std::size_t i = 0;
-    while (i < inner.size()) {
-      std::size_t c = inner.find(',', i);
-      if (c == std::string::npos) c = inner.size();
-      std::string d = inner.substr(i, c - i);
+    for (const std::string& d : items(v, '[', ']', "a shape")) {
       dims.push_back(d == "?" ? kDynamic : parse_int(d));
       if (dims.back() < 0 && dims.back() != kDynamic) bad("negative dimension in '" + v + "'");
-      i = c + 1;
     }
     if (dims.size() > 64) bad("rank too large in '" + v + "'");
     return Shape(std::move(dims));
@@ -97,6 +81,19 @@ class Attrs {
   [[noreturn]] void bad(const std::string& why) const { throw Error(where_ + ": " + why); }
 
  private:
+  // The comma-separated items between `open` and `close` (a trailing comma is allowed).
+  std::vector<std::string> items(const std::string& v, char open, char close, const char* what) const {
+    if (v.size() < 2 || v.front() != open || v.back() != close) bad("'" + v + "' is not " + what);
+    std::vector<std::string> out;
+    std::string inner = v.substr(1, v.size() - 2);
+    for (std::size_t i = 0; i < inner.size();) {
+      std::size_t c = inner.find(',', i);
+      if (c == std::string::npos) c = inner.size();
+      out.push_back(inner.substr(i, c - i));
+      i = c + 1;
+    }
+    return out;
+  }
   std::int64_t parse_int(const std::string& s) const {
     std::int64_t v = 0;
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);

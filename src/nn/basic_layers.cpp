@@ -7,22 +7,29 @@ namespace ef::nn {
 
 Tensor Reshape::call(const Tensor& inputs) {
   if (inputs.rank() < 1) fail(name(), "expects inputs with a batch axis, got " + inputs.spec().str());
-  std::vector<std::int64_t> dims{-1};
-  int inferred = 0;
-  for (int a = 0; a < target_.rank(); ++a) {
-    if (target_[a] == -1) ++inferred;
-    else if (target_[a] < 0) fail(name(), "target shape " + target_.str() + " has a negative dim");
-    dims.push_back(target_[a]);
-  }
-  if (inferred > 0) fail(name(), "the target shape " + target_.str() + " must be fully known (the batch is the -1)");
-  std::int64_t want = target_.num_elements(), have = 1;
+  std::int64_t have = 1;  // values per example
   for (int a = 1; a < inputs.rank(); ++a) {
     if (inputs.shape()[a] == kDynamic) fail(name(), "needs the non-batch dims to be known, got " + inputs.spec().str());
     have *= inputs.shape()[a];
   }
-  if (want != have)
-    fail(name(), "cannot reshape " + inputs.spec().str() + " to [batch, " + target_.str().substr(1) + ": " +
-                     std::to_string(have) + " values per example, the target holds " + std::to_string(want));
+  std::vector<std::int64_t> dims{-1};  // the batch, whatever it is
+  int unknown = -1;
+  std::int64_t known = 1;
+  for (int a = 0; a < target_.rank(); ++a) {
+    std::int64_t d = target_[a];
+    if (d == -1 && unknown < 0) unknown = a;
+    else if (d < 0) fail(name(), "target shape " + target_.str() + " may hold one -1 and no other negative dim");
+    else known *= d;
+    dims.push_back(d);
+  }
+  if (unknown >= 0) {  // Keras: one -1 takes what is left
+    if (known == 0 || have % known != 0)
+      fail(name(), "cannot reshape " + inputs.spec().str() + " to " + target_.str() + " per example");
+    dims[static_cast<std::size_t>(unknown) + 1] = have / known;
+  } else if (known != have) {
+    fail(name(), "cannot reshape " + inputs.spec().str() + " to " + target_.str() + " per example: " +
+                     std::to_string(have) + " values, the target holds " + std::to_string(known));
+  }
   return reshape(inputs, Shape(std::move(dims)));
 }
 

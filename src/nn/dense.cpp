@@ -38,12 +38,8 @@ Tensor Dense::call(const Tensor& inputs) {
   if (inputs.rank() < 2 || inputs.shape()[inputs.rank() - 1] != features)
     fail(name(), "input " + inputs.spec().str() + " is incompatible: expected the last axis to be " +
                      std::to_string(features) + " (the layer was built for " + kernel_.shape().str() + " kernel)");
-  std::optional<UnaryKind> act;
   const std::string& a = activation_.name();
-  if (a == "relu") act = UnaryKind::relu;
-  else if (a == "sigmoid") act = UnaryKind::sigmoid;
-  else if (a == "tanh") act = UnaryKind::tanh;
-  else if (a == "gelu") act = UnaryKind::gelu;
+  std::optional<UnaryKind> act = fusible_activation_named(a);
   if ((act || a == "linear") && eager_fusion_allowed()) {
     Tensor b = use_bias_ ? Tensor(bias_) : Tensor();
     Tensor fused = eager_dense(inputs, kernel_, use_bias_ ? &b : nullptr, act);

@@ -14,6 +14,8 @@ namespace ef {
 // activation: none, relu, sigmoid, tanh or gelu.
 std::shared_ptr<Primitive> make_fused_dense(bool has_bias, std::optional<UnaryKind> activation);
 bool fusible_activation(UnaryKind kind);
+// The fusible activation a Keras activation name stands for ("relu" -> relu), or none.
+std::optional<UnaryKind> fusible_activation_named(const std::string& name);
 // Dense's forward in one fused kernel when it runs eagerly with no tape recording; an
 // undefined Tensor when the composed ops must run instead (a trace, a tape, other dtypes).
 Tensor eager_dense(const Tensor& x, const Tensor& kernel, const Tensor* bias, std::optional<UnaryKind> activation);

@@ -77,6 +77,12 @@ bool fusible_activation(UnaryKind k) {
   return k == UnaryKind::relu || k == UnaryKind::sigmoid || k == UnaryKind::tanh || k == UnaryKind::gelu;
 }
 
+std::optional<UnaryKind> fusible_activation_named(const std::string& name) {
+  for (UnaryKind k : {UnaryKind::relu, UnaryKind::sigmoid, UnaryKind::tanh, UnaryKind::gelu})
+    if (name == unary_name(k)) return k;
+  return std::nullopt;
+}
+
 bool eager_fusion_allowed() { return !trace::active_recorder() && !detail::tapes_recording(); }
 
 Tensor eager_dense(const Tensor& x, const Tensor& kernel, const Tensor* bias, std::optional<UnaryKind> activation) {
