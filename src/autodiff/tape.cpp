@@ -19,17 +19,13 @@ void expect_floating(const Tensor& t, const std::string& what) {
 
 TapeImpl::TapeImpl(bool persistent, bool watch_accessed_variables)
     : persistent_(persistent), watch_variables_(watch_accessed_variables) {
-  below = innermost_tape();
-  innermost_tape() = this;
+  link_tape(this);
 }
 
 TapeImpl::~TapeImpl() {
-  // Unlink, also when tapes are not destroyed in reverse order of creation.
-  for (TapeHook** p = &innermost_tape(); *p; p = &(*p)->below)
-    if (*p == this) {
-      *p = below;
-      break;
-    }
+  // Unlink, also when tapes are not destroyed in reverse order of creation. A tape that was
+  // abandoned (or whose thread ended) is no longer in any list this thread may touch.
+  if (state.load(std::memory_order_acquire) == linked && owner == std::this_thread::get_id()) unlink_tape(this);
 }
 
 void TapeImpl::record(const Primitive& op, std::span<const Tensor> inputs, std::span<const Tensor> outputs) {
@@ -186,7 +182,11 @@ std::vector<Tensor> TapeImpl::gradient(std::span<const Tensor> targets, std::spa
 // ---------------------------------------------------------------- GradientTape
 GradientTape::GradientTape(bool persistent, bool watch_accessed_variables)
     : impl_(std::make_unique<detail::TapeImpl>(persistent, watch_accessed_variables)) {}
-GradientTape::~GradientTape() = default;
+GradientTape::~GradientTape() {
+  // Destroyed on another thread than the one it records on (or while that thread's tapes are
+  // hidden by a trace): the thread it was made on deletes it when it next looks at its tapes.
+  if (impl_ && !detail::retire_tape(impl_.get())) (void)impl_.release();
+}
 
 void GradientTape::watch(const Tensor& t) { impl_->watch(t); }
 void GradientTape::watch(const Variable& v) { impl_->watch_variable(v); }

@@ -1,7 +1,9 @@
 #include <cxxabi.h>
 
 #include <cstdlib>
+#include <exception>
 #include <mutex>
+#include <new>
 #include <set>
 
 #include "eagerflow/core/tensor.h"
@@ -15,23 +17,82 @@ namespace detail {
 namespace {
 thread_local TapeHook* tapes = nullptr;
 thread_local int kernel_depth = 0;
+
+// Unlinks and deletes the tapes of this thread's list whose owners were destroyed where they
+// could not unlink them (another thread; a list hidden by SuspendTapes).
+void prune_abandoned() {
+  for (TapeHook** p = &tapes; *p;) {
+    TapeHook* t = *p;
+    if (t->state.load(std::memory_order_acquire) == TapeHook::abandoned) {
+      *p = t->below;
+      delete t;
+    } else {
+      p = &t->below;
+    }
+  }
+}
+
+// When a thread that made tapes ends: tapes still owned elsewhere learn that their thread is
+// gone (their owner deletes them directly); abandoned ones are deleted here.
+struct ThreadTapesExit {
+  ~ThreadTapesExit() {
+    TapeHook* t = tapes;
+    tapes = nullptr;
+    while (t) {
+      TapeHook* next = t->below;
+      int expected = TapeHook::linked;
+      if (!t->state.compare_exchange_strong(expected, TapeHook::thread_ended, std::memory_order_acq_rel))
+        delete t;  // abandoned: nobody else refers to it
+      t = next;
+    }
+  }
+};
 }  // namespace
 
 TapeHook*& innermost_tape() { return tapes; }
 
+void link_tape(TapeHook* tape) {
+  thread_local ThreadTapesExit on_exit;  // registered with the thread's first tape
+  (void)on_exit;
+  tape->owner = std::this_thread::get_id();
+  tape->below = tapes;
+  tapes = tape;
+}
+
+bool unlink_tape(TapeHook* tape) {
+  for (TapeHook** p = &tapes; *p; p = &(*p)->below)
+    if (*p == tape) {
+      *p = tape->below;
+      return true;
+    }
+  return false;
+}
+
+bool retire_tape(TapeHook* tape) {
+  if (tape->state.load(std::memory_order_acquire) == TapeHook::thread_ended) return true;
+  if (tape->owner == std::this_thread::get_id() && unlink_tape(tape)) return true;
+  int expected = TapeHook::linked;
+  // Still in its thread's list (that thread runs on, or hides it): that thread deletes it.
+  if (tape->state.compare_exchange_strong(expected, TapeHook::abandoned, std::memory_order_acq_rel)) return false;
+  return true;  // its thread ended meanwhile
+}
+
 bool tapes_recording() {
+  prune_abandoned();
   for (TapeHook* t = tapes; t; t = t->below)
     if (!t->paused) return true;
   return false;
 }
 
 void record_on_tapes(const Primitive& op, std::span<const Tensor> inputs, std::span<const Tensor> outputs) {
+  prune_abandoned();
   for (TapeHook* t = tapes; t; t = t->below)
     if (!t->paused) t->record(op, inputs, outputs);
 }
 
 void note_variable_read(const std::shared_ptr<VariableState>& var, const Tensor& value) {
   if (kernel_depth > 0) return;
+  prune_abandoned();
   for (TapeHook* t = tapes; t; t = t->below)
     if (!t->paused) t->variable_read(var, value);
 }
@@ -76,6 +137,32 @@ bool check_inputs(const Primitive& op, std::span<const Tensor> inputs) {
   return symbolic;
 }
 
+// Every exception leaving an op is an ef::Error naming the op and its input shapes: a kernel
+// library's own exception (oneDNN's dnnl::error, a std::length_error from a container) is
+// wrapped, with the original nested (std::rethrow_if_nested recovers it). std::bad_alloc
+// becomes an ef::Error too, as an allocation of a tensor that does not fit already is: the
+// op and the shapes tell which request was too large.
+struct NestedError : Error, std::nested_exception {
+  using Error::Error;
+};
+
+[[noreturn]] void rethrow_as_error(const Primitive& op, std::span<const Tensor> inputs) {
+  std::string what;
+  try {
+    throw;
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc& e) {
+    what = std::string("out of memory (") + e.what() + ")";
+  } catch (const std::exception& e) {
+    what = std::string("the kernel failed: ") + e.what();
+  }
+  std::string text = "[" + std::string(op.name()) + "] " + what + "; inputs " + describe(inputs);
+  std::string path = NameScope::current_path();
+  if (!path.empty()) text += " (in layer " + path + ")";
+  throw NestedError(text);  // still inside the handler of the original: it is the nested one
+}
+
 [[noreturn]] void symbolic_outside_trace(const Primitive& op) {
   fail(op.name(), "got a symbolic tensor outside of its trace; symbolic tensors exist only "
                   "while ef::function traces (do not keep them past the traced call)");
@@ -88,13 +175,23 @@ std::vector<Tensor> dispatch(const Primitive& op, std::span<const Tensor> inputs
   trace::Recorder* recorder = detail::in_kernel() ? nullptr : trace::active_recorder();
   std::vector<Tensor> outputs;
   if (recorder && (symbolic || op.has_effect() || op.is_stateful())) {
-    outputs = recorder->record(op, inputs, op.infer(inputs));
+    std::vector<TensorSpec> specs;
+    try {
+      specs = op.infer(inputs);
+    } catch (...) {
+      rethrow_as_error(op, inputs);
+    }
+    outputs = recorder->record(op, inputs, std::move(specs));
   } else {
     if (symbolic) symbolic_outside_trace(op);
     detail::KernelScope kernel;
-    std::vector<TensorSpec> specs = op.infer(inputs);
-    outputs.resize(specs.size());
-    op.eval(inputs, specs, outputs);
+    try {
+      std::vector<TensorSpec> specs = op.infer(inputs);
+      outputs.resize(specs.size());
+      op.eval(inputs, specs, outputs);
+    } catch (...) {
+      rethrow_as_error(op, inputs);
+    }
   }
   if (detail::tapes && !detail::in_kernel()) detail::record_on_tapes(op, inputs, outputs);
   return outputs;
@@ -108,9 +205,13 @@ Tensor dispatch1(const Primitive& op, std::span<const Tensor> inputs) {
   // Eager fast path: one output, no vector of outputs.
   if (symbolic) symbolic_outside_trace(op);
   detail::KernelScope scope;
-  std::vector<TensorSpec> specs = op.infer(inputs);
   Tensor out;
-  op.eval(inputs, specs, std::span<Tensor>(&out, 1));
+  try {
+    std::vector<TensorSpec> specs = op.infer(inputs);
+    op.eval(inputs, specs, std::span<Tensor>(&out, 1));
+  } catch (...) {
+    rethrow_as_error(op, inputs);
+  }
   return out;
 }
 

@@ -9,6 +9,12 @@
 // Gradient rules are ef ops, so the same tape works eagerly and inside ef::function (the
 // backward pass becomes part of the traced graph), and an outer tape records the backward
 // pass of an inner one (gradients of gradients).
+//
+// Threads: a tape records the ops run on the thread that created it (as TF's tapes are per
+// thread). It may be destroyed on any thread: the creating thread then drops it from its
+// tapes the next time it runs an op (or when it ends). It may be handed to another thread
+// that calls gradient() while the creating thread runs no ops under it: like a TF tape, one
+// tape is not for use from two threads at the same time.
 #include <memory>
 #include <vector>
 
