@@ -1,4 +1,6 @@
 // Convolution and pooling ops (NHWC, HWIO), their gradients as ops of their own, on oneDNN.
+#include <limits>
+
 #include "eagerflow/ops/ops.h"
 #include "kernels/cpu/conv.h"
 #include "ops/primitives.h"
@@ -6,22 +8,45 @@
 namespace ef {
 namespace {
 
-// TF's output size and padding for one spatial axis; kDynamic in, kDynamic out.
+// oneDNN computes window geometry in 32-bit ints: larger windows, strides or inputs would
+// overflow inside it (and a window of 2^31 made its max pooling loop without end).
+constexpr std::int64_t kMaxGeometry = std::numeric_limits<std::int32_t>::max();
+
+// TF's output size and padding for one spatial axis; kDynamic in, kDynamic out. The window
+// and stride given to the kernel may be smaller than asked where that cannot change the
+// result: a stride past the end of the input takes one window whatever it is, and (pooling
+// only, `clamp_window`) a "same" window more than twice the input covers all of it from every
+// output position, as a window of 2 * input + 2 does.
 struct Axis {
-  std::int64_t out, pad_before, pad_after;
+  std::int64_t out, pad_before, pad_after, window, stride;
 };
-Axis axis_geometry(const char* op, std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t d, bool same) {
-  if (in == kDynamic) return {kDynamic, 0, 0};
-  std::int64_t effective = (k - 1) * d + 1;
+Axis axis_geometry(const char* op, const Shape& x, int axis, std::int64_t k, std::int64_t s, std::int64_t d, bool same,
+                   bool clamp_window) {
+  const char* which = axis == 1 ? "height" : "width";
+  std::int64_t in = x[axis];
+  bool clamp = clamp_window && same && d == 1;
+  if (clamp && in == kDynamic && k >= 1 && s >= 1) return {kDynamic, 0, 0, k, s};  // clamped when the size is known
+  if (clamp && k > 2 * in + 2) k = 2 * in + 2;
+  std::int64_t effective = 0;
+  if (k < 1 || s < 1 || d < 1 || __builtin_mul_overflow(k - 1, d, &effective) || effective >= kMaxGeometry)
+    fail(op, std::string("the window's ") + which + " " + std::to_string(k) +
+                 (d != 1 ? " with dilation " + std::to_string(d) : std::string()) +
+                 " is out of range: windows span 1 to 2^31-1 elements (input " + x.str() + ")");
+  effective += 1;
+  if (in == kDynamic) return {kDynamic, 0, 0, k, s};
+  if (in > kMaxGeometry)
+    fail(op, std::string("the input's ") + which + " " + std::to_string(in) + " exceeds 2^31-1, the most the kernels support (input " +
+                 x.str() + ")");
+  std::int64_t stride = std::min(s, std::max<std::int64_t>(in, 1));
   if (same) {
-    std::int64_t out = (in + s - 1) / s;
-    std::int64_t total = std::max<std::int64_t>((out - 1) * s + effective - in, 0);
-    return {out, total / 2, total - total / 2};
+    std::int64_t out = (in + stride - 1) / stride;
+    std::int64_t total = std::max<std::int64_t>((out - 1) * stride + effective - in, 0);
+    return {out, total / 2, total - total / 2, k, stride};
   }
   if (in < effective)
     fail(op, "the input (" + std::to_string(in) + ") is smaller than the window (" + std::to_string(effective) +
-                 ") with padding \"valid\"");
-  return {(in - effective) / s + 1, 0, 0};
+                 ") with padding \"valid\" (input " + x.str() + ")");
+  return {(in - effective) / stride + 1, 0, 0, k, stride};
 }
 
 void expect_nhwc(const Primitive& op, const Tensor& x) {
@@ -30,8 +55,9 @@ void expect_nhwc(const Primitive& op, const Tensor& x) {
 }
 
 cpu::ConvGeometry conv_geometry(const Primitive& op, const Conv2DParams& p, const Shape& x, const Shape& w) {
-  Axis h = axis_geometry(op.name(), x[1], w[0], p.sh, p.dh, p.same), v = axis_geometry(op.name(), x[2], w[1], p.sw, p.dw, p.same);
-  return {x[0], x[1], x[2], x[3], w[0], w[1], w[3], h.out, v.out, p.sh, p.sw, p.dh, p.dw, h.pad_before, v.pad_before,
+  Axis h = axis_geometry(op.name(), x, 1, w[0], p.sh, p.dh, p.same, false),
+       v = axis_geometry(op.name(), x, 2, w[1], p.sw, p.dw, p.same, false);
+  return {x[0], x[1], x[2], x[3], w[0], w[1], w[3], h.out, v.out, h.stride, v.stride, p.dh, p.dw, h.pad_before, v.pad_before,
           h.pad_after, v.pad_after};
 }
 
@@ -49,9 +75,9 @@ Shape conv_output(const Primitive& op, const Conv2DParams& p, const Tensor& x, c
 }
 
 cpu::PoolGeometry pool_geometry(const Primitive& op, const Pool2DParams& p, const Shape& x) {
-  Axis h = axis_geometry(op.name(), x[1], p.kh, p.sh, 1, p.same), v = axis_geometry(op.name(), x[2], p.kw, p.sw, 1, p.same);
-  return {x[0], x[1], x[2], x[3], p.kh, p.kw, h.out, v.out, p.sh, p.sw, h.pad_before, v.pad_before, h.pad_after, v.pad_after,
-          p.max ? cpu::PoolKind::max : cpu::PoolKind::average};
+  Axis h = axis_geometry(op.name(), x, 1, p.kh, p.sh, 1, p.same, true), v = axis_geometry(op.name(), x, 2, p.kw, p.sw, 1, p.same, true);
+  return {x[0], x[1], x[2], x[3], h.window, v.window, h.out, v.out, h.stride, v.stride, h.pad_before, v.pad_before,
+          h.pad_after, v.pad_after, p.max ? cpu::PoolKind::max : cpu::PoolKind::average};
 }
 
 bool empty(const Shape& s) { return s.num_elements() == 0; }
