@@ -14,6 +14,11 @@ namespace {
 
 constexpr std::int64_t kThreshold = 1000;
 constexpr std::int64_t kEdge = 3;
+// NumPy's limit on dims (64 since NumPy 2). The nested form recurses once per axis and writes
+// rank - axis newlines between rows: a deeper tensor prints its values as one flat list (the
+// shape is printed beside them), so that printing never overflows the stack or grows
+// quadratically in the rank.
+constexpr int kMaxNestedRank = 64;
 
 // The digits after the point that the shortest exact form of v needs in scientific notation
 // (1.23425e+03: 5), at most 8: NumPy prints every element of a tensor with the largest.
@@ -50,6 +55,7 @@ std::string format_float(double v, int precision, int scientific_precision) {
 struct Formatter {
   const Tensor& t;
   bool summarize;
+  Shape shape;  // as printed: t's, or flat when t is deeper than kMaxNestedRank
   int scientific = -1;  // digits after the point in scientific notation; -1: positional
   std::size_t width = 0;                  // ints, bools: right-aligned to this width
   std::size_t int_width = 0, frac_width = 0;  // floats: NumPy aligns on the decimal point
@@ -84,7 +90,7 @@ struct Formatter {
   // Calls fn(flat index) for exactly the elements write() prints.
   template <class Fn>
   void visit(int axis, std::int64_t base, Fn&& fn) const {
-    const Shape& s = t.shape();
+    const Shape& s = shape;
     if (axis == s.rank()) {
       fn(base);
       return;
@@ -99,7 +105,7 @@ struct Formatter {
   }
 
   void write(std::ostream& os, int axis, std::int64_t base, int indent) const {
-    const Shape& s = t.shape();
+    const Shape& s = shape;
     if (axis == s.rank()) {
       os << aligned(element(base));
       return;
@@ -130,7 +136,8 @@ struct Formatter {
 std::string format_values(const Tensor& t, int indent) {
   if (t.is_symbolic()) return "<symbolic " + t.spec().str() + ">";
   std::ostringstream os;
-  Formatter f{t, t.num_elements() > kThreshold};
+  Formatter f{t, t.num_elements() > kThreshold,
+              t.rank() > kMaxNestedRank ? Shape{t.num_elements()} : t.shape()};
   // NumPy's rule: scientific notation when the largest printed magnitude is >= 1e8, the
   // smallest nonzero one < 1e-4, or they are more than 1e3 apart.
   if (is_floating(t.dtype()) && t.num_elements() > 0) {
