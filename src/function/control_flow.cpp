@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "eagerflow/exec/plan.h"
+#include "eagerflow/function/function.h"
 #include "eagerflow/passes/passes.h"
 #include "autodiff/tape_impl.h"
 #include "eagerflow/trace/context.h"
@@ -77,7 +78,8 @@ std::vector<Tensor> CondOp::vjp(std::span<const Tensor> in, std::span<const Tens
 }
 
 std::string WhileOp::attrs() const {
-  return "cond=" + ir::to_text(*cond_.graph) + "\n      body=" + ir::to_text(*body_.graph);
+  return (max_iterations_ >= 0 ? "maximum_iterations=" + std::to_string(max_iterations_) + " " : std::string()) +
+         "cond=" + ir::to_text(*cond_.graph) + "\n      body=" + ir::to_text(*body_.graph);
 }
 
 std::vector<TensorSpec> WhileOp::infer(std::span<const Tensor> in) const {
@@ -92,7 +94,7 @@ void WhileOp::eval(std::span<const Tensor> in, std::span<const TensorSpec>, std:
                  in.begin() + static_cast<std::ptrdiff_t>(n_vars_ + n_cond_caps_));
   std::vector<Tensor> body_in(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n_vars_));
   body_in.insert(body_in.end(), in.begin() + static_cast<std::ptrdiff_t>(n_vars_ + n_cond_caps_), in.end());
-  while (cond_.run(cond_in)[0].data<bool>()[0]) {
+  for (std::int64_t i = 0; (max_iterations_ < 0 || i < max_iterations_) && cond_.run(cond_in)[0].data<bool>()[0]; ++i) {
     std::vector<Tensor> next = body_.run(body_in);
     for (std::size_t i = 0; i < n_vars_; ++i) cond_in[i] = body_in[i] = std::move(next[i]);
   }
@@ -134,6 +136,7 @@ std::vector<Tensor> cond_impl(const Tensor& pred, const Branch& then_fn, const B
   if (!pred.is_symbolic()) return pred.data<bool>()[0] ? then_fn() : else_fn();
   if (!outer) fail("cond", "got a symbolic predicate outside of its trace");
 
+  detail::NestedTrace nested("cond");
   trace::TraceContext then_ctx(outer->function_name(), outer->allow_variable_creation(), outer);
   trace::TraceContext else_ctx(outer->function_name(), outer->allow_variable_creation(), outer);
   std::vector<Tensor> then_out = trace_branch(then_ctx, then_fn);
@@ -182,9 +185,13 @@ std::vector<Tensor> cond_impl(const Tensor& pred, const Branch& then_fn, const B
 
 }  // namespace detail
 
-std::vector<Tensor> while_loop(const LoopCond& cond_fn, const LoopBody& body_fn, std::vector<Tensor> vars) {
+std::vector<Tensor> while_loop(const LoopCond& cond_fn, const LoopBody& body_fn, std::vector<Tensor> vars,
+                               std::optional<std::int64_t> maximum_iterations) {
   for (const auto& v : vars)
     if (!v.defined()) fail("while_loop", "a loop variable is undefined");
+  if (maximum_iterations && *maximum_iterations < 0)
+    fail("while_loop", "maximum_iterations must be >= 0, got " + std::to_string(*maximum_iterations));
+  if (!cond_fn || !body_fn) fail("while_loop", std::string("the ") + (cond_fn ? "body" : "condition") + " is empty (a default std::function)");
   auto check_body = [&](const std::vector<Tensor>& before, const std::vector<Tensor>& after) {
     bool ok = before.size() == after.size();
     for (std::size_t i = 0; ok && i < before.size(); ++i)
@@ -199,7 +206,7 @@ std::vector<Tensor> while_loop(const LoopCond& cond_fn, const LoopBody& body_fn,
   };
   trace::TraceContext* outer = trace::current();
   if (!outer) {
-    while (true) {
+    for (std::int64_t i = 0; !maximum_iterations || i < *maximum_iterations; ++i) {
       Tensor c = cond_fn(vars);
       check_predicate(c, "while_loop");
       if (!c.data<bool>()[0]) return vars;
@@ -207,8 +214,10 @@ std::vector<Tensor> while_loop(const LoopCond& cond_fn, const LoopBody& body_fn,
       check_body(vars, next);
       vars = std::move(next);
     }
+    return vars;  // maximum_iterations reached
   }
   // Inside a trace the loop becomes one node with a cond and a body sub-graph.
+  detail::NestedTrace nested("while_loop");
   trace::TraceContext cond_ctx(outer->function_name(), outer->allow_variable_creation(), outer);
   trace::TraceContext body_ctx(outer->function_name(), outer->allow_variable_creation(), outer);
   auto placeholders = [&](trace::TraceContext& ctx) {
@@ -234,7 +243,8 @@ std::vector<Tensor> while_loop(const LoopCond& cond_fn, const LoopBody& body_fn,
   std::vector<Tensor> inputs = vars;
   inputs.insert(inputs.end(), cond_ctx.lifted().begin(), cond_ctx.lifted().end());
   inputs.insert(inputs.end(), body_ctx.lifted().begin(), body_ctx.lifted().end());
-  WhileOp op(SubGraph(cond_ctx.graph()), SubGraph(body_ctx.graph()), vars.size(), cond_ctx.lifted().size());
+  WhileOp op(SubGraph(cond_ctx.graph()), SubGraph(body_ctx.graph()), vars.size(), cond_ctx.lifted().size(),
+             maximum_iterations.value_or(-1));
   return dispatch(op, inputs);
 }
 

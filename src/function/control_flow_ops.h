@@ -43,8 +43,11 @@ class CondOp : public PrimitiveBase<CondOp> {
 // Inputs: the loop variables, the cond's captures, then the body's captures.
 class WhileOp : public PrimitiveBase<WhileOp> {
  public:
-  WhileOp(SubGraph cond, SubGraph body, std::size_t n_vars, std::size_t n_cond_caps)
-      : cond_(std::move(cond)), body_(std::move(body)), n_vars_(n_vars), n_cond_caps_(n_cond_caps) {}
+  // max_iterations: TF's maximum_iterations, -1 for none.
+  WhileOp(SubGraph cond, SubGraph body, std::size_t n_vars, std::size_t n_cond_caps, std::int64_t max_iterations = -1)
+      : cond_(std::move(cond)), body_(std::move(body)), n_vars_(n_vars), n_cond_caps_(n_cond_caps),
+        max_iterations_(max_iterations) {}
+  std::int64_t max_iterations() const { return max_iterations_; }
   const char* name() const override { return "while"; }
   std::string attrs() const override;
   bool has_effect() const override { return cond_.touches_state() || body_.touches_state(); }
@@ -56,6 +59,7 @@ class WhileOp : public PrimitiveBase<WhileOp> {
  private:
   SubGraph cond_, body_;
   std::size_t n_vars_, n_cond_caps_;
+  std::int64_t max_iterations_;
 };
 
 }  // namespace ef

@@ -126,6 +126,12 @@ FunctionCore::FunctionCore(FunctionOptions options) : options_(std::move(options
   if (options_.input_signature && options_.arg_names.empty())
     for (const auto& a : *options_.input_signature)
       options_.arg_names.push_back(a.kind == ArgSignature::Kind::tensor ? a.specs[0].name : std::string());
+  if (options_.input_signature) {
+    for (const auto& a : *options_.input_signature)
+      if (a.kind == ArgSignature::Kind::tensor && a.specs.size() != 1)
+        fail("function " + options_.name, "an input_signature entry of kind tensor holds " + std::to_string(a.specs.size()) + " specs");
+    check_signature_dims(fixed_signature(), options_.arg_names, "function " + options_.name);
+  }
 }
 
 // Trace records have their own lock: a log sink or the body itself may ask for them while
@@ -144,7 +150,36 @@ namespace {
 // The functions this thread is tracing now: asking one of them for a trace from inside its
 // own body would wait on itself.
 thread_local std::vector<const FunctionCore*> tracing_now;
+// Names of the nested traces on this thread, outermost first (NestedTrace).
+thread_local std::vector<std::string> trace_chain;
+
+std::string chain_str(const std::vector<std::string>& chain) {
+  constexpr std::size_t kShown = 6;  // at each end
+  std::string s;
+  for (std::size_t i = 0; i < chain.size(); ++i) {
+    if (chain.size() > 2 * kShown && i == kShown) {
+      s += " -> ... (" + std::to_string(chain.size() - 2 * kShown) + " more)";
+      i = chain.size() - kShown;
+    }
+    s += (s.empty() ? "" : " -> ") + chain[i];
+  }
+  return s;
+}
 }  // namespace
+
+NestedTrace::NestedTrace(const std::string& name) {
+  if (trace_chain.size() >= static_cast<std::size_t>(kMaxTraceDepth)) {
+    std::vector<std::string> chain = trace_chain;
+    chain.push_back(name);
+    fail("function " + name,
+         "traces nest more than " + std::to_string(kMaxTraceDepth) + " deep: " + chain_str(chain) +
+             ". A function that calls itself must end the recursion at trace time, with a C++ condition on static "
+             "values (inside a trace both branches of ef::cond are traced, so a tensor predicate does not end it)");
+  }
+  trace_chain.push_back(name);
+}
+
+NestedTrace::~NestedTrace() { trace_chain.pop_back(); }
 
 void FunctionCore::check_inline_signature(const Signature& requested) const {
   if (!options_.input_signature) return;
@@ -221,6 +256,8 @@ std::string FunctionCore::explain(const Signature& sig, std::optional<Signature>
 }
 
 std::shared_ptr<const ConcreteFunction> FunctionCore::get_or_trace(const Signature& requested, const TraceBody& body) {
+  // Before the cache: a dynamic dim of a cached entry would accept a dim of -7.
+  check_signature_dims(requested, options_.arg_names, "function " + options_.name);
   if (std::find(tracing_now.begin(), tracing_now.end(), this) != tracing_now.end())
     fail("function " + options_.name, "a new signature " + signature_str(requested, options_.arg_names) +
                                           " was requested from inside this function's own trace (get_concrete_function "
@@ -246,6 +283,7 @@ std::shared_ptr<const ConcreteFunction> FunctionCore::get_or_trace(const Signatu
     }
 
     auto start = std::chrono::steady_clock::now();
+    NestedTrace nested(options_.name);
     trace::TraceContext ctx(options_.name, /*allow_variable_creation=*/!traced_once_);
     OutputStructure structure;
     {

@@ -124,4 +124,32 @@ void check_tensor_arg(const Tensor& t) {
 }
 }  // namespace detail
 
+void check_signature_dims(const Signature& sig, const std::vector<std::string>& names, const std::string& tag) {
+  for (std::size_t i = 0; i < sig.size(); ++i) {
+    const ArgSignature& a = sig[i];
+    if (a.kind == ArgSignature::Kind::static_value) continue;
+    for (std::size_t k = 0; k < a.specs.size(); ++k) {
+      const TensorSpec& spec = a.specs[k];
+      auto where = [&] {
+        std::string w = "arg " + std::to_string(i);
+        if (i < names.size() && !names[i].empty()) w += " (" + names[i] + ")";
+        if (a.kind == ArgSignature::Kind::tensor_list) w += "[" + std::to_string(k) + "]";
+        if (a.kind == ArgSignature::Kind::tensor_map && k < a.keys.size()) w += "[\"" + a.keys[k] + "\"]";
+        return w;
+      };
+      std::int64_t bytes = static_cast<std::int64_t>(size_of(spec.dtype));
+      bool empty = false;
+      for (auto d : spec.shape) empty |= d == 0;
+      for (int axis = 0; axis < spec.shape.rank(); ++axis) {
+        std::int64_t d = spec.shape[axis];
+        if (d < 0 && d != kDynamic)
+          fail(tag, where() + ": " + spec.str() + " has dimension " + std::to_string(d) + " at axis " + std::to_string(axis) +
+                        "; dims are >= 0, or ef::kDynamic (-1) for a size known only when the graph runs");
+        if (d > 0 && !empty && __builtin_mul_overflow(bytes, d, &bytes))
+          fail(tag, where() + ": " + spec.str() + " has more elements than a 64-bit size can count");
+      }
+    }
+  }
+}
+
 }  // namespace ef

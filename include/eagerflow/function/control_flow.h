@@ -1,7 +1,9 @@
 #pragma once
 // Control flow that works both ways: eagerly it simply runs; inside a trace, with a symbolic
 // predicate or loop, each branch/body is traced once into a sub-graph that the graph runs.
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -36,7 +38,14 @@ auto cond(const Tensor& pred, Then then_fn, Else else_fn) {
 using LoopCond = std::function<Tensor(const std::vector<Tensor>&)>;
 using LoopBody = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 
-// Runs body while cond(vars) is true. The body must keep each loop variable's dtype and shape.
-std::vector<Tensor> while_loop(const LoopCond& cond_fn, const LoopBody& body_fn, std::vector<Tensor> loop_vars);
+// Runs body while cond(vars) is true and returns the final loop variables. The body must keep
+// each loop variable's dtype and shape.
+//
+// maximum_iterations (TF's): the body runs at most this many times; when the count is reached
+// the loop stops and returns the current loop variables (cond is not evaluated again), eagerly
+// and in a trace alike. It must be >= 0 (0 returns loop_vars unchanged). Without it the loop
+// runs until cond is false, like TF: a condition that never turns false runs forever.
+std::vector<Tensor> while_loop(const LoopCond& cond_fn, const LoopBody& body_fn, std::vector<Tensor> loop_vars,
+                               std::optional<std::int64_t> maximum_iterations = std::nullopt);
 
 }  // namespace ef

@@ -78,6 +78,23 @@ namespace detail {
 // True when a GradientTape on this thread records (src/ops/interpreters.h).
 bool tapes_recording();
 
+// How deeply traces may nest on one thread: functions traced or inlined into a trace (or run
+// by run_functions_eagerly), and the branches and loop bodies of ef::cond / ef::while_loop
+// traced inside them. Real programs nest a handful (a train step calling a model calling a
+// helper; a few conds); a function that calls itself without a C++ condition ending the
+// recursion at trace time would overflow the stack instead. Deeper is an ef::Error naming
+// the chain: "f -> f -> f ...".
+inline constexpr int kMaxTraceDepth = 128;
+
+// One level of that nesting for its scope; throws when it would exceed kMaxTraceDepth.
+class NestedTrace {
+ public:
+  explicit NestedTrace(const std::string& name);
+  ~NestedTrace();
+  NestedTrace(const NestedTrace&) = delete;
+  NestedTrace& operator=(const NestedTrace&) = delete;
+};
+
 // The untyped part of a function: cache, trace records, reasons and warnings.
 class FunctionCore {
  public:
@@ -160,7 +177,10 @@ class Function {
     // when debugging, it runs eagerly.
     if (trace::current() && core_->has_input_signature())
       core_->check_inline_signature(Signature{detail::ArgTraits<Args>::signature(args)...});
-    if (functions_run_eagerly() || trace::current()) return std::invoke(f_, args...);
+    if (functions_run_eagerly() || trace::current()) {
+      detail::NestedTrace nested(core_->name());
+      return std::invoke(f_, args...);
+    }
     std::uint64_t hash = sizeof...(Args);
     (detail::ArgTraits<Args>::hash(args, hash), ...);
     auto cf = core_->find(hash, [&](const Signature& s) { return matches(s, args...); });

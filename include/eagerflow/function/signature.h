@@ -52,5 +52,8 @@ void hash_string_static(std::uint64_t& h, std::string_view s);
 std::uint64_t signature_hash(const Signature& sig);
 // True when no spec has a dynamic dim: such an entry is found through the hash index.
 bool signature_is_static(const Signature& sig);
+// Every dim of every spec is >= 0 or kDynamic, and the known dims of a spec make at most
+// INT64_MAX bytes; otherwise an ef::Error tagged `tag` naming the argument and the spec.
+void check_signature_dims(const Signature& sig, const std::vector<std::string>& names, const std::string& tag);
 
 }  // namespace ef
