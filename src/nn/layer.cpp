@@ -6,6 +6,8 @@
 #include <map>
 #include <mutex>
 #include <typeinfo>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "eagerflow/core/log.h"
 #include "eagerflow/ops/primitive.h"
@@ -72,7 +74,14 @@ class CallFrame {
 }  // namespace
 
 // A name given is kept as is; a default one is made when first needed (see name() and track()).
-Layer::Layer(std::string name) : name_(std::move(name)), explicit_name_(!name_.empty()) {}
+struct Layer::ChildIndex {
+  std::unordered_set<const Layer*> members;
+  std::unordered_map<std::string, const Layer*> by_name;
+  std::unordered_map<std::string, std::uint64_t> next_suffix;  // per default base name
+};
+
+Layer::Layer(std::string name)
+    : name_(std::move(name)), explicit_name_(!name_.empty()), child_index_(std::make_unique<ChildIndex>()) {}
 
 const std::string& Layer::name() const {
   // The dynamic type is not known in the constructor, so a default name is given lazily.
@@ -185,28 +194,38 @@ Variable Layer::add_weight(const std::string& weight_name, const Shape& shape, c
 void Layer::track(Layer& child) {
   if (&child == this) return;
   std::scoped_lock lock(mutex_, child.mutex_);
-  if (std::find(children_.begin(), children_.end(), &child) == children_.end()) {
+  ChildIndex& index = *child_index_;
+  if (index.members.count(&child)) return;
+  if (child.name_.empty()) {
     // A sub-layer without a name of its own is named among its siblings ("dense", "dense_1"):
-    // weight paths then do not depend on how many layers the program made elsewhere.
-    if (!child.explicit_name_ && child.name_.empty()) {
-      std::string base = snake_case(class_name(typeid(child)));
-      std::string candidate = base;
-      for (int k = 1;; ++k) {
-        bool taken = std::any_of(children_.begin(), children_.end(), [&](const Layer* c) { return c->name_ == candidate; });
-        if (!taken) break;
-        candidate = base + "_" + std::to_string(k);
-      }
-      child.name_ = candidate;
-    }
-    children_.push_back(&child);
-    child.parents_.push_back(this);
+    // weight paths then do not depend on how many layers the program made elsewhere. The
+    // counter per base name only moves forward, so naming N layers costs O(N), not O(N^2).
+    std::string base = snake_case(class_name(typeid(child)));
+    std::uint64_t& next = index.next_suffix[base];
+    std::string candidate = next == 0 ? base : base + "_" + std::to_string(next);
+    while (index.by_name.count(candidate)) candidate = base + "_" + std::to_string(++next);
+    ++next;
+    child.name_ = candidate;
   }
+  auto [named, fresh] = index.by_name.emplace(child.name_, &child);
+  if (!fresh)
+    fail(name(), "All layer names should be unique: two different sub-layers are named '" + child.name_ + "' (a " +
+                     named->second->type_name() + " and a " + child.type_name() + "); their weights would share the "
+                     "path '" + name() + "/" + child.name_ + "/...': give one of them another name");
+  index.members.insert(&child);
+  children_.push_back(&child);
+  child.parents_.push_back(this);
 }
 
 Layer::~Layer() {
   std::lock_guard lock(mutex_);
   auto unlink = [this](std::vector<Layer*>& v) { v.erase(std::remove(v.begin(), v.end(), this), v.end()); };
-  for (Layer* p : parents_) unlink(p->children_);
+  for (Layer* p : parents_) {
+    unlink(p->children_);
+    p->child_index_->members.erase(this);
+    auto named = p->child_index_->by_name.find(name_);
+    if (named != p->child_index_->by_name.end() && named->second == this) p->child_index_->by_name.erase(named);
+  }
   for (Layer* c : children_) unlink(c->parents_);
 }
 

@@ -90,6 +90,10 @@ class Layer {
   std::vector<Variable> own_weights_;
   std::vector<Layer*> children_;
   std::vector<Layer*> parents_;  // so that a layer destroyed first unlinks itself
+  // Sub-layers by name and the next free number per default base name, so that tracking a
+  // sub-layer (also on every call) costs O(1), not a scan of its siblings (src/nn/layer.cpp).
+  struct ChildIndex;
+  std::unique_ptr<ChildIndex> child_index_;
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // functions over the layer watch it
 
   template <class L>
