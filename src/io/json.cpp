@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <limits>
+#include <unordered_set>
 
 #include "eagerflow/core/error.h"
 
@@ -50,14 +51,24 @@ class Parser {
     if (c == '{') {
       ++pos_;
       auto obj = std::make_shared<Json::Object>();
+      std::unordered_set<std::string> keys;  // duplicate keys found in O(1), not by a scan per key
       if (peek() == '}') {
         ++pos_;
       } else {
         for (;;) {
           if (peek() != '"') error("expected a key");
           std::string key = string();
-          for (const auto& [k, v] : *obj)
-            if (k == key) error("duplicate key \"" + key + "\"");
+          // Small objects (most of them) are scanned; large ones use the set, so that an object
+          // of n keys costs O(n), not O(n^2) (a safetensors header may list a million tensors).
+          bool duplicate = false;
+          if (obj->size() < 16) {
+            for (const auto& [k, v] : *obj) duplicate = duplicate || k == key;
+          } else {
+            if (keys.empty())
+              for (const auto& [k, v] : *obj) keys.insert(k);
+            duplicate = !keys.insert(key).second;
+          }
+          if (duplicate) error("duplicate key \"" + key + "\"");
           expect(':');
           obj->emplace_back(std::move(key), value(depth + 1));
           if (peek() == ',') { ++pos_; continue; }

@@ -3,14 +3,24 @@
 // a file cannot make an op compute shapes other than the ones it declares.
 #include "eagerflow/io/saved_model.h"
 
+#include <sys/stat.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <unordered_map>
 
 #include "eagerflow/core/error.h"
 #include "eagerflow/io/safetensors.h"
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/trace/context.h"
+#include "function/control_flow_ops.h"
+#include "io/atomic_file.h"
 #include "io/json.h"
 #include "io/op_codec.h"
 #include "ops/primitives.h"
@@ -47,6 +57,7 @@ struct VariableTable {
   std::vector<std::string> keys;
   std::map<const VariableState*, int> index;
   std::set<std::string> used;
+  std::map<std::string, int> next_suffix;  // per key: where the search for a free "#n" resumes
 
   int id(const std::shared_ptr<VariableState>& v) {
     auto it = index.find(v.get());
@@ -54,7 +65,8 @@ struct VariableTable {
     std::string key = !strip_prefix.empty() && v->name.rfind(strip_prefix, 0) == 0 ? v->name.substr(strip_prefix.size()) : v->name;
     if (key.empty()) key = "variable";
     std::string unique = key;
-    for (int n = 1; used.count(unique) || unique.rfind("constants/", 0) == 0; ++n) unique = key + "#" + std::to_string(n);
+    int& n = next_suffix[key];
+    while (used.count(unique) || unique.rfind("constants/", 0) == 0) unique = key + "#" + std::to_string(++n);
     used.insert(unique);
     states.push_back(v);
     keys.push_back(unique);
@@ -90,9 +102,13 @@ std::string encode_graph(const ir::Graph& g, const std::string& fn, VariableTabl
         out += std::string(i ? "," : "") + ((*pieces)[i].is_tensor ? "null" : io::json_quote((*pieces)[i].text));
       out += "]";
     } else {
+      // Control flow is recognized by its op type, not its printed name ("cond", "while").
+      const char* flow = dynamic_cast<const CondOp*>(&op) ? "ef::cond" : dynamic_cast<const WhileOp*>(&op) ? "ef::while_loop" : nullptr;
+      if (flow)
+        fail("save", "function '" + fn + "' uses op '" + name + "' (" + flow + "): control flow cannot be saved yet " +
+                         "(the saved-model format has no ef::cond or ef::while_loop; save the function without them, or save_weights)");
       if (!io::can_decode(name))
-        fail("save", "function '" + fn + "' uses op '" + name + "', which the saved-model format cannot hold yet" +
-                         (name == "cond" || name == "while_loop" ? " (control flow is not saveable yet)" : ""));
+        fail("save", "function '" + fn + "' uses op '" + name + "', which the saved-model format cannot hold yet");
       out += ",\"attrs\":" + io::json_quote(op.attrs());
     }
     out += ",\"inputs\":" + ids_json(node.inputs) + ",\"outputs\":" + ids_json(node.outputs);
@@ -100,6 +116,153 @@ std::string encode_graph(const ir::Graph& g, const std::string& fn, VariableTabl
     out += "}";
   }
   return out + "]}";
+}
+
+// ---------------------------------------------------------------- the folder, atomically
+// A save writes a new sibling folder and swaps it in whole, so that a reader (or a writer
+// killed at any point) sees the old model or the new one, never the JSON of one with the
+// variables of the other. Temporary siblings are named by io::detail::temp_name.
+
+constexpr const char* kJsonFile = "saved_model.json";
+constexpr const char* kVariablesFile = "variables.safetensors";
+
+std::string os_error(const std::string& what, const fs::path& path) {
+  return what + " '" + path.string() + "': " + std::strerror(errno);
+}
+
+// `dir` as a folder path without trailing slashes; symbolic links and "." resolved when it
+// exists (the folder they lead to is the one replaced). Checks it is a folder, or absent.
+fs::path folder_target(const std::string& dir) {
+  if (dir.empty()) fail("save", "the folder path is empty");
+  std::string trimmed = dir;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  fs::path target(trimmed);
+  struct stat st {};
+  if (::lstat(target.c_str(), &st) == 0) {
+    std::error_code ec;
+    fs::path real = fs::canonical(target, ec);
+    if (ec) fail("save", "cannot resolve '" + dir + "': " + ec.message());
+    if (::stat(real.c_str(), &st) != 0) fail("save", os_error("cannot use", real));
+    if (!S_ISDIR(st.st_mode))
+      fail("save", "'" + dir + "' exists and is not a folder: a saved model is a folder (choose another path)");
+    target = real;
+  } else if (errno != ENOENT) {
+    fail("save", os_error("cannot use", target));
+  }
+  if (target.filename().empty() || target.filename() == "." || target.filename() == "..")
+    fail("save", "cannot replace the folder '" + dir + "' (save into a folder below it)");
+  return target;
+}
+
+// What a folder a save replaces may hold: the files of a saved model and their temporaries.
+// Anything else is the user's, and a save refuses to delete it with the old model.
+void check_replaceable(const fs::path& target, const std::string& dir) {
+  DIR* d = ::opendir(target.c_str());
+  if (!d) fail("save", os_error("cannot read the folder", target));
+  std::vector<std::string> foreign;
+  while (dirent* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n == "." || n == ".." || n == kJsonFile || n == kVariablesFile) continue;
+    if (io::detail::parse_temp_name(n, kJsonFile) || io::detail::parse_temp_name(n, kVariablesFile)) continue;
+    foreign.push_back(n);
+  }
+  ::closedir(d);
+  if (!foreign.empty())
+    fail("save", "'" + dir + "' holds '" + foreign.front() + "'" +
+                     (foreign.size() > 1 ? " and " + std::to_string(foreign.size() - 1) + " more entries" : std::string()) +
+                     ", which are not part of a saved model: a save replaces the whole folder, so it refuses to "
+                     "(save to a new or empty folder, or remove them)");
+}
+
+// The newest folder that a save moved aside ("old") before it was killed, when `target` is
+// missing; empty when there is none.
+fs::path find_aside(const fs::path& target, bool* writer_gone) {
+  fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::string name = target.filename().string();
+  DIR* d = ::opendir(parent.c_str());
+  if (!d) return {};
+  fs::path best;
+  timespec best_time{};
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_name[0] != '.') continue;
+    auto t = io::detail::parse_temp_name(e->d_name, name);
+    if (!t || t->kind != "old") continue;
+    fs::path p = parent / e->d_name;
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    if (best.empty() || st.st_mtim.tv_sec > best_time.tv_sec ||
+        (st.st_mtim.tv_sec == best_time.tv_sec && st.st_mtim.tv_nsec > best_time.tv_nsec)) {
+      best = p;
+      best_time = st.st_mtim;
+      *writer_gone = io::detail::writer_is_gone(*t);
+    }
+  }
+  ::closedir(d);
+  return best;
+}
+
+// A save killed between its two renames (old aside, new in) leaves no `target` but the old
+// model aside: it is renamed back when its writer is gone (restore), or read where it is.
+fs::path recover(const fs::path& target, bool restore) {
+  struct stat st {};
+  if (::lstat(target.c_str(), &st) == 0 || errno != ENOENT) return target;
+  bool gone = false;
+  fs::path aside = find_aside(target, &gone);
+  if (aside.empty()) return target;
+  if (restore && gone && ::rename(aside.c_str(), target.c_str()) == 0) {
+    io::detail::sync_folder(target.has_parent_path() ? target.parent_path() : fs::path("."));
+    return target;
+  }
+  return aside;
+}
+
+template <class Write>
+void write_folder_atomically(const std::string& dir, Write&& write) {
+  fs::path target = folder_target(dir);
+  fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!parent.empty()) fs::create_directories(parent, ec);
+  if (ec) fail("save", "cannot create folder '" + parent.string() + "': " + ec.message());
+  recover(target, /*restore=*/true);
+  io::detail::remove_orphans(target);  // folders of saves that were killed
+  struct stat st {};
+  bool exists = ::lstat(target.c_str(), &st) == 0;
+  if (exists) check_replaceable(target, dir);
+
+  fs::path staging = parent / io::detail::temp_name(target.filename().string(), "new");
+  if (::mkdir(staging.c_str(), 0755) != 0) fail("save", os_error("cannot create a folder beside", target));
+  try {
+    write(staging);
+  } catch (...) {
+    fs::remove_all(staging, ec);
+    throw;
+  }
+  auto give_up = [&](const std::string& message) {
+    fs::remove_all(staging, ec);
+    fail("save", message + " (the previous saved model, if any, is unchanged)");
+  };
+  if (!exists) {
+    if (::rename(staging.c_str(), target.c_str()) != 0) give_up(os_error("cannot create", target));
+    io::detail::sync_folder(parent);
+    return;
+  }
+  // One atomic exchange where the file system has it; the old model then lives at `staging`.
+  if (io::detail::rename_exchange_enabled() &&
+      ::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) {
+    io::detail::sync_folder(parent);
+    fs::remove_all(staging, ec);
+    return;
+  }
+  // Else two renames; a kill between them leaves `aside`, which the next save or load restores.
+  fs::path aside = parent / io::detail::temp_name(target.filename().string(), "old");
+  if (::rename(target.c_str(), aside.c_str()) != 0) give_up(os_error("cannot move aside", target));
+  if (::rename(staging.c_str(), target.c_str()) != 0) {
+    std::string message = os_error("cannot replace", target);
+    ::rename(aside.c_str(), target.c_str());
+    give_up(message);
+  }
+  io::detail::sync_folder(parent);
+  fs::remove_all(aside, ec);
 }
 
 void write_model(const std::vector<std::pair<std::string, std::shared_ptr<const ConcreteFunction>>>& functions,
@@ -139,13 +302,12 @@ void write_model(const std::vector<std::pair<std::string, std::shared_ptr<const 
   }
   std::string json = std::string("{\"format\":\"") + kFormat + "\",\"version\":" + std::to_string(kSavedModelVersion) +
                      ",\"variables\":[" + var_json + "],\"functions\":[" + fns + "]}\n";
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) fail("save", "cannot create folder '" + dir + "': " + ec.message());
-  io::save_safetensors((fs::path(dir) / "variables.safetensors").string(), tensors, {{"format", kFormat}});
   std::vector<std::byte> bytes(json.size());
   std::memcpy(bytes.data(), json.data(), json.size());
-  io::write_file_atomically((fs::path(dir) / "saved_model.json").string(), bytes);
+  write_folder_atomically(dir, [&](const fs::path& folder) {
+    io::save_safetensors((folder / kVariablesFile).string(), tensors, {{"format", kFormat}});
+    io::write_file_atomically((folder / kJsonFile).string(), bytes);
+  });
 }
 
 // ---------------------------------------------------------------- loading
@@ -203,7 +365,15 @@ std::vector<int> read_ids(const io::Json& j, std::size_t limit, const std::strin
   return out;
 }
 
-GraphDesc read_graph(const io::Json& j, const std::string& fn, const io::TensorFile& tensors, std::size_t num_variables) {
+// The file's tensors by name (a scan per name would make loading N variables O(N^2)).
+using TensorIndex = std::unordered_map<std::string, const Tensor*>;
+
+const Tensor* find_tensor(const TensorIndex& index, const std::string& key) {
+  auto it = index.find(key);
+  return it == index.end() ? nullptr : it->second;
+}
+
+GraphDesc read_graph(const io::Json& j, const std::string& fn, const TensorIndex& tensors, std::size_t num_variables) {
   std::string where = "saved function '" + fn + "'";
   GraphDesc g;
   g.name = fn;
@@ -216,7 +386,7 @@ GraphDesc read_graph(const io::Json& j, const std::string& fn, const io::TensorF
   for (const auto& c : member(j, "constants", where).array(where + " constants")) {
     int id = read_ids(io::Json{std::make_shared<io::Json::Array>(io::Json::Array{member(c, "value", where)})}, n, where + " constant")[0];
     const std::string& key = member(c, "tensor", where).string(where + " constant");
-    const Tensor* t = tensors.find(key);
+    const Tensor* t = find_tensor(tensors, key);
     if (!t) throw Error(where + ": constant '" + key + "' is missing from variables.safetensors");
     g.constants.emplace_back(id, *t);
   }
@@ -326,7 +496,8 @@ void save(const std::vector<std::pair<std::string, std::shared_ptr<const Concret
 }
 
 SavedModel load(const std::string& dir) {
-  fs::path root(dir);
+  if (dir.empty()) fail("load", "the folder path is empty");
+  fs::path root = recover(fs::path(dir), /*restore=*/true);
   std::string what = "'" + (root / "saved_model.json").string() + "'";
   std::vector<std::byte> bytes = io::read_file((root / "saved_model.json").string(), std::size_t{1} << 28);
   io::Json j = io::parse_json(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), what);
@@ -338,6 +509,8 @@ SavedModel load(const std::string& dir) {
                 std::to_string(kSavedModelVersion) + " (saved by a newer eagerflow)");
   if (version < 1) throw Error(what + ": bad version " + std::to_string(version));
   io::TensorFile tensors = io::load_safetensors((root / "variables.safetensors").string());
+  TensorIndex index;
+  for (const auto& t : tensors.tensors) index.emplace(t.name, &t.value);
 
   SavedModel model;
   std::vector<Variable> vars;
@@ -346,7 +519,7 @@ SavedModel load(const std::string& dir) {
     for (const auto& v : member(j, "variables", what).array(what + " variables")) {
       std::string key = member(v, "key", what).string(what + " variable key");
       TensorSpec spec = read_spec(member(v, "spec", what), what + " variable '" + key + "'");
-      const Tensor* value = tensors.find(key);
+      const Tensor* value = find_tensor(index, key);
       if (!value) throw Error(what + ": variable '" + key + "' is missing from variables.safetensors");
       if (value->spec() != spec)
         throw Error(what + ": variable '" + key + "' is " + value->spec().str() + " in variables.safetensors but " +
@@ -367,7 +540,7 @@ SavedModel load(const std::string& dir) {
       sig.input_names.push_back(member(in, "name", what).string(what + " input name"));
       sig.inputs.push_back(read_spec(member(in, "spec", what), what + " input"));
     }
-    auto graph = std::make_shared<GraphDesc>(read_graph(member(f, "graph", what), name, tensors, vars.size()));
+    auto graph = std::make_shared<GraphDesc>(read_graph(member(f, "graph", what), name, index, vars.size()));
     if (graph->inputs.size() != sig.inputs.size()) throw Error(what + ": function '" + name + "' lists inputs that its graph lacks");
     for (std::size_t i = 0; i < sig.inputs.size(); ++i)
       if (graph->values[static_cast<std::size_t>(graph->inputs[i])] != sig.inputs[i])
