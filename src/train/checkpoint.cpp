@@ -1,7 +1,12 @@
 #include "eagerflow/train/checkpoint.h"
 
+#include <cxxabi.h>
+
+#include <cstdlib>
 #include <map>
 #include <set>
+#include <typeinfo>
+#include <unordered_map>
 
 #include "eagerflow/core/error.h"
 #include "eagerflow/io/safetensors.h"
@@ -19,13 +24,44 @@ struct Assignment {
 
 std::string spec_text(DType d, const Shape& s) { return TensorSpec{d, s, {}}.str(); }
 
+// The file's tensors by name: TensorFile::find scans, which would make matching N keys O(N^2).
+class Index {
+ public:
+  explicit Index(const io::TensorFile& file) {
+    for (const auto& t : file.tensors) by_name_.emplace(t.name, &t.value);
+  }
+  const Tensor* find(const std::string& key) const {
+    auto it = by_name_.find(key);
+    return it == by_name_.end() ? nullptr : it->second;
+  }
+
+ private:
+  std::unordered_map<std::string, const Tensor*> by_name_;
+};
+
+// The optimizer's class ("SGD", "Adam", "AdamW", or a user's), as checkpoints record it.
+std::string optimizer_type(const optim::Optimizer& opt) {
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(typeid(opt).name(), nullptr, nullptr, &status);
+  std::string name = status == 0 && demangled ? demangled : typeid(opt).name();
+  std::free(demangled);
+  if (auto pos = name.rfind("::"); pos != std::string::npos) name = name.substr(pos + 2);
+  return name;
+}
+
+std::string joined(const std::set<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "(none)" : out;
+}
+
 // Matches `file` against `wanted` (key -> variable); returns the assignments, and the
 // mismatches as lines for one error.
-void match(const io::TensorFile& file, const std::vector<std::pair<std::string, Variable>>& wanted,
+void match(const io::TensorFile& file, const Index& index, const std::vector<std::pair<std::string, Variable>>& wanted,
            const std::set<std::string>& also_known, std::vector<Assignment>& out, std::vector<std::string>& problems) {
   std::set<std::string> used;
   for (const auto& [key, var] : wanted) {
-    const Tensor* t = file.find(key);
+    const Tensor* t = index.find(key);
     if (!t) {
       problems.push_back("missing in the file: '" + key + "' " + spec_text(var.dtype(), var.shape()));
       continue;
@@ -78,7 +114,7 @@ void Model::load_weights(const std::string& path, bool skip_mismatch) {
   io::TensorFile file = io::load_safetensors(path);
   std::vector<Assignment> assignments;
   std::vector<std::string> problems;
-  match(file, wanted, {}, assignments, problems);
+  match(file, Index(file), wanted, {}, assignments, problems);
   if (!problems.empty() && !skip_mismatch) report(name() + ".load_weights('" + path + "')", problems);
   for (auto& a : assignments) a.target.assign(a.value);
 }
@@ -129,10 +165,17 @@ void Checkpoint::save(const std::string& path) const {
       k.vars.emplace_back(e.name, e.variable);
   }
   std::vector<io::NamedTensor> tensors;
+  std::map<std::string, std::string> metadata{{"format", "eagerflow-checkpoint"}, {"version", "1"}};
   for (const auto& [key, v] : k.vars) tensors.push_back({key, v.value()});
   for (const auto& e : entries_) {
     if (!e.optimizer) continue;
     optim::Optimizer& opt = *e.optimizer;
+    // The optimizer's type and slot names: restoring into another kind of optimizer is an error.
+    std::set<std::string> slot_names;
+    for (const auto& [owner_key, owner] : k.vars)
+      for (const auto& [slot, var] : opt.slots_of(owner)) slot_names.insert(slot);
+    metadata[e.name + "/type"] = optimizer_type(opt);
+    metadata[e.name + "/slot_names"] = slot_names.empty() ? "" : joined(slot_names);
     if (opt.iterations().defined()) tensors.push_back({e.name + "/iterations", opt.iterations().value()});
     tensors.push_back({e.name + "/learning_rate", opt.learning_rate_variable().value()});
     for (const auto& [owner_key, owner] : k.vars) {
@@ -150,11 +193,12 @@ void Checkpoint::save(const std::string& path) const {
     tensors.push_back({"rng/seed", u64_scalar(g.seed)});
     tensors.push_back({"rng/counter", u64_scalar(g.counter)});
   }
-  io::save_safetensors(path, tensors, {{"format", "eagerflow-checkpoint"}, {"version", "1"}});
+  io::save_safetensors(path, tensors, metadata);
 }
 
 void Checkpoint::restore(const std::string& path, bool skip_mismatch) {
   io::TensorFile file = io::load_safetensors(path);
+  Index index(file);
   Keyed k;
   for (const auto& e : entries_) {
     if (e.layer) {
@@ -177,44 +221,75 @@ void Checkpoint::restore(const std::string& path, bool skip_mismatch) {
     std::string slot, key;
   };
   std::vector<SlotToMake> slots;
+  // Another kind of optimizer, or other slots, cannot continue the run: always an error (also
+  // with skip_mismatch), before anything is assigned.
+  std::vector<std::string> wrong_optimizer;
   for (const auto& e : entries_) {
     if (!e.optimizer) continue;
     known.insert(e.name + "/iterations");
     known.insert(e.name + "/learning_rate");
     std::string prefix = e.name + "/slots/";
+    std::set<std::string> file_slots;
     for (const auto& t : file.tensors) {
       if (t.name.rfind(prefix, 0) != 0) continue;
       std::string rest = t.name.substr(prefix.size());
       std::size_t cut = rest.rfind('/');
+      if (cut != std::string::npos) file_slots.insert(rest.substr(cut + 1));
       auto owner = cut == std::string::npos ? by_key.end() : by_key.find(rest.substr(0, cut));
       if (owner == by_key.end()) continue;  // reported below as not in the model
       known.insert(t.name);
       slots.push_back({e.optimizer, owner->second, rest.substr(cut + 1), t.name});
     }
+    std::string type = optimizer_type(*e.optimizer);
+    auto saved_type = file.metadata.find(e.name + "/type");  // files before this check have none
+    if (saved_type != file.metadata.end() && saved_type->second != type) {
+      wrong_optimizer.push_back("optimizer '" + e.name + "': the file holds the state of a " + saved_type->second +
+                                " optimizer (slots: " + joined(file_slots) + "), this optimizer is a " + type);
+      continue;
+    }
+    // An optimizer that has made slots already says which it uses (a fresh one makes them on
+    // its first step, so only its type can be checked).
+    std::set<std::string> own_slots;
+    for (const auto& [key, var] : k.vars)
+      for (const auto& [slot, v] : e.optimizer->slots_of(var)) own_slots.insert(slot);
+    if (!own_slots.empty() && own_slots != file_slots) {
+      std::set<std::string> missing, unexpected;
+      for (const auto& n : own_slots) if (!file_slots.count(n)) missing.insert(n);
+      for (const auto& n : file_slots) if (!own_slots.count(n)) unexpected.insert(n);
+      wrong_optimizer.push_back("optimizer '" + e.name + "' (" + type + "): its slots are " + joined(own_slots) +
+                                ", the file's are " + joined(file_slots) + " (missing in the file: " + joined(missing) +
+                                "; unexpected: " + joined(unexpected) + ")");
+    }
+  }
+  if (!wrong_optimizer.empty()) {
+    std::string msg = "Checkpoint.restore('" + path + "'): the file was saved from another kind of optimizer, nothing "
+                      "was loaded (restore into the same optimizer type and configuration):";
+    for (const auto& p : wrong_optimizer) msg += "\n  " + p;
+    fail("Checkpoint", msg);
   }
   if (random_state_) {
     known.insert("rng/seed");
     known.insert("rng/counter");
   }
   std::vector<Assignment> assignments;
-  match(file, wanted, known, assignments, problems);
+  match(file, index, wanted, known, assignments, problems);
   // Slots, counters and the generator: checked the same way.
   std::vector<std::pair<std::string, Tensor>> opt_values;
   for (const auto& s : slots) {
-    const Tensor* t = file.find(s.key);
+    const Tensor* t = index.find(s.key);
     if (t->dtype() != s.owner.dtype() || t->shape() != s.owner.shape())
       problems.push_back("'" + s.key + "': the file has " + t->spec().str() + ", the variable is " +
                          spec_text(s.owner.dtype(), s.owner.shape()));
   }
   for (const auto& e : entries_) {
     if (!e.optimizer) continue;
-    const Tensor* it = file.find(e.name + "/iterations");
+    const Tensor* it = index.find(e.name + "/iterations");
     if (it && (it->dtype() != DType::int64 || it->rank() != 0)) problems.push_back("'" + e.name + "/iterations' is not an int64 scalar");
-    const Tensor* lr = file.find(e.name + "/learning_rate");
+    const Tensor* lr = index.find(e.name + "/learning_rate");
     if (!lr) problems.push_back("missing in the file: '" + e.name + "/learning_rate'");
     else if (lr->dtype() != DType::float32 || lr->rank() != 0) problems.push_back("'" + e.name + "/learning_rate' is not a float32 scalar");
   }
-  const Tensor *seed = file.find("rng/seed"), *counter = file.find("rng/counter");
+  const Tensor *seed = index.find("rng/seed"), *counter = index.find("rng/counter");
   if (random_state_) {
     if (!seed || !counter) problems.push_back("missing in the file: the random generator's state (rng/seed, rng/counter)");
     else if (seed->dtype() != DType::int64 || counter->dtype() != DType::int64 || seed->rank() || counter->rank())
@@ -224,14 +299,14 @@ void Checkpoint::restore(const std::string& path, bool skip_mismatch) {
 
   for (auto& a : assignments) a.target.assign(a.value);
   for (const auto& s : slots) {
-    const Tensor* t = file.find(s.key);
+    const Tensor* t = index.find(s.key);
     if (t->dtype() == s.owner.dtype() && t->shape() == s.owner.shape()) s.opt->get_or_create_slot(s.owner, s.slot).assign(*t);
   }
   for (const auto& e : entries_) {
     if (!e.optimizer) continue;
-    const Tensor* it = file.find(e.name + "/iterations");
+    const Tensor* it = index.find(e.name + "/iterations");
     if (it && it->dtype() == DType::int64 && it->rank() == 0) e.optimizer->get_or_create_iterations().assign(*it);
-    const Tensor* lr = file.find(e.name + "/learning_rate");
+    const Tensor* lr = index.find(e.name + "/learning_rate");
     if (lr && lr->dtype() == DType::float32 && lr->rank() == 0) e.optimizer->learning_rate_variable().assign(*lr);
   }
   if (random_state_ && seed && counter && seed->dtype() == DType::int64 && counter->dtype() == DType::int64 &&
