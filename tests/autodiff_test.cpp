@@ -335,8 +335,8 @@ namespace {
 struct Mlp {
   Variable w1, b1, w2, b2;
   Mlp()
-      : w1(random::normal({4, 16}, 0.0, 0.5, DType::float32, 1), "w1"), b1(zeros({16}), "b1"),
-        w2(random::normal({16, 1}, 0.0, 0.5, DType::float32, 2), "w2"), b2(zeros({1}), "b2") {}
+      : w1(random::stateless_normal({4, 16}, 1, 0.0, 0.5), "w1"), b1(zeros({16}), "b1"),
+        w2(random::stateless_normal({16, 1}, 2, 0.0, 0.5), "w2"), b2(zeros({1}), "b2") {}
   Tensor operator()(const Tensor& x) const { return matmul(tanh(matmul(x, w1) + Tensor(b1)), w2) + Tensor(b2); }
   std::vector<Variable> vars() const { return {w1, b1, w2, b2}; }
 };

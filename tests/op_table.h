@@ -42,7 +42,7 @@ inline std::vector<Tensor> make_inputs(const OpInfo& op, DType dtype, std::uint6
   std::vector<Tensor> xs;
   for (std::size_t i = 0; i < op.inputs.size(); ++i) {
     const InputSpec& in = op.inputs[i];
-    Tensor r = random::normal(in.shape, 0.0, 1.0, DType::float64, seed * 131 + i);
+    Tensor r = random::stateless_normal(in.shape, seed * 131 + i, 0.0, 1.0, DType::float64);
     if (in.domain == Domain::positive) r = abs(r) + 0.5;
     if (in.domain == Domain::away_from_zero) r = r + where(r < 0.0, scalar<double>(-0.5), scalar<double>(0.5));
     if (in.dtype == DType::bool_) xs.push_back(r > 0.0);
@@ -101,6 +101,8 @@ inline std::vector<OpInfo> op_table() {
   t.push_back({"stop_gradient", {f({3, 4})}, [](V x) { return stop_gradient(x[0]); }, false});
   t.push_back({"argmax", {f({3, 4})}, [](V x) { return argmax(x[0], -1); }, false});
   t.push_back({"one_hot", {indices({2, 0, 1})}, [](V x) { return one_hot(x[0], 4, DType::float64); }, false});
+  t.push_back({"check_numerics", {f({3, 4})}, [](V x) { return check_numerics(x[0], "checked"); }});
+  t.push_back({"class_indices", {indices({2, 0, 1})}, [](V x) { return class_indices(x[0], 3, "labels"); }, false});
   t.push_back({"shape", {f({3, 4})}, [](V x) { return shape(x[0]); }, false});
   t.push_back({"size", {f({3, 4})}, [](V x) { return size(x[0]); }, false});
   t.push_back({"random_uniform_like", {f({3, 4})}, [](V x) { return random::uniform_like(x[0]); }, false});

@@ -25,13 +25,44 @@ TEST(RandomOp, SetSeedRepeatsATracedRun) {
   EXPECT_EQ(run(), run());
 }
 
-TEST(RandomOp, SeededOpInAGraphDrawsASequenceStartingAtTheEagerDraw) {
-  Tensor eager = random::uniform({5}, 0.0, 1.0, DType::float32, 7);
-  EXPECT_EQ(eager.to_vector<float>(), random::uniform({5}, 0.0, 1.0, DType::float32, 7).to_vector<float>());
+TEST(RandomOp, SeededOpsDrawOneSequenceEagerlyAndTracedAlike) {
+  // Eager calls of a seeded op (a new op each call) draw a fresh set each time...
+  random::set_seed(1);
+  std::vector<std::vector<float>> eager;
+  for (int i = 0; i < 3; ++i) eager.push_back(random::uniform({5}, 0.0, 1.0, DType::float32, 7).to_vector<float>());
+  EXPECT_NE(eager[0], eager[1]);
+  EXPECT_NE(eager[1], eager[2]);
+  // ...and a traced function draws the same sequence, whatever the global seed.
+  random::set_seed(2);
   auto f = function([](const Tensor& x) { return x + random::uniform({5}, 0.0, 1.0, DType::float32, 7); });
-  Tensor first = f(zeros({5})), second = f(zeros({5}));
-  EXPECT_EQ(first.to_vector<float>(), eager.to_vector<float>());
-  EXPECT_NE(second.to_vector<float>(), first.to_vector<float>());
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(f(zeros({5})).to_vector<float>(), eager[static_cast<std::size_t>(i)]) << "call " << i;
+  // set_seed restarts the sequence.
+  random::set_seed(3);
+  EXPECT_EQ(random::uniform({5}, 0.0, 1.0, DType::float32, 7).to_vector<float>(), eager[0]);
+}
+
+TEST(RandomOp, StatelessDrawsRepeatForASeed) {
+  Tensor a = random::stateless_uniform({6}, 11), b = random::stateless_uniform({6}, 11);
+  EXPECT_EQ(a.to_vector<float>(), b.to_vector<float>());
+  EXPECT_NE(a.to_vector<float>(), random::stateless_uniform({6}, 12).to_vector<float>());
+  auto f = function([](const Tensor& x) { return x + random::stateless_normal({6}, 4); });
+  EXPECT_EQ(f(zeros({6})).to_vector<float>(), f(zeros({6})).to_vector<float>());
+  EXPECT_EQ(f(zeros({6})).to_vector<float>(), random::stateless_normal({6}, 4).to_vector<float>());
+}
+
+TEST(RandomOp, SeededDropoutMasksDifferPerStepAndEagerMatchesTraced) {
+  auto masks = [](bool traced) {
+    random::set_seed(9);
+    nn::Dropout drop(0.5, 123);
+    std::function<Tensor(const Tensor&)> step = [&](const Tensor& x) { return drop(x, true); };
+    auto f = function(step);
+    std::vector<std::vector<float>> out;
+    for (int i = 0; i < 3; ++i) out.push_back((traced ? f(ones({16})) : step(ones({16}))).to_vector<float>());
+    return out;
+  };
+  auto eager = masks(false), traced = masks(true);
+  EXPECT_NE(eager[0], eager[1]);
+  EXPECT_EQ(eager, traced);
 }
 
 TEST(RandomOp, DropoutMaskWithADynamicBatch) {

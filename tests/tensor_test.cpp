@@ -58,10 +58,8 @@ TEST(Random, SeededIsReproducibleAndInRange) {
   for (double v : b) var += (v - mean) * (v - mean) / 1000;
   EXPECT_NEAR(mean, 0, 0.1);
   EXPECT_NEAR(var, 1, 0.15);
-  EXPECT_EQ(random::uniform({4}, 0, 1, DType::float32, 7).to_vector<float>(),
-            random::uniform({4}, 0, 1, DType::float32, 7).to_vector<float>());
-  EXPECT_NE(random::uniform({4}, 0, 1, DType::float32, 7).to_vector<float>(),
-            random::uniform({4}, 0, 1, DType::float32, 8).to_vector<float>());
+  EXPECT_EQ(random::stateless_uniform({4}, 7).to_vector<float>(), random::stateless_uniform({4}, 7).to_vector<float>());
+  EXPECT_NE(random::stateless_uniform({4}, 7).to_vector<float>(), random::stateless_uniform({4}, 8).to_vector<float>());
   expect_error([] { random::uniform({2}, 0, 1, DType::int32); }, {"random.uniform", "int32"});
 }
 

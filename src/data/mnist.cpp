@@ -117,9 +117,10 @@ std::optional<std::string> find_mnist(const std::string& flag) {
 Digits synthetic_digits(std::int64_t n, std::uint64_t seed) {
   if (n < 0) fail("synthetic_digits", "n must be >= 0");
   // Ten fixed random "prototypes"; each example is its class's prototype plus noise.
-  Tensor prototypes = random::uniform({10, 28, 28}, 0.0, 1.0, DType::float32, seed + 1);
-  Tensor labels = cast(random::uniform({n}, 0.0, 10.0, DType::float32, seed + 2), DType::int64);
-  Tensor images = gather(prototypes, labels, 0) * 0.7f + random::uniform({n, 28, 28}, 0.0, 0.3, DType::float32, seed + 3);
+  // Stateless draws: the same seed gives the same digits on every call.
+  Tensor prototypes = random::stateless_uniform({10, 28, 28}, seed + 1, 0.0, 1.0);
+  Tensor labels = cast(random::stateless_uniform({n}, seed + 2, 0.0, 10.0), DType::int64);
+  Tensor images = gather(prototypes, labels, 0) * 0.7f + random::stateless_uniform({n, 28, 28}, seed + 3, 0.0, 0.3);
   return {images, labels};
 }
 

@@ -22,7 +22,12 @@ class Attrs {
       if (eq == std::string::npos) bad("expected key=value in '" + text + "'");
       std::string key = text.substr(i, eq - i);
       std::size_t j = eq + 1, end;
-      if (j < text.size() && (text[j] == '(' || text[j] == '[')) {
+      if (j < text.size() && text[j] == '"') {  // a quoted string: \" and \\ escaped inside
+        end = j + 1;
+        while (end < text.size() && text[end] != '"') end += text[end] == '\\' ? 2 : 1;
+        if (end >= text.size()) bad("unclosed string in '" + text + "'");
+        ++end;
+      } else if (j < text.size() && (text[j] == '(' || text[j] == '[')) {
         end = text.find(text[j] == '(' ? ')' : ']', j);
         if (end == std::string::npos) bad("unclosed bracket in '" + text + "'");
         ++end;
@@ -41,6 +46,21 @@ class Attrs {
     return it->second;
   }
   std::int64_t integer(const std::string& key) const { return parse_int(raw(key)); }
+  // "\"text\"" as written by quoted_attr (src/ops/checks.cpp): escapes undone.
+  std::string text(const std::string& key) const {
+    const std::string& v = raw(key);
+    if (v.size() < 2 || v.front() != '"' || v.back() != '"') bad("'" + v + "' is not a quoted string");
+    std::string out;
+    for (std::size_t i = 1; i + 1 < v.size(); ++i) {
+      if (v[i] == '\\' && i + 2 < v.size()) {
+        ++i;
+        out += v[i] == 'n' ? '\n' : v[i];
+      } else {
+        out += v[i];
+      }
+    }
+    return out;
+  }
   bool flag(const std::string& key) const {
     if (!has(key)) return false;
     if (raw(key) != "True") bad("attribute '" + key + "' must be True");
@@ -194,6 +214,12 @@ const std::map<std::string, Factory>& factories() {
       if (depth < 0) a.bad("negative depth");
       return std::make_shared<OneHot>(depth, a.dtype("dtype"));
     };
+    f["check_numerics"] = [](const Attrs& a) { return std::make_shared<CheckNumerics>(a.text("message")); };
+    f["class_indices"] = [](const Attrs& a) {
+      std::int64_t classes = a.integer("classes");
+      if (classes < 1) a.bad("class_indices needs at least one class");
+      return std::make_shared<ClassIndices>(classes, a.text("who"));
+    };
     f["shape"] = [](const Attrs&) { return std::make_shared<ShapeOf>(false); };
     f["size"] = [](const Attrs&) { return std::make_shared<ShapeOf>(true); };
     f["zeros_like"] = [](const Attrs&) { return std::make_shared<FillLike>(0.0, std::nullopt); };
@@ -212,7 +238,8 @@ const std::map<std::string, Factory>& factories() {
         std::optional<std::uint64_t> seed;
         if (a.has("seed")) seed = static_cast<std::uint64_t>(a.integer("seed"));
         return std::make_shared<RandomOp>(kind, like ? Shape{} : a.shape("shape"), x, y,
-                                          a.has("dtype") ? a.dtype("dtype") : DType::float32, seed, like);
+                                          a.has("dtype") ? a.dtype("dtype") : DType::float32, seed, like,
+                                          a.flag("stateless"));
       };
     f["conv2d"] = [](const Attrs& a) { return std::make_shared<Conv2D>(conv_params(a)); };
     f["conv2d_backprop_input"] = [](const Attrs& a) { return std::make_shared<Conv2DBackpropInput>(conv_params(a)); };

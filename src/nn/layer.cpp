@@ -112,6 +112,17 @@ Tensor Layer::call(const std::vector<Tensor>& inputs, bool training) {
   return call(inputs[0], training);
 }
 
+void Layer::set_trainable(bool trainable) {
+  std::lock_guard lock(mutex_);
+  trainable_ = trainable;
+  for (Layer* child : children_) child->set_trainable(trainable);
+}
+
+bool Layer::trainable_in_call() const {
+  if (!trainable_) return false;
+  return std::all_of(call_stack.begin(), call_stack.end(), [](const Layer* l) { return l->trainable(); });
+}
+
 Tensor Layer::invoke(std::span<const Tensor> inputs, bool single, std::optional<bool> training) {
   for (const auto& t : inputs)
     if (!t.defined()) fail(name(), "called with an undefined tensor");

@@ -37,7 +37,9 @@ void BatchNormalization::build(const Shape& s) {
 Tensor BatchNormalization::call(const Tensor& x, bool training) {
   expect_features(*this, x, gamma_.shape()[0]);
   Tensor mean_, var_;
-  if (training) {
+  // A frozen layer normalizes with its moving statistics and leaves them alone, as Keras does:
+  // fine-tuning a model with a frozen backbone must not drift its statistics.
+  if (training && trainable_in_call()) {
     std::vector<int> axes;
     for (int a = 0; a + 1 < x.rank(); ++a) axes.push_back(a);
     mean_ = mean(x, axes);

@@ -369,15 +369,16 @@ class AssignVariable : public PrimitiveBase<AssignVariable> {
 enum class RandomKind { uniform, normal };
 
 // A random draw: each execution draws fresh numbers from the generator state (the global
-// seed and counter, or the op's own seed and counter), so a traced dropout mask changes on
-// every call; ef::random::set_seed makes runs repeat.
+// seed and counter, or the op's seed and that seed's counter), so a dropout mask changes on
+// every call, eager or traced; ef::random::set_seed makes runs repeat.
 class RandomOp : public PrimitiveBase<RandomOp> {
  public:
+  // stateless: the same numbers on every execution (needs a seed): TF's stateless_uniform.
   RandomOp(RandomKind kind, Shape shape, double a, double b, DType dtype, std::optional<std::uint64_t> seed,
-           bool like);
+           bool like, bool stateless = false);
   const char* name() const override { return kind_ == RandomKind::uniform ? "random_uniform" : "random_normal"; }
   std::string attrs() const override;
-  bool is_stateful() const override { return true; }
+  bool is_stateful() const override { return !stateless_; }
   bool is_differentiable() const override { return false; }
   EF_OP_RULES
  private:
@@ -387,7 +388,10 @@ class RandomOp : public PrimitiveBase<RandomOp> {
   DType dtype_;
   std::optional<std::uint64_t> seed_;
   bool like_;
-  std::shared_ptr<std::atomic<std::uint64_t>> draws_;  // executions so far (seeded ops)
+  // Draws so far of all ops with this seed (seeded ops): shared by eager calls and traced
+  // replays, so an eager and a traced run draw the same sequence.
+  std::atomic<std::uint64_t>* seeded_draws_ = nullptr;
+  bool stateless_ = false;
 };
 
 // ---------------------------------------------------------------- convolution and pooling
@@ -465,6 +469,36 @@ class Pool2DGrad : public MergeablePrimitive<Pool2DGrad> {
   EF_OP_RULES EF_OP_VJP
  private:
   Pool2DParams p_;
+};
+
+// ---------------------------------------------------------------- checks (include/eagerflow/ops/checks.h)
+// Identity that fails when a float holds NaN or Inf; its gradient passes through unchecked.
+class CheckNumerics : public MergeablePrimitive<CheckNumerics> {
+ public:
+  explicit CheckNumerics(std::string message) : message_(std::move(message)) {}
+  const char* name() const override { return "check_numerics"; }
+  std::string attrs() const override;
+  bool same_params(const CheckNumerics& o) const { return message_ == o.message_; }
+  const std::string& message() const { return message_; }
+  EF_OP_RULES EF_OP_VJP
+ private:
+  std::string message_;
+};
+
+// Labels (any integer or floating dtype) as int64 class indices, checked against [0, classes).
+class ClassIndices : public MergeablePrimitive<ClassIndices> {
+ public:
+  ClassIndices(std::int64_t classes, std::string who) : classes_(classes), who_(std::move(who)) {}
+  const char* name() const override { return "class_indices"; }
+  std::string attrs() const override;
+  bool same_params(const ClassIndices& o) const { return classes_ == o.classes_ && who_ == o.who_; }
+  bool is_differentiable() const override { return false; }
+  std::int64_t classes() const { return classes_; }
+  const std::string& who() const { return who_; }
+  EF_OP_RULES
+ private:
+  std::int64_t classes_;
+  std::string who_;
 };
 
 #undef EF_OP_RULES

@@ -3,7 +3,10 @@
 
 #include <atomic>
 #include <cmath>
+#include <memory>
+#include <mutex>
 #include <random>
+#include <unordered_map>
 
 #include "ops/primitives.h"
 
@@ -28,6 +31,32 @@ GlobalSeed& global() {
   return g;
 }
 
+// One draw counter per explicit seed (TF keeps one per op seed too): the k-th execution of any
+// op with seed s draws the k-th set of numbers, whether it runs eagerly (a new op per call) or
+// replays in a graph. set_seed restarts every sequence. Counters live as long as the program,
+// at stable addresses, so that ops keep a pointer and replay takes no lock.
+class SeededCounters {
+ public:
+  std::atomic<std::uint64_t>* counter(std::uint64_t seed) {
+    std::lock_guard lock(mutex_);
+    auto& slot = counters_[seed];
+    if (!slot) slot = std::make_unique<std::atomic<std::uint64_t>>(0);
+    return slot.get();
+  }
+  void reset() {
+    std::lock_guard lock(mutex_);
+    for (auto& [seed, c] : counters_) c->store(0);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<std::uint64_t, std::unique_ptr<std::atomic<std::uint64_t>>> counters_;
+};
+SeededCounters& seeded_counters() {
+  static auto* counters = new SeededCounters;  // never destroyed: graphs may outlive statics
+  return *counters;
+}
+
 std::uint64_t op_seed(std::optional<std::uint64_t> seed) {
   if (seed) return mix(*seed ^ 0x5EEDull);
   return mix(global().seed.load() + mix(global().counter.fetch_add(1)));
@@ -46,6 +75,7 @@ void check_float(DType dtype, const char* op) {
 void set_seed(std::uint64_t seed) {
   global().seed.store(seed);
   global().counter.store(0);
+  seeded_counters().reset();
 }
 
 GeneratorState get_global_state() { return {global().seed.load(), global().counter.load()}; }
@@ -70,12 +100,12 @@ void fill(Tensor& t, std::uint64_t key, Draw draw) {
 }
 
 Tensor draw(RandomKind kind, const Shape& shape, double a, double b, DType dtype, std::optional<std::uint64_t> seed,
-            const Tensor* like) {
+            const Tensor* like, bool stateless = false) {
   const char* op = kind == RandomKind::uniform ? "random.uniform" : "random.normal";
   check_float(dtype, op);
   if (kind == RandomKind::uniform && !(a < b)) fail(op, "needs minval < maxval");
   if (kind == RandomKind::normal && !(b >= 0)) fail(op, "needs stddev >= 0");
-  RandomOp r(kind, shape, a, b, dtype, seed, like != nullptr);
+  RandomOp r(kind, shape, a, b, dtype, seed, like != nullptr, stateless);
   if (like) return dispatch1(r, {*like});
   return dispatch1(r, std::span<const Tensor>());
 }
@@ -87,9 +117,11 @@ Tensor draw(RandomKind kind, const Shape& shape, double a, double b, DType dtype
 namespace ef {
 
 RandomOp::RandomOp(RandomKind kind, Shape shape, double a, double b, DType dtype, std::optional<std::uint64_t> seed,
-                   bool like)
+                   bool like, bool stateless)
     : kind_(kind), shape_(std::move(shape)), a_(a), b_(b), dtype_(dtype), seed_(seed), like_(like),
-      draws_(std::make_shared<std::atomic<std::uint64_t>>(0)) {}
+      seeded_draws_(seed && !stateless ? random::seeded_counters().counter(*seed) : nullptr), stateless_(stateless) {
+  if (stateless && !seed) fail(name(), "a stateless draw needs a seed");
+}
 
 std::string RandomOp::attrs() const {
   auto exact = [](double v) {  // the shortest text that reads back to the same double
@@ -102,6 +134,7 @@ std::string RandomOp::attrs() const {
   if (dtype_ != DType::float32) s += " dtype=" + std::string(name_of(dtype_));
   if (!like_) s = "shape=" + shape_.str() + " " + s;
   if (seed_) s += " seed=" + std::to_string(*seed_);
+  if (stateless_) s += " stateless=True";
   return s;
 }
 
@@ -116,10 +149,12 @@ std::vector<TensorSpec> RandomOp::infer(std::span<const Tensor> in) const {
 void RandomOp::eval(std::span<const Tensor>, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
   // Every execution draws new numbers: from the global generator, or from this op's seed and
-  // its own count of draws (the first draw of a seeded op is the same as an eager call's).
+  // that seed's count of draws.
   std::uint64_t key;
-  if (seed_) {
-    std::uint64_t k = draws_->fetch_add(1);
+  if (stateless_) {
+    key = random::op_seed(seed_);
+  } else if (seed_) {
+    std::uint64_t k = seeded_draws_->fetch_add(1);
     key = random::op_seed(seed_);
     if (k) key = random::mix(key ^ random::mix(k));
   } else {
@@ -164,6 +199,14 @@ Tensor uniform_like(const Tensor& like, double minval, double maxval, std::optio
 Tensor normal_like(const Tensor& like, double mean, double stddev, std::optional<std::uint64_t> seed) {
   if (!like.defined()) fail("random.normal", "the shape tensor is undefined");
   return draw(RandomKind::normal, Shape{}, mean, stddev, like.dtype(), seed, &like);
+}
+
+Tensor stateless_uniform(const Shape& shape, std::uint64_t seed, double minval, double maxval, DType dtype) {
+  return draw(RandomKind::uniform, shape, minval, maxval, dtype, seed, nullptr, /*stateless=*/true);
+}
+
+Tensor stateless_normal(const Shape& shape, std::uint64_t seed, double mean, double stddev, DType dtype) {
+  return draw(RandomKind::normal, shape, mean, stddev, dtype, seed, nullptr, /*stateless=*/true);
 }
 
 }  // namespace ef::random

@@ -2,17 +2,44 @@
 
 #include <cmath>
 
+#include <cfloat>
+
+#include "eagerflow/ops/checks.h"
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/trace/context.h"
 
 namespace ef::optim {
+namespace {
+
+// A rate that trains: finite, positive, and still so in float32 (the rate is a float32
+// variable: 1e39 would become Inf, 1e-50 would become 0).
+void expect_rate(const std::string& optimizer, double rate) {
+  float f = static_cast<float>(rate);
+  if (!(std::isfinite(rate) && rate > 0 && std::isfinite(f) && f > 0))
+    fail(optimizer, "learning_rate must be a positive number that float32 holds, got " + std::to_string(rate) +
+                        (std::isfinite(rate) && rate > 0 ? " (out of float32's range)" : ""));
+}
+
+// name in [low, high) (or [low, high] when closed): NaN fails too.
+void expect_in(const std::string& optimizer, const char* name, double v, double low, double high, bool closed) {
+  if (!(v >= low && (closed ? v <= high : v < high)))
+    fail(optimizer, std::string(name) + " must be in [" + std::to_string(low) + ", " + std::to_string(high) +
+                        (closed ? "]" : ")") + ", got " + std::to_string(v));
+}
+
+void expect_epsilon(const std::string& optimizer, double epsilon) {
+  if (!(std::isfinite(epsilon) && epsilon >= 0))
+    fail(optimizer, "epsilon must be a finite number >= 0, got " + std::to_string(epsilon));
+}
+
+}  // namespace
 
 Optimizer::Optimizer(std::string name, LearningRate learning_rate, ClipOptions clip)
     : name_(std::move(name)), schedule_(std::move(learning_rate)), clip_(clip) {
-  if (!schedule_.schedule() && !(schedule_.value() > 0))
-    fail(name_, "learning_rate must be positive, got " + std::to_string(schedule_.value()));
-  if ((clip.clipnorm && !(*clip.clipnorm > 0)) || (clip.global_clipnorm && !(*clip.global_clipnorm > 0)))
-    fail(name_, "clipnorm and global_clipnorm must be positive");
+  if (!schedule_.schedule()) expect_rate(name_, schedule_.value());
+  // An infinite norm would scale gradients by Inf / Inf = NaN.
+  for (auto [what, v] : {std::pair{"clipnorm", clip.clipnorm}, std::pair{"global_clipnorm", clip.global_clipnorm}})
+    if (v && !(std::isfinite(*v) && *v > 0)) fail(name_, std::string(what) + " must be a finite positive number, got " + std::to_string(*v));
   if (clip.clipnorm && clip.global_clipnorm) fail(name_, "set clipnorm or global_clipnorm, not both (as Keras)");
   trace::EagerScope eager;  // made eagerly even if the optimizer is built inside a trace
   lr_ = Variable(scalar(static_cast<float>(schedule_.value())), name_ + "/learning_rate", /*trainable=*/false);
@@ -26,7 +53,7 @@ double Optimizer::learning_rate() const {
 
 void Optimizer::set_learning_rate(double rate) {
   if (schedule_.schedule()) fail(name_, "the learning rate follows a schedule; it cannot be set");
-  if (!(rate > 0)) fail(name_, "learning_rate must be positive, got " + std::to_string(rate));
+  expect_rate(name_, rate);
   lr_.assign(scalar(static_cast<float>(rate)));
 }
 
@@ -94,7 +121,10 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& gradients, const std:
   }
   // The step being taken, counting from 1 (Adam's bias correction), as float32.
   Tensor step = cast(Tensor(iterations_), DType::float32) + 1.0f;
-  Tensor lr = schedule_.schedule() ? (*schedule_.schedule())(step - 1.0f) : Tensor(lr_);
+  // A schedule's rate is checked where it is computed, at every step: NaN or Inf from a
+  // schedule is an error at the step that produced it, before any weight changes.
+  Tensor lr = schedule_.schedule() ? check_numerics((*schedule_.schedule())(step - 1.0f), name_ + ": learning_rate from the schedule")
+                                   : Tensor(lr_);
   for (std::size_t i = 0; i < variables.size(); ++i)
     if (grads[i].defined()) update(variables[i], grads[i], cast(lr, variables[i].dtype()), cast(step, variables[i].dtype()));
   iterations_.assign_add(ones({}, DType::int64));
@@ -103,7 +133,7 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& gradients, const std:
 // ---------------------------------------------------------------- SGD
 SGD::SGD(LearningRate learning_rate, double momentum, bool nesterov, ClipOptions clip)
     : Optimizer("SGD", std::move(learning_rate), clip), momentum_(momentum), nesterov_(nesterov) {
-  if (momentum < 0 || momentum > 1) fail("SGD", "momentum must be in [0, 1], got " + std::to_string(momentum));
+  expect_in("SGD", "momentum", momentum, 0.0, 1.0, /*closed=*/true);
 }
 
 void SGD::update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor&) {
@@ -120,7 +150,9 @@ void SGD::update(const Variable& var, const Tensor& grad, const Tensor& lr, cons
 // ---------------------------------------------------------------- Adam
 Adam::Adam(LearningRate learning_rate, double beta_1, double beta_2, double epsilon, ClipOptions clip)
     : Optimizer("Adam", std::move(learning_rate), clip), beta_1_(beta_1), beta_2_(beta_2), epsilon_(epsilon) {
-  if (!(beta_1 >= 0 && beta_1 < 1 && beta_2 >= 0 && beta_2 < 1)) fail("Adam", "beta_1 and beta_2 must be in [0, 1)");
+  expect_in(name(), "beta_1", beta_1, 0.0, 1.0, /*closed=*/false);
+  expect_in(name(), "beta_2", beta_2, 0.0, 1.0, /*closed=*/false);
+  expect_epsilon(name(), epsilon);
 }
 
 // Each update is one expression assigned whole (not assign_add): in a traced step the
@@ -139,7 +171,10 @@ void Adam::update(const Variable& var, const Tensor& grad, const Tensor& lr, con
 }
 
 AdamW::AdamW(LearningRate learning_rate, double weight_decay, double beta_1, double beta_2, double epsilon, ClipOptions clip)
-    : Adam(std::move(learning_rate), beta_1, beta_2, epsilon, clip), weight_decay_(weight_decay) {}
+    : Adam(std::move(learning_rate), beta_1, beta_2, epsilon, clip), weight_decay_(weight_decay) {
+  if (!(std::isfinite(weight_decay) && weight_decay >= 0))
+    fail("AdamW", "weight_decay must be a finite number >= 0, got " + std::to_string(weight_decay));
+}
 
 void AdamW::update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor& step) {
   if (weight_decay_ != 0.0) var.assign_sub(Tensor(var) * lr * weight_decay_);
@@ -148,7 +183,11 @@ void AdamW::update(const Variable& var, const Tensor& grad, const Tensor& lr, co
 
 // ---------------------------------------------------------------- RMSprop
 RMSprop::RMSprop(LearningRate learning_rate, double rho, double momentum, double epsilon, ClipOptions clip)
-    : Optimizer("RMSprop", std::move(learning_rate), clip), rho_(rho), momentum_(momentum), epsilon_(epsilon) {}
+    : Optimizer("RMSprop", std::move(learning_rate), clip), rho_(rho), momentum_(momentum), epsilon_(epsilon) {
+  expect_in("RMSprop", "rho", rho, 0.0, 1.0, /*closed=*/false);
+  expect_in("RMSprop", "momentum", momentum, 0.0, 1.0, /*closed=*/true);
+  expect_epsilon("RMSprop", epsilon);
+}
 
 void RMSprop::update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor&) {
   Variable v = slot(var, "velocity");

@@ -2,8 +2,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 
 #include "eagerflow/core/error.h"
+#include "eagerflow/variable.h"
 #include "eagerflow/train/checkpoint.h"
 #include "eagerflow/train/model.h"
 
@@ -28,27 +30,71 @@ double monitored(const Logs& logs, const std::string& monitor, const char* who) 
 
 }  // namespace
 
+EarlyStopping::EarlyStopping(EarlyStoppingOptions options)
+    : o_(std::move(options)), maximize_(maximizes(o_.monitor, o_.mode, "EarlyStopping")) {
+  if (o_.patience < 0) fail("EarlyStopping", "patience must be >= 0, got " + std::to_string(o_.patience));
+  if (o_.start_from_epoch < 0) fail("EarlyStopping", "start_from_epoch must be >= 0, got " + std::to_string(o_.start_from_epoch));
+  if (!std::isfinite(o_.min_delta)) fail("EarlyStopping", "min_delta must be a finite number");
+  if (o_.baseline && std::isnan(*o_.baseline)) fail("EarlyStopping", "baseline is NaN");
+  o_.min_delta = std::fabs(o_.min_delta);
+}
+
 EarlyStopping::EarlyStopping(std::string monitor, int patience, double min_delta, std::string mode)
-    : monitor_(std::move(monitor)), patience_(patience), min_delta_(std::fabs(min_delta)),
-      maximize_(maximizes(monitor_, mode, "EarlyStopping")) {}
+    : EarlyStopping(EarlyStoppingOptions{.monitor = std::move(monitor), .min_delta = min_delta, .patience = patience,
+                                         .mode = std::move(mode)}) {}
 
 void EarlyStopping::on_train_begin() {
   best_ = maximize_ ? -INFINITY : INFINITY;
   wait_ = 0;
   stopped_epoch_ = -1;
+  best_epoch_ = -1;
+  has_best_ = false;
+  best_weights_.clear();
 }
 
+bool EarlyStopping::improves(double value, double reference) const {
+  return maximize_ ? value - o_.min_delta > reference : value + o_.min_delta < reference;
+}
+
+static std::vector<Tensor> weight_values(const Model& model) {
+  std::vector<Tensor> values;
+  for (const Variable& v : model.weights()) values.push_back(Tensor(v).clone());
+  return values;
+}
+
+// Keras' rule, step for step: the wait grows every monitored epoch and restarts on an
+// improvement; training stops once it reaches patience (never after the first epoch).
 void EarlyStopping::on_epoch_end(int epoch, const Logs& logs) {
-  double v = monitored(logs, monitor_, "EarlyStopping");
-  bool improved = maximize_ ? v > best_ + min_delta_ : v < best_ - min_delta_;
-  if (improved) {
+  if (epoch < o_.start_from_epoch) return;
+  double v = monitored(logs, o_.monitor, "EarlyStopping");
+  if (o_.restore_best_weights && best_weights_.empty() && model) {
+    best_weights_ = weight_values(*model);  // until something improves, the first weights are the best
+    best_epoch_ = epoch;
+  }
+  ++wait_;
+  if (!has_best_ || improves(v, best_)) {
+    has_best_ = true;
     best_ = v;
-    wait_ = 0;
+    best_epoch_ = epoch;
+    if (o_.restore_best_weights && model) best_weights_ = weight_values(*model);
+    if (!o_.baseline || improves(v, *o_.baseline)) wait_ = 0;
     return;
   }
-  if (++wait_ > patience_ && model) {
+  if (wait_ >= o_.patience && epoch > 0 && model) {
     model->stop_training = true;
     stopped_epoch_ = epoch;
+  }
+}
+
+void EarlyStopping::on_train_end() {
+  if (stopped_epoch_ > 0 && o_.verbose > 0) std::cout << "Epoch " << stopped_epoch_ + 1 << ": early stopping\n" << std::flush;
+  if (o_.restore_best_weights && !best_weights_.empty() && model) {
+    if (o_.verbose > 0)
+      std::cout << "Restoring model weights from the end of the best epoch: " << best_epoch_ + 1 << ".\n" << std::flush;
+    std::vector<Variable> vars = model->weights();
+    if (vars.size() != best_weights_.size())
+      fail("EarlyStopping", "the model's weights changed during fit: cannot restore the best weights");
+    for (std::size_t i = 0; i < vars.size(); ++i) vars[i].assign(best_weights_[i]);
   }
 }
 
@@ -72,7 +118,11 @@ void CSVLogger::on_epoch_end(int epoch, const Logs& logs) {
 
 void LearningRateScheduler::on_epoch_begin(int epoch) {
   if (!model || !model->optimizer()) fail("LearningRateScheduler", "the model has no optimizer (compile it first)");
-  model->optimizer()->set_learning_rate(schedule_(epoch, model->optimizer()->learning_rate()));
+  double rate = schedule_(epoch, model->optimizer()->learning_rate());
+  if (!(std::isfinite(rate) && rate > 0))
+    fail("LearningRateScheduler", "the schedule returned " + std::to_string(rate) + " for epoch " + std::to_string(epoch) +
+                                      ": a learning rate must be a finite positive number");
+  model->optimizer()->set_learning_rate(rate);
 }
 
 ModelCheckpoint::ModelCheckpoint(std::string filepath, std::string monitor, bool save_best_only, bool save_weights_only,

@@ -1,5 +1,6 @@
 #include "eagerflow/train/losses.h"
 
+#include "eagerflow/ops/checks.h"
 #include "eagerflow/ops/ops.h"
 
 namespace ef::train {
@@ -70,7 +71,8 @@ SparseCategoricalCrossentropy::SparseCategoricalCrossentropy(bool from_logits)
         if (labels.rank() != p.rank() - 1)
           fail(name, "labels " + y.spec().str() + " do not match predictions " + p.spec().str() +
                          " (expected class indices of shape [batch])");
-        Tensor onehot = one_hot(cast(labels, DType::int64), p.shape()[p.rank() - 1], p.dtype());
+        std::int64_t classes = p.shape()[p.rank() - 1];
+        Tensor onehot = one_hot(class_indices(labels, classes, name), classes, p.dtype());
         return categorical(name, onehot, p, from_logits);
       }) {}
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "eagerflow/ops/checks.h"
 #include "eagerflow/ops/ops.h"
 
 namespace ef::train {
@@ -43,7 +44,9 @@ Tensor labels_as_indices(const std::string& metric, const Tensor& y_true, const 
   if (labels.rank() != y_pred.rank() - 1)
     fail(metric, "labels " + y_true.spec().str() + " do not match predictions " + y_pred.spec().str() +
                      " (expected class indices of shape [batch])");
-  return cast(labels, DType::int64);
+  std::int64_t classes = y_pred.rank() > 0 ? y_pred.shape()[y_pred.rank() - 1] : kDynamic;
+  if (classes == kDynamic) fail(metric, "predictions need a known class axis, got " + y_pred.spec().str());
+  return class_indices(labels, classes, metric);
 }
 }  // namespace
 

@@ -34,6 +34,34 @@ void expect_batched(const std::string& what, const Tensor& x, const Tensor& y) {
 
 Tensor rows(const Tensor& t, std::int64_t begin, std::int64_t end) { return slice(t, {begin}, {end}); }
 
+// Keras clamps the batch to the data: a batch_size of INT64_MAX over 10 examples is one batch.
+std::int64_t clamped_batch(std::int64_t batch_size, std::int64_t n) { return std::max<std::int64_t>(1, std::min(batch_size, n)); }
+
+// Validation data in the training data's dtypes (int32 labels for int64 ones, float64 inputs
+// for float32), as Keras converts them, so the test step keeps one signature. A cast that
+// could change values (floats to integers) is an error before training starts, as are
+// per-example shapes that differ from the training data's.
+Tensor conformed(const std::string& model, const char* what, const Tensor& v, const Tensor& train) {
+  bool same_shape = v.rank() == train.rank();
+  for (int a = 1; same_shape && a < v.rank(); ++a) same_shape = v.shape()[a] == train.shape()[a];
+  if (!same_shape)
+    fail(model, std::string("validation ") + what + " " + v.spec().str() + " do not match the training " + what + " " +
+                    train.spec().str() + " (the same shape is needed apart from the batch axis)");
+  if (v.dtype() == train.dtype()) return v;
+  bool lossless = (is_integer(v.dtype()) && train.dtype() != DType::bool_) || (is_floating(v.dtype()) && is_floating(train.dtype()));
+  if (!lossless)
+    fail(model, std::string("validation ") + what + " are " + std::string(name_of(v.dtype())) + " but the training " + what + " are " +
+                    std::string(name_of(train.dtype())) + ": casting would change their values; pass them in one dtype");
+  return cast(v, train.dtype());
+}
+
+// Every layer's trainable flag, depth first: freezing a layer after a fit must give a new
+// train step (its trainable weights and a frozen BatchNormalization's mode are traced in).
+void trainable_flags(const nn::Layer& layer, std::vector<bool>& out) {
+  out.push_back(layer.trainable());
+  for (const nn::Layer* child : layer.layers()) trainable_flags(*child, out);
+}
+
 bool stdout_is_terminal() { return isatty(fileno(stdout)) != 0; }
 
 }  // namespace
@@ -60,8 +88,11 @@ void Model::require_compiled(const char* what) const {
 
 void Model::make_steps(const Tensor& x, const Tensor& y) {
   std::vector<TensorSpec> signature{batch_spec(x), batch_spec(y)};
-  if (train_step_ && signature == step_signature_) return;
+  std::vector<bool> flags;
+  trainable_flags(*this, flags);
+  if (train_step_ && signature == step_signature_ && flags == trainable_flags_) return;
   step_signature_ = signature;
+  trainable_flags_ = std::move(flags);
   auto train = [this](const Tensor& xb, const Tensor& yb) -> std::vector<Tensor> {
     GradientTape tape;
     Tensor pred = (*this)(xb, /*training=*/true);
@@ -116,6 +147,8 @@ Logs Model::read_metrics(const std::string& prefix) const {
 }
 
 std::vector<Tensor> Model::run_step(bool train, const Tensor& x, const Tensor& y) {
+  // A callback may compile the model again during fit: the next batch runs the new steps.
+  if (!train_step_) make_steps(x, y);
   return train ? train_step_(x, y) : test_step_(x, y);
 }
 
@@ -131,10 +164,13 @@ Logs Model::train_on_batch(const Tensor& x, const Tensor& y) {
 Logs Model::evaluate(const Tensor& x, const Tensor& y, std::int64_t batch_size, int verbose) {
   require_compiled("evaluate");
   expect_batched("evaluate", x, y);
-  if (batch_size < 1) fail(name(), "batch_size must be at least 1");
+  if (batch_size < 1) fail(name(), "batch_size must be at least 1, got " + std::to_string(batch_size));
+  std::int64_t n = x.dim(0);
+  if (n == 0) fail(name(), "evaluate got no examples (x is " + x.spec().str() + "): there is no loss to report");
+  batch_size = clamped_batch(batch_size, n);
   make_steps(x, y);
   reset_metrics();
-  std::int64_t n = x.dim(0), steps = (n + batch_size - 1) / batch_size;
+  std::int64_t steps = (n + batch_size - 1) / batch_size;
   for (std::int64_t b = 0; b < steps; ++b) run_step(false, rows(x, b * batch_size, std::min(n, (b + 1) * batch_size)),
                                                     rows(y, b * batch_size, std::min(n, (b + 1) * batch_size)));
   Logs logs = read_metrics("");
@@ -149,8 +185,9 @@ Logs Model::evaluate(const Tensor& x, const Tensor& y, std::int64_t batch_size, 
 
 Tensor Model::predict(const Tensor& x, std::int64_t batch_size) {
   if (!x.defined() || x.rank() < 1) fail(name(), "predict needs a batched tensor");
-  if (batch_size < 1) fail(name(), "batch_size must be at least 1");
+  if (batch_size < 1) fail(name(), "batch_size must be at least 1, got " + std::to_string(batch_size));
   std::int64_t n = x.dim(0);
+  batch_size = clamped_batch(batch_size, n);
   std::vector<Tensor> outs;
   for (std::int64_t b = 0; b < n; b += batch_size) outs.push_back((*this)(rows(x, b, std::min(n, b + batch_size)), false));
   if (outs.empty()) return (*this)(x, false);
@@ -176,11 +213,17 @@ History Model::fit(const Tensor& x_all, const Tensor& y_all, const FitOptions& o
     y = rows(y_all, 0, n_train);
     validation = std::make_pair(rows(x_all, n_train, n_all), rows(y_all, n_train, n_all));
   }
-  if (validation) expect_batched("validation_data", validation->first, validation->second);
+  if (validation) {
+    expect_batched("validation_data", validation->first, validation->second);
+    if (validation->first.dim(0) == 0) fail(name(), "validation_data has no examples");
+    validation = std::make_pair(conformed(name(), "inputs", validation->first, x),
+                                conformed(name(), "labels", validation->second, y));
+  }
   std::int64_t n = x.dim(0);
   if (n == 0) fail(name(), "fit got no examples");
+  const std::int64_t batch_size = clamped_batch(o.batch_size, n);
   make_steps(x, y);
-  std::int64_t steps = (n + o.batch_size - 1) / o.batch_size;
+  std::int64_t steps = (n + batch_size - 1) / batch_size;
   bool terminal = stdout_is_terminal();
   History history;
   stop_training = false;
@@ -205,7 +248,7 @@ History Model::fit(const Tensor& x_all, const Tensor& y_all, const FitOptions& o
     ProgressBar bar(std::cout, steps, o.verbose, terminal);
     for (std::int64_t b = 0; b < steps; ++b) {
       for (auto& cb : o.callbacks) cb->on_batch_begin(static_cast<int>(b));
-      std::int64_t begin = b * o.batch_size, end = std::min(n, begin + o.batch_size);
+      std::int64_t begin = b * batch_size, end = std::min(n, begin + batch_size);
       Tensor xb, yb;
       if (o.shuffle) {
         Tensor idx = tensor(std::vector<std::int64_t>(order.begin() + begin, order.begin() + end));
@@ -229,7 +272,7 @@ History Model::fit(const Tensor& x_all, const Tensor& y_all, const FitOptions& o
     OrderedLogs ordered{{"loss", logs["loss"]}};
     for (const auto& m : metrics_) ordered.emplace_back(m->name(), logs[m->name()]);
     if (validation) {
-      Logs val = evaluate(validation->first, validation->second, o.batch_size, 0);
+      Logs val = evaluate(validation->first, validation->second, batch_size, 0);
       logs["val_loss"] = val["loss"];
       ordered.emplace_back("val_loss", val["loss"]);
       for (const auto& m : metrics_) {

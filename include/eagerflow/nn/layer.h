@@ -55,7 +55,8 @@ class Layer {
   std::string type_name() const;
   // The spec of the last output (the batch dim as the call saw it); empty before a call.
   std::optional<TensorSpec> output_spec() const;
-  void set_trainable(bool trainable) { trainable_ = trainable; }
+  // Sets this layer and every sub-layer it has so far, as Keras' `layer.trainable = ...`.
+  void set_trainable(bool trainable);
   // The input spec of the first (single-input) call with the batch dim dynamic: what ef::save
   // traces when no signature is given. Empty before a call.
   std::optional<TensorSpec> save_spec() const;
@@ -73,6 +74,9 @@ class Layer {
   Variable add_weight(const std::string& name, const Shape& shape, const Initializer& initializer,
                       bool trainable = true, DType dtype = DType::float32);
   void track(Layer& child);
+  // Inside call(): whether this layer and every layer whose call it runs inside are trainable
+  // (Keras runs a frozen BatchNormalization in inference mode, also under a frozen parent).
+  bool trainable_in_call() const;
 
  private:
   void collect(std::vector<Variable>& out, bool frozen_parent, std::vector<bool>* trainable) const;

@@ -5,7 +5,8 @@
 namespace ef::nn {
 
 // Training: normalizes with the batch's mean and variance (over every axis but the last) and
-// moves the moving statistics toward them (momentum); not training: uses the moving ones.
+// moves the moving statistics toward them (momentum); not training, or frozen (set_trainable(false)
+// on it or on a layer it runs inside): uses the moving ones and leaves them unchanged, as Keras.
 class BatchNormalization : public Layer {
  public:
   explicit BatchNormalization(double momentum = 0.99, double epsilon = 1e-3, std::string name = "");

@@ -1,9 +1,12 @@
 #pragma once
 // Random tensors, reproducible across runs and machines (counter-based generator).
-// Like TF: an explicit seed fixes one op; otherwise ops draw from the global seed
-// (ef::random::set_seed) and a counter, so a seeded program repeats itself exactly.
-// Random draws are ops: inside ef::function each call of the function draws fresh numbers
-// (a traced dropout mask changes every step), and set_seed makes whole runs repeat.
+// Like TF: ops draw from the global seed (ef::random::set_seed) and a counter, so a seeded
+// program repeats itself exactly. An op with an explicit seed draws a reproducible sequence:
+// the k-th execution of ops with seed s draws the k-th set of numbers, eagerly and traced
+// alike (a seeded Dropout masks differently each step, and an eager fit and a traced fit draw
+// the same masks); set_seed restarts every sequence. The stateless_* draws give the same
+// numbers on every call for a seed (TF's stateless_uniform): for reproducible data.
+// Random draws are ops: inside ef::function each call of the function draws fresh numbers.
 #include <cstdint>
 #include <optional>
 
@@ -27,4 +30,8 @@ Tensor uniform_like(const Tensor& like, double minval = 0.0, double maxval = 1.0
                     std::optional<std::uint64_t> seed = std::nullopt);
 Tensor normal_like(const Tensor& like, double mean = 0.0, double stddev = 1.0,
                    std::optional<std::uint64_t> seed = std::nullopt);
+Tensor stateless_uniform(const Shape& shape, std::uint64_t seed, double minval = 0.0, double maxval = 1.0,
+                         DType dtype = DType::float32);
+Tensor stateless_normal(const Shape& shape, std::uint64_t seed, double mean = 0.0, double stddev = 1.0,
+                        DType dtype = DType::float32);
 }  // namespace ef::random

@@ -6,6 +6,9 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "eagerflow/core/tensor.h"
 
 namespace ef::train {
 
@@ -24,22 +27,42 @@ class Callback {
   Model* model = nullptr;  // set by fit
 };
 
-// Stops training when `monitor` has not improved by min_delta for `patience` epochs.
+// Keras' EarlyStopping options.
+struct EarlyStoppingOptions {
+  std::string monitor = "val_loss";
+  double min_delta = 0.0;  // a change smaller than this is no improvement
+  int patience = 0;        // epochs without improvement before stopping
+  int verbose = 0;         // 1: prints "Epoch N: early stopping" (and the restore) at the end
+  std::string mode = "auto";
+  std::optional<double> baseline;     // the wait only restarts on beating it too
+  bool restore_best_weights = false;  // at the end of training, the weights of the best epoch
+  int start_from_epoch = 0;           // epochs of warm-up that are not monitored
+};
+
+// Stops training when `monitor` has not improved by min_delta for `patience` epochs, as Keras:
+// with patience 3 and no improvement after the first epoch, fit runs 4 epochs.
 class EarlyStopping : public Callback {
  public:
+  explicit EarlyStopping(EarlyStoppingOptions options);
   explicit EarlyStopping(std::string monitor = "val_loss", int patience = 0, double min_delta = 0.0,
                          std::string mode = "auto");
   void on_train_begin() override;
   void on_epoch_end(int epoch, const Logs& logs) override;
+  void on_train_end() override;
+  // The epoch (from 0) at which training stopped; -1 when it did not stop early.
   int stopped_epoch() const { return stopped_epoch_; }
+  // The best epoch (from 0) and its monitored value; -1 before any monitored epoch.
+  int best_epoch() const { return best_epoch_; }
+  double best() const { return best_; }
 
  private:
-  std::string monitor_;
-  int patience_;
-  double min_delta_;
+  bool improves(double value, double reference) const;
+  EarlyStoppingOptions o_;
   bool maximize_;
+  bool has_best_ = false;
   double best_ = 0;
-  int wait_ = 0, stopped_epoch_ = -1;
+  int wait_ = 0, stopped_epoch_ = -1, best_epoch_ = -1;
+  std::vector<Tensor> best_weights_;
 };
 
 // Appends one CSV row per epoch: epoch, then the logs in name order.

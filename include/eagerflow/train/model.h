@@ -86,6 +86,7 @@ class Model : public nn::Layer {
   Step train_step_, test_step_;
   std::function<int()> train_count_, test_count_;
   std::vector<TensorSpec> step_signature_;
+  std::vector<bool> trainable_flags_;  // of every layer, when the steps were made
 };
 
 // A stack of layers, each fed the previous one's output.
