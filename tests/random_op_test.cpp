@@ -95,3 +95,18 @@ TEST(RandomOp, BadArgumentsAreErrors) {
   ef::testing::expect_error([] { random::uniform({2}, 0.0, 1.0, DType::int32); }, {"random.uniform", "floating"});
   ef::testing::expect_error([] { random::uniform({-1, 2}); }, {"random_uniform", "static shape"});
 }
+
+TEST(RandomOp, GeneratorStateCarriesTheSeededSequences) {
+  random::set_seed(4);
+  random::uniform({3}, 0.0, 1.0, DType::float32, 77);
+  random::GeneratorState saved = random::get_global_state();
+  ASSERT_EQ(saved.seeded.size(), 1u);
+  EXPECT_EQ(saved.seeded[0], (std::pair<std::uint64_t, std::uint64_t>{77, 1}));
+  auto next = random::uniform({3}, 0.0, 1.0, DType::float32, 77).to_vector<float>();
+  auto unseeded = random::uniform({3}).to_vector<float>();
+  random::set_seed(99);  // another run in between
+  random::uniform({3}, 0.0, 1.0, DType::float32, 77);
+  random::set_global_state(saved);
+  EXPECT_EQ(random::uniform({3}, 0.0, 1.0, DType::float32, 77).to_vector<float>(), next);
+  EXPECT_EQ(random::uniform({3}).to_vector<float>(), unseeded);
+}

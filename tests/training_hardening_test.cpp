@@ -254,6 +254,9 @@ TEST(FitBatches, BatchSizeLargerThanTheDataIsClampedAsKeras) {
   }
   expect_error([&] { model->evaluate(zeros({0, 3}), zeros({0}, DType::int64)); }, {"evaluate got no examples"});
   expect_error([&] { model->fit(zeros({0, 3}), zeros({0}, DType::int64)); }, {"fit got no examples"});
+  expect_error([&] { model->train_on_batch(zeros({0, 3}), zeros({0}, DType::int64)); }, {"train_on_batch got no examples"});
+  for (const auto& v : values(model->weights()))
+    for (float w : v) EXPECT_TRUE(std::isfinite(w));
   expect_error([&] { model->evaluate(d.x, d.y, 0); }, {"batch_size must be at least 1"});
   expect_error([&] { model->evaluate(d.x, d.y, std::numeric_limits<std::int64_t>::min()); }, {"batch_size"});
 }

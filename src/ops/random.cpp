@@ -1,6 +1,7 @@
 #include <charconv>
 #include "eagerflow/ops/random.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <memory>
@@ -47,6 +48,18 @@ class SeededCounters {
     std::lock_guard lock(mutex_);
     for (auto& [seed, c] : counters_) c->store(0);
   }
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> snapshot() {
+    std::lock_guard lock(mutex_);
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+    for (auto& [seed, c] : counters_)
+      if (std::uint64_t n = c->load()) out.emplace_back(seed, n);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  void restore(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& state) {
+    reset();
+    for (auto [seed, n] : state) counter(seed)->store(n);
+  }
 
  private:
   std::mutex mutex_;
@@ -78,11 +91,12 @@ void set_seed(std::uint64_t seed) {
   seeded_counters().reset();
 }
 
-GeneratorState get_global_state() { return {global().seed.load(), global().counter.load()}; }
+GeneratorState get_global_state() { return {global().seed.load(), global().counter.load(), seeded_counters().snapshot()}; }
 
 void set_global_state(GeneratorState state) {
   global().seed.store(state.seed);
   global().counter.store(state.counter);
+  seeded_counters().restore(state.seeded);
 }
 
 namespace {

@@ -155,6 +155,8 @@ std::vector<Tensor> Model::run_step(bool train, const Tensor& x, const Tensor& y
 Logs Model::train_on_batch(const Tensor& x, const Tensor& y) {
   require_compiled("train_on_batch");
   expect_batched("train_on_batch", x, y);
+  // The mean loss of no examples is 0/0: a step on it would turn every weight into NaN.
+  if (x.dim(0) == 0) fail(name(), "train_on_batch got no examples (x is " + x.spec().str() + ")");
   make_steps(x, y);
   reset_metrics();
   run_step(true, x, y);

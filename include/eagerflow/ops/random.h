@@ -9,6 +9,8 @@
 // Random draws are ops: inside ef::function each call of the function draws fresh numbers.
 #include <cstdint>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "eagerflow/core/tensor.h"
 
@@ -18,6 +20,9 @@ void set_seed(std::uint64_t seed);
 // makes the following draws repeat those that followed the save.
 struct GeneratorState {
   std::uint64_t seed = 0, counter = 0;
+  // (seed, draws so far) of every explicit seed that has drawn: restoring them makes seeded
+  // ops (a seeded Dropout) continue their sequences too.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> seeded;
 };
 GeneratorState get_global_state();
 void set_global_state(GeneratorState state);
