@@ -385,3 +385,32 @@ TEST(CheckNumerics, PassesFiniteValuesAndNamesTheFirstBadOne) {
   expect_error([&] { f(full({2}, 3e38)); }, {"[doubled]", "Inf"});
   expect_error([] { check_numerics(ones({2}, DType::int32), "m"); }, {"check_numerics", "floating"});
 }
+
+// ---------------------------------------------------------------- label and prediction ranks
+TEST(LabelRanks, LabelsOfShapeBatchMatchPredictionsOfShapeBatchByOneAsKeras) {
+  Tensor y = tensor(std::vector<float>{0.0f, 1.0f, 1.0f, 0.0f});
+  Tensor p = tensor(std::vector<float>{0.2f, 0.9f, 0.4f, 0.1f}, Shape{4, 1});
+  train::MeanSquaredError mse;
+  EXPECT_FLOAT_EQ(mse(y, p).item<float>(), mse(reshape(y, {4, 1}), p).item<float>());
+  EXPECT_FLOAT_EQ(mse(y, p).item<float>(), (0.04f + 0.01f + 0.36f + 0.01f) / 4);
+  train::BinaryCrossentropy bce;
+  EXPECT_FLOAT_EQ(bce(y, p).item<float>(), bce(reshape(y, {4, 1}), p).item<float>());
+  // Before: [4] == [4,1] broadcast to [4,4] and gave 0.5 instead of 0.75.
+  train::BinaryAccuracy bin;
+  bin.update_state(y, p);
+  EXPECT_FLOAT_EQ(bin.result().item<float>(), 0.75f);
+  train::Accuracy acc;
+  acc.update_state(tensor(std::vector<float>{1.0f, 2.0f, 3.0f}), tensor(std::vector<float>{1.0f, 2.0f, 0.0f}, Shape{3, 1}));
+  EXPECT_FLOAT_EQ(acc.result().item<float>(), 2.0f / 3.0f);
+  expect_error([&] { train::Accuracy().update_state(zeros({3}), zeros({4, 1})); }, {"[accuracy]", "differ in shape"});
+  expect_error([&] { mse(zeros({3}), zeros({3, 2})); }, {"[mean_squared_error]", "differ in shape"});
+  // A regression fit with labels of shape [batch] and a Dense(1) head.
+  Tensor x = random::stateless_normal({64, 2}, 3);
+  Tensor target = sum(x, {1});
+  auto model = std::make_shared<train::Sequential>();
+  model->add<nn::Dense>(1);
+  model->compile(std::make_shared<optim::SGD>(0.1), "mse");
+  CaptureStdout quiet;
+  auto h = model->fit(x, target, {.batch_size = 16, .epochs = 20, .verbose = 0});
+  EXPECT_LT(h.history["loss"].back(), 1e-3);
+}

@@ -2,6 +2,7 @@
 
 #include "eagerflow/ops/checks.h"
 #include "eagerflow/ops/ops.h"
+#include "train/same_rank.h"
 
 namespace ef::train {
 namespace {
@@ -40,13 +41,15 @@ Tensor Loss::operator()(const Tensor& y_true, const Tensor& y_pred) const {
 }
 
 MeanSquaredError::MeanSquaredError()
-    : Loss("mean_squared_error", [](const Tensor& y, const Tensor& p) {
+    : Loss("mean_squared_error", [](const Tensor& y_true, const Tensor& y_pred) {
+        auto [y, p] = same_rank(y_true, y_pred);
         expect_same_shape("mean_squared_error", y, p);
         return mean(square(p - cast(y, p.dtype())));
       }) {}
 
 BinaryCrossentropy::BinaryCrossentropy(bool from_logits)
-    : Loss("binary_crossentropy", [from_logits](const Tensor& y, const Tensor& p) {
+    : Loss("binary_crossentropy", [from_logits](const Tensor& y_true, const Tensor& y_pred) {
+        auto [y, p] = same_rank(y_true, y_pred);
         expect_same_shape("binary_crossentropy", y, p);
         Tensor z = cast(y, p.dtype());
         if (from_logits)  // max(x, 0) - x z + log(1 + exp(-|x|)): no overflow for any x

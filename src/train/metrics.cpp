@@ -4,6 +4,7 @@
 
 #include "eagerflow/ops/checks.h"
 #include "eagerflow/ops/ops.h"
+#include "train/same_rank.h"
 
 namespace ef::train {
 
@@ -50,8 +51,21 @@ Tensor labels_as_indices(const std::string& metric, const Tensor& y_true, const 
 }
 }  // namespace
 
+namespace {
+// Labels and predictions of one shape after Keras' rank matching; anything else would
+// broadcast into a wrong number.
+std::pair<Tensor, Tensor> matched(const std::string& metric, const Tensor& y_true, const Tensor& y_pred) {
+  auto [t, p] = same_rank(y_true, y_pred);
+  bool ok = t.rank() == p.rank();
+  for (int i = 0; ok && i < t.rank(); ++i) ok = t.shape()[i] == p.shape()[i] || t.shape()[i] == kDynamic || p.shape()[i] == kDynamic;
+  if (!ok) fail(metric, "labels " + y_true.spec().str() + " and predictions " + y_pred.spec().str() + " differ in shape");
+  return {t, p};
+}
+}  // namespace
+
 void Accuracy::update_state(const Tensor& y_true, const Tensor& y_pred) {
-  accumulate(cast(equal(cast(y_true, y_pred.dtype()), y_pred), DType::float32));
+  auto [t, p] = matched(name(), y_true, y_pred);
+  accumulate(cast(equal(cast(t, p.dtype()), p), DType::float32));
 }
 
 void SparseCategoricalAccuracy::update_state(const Tensor& y_true, const Tensor& y_pred) {
@@ -59,12 +73,14 @@ void SparseCategoricalAccuracy::update_state(const Tensor& y_true, const Tensor&
 }
 
 void CategoricalAccuracy::update_state(const Tensor& y_true, const Tensor& y_pred) {
+  matched(name(), y_true, y_pred);
   accumulate(cast(equal(argmax(y_pred, -1), argmax(y_true, -1)), DType::float32));
 }
 
 void BinaryAccuracy::update_state(const Tensor& y_true, const Tensor& y_pred) {
-  Tensor predicted = cast(y_pred > threshold_, y_pred.dtype());
-  accumulate(cast(equal(predicted, cast(y_true, y_pred.dtype())), DType::float32));
+  auto [t, p] = matched(name(), y_true, y_pred);
+  Tensor predicted = cast(p > threshold_, p.dtype());
+  accumulate(cast(equal(predicted, cast(t, p.dtype())), DType::float32));
 }
 
 std::shared_ptr<Metric> metric_by_name(const std::string& name, const std::string& loss_name) {
