@@ -151,6 +151,13 @@ TEST(ExceptionBackstop, KernelLibraryExceptionsBecomeErrorsNamingOpAndShapes) {
   expect_error([&] { dispatch(op, xs); }, {"[throwing_op]", "float32[2,3], float32[2,3]"});
 }
 
+TEST(ExceptionBackstop, KernelExceptionsWhileAGraphRunsAreErrorsToo) {
+  auto f = function([](const Tensor& x) { return dispatch1(ThrowingOp<LibraryError>(), {x * 2.0f}); }, {.name = "f"});
+  expect_error([&] { f(ones({2})); }, {"[throwing_op]", "float32[2]", "could not create a descriptor", "function 'f'"});
+  auto g = function([](const Tensor& x) { return dispatch1(ThrowingOp<std::bad_alloc>(), {x}); });
+  expect_error([&] { g(ones({3})); }, {"[throwing_op]", "out of memory", "float32[3]"});
+}
+
 TEST(ExceptionBackstop, OutOfMemoryInAKernelIsAnErrorToo) {
   ThrowingOp<std::bad_alloc> op;
   expect_error([&] { dispatch1(op, {ones({4})}); }, {"[throwing_op]", "out of memory", "float32[4]"});
@@ -200,6 +207,10 @@ TEST(PoolGeometry, WindowsAndStridesOutOfRangeAreErrors) {
   EXPECT_EQ(m.item<float>(), 4.f);
   Tensor v = max_pool2d(tensor(std::vector<float>{1, 2, 3, 4}, {1, 2, 2, 1}), {1, 1}, Stride2{INT64_MAX, INT64_MAX}, "valid");
   EXPECT_EQ(v.item<float>(), 1.f);
+  // Empty inputs of any size give empty outputs (no kernel runs).
+  EXPECT_EQ(max_pool2d(zeros({0, kBig, INT64_MAX, 1}), {2, 2}, std::nullopt, "same").shape(),
+            (Shape{0, kBig / 2, INT64_MAX / 2 + 1, 1}));
+  EXPECT_EQ(conv2d(zeros({0, kBig, kBig, 1}), ones({3, 3, 1, 2}), {1, 1}, "valid").shape(), (Shape{0, kBig - 2, kBig - 2, 2}));
 }
 
 TEST(ConvGeometry, ExtremeDilationsStridesAndKernelsAreErrorsOrExact) {
@@ -276,7 +287,7 @@ TEST(DeepInputs, RecursionThroughCondWithATensorPredicateIsAnError) {
   body = [&](const Tensor& x) {
     return cond(sum(x) > 0.0f, [&] { return f(x - 1.0f); }, [&] { return x; });
   };
-  expect_error([&] { f(ones({1})); }, {"countdown -> cond -> countdown -> cond"});
+  expect_error([&] { f(ones({1})); }, {"[function countdown]", "countdown -> cond -> countdown -> cond"});
   EXPECT_EQ(f.tracing_count(), 0);
 }
 

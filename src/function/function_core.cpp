@@ -171,7 +171,7 @@ NestedTrace::NestedTrace(const std::string& name) {
   if (trace_chain.size() >= static_cast<std::size_t>(kMaxTraceDepth)) {
     std::vector<std::string> chain = trace_chain;
     chain.push_back(name);
-    fail("function " + name,
+    fail("function " + chain.front(),
          "traces nest more than " + std::to_string(kMaxTraceDepth) + " deep: " + chain_str(chain) +
              ". A function that calls itself must end the recursion at trace time, with a C++ condition on static "
              "values (inside a trace both branches of ef::cond are traced, so a tensor predicate does not end it)");

@@ -26,7 +26,7 @@ Axis axis_geometry(const char* op, const Shape& x, int axis, std::int64_t k, std
   std::int64_t in = x[axis];
   bool clamp = clamp_window && same && d == 1;
   if (clamp && in == kDynamic && k >= 1 && s >= 1) return {kDynamic, 0, 0, k, s};  // clamped when the size is known
-  if (clamp && k > 2 * in + 2) k = 2 * in + 2;
+  if (clamp && in < kMaxGeometry && k > 2 * in + 2) k = 2 * in + 2;
   std::int64_t effective = 0;
   if (k < 1 || s < 1 || d < 1 || __builtin_mul_overflow(k - 1, d, &effective) || effective >= kMaxGeometry)
     fail(op, std::string("the window's ") + which + " " + std::to_string(k) +
@@ -34,19 +34,24 @@ Axis axis_geometry(const char* op, const Shape& x, int axis, std::int64_t k, std
                  " is out of range: windows span 1 to 2^31-1 elements (input " + x.str() + ")");
   effective += 1;
   if (in == kDynamic) return {kDynamic, 0, 0, k, s};
-  if (in > kMaxGeometry)
-    fail(op, std::string("the input's ") + which + " " + std::to_string(in) + " exceeds 2^31-1, the most the kernels support (input " +
-                 x.str() + ")");
   std::int64_t stride = std::min(s, std::max<std::int64_t>(in, 1));
   if (same) {
-    std::int64_t out = (in + stride - 1) / stride;
-    std::int64_t total = std::max<std::int64_t>((out - 1) * stride + effective - in, 0);
+    std::int64_t out = in / stride + (in % stride != 0);
+    std::int64_t total = std::max<std::int64_t>(((out - 1) * stride - in) + effective, 0);
     return {out, total / 2, total - total / 2, k, stride};
   }
   if (in < effective)
     fail(op, "the input (" + std::to_string(in) + ") is smaller than the window (" + std::to_string(effective) +
                  ") with padding \"valid\" (input " + x.str() + ")");
   return {(in - effective) / stride + 1, 0, 0, k, stride};
+}
+
+// Before a kernel runs (shape rules accept any size: an empty tensor never reaches oneDNN).
+void expect_kernel_sizes(const Primitive& op, const Shape& x) {
+  for (int axis : {1, 2})
+    if (x[axis] > kMaxGeometry)
+      fail(op.name(), std::string("the input's ") + (axis == 1 ? "height " : "width ") + std::to_string(x[axis]) +
+                          " exceeds 2^31-1, the most the kernels support (input " + x.str() + ")");
 }
 
 void expect_nhwc(const Primitive& op, const Tensor& x) {
@@ -107,6 +112,7 @@ void Conv2D::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs,
     out[0] = zeros(specs[0].shape);
     return;
   }
+  expect_kernel_sizes(*this, in[0].shape());
   cpu::conv2d_forward(conv_geometry(*this, p_, in[0].shape(), in[1].shape()), in[0].data<float>().data(),
                       in[1].data<float>().data(), out[0].mutable_data<float>().data());
 }
@@ -131,6 +137,7 @@ void Conv2DBackpropInput::eval(std::span<const Tensor> in, std::span<const Tenso
     out[0] = zeros(specs[0].shape);
     return;
   }
+  expect_kernel_sizes(*this, specs[0].shape);
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
   cpu::conv2d_backward_data(g, in[0].data<float>().data(), in[1].data<float>().data(), out[0].mutable_data<float>().data());
 }
@@ -157,6 +164,7 @@ void Conv2DBackpropFilter::eval(std::span<const Tensor> in, std::span<const Tens
     out[0] = zeros(specs[0].shape);
     return;
   }
+  expect_kernel_sizes(*this, in[0].shape());
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
   cpu::conv2d_backward_weights(g, in[0].data<float>().data(), in[1].data<float>().data(), out[0].mutable_data<float>().data());
 }
@@ -178,6 +186,7 @@ std::vector<TensorSpec> Pool2D::infer(std::span<const Tensor> in) const {
 void Pool2D::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
   if (empty(specs[0].shape)) return;
+  expect_kernel_sizes(*this, in[0].shape());
   cpu::pool2d_forward(pool_geometry(*this, p_, in[0].shape()), in[0].data<float>().data(), out[0].mutable_data<float>().data());
 }
 
@@ -200,6 +209,7 @@ void Pool2DGrad::eval(std::span<const Tensor> in, std::span<const TensorSpec> sp
     out[0] = zeros(specs[0].shape);
     return;
   }
+  expect_kernel_sizes(*this, in[0].shape());
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
   cpu::pool2d_backward(g, in[0].data<float>().data(), in[1].data<float>().data(), out[0].mutable_data<float>().data());
 }
