@@ -465,5 +465,14 @@ TEST(SaveHardening, HugeAndDeepHeadersAreFastOrClearErrors) {
   expect_error([&] { load((dir / "m").string()); }, {"nested too deeply"});
   { std::ofstream(dir / "m" / "saved_model.json") << "{\"format\":" + deep + "}"; }
   expect_error([&] { load((dir / "m").string()); }, {"nested too deeply"});
+  // Many small values: ~40 bytes each in memory for 2 in the file (a 256 MB file of zeros took
+  // ~9 GB); more than 2^23 is an error before the memory is spent.
+  {
+    std::string zeros = "{\"format\":\"eagerflow-saved-model\",\"version\":1,\"x\":[0";
+    zeros.reserve(20'000'000);
+    for (int i = 0; i < 9'000'000; ++i) zeros += ",0";
+    std::ofstream(dir / "m" / "saved_model.json") << zeros << "]}";
+  }
+  expect_error([&] { load((dir / "m").string()); }, {"saved_model.json", "more than 8388608 values"});
   fs::remove_all(dir);
 }

@@ -10,6 +10,10 @@ namespace ef::io {
 namespace {
 
 constexpr int kMaxDepth = 64;
+// Each value takes ~40 bytes in memory for 2 in the text ("0,"): without a cap a 256 MB
+// saved_model.json of zeros took ~9 GB. 8M values hold a safetensors header of ~1M tensors
+// or a saved graph of ~1M values.
+constexpr std::size_t kMaxValues = std::size_t{1} << 23;
 
 class Parser {
  public:
@@ -46,6 +50,7 @@ class Parser {
 
   Json value(int depth) {
     if (depth > kMaxDepth) error("nested too deeply");
+    if (++values_ > kMaxValues) error("more than " + std::to_string(kMaxValues) + " values (the limit of a header)");
     char c = peek();
     Json out;
     if (c == '{') {
@@ -200,6 +205,7 @@ class Parser {
   std::string_view s_;
   const std::string& what_;
   std::size_t pos_ = 0;
+  std::size_t values_ = 0;
 };
 
 const char* type_name(const Json& j) {

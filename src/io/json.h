@@ -31,7 +31,7 @@ struct Json {
 };
 
 // Parses `text` (what: the file, for errors). Rejects trailing text, duplicate keys, floats,
-// nesting deeper than 64 and numbers outside int64.
+// nesting deeper than 64, more than 2^23 values and numbers outside int64.
 Json parse_json(std::string_view text, const std::string& what);
 // A JSON string literal (quotes and escapes).
 std::string json_quote(std::string_view s);
