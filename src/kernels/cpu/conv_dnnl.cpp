@@ -6,8 +6,8 @@
 #include <tuple>
 
 #include "eagerflow/core/error.h"
-#include "eagerflow/core/threading.h"
 #include "kernels/cpu/conv.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/dnnl_engine.h"
 
 namespace ef::cpu {
@@ -124,8 +124,9 @@ void run(Prepared& p, const void* a, const void* b, void* c) {
 
 Prepared& conv_prepared(int pass, const ConvGeometry& g) {
   thread_local BoundedCache<ConvKey, Prepared> cache;
-  sync_thread_budget();
-  return cache.get({pass, key_of(g), num_threads()}, [&]() -> Prepared {
+  int threads = threads_for_work(work_of({g.n, g.oh, g.ow, g.f, g.kh, g.kw, g.c}), kGemmParallelGrain);
+  detail::sync_omp_threads(threads);
+  return cache.get({pass, key_of(g), threads}, [&]() -> Prepared {
     ConvMemories m = conv_mds(g);
     auto any = [](const dnnl::memory::desc& d) { return dnnl::memory::desc(d.dims(), dt::f32, tag::any); };
     auto fwd = forward_pd(g);
@@ -166,9 +167,10 @@ struct PoolPrepared {
 
 PoolPrepared& pool_prepared(const PoolGeometry& g, bool with_backward) {
   thread_local BoundedCache<PoolKey, PoolPrepared> cache;
-  sync_thread_budget();
+  int threads = threads_for_work(work_of({g.n, g.oh, g.ow, g.c, g.kh, g.kw}), kParallelGrain);
+  detail::sync_omp_threads(threads);
   std::array<std::int64_t, 14> k{g.n, g.h, g.w, g.c, g.kh, g.kw, g.oh, g.ow, g.sh, g.sw, g.pt, g.pl, g.pb, g.pr};
-  return cache.get({static_cast<int>(g.kind), k, num_threads(), with_backward}, [&]() -> PoolPrepared {
+  return cache.get({static_cast<int>(g.kind), k, threads, with_backward}, [&]() -> PoolPrepared {
     dnnl::memory::desc src({g.n, g.c, g.h, g.w}, dt::f32, tag::nhwc), dst({g.n, g.c, g.oh, g.ow}, dt::f32, tag::nhwc);
     // Keras' "same" average pooling divides by the window's real elements, not the padding.
     auto algo = g.kind == PoolKind::max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding;

@@ -7,9 +7,9 @@
 
 #include "eagerflow/core/error.h"
 
-#include "eagerflow/core/threading.h"
 #include "kernels/cpu/dnnl_engine.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/parallel.h"
 
 namespace ef::cpu {
 namespace {
@@ -120,8 +120,9 @@ void gemm_f32(const float* a, const float* b, float* c, std::int64_t batch, std:
               std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias, bool a_transposed,
               bool b_transposed) {
   thread_local dnnl::stream stream(cpu_engine());
-  sync_thread_budget();
-  Key key{batch, m, k, n, a_broadcast, b_broadcast, bias != nullptr, num_threads(), a_transposed, b_transposed};
+  int threads = threads_for_work(work_of({batch, m, k, n}), kGemmParallelGrain);
+  detail::sync_omp_threads(threads);
+  Key key{batch, m, k, n, a_broadcast, b_broadcast, bias != nullptr, threads, a_transposed, b_transposed};
   Prepared& p = primitive_cache.get(key);
   p.a.set_data_handle(const_cast<float*>(a));
   p.b.set_data_handle(const_cast<float*>(b));

@@ -1,23 +1,43 @@
 #pragma once
 // Our loops run on OpenMP, the same runtime oneDNN uses, so there is one thread pool.
 #include <cstdint>
+#include <initializer_list>
 
 #include <omp.h>
 
-#include "eagerflow/core/threading.h"
+#include "core/thread_budget.h"
 
 namespace ef::cpu {
 
-// Below this many elements a loop stays on the calling thread: waking a team costs more.
-inline constexpr std::int64_t kParallelGrain = 1 << 15;
+// Below this much work (elements times a per-element cost) a loop stays on the calling thread:
+// waking a team costs more than it saves, and far more when the machine is busy.
+inline constexpr std::int64_t kParallelGrain = 1 << 16;
+// The same for oneDNN's matmul and convolution, in multiply-adds: a 64x64x64 matmul (Dense 64
+// on a batch of 64) takes about 10 us on one core, and a second thread made a small Keras fit
+// 1.2-1.6x slower on a quiet machine.
+inline constexpr std::int64_t kGemmParallelGrain = 1 << 21;
+
+// The product of sizes, saturating: hostile geometries (a huge pooling window) must not overflow.
+inline std::int64_t work_of(std::initializer_list<std::int64_t> sizes) {
+  std::int64_t w = 1;
+  for (std::int64_t s : sizes)
+    if (s <= 0 || __builtin_mul_overflow(w, s, &w)) return s <= 0 ? 0 : INT64_MAX;
+  return w;
+}
+
+// Threads for `work` units of work against `grain`: 1 when small, else what the budget allows now.
+inline int threads_for_work(std::int64_t work, std::int64_t grain) {
+  return work < grain ? 1 : detail::parallel_threads();
+}
 
 template <class Fn>
 void parallel_for(std::int64_t n, std::int64_t cost_per_item, Fn&& fn) {
-  int threads = num_threads();
-  if (threads <= 1 || n * cost_per_item < kParallelGrain || n < 2) {
+  int threads = n < 2 ? 1 : threads_for_work(work_of({n, cost_per_item}), kParallelGrain);
+  if (threads <= 1) {
     fn(std::int64_t{0}, n);
     return;
   }
+  detail::count_parallel_region();
 #pragma omp parallel num_threads(threads)
   {
 #ifdef _OPENMP
@@ -25,6 +45,7 @@ void parallel_for(std::int64_t n, std::int64_t cost_per_item, Fn&& fn) {
 #else
     int t = 0, nt = 1;
 #endif
+    if (t == 0) detail::note_parallel_team(nt);
     std::int64_t chunk = (n + nt - 1) / nt;
     std::int64_t begin = t * chunk, end = begin + chunk < n ? begin + chunk : n;
     if (begin < end) fn(begin, end);

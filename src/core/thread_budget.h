@@ -1,0 +1,37 @@
+#pragma once
+// How many threads a piece of parallel work gets: the machinery behind ef::set_num_threads.
+#include <cstdint>
+
+namespace ef::detail {
+
+// Threads for large parallel work now: an explicit budget (OMP_NUM_THREADS, set_num_threads)
+// exactly; by default, the cores of this process that other processes leave free (measured
+// from /proc/stat about every 0.1 s, while parallel work runs), at least 1 and at most the budget.
+int parallel_threads();
+
+// The default's rule: `cpus` cores of which `busy_elsewhere` (a mean over the last interval)
+// are used by other processes; the free ones, rounded to nearest, at least 1, at most budget.
+int threads_for_load(int budget, int cpus, double busy_elsewhere);
+
+// The cores this process may run on (its affinity mask).
+int usable_cpus();
+
+// Sets the calling thread's OpenMP team size, which oneDNN reads when it creates and runs a
+// primitive (cheap when it already matches).
+void sync_omp_threads(int n);
+
+// The explicit count (OMP_NUM_THREADS, set_num_threads); 0 in the default mode.
+int explicit_thread_count();
+
+// For tests: the default mode whatever OMP_NUM_THREADS says, and a load to assume instead of
+// measuring (negative: measure again).
+void use_default_threads_for_testing();
+void set_busy_elsewhere_for_testing(double busy_elsewhere);
+// Parallel regions opened by parallel_for since the program started, and the team size of the
+// last one (what tests can observe of a kernel's threading).
+std::int64_t parallel_regions_opened();
+int last_parallel_team();
+void count_parallel_region();
+void note_parallel_team(int team);
+
+}  // namespace ef::detail
