@@ -308,3 +308,62 @@ TEST(Checkpoint, ModelCheckpointSavesEveryEpochOrTheBest) {
                {"val_accuracy", "not in the logs"});
   fs::remove_all(dir);
 }
+
+// A seeded Dropout's sequence is part of the run: a resumed fit draws the masks the
+// uninterrupted fit would have drawn.
+TEST(Checkpoint, ResumedFitWithASeededDropoutEqualsUninterruptedFit) {
+  data::Digits d = data::synthetic_digits(60, 7);
+  Tensor x = reshape(d.images, {60, 784}), y = d.labels;
+  auto make = [] {
+    auto m = std::make_shared<train::Sequential>();
+    m->add<nn::Dense>(16, "relu");
+    m->add<nn::Dropout>(0.5, 1234);
+    m->add<nn::Dense>(10);
+    m->compile(std::make_shared<optim::SGD>(0.1), train::SparseCategoricalCrossentropy(true));
+    return m;
+  };
+  random::set_seed(8);
+  auto straight = make();
+  straight->fit(x, y, {.batch_size = 20, .epochs = 2, .verbose = 0});
+
+  fs::path dir = ef::testing::fresh_temp_dir("ckpt_seeded");
+  std::string path = (dir / "ckpt.safetensors").string();
+  random::set_seed(8);
+  auto first = make();
+  first->fit(x, y, {.batch_size = 20, .epochs = 1, .verbose = 0});
+  train::Checkpoint save;
+  save.track("model", *first).track("optimizer", *first->optimizer());
+  save.save(path);
+  random::set_seed(77);  // another run in between: its seeded draws restart and advance
+  random::uniform({4}, 0.0, 1.0, DType::float32, 1234);
+
+  auto resumed = make();
+  (*resumed)(zeros({1, 784}));
+  train::Checkpoint restore;
+  restore.track("model", *resumed).track("optimizer", *resumed->optimizer());
+  restore.restore(path);
+  resumed->fit(x, y, {.batch_size = 20, .epochs = 2, .initial_epoch = 1, .verbose = 0});
+  expect_same_weights(*straight, *resumed);
+  fs::remove_all(dir);
+}
+
+TEST(Checkpoint, ALearningRateThatCannotTrainIsRefused) {
+  nn::Dense layer(2);
+  layer(zeros({1, 3}));
+  optim::SGD opt(0.1);
+  fs::path dir = ef::testing::fresh_temp_dir("ckpt_bad_lr");
+  std::string path = (dir / "c.safetensors").string();
+  io::save_safetensors(path, {{"layer/kernel", zeros({3, 2})}, {"layer/bias", zeros({2})},
+                              {"opt/learning_rate", scalar(NAN)}, {"opt/iterations", scalar(std::int64_t{0})},
+                              {"rng/seed", scalar(std::int64_t{1})}, {"rng/counter", scalar(std::int64_t{0})}},
+                       {{"format", "eagerflow-checkpoint"}});
+  train::Checkpoint ckpt;
+  ckpt.track("layer", layer).track("opt", opt);
+  expect_error([&] { ckpt.restore(path); }, {"opt/learning_rate", "not a rate that trains"});
+  try {
+    ckpt.restore(path, /*skip_mismatch=*/true);
+  } catch (const Error&) {
+  }
+  EXPECT_NEAR(opt.learning_rate(), 0.1, 1e-7);
+  fs::remove_all(dir);
+}

@@ -6,6 +6,8 @@
 #include <limits>
 #include <sstream>
 
+#include <sys/stat.h>
+
 #include "test_util.h"
 
 using namespace ef;
@@ -413,4 +415,36 @@ TEST(LabelRanks, LabelsOfShapeBatchMatchPredictionsOfShapeBatchByOneAsKeras) {
   CaptureStdout quiet;
   auto h = model->fit(x, target, {.batch_size = 16, .epochs = 20, .verbose = 0});
   EXPECT_LT(h.history["loss"].back(), 1e-3);
+}
+
+// ---------------------------------------------------------------- special files, NaN losses
+TEST(SpecialFiles, LogsAndDataFilesThatAreNotRegularFilesFailInsteadOfHanging) {
+  namespace fs = std::filesystem;
+  fs::path dir = ef::testing::fresh_temp_dir("special_files");
+  fs::path fifo = dir / "fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  Data d = three_classes(8, 12);
+  auto model = classifier();
+  model->compile(std::make_shared<optim::SGD>(0.1), train::SparseCategoricalCrossentropy(true));
+  CaptureStdout quiet;
+  for (const fs::path& p : {fifo, dir})
+    expect_error([&] { model->fit(d.x, d.y, {.epochs = 1, .callbacks = {std::make_shared<train::CSVLogger>(p.string())}, .verbose = 0}); },
+                 {"CSVLogger", "not a file"});
+  model->fit(d.x, d.y, {.epochs = 1, .callbacks = {std::make_shared<train::CSVLogger>("/dev/null")}, .verbose = 0});
+  for (const fs::path& p : {fifo, dir, fs::path("/dev/zero")})
+    expect_error([&] { data::load_idx(p.string(), p.string()); }, {"mnist", "not a regular file"});
+  expect_error([&] { data::load_idx((dir / "missing").string(), (dir / "missing").string()); }, {"mnist", "no such file"});
+}
+
+TEST(TerminateOnNaN, StopsAfterTheBatchWithAnInvalidLoss) {
+  Data d = three_classes(64, 13);
+  auto model = classifier();
+  model->compile(std::make_shared<optim::SGD>(0.1), "mse");  // any loss: the data makes it NaN
+  Tensor bad_y = where(reshape(equal(arange(64), scalar<std::int64_t>(20)), {64, 1}), full({64, 3}, NAN), zeros({64, 3}));
+  auto nan = std::make_shared<train::TerminateOnNaN>();
+  CaptureStdout out;
+  auto h = model->fit(d.x, bad_y, {.batch_size = 8, .epochs = 5, .shuffle = false, .callbacks = {nan}, .verbose = 0});
+  EXPECT_TRUE(nan->terminated());
+  EXPECT_EQ(h.epoch.size(), 1u);
+  EXPECT_NE(out.text().find("Batch 2: Invalid loss, terminating training"), std::string::npos) << out.text();
 }

@@ -16,6 +16,12 @@ namespace {
 
 // The whole (decompressed) file; gzread reads plain files as they are.
 std::vector<unsigned char> read_all(const std::string& path) {
+  // A FIFO would block the open until a writer comes, /dev/zero would never end: only
+  // regular files (after symlinks) are data files.
+  std::error_code ec;
+  auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) fail("mnist", "cannot open '" + path + "': no such file");
+  if (!std::filesystem::is_regular_file(status)) fail("mnist", "'" + path + "' is not a regular file");
   gzFile f = gzopen(path.c_str(), "rb");
   if (!f) fail("mnist", "cannot open '" + path + "'");
   std::unique_ptr<gzFile_s, int (*)(gzFile)> closer(f, gzclose);

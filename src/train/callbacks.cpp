@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "eagerflow/core/error.h"
@@ -98,7 +99,22 @@ void EarlyStopping::on_train_end() {
   }
 }
 
+void TerminateOnNaN::on_batch_end(int batch, const Logs& logs) {
+  auto it = logs.find("loss");
+  if (it == logs.end() || std::isfinite(it->second) || !model) return;
+  std::cout << "Batch " << batch << ": Invalid loss, terminating training\n" << std::flush;
+  model->stop_training = true;
+  terminated_ = true;
+}
+
 void CSVLogger::on_train_begin() {
+  // Opening a FIFO for writing blocks until a reader comes: fit would hang before its first
+  // epoch. A directory or a socket cannot hold a log either. (/dev/null and other character
+  // devices are fine: a log thrown away.)
+  std::error_code ec;
+  auto status = std::filesystem::status(path_, ec);
+  if (!ec && (std::filesystem::is_fifo(status) || std::filesystem::is_directory(status) || std::filesystem::is_socket(status)))
+    fail("CSVLogger", "'" + path_ + "' is not a file that a log can be written to (a directory, FIFO or socket)");
   out_.open(path_, append_ ? std::ios::app : std::ios::trunc);
   if (!out_) fail("CSVLogger", "cannot open '" + path_ + "' for writing");
   header_written_ = append_;

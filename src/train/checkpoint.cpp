@@ -2,6 +2,7 @@
 
 #include <cxxabi.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -192,6 +193,14 @@ void Checkpoint::save(const std::string& path) const {
     random::GeneratorState g = random::get_global_state();
     tensors.push_back({"rng/seed", u64_scalar(g.seed)});
     tensors.push_back({"rng/counter", u64_scalar(g.counter)});
+    // The draw counts of explicitly seeded ops, [n, 2] rows of (seed, count) as int64 bits.
+    std::vector<std::int64_t> rows;
+    for (auto [seed, n] : g.seeded) {
+      rows.push_back(static_cast<std::int64_t>(seed));
+      rows.push_back(static_cast<std::int64_t>(n));
+    }
+    std::int64_t count = static_cast<std::int64_t>(g.seeded.size());
+    tensors.push_back({"rng/seeded", tensor(std::move(rows), Shape{count, 2})});
   }
   io::save_safetensors(path, tensors, metadata);
 }
@@ -270,6 +279,7 @@ void Checkpoint::restore(const std::string& path, bool skip_mismatch) {
   if (random_state_) {
     known.insert("rng/seed");
     known.insert("rng/counter");
+    known.insert("rng/seeded");  // optional: files from before it restore seeded ops from the start
   }
   std::vector<Assignment> assignments;
   match(file, index, wanted, known, assignments, problems);
@@ -288,12 +298,17 @@ void Checkpoint::restore(const std::string& path, bool skip_mismatch) {
     const Tensor* lr = index.find(e.name + "/learning_rate");
     if (!lr) problems.push_back("missing in the file: '" + e.name + "/learning_rate'");
     else if (lr->dtype() != DType::float32 || lr->rank() != 0) problems.push_back("'" + e.name + "/learning_rate' is not a float32 scalar");
+    else if (float v = lr->item<float>(); !(std::isfinite(v) && v > 0))
+      problems.push_back("'" + e.name + "/learning_rate' is " + std::to_string(v) + ": not a rate that trains");
   }
   const Tensor *seed = index.find("rng/seed"), *counter = index.find("rng/counter");
   if (random_state_) {
     if (!seed || !counter) problems.push_back("missing in the file: the random generator's state (rng/seed, rng/counter)");
     else if (seed->dtype() != DType::int64 || counter->dtype() != DType::int64 || seed->rank() || counter->rank())
       problems.push_back("rng/seed and rng/counter must be int64 scalars");
+    if (const Tensor* seeded = index.find("rng/seeded");
+        seeded && (seeded->dtype() != DType::int64 || seeded->rank() != 2 || seeded->shape()[1] != 2))
+      problems.push_back("rng/seeded must be int64[n,2] (seed, draws), got " + seeded->spec().str());
   }
   if (!problems.empty() && !skip_mismatch) report("Checkpoint.restore('" + path + "')", problems);
 
@@ -307,12 +322,21 @@ void Checkpoint::restore(const std::string& path, bool skip_mismatch) {
     const Tensor* it = index.find(e.name + "/iterations");
     if (it && it->dtype() == DType::int64 && it->rank() == 0) e.optimizer->get_or_create_iterations().assign(*it);
     const Tensor* lr = index.find(e.name + "/learning_rate");
-    if (lr && lr->dtype() == DType::float32 && lr->rank() == 0) e.optimizer->learning_rate_variable().assign(*lr);
+    if (lr && lr->dtype() == DType::float32 && lr->rank() == 0 && std::isfinite(lr->item<float>()) && lr->item<float>() > 0)
+      e.optimizer->learning_rate_variable().assign(*lr);
   }
   if (random_state_ && seed && counter && seed->dtype() == DType::int64 && counter->dtype() == DType::int64 &&
-      seed->rank() == 0 && counter->rank() == 0)
-    random::set_global_state({static_cast<std::uint64_t>(seed->item<std::int64_t>()),
-                              static_cast<std::uint64_t>(counter->item<std::int64_t>())});
+      seed->rank() == 0 && counter->rank() == 0) {
+    random::GeneratorState g{static_cast<std::uint64_t>(seed->item<std::int64_t>()),
+                             static_cast<std::uint64_t>(counter->item<std::int64_t>()), {}};
+    const Tensor* seeded = index.find("rng/seeded");
+    if (seeded && seeded->dtype() == DType::int64 && seeded->rank() == 2 && seeded->shape()[1] == 2) {
+      auto v = seeded->data<std::int64_t>();
+      for (std::size_t i = 0; i + 1 < v.size(); i += 2)
+        g.seeded.emplace_back(static_cast<std::uint64_t>(v[i]), static_cast<std::uint64_t>(v[i + 1]));
+    }
+    random::set_global_state(std::move(g));
+  }
 }
 
 }  // namespace ef::train

@@ -269,6 +269,7 @@ History Model::fit(const Tensor& x_all, const Tensor& y_all, const FitOptions& o
         for (const auto& m : metrics_) ordered.emplace_back(m->name(), logs[m->name()]);
         bar.update(b + 1, ordered);
       }
+      if (stop_training) break;  // a callback stopped the run mid-epoch (TerminateOnNaN), as Keras
     }
     Logs logs = read_metrics("");
     OrderedLogs ordered{{"loss", logs["loss"]}};

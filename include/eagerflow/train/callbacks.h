@@ -65,6 +65,17 @@ class EarlyStopping : public Callback {
   std::vector<Tensor> best_weights_;
 };
 
+// Keras' TerminateOnNaN: stops fit after the batch whose running loss is NaN or Inf (the
+// epoch ends there: fit checks stop_training after each batch as well as each epoch).
+class TerminateOnNaN : public Callback {
+ public:
+  void on_batch_end(int batch, const Logs& logs) override;
+  bool terminated() const { return terminated_; }
+
+ private:
+  bool terminated_ = false;
+};
+
 // Appends one CSV row per epoch: epoch, then the logs in name order.
 class CSVLogger : public Callback {
  public:
