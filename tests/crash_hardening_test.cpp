@@ -3,10 +3,12 @@
 // impossible dims. Each test crashed, hung or let a foreign exception out before its fix.
 #include <pthread.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <random>
 #include <thread>
 
 #include "function/control_flow_ops.h"
@@ -412,4 +414,69 @@ TEST(SpecDims, SpecsWhoseSizeOverflowsAreRejected) {
   // Large but countable, and empty ones, trace.
   EXPECT_NO_THROW(f.get_concrete_function(TensorSpec{DType::float32, {kBig, kBig, 0}}));
   EXPECT_NO_THROW(f.get_concrete_function(TensorSpec{DType::float32, {kDynamic, kBig}}));
+}
+
+// ---------------------------------------------------------------- random extremes
+namespace {
+std::int64_t extreme(std::mt19937_64& rng) {
+  static const std::int64_t picks[] = {0, 1, 2, 3, 7, 1000, INT32_MAX - 1, INT32_MAX, std::int64_t{INT32_MAX} + 1, kBig,
+                                       INT64_MAX / 2, INT64_MAX - 1, INT64_MAX, -1, -2, INT64_MIN};
+  return picks[rng() % std::size(picks)];
+}
+}  // namespace
+
+TEST(ExtremeOptions, ConvAndPoolNeverLetAForeignExceptionOrAWrongShapeOut) {
+  std::mt19937_64 rng(14);
+  Tensor x = ef::random::uniform({2, 5, 3, 2});
+  for (int i = 0; i < 400; ++i) {
+    Stride2 window{extreme(rng), extreme(rng)}, strides{extreme(rng), extreme(rng)}, dilation{1, 1};
+    if (rng() % 2) dilation = {extreme(rng), extreme(rng)};
+    std::string padding = rng() % 2 ? "same" : "valid";
+    int which = static_cast<int>(rng() % 3);
+    SCOPED_TRACE(std::to_string(which) + " window " + std::to_string(window.h) + "x" + std::to_string(window.w) + " strides " +
+                 std::to_string(strides.h) + "x" + std::to_string(strides.w) + " dilation " + std::to_string(dilation.h) + "x" +
+                 std::to_string(dilation.w) + " " + padding);
+    auto op = [&](const Tensor& in) {
+      if (which == 0) return max_pool2d(in, window, strides, padding);
+      if (which == 1) return avg_pool2d(in, window, strides, padding);
+      Tensor w = ones({std::clamp<std::int64_t>(window.h, 1, 4), std::clamp<std::int64_t>(window.w, 1, 4), 2, 3});
+      return conv2d(in, w, strides, padding, dilation);
+    };
+    Tensor eager;
+    try {
+      eager = op(x);
+    } catch (const Error&) {
+      continue;  // any other exception fails the test
+    }
+    ASSERT_EQ(eager.rank(), 4);
+    if (padding == "same" && which < 2) {
+      // TF's "same": ceil(size / stride) per axis.
+      EXPECT_EQ(eager.shape()[1], strides.h >= 5 ? 1 : (5 + strides.h - 1) / strides.h);
+      if (window.h > 12 && window.w > 8 && strides.h >= 5 && strides.w >= 3) {
+        Tensor global = which == 0 ? max(x, std::vector<int>{1, 2}, true) : mean(x, std::vector<int>{1, 2}, true);
+        ef::testing::expect_close(eager.to_vector<float>(), global.to_vector<float>());
+      }
+    }
+    auto f = function(op);
+    EXPECT_EQ(f(x).to_vector<float>(), eager.to_vector<float>());
+  }
+}
+
+TEST(ExtremeOptions, RandomSpecDimsAreAcceptedOrRejectedCleanly) {
+  std::mt19937_64 rng(7);
+  auto f = function([](const Tensor& x) { return x + 1.0f; }, {.name = "f"});
+  for (int i = 0; i < 300; ++i) {
+    std::vector<std::int64_t> dims(rng() % 4);
+    bool negative = false;
+    for (auto& d : dims) {
+      d = extreme(rng);
+      negative |= d < -1;
+    }
+    try {
+      f.get_concrete_function(TensorSpec{DType::float32, Shape(dims)});
+      EXPECT_FALSE(negative) << Shape(dims).str();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("[function f]"), std::string::npos) << e.what();
+    }
+  }
 }
