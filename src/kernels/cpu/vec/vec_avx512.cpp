@@ -11,6 +11,8 @@
 #define EF_SLEEF_D(fn, acc) Sleef_##fn##d8_##acc##avx512f
 #define EF_STREAM_F(p, v) _mm512_stream_ps(p, v)
 #define EF_STREAM_D(p, v) _mm512_stream_pd(p, v)
-#define EF_SQRT_F(v) _mm512_sqrt_ps(v)
-#define EF_SQRT_D(v) _mm512_sqrt_pd(v)
+// The masked form with every lane selected is the same vsqrtps/pd: GCC 12's unmasked
+// intrinsics pass an "undefined" vector that warns -Wmaybe-uninitialized at every use.
+#define EF_SQRT_F(v) _mm512_mask_sqrt_ps((v), static_cast<__mmask16>(0xFFFF), (v))
+#define EF_SQRT_D(v) _mm512_mask_sqrt_pd((v), static_cast<__mmask8>(0xFF), (v))
 #include "kernels/cpu/vec/vec_kernels.inc"
