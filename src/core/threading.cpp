@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -17,6 +18,7 @@
 
 #include "core/thread_budget.h"
 #include "eagerflow/core/error.h"
+#include "eagerflow/core/log.h"
 
 namespace ef {
 namespace {
@@ -143,10 +145,15 @@ struct LoadProbe {
   std::int64_t at_ns = 0;
   bool have_ticks = false;
 
-  int decide(double busy_elsewhere) {
+  void decide(double busy_elsewhere) {
     int n = detail::threads_for_load(default_threads(), detail::usable_cpus(), busy_elsewhere);
-    threads.store(n, std::memory_order_relaxed);
-    return n;
+    int before = threads.exchange(n, std::memory_order_relaxed);
+    if (n != before && log_enabled(LogLevel::verbose)) {
+      char line[128];
+      std::snprintf(line, sizeof line, "[threads] %d of %d cores for parallel work (%.2f busy with other processes)", n,
+                    detail::usable_cpus(), busy_elsewhere);
+      log(LogLevel::verbose, line);
+    }
   }
 
   // Called by whoever finds the measurement stale; the others use the last decision.
