@@ -41,8 +41,16 @@ EarlyStopping::EarlyStopping(EarlyStoppingOptions options)
 }
 
 EarlyStopping::EarlyStopping(std::string monitor, int patience, double min_delta, std::string mode)
-    : EarlyStopping(EarlyStoppingOptions{.monitor = std::move(monitor), .min_delta = min_delta, .patience = patience,
-                                         .mode = std::move(mode)}) {}
+    : EarlyStopping([&] {
+        // Assigned rather than designated: GCC's -Wextra warns about each member a designated
+        // initializer leaves out.
+        EarlyStoppingOptions o;
+        o.monitor = std::move(monitor);
+        o.min_delta = min_delta;
+        o.patience = patience;
+        o.mode = std::move(mode);
+        return o;
+      }()) {}
 
 void EarlyStopping::on_train_begin() {
   best_ = maximize_ ? -INFINITY : INFINITY;
