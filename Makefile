@@ -1,5 +1,5 @@
 # The two set-up commands: `make demo` and `make test`. Both install what is missing first.
-.PHONY: deps configure build demo test test-asan test-tsan bench clean
+.PHONY: deps configure build python demo test test-asan test-tsan bench clean
 
 deps:
 	@bash scripts/install_deps.sh
@@ -10,12 +10,22 @@ configure: deps
 build: configure
 	@cmake --build --preset release
 
-demo: build
+# The Python package is installed (non-editable) into the virtualenv that install_deps.sh makes;
+# scikit-build-core keeps its build folder (build/python/), so reinstalling is incremental.
+EF_VENV ?= $(HOME)/.cache/eagerflow/venv
+PYTHON := $(EF_VENV)/bin/python
+
+python: deps
+	CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-2} $(PYTHON) -m pip install -q --disable-pip-version-check --no-build-isolation .
+
+demo: build python
 	./build/release/examples/seed_demo
 	./build/release/examples/train_mnist
+	cd build && $(PYTHON) ../examples/python/seed.py
 
-test: build
+test: build python
 	ctest --preset release
+	cd build && $(PYTHON) -m pytest -q ../python/tests
 
 test-asan: deps
 	@cmake --preset asan >/dev/null

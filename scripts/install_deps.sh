@@ -22,13 +22,14 @@ fi
 # files, onnxruntime runs exported models), in a virtualenv outside the repository. The build
 # never needs Python.
 VENV="${EF_VENV:-$HOME/.cache/eagerflow/venv}"
-if ! "$VENV/bin/python" -c "import safetensors, numpy, onnxruntime" 2>/dev/null; then
+if ! "$VENV/bin/python" -c "import safetensors, numpy, onnxruntime, nanobind, scikit_build_core, pytest" 2>/dev/null; then
   echo "Creating the interop test virtualenv in $VENV"
   command -v python3 >/dev/null || { $SUDO apt-get update -qq; $SUDO apt-get install -y -qq python3 python3-venv >/dev/null; }
   python3 -m venv "$VENV" 2>/dev/null || { $SUDO apt-get install -y -qq python3-venv >/dev/null; python3 -m venv "$VENV"; } ||
     echo "WARNING: could not make a virtualenv in $VENV; the interop tests will not run" >&2
   # Not fatal: without it the build and every other test still run; CMake warns that the
   # interop tests are not registered.
-  "$VENV/bin/pip" install -q --disable-pip-version-check safetensors numpy onnxruntime ||
+  # nanobind + scikit-build-core build the Python package (python/), pytest runs its tests.
+  "$VENV/bin/pip" install -q --disable-pip-version-check safetensors numpy onnxruntime nanobind scikit-build-core pytest ||
     echo "WARNING: could not install the interop test packages into $VENV; the interop tests will not run" >&2
 fi

@@ -1,0 +1,57 @@
+"""eagerflow: tf.function-style tracing over a C++20 core. `import eagerflow as tf` runs
+TF/Keras programs where the features exist (see README.md, "Python")."""
+import atexit as _atexit
+import sys as _sys
+import types as _types
+
+from . import _core
+from ._core import *  # noqa: F401,F403 - the op table as ef.<name>
+from ._core import Error, Tensor, TensorSpec, Variable, DType, ConcreteFunction, random, print  # noqa: F401
+from ._function import Function, function
+from ._autodiff import GradientTape, grad, value_and_grad
+from . import _layers
+
+float32 = DType.float32
+float64 = DType.float64
+int32 = DType.int32
+int64 = DType.int64
+bool = DType.bool  # noqa: A001 - TF's tf.bool
+
+__version__ = "0.1.0"
+
+
+def _shape(self):
+    return _layers.TensorShape(self._shape_tuple)
+
+
+Tensor.shape = property(_shape, doc="The shape: a tuple (None for a dim unknown while tracing).")
+Variable.shape = property(_shape)
+
+
+def _variable_operator(name):
+    def op(self, *args):
+        return getattr(self.value(), name)(*args)
+    op.__name__ = name
+    return op
+
+
+for _n in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
+           "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__neg__", "__abs__", "__lt__", "__le__", "__gt__",
+           "__ge__", "__getitem__", "__float__", "__int__", "__bool__", "__len__"):
+    setattr(Variable, _n, _variable_operator(_n))
+
+
+def _print_sink(line):
+    _sys.stdout.write(line if line.endswith("\n") else line + "\n")
+
+
+_core._set_print_sink(_print_sink)
+_atexit.register(_core._set_print_sink, None)  # before the interpreter goes away
+
+# keras namespace: tf.keras.layers.Layer, tf.keras.layers.Dense, ...
+keras = _types.ModuleType("eagerflow.keras")
+keras.layers = _types.ModuleType("eagerflow.keras.layers")
+for _n in ("Layer", "Dense", "Flatten", "Dropout", "Activation", "Reshape", "TensorShape"):
+    setattr(keras.layers, _n, getattr(_layers, _n))
+_sys.modules["eagerflow.keras"] = keras
+_sys.modules["eagerflow.keras.layers"] = keras.layers

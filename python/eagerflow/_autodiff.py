@@ -1,0 +1,87 @@
+"""ef.GradientTape as a context manager, ef.grad and ef.value_and_grad over Python functions."""
+from . import _core
+
+
+class GradientTape:
+    """Records the ops run inside `with ef.GradientTape() as tape:`; tape.gradient(target, sources)."""
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        self._persistent = persistent
+        self._watch_accessed = watch_accessed_variables
+        self._tape = None
+        self._used = False
+
+    def __enter__(self):
+        if self._tape is None:
+            self._tape = _core._GradientTape(self._persistent, self._watch_accessed)
+        else:
+            self._tape._resume()
+        return self
+
+    def __exit__(self, *exc):
+        if self._tape is not None:
+            self._tape._stop()
+        return False
+
+    def _require(self):
+        if self._tape is None:
+            raise _core.Error("[gradient_tape] use the tape inside `with ef.GradientTape() as tape:` first")
+        return self._tape
+
+    def watch(self, x):
+        self._require().watch(x)
+
+    def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
+        tape = self._require()
+        if self._used and not self._persistent:
+            raise _core.Error("[gradient_tape] a non-persistent GradientTape can compute gradients once; "
+                              "use ef.GradientTape(persistent=True) for more")
+        self._used = True
+        unconnected = getattr(unconnected_gradients, "value", unconnected_gradients)
+        if isinstance(sources, dict):
+            keys = list(sources)
+            grads = tape.gradient(target, [sources[k] for k in keys], output_gradients, str(unconnected))
+            return dict(zip(keys, grads))
+        if isinstance(sources, tuple):
+            return tuple(tape.gradient(target, list(sources), output_gradients, str(unconnected)))
+        return tape.gradient(target, sources, output_gradients, str(unconnected))
+
+    def watched_variables(self):
+        return self._require().watched_variables()
+
+    def reset(self):
+        self._require().reset()
+
+    def stop_recording(self):
+        tape = self._require()
+
+        class _Pause:
+            def __enter__(self_):
+                tape._stop()
+
+            def __exit__(self_, *exc):
+                tape._resume()
+                return False
+        return _Pause()
+
+
+def value_and_grad(fn, argnums=0):
+    """fn's value and its gradient with respect to argument(s) `argnums` (JAX-style)."""
+    def wrapped(*args, **kwargs):
+        nums = [argnums] if isinstance(argnums, int) else list(argnums)
+        args = list(args)
+        for i in nums:
+            args[i] = _core.identity(_core.convert_to_tensor(args[i]))
+        with GradientTape() as tape:
+            for i in nums:
+                tape.watch(args[i])
+            value = fn(*args, **kwargs)
+        grads = tape.gradient(value, [args[i] for i in nums], unconnected_gradients="zero")
+        return value, (grads[0] if isinstance(argnums, int) else tuple(grads))
+    return wrapped
+
+
+def grad(fn, argnums=0):
+    """The gradient of scalar-valued fn with respect to argument(s) `argnums` (JAX-style)."""
+    vg = value_and_grad(fn, argnums)
+    return lambda *args, **kwargs: vg(*args, **kwargs)[1]

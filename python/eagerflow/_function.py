@@ -1,0 +1,237 @@
+"""ef.function over Python callables.
+
+Python code in the body runs when tracing only; the C++ cache (FunctionCore) keys each call on
+the tensors' dtypes and shapes plus the static Python values (numbers, strings, None, and
+containers of them), replays the cached graph otherwise, and records a reason for every trace.
+"""
+import functools
+import inspect
+
+import numpy as _np
+
+from . import _core
+
+_Tensor = _core.Tensor
+
+
+def _is_tensorlike(x):
+    return isinstance(x, (_Tensor, _np.ndarray, _core.Variable))
+
+
+def _as_tensor(x):
+    return x if isinstance(x, _Tensor) else _core.convert_to_tensor(x)
+
+
+def _static_key(x):
+    """A text key for a static Python value (a structure without tensors)."""
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return x
+    if isinstance(x, (list, tuple)):
+        return type(x).__name__ + "(" + ", ".join(repr(_static_key(e)) for e in x) + ")"
+    if isinstance(x, dict):
+        return "dict(" + ", ".join(f"{k!r}: {_static_key(v)!r}" for k, v in sorted(x.items(), key=lambda kv: repr(kv[0]))) + ")"
+    # Other objects (a layer, a function) are keyed by identity, like TF's weak references.
+    return f"<{type(x).__name__} at {id(x):#x}>"
+
+
+def _describe(value, tensors):
+    """One signature entry for one argument; appends its tensors."""
+    if _is_tensorlike(value):
+        tensors.append(_as_tensor(value))
+        return ("T",)
+    if isinstance(value, (list, tuple)) and value and all(_is_tensorlike(v) for v in value):
+        tensors.extend(_as_tensor(v) for v in value)
+        return ("L", len(value))
+    if isinstance(value, dict) and value and all(isinstance(k, str) and _is_tensorlike(v) for k, v in value.items()):
+        keys = sorted(value)
+        tensors.extend(_as_tensor(value[k]) for k in keys)
+        return ("M", tuple(keys))
+    if _contains_tensor(value):
+        raise TypeError(
+            "ef.function: an argument mixes tensors with Python values "
+            f"({type(value).__name__}); pass the tensors as separate arguments, or as a list/dict of tensors")
+    return ("S", _static_key(value))
+
+
+def _contains_tensor(x):
+    if _is_tensorlike(x):
+        return True
+    if isinstance(x, (list, tuple)):
+        return any(_contains_tensor(e) for e in x)
+    if isinstance(x, dict):
+        return any(_contains_tensor(e) for e in x.values())
+    return False
+
+
+def _rebuild(value, it):
+    if _is_tensorlike(value):
+        return next(it)
+    if isinstance(value, (list, tuple)) and value and all(_is_tensorlike(v) for v in value):
+        return type(value)(next(it) for _ in value)
+    if isinstance(value, dict) and value and all(isinstance(k, str) and _is_tensorlike(v) for k, v in value.items()):
+        keys = sorted(value)
+        syms = {k: next(it) for k in keys}
+        return {k: syms[k] for k in value}
+    return value
+
+
+def _flatten_out(out, flat):
+    """Results: tensors become graph outputs; Python values are returned as they were at trace time."""
+    if isinstance(out, (_Tensor, _core.Variable, _np.ndarray)):
+        flat.append(_as_tensor(out))
+        return ("T",)
+    if isinstance(out, (list, tuple)):
+        return (type(out), [_flatten_out(o, flat) for o in out])
+    if isinstance(out, dict):
+        return (dict, [(k, _flatten_out(v, flat)) for k, v in out.items()])
+    return ("S", out)
+
+
+def _unflatten_out(tree, it):
+    kind = tree[0]
+    if kind == "T":
+        return next(it)
+    if kind == "S":
+        return tree[1]
+    if kind is dict:
+        return {k: _unflatten_out(v, it) for k, v in tree[1]}
+    items = [_unflatten_out(t, it) for t in tree[1]]
+    return kind(*items) if hasattr(kind, "_fields") else kind(items)
+
+
+class Function:
+    """A traced Python callable (TF's tf.function). See ef.function."""
+
+    def __init__(self, fn, input_signature=None, reduce_retracing=False, name=None):
+        self._fn = fn
+        self._input_signature = list(input_signature) if input_signature is not None else None
+        if name is None:
+            name = getattr(fn, "__name__", None) or getattr(fn, "name", None) or type(fn).__name__
+        self._arg_names = self._parameter_names(fn)
+        self._bind = None
+        self._nparams = -1
+        try:
+            sig = inspect.signature(fn)
+            params = list(sig.parameters.values())
+            if not any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params) and not isinstance(fn, _core.Layer):
+                self._bind = sig
+                self._nparams = len(params)
+        except (TypeError, ValueError):
+            pass
+        self._core = _core.FunctionCore(name, self._arg_names, self._input_signature, reduce_retracing)
+        functools.update_wrapper(self, fn, updated=()) if hasattr(fn, "__name__") else None
+
+    @staticmethod
+    def _parameter_names(fn):
+        if isinstance(fn, _core.Layer):
+            return ["inputs"]
+        try:
+            return [p.name for p in inspect.signature(fn).parameters.values()
+                    if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        except (TypeError, ValueError):
+            return []
+
+    def _trace(self, args, kwargs, symbolic):
+        it = iter(symbolic)
+        args = tuple(_rebuild(a, it) for a in args)
+        kwargs = {k: _rebuild(v, it) for k, v in kwargs.items()}
+        out = self._fn(*args, **kwargs)
+        flat = []
+        if isinstance(out, (_Tensor, _core.Variable)):
+            return [_as_tensor(out)], None
+        tree = _flatten_out(out, flat)
+        return flat, tree
+
+    def __call__(self, *args, **kwargs):
+        if _core._in_trace() or _core.functions_run_eagerly():
+            return self._fn(*args, **kwargs)  # inlined into the enclosing trace
+        if (not kwargs and self._input_signature is None and (self._bind is None or len(args) == self._nparams)
+                and all(type(a) is _Tensor for a in args)):
+            out = self._core.call_tensors(self, args)
+        else:
+            args, kwargs = self._canonical(args, kwargs)
+            tensors = []
+            desc = [_describe(a, tensors) for a in args]
+            desc += [_describe(kwargs[k], tensors) for k in kwargs]
+            out = self._core.call(self, desc, tensors, args, kwargs)
+        if type(out) is _Tensor:
+            return out
+        tree, flat = out
+        return _unflatten_out(tree, iter(flat))
+
+    def _canonical(self, args, kwargs):
+        """Keyword arguments in parameter order, defaults filled in (f(x, y=1), f(x, 1) share a trace)."""
+        if self._bind is not None:
+            bound = self._bind.bind(*args, **kwargs)
+            bound.apply_defaults()
+            return tuple(bound.args), dict(bound.kwargs)
+        return args, dict(sorted(kwargs.items()))
+
+    def get_concrete_function(self, *args, **kwargs):
+        """The trace for these arguments (ef.TensorSpec allowed for tensors), traced if needed."""
+        if not args and not kwargs and self._input_signature is not None:
+            args = tuple(self._input_signature)
+        args, kwargs = self._canonical(args, kwargs)
+        specs, desc = [], []
+        for a in list(args) + [kwargs[k] for k in kwargs]:
+            if isinstance(a, _core.TensorSpec):
+                specs.append(a)
+                desc.append(("T",))
+            else:
+                tensors = []
+                desc.append(_describe(a, tensors))
+                specs.extend(_core.TensorSpec(t.shape, t.dtype) for t in tensors)
+        placeholders = tuple(_Placeholder() if isinstance(a, _core.TensorSpec) else a for a in args)
+        kw = {k: (_Placeholder() if isinstance(v, _core.TensorSpec) else v) for k, v in kwargs.items()}
+        return self._core.get_concrete_function(self, desc, specs, placeholders, kw)
+
+    def experimental_get_tracing_count(self):
+        return self._core.tracing_count()
+
+    @property
+    def tracing_count(self):
+        return self._core.tracing_count()
+
+    @property
+    def traces(self):
+        """The traces, oldest first: number, signature, reason, milliseconds, created_variables."""
+        return self._core.traces()
+
+    @property
+    def concrete_functions(self):
+        return self._core.concrete_functions()
+
+    @property
+    def python_function(self):
+        return self._fn
+
+    def __get__(self, obj, objtype=None):
+        # @ef.function on a method: one Function per instance.
+        if obj is None:
+            return self
+        bound = obj.__dict__.get("_ef_functions", {}).get(id(self))
+        if bound is None:
+            bound = Function(self._fn.__get__(obj, objtype), self._input_signature, name=self._core.name)
+            obj.__dict__.setdefault("_ef_functions", {})[id(self)] = bound
+        return bound
+
+    def __repr__(self):
+        return f"<ef.function {self._core.name}>"
+
+
+class _Placeholder:
+    """Stands for a TensorSpec argument in get_concrete_function: replaced by a symbolic tensor."""
+
+
+_core_is_tensorlike = _is_tensorlike
+
+
+def _is_tensorlike(x):  # noqa: F811 - placeholders count as tensors
+    return isinstance(x, (_Tensor, _np.ndarray, _core.Variable, _Placeholder))
+
+
+def function(func=None, input_signature=None, reduce_retracing=False, name=None, **_ignored):
+    """Traces a Python callable once per input signature (TF's tf.function); usable as a decorator."""
+    if func is None:
+        return lambda f: Function(f, input_signature, reduce_retracing, name)
+    return Function(func, input_signature, reduce_retracing, name)

@@ -1,0 +1,26 @@
+#pragma once
+// Shared declarations of the eagerflow._core bindings (python/src/*.cpp).
+#include <nanobind/nanobind.h>
+
+#include <eagerflow/eagerflow.h>
+
+namespace efpy {
+namespace nb = nanobind;
+using namespace nb::literals;
+
+void init_errors(nb::module_& m);
+void init_tensor(nb::module_& m);
+void init_ops(nb::module_& m);
+void init_function(nb::module_& m);
+void init_autodiff(nb::module_& m);
+void init_layers(nb::module_& m);
+void init_training(nb::module_& m);
+
+// A tensor from anything a tensor is accepted as: an ef.Tensor, a NumPy array (or any object
+// with the buffer protocol / __array__, shared without a copy when it is C-contiguous and of
+// an ef dtype), a Python scalar or a nested list. `like` gives Python scalars their dtype
+// (a float next to a float64 tensor is float64), as TF's weak types do.
+ef::Tensor to_tensor(nb::handle h, const ef::Tensor* like = nullptr);
+ef::DType dtype_from_py(nb::handle h);
+nb::object dtype_to_py(ef::DType d);
+}  // namespace efpy

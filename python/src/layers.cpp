@@ -1,0 +1,154 @@
+// Layers: ef::nn::Layer with a trampoline so that Python subclasses override build/call, and
+// the C++ layers (Dense, Flatten, Dropout, ...).
+#include <nanobind/trampoline.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "bindings.h"
+
+namespace efpy {
+namespace {
+
+using ef::Tensor;
+using ef::nn::Layer;
+
+nb::tuple shape_tuple(const ef::Shape& s) {
+  nb::list out;
+  for (auto d : s) out.append(d == ef::kDynamic ? nb::none() : nb::cast(d));
+  return nb::tuple(out);
+}
+
+ef::nn::ActivationFn activation_of(nb::handle a) {
+  if (a.is_none()) return {};
+  if (PyUnicode_Check(a.ptr())) return ef::nn::ActivationFn(nb::cast<std::string>(a));
+  nb::object fn = nb::borrow(a);
+  return ef::nn::ActivationFn(std::function<Tensor(const Tensor&)>([fn](const Tensor& x) {
+    nb::gil_scoped_acquire gil;
+    return to_tensor(fn(x));
+  }));
+}
+
+// Python subclasses of ef.keras.layers.Layer: the package's Layer defines _ef_build and
+// _ef_call, which call the user's build(input_shape) and call(inputs[, training]).
+class PyLayer : public Layer {
+ public:
+  NB_TRAMPOLINE(Layer, 4);
+
+  void build(const ef::Shape& input_shape) override {
+    nb::detail::ticket t(nb_trampoline, "_ef_build", nb::detail::str_hash("_ef_build"), false);
+    if (t.key.is_valid()) nb_trampoline.base().attr(t.key)(shape_tuple(input_shape));
+  }
+  void build(const std::vector<ef::Shape>& input_shapes) override {
+    nb::detail::ticket t(nb_trampoline, "_ef_build", nb::detail::str_hash("_ef_build"), false);
+    if (!t.key.is_valid()) return;
+    nb::list shapes;
+    for (const auto& s : input_shapes) shapes.append(shape_tuple(s));
+    nb_trampoline.base().attr(t.key)(shapes);
+  }
+  Tensor call(const Tensor& inputs, bool training) override {
+    nb::detail::ticket t(nb_trampoline, "_ef_call", nb::detail::str_hash("_ef_call"), false);
+    if (!t.key.is_valid()) return Layer::call(inputs, training);
+    return to_tensor(nb_trampoline.base().attr(t.key)(inputs, training));
+  }
+  Tensor call(const std::vector<Tensor>& inputs, bool training) override {
+    nb::detail::ticket t(nb_trampoline, "_ef_call", nb::detail::str_hash("_ef_call"), false);
+    if (!t.key.is_valid()) return Layer::call(inputs, training);
+    return to_tensor(nb_trampoline.base().attr(t.key)(nb::cast(inputs), training));
+  }
+
+  ef::Variable add_weight_(const std::string& name, const ef::Shape& shape, const ef::nn::Initializer& init,
+                           bool trainable, ef::DType dtype) {
+    return add_weight(name, shape, init, trainable, dtype);
+  }
+  void track_(Layer& child) { track(child); }
+};
+
+ef::nn::Initializer initializer_of(nb::handle h) {
+  if (h.is_none()) return ef::nn::glorot_uniform_initializer();
+  ef::nn::Initializer* init;
+  if (nb::try_cast(h, init, false) && init) return *init;
+  std::string name = nb::cast<std::string>(h);
+  if (name == "zeros") return ef::nn::zeros_initializer();
+  if (name == "ones") return ef::nn::ones_initializer();
+  if (name == "glorot_uniform") return ef::nn::glorot_uniform_initializer();
+  throw nb::value_error(("unknown initializer '" + name + "'").c_str());
+}
+
+Tensor layer_call(Layer& layer, nb::handle inputs, std::optional<bool> training) {
+  if (PyList_Check(inputs.ptr()) || PyTuple_Check(inputs.ptr())) {
+    std::vector<Tensor> xs;
+    for (auto x : inputs) xs.push_back(to_tensor(x));
+    return layer(xs, training);
+  }
+  return layer(to_tensor(inputs), training);
+}
+
+}  // namespace
+
+void init_layers(nb::module_& m) {
+  nb::class_<ef::nn::Initializer>(m, "Initializer");
+
+  nb::class_<Layer, PyLayer>(m, "Layer")
+      .def(nb::init<std::string>(), nb::arg("name") = "")
+      .def("__call__", &layer_call, nb::arg("inputs"), nb::arg("training") = nb::none())
+      .def_prop_ro("name", &Layer::name)
+      .def_prop_ro("built", &Layer::built)
+      .def_prop_ro("weights", &Layer::weights)
+      .def_prop_ro("variables", &Layer::weights)
+      .def_prop_ro("trainable_weights", &Layer::trainable_weights)
+      .def_prop_ro("trainable_variables", &Layer::trainable_weights)
+      .def_prop_ro("non_trainable_weights", &Layer::non_trainable_weights)
+      .def_prop_rw("trainable", &Layer::trainable, &Layer::set_trainable)
+      .def_prop_ro("layers", [](const Layer& l) {
+        nb::list out;
+        for (Layer* c : l.layers()) out.append(nb::find(c).is_valid() ? nb::find(c) : nb::cast(c, nb::rv_policy::reference));
+        return out;
+      })
+      .def("_type_name", &Layer::type_name)
+      .def(
+          "add_weight",
+          [](Layer& self, const std::string& name, nb::handle shape, nb::handle initializer, bool trainable,
+             nb::handle dtype) {
+            auto* py = dynamic_cast<PyLayer*>(&self);
+            if (!py) throw nb::type_error("add_weight is for layers written in Python");
+            std::vector<std::int64_t> dims;
+            for (auto d : shape) dims.push_back(nb::cast<std::int64_t>(d));
+            return py->add_weight_(name, ef::Shape(dims), initializer_of(initializer), trainable,
+                                   dtype.is_none() ? ef::DType::float32 : dtype_from_py(dtype));
+          },
+          nb::arg("name"), nb::arg("shape"), nb::arg("initializer") = nb::none(), nb::arg("trainable") = true,
+          nb::arg("dtype") = nb::none())
+      .def("_track", [](Layer& self, Layer& child) {
+        if (auto* py = dynamic_cast<PyLayer*>(&self)) py->track_(child);
+      });
+
+  nb::class_<ef::nn::Dense, Layer>(m, "Dense")
+      .def("__init__",
+           [](ef::nn::Dense* self, std::int64_t units, nb::handle activation, bool use_bias, nb::handle kernel_init,
+              nb::handle bias_init, const std::string& name) {
+             new (self) ef::nn::Dense(units, activation_of(activation), use_bias, name);
+             if (!kernel_init.is_none()) self->kernel_initializer = initializer_of(kernel_init);
+             if (!bias_init.is_none()) self->bias_initializer = initializer_of(bias_init);
+           },
+           nb::arg("units"), nb::arg("activation") = nb::none(), nb::arg("use_bias") = true,
+           nb::arg("kernel_initializer") = nb::none(), nb::arg("bias_initializer") = nb::none(),
+           nb::arg("name") = "")
+      .def_prop_ro("kernel", &ef::nn::Dense::kernel)
+      .def_prop_ro("bias", &ef::nn::Dense::bias)
+      .def_prop_ro("units", &ef::nn::Dense::units);
+  nb::class_<ef::nn::Flatten, Layer>(m, "Flatten").def(nb::init<std::string>(), nb::arg("name") = "");
+  nb::class_<ef::nn::Dropout, Layer>(m, "Dropout")
+      .def(nb::init<double, std::optional<std::uint64_t>, std::string>(), nb::arg("rate"),
+           nb::arg("seed") = nb::none(), nb::arg("name") = "");
+  nb::class_<ef::nn::Activation, Layer>(m, "Activation")
+      .def("__init__", [](ef::nn::Activation* self, nb::handle fn, const std::string& name) {
+        new (self) ef::nn::Activation(activation_of(fn), name);
+      }, nb::arg("activation"), nb::arg("name") = "");
+  nb::class_<ef::nn::Reshape, Layer>(m, "Reshape")
+      .def("__init__", [](ef::nn::Reshape* self, std::vector<std::int64_t> target, const std::string& name) {
+        new (self) ef::nn::Reshape(ef::Shape(target), name);
+      }, nb::arg("target_shape"), nb::arg("name") = "");
+}
+
+}  // namespace efpy

@@ -1,0 +1,373 @@
+// ef.Tensor: dtype, shape, NumPy interop without copies, operators, indexing, repr.
+#include <cstring>
+#include <limits>
+
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "bindings.h"
+
+namespace efpy {
+namespace {
+
+nb::module_& numpy() {
+  static nb::module_* np = new nb::module_(nb::module_::import_("numpy"));  // leaked: outlives interpreter teardown
+  return *np;
+}
+
+nb::dlpack::dtype to_dl(ef::DType d) {
+  switch (d) {
+    case ef::DType::float32: return nb::dtype<float>();
+    case ef::DType::float64: return nb::dtype<double>();
+    case ef::DType::int32: return nb::dtype<std::int32_t>();
+    case ef::DType::int64: return nb::dtype<std::int64_t>();
+    case ef::DType::bool_: return nb::dtype<bool>();
+  }
+  return nb::dtype<float>();
+}
+
+std::optional<ef::DType> from_dl(nb::dlpack::dtype d) {
+  if (d == nb::dtype<float>()) return ef::DType::float32;
+  if (d == nb::dtype<double>()) return ef::DType::float64;
+  if (d == nb::dtype<std::int32_t>()) return ef::DType::int32;
+  if (d == nb::dtype<std::int64_t>()) return ef::DType::int64;
+  if (d == nb::dtype<bool>()) return ef::DType::bool_;
+  return std::nullopt;
+}
+
+const char* numpy_name(ef::DType d) {
+  switch (d) {
+    case ef::DType::float32: return "float32";
+    case ef::DType::float64: return "float64";
+    case ef::DType::int32: return "int32";
+    case ef::DType::int64: return "int64";
+    case ef::DType::bool_: return "bool";
+  }
+  return "float32";
+}
+
+// The ef dtype a NumPy dtype the library has no kernels for is widened to (TF's usual casts).
+const char* widened(const std::string& kind_size) {
+  if (kind_size == "f2") return "float32";
+  if (kind_size == "i1" || kind_size == "i2" || kind_size == "u1" || kind_size == "u2") return "int32";
+  if (kind_size == "u4" || kind_size == "u8") return "int64";
+  return nullptr;
+}
+
+using CpuArray = nb::ndarray<nb::c_contig, nb::device::cpu>;
+
+// A tensor over the array's memory: the storage record points into the array, and its deleter
+// keeps the array (and whatever owns its memory) alive until the last tensor view is gone.
+ef::Tensor wrap(CpuArray arr, ef::DType dtype) {
+  std::vector<std::int64_t> dims(arr.ndim());
+  for (std::size_t i = 0; i < arr.ndim(); ++i) dims[i] = arr.shape(i);
+  auto* holder = new CpuArray(std::move(arr));
+  auto* storage = new ef::Storage(0);  // allocates nothing
+  storage->data = holder->data();
+  storage->nbytes = holder->nbytes();
+  std::shared_ptr<ef::Storage> sp(storage, [holder](ef::Storage* s) {
+    s->data = nullptr;  // not the allocator's memory
+    s->nbytes = 0;
+    delete s;
+    if (Py_IsInitialized()) {
+      nb::gil_scoped_acquire gil;  // the last handle may go on a thread without the GIL
+      delete holder;
+    }
+  });
+  auto impl = ef::new_tensor_impl();
+  impl->dtype = dtype;
+  impl->shape = ef::Shape(dims);
+  impl->storage = std::move(sp);
+  return ef::Tensor(std::move(impl));
+}
+
+ef::Tensor from_array_like(nb::handle h, bool python_literal) {
+  nb::object arr = numpy().attr("asarray")(h);
+  std::string kind = nb::cast<std::string>(arr.attr("dtype").attr("kind"));
+  int itemsize = nb::cast<int>(arr.attr("dtype").attr("itemsize"));
+  std::string ks = kind + std::to_string(itemsize);
+  // Python lists follow TF's defaults: floats are float32, integers int32.
+  if (python_literal && ks == "f8") arr = arr.attr("astype")("float32");
+  else if (python_literal && ks == "i8") arr = arr.attr("astype")("int32");
+  else if (const char* w = widened(ks)) arr = arr.attr("astype")(w);
+  else if (kind != "f" && kind != "i" && kind != "b")
+    throw nb::type_error(("eagerflow: cannot make a tensor of NumPy dtype " +
+                          nb::cast<std::string>(nb::str(arr.attr("dtype")))).c_str());
+  CpuArray a;
+  if (!nb::try_cast(arr, a, /*convert=*/true))
+    arr = numpy().attr("ascontiguousarray")(arr), a = nb::cast<CpuArray>(arr);
+  auto dt = from_dl(a.dtype());
+  if (!dt) throw nb::type_error("eagerflow: unsupported array dtype");
+  return wrap(std::move(a), *dt);
+}
+
+ef::Tensor scalar_of(nb::handle h, const ef::Tensor* like) {
+  if (PyBool_Check(h.ptr())) return ef::scalar<bool>(h.ptr() == Py_True);
+  if (PyLong_Check(h.ptr())) {
+    if (like && like->defined() && like->dtype() != ef::DType::bool_)
+      return ef::full(ef::Shape{}, static_cast<double>(nb::cast<std::int64_t>(h)), like->dtype());
+    long long v = nb::cast<long long>(h);
+    if (v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max())
+      return ef::scalar<std::int32_t>(static_cast<std::int32_t>(v));
+    return ef::scalar<std::int64_t>(v);
+  }
+  double v = nb::cast<double>(h);
+  if (like && like->defined() && ef::is_floating(like->dtype())) return ef::full(ef::Shape{}, v, like->dtype());
+  return ef::scalar<float>(static_cast<float>(v));
+}
+
+std::string shape_tuple(const ef::Shape& s) {
+  std::string out = "(";
+  for (int i = 0; i < s.rank(); ++i) {
+    if (i) out += ", ";
+    out += s[i] == ef::kDynamic ? std::string("None") : std::to_string(s[i]);
+  }
+  if (s.rank() == 1) out += ",";
+  return out + ")";
+}
+
+[[noreturn]] void symbolic_value_error(const ef::Tensor& t, const char* what) {
+  ef::fail("tensor", std::string("cannot use a symbolic tensor ") + t.spec().str() + " as a Python " + what +
+                         " inside ef.function: its value exists only when the graph runs, while Python code runs "
+                         "once at trace time. Use ef.cond(pred, true_fn, false_fn) (or ef.where) for data-dependent "
+                         "branches, and ef.print(...) to print values at every call");
+}
+
+nb::object to_numpy(const ef::Tensor& t) {
+  if (t.is_symbolic()) symbolic_value_error(t, "value (.numpy())");
+  const auto& shape = t.shape();
+  std::vector<std::size_t> dims(shape.begin(), shape.end());
+  // The capsule owns a handle: the array keeps the tensor's storage alive, no copy.
+  auto* keep = new ef::Tensor(t);
+  nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<ef::Tensor*>(p); });
+  void* data = const_cast<void*>(t.raw_data());
+  nb::ndarray<nb::numpy> arr(data, dims.size(), dims.data(), owner, nullptr, to_dl(t.dtype()));
+  return nb::cast(arr, nb::rv_policy::reference);
+}
+
+ef::Tensor operand(nb::handle h, const ef::Tensor& like) { return to_tensor(h, &like); }
+
+// Python-style indexing: ints, slices, None, Ellipsis (a tuple of them); a tensor or list of
+// ints gathers along axis 0.
+ef::Tensor getitem(const ef::Tensor& x, nb::handle key) {
+  if (nb::isinstance<ef::Tensor>(key) || PyList_Check(key.ptr()) || nb::hasattr(key, "__array_interface__")) {
+    return ef::gather(x, to_tensor(key), 0);
+  }
+  std::vector<nb::handle> items;
+  nb::tuple tup;
+  if (PyTuple_Check(key.ptr())) {
+    tup = nb::borrow<nb::tuple>(key);
+    for (auto it : tup) items.push_back(it);
+  } else {
+    items.push_back(key);
+  }
+  int consumed = 0;
+  for (auto it : items)
+    if (!it.is_none() && it.ptr() != Py_Ellipsis) ++consumed;
+  std::vector<std::int64_t> begin, end, strides;
+  std::vector<int> squeeze_axes, new_axes;  // axes of the sliced tensor / of the result
+  int axis = 0, out_axis = 0;
+  bool any_stride = false;
+  for (auto it : items) {
+    if (it.ptr() == Py_Ellipsis) {
+      int skip = x.rank() - consumed;
+      for (int k = 0; k < skip; ++k, ++axis, ++out_axis) {
+        begin.push_back(0), end.push_back(std::numeric_limits<std::int64_t>::max()), strides.push_back(1);
+      }
+      continue;
+    }
+    if (it.is_none()) {
+      new_axes.push_back(out_axis++);
+      continue;
+    }
+    if (axis >= x.rank()) throw nb::index_error("too many indices for tensor");
+    if (PySlice_Check(it.ptr())) {
+      Py_ssize_t start, stop, step;
+      if (PySlice_Unpack(it.ptr(), &start, &stop, &step) < 0) throw nb::python_error();
+      if (step != 1) any_stride = true;
+      begin.push_back(start), end.push_back(stop), strides.push_back(step);
+      ++axis, ++out_axis;
+    } else {
+      std::int64_t i = nb::cast<std::int64_t>(it);
+      std::int64_t n = x.dim(axis);
+      if (i < -n || i >= n) throw nb::index_error(("index " + std::to_string(i) + " is out of bounds for axis " +
+                                                   std::to_string(axis) + " with size " + std::to_string(n)).c_str());
+      if (i < 0) i += n;
+      begin.push_back(i), end.push_back(i + 1), strides.push_back(1);
+      squeeze_axes.push_back(axis);
+      ++axis;
+    }
+  }
+  ef::Tensor y = ef::slice(x, begin, end, any_stride ? strides : std::vector<std::int64_t>{});
+  if (!squeeze_axes.empty()) y = ef::squeeze(y, squeeze_axes);
+  for (int a : new_axes) y = ef::expand_dims(y, a);
+  return y;
+}
+
+}  // namespace
+
+ef::DType dtype_from_py(nb::handle h) {
+  ef::DType d;
+  if (nb::try_cast(h, d)) return d;
+  std::string name = nb::cast<std::string>(nb::str(numpy().attr("dtype")(h)));
+  if (name == "float32") return ef::DType::float32;
+  if (name == "float64") return ef::DType::float64;
+  if (name == "int32") return ef::DType::int32;
+  if (name == "int64") return ef::DType::int64;
+  if (name == "bool") return ef::DType::bool_;
+  throw nb::type_error(("eagerflow has no dtype " + name).c_str());
+}
+
+nb::object dtype_to_py(ef::DType d) { return nb::cast(d); }
+
+ef::Tensor to_tensor(nb::handle h, const ef::Tensor* like) {
+  ef::Tensor* t;
+  if (nb::try_cast(h, t, false) && t) return *t;
+  if (PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr())) return scalar_of(h, like);
+  if (nb::hasattr(h, "_ef_tensor")) return to_tensor(h.attr("_ef_tensor")(), like);  // e.g. Variable
+  bool literal = PyList_Check(h.ptr()) || PyTuple_Check(h.ptr());
+  if (!literal && PyObject_CheckBuffer(h.ptr()) == 0 && !nb::hasattr(h, "__array__") && !nb::hasattr(h, "__dlpack__") &&
+      !nb::hasattr(h, "dtype"))
+    throw nb::type_error(("eagerflow: expected a tensor, a NumPy array or a number, got " +
+                          nb::cast<std::string>(nb::str(h.type().attr("__name__")))).c_str());
+  return from_array_like(h, literal);
+}
+
+void init_tensor(nb::module_& m) {
+  nb::enum_<ef::DType>(m, "DType")
+      .value("float32", ef::DType::float32)
+      .value("float64", ef::DType::float64)
+      .value("int32", ef::DType::int32)
+      .value("int64", ef::DType::int64)
+      .value("bool", ef::DType::bool_)
+      .def_prop_ro("name", [](ef::DType d) { return std::string(numpy_name(d)); })
+      .def_prop_ro("is_floating", [](ef::DType d) { return ef::is_floating(d); })
+      .def_prop_ro("as_numpy_dtype", [](ef::DType d) { return numpy().attr("dtype")(numpy_name(d)); })
+      .def("__str__", [](ef::DType d) { return std::string("<dtype: '") + numpy_name(d) + "'>"; });
+
+  nb::class_<ef::Tensor> cls(m, "Tensor",
+                             "An n-dimensional array: concrete (with values) or, inside ef.function, symbolic.");
+  cls.def("__init__", [](ef::Tensor* self, nb::handle value) { new (self) ef::Tensor(to_tensor(value)); },
+          nb::arg("value"))
+      .def_prop_ro("dtype", [](const ef::Tensor& t) { return t.dtype(); })
+      .def_prop_ro("_shape_tuple",
+                   [](const ef::Tensor& t) {
+                     const auto& s = t.shape();
+                     nb::list out;
+                     for (auto d : s) out.append(d == ef::kDynamic ? nb::none() : nb::cast(d));
+                     return nb::tuple(out);
+                   })
+      .def_prop_ro("ndim", [](const ef::Tensor& t) { return t.rank(); })
+      .def_prop_ro("size", [](const ef::Tensor& t) { return t.num_elements(); })
+      .def_prop_ro("is_symbolic", [](const ef::Tensor& t) { return t.is_symbolic(); })
+      .def("__len__",
+           [](const ef::Tensor& t) {
+             if (t.rank() == 0) throw nb::type_error("len() of a 0-d tensor");
+             return t.dim(0);
+           })
+      .def("numpy", &to_numpy, "The values as a NumPy array sharing the tensor's memory (no copy).")
+      .def(
+          "__array__",
+          [](const ef::Tensor& t, nb::handle dtype, nb::handle copy) {
+            nb::object a = to_numpy(t);
+            if (!dtype.is_none()) a = a.attr("astype")(dtype, "copy"_a = false);
+            if (!copy.is_none() && nb::cast<bool>(copy)) a = a.attr("copy")();
+            return a;
+          },
+          nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none())
+      .def("__repr__",
+           [](const ef::Tensor& t) {
+             if (t.is_symbolic())
+               return "<ef.Tensor shape=" + shape_tuple(t.shape()) + ", dtype=" + numpy_name(t.dtype()) + " (symbolic)>";
+             std::string values = nb::cast<std::string>(nb::repr(to_numpy(t)));
+             return "<ef.Tensor: shape=" + shape_tuple(t.shape()) + ", dtype=" + numpy_name(t.dtype()) +
+                    ", numpy=" + (t.rank() > 1 ? "\n" : "") + values + ">";
+           })
+      .def("__str__", [](const ef::Tensor& t) { return t.str(); })
+      .def("__bool__",
+           [](const ef::Tensor& t) {
+             if (t.is_symbolic()) symbolic_value_error(t, "bool (`if tensor:`, `while tensor:`, `and`/`or`)");
+             if (t.num_elements() != 1)
+               throw nb::value_error("the truth value of a tensor with more than one element is ambiguous");
+             return ef::cast(t, ef::DType::bool_).to_vector<bool>()[0];
+           })
+      .def("__float__",
+           [](const ef::Tensor& t) {
+             if (t.is_symbolic()) symbolic_value_error(t, "float");
+             return ef::cast(t, ef::DType::float64).item<double>();
+           })
+      .def("__int__",
+           [](const ef::Tensor& t) {
+             if (t.is_symbolic()) symbolic_value_error(t, "int");
+             return ef::cast(t, ef::DType::int64).item<std::int64_t>();
+           })
+      .def("__index__",
+           [](const ef::Tensor& t) {
+             if (t.is_symbolic()) symbolic_value_error(t, "index");
+             if (!ef::is_integer(t.dtype())) throw nb::type_error("only integer tensors can be used as an index");
+             return ef::cast(t, ef::DType::int64).item<std::int64_t>();
+           })
+      .def("__hash__", [](nb::handle self) { return reinterpret_cast<std::intptr_t>(self.ptr()); })
+      .def("__getitem__", &getitem)
+      .def("__iter__",
+           [](const ef::Tensor& t) {
+             if (t.rank() == 0) throw nb::type_error("iteration over a 0-d tensor");
+             nb::list out;
+             for (std::int64_t i = 0; i < t.dim(0); ++i) out.append(getitem(t, nb::int_(i)));
+             return nb::iter(out);
+           })
+      .def("astype", [](const ef::Tensor& t, nb::handle d) { return ef::cast(t, dtype_from_py(d)); })
+      .def("clone", &ef::Tensor::clone)
+      .def("_same_as", &ef::Tensor::same_as)
+      .def("_data_ptr", [](const ef::Tensor& t) { return reinterpret_cast<std::uintptr_t>(t.raw_data()); })
+      .def("__neg__", [](const ef::Tensor& a) { return ef::neg(a); })
+      .def("__pos__", [](const ef::Tensor& a) { return a; })
+      .def("__abs__", [](const ef::Tensor& a) { return ef::abs(a); })
+      .def("__invert__", [](const ef::Tensor& a) { return ef::logical_not(a); });
+
+  // Binary operators: the other operand may be a tensor, an array or a Python number; a number
+  // takes the tensor's dtype (TF's weak typing), so `x * 2` keeps float64 and int32 alike.
+#define EFPY_BINARY(py, rpy, fn)                                                                       \
+  cls.def(py, [](const ef::Tensor& a, nb::handle b) { return fn(a, operand(b, a)); });                 \
+  cls.def(rpy, [](const ef::Tensor& a, nb::handle b) { return fn(operand(b, a), a); });
+  EFPY_BINARY("__add__", "__radd__", ef::add)
+  EFPY_BINARY("__sub__", "__rsub__", ef::sub)
+  EFPY_BINARY("__mul__", "__rmul__", ef::mul)
+  EFPY_BINARY("__truediv__", "__rtruediv__", ef::div)
+  EFPY_BINARY("__pow__", "__rpow__", ef::pow)
+  EFPY_BINARY("__matmul__", "__rmatmul__", [](const ef::Tensor& x, const ef::Tensor& y) { return ef::matmul(x, y); })
+  EFPY_BINARY("__and__", "__rand__", ef::logical_and)
+  EFPY_BINARY("__or__", "__ror__", ef::logical_or)
+#undef EFPY_BINARY
+  cls.def("__lt__", [](const ef::Tensor& a, nb::handle b) { return ef::less(a, operand(b, a)); });
+  cls.def("__le__", [](const ef::Tensor& a, nb::handle b) { return ef::less_equal(a, operand(b, a)); });
+  cls.def("__gt__", [](const ef::Tensor& a, nb::handle b) { return ef::greater(a, operand(b, a)); });
+  cls.def("__ge__", [](const ef::Tensor& a, nb::handle b) { return ef::greater_equal(a, operand(b, a)); });
+  cls.def("__eq__", [](const ef::Tensor& a, nb::handle b) { return ef::equal(a, operand(b, a)); });
+  cls.def("__ne__", [](const ef::Tensor& a, nb::handle b) { return ef::not_equal(a, operand(b, a)); });
+
+  m.def(
+      "constant",
+      [](nb::handle value, nb::handle dtype, nb::handle shape) {
+        ef::Tensor t = to_tensor(value);
+        if (!dtype.is_none()) {
+          ef::DType d = dtype_from_py(dtype);
+          if (d != t.dtype()) t = ef::cast(t, d);
+        }
+        if (!shape.is_none()) {
+          auto dims = nb::cast<std::vector<std::int64_t>>(shape);
+          ef::Shape s(dims);
+          if (t.rank() == 0 && s.is_static() && s.num_elements() != 1) t = ef::broadcast_to(t, s);
+          else t = ef::reshape(t, s);
+        }
+        return t;
+      },
+      nb::arg("value"), nb::arg("dtype") = nb::none(), nb::arg("shape") = nb::none(),
+      "A tensor of `value` (a NumPy array of an ef dtype shares its memory, no copy).");
+  m.def("convert_to_tensor", [](nb::handle v) { return to_tensor(v); }, nb::arg("value"));
+  m.def("_is_symbolic", [](const ef::Tensor& t) { return t.is_symbolic(); });
+}
+
+}  // namespace efpy

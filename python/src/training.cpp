@@ -1,0 +1,2 @@
+#include "bindings.h"
+namespace efpy { void init_training(nb::module_& m) {} }
