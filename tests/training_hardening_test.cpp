@@ -448,3 +448,14 @@ TEST(TerminateOnNaN, StopsAfterTheBatchWithAnInvalidLoss) {
   EXPECT_EQ(h.epoch.size(), 1u);
   EXPECT_NE(out.text().find("Batch 2: Invalid loss, terminating training"), std::string::npos) << out.text();
 }
+
+TEST(ShapeOverflow, ConcatAndReshapeLayersReportDimsNoInt64Holds) {
+  const std::int64_t big = std::int64_t{1} << 62;  // bools: a countable size; two overflow int64
+  auto f = function([](const Tensor& a, const Tensor& b, const Tensor& c, const Tensor& d, const Tensor& e) {
+    return concat({a, b, c, d, e}, 0);
+  });
+  TensorSpec s{DType::bool_, {big}};
+  expect_error([&] { f.get_concrete_function(s, s, s, s, s); }, {"concat", "2^63"});
+  nn::Reshape r(Shape{std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::max()});
+  expect_error([&] { r(zeros({1, 4})); }, {"target shape", "int64"});
+}

@@ -10,7 +10,7 @@ Tensor Reshape::call(const Tensor& inputs) {
   std::int64_t have = 1;  // values per example
   for (int a = 1; a < inputs.rank(); ++a) {
     if (inputs.shape()[a] == kDynamic) fail(name(), "needs the non-batch dims to be known, got " + inputs.spec().str());
-    have *= inputs.shape()[a];
+    if (__builtin_mul_overflow(have, inputs.shape()[a], &have)) fail(name(), "input " + inputs.spec().str() + " has too many values per example");
   }
   std::vector<std::int64_t> dims{-1};  // the batch, whatever it is
   int unknown = -1;
@@ -19,7 +19,8 @@ Tensor Reshape::call(const Tensor& inputs) {
     std::int64_t d = target_[a];
     if (d == -1 && unknown < 0) unknown = a;
     else if (d < 0) fail(name(), "target shape " + target_.str() + " may hold one -1 and no other negative dim");
-    else known *= d;
+    else if (__builtin_mul_overflow(known, d, &known))
+      fail(name(), "target shape " + target_.str() + " holds more values than int64 can count");
     dims.push_back(d);
   }
   if (unknown >= 0) {  // Keras: one -1 takes what is left
@@ -40,7 +41,7 @@ Tensor Flatten::call(const Tensor& inputs) {
   for (int a = 1; a < inputs.rank(); ++a) {
     std::int64_t d = inputs.shape()[a];
     if (d == kDynamic) fail(name(), "needs the non-batch dims to be known, got " + inputs.spec().str());
-    features *= d;
+    if (__builtin_mul_overflow(features, d, &features)) fail(name(), "input " + inputs.spec().str() + " has too many values per example");
   }
   return reshape(inputs, {-1, features});
 }

@@ -237,7 +237,10 @@ std::vector<TensorSpec> Concat::infer(std::span<const Tensor> in) const {
     for (int d = 0; ok && d < rank; ++d)
       if (d != a && s[d] != out[d] && s[d] != kDynamic && out[d] != kDynamic) ok = false;
     if (!ok) fail(name(), "shapes differ off the concat axis " + std::to_string(axis_) + ": " + describe(in));
-    out[a] = (out[a] == kDynamic || s[a] == kDynamic) ? kDynamic : out[a] + s[a];
+    std::int64_t sum = 0;
+    if (out[a] != kDynamic && s[a] != kDynamic && __builtin_add_overflow(out[a], s[a], &sum))
+      fail(name(), "the concatenated axis " + std::to_string(axis_) + " would hold more than 2^63 - 1 entries: " + describe(in));
+    out[a] = (out[a] == kDynamic || s[a] == kDynamic) ? kDynamic : sum;
   }
   return {{in[0].dtype(), out, {}}};
 }
