@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <iostream>
+#include <sstream>
 #include <string>
 
 namespace ef::testing {
@@ -18,6 +20,20 @@ inline std::filesystem::path fresh_temp_dir(const std::string& name) {
   fs::create_directories(p);
   return p;
 }
+
+// Captures std::cout for a scope (progress bars, callbacks' messages).
+class CaptureStdout {
+ public:
+  CaptureStdout() : old_(std::cout.rdbuf(buffer_.rdbuf())) {}
+  ~CaptureStdout() { std::cout.rdbuf(old_); }
+  CaptureStdout(const CaptureStdout&) = delete;
+  CaptureStdout& operator=(const CaptureStdout&) = delete;
+  std::string text() const { return buffer_.str(); }
+
+ private:
+  std::ostringstream buffer_;
+  std::streambuf* old_;
+};
 
 // Expects `fn` to throw ef::Error whose message contains every one of `parts`.
 template <class Fn>

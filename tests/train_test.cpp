@@ -8,6 +8,7 @@
 using namespace ef;
 using ef::testing::expect_close;
 using ef::testing::expect_error;
+using ef::testing::CaptureStdout;
 
 namespace {
 
@@ -17,17 +18,6 @@ std::string mnist_dir() {
   return dir.value_or("");
 }
 
-// Captures std::cout for a scope.
-class CaptureStdout {
- public:
-  CaptureStdout() : old_(std::cout.rdbuf(buffer_.rdbuf())) {}
-  ~CaptureStdout() { std::cout.rdbuf(old_); }
-  std::string text() const { return buffer_.str(); }
-
- private:
-  std::ostringstream buffer_;
-  std::streambuf* old_;
-};
 
 std::shared_ptr<train::Sequential> mlp(std::int64_t hidden = 64) {
   auto model = std::make_shared<train::Sequential>();

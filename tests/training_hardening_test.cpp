@@ -12,19 +12,9 @@
 
 using namespace ef;
 using ef::testing::expect_error;
+using ef::testing::CaptureStdout;
 
 namespace {
-
-class CaptureStdout {
- public:
-  CaptureStdout() : old_(std::cout.rdbuf(buffer_.rdbuf())) {}
-  ~CaptureStdout() { std::cout.rdbuf(old_); }
-  std::string text() const { return buffer_.str(); }
-
- private:
-  std::ostringstream buffer_;
-  std::streambuf* old_;
-};
 
 // 3-class data a small model learns: the class is the index of the largest of 3 features.
 struct Data {
