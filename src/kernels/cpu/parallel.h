@@ -12,10 +12,10 @@ namespace ef::cpu {
 // Below this much work (elements times a per-element cost) a loop stays on the calling thread:
 // waking a team costs more than it saves, and far more when the machine is busy.
 inline constexpr std::int64_t kParallelGrain = 1 << 16;
-// The same for oneDNN's matmul and convolution, in multiply-adds: a 64x64x64 matmul (Dense 64
-// on a batch of 64) takes about 10 us on one core, and a second thread made a small Keras fit
-// 1.2-1.6x slower on a quiet machine.
-inline constexpr std::int64_t kGemmParallelGrain = 1 << 21;
+// The same for oneDNN's matmul and convolution, in multiply-adds (about 6 us on one core): a
+// second thread made a small Keras fit (Dense(64) on batches of 64: 262,144) 1.2-1.6x slower on
+// a quiet machine, and still gains on the seed layer's Dense(32) on [60,28,28] (1.5 million).
+inline constexpr std::int64_t kGemmParallelGrain = 1 << 19;
 
 // The product of sizes, saturating: hostile geometries (a huge pooling window) must not overflow.
 inline std::int64_t work_of(std::initializer_list<std::int64_t> sizes) {
