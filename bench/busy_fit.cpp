@@ -44,6 +44,6 @@ int main(int argc, char** argv) {
   auto start = std::chrono::steady_clock::now();
   ef::train::History h = model.fit(x, y, options);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("%s %.4f %.5f %d\n", which, seconds, h.history.at("loss").back(), ef::num_threads());
+  std::printf("%s %.4f %.6g %d\n", which, seconds, h.history.at("loss").back(), ef::num_threads());
   return 0;
 }
