@@ -48,10 +48,6 @@ def _print_sink(line):
 _core._set_print_sink(_print_sink)
 _atexit.register(_core._set_print_sink, None)  # before the interpreter goes away
 
-# keras namespace: tf.keras.layers.Layer, tf.keras.layers.Dense, ...
-keras = _types.ModuleType("eagerflow.keras")
-keras.layers = _types.ModuleType("eagerflow.keras.layers")
-for _n in ("Layer", "Dense", "Flatten", "Dropout", "Activation", "Reshape", "TensorShape"):
-    setattr(keras.layers, _n, getattr(_layers, _n))
-_sys.modules["eagerflow.keras"] = keras
-_sys.modules["eagerflow.keras.layers"] = keras.layers
+# ef.keras (a package: layers, Model/Sequential, optimizers, losses, metrics, callbacks),
+# ef.saved_model, ef.onnx, ef.data.
+from . import keras, saved_model, onnx, data  # noqa: E402

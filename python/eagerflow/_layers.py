@@ -29,12 +29,9 @@ class TensorShape(tuple):
         return list(self)
 
 
-class Layer(_core.Layer):
-    """Subclass it in Python: build(input_shape), call(inputs[, training]), add_weight(...).
-
-    Sub-layers assigned as attributes are tracked when first called inside call(). The
-    layer is a C++ ef::nn::Layer, so ef.function, fit and the weight lists treat it as one.
-    """
+class _PythonLayer:
+    """What layers and models written in Python share (mixed into Layer and keras.Model): the
+    C++ trampoline calls _ef_build and _ef_call, which call the user's build and call."""
 
     def __init__(self, name=None, trainable=True, dtype=None, **kwargs):
         if name is None:
@@ -65,11 +62,37 @@ class Layer(_core.Layer):
             return self.call(inputs, training=training)
         return self.call(inputs)
 
-    def __setattr__(self, name, value):
-        super().__setattr__(name, value)
-
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}>"
+
+
+class Layer(_PythonLayer, _core.Layer):
+    """Subclass it in Python: build(input_shape), call(inputs[, training]), add_weight(...).
+
+    Sub-layers assigned as attributes are tracked when first called inside call(). The
+    layer is a C++ ef::nn::Layer, so ef.function, fit and the weight lists treat it as one.
+    """
+
+
+class InputLayer:
+    """Keras' Input / InputLayer for Sequential: the shape of one example (no batch axis).
+    ef.keras.Sequential([ef.keras.Input(shape=(28, 28)), ...]) builds the model at once, so
+    summary() shows the shapes. (There is no functional API: Input is not a symbolic tensor.)"""
+
+    def __init__(self, shape=None, batch_size=None, dtype=None, name=None, input_shape=None):
+        shape = shape if shape is not None else input_shape
+        if shape is None:
+            raise ValueError("Input needs a shape (of one example, without the batch axis)")
+        self.shape = (batch_size,) + tuple(shape)
+        self.dtype = dtype
+        self.name = name
+
+    def __repr__(self):
+        return f"<InputLayer shape={self.shape}>"
+
+
+def Input(shape=None, batch_size=None, dtype=None, name=None):  # noqa: N802 - Keras' name
+    return InputLayer(shape=shape, batch_size=batch_size, dtype=dtype, name=name)
 
 
 Dense = _core.Dense

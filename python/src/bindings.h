@@ -15,6 +15,7 @@ void init_function(nb::module_& m);
 void init_autodiff(nb::module_& m);
 void init_layers(nb::module_& m);
 void init_training(nb::module_& m);
+void init_io(nb::module_& m);
 
 // A tensor from anything a tensor is accepted as: an ef.Tensor, a NumPy array (or any object
 // with the buffer protocol / __array__, shared without a copy when it is C-contiguous and of

@@ -1,23 +1,23 @@
 // Layers: ef::nn::Layer with a trampoline so that Python subclasses override build/call, and
 // the C++ layers (Dense, Flatten, Dropout, ...).
-#include <nanobind/trampoline.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include "bindings.h"
+#include "py_layer.h"
 
 namespace efpy {
-namespace {
-
-using ef::Tensor;
-using ef::nn::Layer;
 
 nb::tuple shape_tuple(const ef::Shape& s) {
   nb::list out;
   for (auto d : s) out.append(d == ef::kDynamic ? nb::none() : nb::cast(d));
   return nb::tuple(out);
 }
+
+namespace {
+
+using ef::Tensor;
+using ef::nn::Layer;
 
 ef::nn::ActivationFn activation_of(nb::handle a) {
   if (a.is_none()) return {};
@@ -29,40 +29,7 @@ ef::nn::ActivationFn activation_of(nb::handle a) {
   }));
 }
 
-// Python subclasses of ef.keras.layers.Layer: the package's Layer defines _ef_build and
-// _ef_call, which call the user's build(input_shape) and call(inputs[, training]).
-class PyLayer : public Layer {
- public:
-  NB_TRAMPOLINE(Layer, 4);
-
-  void build(const ef::Shape& input_shape) override {
-    nb::detail::ticket t(nb_trampoline, "_ef_build", nb::detail::str_hash("_ef_build"), false);
-    if (t.key.is_valid()) nb_trampoline.base().attr(t.key)(shape_tuple(input_shape));
-  }
-  void build(const std::vector<ef::Shape>& input_shapes) override {
-    nb::detail::ticket t(nb_trampoline, "_ef_build", nb::detail::str_hash("_ef_build"), false);
-    if (!t.key.is_valid()) return;
-    nb::list shapes;
-    for (const auto& s : input_shapes) shapes.append(shape_tuple(s));
-    nb_trampoline.base().attr(t.key)(shapes);
-  }
-  Tensor call(const Tensor& inputs, bool training) override {
-    nb::detail::ticket t(nb_trampoline, "_ef_call", nb::detail::str_hash("_ef_call"), false);
-    if (!t.key.is_valid()) return Layer::call(inputs, training);
-    return to_tensor(nb_trampoline.base().attr(t.key)(inputs, training));
-  }
-  Tensor call(const std::vector<Tensor>& inputs, bool training) override {
-    nb::detail::ticket t(nb_trampoline, "_ef_call", nb::detail::str_hash("_ef_call"), false);
-    if (!t.key.is_valid()) return Layer::call(inputs, training);
-    return to_tensor(nb_trampoline.base().attr(t.key)(nb::cast(inputs), training));
-  }
-
-  ef::Variable add_weight_(const std::string& name, const ef::Shape& shape, const ef::nn::Initializer& init,
-                           bool trainable, ef::DType dtype) {
-    return add_weight(name, shape, init, trainable, dtype);
-  }
-  void track_(Layer& child) { track(child); }
-};
+using PyLayer = PyLayerT<Layer>;
 
 ef::nn::Initializer initializer_of(nb::handle h) {
   if (h.is_none()) return ef::nn::glorot_uniform_initializer();
@@ -106,11 +73,17 @@ void init_layers(nb::module_& m) {
         return out;
       })
       .def("_type_name", &Layer::type_name)
+      .def_prop_ro("_output_shape",
+                   [](const Layer& l) -> nb::object {
+                     auto spec = l.output_spec();
+                     if (!spec) return nb::none();
+                     return shape_tuple(spec->shape);
+                   })
       .def(
           "add_weight",
           [](Layer& self, const std::string& name, nb::handle shape, nb::handle initializer, bool trainable,
              nb::handle dtype) {
-            auto* py = dynamic_cast<PyLayer*>(&self);
+            auto* py = dynamic_cast<PyLayerAccess*>(&self);
             if (!py) throw nb::type_error("add_weight is for layers written in Python");
             std::vector<std::int64_t> dims;
             for (auto d : shape) dims.push_back(nb::cast<std::int64_t>(d));
@@ -120,7 +93,7 @@ void init_layers(nb::module_& m) {
           nb::arg("name"), nb::arg("shape"), nb::arg("initializer") = nb::none(), nb::arg("trainable") = true,
           nb::arg("dtype") = nb::none())
       .def("_track", [](Layer& self, Layer& child) {
-        if (auto* py = dynamic_cast<PyLayer*>(&self)) py->track_(child);
+        if (auto* py = dynamic_cast<PyLayerAccess*>(&self)) py->track_(child);
       });
 
   nb::class_<ef::nn::Dense, Layer>(m, "Dense")

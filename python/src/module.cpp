@@ -10,4 +10,5 @@ NB_MODULE(_core, m) {
   efpy::init_autodiff(m);
   efpy::init_layers(m);
   efpy::init_training(m);
+  efpy::init_io(m);
 }

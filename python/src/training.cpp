@@ -1,2 +1,406 @@
-#include "bindings.h"
-namespace efpy { void init_training(nb::module_& m) {} }
+// Keras training: Model (subclassable in Python) and Sequential with compile/fit/evaluate/
+// predict, optimizers and schedules, losses, metrics, callbacks (Python ones through a
+// trampoline). fit, evaluate, predict and train_on_batch run with the GIL released; Python
+// layers, losses, schedules and callbacks take it back when the C++ loop calls them.
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "py_layer.h"
+
+namespace efpy {
+namespace {
+
+using ef::Tensor;
+using ef::nn::Layer;
+using namespace ef::train;
+namespace optim = ef::optim;
+
+// A Python callable held from C++ code that may copy or drop it without the GIL (a loss or a
+// schedule inside a model): the reference is released with the GIL taken.
+std::shared_ptr<nb::object> hold(nb::handle fn) {
+  return std::shared_ptr<nb::object>(new nb::object(nb::borrow(fn)), [](nb::object* o) {
+    if (!Py_IsInitialized()) return;  // leaked at interpreter exit, as nanobind does
+    nb::gil_scoped_acquire gil;
+    delete o;
+  });
+}
+
+nb::dict logs_dict(const Logs& logs) {
+  nb::dict d;
+  for (const auto& [k, v] : logs) d[nb::str(k.c_str())] = v;
+  return d;
+}
+
+// C stdio (where the progress bar goes through std::cout) and Python's sys.stdout keep
+// separate buffers: flush each before the other writes, so lines keep their order.
+void flush_c_stdout() {
+  std::cout.flush();
+  std::fflush(stdout);
+}
+void flush_py_stdout() {
+  nb::object out = nb::module_::import_("sys").attr("stdout");
+  if (!out.is_none()) out.attr("flush")();
+}
+
+// Python subclasses of ef.keras.callbacks.Callback: Keras' method names and arguments. A
+// method the subclass does not define costs no GIL (nanobind finds no override).
+class PyCallback : public Callback {
+ public:
+  NB_TRAMPOLINE(Callback);
+
+  void on_train_begin() override { dispatch("on_train_begin", [](nb::handle f) { f(nb::dict()); }); }
+  void on_train_end() override { dispatch("on_train_end", [](nb::handle f) { f(nb::dict()); }); }
+  void on_epoch_begin(int epoch) override {
+    dispatch("on_epoch_begin", [&](nb::handle f) { f(epoch, nb::dict()); });
+  }
+  void on_epoch_end(int epoch, const Logs& logs) override {
+    dispatch("on_epoch_end", [&](nb::handle f) { f(epoch, logs_dict(logs)); });
+  }
+  void on_batch_begin(int batch) override {
+    if (!dispatch("on_train_batch_begin", [&](nb::handle f) { f(batch, nb::dict()); }))
+      dispatch("on_batch_begin", [&](nb::handle f) { f(batch, nb::dict()); });
+  }
+  void on_batch_end(int batch, const Logs& logs) override {
+    if (!dispatch("on_train_batch_end", [&](nb::handle f) { f(batch, logs_dict(logs)); }))
+      dispatch("on_batch_end", [&](nb::handle f) { f(batch, logs_dict(logs)); });
+  }
+
+ private:
+  template <class F>
+  bool dispatch(const char* name, F&& call) {
+    nb::gil_scoped_acquire gil;
+    nb::detail::ticket t(nb_trampoline, name, nb::detail::str_hash(name), false);
+    if (!t.key.is_valid()) return false;
+    flush_c_stdout();
+    call(nb_trampoline.base().attr(t.key));
+    flush_py_stdout();
+    return true;
+  }
+};
+
+optim::LearningRate learning_rate_of(nb::handle h) {
+  optim::ExponentialDecay* exp = nullptr;
+  if (nb::try_cast(h, exp, false) && exp) return optim::LearningRate(*exp);
+  optim::CosineDecay* cos = nullptr;
+  if (nb::try_cast(h, cos, false) && cos) return optim::LearningRate(*cos);
+  if (PyFloat_Check(h.ptr()) || PyLong_Check(h.ptr())) return optim::LearningRate(nb::cast<double>(h));
+  try {
+    return optim::LearningRate(nb::cast<double>(h));  // numpy scalars, 0-d tensors with __float__
+  } catch (const nb::cast_error&) {
+    throw nb::type_error("learning_rate must be a number, ExponentialDecay or CosineDecay");
+  }
+}
+
+optim::ClipOptions clip_of(std::optional<double> clipnorm, std::optional<double> global_clipnorm) {
+  optim::ClipOptions c;
+  c.clipnorm = clipnorm;
+  c.global_clipnorm = global_clipnorm;
+  return c;
+}
+
+// Tensors for fit/evaluate: taken with the GIL held, before the loop releases it.
+Tensor batched(nb::handle h, const char* what) {
+  if (h.is_none()) throw nb::value_error((std::string(what) + " is required").c_str());
+  return to_tensor(h);
+}
+
+nb::tuple fit(Model& self, nb::handle x, nb::handle y, std::int64_t batch_size, int epochs, int initial_epoch,
+              double validation_split, nb::handle validation_data, bool shuffle, nb::handle callbacks, int verbose) {
+  FitOptions o;
+  Tensor xt = batched(x, "x"), yt = batched(y, "y");
+  o.batch_size = batch_size;
+  o.epochs = epochs;
+  o.initial_epoch = initial_epoch;
+  o.validation_split = validation_split;
+  if (!validation_data.is_none()) {
+    if (nb::len(validation_data) != 2)
+      throw nb::value_error("validation_data must be a pair (x_val, y_val) (sample weights are not supported)");
+    o.validation_data = std::make_pair(to_tensor(validation_data[0]), to_tensor(validation_data[1]));
+  }
+  o.shuffle = shuffle;
+  o.verbose = verbose;
+  // The callbacks stay alive in the caller's list for the whole call: no ownership taken.
+  if (!callbacks.is_none())
+    for (auto cb : callbacks) o.callbacks.emplace_back(nb::cast<Callback*>(cb), [](Callback*) {});
+  History h;
+  {
+    nb::gil_scoped_release release;
+    h = self.fit(xt, yt, o);
+    flush_c_stdout();
+  }
+  nb::dict history;
+  for (const auto& [k, v] : h.history) history[nb::str(k.c_str())] = nb::cast(v);
+  return nb::make_tuple(history, nb::cast(h.epoch));
+}
+
+}  // namespace
+
+void init_training(nb::module_& m) {
+  nb::module_ t = m.def_submodule("_train");
+  // A Python object whose C++ part exists (a subclass's __init__ may skip super().__init__()).
+  t.def("_inst_ready", [](nb::handle h) { return nb::inst_ready(h); });
+
+  // ---------------------------------------------------------------- optimizers
+  nb::class_<optim::LearningRateSchedule>(t, "LearningRateSchedule")
+      .def("__call__", [](const optim::LearningRateSchedule& s, nb::handle step) {
+        return s(ef::cast(to_tensor(step), ef::DType::float32));
+      });
+  nb::class_<optim::ExponentialDecay, optim::LearningRateSchedule>(t, "ExponentialDecay")
+      .def(nb::init<double, double, double, bool>(), "initial_learning_rate"_a, "decay_steps"_a, "decay_rate"_a,
+           "staircase"_a = false);
+  nb::class_<optim::CosineDecay, optim::LearningRateSchedule>(t, "CosineDecay")
+      .def(nb::init<double, double, double>(), "initial_learning_rate"_a, "decay_steps"_a, "alpha"_a = 0.0);
+
+  nb::class_<optim::Optimizer>(t, "Optimizer")
+      .def_prop_ro("name", &optim::Optimizer::name)
+      .def_prop_rw("learning_rate", &optim::Optimizer::learning_rate, &optim::Optimizer::set_learning_rate)
+      .def_prop_ro("iterations",
+                   [](const optim::Optimizer& o) -> std::int64_t {
+                     ef::Variable v = o.iterations();
+                     return v.defined() ? ef::Tensor(v).item<std::int64_t>() : 0;
+                   })
+      .def_prop_ro("variables", &optim::Optimizer::variables)
+      .def(
+          "apply_gradients",
+          [](optim::Optimizer& o, nb::iterable grads_and_vars) {
+            std::vector<Tensor> grads;
+            std::vector<ef::Variable> vars;
+            for (auto pair : grads_and_vars) {
+              nb::handle g = pair[0];
+              grads.push_back(g.is_none() ? Tensor() : to_tensor(g));
+              vars.push_back(nb::cast<ef::Variable>(pair[1]));
+            }
+            o.apply_gradients(grads, vars);
+          },
+          "grads_and_vars"_a, "Keras' apply_gradients(zip(grads, variables)); a None gradient skips its variable.");
+  nb::class_<optim::SGD, optim::Optimizer>(t, "SGD")
+      .def("__init__",
+           [](optim::SGD* self, nb::handle lr, double momentum, bool nesterov, std::optional<double> clipnorm,
+              std::optional<double> global_clipnorm) {
+             new (self) optim::SGD(learning_rate_of(lr), momentum, nesterov, clip_of(clipnorm, global_clipnorm));
+           },
+           "learning_rate"_a = 0.01, "momentum"_a = 0.0, "nesterov"_a = false, "clipnorm"_a = nb::none(),
+           "global_clipnorm"_a = nb::none());
+  nb::class_<optim::Adam, optim::Optimizer>(t, "Adam")
+      .def("__init__",
+           [](optim::Adam* self, nb::handle lr, double beta_1, double beta_2, double epsilon,
+              std::optional<double> clipnorm, std::optional<double> global_clipnorm) {
+             new (self) optim::Adam(learning_rate_of(lr), beta_1, beta_2, epsilon, clip_of(clipnorm, global_clipnorm));
+           },
+           "learning_rate"_a = 0.001, "beta_1"_a = 0.9, "beta_2"_a = 0.999, "epsilon"_a = 1e-7,
+           "clipnorm"_a = nb::none(), "global_clipnorm"_a = nb::none());
+  nb::class_<optim::AdamW, optim::Adam>(t, "AdamW")
+      .def("__init__",
+           [](optim::AdamW* self, nb::handle lr, double weight_decay, double beta_1, double beta_2, double epsilon,
+              std::optional<double> clipnorm, std::optional<double> global_clipnorm) {
+             new (self) optim::AdamW(learning_rate_of(lr), weight_decay, beta_1, beta_2, epsilon,
+                                     clip_of(clipnorm, global_clipnorm));
+           },
+           "learning_rate"_a = 0.001, "weight_decay"_a = 0.004, "beta_1"_a = 0.9, "beta_2"_a = 0.999,
+           "epsilon"_a = 1e-7, "clipnorm"_a = nb::none(), "global_clipnorm"_a = nb::none());
+  nb::class_<optim::RMSprop, optim::Optimizer>(t, "RMSprop")
+      .def("__init__",
+           [](optim::RMSprop* self, nb::handle lr, double rho, double momentum, double epsilon,
+              std::optional<double> clipnorm, std::optional<double> global_clipnorm) {
+             new (self) optim::RMSprop(learning_rate_of(lr), rho, momentum, epsilon, clip_of(clipnorm, global_clipnorm));
+           },
+           "learning_rate"_a = 0.001, "rho"_a = 0.9, "momentum"_a = 0.0, "epsilon"_a = 1e-7,
+           "clipnorm"_a = nb::none(), "global_clipnorm"_a = nb::none());
+
+  // ---------------------------------------------------------------- losses
+  nb::class_<Loss>(t, "Loss")
+      .def("__init__",
+           [](Loss* self, nb::handle fn, const std::string& name) {
+             if (!PyCallable_Check(fn.ptr())) throw nb::type_error("a loss must be callable as loss(y_true, y_pred)");
+             auto f = hold(fn);
+             new (self) Loss(name, [f](const Tensor& y_true, const Tensor& y_pred) {
+               nb::gil_scoped_acquire gil;
+               return to_tensor((*f)(y_true, y_pred));
+             });
+           },
+           "fn"_a, "name"_a)
+      .def("__call__",
+           [](const Loss& l, nb::handle y_true, nb::handle y_pred) { return l(to_tensor(y_true), to_tensor(y_pred)); },
+           "y_true"_a, "y_pred"_a)
+      .def_prop_ro("name", &Loss::name)
+      .def("__repr__", [](const Loss& l) { return "<ef.keras.losses.Loss " + l.name() + ">"; });
+  nb::class_<MeanSquaredError, Loss>(t, "MeanSquaredError").def(nb::init<>());
+  nb::class_<BinaryCrossentropy, Loss>(t, "BinaryCrossentropy").def(nb::init<bool>(), "from_logits"_a = false);
+  nb::class_<CategoricalCrossentropy, Loss>(t, "CategoricalCrossentropy").def(nb::init<bool>(), "from_logits"_a = false);
+  nb::class_<SparseCategoricalCrossentropy, Loss>(t, "SparseCategoricalCrossentropy")
+      .def(nb::init<bool>(), "from_logits"_a = false);
+  t.def("loss_by_name", &loss_by_name, "name"_a);
+
+  // ---------------------------------------------------------------- metrics
+  nb::class_<Metric>(t, "Metric")
+      .def_prop_ro("name", &Metric::name)
+      .def(
+          "update_state",
+          [](Metric& m, nb::handle y_true, nb::handle y_pred) { m.update_state(to_tensor(y_true), to_tensor(y_pred)); },
+          "y_true"_a, "y_pred"_a)
+      .def("result", &Metric::result)
+      .def("reset_state", &Metric::reset_state)
+      .def("__repr__", [](const Metric& m) { return "<ef.keras.metrics.Metric " + m.name() + ">"; });
+  nb::class_<Mean, Metric>(t, "Mean")
+      .def(nb::init<std::string>(), "name"_a = "mean")
+      .def("update_state", [](Mean& m, nb::handle values) { m.update_state(to_tensor(values)); }, "values"_a);
+  nb::class_<Accuracy, Metric>(t, "Accuracy").def(nb::init<std::string>(), "name"_a = "accuracy");
+  nb::class_<SparseCategoricalAccuracy, Metric>(t, "SparseCategoricalAccuracy")
+      .def(nb::init<std::string>(), "name"_a = "sparse_categorical_accuracy");
+  nb::class_<CategoricalAccuracy, Metric>(t, "CategoricalAccuracy")
+      .def(nb::init<std::string>(), "name"_a = "categorical_accuracy");
+  nb::class_<BinaryAccuracy, Metric>(t, "BinaryAccuracy")
+      .def(nb::init<std::string, double>(), "name"_a = "binary_accuracy", "threshold"_a = 0.5);
+  t.def("metric_by_name", &metric_by_name, "name"_a, "loss_name"_a = "");
+
+  // ---------------------------------------------------------------- callbacks
+  nb::class_<Callback, PyCallback>(t, "Callback")
+      .def(nb::init<>())
+      // The base methods do nothing (super().on_epoch_end(...) is fine).
+      .def("on_train_begin", [](Callback&, nb::handle) {}, "logs"_a = nb::none())
+      .def("on_train_end", [](Callback&, nb::handle) {}, "logs"_a = nb::none())
+      .def("on_epoch_begin", [](Callback&, int, nb::handle) {}, "epoch"_a, "logs"_a = nb::none())
+      .def("on_epoch_end", [](Callback&, int, nb::handle) {}, "epoch"_a, "logs"_a = nb::none())
+      .def("on_train_batch_begin", [](Callback&, int, nb::handle) {}, "batch"_a, "logs"_a = nb::none())
+      .def("on_train_batch_end", [](Callback&, int, nb::handle) {}, "batch"_a, "logs"_a = nb::none())
+      .def("on_batch_begin", [](Callback&, int, nb::handle) {}, "batch"_a, "logs"_a = nb::none())
+      .def("on_batch_end", [](Callback&, int, nb::handle) {}, "batch"_a, "logs"_a = nb::none());
+  nb::class_<EarlyStopping, Callback>(t, "EarlyStopping")
+      .def("__init__",
+           [](EarlyStopping* self, std::string monitor, double min_delta, int patience, int verbose, std::string mode,
+              std::optional<double> baseline, bool restore_best_weights, int start_from_epoch) {
+             EarlyStoppingOptions o;
+             o.monitor = std::move(monitor);
+             o.min_delta = min_delta;
+             o.patience = patience;
+             o.verbose = verbose;
+             o.mode = std::move(mode);
+             o.baseline = baseline;
+             o.restore_best_weights = restore_best_weights;
+             o.start_from_epoch = start_from_epoch;
+             new (self) EarlyStopping(o);
+           },
+           "monitor"_a = "val_loss", "min_delta"_a = 0.0, "patience"_a = 0, "verbose"_a = 0, "mode"_a = "auto",
+           "baseline"_a = nb::none(), "restore_best_weights"_a = false, "start_from_epoch"_a = 0)
+      // Keras' stopped_epoch: the epoch (from 0) at which training stopped, 0 when it did not.
+      .def_prop_ro("stopped_epoch", [](const EarlyStopping& e) { return std::max(0, e.stopped_epoch()); })
+      .def_prop_ro("best_epoch", &EarlyStopping::best_epoch)
+      .def_prop_ro("best", &EarlyStopping::best);
+  nb::class_<TerminateOnNaN, Callback>(t, "TerminateOnNaN")
+      .def(nb::init<>())
+      .def_prop_ro("terminated", &TerminateOnNaN::terminated);
+  nb::class_<CSVLogger, Callback>(t, "CSVLogger")
+      .def("__init__",
+           [](CSVLogger* self, std::string filename, const std::string& separator, bool append) {
+             if (separator != ",") throw nb::value_error("CSVLogger: only separator=',' is supported");
+             new (self) CSVLogger(std::move(filename), append);
+           },
+           "filename"_a, "separator"_a = ",", "append"_a = false);
+  nb::class_<LearningRateScheduler, Callback>(t, "_LearningRateScheduler")
+      .def("__init__",
+           [](LearningRateScheduler* self, nb::handle schedule) {
+             auto f = hold(schedule);
+             new (self) LearningRateScheduler([f](int epoch, double rate) {
+               nb::gil_scoped_acquire gil;
+               return nb::cast<double>(nb::float_((*f)(epoch, rate)));
+             });
+           },
+           "schedule"_a);
+  nb::class_<ModelCheckpoint, Callback>(t, "ModelCheckpoint")
+      .def("__init__",
+           [](ModelCheckpoint* self, std::string filepath, std::string monitor, int verbose, bool save_best_only,
+              bool save_weights_only, std::string mode, const std::string& save_freq) {
+             if (save_freq != "epoch") throw nb::value_error("ModelCheckpoint: only save_freq='epoch' is supported");
+             new (self) ModelCheckpoint(std::move(filepath), std::move(monitor), save_best_only, save_weights_only,
+                                        std::move(mode));
+           },
+           "filepath"_a, "monitor"_a = "val_loss", "verbose"_a = 0, "save_best_only"_a = false,
+           "save_weights_only"_a = false, "mode"_a = "auto", "save_freq"_a = "epoch")
+      .def_prop_ro("last_saved", &ModelCheckpoint::last_saved);
+
+  // ---------------------------------------------------------------- models
+  nb::class_<Model, Layer, PyLayerT<Model>>(t, "Model")
+      .def(nb::init<std::string>(), "name"_a = "")
+      .def(
+          "_compile",
+          [](Model& self, std::shared_ptr<optim::Optimizer> optimizer, const Loss& loss, nb::handle metrics,
+             bool run_eagerly) {
+            std::vector<std::shared_ptr<Metric>> objects;
+            if (!metrics.is_none())
+              for (auto h : metrics) {
+                if (PyUnicode_Check(h.ptr())) objects.push_back(metric_by_name(nb::cast<std::string>(h), loss.name()));
+                else objects.push_back(nb::cast<std::shared_ptr<Metric>>(h));
+              }
+            self.compile_with_metrics(std::move(optimizer), loss, std::move(objects), run_eagerly);
+          },
+          "optimizer"_a, "loss"_a, "metrics"_a.none(), "run_eagerly"_a)
+      .def("_fit", &fit, "x"_a.none(), "y"_a.none(), "batch_size"_a, "epochs"_a, "initial_epoch"_a,
+           "validation_split"_a, "validation_data"_a.none(), "shuffle"_a, "callbacks"_a.none(), "verbose"_a)
+      .def(
+          "_evaluate",
+          [](Model& self, nb::handle x, nb::handle y, std::int64_t batch_size, int verbose) {
+            Tensor xt = batched(x, "x"), yt = batched(y, "y");
+            Logs logs;
+            {
+              nb::gil_scoped_release release;
+              logs = self.evaluate(xt, yt, batch_size, verbose);
+              flush_c_stdout();
+            }
+            return logs_dict(logs);
+          },
+          "x"_a.none(), "y"_a.none(), "batch_size"_a, "verbose"_a)
+      .def(
+          "_predict",
+          [](Model& self, nb::handle x, std::int64_t batch_size) {
+            Tensor xt = batched(x, "x"), out;
+            {
+              nb::gil_scoped_release release;
+              out = self.predict(xt, batch_size);
+            }
+            return out;
+          },
+          "x"_a.none(), "batch_size"_a)
+      .def(
+          "_train_on_batch",
+          [](Model& self, nb::handle x, nb::handle y) {
+            Tensor xt = batched(x, "x"), yt = batched(y, "y");
+            Logs logs;
+            {
+              nb::gil_scoped_release release;
+              logs = self.train_on_batch(xt, yt);
+            }
+            return logs_dict(logs);
+          },
+          "x"_a.none(), "y"_a.none())
+      .def_prop_ro("optimizer", &Model::optimizer)
+      .def_rw("stop_training", &Model::stop_training)
+      .def("tracing_count", &Model::tracing_count, "Traces of the train step so far (1 after any fit).")
+      .def("test_tracing_count", &Model::test_tracing_count)
+      .def("_summary_text",
+           [](const Model& self) {
+             std::ostringstream os;
+             self.summary(os);
+             return os.str();
+           })
+      .def("save_weights", &Model::save_weights, "filepath"_a)
+      .def("load_weights", &Model::load_weights, "filepath"_a, "skip_mismatch"_a = false);
+
+  nb::class_<Sequential, Model>(t, "Sequential")
+      .def(nb::init<std::string>(), "name"_a = "")
+      .def("_add", [](Sequential& self, std::shared_ptr<Layer> layer) { self.add(std::move(layer)); }, "layer"_a)
+      .def_prop_ro("_stack", [](const Sequential& self) {
+        nb::list out;
+        for (const auto& l : self.stack()) out.append(nb::cast(l));
+        return out;
+      });
+}
+
+}  // namespace efpy

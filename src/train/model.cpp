@@ -70,13 +70,20 @@ Model::Model(std::string name) : nn::Layer(std::move(name)) {}
 
 void Model::compile(std::shared_ptr<optim::Optimizer> optimizer, Loss loss, std::vector<std::string> metrics,
                     bool run_eagerly) {
+  std::vector<std::shared_ptr<Metric>> objects;
+  for (const auto& m : metrics) objects.push_back(metric_by_name(m, loss.name()));
+  compile_with_metrics(std::move(optimizer), std::move(loss), std::move(objects), run_eagerly);
+}
+
+void Model::compile_with_metrics(std::shared_ptr<optim::Optimizer> optimizer, Loss loss,
+                                 std::vector<std::shared_ptr<Metric>> metrics, bool run_eagerly) {
   if (!optimizer) fail(this->name(), "compile needs an optimizer");
+  for (const auto& m : metrics)
+    if (!m) fail(this->name(), "compile got a null metric");
   optimizer_ = std::move(optimizer);
   loss_tracker_ = std::make_shared<Mean>("loss");
-  metrics_.clear();
-  for (const auto& m : metrics) metrics_.push_back(metric_by_name(m, loss.name()));
+  metrics_ = std::move(metrics);
   loss_ = std::move(loss);
-  metric_names_ = std::move(metrics);
   run_eagerly_ = run_eagerly;
   train_step_ = nullptr;  // new steps for the new configuration
   test_step_ = nullptr;

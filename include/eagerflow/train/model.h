@@ -46,6 +46,11 @@ class Model : public nn::Layer {
                std::vector<std::string> metrics = {}, bool run_eagerly = false) {
     compile(std::move(optimizer), loss_by_name(loss), std::move(metrics), run_eagerly);
   }
+  // Metrics as objects (Keras' metrics=[SparseCategoricalAccuracy(name="acc")], or made in
+  // Python): each reports under its own name. A distinct name, since compile(opt, loss, {}) must
+  // stay unambiguous.
+  void compile_with_metrics(std::shared_ptr<optim::Optimizer> optimizer, Loss loss,
+                            std::vector<std::shared_ptr<Metric>> metrics, bool run_eagerly = false);
   History fit(const Tensor& x, const Tensor& y, const FitOptions& options = {});
   // The loss and metrics over (x, y), in batches.
   Logs evaluate(const Tensor& x, const Tensor& y, std::int64_t batch_size = 32, int verbose = 0);
@@ -79,7 +84,6 @@ class Model : public nn::Layer {
 
   std::shared_ptr<optim::Optimizer> optimizer_;
   std::optional<Loss> loss_;
-  std::vector<std::string> metric_names_;
   std::shared_ptr<Mean> loss_tracker_;
   std::vector<std::shared_ptr<Metric>> metrics_;
   bool run_eagerly_ = false;

@@ -1,0 +1,38 @@
+"""ef.data: the MNIST files (IDX, gzip) as NumPy arrays, and a generated stand-in."""
+import numpy as _np
+
+from . import _core
+
+_io = _core._io
+
+
+def find_mnist(flag=""):
+    """The folder with the MNIST files: `flag` if given, else $EF_MNIST_DIR, else
+    ../shared/data/mnist from the working directory or a parent; None when none has them."""
+    return _io._find_mnist(str(flag))
+
+
+def _arrays(pair):
+    images, labels = pair
+    return _np.asarray(images), _np.asarray(labels)
+
+
+def load_mnist_test(dir=None):  # noqa: A002 - the C++ name
+    """The MNIST test set (t10k-*): images float32 [10000, 28, 28] in [0, 1], labels int64."""
+    if dir is None:
+        dir = find_mnist()  # noqa: A001
+        if dir is None:
+            raise FileNotFoundError("MNIST files not found (set EF_MNIST_DIR or pass the folder)")
+    return _arrays(_io._load_mnist_test(str(dir)))
+
+
+def load_idx(images_path, labels_path):
+    return _arrays(_io._load_idx(str(images_path), str(labels_path)))
+
+
+def synthetic_digits(n, seed=0):
+    """n generated digit-like images and labels (for running without the files)."""
+    return _arrays(_io._synthetic_digits(int(n), int(seed)))
+
+
+__all__ = ["find_mnist", "load_mnist_test", "load_idx", "synthetic_digits"]

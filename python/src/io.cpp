@@ -1,0 +1,82 @@
+// Saving and data: ef.saved_model.save/load (ef::save/ef::load), ef.onnx.export_model, and the
+// MNIST reader (ef.data).
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <eagerflow/io/onnx.h>
+
+#include "bindings.h"
+
+namespace efpy {
+namespace {
+
+std::optional<ef::TensorSpec> spec_of(nb::handle h) {
+  if (h.is_none()) return std::nullopt;
+  return nb::cast<ef::TensorSpec>(h);
+}
+
+nb::tuple digits_tuple(const ef::data::Digits& d) { return nb::make_tuple(d.images, d.labels); }
+
+}  // namespace
+
+void init_io(nb::module_& m) {
+  nb::module_ t = m.def_submodule("_io");
+  nb::class_<ef::SavedModel>(t, "SavedModel")
+      .def("signature_names", &ef::SavedModel::signature_names)
+      .def(
+          "signature_specs",
+          [](const ef::SavedModel& s, const std::string& name) {
+            const auto& sig = s.signature(name);
+            return nb::make_tuple(sig.input_names, sig.inputs, sig.outputs);
+          },
+          "name"_a, "(input names, input specs, output specs) of a signature")
+      .def(
+          "run",
+          [](const ef::SavedModel& s, const std::string& name, nb::handle inputs) {
+            std::vector<ef::Tensor> xs;
+            for (auto x : inputs) xs.push_back(to_tensor(x));
+            std::vector<ef::Tensor> outs;
+            {
+              nb::gil_scoped_release release;
+              outs = s(name, xs);
+            }
+            return outs;
+          },
+          "name"_a, "inputs"_a)
+      .def_prop_ro("variables", &ef::SavedModel::variables)
+      .def("concrete_function", &ef::SavedModel::concrete_function, "name"_a);
+  t.def(
+      "_save",
+      [](ef::nn::Layer& layer, const std::string& dir, nb::handle input_spec) { ef::save(layer, dir, spec_of(input_spec)); },
+      "layer"_a, "dir"_a, "input_spec"_a.none() = nb::none());
+  t.def(
+      "_load",
+      [](const std::string& dir) {
+        nb::gil_scoped_release release;  // load traces every graph again to check it
+        return ef::load(dir);
+      },
+      "dir"_a);
+  t.def(
+      "_export_onnx",
+      [](ef::nn::Layer& layer, const std::string& path, nb::handle input_spec) {
+        ef::onnx::export_model(layer, path, spec_of(input_spec));
+      },
+      "layer"_a, "path"_a, "input_spec"_a.none() = nb::none());
+
+  t.def(
+      "_load_mnist_test", [](const std::string& dir) { return digits_tuple(ef::data::load_mnist_test(dir)); }, "dir"_a);
+  t.def(
+      "_load_idx",
+      [](const std::string& images, const std::string& labels) { return digits_tuple(ef::data::load_idx(images, labels)); },
+      "images_path"_a, "labels_path"_a);
+  t.def("_find_mnist", &ef::data::find_mnist, "flag"_a = "");
+  t.def(
+      "_synthetic_digits",
+      [](std::int64_t n, std::uint64_t seed) { return digits_tuple(ef::data::synthetic_digits(n, seed)); }, "n"_a,
+      "seed"_a = 0);
+}
+
+}  // namespace efpy
