@@ -3,6 +3,8 @@ optimizers, losses and metrics, callbacks written in Python and the C++ ones, sa
 import csv
 import os
 import re
+import subprocess
+import sys
 import threading
 import time
 
@@ -436,3 +438,11 @@ def test_gil_is_released_while_fit_runs(mnist):
     # Held, the GIL would stop the other thread for the whole fit; released, it ticks on.
     assert end - start > 0.1, "fit too short to tell"
     assert len(inside) > 20 and gaps.max() < (end - start) / 3, (len(inside), gaps.max(), end - start)
+
+
+def test_train_mnist_example_runs(repo_root):
+    example = os.path.join(repo_root, "examples", "python", "train_mnist.py")
+    out = subprocess.run([sys.executable, example], capture_output=True, text=True, timeout=120,
+                         cwd=repo_root)
+    assert out.returncode == 0, out.stderr
+    assert "(Python callback) epoch 1" in out.stdout and "traced 1 time(s)" in out.stdout, out.stdout
