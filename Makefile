@@ -22,6 +22,7 @@ demo: build python
 	./build/release/examples/seed_demo
 	./build/release/examples/train_mnist
 	cd build && $(PYTHON) ../examples/python/seed.py
+	cd build && $(PYTHON) ../examples/python/train_mnist.py
 
 test: build python
 	ctest --preset release
