@@ -7,7 +7,7 @@ import types as _types
 from . import _core
 from ._core import *  # noqa: F401,F403 - the op table as ef.<name>
 from ._core import Error, Tensor, TensorSpec, Variable, DType, ConcreteFunction, random, print  # noqa: F401
-from ._function import Function, function
+from ._function import Function, RetracingWarning, function, _log_warning
 from ._autodiff import GradientTape, grad, value_and_grad
 from . import _layers
 
@@ -47,6 +47,9 @@ def _print_sink(line):
 
 _core._set_print_sink(_print_sink)
 _atexit.register(_core._set_print_sink, None)  # before the interpreter goes away
+# The library's warnings (retracing) as Python warnings (ef.RetracingWarning), not raw stderr.
+_core._set_log_handler(_log_warning)
+_atexit.register(_core._set_log_handler, None)
 
 # ef.keras (a package: layers, Model/Sequential, optimizers, losses, metrics, callbacks),
 # ef.saved_model, ef.onnx, ef.data.

@@ -6,12 +6,41 @@ containers of them), replays the cached graph otherwise, and records a reason fo
 """
 import functools
 import inspect
+import os
+import sys
+import warnings
 
 import numpy as _np
 
 from . import _core
 
 _Tensor = _core.Tensor
+
+
+class RetracingWarning(UserWarning):
+    """An ef.function traced again and again (5 of its last 10 calls), or evicted a trace.
+    TF logs this as "triggered tf.function retracing"; here it is a Python warning, so
+    `warnings` filters it: warnings.simplefilter("error", ef.RetracingWarning) makes it an
+    exception (raised by the call that traced; that trace stays cached)."""
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_CPP_HINT = "  To trace less: pass FunctionOptions::input_signature"
+_PY_HINT = ("  To trace less: pass input_signature=[ef.TensorSpec(shape=[None, ...])] (None: a dim that may "
+            "change), reduce_retracing=True, or pass changing numbers as tensors rather than Python numbers.")
+
+
+def _log_warning(line):
+    """The C++ library's warning lines (python/src/log.cpp) as Python warnings, attributed to
+    the first frame outside the package (the user's call)."""
+    lines = line.split("\n")
+    lines = [_PY_HINT if l.startswith(_CPP_HINT) else l for l in lines]
+    text = "\n".join(lines).replace("[ef.function] WARNING: ", "ef.function: ")
+    text = text.replace("[ef.function] ", "ef.function: ")
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(text, RetracingWarning, stacklevel=level)
 
 
 def _is_tensorlike(x):
@@ -162,7 +191,10 @@ class Function:
     def _canonical(self, args, kwargs):
         """Keyword arguments in parameter order, defaults filled in (f(x, y=1), f(x, 1) share a trace)."""
         if self._bind is not None:
-            bound = self._bind.bind(*args, **kwargs)
+            try:
+                bound = self._bind.bind(*args, **kwargs)
+            except TypeError as e:  # "missing a required argument: 'y'": say whose, as Python does
+                raise TypeError(f"ef.function {self._core.name}{self._bind}: {e}") from None
             bound.apply_defaults()
             return tuple(bound.args), dict(bound.kwargs)
         return args, dict(sorted(kwargs.items()))

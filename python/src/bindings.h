@@ -16,6 +16,11 @@ void init_autodiff(nb::module_& m);
 void init_layers(nb::module_& m);
 void init_training(nb::module_& m);
 void init_io(nb::module_& m);
+void init_log(nb::module_& m);
+
+// Hands the queued ef log warnings (retracing) to Python's `warnings` (log.cpp). Call with the
+// GIL held and no ef lock held, after C++ work that may have traced.
+void drain_log_warnings();
 
 // A tensor from anything a tensor is accepted as: an ef.Tensor, a NumPy array (or any object
 // with the buffer protocol / __array__, shared without a copy when it is C-contiguous and of

@@ -204,6 +204,7 @@ class PyFunction {
         out_trees_[ctx.graph().get()] = nb::borrow(result[1]);
       });
     }
+    drain_log_warnings();  // a retracing warning becomes a Python warning here, at the caller
     return cf;
   }
 

@@ -11,4 +11,5 @@ NB_MODULE(_core, m) {
   efpy::init_layers(m);
   efpy::init_training(m);
   efpy::init_io(m);
+  efpy::init_log(m);
 }

@@ -136,6 +136,7 @@ nb::tuple fit(Model& self, nb::handle x, nb::handle y, std::int64_t batch_size, 
     h = self.fit(xt, yt, o);
     flush_c_stdout();
   }
+  drain_log_warnings();
   nb::dict history;
   for (const auto& [k, v] : h.history) history[nb::str(k.c_str())] = nb::cast(v);
   return nb::make_tuple(history, nb::cast(h.epoch));
@@ -354,6 +355,7 @@ void init_training(nb::module_& m) {
               logs = self.evaluate(xt, yt, batch_size, verbose);
               flush_c_stdout();
             }
+            drain_log_warnings();
             return logs_dict(logs);
           },
           "x"_a.none(), "y"_a.none(), "batch_size"_a, "verbose"_a)
@@ -365,6 +367,7 @@ void init_training(nb::module_& m) {
               nb::gil_scoped_release release;
               out = self.predict(xt, batch_size);
             }
+            drain_log_warnings();
             return out;
           },
           "x"_a.none(), "batch_size"_a)
@@ -377,6 +380,7 @@ void init_training(nb::module_& m) {
               nb::gil_scoped_release release;
               logs = self.train_on_batch(xt, yt);
             }
+            drain_log_warnings();
             return logs_dict(logs);
           },
           "x"_a.none(), "y"_a.none())
