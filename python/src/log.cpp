@@ -1,4 +1,4 @@
-// ef's log lines from Python. The C++ library logs to stderr (std::clog); from Python its
+// ef's log lines and thread count from Python. The C++ library logs to stderr (std::clog); from Python its
 // warnings (retracing, evicted traces) become Python warnings (ef.RetracingWarning), which
 // `warnings` filters, pytest captures and -W error turns into exceptions.
 //
@@ -82,6 +82,9 @@ void init_log(nb::module_& m) {
       },
       nb::arg("handler").none());
   m.def("_drain_log_warnings", &drain_log_warnings);
+  m.def("set_num_threads", &ef::set_num_threads, nb::arg("n"),
+        "Threads for ops and fit (ef::set_num_threads, at least 1); OMP_NUM_THREADS sets it at start.");
+  m.def("num_threads", &ef::num_threads, "The threads ops use now (ef::num_threads).");
   m.def(
       "set_log_level",
       [](const std::string& level) {
