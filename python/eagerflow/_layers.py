@@ -100,3 +100,12 @@ Flatten = _core.Flatten
 Dropout = _core.Dropout
 Activation = _core.Activation
 Reshape = _core.Reshape
+Conv2D = _core.Conv2D
+MaxPool2D = MaxPooling2D = _core.MaxPool2D
+AveragePooling2D = AvgPool2D = _core.AveragePooling2D
+GlobalAveragePooling2D = _core.GlobalAveragePooling2D
+BatchNormalization = _core.BatchNormalization
+LayerNormalization = _core.LayerNormalization
+Embedding = _core.Embedding
+Add = _core.Add
+Concatenate = _core.Concatenate

@@ -4,6 +4,9 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "eagerflow/nn/conv_layers.h"
+#include "eagerflow/nn/embedding_merge.h"
+#include "eagerflow/nn/normalization.h"
 #include "py_layer.h"
 
 namespace efpy {
@@ -49,6 +52,30 @@ Tensor layer_call(Layer& layer, nb::handle inputs, std::optional<bool> training)
     return layer(xs, training);
   }
   return layer(to_tensor(inputs), training);
+}
+
+// Keras' int-or-pair arguments (kernel_size=3, strides=(2, 1)).
+ef::Stride2 pair_of(nb::handle h, const char* what) {
+  if (PyLong_Check(h.ptr())) {
+    auto v = nb::cast<std::int64_t>(h);
+    return {v, v};
+  }
+  std::vector<std::int64_t> v;
+  for (auto x : h) v.push_back(nb::cast<std::int64_t>(x));
+  if (v.size() != 2) throw nb::value_error((std::string(what) + " must be an int or a pair of ints").c_str());
+  return {v[0], v[1]};
+}
+
+template <class Pool>
+void bind_pooling(nb::module_& m, const char* name) {
+  nb::class_<Pool, Layer>(m, name).def(
+      "__init__",
+      [](Pool* self, nb::handle pool_size, nb::handle strides, const std::string& padding, const std::string& name) {
+        std::optional<ef::Stride2> s;
+        if (!strides.is_none()) s = pair_of(strides, "strides");
+        new (self) Pool(pair_of(pool_size, "pool_size"), s, padding, name);
+      },
+      nb::arg("pool_size") = 2, nb::arg("strides") = nb::none(), nb::arg("padding") = "valid", nb::arg("name") = "");
 }
 
 }  // namespace
@@ -118,6 +145,44 @@ void init_layers(nb::module_& m) {
       .def("__init__", [](ef::nn::Activation* self, nb::handle fn, const std::string& name) {
         new (self) ef::nn::Activation(activation_of(fn), name);
       }, nb::arg("activation"), nb::arg("name") = "");
+  nb::class_<ef::nn::Conv2D, Layer>(m, "Conv2D")
+      .def("__init__",
+           [](ef::nn::Conv2D* self, std::int64_t filters, nb::handle kernel_size, nb::handle strides,
+              const std::string& padding, nb::handle dilation_rate, nb::handle activation, bool use_bias,
+              const std::string& name) {
+             ef::nn::Conv2DOptions o;
+             o.strides = pair_of(strides, "strides");
+             o.padding = padding;
+             o.dilation_rate = pair_of(dilation_rate, "dilation_rate");
+             o.activation = activation_of(activation);
+             o.use_bias = use_bias;
+             new (self) ef::nn::Conv2D(filters, pair_of(kernel_size, "kernel_size"), o, name);
+           },
+           nb::arg("filters"), nb::arg("kernel_size"), nb::arg("strides") = 1, nb::arg("padding") = "valid",
+           nb::arg("dilation_rate") = 1, nb::arg("activation") = nb::none(), nb::arg("use_bias") = true,
+           nb::arg("name") = "")
+      .def_prop_ro("kernel", &ef::nn::Conv2D::kernel)
+      .def_prop_ro("bias", &ef::nn::Conv2D::bias);
+  bind_pooling<ef::nn::MaxPool2D>(m, "MaxPool2D");
+  bind_pooling<ef::nn::AveragePooling2D>(m, "AveragePooling2D");
+  nb::class_<ef::nn::GlobalAveragePooling2D, Layer>(m, "GlobalAveragePooling2D")
+      .def(nb::init<std::string>(), nb::arg("name") = "");
+  nb::class_<ef::nn::BatchNormalization, Layer>(m, "BatchNormalization")
+      .def(nb::init<double, double, std::string>(), nb::arg("momentum") = 0.99, nb::arg("epsilon") = 1e-3,
+           nb::arg("name") = "")
+      .def_prop_ro("gamma", &ef::nn::BatchNormalization::gamma)
+      .def_prop_ro("beta", &ef::nn::BatchNormalization::beta)
+      .def_prop_ro("moving_mean", &ef::nn::BatchNormalization::moving_mean)
+      .def_prop_ro("moving_variance", &ef::nn::BatchNormalization::moving_variance);
+  nb::class_<ef::nn::LayerNormalization, Layer>(m, "LayerNormalization")
+      .def(nb::init<double, std::string>(), nb::arg("epsilon") = 1e-3, nb::arg("name") = "");
+  nb::class_<ef::nn::Embedding, Layer>(m, "Embedding")
+      .def(nb::init<std::int64_t, std::int64_t, std::string>(), nb::arg("input_dim"), nb::arg("output_dim"),
+           nb::arg("name") = "")
+      .def_prop_ro("embeddings", &ef::nn::Embedding::embeddings);
+  nb::class_<ef::nn::Add, Layer>(m, "Add").def(nb::init<std::string>(), nb::arg("name") = "");
+  nb::class_<ef::nn::Concatenate, Layer>(m, "Concatenate")
+      .def(nb::init<int, std::string>(), nb::arg("axis") = -1, nb::arg("name") = "");
   nb::class_<ef::nn::Reshape, Layer>(m, "Reshape")
       .def("__init__", [](ef::nn::Reshape* self, std::vector<std::int64_t> target, const std::string& name) {
         new (self) ef::nn::Reshape(ef::Shape(target), name);

@@ -1,5 +1,8 @@
 """ef.keras.layers: the C++ layers, and Layer to subclass in Python."""
-from .._layers import (Activation, Dense, Dropout, Flatten, Input, InputLayer, Layer, Reshape,  # noqa: F401
-                       TensorShape)
+from .._layers import (Activation, Add, AveragePooling2D, AvgPool2D, BatchNormalization, Concatenate,  # noqa: F401
+                       Conv2D, Dense, Dropout, Embedding, Flatten, GlobalAveragePooling2D, Input, InputLayer, Layer,
+                       LayerNormalization, MaxPool2D, MaxPooling2D, Reshape, TensorShape)
 
-__all__ = ["Activation", "Dense", "Dropout", "Flatten", "Input", "InputLayer", "Layer", "Reshape", "TensorShape"]
+__all__ = ["Activation", "Add", "AveragePooling2D", "AvgPool2D", "BatchNormalization", "Concatenate", "Conv2D", "Dense",
+           "Dropout", "Embedding", "Flatten", "GlobalAveragePooling2D", "Input", "InputLayer", "Layer",
+           "LayerNormalization", "MaxPool2D", "MaxPooling2D", "Reshape", "TensorShape"]
