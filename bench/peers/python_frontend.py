@@ -297,6 +297,7 @@ def main():
     p.add_argument("--peer-python", default=os.path.join(HOME, ".cache/eagerflow/peers/bin/python"))
     p.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     p.add_argument("--max-wait", type=float, default=180, help="seconds to wait for a quiet machine per job")
+    p.add_argument("--jobs", help="comma-separated subset of the jobs, e.g. 'ef fit (Python),ef fit (C++)'")
     p.add_argument("--job", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.job:
@@ -311,6 +312,9 @@ def main():
              if have[n.split(".")[0]] and not (n == "torch.compile" and args.no_compile)]
     exe = build_cpp_fit()
     jobs = ["eagerflow", *peers, "ef fit (Python)"] + (["ef fit (C++)"] if exe else [])
+    if args.jobs:
+        keep = args.jobs.split(",")
+        jobs, peers = [j for j in jobs if j in keep], [p_ for p_ in peers if p_ in keep]
     runs = {j: [] for j in jobs}
     for r in range(args.rounds):
         order = jobs[r % len(jobs):] + jobs[:r % len(jobs)]  # a different job goes first each round
@@ -328,7 +332,7 @@ def main():
         vals = [x[key] for x in runs.get(job, []) if x.get(key) is not None]
         return statistics.median(vals) if vals else None
 
-    loads = [x["load"] for v in runs.values() for x in v]
+    loads = [x["load"] for v in runs.values() for x in v] or [0.0]
     missing = [n for n in ("torch", "jax", "tensorflow") if not have[n]]
     print(f"date: {time.strftime('%Y-%m-%d %H:%M')}; CPU: {cpu_name()} ({os.cpu_count()} cores); every job pinned "
           f"to core 0 (taskset -c 0), OMP_NUM_THREADS=1; {args.rounds} rounds, interleaved; 1-min load at job starts "
@@ -342,25 +346,29 @@ def main():
             cw = f", cpu/wall {x['cpu/wall']:.2f}" if "cpu/wall" in x else ""
             ot = f", {x['os threads']} OS threads" if "os threads" in x else ""
             print(f"  {j}: {x['threads']}{cw}{ot}")
-    print("\nmedians over rounds; ratio = eagerflow / peer (below 1: eagerflow faster)\n")
-    print("| workload | eagerflow | " + " | ".join(f"{p_} | ratio" for p_ in peers) + " |")
-    print("|" + "---|" * (2 + 2 * len(peers)))
-    for row in ROWS:
-        ours = med("eagerflow", row)
-        line = f"| {row} | {fmt(ours)} |"
-        for p_ in peers:
-            theirs = med(p_, row)
-            line += f" {fmt(theirs)} | {ours / theirs:.2f} |" if theirs and ours else " - | - |"
-        print(line)
-    for label, (a, b) in (("4 MB / 4 KB, NumPy -> tensor", (IN_L, IN_S)), ("4 MB / 4 KB, tensor -> NumPy", (OUT_L, OUT_S))):
-        line = f"| {label} (1 = no copy) | {fmt(med('eagerflow', a) / med('eagerflow', b)) if med('eagerflow', b) else '-'} |"
-        for p_ in peers:
-            x, y = med(p_, a), med(p_, b)
-            line += f" {fmt(x / y)} | |" if x and y else " - | |"
-        print(line)
+    if runs.get("eagerflow"):  # the op table (absent when --jobs ran only the fits)
+        print("\nmedians over rounds; ratio = eagerflow / peer (below 1: eagerflow faster)\n")
+        print("| workload | eagerflow | " + " | ".join(f"{p_} | ratio" for p_ in peers) + " |")
+        print("|" + "---|" * (2 + 2 * len(peers)))
+        for row in ROWS:
+            ours = med("eagerflow", row)
+            line = f"| {row} | {fmt(ours)} |"
+            for p_ in peers:
+                theirs = med(p_, row)
+                line += f" {fmt(theirs)} | {ours / theirs:.2f} |" if theirs and ours else " - | - |"
+            print(line)
+        for label, (a, b) in (("4 MB / 4 KB, NumPy -> tensor", (IN_L, IN_S)), ("4 MB / 4 KB, tensor -> NumPy", (OUT_L, OUT_S))):
+            line = f"| {label} (1 = no copy) | {fmt(med('eagerflow', a) / med('eagerflow', b)) if med('eagerflow', b) else '-'} |"
+            for p_ in peers:
+                x, y = med(p_, a), med(p_, b)
+                line += f" {fmt(x / y)} | |" if x and y else " - | |"
+            print(line)
     py, cpp = med("ef fit (Python)", FIT), med("ef fit (C++)", FIT)
     print(f"\n| {FIT} | from Python | from C++ | Python / C++ |\n|---|---|---|---|")
     ratio = f"{py / cpp:.3f}" if py and cpp else "-"
+    pairs = [a[FIT] / b[FIT] for a, b in zip(runs.get("ef fit (Python)", []), runs.get("ef fit (C++)", []))]
+    if pairs:  # the two fits of one round ran one after the other: their ratio is less exposed to drift
+        ratio += f" (median of per-round ratios {statistics.median(pairs):.3f})"
     print(f"| per-epoch medians ({len(runs.get('ef fit (Python)', []))} and {len(runs.get('ef fit (C++)', []))} fits) "
           f"| {fmt(py)} | {fmt(cpp)} | {ratio} |")
     for j in ("ef fit (Python)", "ef fit (C++)"):
