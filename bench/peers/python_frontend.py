@@ -29,6 +29,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare import median_us  # noqa: E402  (the same timer as the C++-side peer table)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HOME = os.path.expanduser("~")
 
@@ -41,26 +44,6 @@ ROWS = [ADD, CALL, IN_S, IN_L, OUT_S, OUT_L]
 
 
 # ---------------------------------------------------------------- in the job processes
-
-
-def median_us(fn, min_time=0.3, repeats=7):
-    """Median over `repeats` batches of the per-call time in microseconds."""
-    fn()
-    n = 1
-    while True:
-        t = time.perf_counter()
-        for _ in range(n):
-            fn()
-        if time.perf_counter() - t > min_time / repeats or n > 1 << 22:
-            break
-        n *= 4
-    samples = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        for _ in range(n):
-            fn()
-        samples.append((time.perf_counter() - t) / n * 1e6)
-    return statistics.median(samples)
 
 
 def cpu_per_wall(fn, seconds=0.5):
