@@ -171,3 +171,30 @@ TEST(Threading, OmpNumThreadsIsExplicit) {
 }
 
 }  // namespace
+
+// The default's thread count moves with the machine's load, so a replay may run with another
+// team than the eager call it must equal: every kernel's bits must not depend on the team.
+TEST(Threading, ResultsDoNotDependOnTheThreadCount) {
+  BudgetGuard guard;
+  ef::Tensor x = ef::random::stateless_normal({1024, 512}, 5);
+  ef::Tensor w = ef::random::stateless_normal({512, 256}, 6);
+  ef::Tensor dy = ef::random::stateless_normal({1024, 256}, 7);
+  ef::Tensor img = ef::random::stateless_normal({16, 32, 32, 8}, 8);
+  ef::Tensor k = ef::random::stateless_normal({3, 3, 8, 16}, 9);
+  auto run = [&](int threads) {
+    ef::set_num_threads(threads);
+    std::vector<std::vector<float>> out;
+    for (const ef::Tensor& t :
+         {ef::matmul(x, w), ef::matmul(x, dy, /*transpose_a=*/true, false), ef::matmul(dy, w, false, /*transpose_b=*/true),
+          ef::sum(x), ef::sum(x, {0}), ef::sum(x, {1}), ef::mean(x, {0}), ef::max(x, {0}), ef::softmax(x, -1),
+          ef::log_softmax(x, -1), ef::tanh(x), ef::gelu(x), ef::conv2d(img, k, {1, 1}, "same"),
+          ef::max_pool2d(img, {2, 2})})
+      out.push_back(t.to_vector<float>());
+    return out;
+  };
+  auto one = run(1), two = run(2), four = run(4);
+  for (std::size_t i = 0; i < one.size(); ++i) {
+    EXPECT_EQ(one[i], two[i]) << "result " << i << " differs between 1 and 2 threads";
+    EXPECT_EQ(one[i], four[i]) << "result " << i << " differs between 1 and 4 threads";
+  }
+}
