@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 
 #include "test_util.h"
@@ -163,11 +164,43 @@ TEST(Checkpoint, MismatchesAreReportedTogetherAndNothingIsAssigned) {
   fs::remove_all(dir);
 }
 
-// Train 2 epochs straight; or train 1, save, restore into fresh objects, train 1 more: the
-// same weights bit for bit (Adam's slots and step, the shuffling generator all restored).
+// Train 2 epochs straight; or train 1, save, let the process draw on (`in_between`), restore
+// into fresh objects and train 1 more: the two runs must end with the same weights bit for bit.
+namespace {
+void expect_resumed_equals_straight(
+    const std::function<std::shared_ptr<train::Sequential>()>& make, const Tensor& x, const Tensor& y,
+    std::uint64_t seed, const std::function<void()>& in_between, std::int64_t expected_steps_at_save) {
+  random::set_seed(seed);
+  auto straight = make();
+  straight->fit(x, y, {.batch_size = 20, .epochs = 2, .verbose = 0});
+
+  fs::path dir = ef::testing::fresh_temp_dir("ckpt_resume");
+  std::string path = (dir / "ckpt.safetensors").string();
+  random::set_seed(seed);
+  auto first = make();
+  first->fit(x, y, {.batch_size = 20, .epochs = 1, .verbose = 0});
+  train::Checkpoint save;
+  save.track("model", *first).track("optimizer", *first->optimizer());
+  save.save(path);
+  in_between();
+
+  auto resumed = make();
+  (*resumed)(zeros({1, x.dim(1)}));  // built, but its optimizer has no slots yet
+  train::Checkpoint restore;
+  restore.track("model", *resumed).track("optimizer", *resumed->optimizer());
+  restore.restore(path);
+  EXPECT_EQ(resumed->optimizer()->iterations().value().item<std::int64_t>(), expected_steps_at_save);
+  resumed->fit(x, y, {.batch_size = 20, .epochs = 2, .initial_epoch = 1, .verbose = 0});
+  expect_same_weights(*straight, *resumed);
+  EXPECT_EQ(straight->optimizer()->iterations().value().item<std::int64_t>(),
+            resumed->optimizer()->iterations().value().item<std::int64_t>());
+  fs::remove_all(dir);
+}
+}  // namespace
+
+// Adam's slots and step and the shuffling generator are all restored.
 TEST(Checkpoint, ResumedFitEqualsUninterruptedFitBitForBit) {
   data::Digits d = data::synthetic_digits(96, 3);
-  Tensor x = reshape(d.images, {96, 784}) , y = d.labels;
   auto make = [] {
     auto m = std::make_shared<train::Sequential>();
     m->add<nn::Dense>(32, "relu");
@@ -176,32 +209,27 @@ TEST(Checkpoint, ResumedFitEqualsUninterruptedFitBitForBit) {
     m->compile(std::make_shared<optim::Adam>(1e-2), train::SparseCategoricalCrossentropy(true));
     return m;
   };
-  train::FitOptions o{.batch_size = 20, .epochs = 2, .verbose = 0};
-  random::set_seed(5);
-  auto straight = make();
-  straight->fit(x, y, o);
+  // The process goes on drawing after the save: the checkpoint must undo that.
+  expect_resumed_equals_straight(make, reshape(d.images, {96, 784}), d.labels, 5, [] { random::normal({100}); }, 5);
+}
 
-  fs::path dir = ef::testing::fresh_temp_dir("ckpt_resume");
-  std::string path = (dir / "ckpt.safetensors").string();
-  random::set_seed(5);
-  auto first = make();
-  first->fit(x, y, {.batch_size = 20, .epochs = 1, .verbose = 0});
-  train::Checkpoint save;
-  save.track("model", *first).track("optimizer", *first->optimizer());
-  save.save(path);
-  random::normal({100});  // the process goes on drawing: the checkpoint must undo that
-
-  auto resumed = make();
-  (*resumed)(zeros({1, 784}));  // built, but its optimizer has no slots yet
-  train::Checkpoint restore;
-  restore.track("model", *resumed).track("optimizer", *resumed->optimizer());
-  restore.restore(path);
-  EXPECT_EQ(resumed->optimizer()->iterations().value().item<std::int64_t>(), 5);
-  resumed->fit(x, y, {.batch_size = 20, .epochs = 2, .initial_epoch = 1, .verbose = 0});
-  expect_same_weights(*straight, *resumed);
-  EXPECT_EQ(straight->optimizer()->iterations().value().item<std::int64_t>(),
-            resumed->optimizer()->iterations().value().item<std::int64_t>());
-  fs::remove_all(dir);
+// A seeded Dropout's sequence is part of the run: a resumed fit draws the masks the
+// uninterrupted fit would have drawn, even after another run restarted that seed's sequence.
+TEST(Checkpoint, ResumedFitWithASeededDropoutEqualsUninterruptedFit) {
+  data::Digits d = data::synthetic_digits(60, 7);
+  auto make = [] {
+    auto m = std::make_shared<train::Sequential>();
+    m->add<nn::Dense>(16, "relu");
+    m->add<nn::Dropout>(0.5, 1234);
+    m->add<nn::Dense>(10);
+    m->compile(std::make_shared<optim::SGD>(0.1), train::SparseCategoricalCrossentropy(true));
+    return m;
+  };
+  auto in_between = [] {
+    random::set_seed(77);
+    random::uniform({4}, 0.0, 1.0, DType::float32, 1234);
+  };
+  expect_resumed_equals_straight(make, reshape(d.images, {60, 784}), d.labels, 8, in_between, 3);
 }
 
 TEST(Checkpoint, CustomLoopStateAndBadCheckpoints) {
@@ -306,44 +334,6 @@ TEST(Checkpoint, ModelCheckpointSavesEveryEpochOrTheBest) {
   auto missing = std::make_shared<train::ModelCheckpoint>((dir / "m.safetensors").string(), "val_accuracy", true);
   expect_error([&] { model->fit(x, d.labels, {.batch_size = 20, .epochs = 1, .callbacks = {missing}, .verbose = 0}); },
                {"val_accuracy", "not in the logs"});
-  fs::remove_all(dir);
-}
-
-// A seeded Dropout's sequence is part of the run: a resumed fit draws the masks the
-// uninterrupted fit would have drawn.
-TEST(Checkpoint, ResumedFitWithASeededDropoutEqualsUninterruptedFit) {
-  data::Digits d = data::synthetic_digits(60, 7);
-  Tensor x = reshape(d.images, {60, 784}), y = d.labels;
-  auto make = [] {
-    auto m = std::make_shared<train::Sequential>();
-    m->add<nn::Dense>(16, "relu");
-    m->add<nn::Dropout>(0.5, 1234);
-    m->add<nn::Dense>(10);
-    m->compile(std::make_shared<optim::SGD>(0.1), train::SparseCategoricalCrossentropy(true));
-    return m;
-  };
-  random::set_seed(8);
-  auto straight = make();
-  straight->fit(x, y, {.batch_size = 20, .epochs = 2, .verbose = 0});
-
-  fs::path dir = ef::testing::fresh_temp_dir("ckpt_seeded");
-  std::string path = (dir / "ckpt.safetensors").string();
-  random::set_seed(8);
-  auto first = make();
-  first->fit(x, y, {.batch_size = 20, .epochs = 1, .verbose = 0});
-  train::Checkpoint save;
-  save.track("model", *first).track("optimizer", *first->optimizer());
-  save.save(path);
-  random::set_seed(77);  // another run in between: its seeded draws restart and advance
-  random::uniform({4}, 0.0, 1.0, DType::float32, 1234);
-
-  auto resumed = make();
-  (*resumed)(zeros({1, 784}));
-  train::Checkpoint restore;
-  restore.track("model", *resumed).track("optimizer", *resumed->optimizer());
-  restore.restore(path);
-  resumed->fit(x, y, {.batch_size = 20, .epochs = 2, .initial_epoch = 1, .verbose = 0});
-  expect_same_weights(*straight, *resumed);
   fs::remove_all(dir);
 }
 
