@@ -67,3 +67,29 @@ def test_bad_layer_arguments_are_clear_errors():
         keras.layers.Conv2D(4, 3, padding="sideways")(np.zeros((1, 5, 5, 1), np.float32))
     with pytest.raises(ef.Error):
         keras.layers.BatchNormalization(momentum=float("nan"))
+
+
+def test_seeded_dropout_draws_one_sequence_eagerly_and_traced():
+    x = np.ones((16,), np.float32)
+
+    def masks(traced):
+        ef.random.set_seed(9)
+        drop = keras.layers.Dropout(0.5, seed=123)
+        step = ef.function(lambda t: drop(t, training=True)) if traced else (lambda t: drop(t, training=True))
+        return [step(x).numpy() for _ in range(3)]
+
+    eager, traced = masks(False), masks(True)
+    assert not np.array_equal(eager[0], eager[1])  # a fresh mask every call
+    for e, t in zip(eager, traced):
+        np.testing.assert_array_equal(e, t)
+
+
+def test_check_numerics_eagerly_and_traced():
+    np.testing.assert_array_equal(ef.check_numerics(np.ones(2, np.float32), "ok").numpy(), np.ones(2, np.float32))
+    with pytest.raises(ef.Error, match=r"\[activations\] found NaN at position \(1,\)"):
+        ef.check_numerics(np.array([1.0, np.nan], np.float32), "activations")
+    f = ef.function(lambda t: ef.check_numerics(t * 2.0, "doubled"))
+    f(np.ones(2, np.float32))
+    with pytest.raises(ef.Error, match="doubled.*Inf"):
+        f(np.full(2, 3e38, np.float32))
+    assert f.experimental_get_tracing_count() == 1
