@@ -7,6 +7,18 @@
 
 #include "core/thread_budget.h"
 
+// libgomp is not built with ThreadSanitizer, so TSan cannot see that a parallel region's fork
+// and join order the team's work with the code before and after it; it then reports the
+// caller reading what a worker wrote as a race. The fork and join are announced to it here.
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#define EF_TSAN_RELEASE(addr) __tsan_release(addr)
+#define EF_TSAN_ACQUIRE(addr) __tsan_acquire(addr)
+#else
+#define EF_TSAN_RELEASE(addr) ((void)(addr))
+#define EF_TSAN_ACQUIRE(addr) ((void)(addr))
+#endif
+
 namespace ef::cpu {
 
 // Below this much work (elements times a per-element cost) a loop stays on the calling thread:
@@ -38,8 +50,11 @@ void parallel_for(std::int64_t n, std::int64_t cost_per_item, Fn&& fn) {
     return;
   }
   detail::count_parallel_region();
+  [[maybe_unused]] char fork_join = 0;
+  EF_TSAN_RELEASE(&fork_join);
 #pragma omp parallel num_threads(threads)
   {
+    EF_TSAN_ACQUIRE(&fork_join);
 #ifdef _OPENMP
     int t = omp_get_thread_num(), nt = omp_get_num_threads();
 #else
@@ -49,7 +64,9 @@ void parallel_for(std::int64_t n, std::int64_t cost_per_item, Fn&& fn) {
     std::int64_t chunk = (n + nt - 1) / nt;
     std::int64_t begin = t * chunk, end = begin + chunk < n ? begin + chunk : n;
     if (begin < end) fn(begin, end);
+    EF_TSAN_RELEASE(&fork_join);
   }
+  EF_TSAN_ACQUIRE(&fork_join);
 }
 
 }  // namespace ef::cpu
