@@ -132,6 +132,7 @@ TEST(OpTable, CoversEveryOpClass) {
   std::set<std::string> covered = {
       "ef::ReadVariable", "ef::AssignVariable",  // variable_layer_test, autodiff_test (variables)
       "ef::CondOp", "ef::WhileOp",               // control_flow_test, autodiff_test (cond, while)
+      "ef::CallOp",                              // call_op_test
       "ef::RandomOp",                            // random_op_test
       "ef::(anonymous namespace)::FusedDense",   // made by passes only: passes_test
       "ef::(anonymous namespace)::FusedElementwise",

@@ -213,7 +213,7 @@ class PyFunction {
     if (it == out_trees_.end()) throw nb::value_error("eagerflow: no output structure for a cached trace");
     std::vector<Tensor> outs;
     if (ef::detail::tapes_recording()) {
-      outs = cf->interpret(inputs);  // op by op, so that the tape records it
+      outs = cf->call(inputs);  // one call op, which the tape records with its residuals
     } else {
       outs.resize(cf->num_outputs());
       nb::gil_scoped_release release;

@@ -151,8 +151,9 @@ std::vector<Tensor> TapeImpl::gradient(std::span<const Tensor> targets, std::spa
       need_any |= needed[i];
     }
     if (!need_any) continue;
-    for (std::size_t o = 0; o < e.outputs.size(); ++o)
-      if (!cot[o].defined()) cot[o] = zeros_like(e.outputs[o]);
+    if (!e.op->accepts_missing_cotangents())
+      for (std::size_t o = 0; o < e.outputs.size(); ++o)
+        if (!cot[o].defined()) cot[o] = zeros_like(e.outputs[o]);
     std::vector<Tensor> in_grads = e.op->vjp(e.inputs, e.outputs, cot, needed);
     for (std::size_t i = 0; i < e.inputs.size() && i < in_grads.size(); ++i)
       if (needed[i] && in_grads[i].defined()) accumulate(e.inputs[i], in_grads[i]);

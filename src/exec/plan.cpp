@@ -6,6 +6,8 @@
 #include <memory>
 #include <new>
 
+#include "ops/interpreters.h"
+
 namespace ef::exec {
 namespace {
 constexpr std::size_t kStackSlots = 64;
@@ -56,6 +58,8 @@ void Plan::run(std::span<const Tensor> inputs, std::span<Tensor> outputs) const 
   if (inputs.size() != graph_->inputs.size() || outputs.size() != graph_->outputs.size())
     fail("exec", "graph '" + graph_->name + "' expects " + std::to_string(graph_->inputs.size()) + " inputs and " +
                      std::to_string(graph_->outputs.size()) + " outputs");
+  // Kernels that call ef ops do so as their implementation: not recorded by a trace or tape.
+  detail::KernelScope kernel;
   std::size_t n = graph_->values.size();
   if (n <= kStackSlots) {
     // Room for 64 slots on the stack, but only the graph's n are constructed and destroyed

@@ -202,6 +202,14 @@ Variable Layer::add_weight(const std::string& weight_name, const Shape& shape, c
   return v;
 }
 
+void Layer::track_weight(const Variable& v) {
+  if (!v.defined()) fail(name(), "track_weight: the variable is undefined");
+  std::lock_guard lock(mutex_);
+  for (const auto& w : own_weights_)
+    if (w.same_as(v)) return;
+  own_weights_.push_back(v);
+}
+
 void Layer::track(Layer& child) {
   if (&child == this) return;
   std::scoped_lock lock(mutex_, child.mutex_);

@@ -100,6 +100,8 @@ void note_variable_read(const std::shared_ptr<VariableState>& var, const Tensor&
 bool in_kernel() { return kernel_depth > 0; }
 KernelScope::KernelScope() { ++kernel_depth; }
 KernelScope::~KernelScope() { --kernel_depth; }
+OutsideKernel::OutsideKernel() : saved_(kernel_depth) { kernel_depth = 0; }
+OutsideKernel::~OutsideKernel() { kernel_depth = saved_; }
 
 }  // namespace detail
 

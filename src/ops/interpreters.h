@@ -70,4 +70,17 @@ class KernelScope {
   KernelScope& operator=(const KernelScope&) = delete;
 };
 
+// Leaves any kernel scope for its lifetime: a call op traces its gradient graphs the first
+// time a shape rule asks for them, which may be from inside a kernel.
+class OutsideKernel {
+ public:
+  OutsideKernel();
+  ~OutsideKernel();
+  OutsideKernel(const OutsideKernel&) = delete;
+  OutsideKernel& operator=(const OutsideKernel&) = delete;
+
+ private:
+  int saved_;
+};
+
 }  // namespace ef::detail

@@ -2,12 +2,16 @@
 // One traced specialization of a function: its signature, the graph as traced, the optimized
 // graph and the compiled plan that replays it.
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "eagerflow/exec/plan.h"
 #include "eagerflow/function/args.h"
 
 namespace ef {
+
+class GraphFunction;
+struct VariableState;
 
 class ConcreteFunction {
  public:
@@ -27,8 +31,14 @@ class ConcreteFunction {
   std::size_t num_outputs() const { return plan_.num_outputs(); }
   const detail::OutputStructure& output_structure() const { return outputs_; }
 
-  // Runs on flat inputs (one tensor per graph input), checking dtypes and shapes.
+  // Runs on flat inputs (one tensor per graph input), checking dtypes and shapes. Inside a
+  // trace or under a GradientTape it goes through call().
   std::vector<Tensor> call_flat(std::span<const Tensor> inputs) const;
+  // Calls the graph as one `call` op: one node in the active trace, one entry on recording
+  // tapes, whose gradient is derived from the graph and computed from the forward values the
+  // call kept. The variables the graph reads and never assigns are read by the caller, so
+  // tapes watch them (a loaded model's weights get gradients).
+  std::vector<Tensor> call(std::span<const Tensor> inputs) const;
   // Runs the graph as traced op by op through dispatch, so that gradient tapes see every op
   // and variable read (how a function called under a GradientTape is differentiated).
   std::vector<Tensor> interpret(std::span<const Tensor> inputs) const;
@@ -42,6 +52,14 @@ class ConcreteFunction {
   std::shared_ptr<ir::Graph> traced_, optimized_;
   exec::Plan plan_;
   detail::OutputStructure outputs_;
+  // The graph with its variable reads as trailing inputs, made on the first call().
+  struct Callable {
+    std::shared_ptr<const GraphFunction> function;
+    std::vector<std::shared_ptr<VariableState>> variables;
+  };
+  const Callable& callable() const;
+  mutable std::once_flag callable_once_;
+  mutable std::shared_ptr<const Callable> callable_;
 };
 
 std::ostream& operator<<(std::ostream& os, const ConcreteFunction& f);

@@ -187,9 +187,9 @@ class Function {
     if (!cf) cf = trace(Signature{detail::ArgTraits<Args>::signature(args)...}, std::type_identity<Args>{}...);
     detail::FlatTensors flat;
     (detail::ArgTraits<Args>::flatten(args, flat), ...);
-    // Under a GradientTape the graph runs op by op, so that the tape records it (the body,
-    // with its host code, is not run again).
-    if (detail::tapes_recording()) return interpret<R>(*cf, flat.span());
+    // Under a GradientTape the graph runs as one call op, which the tape records with the
+    // forward values its gradient needs (the body, with its host code, is not run again).
+    if (detail::tapes_recording()) return call_recorded<R>(*cf, flat.span());
     return replay<R>(*cf, flat.span());
   }
 
@@ -261,8 +261,8 @@ class Function {
   }
 
   template <class R>
-  static R interpret(const ConcreteFunction& cf, std::span<const Tensor> inputs) {
-    std::vector<Tensor> outs = cf.interpret(inputs);
+  static R call_recorded(const ConcreteFunction& cf, std::span<const Tensor> inputs) {
+    std::vector<Tensor> outs = cf.call(inputs);
     if constexpr (std::is_void_v<R>) {
       return;
     } else if constexpr (std::is_same_v<R, Tensor>) {

@@ -63,8 +63,11 @@ class SavedModel {
   const Signature& signature(const std::string& name) const;
   // Runs a signature; inputs must fit its specs (dynamic dims take any size).
   std::vector<Tensor> operator()(const std::string& name, const std::vector<Tensor>& inputs) const;
-  // The restored variables, by their saved keys.
+  // The restored variables, by their saved keys. Calls read them at every call: a gradient
+  // through a signature reaches them, and assigning them changes what the model computes.
   const std::map<std::string, Variable>& variables() const { return variables_; }
+  // Those saved as trainable, in key order.
+  std::vector<Variable> trainable_variables() const;
   // The traced (verified) function behind a signature, for printing or inspection.
   std::shared_ptr<const ConcreteFunction> concrete_function(const std::string& name) const;
 
@@ -79,5 +82,28 @@ class SavedModel {
 };
 
 SavedModel load(const std::string& dir);
+
+namespace nn {
+// Keras' TFSMLayer: one signature of a loaded saved model as a layer (one input, one output).
+// The model's variables are the layer's weights, trainable as saved unless `trainable` is
+// false, so a loaded model fine-tunes: put it in a Sequential, compile and fit. It runs as one
+// call op, whose gradient comes from the saved graph.
+class SavedModelLayer : public Layer {
+ public:
+  SavedModelLayer(SavedModel model, std::string endpoint = "serving_default", bool trainable = true,
+                  std::string name = "");
+  explicit SavedModelLayer(const std::string& dir, std::string endpoint = "serving_default", bool trainable = true,
+                           std::string name = "");
+  const SavedModel& saved_model() const { return model_; }
+
+ protected:
+  Tensor call(const Tensor& inputs) override;
+
+ private:
+  SavedModel model_;
+  std::string endpoint_;
+  std::shared_ptr<const ConcreteFunction> function_;
+};
+}  // namespace nn
 
 }  // namespace ef

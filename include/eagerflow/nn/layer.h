@@ -74,6 +74,8 @@ class Layer {
   Variable add_weight(const std::string& name, const Shape& shape, const Initializer& initializer,
                       bool trainable = true, DType dtype = DType::float32);
   void track(Layer& child);
+  // Makes an existing variable one of this layer's weights (a loaded model's, say).
+  void track_weight(const Variable& v);
   // Inside call(): whether this layer and every layer whose call it runs inside are trainable
   // (Keras runs a frozen BatchNormalization in inference mode, also under a frozen parent).
   bool trainable_in_call() const;

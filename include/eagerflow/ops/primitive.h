@@ -46,6 +46,9 @@ class Primitive {
   // undefined where `needed[i]` is false or the input gets no gradient.
   virtual std::vector<Tensor> vjp(std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                                   std::span<const Tensor> cotangents, const std::vector<bool>& needed) const;
+  // True when vjp takes an undefined cotangent for an output nothing differentiates (instead
+  // of zeros): an op whose extra outputs rarely get gradients can then skip their work.
+  virtual bool accepts_missing_cotangents() const { return false; }
   virtual std::shared_ptr<Primitive> clone() const = 0;
 };
 

@@ -1,0 +1,110 @@
+#include "autodiff/gradient_split.h"
+
+#include <algorithm>
+
+#include "autodiff/tape_impl.h"
+#include "eagerflow/ops/ops.h"
+#include "eagerflow/trace/context.h"
+#include "function/call_op.h"
+#include "ops/primitives.h"
+#include "trace/graph_edit.h"
+
+namespace ef::detail {
+namespace {
+
+// Replays one node of the graph being split inside the joint trace. A call records the
+// variant that keeps its own residuals, so that nested calls are not run twice either.
+std::vector<Tensor> replay_node(const ir::Node& node, std::span<const Tensor> args) {
+  if (auto* call = dynamic_cast<const CallOp*>(node.op.get()))
+    return dispatch(CallOp(call->function(), /*with_residuals=*/true), args);
+  return dispatch(*node.op, args);
+}
+
+}  // namespace
+
+GradientSplit split_for_gradient(const ir::Graph& g) {
+  trace::TraceContext ctx(g.name, /*allow_variable_creation=*/false);
+  std::vector<Tensor> slots(g.values.size());
+  std::vector<Tensor> outputs, cotangents, grads;
+  std::vector<std::size_t> sources_at;
+  std::size_t forward_nodes = 0;
+  {
+    SuspendTapes hide_outer_tapes;  // the joint trace is ours alone
+    TapeImpl tape(/*persistent=*/false, /*watch_accessed_variables=*/false);
+    trace::TraceScope scope(ctx);
+    std::vector<GradientSource> sources;
+    for (std::size_t i = 0; i < g.inputs.size(); ++i) {
+      const TensorSpec& spec = g.values[static_cast<std::size_t>(g.inputs[i])].spec;
+      Tensor t = ctx.add_input(spec);
+      slots[static_cast<std::size_t>(g.inputs[i])] = t;
+      if (is_floating(spec.dtype)) {
+        tape.watch(t);
+        sources.emplace_back(t);
+        sources_at.push_back(i);
+      }
+    }
+    for (std::size_t v = 0; v < g.values.size(); ++v)
+      if (g.values[v].kind == ir::ValueKind::constant) slots[v] = g.constants[static_cast<std::size_t>(g.values[v].index)];
+    std::vector<Tensor> args;
+    for (const ir::Node& node : g.nodes) {
+      args.clear();
+      for (int v : node.inputs) args.push_back(slots[static_cast<std::size_t>(v)]);
+      std::vector<Tensor> outs = replay_node(node, args);
+      for (std::size_t o = 0; o < node.outputs.size(); ++o) slots[static_cast<std::size_t>(node.outputs[o])] = outs[o];
+    }
+    forward_nodes = ctx.graph()->nodes.size();
+    std::vector<Tensor> targets;
+    for (std::size_t o = 0; o < g.outputs.size(); ++o) {
+      const Tensor& out = slots[static_cast<std::size_t>(g.outputs[o])];
+      outputs.push_back(out);
+      if (!is_floating(out.dtype())) continue;
+      targets.push_back(out);
+      cotangents.push_back(ctx.add_input(out.spec()));
+    }
+    if (!sources.empty() && !targets.empty())
+      grads = tape.gradient(targets, cotangents, sources, UnconnectedGradients::zero);
+    else
+      for (std::size_t s = 0; s < sources.size(); ++s) grads.push_back(zeros_like(sources[s].tensor()));
+  }
+  const ir::Graph& joint = *ctx.graph();
+  GradientSplit split;
+  split.gradient_inputs = sources_at;
+  for (std::size_t o = 0; o < g.outputs.size(); ++o)
+    if (is_floating(outputs[o].dtype())) split.cotangent_outputs.push_back(o);
+
+  std::vector<int> output_ids, grad_ids, cotangent_ids;
+  for (const Tensor& t : outputs) output_ids.push_back(ctx.value_of(t));
+  for (const Tensor& t : grads) grad_ids.push_back(ctx.value_of(t));
+  for (const Tensor& t : cotangents) cotangent_ids.push_back(ctx.value_of(t));
+  // The joint graph's first inputs are the graph's own, in order.
+  std::vector<int> graph_inputs(joint.inputs.begin(), joint.inputs.begin() + static_cast<std::ptrdiff_t>(g.inputs.size()));
+
+  // What the backward part reads from the forward part: graph inputs, and residuals.
+  std::vector<bool> used(joint.values.size(), false);
+  for (std::size_t n = forward_nodes; n < joint.nodes.size(); ++n)
+    for (int v : joint.nodes[n].inputs) used[static_cast<std::size_t>(v)] = true;
+  for (int v : grad_ids) used[static_cast<std::size_t>(v)] = true;
+  std::vector<int> residuals;
+  for (std::size_t v = 0; v < joint.values.size(); ++v) {
+    const ir::Value& value = joint.values[v];
+    if (used[v] && value.kind == ir::ValueKind::node_output && static_cast<std::size_t>(value.index) < forward_nodes)
+      residuals.push_back(static_cast<int>(v));
+  }
+  std::vector<int> backward_inputs;
+  for (std::size_t i = 0; i < graph_inputs.size(); ++i)
+    if (used[static_cast<std::size_t>(graph_inputs[i])]) {
+      split.forward_inputs.push_back(i);
+      backward_inputs.push_back(graph_inputs[i]);
+    }
+  backward_inputs.insert(backward_inputs.end(), residuals.begin(), residuals.end());
+  backward_inputs.insert(backward_inputs.end(), cotangent_ids.begin(), cotangent_ids.end());
+
+  std::vector<int> forward_outputs = output_ids;
+  forward_outputs.insert(forward_outputs.end(), residuals.begin(), residuals.end());
+  split.forward = ir::extract(joint, 0, forward_nodes, graph_inputs, forward_outputs, g.name);
+  split.num_residuals = residuals.size();
+  split.backward = ir::extract(joint, forward_nodes, joint.nodes.size(), backward_inputs, grad_ids, g.name + "_grad");
+  return split;
+}
+
+}  // namespace ef::detail
