@@ -149,3 +149,51 @@ TEST(CallOp, LoadedModelFineTunesLikeTheOriginal) {
   EXPECT_EQ(frozen->trainable_weights().size(), 0u);
   expect_error([&] { nn::SavedModelLayer(dir.string(), "nope"); }, {"nope", "serving_default"});
 }
+
+TEST(CallOp, CondGradientUsesTheDrawOfTheBranch) {
+  // y = sum(r * x) with r drawn in the taken branch: dy/dx must be that r (a gradient that
+  // ran the branch again would draw another r).
+  auto f = function([](const Tensor& x, const Tensor& p) {
+    GradientTape tape;
+    tape.watch(x);
+    Tensor y = cond(
+        p, [&] { return sum(random::uniform({256}) * x); }, [&] { return sum(x * 2.0f); });
+    return std::vector<Tensor>{y, tape.gradient(y, x)};
+  });
+  Tensor x = ones({256});
+  for (int i = 0; i < 3; ++i) {
+    auto taken = f(x, scalar<bool>(true));
+    EXPECT_NEAR(taken[0].item<float>(), sum(taken[1]).item<float>(), 1e-3);
+    EXPECT_GT(max(taken[1]).item<float>() - min(taken[1]).item<float>(), 0.5f) << "a draw, not a constant";
+    auto other = f(x, scalar<bool>(false));
+    expect_close(other[1].to_vector<float>(), std::vector<float>(256, 2.0f));
+  }
+  EXPECT_EQ(f.tracing_count(), 1);
+}
+
+TEST(CallOp, CallsAreInlinedWhenOptimized) {
+  auto model = mlp();
+  Tensor x = random::stateless_normal({4, 5}, 6);
+  (*model)(x);
+  fs::path dir = ef::testing::fresh_temp_dir("call_inline");
+  save(*model, dir.string());
+  SavedModel loaded = load(dir.string());
+  auto f = function([&](const Tensor& in) { return loaded("serving_default", {in})[0]; });
+  Tensor y = f(x);
+  expect_close(y.to_vector<float>(), (*model)(x, false).to_vector<float>(), 1e-6f);
+  auto cf = f.concrete_functions().at(0);
+  auto count = [](const ir::Graph& g, const std::string& op) {
+    std::size_t n = 0;
+    for (const auto& node : g.nodes) n += op == node.op->name();
+    return n;
+  };
+  EXPECT_EQ(count(cf->traced_graph(), "call"), 1u);
+  EXPECT_EQ(count(cf->graph(), "call"), 0u);
+  EXPECT_GE(count(cf->graph(), "fused_dense"), 1u) << cf->str();  // the loaded layers fuse like the original's
+  // Switched off, the call stays.
+  FunctionOptions keep;
+  keep.passes.inline_calls = false;
+  auto g = function([&](const Tensor& in) { return loaded("serving_default", {in})[0]; }, keep);
+  expect_close(g(x).to_vector<float>(), y.to_vector<float>(), 0.0f);
+  EXPECT_EQ(count(g.concrete_functions().at(0)->graph(), "call"), 1u);
+}

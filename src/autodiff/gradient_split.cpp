@@ -6,6 +6,7 @@
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/trace/context.h"
 #include "function/call_op.h"
+#include "function/control_flow_ops.h"
 #include "ops/primitives.h"
 #include "trace/graph_edit.h"
 
@@ -16,7 +17,9 @@ namespace {
 // variant that keeps its own residuals, so that nested calls are not run twice either.
 std::vector<Tensor> replay_node(const ir::Node& node, std::span<const Tensor> args) {
   if (auto* call = dynamic_cast<const CallOp*>(node.op.get()))
-    return dispatch(CallOp(call->function(), /*with_residuals=*/true), args);
+    return dispatch(CallOp(call->function(), call->function()->has_gradient()), args);
+  if (auto* cond = dynamic_cast<const CondOp*>(node.op.get()))
+    if (std::optional<CondOp> variant = cond->with_residuals()) return dispatch(*variant, args);
   return dispatch(*node.op, args);
 }
 

@@ -33,18 +33,30 @@ GraphFunction::GraphFunction(std::shared_ptr<const ir::Graph> traced)
 }
 
 const GraphFunction::Gradient& GraphFunction::gradient() const {
-  // A split that throws (an op without a gradient rule) leaves the flag unset: asked again,
-  // it throws again rather than returning half a result.
   std::call_once(gradient_once_, [this] {
     detail::OutsideKernel outside;
-    auto g = std::make_unique<Gradient>();
-    g->split = detail::split_for_gradient(*traced_);
-    g->forward = std::make_shared<const GraphFunction>(g->split.forward);
-    g->num_residuals = g->split.num_residuals;
-    g->backward = std::make_shared<const GraphFunction>(g->split.backward);
-    gradient_ = std::move(g);
+    try {
+      auto g = std::make_unique<Gradient>();
+      g->split = detail::split_for_gradient(*traced_);
+      g->forward = std::make_shared<const GraphFunction>(g->split.forward);
+      g->num_residuals = g->split.num_residuals;
+      g->backward = std::make_shared<const GraphFunction>(g->split.backward);
+      gradient_ = std::move(g);
+    } catch (const Error& e) {
+      gradient_error_ = e.what();
+    }
   });
+  if (!gradient_) throw Error(gradient_error_);
   return *gradient_;
+}
+
+bool GraphFunction::has_gradient() const {
+  try {
+    gradient();
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
 }
 
 std::shared_ptr<const GraphFunction> GraphFunction::backward_for(const std::vector<bool>& needed) const {
@@ -135,7 +147,8 @@ std::vector<Tensor> CallOp::vjp(std::span<const Tensor> in, std::span<const Tens
 namespace detail {
 
 std::vector<Tensor> call_graph(const std::shared_ptr<const GraphFunction>& fn, std::span<const Tensor> inputs) {
-  std::vector<Tensor> outs = dispatch(CallOp(fn, /*with_residuals=*/tapes_recording()), inputs);
+  bool residuals = tapes_recording() && fn->has_gradient();
+  std::vector<Tensor> outs = dispatch(CallOp(fn, residuals), inputs);
   outs.resize(fn->output_specs().size());
   return outs;
 }

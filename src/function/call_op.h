@@ -37,7 +37,11 @@ class GraphFunction {
     detail::GradientSplit split;
     std::shared_ptr<const GraphFunction> backward;  // all gradients of split.gradient_inputs
   };
+  // Throws the ef::Error that splitting gave (an op without a gradient rule), every time.
   const Gradient& gradient() const;
+  // Whether the split succeeded: a call records its residual variant only then, so that a
+  // tape over a graph without gradients fails when a gradient is asked, not when recording.
+  bool has_gradient() const;
   // The backward graph with only the gradients of the inputs marked in `needed` (over the
   // graph's inputs; in the order of split.gradient_inputs), the rest pruned.
   std::shared_ptr<const GraphFunction> backward_for(const std::vector<bool>& needed) const;
@@ -49,6 +53,7 @@ class GraphFunction {
   bool has_effect_ = false, is_stateful_ = false;
   mutable std::once_flag gradient_once_;
   mutable std::unique_ptr<Gradient> gradient_;
+  mutable std::string gradient_error_;
   mutable std::mutex backward_mutex_;
   mutable std::map<std::vector<bool>, std::shared_ptr<const GraphFunction>> backward_for_;
 };

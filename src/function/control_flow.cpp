@@ -7,6 +7,8 @@
 #include "eagerflow/passes/passes.h"
 #include "autodiff/tape_impl.h"
 #include "eagerflow/trace/context.h"
+#include "eagerflow/ops/ops.h"
+#include "function/call_op.h"
 #include "function/control_flow_ops.h"
 #include "ops/interpreters.h"
 
@@ -52,8 +54,101 @@ void CondOp::eval(std::span<const Tensor> in, std::span<const TensorSpec>, std::
   for (std::size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
 }
 
-std::vector<Tensor> CondOp::vjp(std::span<const Tensor> in, std::span<const Tensor>, std::span<const Tensor> cot,
+struct CondOp::Residuals {
+  std::shared_ptr<const GraphFunction> then_fn, else_fn;  // the branches as traced, with their splits
+  std::size_t outputs = 0, then_count = 0, else_count = 0;
+};
+
+namespace {
+
+// The stand-in a branch returns for the other branch's residual: no elements, so it costs
+// nothing; the cond's output spec then has dynamic dims there.
+Tensor empty_of(const TensorSpec& spec) {
+  Shape shape = spec.shape;
+  for (int d = 0; d < shape.rank(); ++d) shape[d] = 0;
+  return zeros(shape, spec.dtype);
+}
+
+TensorSpec merged_with_empty(const TensorSpec& spec) {
+  TensorSpec out = spec;
+  for (int d = 0; d < out.shape.rank(); ++d)
+    if (out.shape[d] != 0) out.shape[d] = kDynamic;
+  return out;
+}
+
+}  // namespace
+
+std::optional<CondOp> CondOp::with_residuals() const {
+  if (residuals_) return *this;
+  auto r = std::make_shared<Residuals>();
+  r->then_fn = std::make_shared<const GraphFunction>(then_.traced);
+  r->else_fn = std::make_shared<const GraphFunction>(else_.traced);
+  if (!r->then_fn->has_gradient() || !r->else_fn->has_gradient()) return std::nullopt;
+  const GraphFunction::Gradient& gt = r->then_fn->gradient();
+  const GraphFunction::Gradient& ge = r->else_fn->gradient();
+  r->outputs = specs_.size();
+  r->then_count = gt.num_residuals;
+  r->else_count = ge.num_residuals;
+  const auto& then_specs = gt.forward->output_specs();
+  const auto& else_specs = ge.forward->output_specs();
+  // then: (outputs, its residuals, empties); else: (outputs, empties, its residuals).
+  auto then_g = std::make_shared<ir::Graph>(*gt.split.forward);
+  for (std::size_t k = 0; k < r->else_count; ++k)
+    then_g->outputs.push_back(then_g->add_constant(empty_of(else_specs[r->outputs + k])));
+  auto else_g = std::make_shared<ir::Graph>(*ge.split.forward);
+  std::vector<int> else_outputs(else_g->outputs.begin(), else_g->outputs.begin() + static_cast<std::ptrdiff_t>(r->outputs));
+  for (std::size_t k = 0; k < r->then_count; ++k)
+    else_outputs.push_back(else_g->add_constant(empty_of(then_specs[r->outputs + k])));
+  else_outputs.insert(else_outputs.end(), else_g->outputs.begin() + static_cast<std::ptrdiff_t>(r->outputs), else_g->outputs.end());
+  else_g->outputs = std::move(else_outputs);
+  std::vector<TensorSpec> specs = specs_;
+  for (std::size_t k = 0; k < r->then_count; ++k) specs.push_back(merged_with_empty(then_specs[r->outputs + k]));
+  for (std::size_t k = 0; k < r->else_count; ++k) specs.push_back(merged_with_empty(else_specs[r->outputs + k]));
+  CondOp variant(SubGraph(then_g), SubGraph(else_g), std::move(specs));
+  variant.residuals_ = std::move(r);
+  return variant;
+}
+
+std::vector<Tensor> CondOp::vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,
                                 const std::vector<bool>& needed) const {
+  const Residuals* r = residuals_.get();
+  bool residual_cotangents = false;
+  if (r)
+    for (std::size_t o = r->outputs; o < cot.size(); ++o) residual_cotangents |= cot[o].defined();
+  if (!r || residual_cotangents) {
+    // No residuals, or a higher-order gradient through them: differentiate the branches
+    // (with all their outputs) by running them again.
+    std::vector<Tensor> filled(cot.begin(), cot.end());
+    for (std::size_t o = 0; o < filled.size(); ++o)
+      if (!filled[o].defined()) filled[o] = zeros_like(out[o]);
+    return vjp_by_rerun(in, filled, needed);
+  }
+  const auto& sources = r->then_fn->gradient().split.gradient_inputs;  // the same for both branches
+  std::vector<bool> mask(sources.size());
+  bool any = false;
+  for (std::size_t k = 0; k < mask.size(); ++k) any |= mask[k] = needed[1 + sources[k]];
+  std::vector<Tensor> grads(in.size());
+  if (!any) return grads;
+  auto branch = [&](const std::shared_ptr<const GraphFunction>& fn, std::size_t offset, std::size_t count) {
+    return [&, fn, offset, count]() -> std::vector<Tensor> {
+      const detail::GradientSplit& split = fn->gradient().split;
+      std::vector<Tensor> args;
+      for (std::size_t p : split.forward_inputs) args.push_back(in[1 + p]);
+      for (std::size_t k = 0; k < count; ++k) args.push_back(out[offset + k]);
+      for (std::size_t o : split.cotangent_outputs) args.push_back(cot[o].defined() ? cot[o] : zeros_like(out[o]));
+      return detail::call_graph(fn->backward_for(mask), args);
+    };
+  };
+  std::vector<Tensor> g = cond(in[0], branch(r->then_fn, r->outputs, r->then_count),
+                               branch(r->else_fn, r->outputs + r->then_count, r->else_count));
+  std::size_t j = 0;
+  for (std::size_t k = 0; k < mask.size(); ++k)
+    if (mask[k]) grads[1 + sources[k]] = g[j++];
+  return grads;
+}
+
+std::vector<Tensor> CondOp::vjp_by_rerun(std::span<const Tensor> in, std::span<const Tensor> cot,
+                                         const std::vector<bool>& needed) const {
   std::vector<Tensor> captures(in.begin() + 1, in.end());
   std::vector<Tensor> cots(cot.begin(), cot.end());
   std::vector<bool> want(needed.begin() + 1, needed.end());
@@ -180,7 +275,12 @@ std::vector<Tensor> cond_impl(const Tensor& pred, const Branch& then_fn, const B
   }
   std::vector<Tensor> inputs{pred};
   inputs.insert(inputs.end(), captures.begin(), captures.end());
-  return dispatch(CondOp(SubGraph(then_ctx.graph()), SubGraph(else_ctx.graph()), merged), inputs);
+  CondOp op(SubGraph(then_ctx.graph()), SubGraph(else_ctx.graph()), merged);
+  // Under a tape, the variant that keeps the forward values the gradient needs.
+  std::optional<CondOp> variant = detail::tapes_recording() ? op.with_residuals() : std::nullopt;
+  std::vector<Tensor> out = dispatch(variant ? *variant : op, inputs);
+  out.resize(merged.size());
+  return out;
 }
 
 }  // namespace detail

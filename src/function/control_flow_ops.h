@@ -2,12 +2,15 @@
 // The ops that ef::cond and ef::while_loop record inside a trace: each holds its traced
 // sub-graphs, optimized and compiled.
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "eagerflow/exec/plan.h"
 #include "eagerflow/ops/primitive.h"
 
 namespace ef {
+
+class GraphFunction;
 
 // A traced sub-graph ready to run: the graph as traced (for gradients), the optimized graph
 // and its plan.
@@ -29,15 +32,26 @@ class CondOp : public PrimitiveBase<CondOp> {
   bool has_effect() const override { return then_.touches_state() || else_.touches_state(); }
   std::vector<TensorSpec> infer(std::span<const Tensor>) const override { return specs_; }
   void eval(std::span<const Tensor> in, std::span<const TensorSpec>, std::span<Tensor> out) const override;
-  // The gradient is another cond: each branch differentiates its own sub-graph.
+  // The gradient is another cond: each branch runs its own backward graph, on the forward
+  // values its branch kept (the variant a tape records), so a random draw in a branch is
+  // differentiated at the draw that made the output.
   std::vector<Tensor> vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,
                           const std::vector<bool>& needed) const override;
+  bool accepts_missing_cotangents() const override { return residuals_ != nullptr; }
   const SubGraph& then_branch() const { return then_; }
   const SubGraph& else_branch() const { return else_; }
+  // The variant whose outputs are followed by both branches' residuals (the branch not taken
+  // returns empty tensors for its own); nullopt when a branch has no gradient.
+  std::optional<CondOp> with_residuals() const;
+  bool has_residuals() const { return residuals_ != nullptr; }
 
  private:
+  struct Residuals;
+  std::vector<Tensor> vjp_by_rerun(std::span<const Tensor> in, std::span<const Tensor> cot,
+                                   const std::vector<bool>& needed) const;
   SubGraph then_, else_;
   std::vector<TensorSpec> specs_;
+  std::shared_ptr<const Residuals> residuals_;
 };
 
 // Inputs: the loop variables, the cond's captures, then the body's captures.

@@ -235,6 +235,7 @@ std::shared_ptr<ir::Graph> fuse_elementwise(const ir::Graph& g) {
 
 std::shared_ptr<ir::Graph> optimize(const ir::Graph& g, const PassOptions& options) {
   std::shared_ptr<ir::Graph> out = rebuild(g, std::vector<bool>(g.nodes.size(), true), identity_map(g.values.size()));
+  if (options.inline_calls) out = inline_calls(*out);
   if (options.common_subexpr) out = eliminate_common_subexpressions(*out);
   if (options.dead_code) out = eliminate_dead_code(*out);
   if (options.fuse_dense) out = fuse_dense(*out);

@@ -5,6 +5,9 @@
 namespace ef::passes {
 
 struct PassOptions {
+  // Calls of traced graphs (a loaded model, a function called under a tape) become the nodes
+  // of the graph they call, when the argument specs match the graph's exactly.
+  bool inline_calls = true;
   bool dead_code = true;       // drop nodes whose results are unused (effects are kept)
   bool common_subexpr = true;  // merge identical pure nodes on identical inputs
   // matmul -> add(bias) -> relu/sigmoid/tanh/gelu becomes one oneDNN matmul with a fused
@@ -19,6 +22,7 @@ struct PassOptions {
 // Returns a new graph; the input graph is left as traced.
 std::shared_ptr<ir::Graph> optimize(const ir::Graph& g, const PassOptions& options = {});
 std::shared_ptr<ir::Graph> eliminate_dead_code(const ir::Graph& g);
+std::shared_ptr<ir::Graph> inline_calls(const ir::Graph& g);
 std::shared_ptr<ir::Graph> eliminate_common_subexpressions(const ir::Graph& g);
 std::shared_ptr<ir::Graph> fuse_dense(const ir::Graph& g);
 std::shared_ptr<ir::Graph> fuse_elementwise(const ir::Graph& g);
