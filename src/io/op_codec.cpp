@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 
+#include "autodiff/custom_gradient_op.h"
 #include "eagerflow/core/error.h"
 #include "ops/elementwise_math.h"
 #include "ops/primitives.h"
@@ -248,6 +249,18 @@ const std::map<std::string, Factory>& factories() {
     f["avg_pool2d"] = [](const Attrs& a) { return std::make_shared<Pool2D>(pool_params(a, false)); };
     f["max_pool2d_grad"] = [](const Attrs& a) { return std::make_shared<Pool2DGrad>(pool_params(a, true)); };
     f["avg_pool2d_grad"] = [](const Attrs& a) { return std::make_shared<Pool2DGrad>(pool_params(a, false)); };
+    // The rule of a custom gradient is a C++ function, which a file cannot hold: the loaded
+    // node passes gradients to its forward ops.
+    f["custom_gradient"] = [](const Attrs& a) {
+      auto count = [&](const char* key) {
+        std::int64_t n = a.integer(key);
+        if (n < 0 || n > (1 << 20)) a.bad(std::string(key) + " out of range");
+        return static_cast<std::size_t>(n);
+      };
+      std::size_t outputs = count("outputs");
+      if (outputs == 0) a.bad("a custom gradient has at least one output");
+      return std::make_shared<CustomGradientOp>(a.text("fn"), count("inputs"), outputs, count("residuals"), nullptr);
+    };
     return f;
   }();
   return table;
@@ -255,14 +268,26 @@ const std::map<std::string, Factory>& factories() {
 
 }  // namespace
 
-bool can_decode(const std::string& name) { return factories().count(name) != 0; }
+bool is_builtin_op(const std::string& name) { return factories().count(name) != 0; }
+bool can_decode(const std::string& name) { return is_builtin_op(name) || registered_op_factory(name); }
 
 std::shared_ptr<const Primitive> decode_op(const std::string& name, const std::string& attrs, const std::string& where) {
+  std::shared_ptr<const Primitive> op;
   auto it = factories().find(name);
-  if (it == factories().end())
-    throw Error(where + ": unknown op '" + name + "' (written by a newer eagerflow, or damaged)");
-  Attrs a(attrs, where + " (" + name + ")");
-  std::shared_ptr<const Primitive> op = it->second(a);
+  if (it != factories().end()) {
+    Attrs a(attrs, where + " (" + name + ")");
+    op = it->second(a);
+  } else if (OpFactory user = registered_op_factory(name)) {
+    try {
+      op = user(attrs);
+    } catch (const std::exception& e) {
+      throw Error(where + ": the factory registered for op '" + name + "' failed on attributes '" + attrs + "': " + e.what());
+    }
+    if (!op) throw Error(where + ": the factory registered for op '" + name + "' returned no op");
+  } else {
+    throw Error(where + ": unknown op '" + name + "'; if it is your own op, register it with ef::register_op<YourOp>(\"" +
+                name + "\", factory) before loading (otherwise the file was written by a newer eagerflow, or is damaged)");
+  }
   if (op->name() != name || op->attrs() != attrs)
     throw Error(where + ": op '" + name + "' with attributes '" + attrs + "' does not read back exactly (got '" +
                 op->name() + "' '" + op->attrs() + "')");

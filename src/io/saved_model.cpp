@@ -108,7 +108,8 @@ std::string encode_graph(const ir::Graph& g, const std::string& fn, VariableTabl
         fail("save", "function '" + fn + "' uses op '" + name + "' (" + flow + "): control flow cannot be saved yet " +
                          "(the saved-model format has no ef::cond or ef::while_loop; save the function without them, or save_weights)");
       if (!io::can_decode(name))
-        fail("save", "function '" + fn + "' uses op '" + name + "', which the saved-model format cannot hold yet");
+        fail("save", "function '" + fn + "' uses op '" + name + "', which the saved-model format cannot hold: if it is " +
+                         "your own op, register it with ef::register_op<YourOp>(\"" + name + "\", factory)");
       out += ",\"attrs\":" + io::json_quote(op.attrs());
     }
     out += ",\"inputs\":" + ids_json(node.inputs) + ",\"outputs\":" + ids_json(node.outputs);

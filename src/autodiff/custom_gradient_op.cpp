@@ -1,0 +1,93 @@
+#include "autodiff/custom_gradient_op.h"
+
+#include "eagerflow/core/log.h"
+
+namespace ef {
+namespace {
+
+// As the op codec reads a string attribute back: quotes and backslashes escaped.
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out + "\"";
+}
+
+std::string specs_of(std::span<const Tensor> ts) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < ts.size(); ++i) s += (i ? ", " : "") + (ts[i].defined() ? ts[i].spec().str() : std::string("none"));
+  return s + ")";
+}
+
+bool shapes_agree(const Shape& a, const Shape& b) {
+  if (a.rank() != b.rank()) return false;
+  for (int d = 0; d < a.rank(); ++d)
+    if (a[d] != b[d] && a[d] != kDynamic && b[d] != kDynamic) return false;
+  return true;
+}
+
+}  // namespace
+
+std::string CustomGradientOp::attrs() const {
+  return "fn=" + quoted(function_) + " inputs=" + std::to_string(num_inputs_) + " outputs=" + std::to_string(num_outputs_) +
+         " residuals=" + std::to_string(num_residuals_);
+}
+
+std::vector<TensorSpec> CustomGradientOp::infer(std::span<const Tensor> in) const {
+  expect_inputs(*this, in, num_inputs_ + num_outputs_ + num_residuals_);
+  std::vector<TensorSpec> specs;
+  for (std::size_t i = 0; i < num_outputs_; ++i) specs.push_back(in[num_inputs_ + i].spec());
+  return specs;
+}
+
+void CustomGradientOp::eval(std::span<const Tensor> in, std::span<const TensorSpec>, std::span<Tensor> out) const {
+  // New handles: a tape tells the node's outputs from the forward pass's by identity.
+  for (std::size_t i = 0; i < num_outputs_; ++i) out[i] = Tensor(new_tensor_impl(in[num_inputs_ + i].impl()));
+}
+
+std::vector<Tensor> CustomGradientOp::vjp(std::span<const Tensor> in, std::span<const Tensor>, std::span<const Tensor> cot,
+                                          const std::vector<bool>& needed) const {
+  std::vector<Tensor> grads(in.size());
+  if (!rule_) {
+    // The rule stayed behind in the program that saved the model: differentiate the forward
+    // ops, which is what the outputs pass through to.
+    log(LogLevel::warning, "[custom_gradient] '" + function_ +
+                               "' was loaded from a saved model without its gradient rule (a C++ function is not "
+                               "saved); its gradient is that of its forward ops");
+    for (std::size_t i = 0; i < num_outputs_; ++i) grads[num_inputs_ + i] = cot[i];
+    return grads;
+  }
+  std::span<const Tensor> inputs = in.subspan(0, num_inputs_);
+  std::vector<Tensor> residuals(in.begin() + static_cast<std::ptrdiff_t>(num_inputs_ + num_outputs_), in.end());
+  std::vector<Tensor> cots(cot.begin(), cot.end());
+  std::vector<Tensor> got;
+  {
+    detail::CustomVariablesScope variables(rule_->variables);
+    got = rule_->bwd(residuals, cots);
+  }
+  std::string tag = "custom_gradient";
+  std::string who = "'" + function_ + "'";
+  if (got.size() != num_inputs_) {
+    std::string vars;
+    for (const auto& v : rule_->variables) vars += (vars.empty() ? "" : ", ") + v.name() + " " + v.state_ptr()->spec.str();
+    fail(tag, "the gradient function of " + who + " returned " + std::to_string(got.size()) + " gradients " +
+                  specs_of(got) + "; it must return one per input " + specs_of(inputs.subspan(0, rule_->num_args)) +
+                  (rule_->variables.empty() ? std::string()
+                                            : " followed by one per trainable variable it read (" + vars + ")") +
+                  ", " + std::to_string(num_inputs_) + " in all (an undefined tensor for none)");
+  }
+  for (std::size_t i = 0; i < num_inputs_; ++i) {
+    if (!got[i].defined()) continue;
+    if (got[i].dtype() != inputs[i].dtype() || !shapes_agree(got[i].shape(), inputs[i].shape()))
+      fail(tag, "the gradient function of " + who + " returned " + got[i].spec().str() + " as gradient " + std::to_string(i) +
+                    ", for an input of " + inputs[i].spec().str() + " (gradients " + specs_of(got) + " for inputs " +
+                    specs_of(inputs) + ")");
+    if (needed[i]) grads[i] = got[i];
+  }
+  return grads;
+}
+
+}  // namespace ef
