@@ -144,6 +144,12 @@ TEST(CallOp, LoadedModelFineTunesLikeTheOriginal) {
     ASSERT_TRUE(got.count(key)) << key;
     expect_close(got[key], w, 1e-5f);
   }
+  // The fine-tuned model saves again (its call is saved as the ops it calls) and reloads.
+  fs::path again = ef::testing::fresh_temp_dir("call_fit_again");
+  save(tuned, again.string());
+  SavedModel reloaded = load(again.string());
+  expect_close(reloaded("serving_default", {x})[0].to_vector<float>(), tuned(x, false).to_vector<float>(), 1e-6f);
+  expect_close(reloaded("serving_default", {x})[0].to_vector<float>(), (*original)(x, false).to_vector<float>(), 1e-4f);
   // Frozen, it does not move.
   auto frozen = std::make_shared<nn::SavedModelLayer>(dir.string(), "serving_default", /*trainable=*/false);
   EXPECT_EQ(frozen->trainable_weights().size(), 0u);

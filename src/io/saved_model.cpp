@@ -18,6 +18,7 @@
 #include "eagerflow/core/error.h"
 #include "eagerflow/io/safetensors.h"
 #include "eagerflow/ops/ops.h"
+#include "eagerflow/passes/passes.h"
 #include "eagerflow/trace/context.h"
 #include "function/control_flow_ops.h"
 #include "io/atomic_file.h"
@@ -281,7 +282,10 @@ void write_model(const std::vector<std::pair<std::string, std::shared_ptr<const 
       if (a.kind != ArgSignature::Kind::tensor && a.kind != ArgSignature::Kind::tensor_list &&
           a.kind != ArgSignature::Kind::static_value)
         fail("save", "function '" + name + "' takes an argument of kind other than tensors (" + a.str() + ")");
-    const ir::Graph& g = cf->traced_graph();
+    // Calls (a loaded model, a function under a tape) are saved as the ops they call: the
+    // format holds flat graphs, and a file needs no other function to be loaded first.
+    std::shared_ptr<ir::Graph> flat = passes::inline_calls(cf->traced_graph());
+    const ir::Graph& g = *flat;
     std::string inputs = "[";
     for (std::size_t i = 0; i < g.inputs.size(); ++i) {
       std::string arg = i < cf->arg_names().size() && cf->signature().size() == g.inputs.size() ? cf->arg_names()[i]
