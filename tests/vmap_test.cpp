@@ -27,6 +27,7 @@ Tensor example(const Tensor& x, std::int64_t i, int axis = 0) {
 }
 
 TEST(Vmap, MatchesLoopForALayer) {
+  detail::take_vmap_fallback_log();  // the log is per thread: forget earlier tests
   Tensor w = randn({4, 3}, 1), b = randn({3}, 2), xs = randn({5, 2, 4}, 3);
   auto layer = [&](const Tensor& x) { return softmax(tanh(matmul(x, w) + b), -1); };
   Tensor batched = vmap(layer)(xs);
@@ -52,6 +53,7 @@ TEST(Vmap, InAxesOutAxesAndUnbatchedArguments) {
 }
 
 TEST(Vmap, ReductionsShapesAndIndexing) {
+  detail::take_vmap_fallback_log();  // the log is per thread: forget earlier tests
   Tensor xs = randn({3, 4, 5}, 7);
   Tensor idx = tensor(std::vector<std::int64_t>{4, 0, 2});
   auto f = [&](const Tensor& x) {
@@ -91,6 +93,7 @@ Tensor mlp_loss(const Tensor& w1, const Tensor& b1, const Tensor& w2, const Tens
 }
 
 TEST(Vmap, PerExampleGradientsOfAnMlpEqualTheLoop) {
+  detail::take_vmap_fallback_log();  // the log is per thread: forget earlier tests
   Tensor w1 = randn({4, 8}, 9), b1 = randn({8}, 10), w2 = randn({8, 3}, 11);
   Tensor xs = randn({6, 1, 4}, 12);
   Tensor ys = reshape(one_hot(tensor(std::vector<std::int64_t>{0, 2, 1, 1, 0, 2}), 3, DType::float64), {6, 1, 3});
@@ -154,6 +157,7 @@ TEST(Vmap, VariablesAreSharedAcrossExamplesAndTrainable) {
 }
 
 TEST(Vmap, OpsWithoutARuleRunPerExample) {
+  detail::take_vmap_fallback_log();  // the log is per thread: forget earlier tests
   // Per-example tables and per-example indices: gather has no rule for that case.
   Tensor tables = randn({3, 5, 2}, 23);
   Tensor ids = tensor(std::vector<std::int64_t>{4, 0, 1, 1, 3, 2}, Shape{3, 2});
