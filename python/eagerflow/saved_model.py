@@ -45,6 +45,10 @@ class Loaded:
     def variables(self):
         return list(self._saved.variables.values())
 
+    @property
+    def trainable_variables(self):
+        return list(self._saved.trainable_variables)
+
     def __call__(self, *inputs):
         if "serving_default" not in self.signatures:
             raise ValueError(f"no 'serving_default' signature (there are: {sorted(self.signatures)})")
@@ -55,7 +59,17 @@ class Loaded:
 
 
 def load(export_dir):
+    """Loads a saved model. Its signatures are differentiable (a GradientTape sees their
+    variables) and callable inside ef.function; SavedModelLayer makes one a trainable layer."""
     return Loaded(_io._load(str(export_dir)))
 
 
-__all__ = ["save", "load", "Loaded"]
+def SavedModelLayer(filepath, call_endpoint="serving_default", trainable=True, name=""):
+    """Keras' TFSMLayer: one signature of a saved model (a folder, or a Loaded model) as a
+    layer whose weights are the model's variables, so that fit fine-tunes it."""
+    if isinstance(filepath, Loaded):
+        return _io.SavedModelLayer(filepath._saved, call_endpoint, trainable, name or "")
+    return _io.SavedModelLayer(str(filepath), call_endpoint, trainable, name or "")
+
+
+__all__ = ["save", "load", "Loaded", "SavedModelLayer"]

@@ -47,7 +47,14 @@ void init_io(nb::module_& m) {
           },
           "name"_a, "inputs"_a)
       .def_prop_ro("variables", &ef::SavedModel::variables)
+      .def_prop_ro("trainable_variables", &ef::SavedModel::trainable_variables)
       .def("concrete_function", &ef::SavedModel::concrete_function, "name"_a);
+  // Keras' TFSMLayer: a loaded signature as a trainable layer (fine-tuning a loaded model).
+  nb::class_<ef::nn::SavedModelLayer, ef::nn::Layer>(t, "SavedModelLayer")
+      .def(nb::init<const std::string&, std::string, bool, std::string>(), "filepath"_a,
+           "call_endpoint"_a = "serving_default", "trainable"_a = true, "name"_a = "")
+      .def(nb::init<ef::SavedModel, std::string, bool, std::string>(), "saved_model"_a,
+           "call_endpoint"_a = "serving_default", "trainable"_a = true, "name"_a = "");
   t.def(
       "_save",
       [](ef::nn::Layer& layer, const std::string& dir, nb::handle input_spec) { ef::save(layer, dir, spec_of(input_spec)); },
