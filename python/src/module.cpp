@@ -12,4 +12,5 @@ NB_MODULE(_core, m) {
   efpy::init_training(m);
   efpy::init_io(m);
   efpy::init_log(m);
+  efpy::init_custom(m);
 }
