@@ -20,6 +20,8 @@ std::vector<Tensor> replay_node(const ir::Node& node, std::span<const Tensor> ar
     return dispatch(CallOp(call->function(), call->function()->has_gradient()), args);
   if (auto* cond = dynamic_cast<const CondOp*>(node.op.get()))
     if (std::optional<CondOp> variant = cond->with_residuals()) return dispatch(*variant, args);
+  if (auto* loop = dynamic_cast<const WhileOp*>(node.op.get()))
+    if (std::optional<WhileOp> variant = loop->with_residuals()) return dispatch(*variant, args);
   return dispatch(*node.op, args);
 }
 

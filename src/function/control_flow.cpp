@@ -180,28 +180,12 @@ std::string WhileOp::attrs() const {
 std::vector<TensorSpec> WhileOp::infer(std::span<const Tensor> in) const {
   std::vector<TensorSpec> specs;
   for (std::size_t i = 0; i < n_vars_; ++i) specs.push_back(in[i].spec());
+  if (residuals_) append_residual_specs(specs);
   return specs;
 }
 
 void WhileOp::eval(std::span<const Tensor> in, std::span<const TensorSpec>, std::span<Tensor> out) const {
-  std::vector<Tensor> cond_in(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n_vars_));
-  cond_in.insert(cond_in.end(), in.begin() + static_cast<std::ptrdiff_t>(n_vars_),
-                 in.begin() + static_cast<std::ptrdiff_t>(n_vars_ + n_cond_caps_));
-  std::vector<Tensor> body_in(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n_vars_));
-  body_in.insert(body_in.end(), in.begin() + static_cast<std::ptrdiff_t>(n_vars_ + n_cond_caps_), in.end());
-  for (std::int64_t i = 0; (max_iterations_ < 0 || i < max_iterations_) && cond_.run(cond_in)[0].data<bool>()[0]; ++i) {
-    std::vector<Tensor> next = body_.run(body_in);
-    for (std::size_t i = 0; i < n_vars_; ++i) cond_in[i] = body_in[i] = std::move(next[i]);
-  }
-  for (std::size_t i = 0; i < n_vars_; ++i) out[i] = cond_in[i];
-}
-
-std::vector<Tensor> WhileOp::vjp(std::span<const Tensor> in, std::span<const Tensor>, std::span<const Tensor>,
-                                 const std::vector<bool>&) const {
-  fail("gradient", "ef::while_loop '" + body_.graph->name + "' over loop variables " +
-                       describe(in.subspan(0, n_vars_)) +
-                       " is not differentiable inside a traced function yet; run the loop eagerly (outside "
-                       "ef::function, where the tape sees every iteration) or unroll it with a C++ loop");
+  run_loop(in, out, residuals_.get());
 }
 
 namespace {
@@ -345,7 +329,11 @@ std::vector<Tensor> while_loop(const LoopCond& cond_fn, const LoopBody& body_fn,
   inputs.insert(inputs.end(), body_ctx.lifted().begin(), body_ctx.lifted().end());
   WhileOp op(SubGraph(cond_ctx.graph()), SubGraph(body_ctx.graph()), vars.size(), cond_ctx.lifted().size(),
              maximum_iterations.value_or(-1));
-  return dispatch(op, inputs);
+  // Under a tape, the variant that keeps what each iteration's gradient needs.
+  std::optional<WhileOp> variant = detail::tapes_recording() ? op.with_residuals() : std::nullopt;
+  std::vector<Tensor> out = dispatch(variant ? *variant : op, inputs);
+  out.resize(vars.size());
+  return out;
 }
 
 }  // namespace ef

@@ -67,13 +67,23 @@ class WhileOp : public PrimitiveBase<WhileOp> {
   bool has_effect() const override { return cond_.touches_state() || body_.touches_state(); }
   std::vector<TensorSpec> infer(std::span<const Tensor> in) const override;
   void eval(std::span<const Tensor> in, std::span<const TensorSpec>, std::span<Tensor> out) const override;
+  // From the variant a tape records: a loop backwards over the iterations, each running the
+  // body's backward graph on the values that iteration kept (src/function/while_gradient.cpp).
   std::vector<Tensor> vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,
                           const std::vector<bool>& needed) const override;
+  bool accepts_missing_cotangents() const override { return residuals_ != nullptr; }
+  // The variant whose outputs are followed by the iteration count and, stacked over the
+  // iterations, the values the body's gradient needs; nullopt when the body has no gradient.
+  std::optional<WhileOp> with_residuals() const;
 
  private:
+  struct Residuals;
+  void run_loop(std::span<const Tensor> in, std::span<Tensor> out, const Residuals* keep) const;
+  void append_residual_specs(std::vector<TensorSpec>& specs) const;
   SubGraph cond_, body_;
   std::size_t n_vars_, n_cond_caps_;
   std::int64_t max_iterations_;
+  std::shared_ptr<const Residuals> residuals_;
 };
 
 }  // namespace ef
