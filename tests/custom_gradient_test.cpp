@@ -122,6 +122,12 @@ TEST(CustomGradient, TheRuleLivesInTheGraphNode) {
   int nodes = 0;
   for (const auto& n : g.nodes) nodes += std::string(n.op->name()) == "custom_gradient";
   EXPECT_EQ(nodes, 1);
+  // As docs/custom_ops.md shows it.
+  EXPECT_EQ(ir::to_text(g),
+            "{ lambda ; a:f32[2]. let\n"
+            "    b:f32[2] = mul a a\n"
+            "    c:f32[2] = custom_gradient[fn=\"fake_square\" inputs=1 outputs=1 residuals=0] a b\n"
+            "  in (c,) }");
   std::vector<Tensor> cot{tensor({1.0f, 1.0f})};
   std::vector<Tensor> dx = detail::graph_vjp(g, std::vector<Tensor>{x}, cot, {true});
   expect_close(dx[0].to_vector<float>(), {10, 10});
@@ -274,4 +280,31 @@ TEST(CustomGradient, SeveralInputsAndOutputs) {
   std::vector<Tensor> g = tape.gradient(sum(y[0]) + 3.0f * sum(y[1]), std::vector<Tensor>{a, b});
   expect_close(g[0].to_vector<float>(), {5});  // dy0 * a + dy1 = 2 + 3
   EXPECT_FALSE(g[1].defined());
+}
+
+TEST(CustomGradient, ComposesWithJvpAndVmap) {
+  // Forward mode is derived from the reverse rule, so it follows the rule too: J v = 2 x v.
+  Tensor x = tensor({0.5f, 2.0f});
+  auto [y, t] = jvp([](const Tensor& z) { return sin_with_square_rule(z); }, x, tensor({1.0f, 3.0f}));
+  expect_close(y.to_vector<float>(), {std::sin(0.5f), std::sin(2.0f)});
+  expect_close(t.to_vector<float>(), {1.0f, 12.0f});
+  // Per-example gradients through the rule: 10 for every element.
+  Tensor batch = tensor({{1.0f, 2.0f}, {3.0f, 4.0f}, {5.0f, 6.0f}});
+  Tensor g = vmap(grad([](const Tensor& row) { return sum(fake_square(row)); }))(batch);
+  ASSERT_EQ(g.shape(), Shape({3, 2}));
+  expect_close(g.to_vector<float>(), {10, 10, 10, 10, 10, 10});
+}
+
+TEST(CustomGradient, ARuleThatCallsItsOwnFunctionIsAnErrorWhenTraced) {
+  // Eagerly the rule runs only when asked, so calling the function again inside it is fine;
+  // traced, the rule is traced with the forward pass, and doing so forever is an error.
+  std::function<Tensor(const Tensor&)> self_exp;
+  auto f = custom_gradient("self_exp", [&](const Tensor& x) {
+    return OutputAndGrad{exp(x), [&self_exp, x](const Tensor& dy) { return dy * self_exp(x); }};
+  });
+  self_exp = f;
+  Tensor x = tensor({0.5f});
+  expect_close(grad([&](const Tensor& z) { return sum(f(z)); })(x).to_vector<float>(), {std::exp(0.5f)});
+  auto traced = function([&](const Tensor& z) { return grad([&](const Tensor& w) { return sum(f(w)); })(z); });
+  expect_error([&] { traced(x); }, {"self_exp/grad -> self_exp/grad"});
 }

@@ -4,6 +4,7 @@
 #include "eagerflow/autodiff/custom_gradient.h"
 
 #include "autodiff/custom_gradient_op.h"
+#include "eagerflow/function/function.h"
 #include "eagerflow/trace/context.h"
 #include "exec/interpret.h"
 #include "ops/interpreters.h"
@@ -95,6 +96,9 @@ std::vector<Tensor> call_with_rule(const std::string& tag, const std::string& na
 // closes over) become the residuals: closure conversion.
 VjpBwdFn trace_gradient(const std::string& name, const GradFn& grad, const std::vector<Variable>& variables,
                         VjpForward& f) {
+  // A gradient function that calls its own function again would trace rules forever: the
+  // nesting limit turns that into an error naming the chain.
+  detail::NestedTrace nested(name + "/grad");
   trace::TraceContext& outer = *trace::current();
   trace::TraceContext ctx(outer.function_name() + "/" + name + "/grad", /*allow_variable_creation=*/false, &outer);
   ctx.set_lift_variable_reads(true);
