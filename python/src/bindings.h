@@ -17,6 +17,7 @@ void init_layers(nb::module_& m);
 void init_training(nb::module_& m);
 void init_io(nb::module_& m);
 void init_log(nb::module_& m);
+void init_transforms(nb::module_& m);
 void init_custom(nb::module_& m);
 
 // Hands the queued ef log warnings (retracing) to Python's `warnings` (log.cpp). Call with the

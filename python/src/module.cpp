@@ -12,5 +12,6 @@ NB_MODULE(_core, m) {
   efpy::init_training(m);
   efpy::init_io(m);
   efpy::init_log(m);
+  efpy::init_transforms(m);
   efpy::init_custom(m);
 }
