@@ -93,3 +93,52 @@ def test_a_loaded_model_fine_tunes_like_the_original(saved):
     assert len(frozen.trainable_weights) == 0
     with pytest.raises(ef.Error, match="nope"):
         keras.layers.TFSMLayer(path, call_endpoint="nope")
+
+
+def test_while_loop_gradient_inside_a_function():
+    # v <- tanh(v @ w) n times, differentiated in the trace; checked against numpy's chain rule
+    rng = np.random.default_rng(3)
+    x0 = rng.standard_normal((2, 3)).astype(np.float32) * 0.5
+    w0 = rng.standard_normal((3, 3)).astype(np.float32) * 0.5
+    traces = []
+
+    @ef.function
+    def f(x, w, n):
+        traces.append(1)
+        with ef.GradientTape() as tape:
+            tape.watch(x)
+            tape.watch(w)
+            v, _ = ef.while_loop(lambda v, i: i < n, lambda v, i: (ef.tanh(ef.matmul(v, w)), i + 1),
+                                 [x, ef.constant(0, dtype=ef.int64)])
+            y = ef.reduce_sum(v)
+        return (y,) + tuple(tape.gradient(y, [x, w]))
+
+    for n in (1, 3):
+        y, gx, gw = f(ef.constant(x0), ef.constant(w0), ef.constant(n, dtype=ef.int64))
+        vs = [x0]
+        for _ in range(n):
+            vs.append(np.tanh(vs[-1] @ w0))
+        g = np.ones_like(vs[-1])
+        want_w = np.zeros_like(w0)
+        for k in range(n, 0, -1):
+            pre = g * (1 - vs[k] ** 2)
+            want_w += vs[k - 1].T @ pre
+            g = pre @ w0.T
+        np.testing.assert_allclose(float(y), vs[-1].sum(), rtol=1e-5)
+        np.testing.assert_allclose(gx.numpy(), g, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(gw.numpy(), want_w, rtol=1e-4, atol=1e-5)
+    assert len(traces) == 1
+
+
+def test_cond_gradient_uses_the_draw_of_the_branch():
+    @ef.function
+    def f(x, p):
+        with ef.GradientTape() as tape:
+            tape.watch(x)
+            y = ef.cond(p, lambda: ef.reduce_sum(ef.random.uniform([128]) * x), lambda: ef.reduce_sum(x * 2.0))
+        return y, tape.gradient(y, x)
+
+    y, g = f(ef.ones([128]), ef.constant(True))
+    assert abs(float(y) - float(np.sum(g.numpy()))) < 1e-3
+    y, g = f(ef.ones([128]), ef.constant(False))
+    np.testing.assert_allclose(g.numpy(), np.full(128, 2.0, np.float32))
