@@ -14,6 +14,8 @@
 namespace ef::detail {
 namespace {
 
+// Bounded: a long-running program that never reads the log must not grow it.
+constexpr std::size_t kMaxLoggedFallbacks = 256;
 thread_local std::vector<std::string> fallback_log;
 
 constexpr std::int64_t kToEnd = std::numeric_limits<std::int64_t>::max();  // a slice bound: "to the end"
@@ -262,6 +264,7 @@ std::vector<Batched> per_example(const Primitive& op, std::span<const Batched> i
   if (batch == kDynamic) need_static_batch(op, "it has no batching rule and runs once per example");
   if (batch == 0)
     fail("vmap", std::string("op '") + op.name() + "' has no batching rule and runs once per example; a batch of size 0 has none");
+  if (fallback_log.size() >= kMaxLoggedFallbacks) fallback_log.erase(fallback_log.begin());
   fallback_log.emplace_back(op.name());
   std::vector<std::vector<Tensor>> results;
   for (std::int64_t i = 0; i < batch; ++i) {

@@ -31,7 +31,7 @@ std::vector<Batched> apply_batching_rule(const Primitive& op, std::span<const Ba
                                          std::span<const TensorSpec> specs, std::int64_t batch);
 
 // Names of the ops that ran through the per-example loop on this thread since the last
-// call (tests and docs check which ops lack a batching rule). Clears the list.
+// call, the last 256 at most (tests and docs check which ops lack a batching rule). Clears it.
 std::vector<std::string> take_vmap_fallback_log();
 
 }  // namespace ef::detail
