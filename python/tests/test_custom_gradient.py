@@ -233,3 +233,42 @@ def test_a_python_exception_in_the_rule_propagates():
         y = ef.reduce_sum(broken(x))
     with pytest.raises(ValueError, match="rule broke"):
         tape.gradient(y, x)
+
+
+@ef.custom_gradient
+def block_gradient(x):
+    return x * 1.0, lambda dy: dy * 0.0  # the identity whose rule stops gradients
+
+
+class Blocker(ef.keras.layers.Layer):
+    def call(self, inputs):
+        return block_gradient(inputs)
+
+
+def test_fit_uses_the_rule_in_its_traced_train_step():
+    # fit runs with the GIL released; the rule (a Python function) takes it back. Layers before
+    # the blocker get zero gradients and keep their weights; the one after trains.
+    x = np.random.default_rng(0).normal(size=(64, 8)).astype(np.float32)
+    y = (x[:, :1] > 0).astype(np.float32)
+    model = ef.keras.Sequential([ef.keras.layers.Dense(4), Blocker(), ef.keras.layers.Dense(1)])
+    model.compile(ef.keras.optimizers.SGD(learning_rate=0.1), "mse")
+    model(x[:2])
+    before = [w.numpy().copy() for w in model.layers[0].trainable_weights]
+    after_layer = model.layers[2].trainable_weights[0].numpy().copy()
+    model.fit(x, y, epochs=2, batch_size=16, verbose=0)
+    for b, w in zip(before, model.layers[0].trainable_weights):
+        np.testing.assert_array_equal(w.numpy(), b)
+    assert not np.allclose(model.layers[2].trainable_weights[0].numpy(), after_layer)
+
+
+def test_custom_vjp_in_a_traced_function_under_an_outer_tape():
+    @ef.custom_vjp
+    def double_grad(x):
+        return x * 1.0
+    double_grad.defvjp(lambda x: (x * 1.0, ()), lambda res, g: (2.0 * g,))
+    f = ef.function(lambda x: ef.reduce_sum(double_grad(x)))
+    x = ef.constant([1.0, 2.0])
+    with ef.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), [2.0, 2.0])
