@@ -308,3 +308,17 @@ TEST(CustomGradient, ARuleThatCallsItsOwnFunctionIsAnErrorWhenTraced) {
   auto traced = function([&](const Tensor& z) { return grad([&](const Tensor& w) { return sum(f(w)); })(z); });
   expect_error([&] { traced(x); }, {"self_exp/grad -> self_exp/grad"});
 }
+
+TEST(CustomGradient, ClipGradientExampleOfTheHeaderAndDocs) {
+  // The forward pass hands back its input itself: the node still gets outputs of its own.
+  CustomVjp clip_gradient("clip_gradient", [](const std::vector<Tensor>& x) { return x; });
+  clip_gradient.defvjp(
+      [](const std::vector<Tensor>& x) { return VjpForward{x, /*residuals=*/{}}; },
+      [](const std::vector<Tensor>&, const std::vector<Tensor>& dy) {
+        return std::vector<Tensor>{minimum(maximum(dy[0], scalar_like(dy[0], -1.0)), scalar_like(dy[0], 1.0))};
+      });
+  Tensor x = tensor({1.0f, 2.0f});
+  auto loss = [&](const Tensor& z) { return sum(clip_gradient(z) * tensor({5.0f, -0.5f})); };
+  expect_close(grad(loss)(x).to_vector<float>(), {1.0f, -0.5f});
+  expect_close(function(grad(loss))(x).to_vector<float>(), {1.0f, -0.5f});
+}
