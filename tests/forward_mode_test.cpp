@@ -136,5 +136,15 @@ TEST(ForwardMode, BadInputIsAnError) {
                {"jacrev", "the output is int64[]"});
 }
 
+
+TEST(ForwardMode, ThroughATracedFunctionCalledEagerly) {
+  auto f = function([](const Tensor& a) { return tanh(a) * a; });
+  Tensor x = randn({4}, 30), v = randn({4}, 31);
+  f(x);  // traced: jvp then calls the concrete function under its tapes
+  // An ef::Function goes through a lambda: its call operator accepts any arguments, which makes
+  // it look callable with the list form of jvp too.
+  expect_tensor_near(jvp([&](const Tensor& a) { return f(a); }, x, v).second, ((1.0 - square(tanh(x))) * x + tanh(x)) * v);
+}
+
 }  // namespace
 }  // namespace ef::testing

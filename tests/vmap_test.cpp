@@ -189,5 +189,17 @@ TEST(Vmap, BadInputIsAnError) {
                {"vmap", "cannot assign a batched value", "counter"});
 }
 
+
+TEST(Vmap, CondWithAPerExamplePredicateRunsPerExample) {
+  detail::take_vmap_fallback_log();
+  Tensor xs = tensor(std::vector<double>{-1.0, 2.0, -3.0, 4.0}, Shape{4, 1});
+  auto f = function([](const Tensor& x) {
+    return cond(sum(x) > 0.0, [&] { return x * 2.0; }, [&] { return -x; });
+  });
+  Tensor r = vmap([&](const Tensor& x) { return f(x); })(xs);
+  expect_tensor_near(r, tensor(std::vector<double>{1.0, 4.0, 3.0, 8.0}, Shape{4, 1}));
+  EXPECT_EQ(detail::take_vmap_fallback_log(), std::vector<std::string>{"cond"});
+}
+
 }  // namespace
 }  // namespace ef::testing
