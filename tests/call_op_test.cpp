@@ -1,6 +1,8 @@
 // The call op: traced functions under tapes and loaded saved models run as one node whose
 // gradient is derived from its graph, from forward values the call kept.
+#include <algorithm>
 #include <filesystem>
+#include <thread>
 
 #include "test_util.h"
 
@@ -202,4 +204,66 @@ TEST(CallOp, CallsAreInlinedWhenOptimized) {
   auto g = function([&](const Tensor& in) { return loaded("serving_default", {in})[0]; }, keep);
   expect_close(g(x).to_vector<float>(), y.to_vector<float>(), 0.0f);
   EXPECT_EQ(count(g.concrete_functions().at(0)->graph(), "call"), 1u);
+}
+
+TEST(CallOp, EffectsRunOncePerCallUnderATape) {
+  // A function that prints and counts its calls, called under a tape: the gradient comes from
+  // kept values, so neither the print nor the assignment runs again for it.
+  Variable calls(scalar<float>(0.0f), "calls", /*trainable=*/false);
+  auto f = function([&](const Tensor& x) {
+    print("step", x);
+    calls.assign_add(scalar<float>(1.0f));
+    return sum(x * x);
+  });
+  Tensor x = tensor({1.0f, 2.0f});
+  ef::testing::CaptureStdout out;
+  f(x);
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = f(x);
+  Tensor g = tape.gradient(y, x);
+  EXPECT_EQ(g.to_vector<float>(), (std::vector<float>{2.0f, 4.0f}));
+  EXPECT_EQ(calls.value().item<float>(), 2.0f);
+  std::string text = out.text();
+  std::size_t prints = 0;
+  for (std::size_t at = text.find("step"); at != std::string::npos; at = text.find("step", at + 1)) ++prints;
+  EXPECT_EQ(prints, 2u) << text;
+}
+
+TEST(CallOp, PassThroughAndIntegerOutputs) {
+  // Outputs: x itself, an integer argmax, and x * w. Each output's gradient reaches its inputs.
+  auto f = function([](const Tensor& x, const Tensor& w) {
+    return std::vector<Tensor>{x, argmax(x, 0), x * w};
+  });
+  Tensor x = tensor({1.0f, 3.0f, 2.0f}), w = tensor({2.0f, 2.0f, 2.0f});
+  f(x, w);
+  GradientTape tape(/*persistent=*/true);
+  tape.watch(x);
+  tape.watch(w);
+  auto out = f(x, w);
+  EXPECT_EQ(out[1].item<std::int64_t>(), 1);
+  EXPECT_EQ(tape.gradient(sum(out[0]), x).to_vector<float>(), (std::vector<float>{1, 1, 1}));
+  EXPECT_EQ(tape.gradient(sum(out[2]), w).to_vector<float>(), (std::vector<float>{1, 3, 2}));
+  auto both = tape.gradient(sum(out[0]) + sum(out[2]), std::vector<Tensor>{x, w});
+  EXPECT_EQ(both[0].to_vector<float>(), (std::vector<float>{3, 3, 3}));
+}
+
+TEST(CallOp, ThreadsDifferentiateOneLoadedModelAtOnce) {
+  auto model = mlp();
+  Tensor x = random::stateless_normal({4, 5}, 7);
+  (*model)(x);
+  fs::path dir = ef::testing::fresh_temp_dir("call_threads");
+  save(*model, dir.string());
+  SavedModel loaded = load(dir.string());  // its first gradient is made by whichever thread comes first
+  std::vector<std::vector<float>> grads(4);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < grads.size(); ++t)
+    threads.emplace_back([&, t] {
+      GradientTape tape;
+      Tensor l = sum(square(loaded("serving_default", {x})[0]));
+      grads[t] = tape.gradient(l, loaded.variables().at("dense/kernel")).to_vector<float>();
+    });
+  for (auto& th : threads) th.join();
+  for (std::size_t t = 1; t < grads.size(); ++t) EXPECT_EQ(grads[t], grads[0]);
+  EXPECT_GT(*std::max_element(grads[0].begin(), grads[0].end()), 0.0f);
 }
