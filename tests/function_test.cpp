@@ -266,18 +266,52 @@ TEST(Function, RunFunctionsEagerly) {
   EXPECT_EQ(r.to_vector<float>(), (std::vector<float>{3, 3}));
 }
 
-TEST(Function, NestedFunctionIsInlined) {
-  auto inner = function([](const Tensor& x) { return x * 2.0f; });
+TEST(Function, NestedFunctionIsOneCallNodeInlinedByThePasses) {
+  int inner_runs = 0;
+  auto inner = function([&](const Tensor& x) {
+    ++inner_runs;
+    return x * 2.0f;
+  });
   auto outer = function([&](const Tensor& x) { return inner(x) + 1.0f; });
   EXPECT_EQ(outer(tensor({1.f, 2.f})).to_vector<float>(), (std::vector<float>{3, 5}));
   EXPECT_EQ(outer(tensor({3.f, 4.f})).to_vector<float>(), (std::vector<float>{7, 9}));
   EXPECT_EQ(outer.tracing_count(), 1);
+  // The inner function traced once, into its own cache (as TF's): called eagerly with the
+  // same signature it replays, and another outer trace reuses it.
+  EXPECT_EQ(inner.tracing_count(), 1);
+  EXPECT_EQ(inner(tensor({5.f, 6.f})).to_vector<float>(), (std::vector<float>{10, 12}));
+  auto twice = function([&](const Tensor& x) { return inner(x) * inner(x); });
+  EXPECT_EQ(twice(tensor({1.f, 1.f})).to_vector<float>(), (std::vector<float>{4, 4}));
+  EXPECT_EQ(inner.tracing_count(), 1);
+  EXPECT_EQ(inner_runs, 1);
   auto cf = outer.get_concrete_function(TensorSpec{DType::float32, {2}});
-  EXPECT_EQ(ir::to_text(cf->traced_graph()),
+  std::size_t calls = 0;
+  for (const auto& n : cf->traced_graph().nodes) calls += std::string(n.op->name()) == "call";
+  EXPECT_EQ(calls, 1u);
+  EXPECT_EQ(ir::to_text(cf->graph()),
             "{ lambda ; a:f32[2]. let\n"
-            "    b:f32[2] = mul a 2.0:f32[]\n"
-            "    c:f32[2] = add b 1.0:f32[]\n"
-            "  in (c,) }");
+            "    b:f32[2] = fused_elementwise[program=(t0=mul(i0,i1); t1=add(t0,i2)) out=(t1)] a 2.0:f32[] 1.0:f32[]\n"
+            "  in (b,) }");
+}
+
+TEST(Function, NestedFunctionClosingOverOuterValues) {
+  // The inner body uses a value of the outer trace that is not an argument: it becomes an
+  // input of the call, and that trace is not cached (it belongs to this outer trace).
+  auto outer = function([](const Tensor& x) {
+    Tensor y = x * 3.0f;
+    auto inner = function([&](const Tensor& z) { return z + y; });
+    return inner(x);
+  });
+  EXPECT_EQ(outer(tensor({1.f, 2.f})).to_vector<float>(), (std::vector<float>{4, 8}));
+  EXPECT_EQ(outer(tensor({2.f, 2.f})).to_vector<float>(), (std::vector<float>{8, 8}));
+  EXPECT_EQ(outer.tracing_count(), 1);
+}
+
+TEST(Function, RecursionWithAStaticDepthInlines) {
+  std::function<Tensor(const Tensor&, int)> body;
+  auto f = function([&](const Tensor& x, int depth) { return body(x, depth); });
+  body = [&](const Tensor& x, int depth) { return depth == 0 ? x : f(x * 2.0f, depth - 1); };
+  EXPECT_EQ(f(tensor({1.f}), 3).to_vector<float>(), std::vector<float>{8.f});
 }
 
 TEST(Function, ReadingASymbolicValueExplainsTracing) {

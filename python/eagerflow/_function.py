@@ -172,8 +172,10 @@ class Function:
         return flat, tree
 
     def __call__(self, *args, **kwargs):
-        if _core._in_trace() or _core.functions_run_eagerly():
-            return self._fn(*args, **kwargs)  # inlined into the enclosing trace
+        # Inside another function's trace the call is one node holding this function's own
+        # trace (the passes inline it); a call from its own body (recursion) is inlined.
+        if _core.functions_run_eagerly() or (_core._in_trace() and self._core.tracing_here()):
+            return self._fn(*args, **kwargs)
         if (not kwargs and self._input_signature is None and (self._bind is None or len(args) == self._nparams)
                 and all(type(a) is _Tensor for a in args)):
             out = self._core.call_tensors(self, args)

@@ -64,6 +64,11 @@ class PyFunction {
       ef::detail::ArgTraits<Tensor>::hash(flat[i], hash);
     }
     std::span<const Tensor> inputs(flat, n);
+    if (ef::trace::current()) {
+      Signature sig;
+      for (std::size_t i = 0; i < n; ++i) sig.push_back(ef::detail::ArgTraits<Tensor>::signature(flat[i]));
+      return call_inside(owner, sig, inputs, args, nb::dict());
+    }
     std::shared_ptr<const ef::ConcreteFunction> cf;
     {
       nb::gil_scoped_release release;
@@ -88,6 +93,7 @@ class PyFunction {
     std::vector<Tensor> tensors;
     for (auto t : tensors_h) tensors.push_back(nb::cast<const Tensor&>(t));
     Signature sig = signature_of(desc, tensors);
+    if (ef::trace::current()) return call_inside(owner, sig, tensors, args, kwargs);
     std::uint64_t hash = ef::signature_hash(sig);
     std::shared_ptr<const ef::ConcreteFunction> cf;
     {
@@ -106,6 +112,8 @@ class PyFunction {
     return trace(owner, sig, args, kwargs);
   }
 
+  // True while this function's body traces on this thread: a call from its own body inlines.
+  bool tracing_here() const { return core_->tracing_on_this_thread(); }
   int tracing_count() const { return core_->tracing_count(); }
   std::vector<ef::TraceRecord> traces() const { return core_->traces(); }
   std::vector<std::shared_ptr<const ef::ConcreteFunction>> concrete_functions() const {
@@ -184,12 +192,11 @@ class PyFunction {
   // cache; the body takes the GIL back). A Python exception in the body propagates unchanged
   // and the cache stays as it was (FunctionCore adds nothing for a trace that throws).
   std::shared_ptr<const ef::ConcreteFunction> trace(nb::handle owner, const Signature& sig, nb::handle args,
-                                                     nb::handle kwargs) {
+                                                     nb::handle kwargs, std::vector<Tensor>* captures = nullptr) {
     std::shared_ptr<const ef::ConcreteFunction> cf;
     {
       nb::gil_scoped_release release;
-      cf = core_->get_or_trace(sig, [&](ef::trace::TraceContext& ctx, const Signature& final_sig,
-                                        ef::detail::OutputStructure&) {
+      auto body = [&](ef::trace::TraceContext& ctx, const Signature& final_sig, ef::detail::OutputStructure&) {
         nb::gil_scoped_acquire gil;
         nb::list symbolic;
         for (const auto& a : final_sig)
@@ -202,10 +209,33 @@ class PyFunction {
         // Stored before the entry is published (GIL held): another thread may replay it as
         // soon as get_or_trace releases the cache's lock.
         out_trees_[ctx.graph().get()] = nb::borrow(result[1]);
-      });
+      };
+      if (captures) {
+        auto nested = core_->get_or_trace_inside(sig, body);
+        cf = nested.function;
+        *captures = std::move(nested.captures);
+      } else {
+        cf = core_->get_or_trace(sig, body);
+      }
     }
     drain_log_warnings();  // a retracing warning becomes a Python warning here, at the caller
     return cf;
+  }
+
+  // A call inside another function's trace: one call node holding this function's own trace
+  // (cached as any other, unless the body used values of the enclosing trace).
+  nb::object call_inside(nb::handle owner, const Signature& sig, std::span<const Tensor> inputs, nb::handle args,
+                         nb::handle kwargs) {
+    std::vector<Tensor> captures;
+    auto cf = trace(owner, sig, args, kwargs, &captures);
+    std::vector<Tensor> all(inputs.begin(), inputs.end());
+    all.insert(all.end(), captures.begin(), captures.end());
+    auto it = out_trees_.find(&cf->traced_graph());
+    if (it == out_trees_.end()) throw nb::value_error("eagerflow: no output structure for a cached trace");
+    std::vector<Tensor> outs = cf->call(all);
+    nb::handle tree = it->second;
+    if (tree.is_none()) return nb::cast(std::move(outs.at(0)));
+    return nb::make_tuple(tree, nb::cast(std::move(outs)));
   }
 
   nb::object run(const std::shared_ptr<const ef::ConcreteFunction>& cf, std::span<const Tensor> inputs) {
@@ -290,6 +320,7 @@ void init_function(nb::module_& m) {
       .def("call", &PyFunction::call)
       .def("get_concrete_function", &PyFunction::get_concrete_function)
       .def("tracing_count", &PyFunction::tracing_count)
+      .def("tracing_here", &PyFunction::tracing_here)
       .def("traces", &PyFunction::traces)
       .def("concrete_functions", &PyFunction::concrete_functions)
       .def_prop_ro("name", &PyFunction::name);

@@ -161,3 +161,42 @@ def test_a_concrete_function_is_one_differentiable_call():
 
     np.testing.assert_allclose(outer(x).numpy(), 3 * (np.cos(xs) * xs + np.sin(xs)), rtol=1e-5)
     assert f.experimental_get_tracing_count() == 1
+
+
+def test_a_function_called_inside_another_is_one_call_node_traced_once():
+    runs = []
+
+    @ef.function
+    def inner(x):
+        runs.append(1)
+        return x * 2.0
+
+    @ef.function
+    def outer(x):
+        return inner(x) + 1.0
+
+    @ef.function
+    def other(x):
+        return inner(x) * inner(x)
+
+    x = ef.constant(np.array([1.0, 2.0], np.float32))
+    np.testing.assert_allclose(outer(x).numpy(), [3.0, 5.0])
+    np.testing.assert_allclose(other(x).numpy(), [4.0, 16.0])
+    np.testing.assert_allclose(inner(x).numpy(), [2.0, 4.0])  # the trace made inside outer
+    assert len(runs) == 1 and inner.experimental_get_tracing_count() == 1
+    assert "call" in outer.get_concrete_function(x).traced_graph
+
+    # A closure over a value of the outer trace becomes an input of the call.
+    @ef.function
+    def closure(x):
+        y = x * 3.0
+        return ef.function(lambda z: z + y)(x)
+
+    np.testing.assert_allclose(closure(x).numpy(), [4.0, 8.0])
+
+    # Recursion with a Python condition on a static argument inlines.
+    @ef.function
+    def power(x, n):
+        return x if n == 0 else power(x * 2.0, n - 1)
+
+    np.testing.assert_allclose(power(x, 3).numpy(), [8.0, 16.0])

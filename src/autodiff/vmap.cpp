@@ -10,6 +10,8 @@
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/trace/context.h"
 #include "eagerflow/variable.h"
+#include "exec/interpret.h"
+#include "function/call_op.h"
 #include "ops/interpreters.h"
 #include "ops/primitives.h"
 
@@ -84,6 +86,14 @@ class VmapTrace : public trace::TraceContext {
       // enclosing context runs it. Tapes are hidden here: dispatch records the op on them
       // once this returns.
       return in_outer(nullptr, [&] { return dispatch(op, real); });
+    }
+    if (auto* call = dynamic_cast<const CallOp*>(&op)) {
+      // A call (an ef::function called inside f) is batched op by op: its graph replays here,
+      // so each of its ops meets its own batching rule. Tapes are hidden: dispatch records the
+      // call itself on them once this returns.
+      SuspendTapes hide_tapes;
+      const GraphFunction& fn = call->with_residuals() ? *call->function()->gradient().forward : *call->function();
+      return exec::interpret(fn.traced(), inputs);
     }
     std::vector<Batched> in;
     bool any_batched = false;

@@ -256,18 +256,33 @@ std::string FunctionCore::explain(const Signature& sig, std::optional<Signature>
 }
 
 std::shared_ptr<const ConcreteFunction> FunctionCore::get_or_trace(const Signature& requested, const TraceBody& body) {
+  return trace_new(requested, body, nullptr).function;
+}
+
+bool FunctionCore::tracing_on_this_thread() const {
+  return std::find(tracing_now.begin(), tracing_now.end(), this) != tracing_now.end();
+}
+
+FunctionCore::NestedCall FunctionCore::get_or_trace_inside(const Signature& requested, const TraceBody& body) {
+  trace::TraceContext* outer = trace::current();
+  if (!outer) fail("function " + options_.name, "internal: get_or_trace_inside needs an active trace");
+  return trace_new(requested, body, outer);
+}
+
+FunctionCore::NestedCall FunctionCore::trace_new(const Signature& requested, const TraceBody& body,
+                                                 trace::TraceContext* parent) {
   // Before the cache: a dynamic dim of a cached entry would accept a dim of -7.
   check_signature_dims(requested, options_.arg_names, "function " + options_.name);
-  if (std::find(tracing_now.begin(), tracing_now.end(), this) != tracing_now.end())
+  if (tracing_on_this_thread())
     fail("function " + options_.name, "a new signature " + signature_str(requested, options_.arg_names) +
                                           " was requested from inside this function's own trace (get_concrete_function "
                                           "or a call from a log sink); calls inside the body inline instead");
   std::vector<std::pair<LogLevel, std::string>> messages;  // logged after the lock is released
-  std::shared_ptr<const ConcreteFunction> cf;
+  NestedCall result;
   {
     std::unique_lock lock(mutex_);
     for (const auto& e : entries_)
-      if (signature_accepts(e->signature(), requested)) return e;
+      if (signature_accepts(e->signature(), requested)) return {e, {}};
 
     Signature sig = requested;
     std::optional<Signature> relaxed;
@@ -284,7 +299,9 @@ std::shared_ptr<const ConcreteFunction> FunctionCore::get_or_trace(const Signatu
 
     auto start = std::chrono::steady_clock::now();
     NestedTrace nested(options_.name);
-    trace::TraceContext ctx(options_.name, /*allow_variable_creation=*/!traced_once_);
+    // Inside another trace the body may use that trace's values: they are lifted into this
+    // graph as trailing inputs (as the branches of ef::cond do).
+    trace::TraceContext ctx(options_.name, /*allow_variable_creation=*/!traced_once_, parent);
     OutputStructure structure;
     {
       tracing_now.push_back(this);
@@ -296,16 +313,24 @@ std::shared_ptr<const ConcreteFunction> FunctionCore::get_or_trace(const Signatu
       body(ctx, sig, structure);
     }
     auto optimized = passes::optimize(*ctx.graph(), options_.passes);
-    cf = std::make_shared<const ConcreteFunction>(options_.name, sig, options_.arg_names, ctx.graph(), optimized,
-                                                  std::move(structure));
+    auto cf = std::make_shared<const ConcreteFunction>(options_.name, sig, options_.arg_names, ctx.graph(), optimized,
+                                                       std::move(structure));
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    result.function = cf;
+    result.captures = ctx.lifted();
+    if (!result.captures.empty())
+      reason += "; inside the trace of '" + parent->function_name() + "', using " + std::to_string(result.captures.size()) +
+                " of its values (this trace is not cached)";
 
     // From here on nothing throws: the cache changes only for a complete trace.
     traced_once_ = true;
-    if (options_.max_traces > 0 && entries_.size() >= options_.max_traces) messages.emplace_back(LogLevel::warning, evict_oldest());
-    entries_.push_back(cf);
-    if (signature_is_static(cf->signature())) static_index_.emplace(signature_hash(cf->signature()), cf);
-    else dynamic_entries_.push_back(cf);
+    if (result.captures.empty()) {
+      if (options_.max_traces > 0 && entries_.size() >= options_.max_traces)
+        messages.emplace_back(LogLevel::warning, evict_oldest());
+      entries_.push_back(cf);
+      if (signature_is_static(cf->signature())) static_index_.emplace(signature_hash(cf->signature()), cf);
+      else dynamic_entries_.push_back(cf);
+    }
     TraceRecord record;
     {
       std::lock_guard records_lock(records_mutex_);
@@ -327,7 +352,7 @@ std::shared_ptr<const ConcreteFunction> FunctionCore::get_or_trace(const Signatu
       messages.emplace_back(LogLevel::warning, std::move(warning));
   }
   for (const auto& [level, text] : messages) log(level, text);
-  return cf;
+  return result;
 }
 
 std::string FunctionCore::evict_oldest() {

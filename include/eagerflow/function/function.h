@@ -123,6 +123,18 @@ class FunctionCore {
   // Finds an entry accepting `sig` or traces a new one (under the lock: concurrent first
   // calls trace once). A trace that throws leaves the cache as it was.
   std::shared_ptr<const ConcreteFunction> get_or_trace(const Signature& sig, const TraceBody& body);
+  // The same for a call inside another function's trace (the one active on this thread): the
+  // body traces into a graph of its own, which the caller records as one call node. When the
+  // body used values of the enclosing trace (a closure over its tensors), they are returned as
+  // `captures`, to pass after the arguments, and that trace is not cached.
+  struct NestedCall {
+    std::shared_ptr<const ConcreteFunction> function;
+    std::vector<Tensor> captures;
+  };
+  NestedCall get_or_trace_inside(const Signature& sig, const TraceBody& body);
+  // True while this function's body traces on this thread: a call of it from its own body
+  // (recursion) is inlined, as its trace cannot wait on itself.
+  bool tracing_on_this_thread() const;
 
   const std::string& name() const { return options_.name; }
   int tracing_count() const;
@@ -145,6 +157,7 @@ class FunctionCore {
   Signature fixed_signature() const;
   [[noreturn]] void signature_mismatch(const Signature& fixed, const Signature& requested) const;
   std::string evict_oldest();  // returns the log line
+  NestedCall trace_new(const Signature& requested, const TraceBody& body, trace::TraceContext* parent);
 
   FunctionOptions options_;
   mutable std::shared_mutex mutex_;
@@ -173,10 +186,23 @@ class Function {
   auto operator()(const Args&... args) const {
     using R = std::invoke_result_t<F&, typename detail::ArgTraits<Args>::Symbolic...>;
     if (!core_) fail("function", "call of a moved-from ef::Function");
-    // Inside another trace the body is inlined into it (its input signature still holds);
-    // when debugging, it runs eagerly.
+    // Inside another trace the call is one node holding this function's own trace (cached as
+    // any other; the passes inline it); a call from its own body is inlined. When debugging,
+    // the body runs eagerly.
     if (trace::current() && core_->has_input_signature())
       core_->check_inline_signature(Signature{detail::ArgTraits<Args>::signature(args)...});
+    if (trace::current() && !functions_run_eagerly() && !core_->tracing_on_this_thread()) {
+      auto nested = core_->get_or_trace_inside(Signature{detail::ArgTraits<Args>::signature(args)...},
+                                               [this](trace::TraceContext& ctx, const Signature& final_sig,
+                                                      detail::OutputStructure& structure) {
+                                                 trace_body<Args...>(ctx, final_sig, structure,
+                                                                     std::index_sequence_for<Args...>{});
+                                               });
+      detail::FlatTensors flat;
+      (detail::ArgTraits<Args>::flatten(args, flat), ...);
+      for (const Tensor& c : nested.captures) flat.push(c);
+      return call_recorded<R>(*nested.function, flat.span());
+    }
     if (functions_run_eagerly() || trace::current()) {
       detail::NestedTrace nested(core_->name());
       return std::invoke(f_, args...);
