@@ -39,3 +39,24 @@ TEST(OnnxExport, OpsWithoutAnOnnxFormAreNamedErrors) {
   expect_error([&] { onnx::export_model(model, (dir / "missing" / "x.onnx").string()); }, {"cannot create a temporary file"});
   fs::remove_all(dir);
 }
+
+TEST(OnnxExport, LoadedModelsAndCustomGradientsExport) {
+  fs::path dir = ef::testing::fresh_temp_dir("onnx_calls");
+  train::Sequential original;
+  original.add<nn::Dense>(4, "relu");
+  original(random::uniform({3, 5}));
+  save(original, (dir / "saved").string());
+  // A loaded model inside the exported layer is exported as the ops it calls.
+  train::Sequential wrapped({std::make_shared<nn::SavedModelLayer>((dir / "saved").string())});
+  wrapped(random::uniform({3, 5}));
+  onnx::export_model(wrapped, (dir / "wrapped.onnx").string());
+  EXPECT_GT(fs::file_size(dir / "wrapped.onnx"), 100u);
+  // A custom gradient's node passes its outputs on (its rule is for training).
+  auto clipped = custom_gradient("clip", [](const Tensor& x) {
+    return OutputAndGrad{x * 2.0f, [](const Tensor& dy) { return dy * 0.5f; }};
+  });
+  auto f = function([&](const Tensor& x) { return clipped(x) + 1.0f; });
+  onnx::export_model(*f.get_concrete_function(TensorSpec{DType::float32, {2}}), (dir / "custom.onnx").string());
+  EXPECT_GT(fs::file_size(dir / "custom.onnx"), 50u);
+  fs::remove_all(dir);
+}

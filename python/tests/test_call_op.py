@@ -200,3 +200,14 @@ def test_a_function_called_inside_another_is_one_call_node_traced_once():
         return x if n == 0 else power(x * 2.0, n - 1)
 
     np.testing.assert_allclose(power(x, 3).numpy(), [8.0, 16.0])
+
+
+def test_a_model_around_a_loaded_model_exports_to_onnx(saved, tmp_path):
+    ort = pytest.importorskip("onnxruntime")
+    model, x, path = saved
+    wrapped = keras.Sequential([keras.layers.TFSMLayer(path), keras.layers.Dense(2)])
+    want = wrapped(x).numpy()
+    ef.onnx.export_model(wrapped, tmp_path / "wrapped.onnx")
+    sess = ort.InferenceSession(str(tmp_path / "wrapped.onnx"), providers=["CPUExecutionProvider"])
+    got = sess.run(None, {sess.get_inputs()[0].name: x.numpy()})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

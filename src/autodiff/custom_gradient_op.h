@@ -36,6 +36,8 @@ class CustomGradientOp : public PrimitiveBase<CustomGradientOp> {
   std::vector<Tensor> vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,
                           const std::vector<bool>& needed) const override;
   bool has_rule() const { return rule_ != nullptr; }
+  // Inputs: the function's inputs (num_inputs), then its outputs, then the residuals.
+  std::size_t num_inputs() const { return num_inputs_; }
 
  private:
   std::string function_;

@@ -13,6 +13,8 @@
 #include "eagerflow/io/safetensors.h"
 #include "eagerflow/io/saved_model.h"
 #include "eagerflow/ops/ops.h"
+#include "autodiff/custom_gradient_op.h"
+#include "eagerflow/passes/passes.h"
 #include "ops/primitives.h"
 
 namespace ef::onnx {
@@ -145,6 +147,15 @@ class Exporter {
     if (n.outputs.size() == 1) names_[n.outputs[0]] = out;
     auto simple = [&](const char* type) { node(type, in, {out}); };
 
+    if (auto* cg = dynamic_cast<const CustomGradientOp*>(&op)) {
+      // The rule matters for training only: for inference the node passes its outputs on.
+      for (std::size_t i = 0; i < n.outputs.size(); ++i) {
+        std::string o = fresh("custom_gradient");
+        node("Identity", {in.at(cg->num_inputs() + i)}, {o});
+        names_[n.outputs[i]] = o;
+      }
+      return;
+    }
     if (auto* r = dynamic_cast<const ReadVariable*>(&op)) {
       names_[n.outputs[0]] = initializer(r->variable()->name.empty() ? fresh("variable") : r->variable()->name, r->variable()->read());
       return;
@@ -393,7 +404,9 @@ void export_model(const ConcreteFunction& function, const std::string& path) {
   opset->set_version(kOpset);
   pb::GraphProto* graph = model.mutable_graph();
   graph->set_name(function.name().empty() ? "eagerflow" : function.name());
-  Exporter(function.traced_graph(), *graph).run();
+  // Calls (a loaded model inside the layer exported) are exported as the ops they call.
+  std::shared_ptr<ir::Graph> flat = passes::inline_calls(function.traced_graph());
+  Exporter(*flat, *graph).run();
   try {
     pb::checker::check_model(model);
   } catch (const std::exception& e) {
