@@ -1,4 +1,9 @@
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <shared_mutex>
+#include <unordered_map>
 #include <bit>
 #include <iomanip>
 #include <mutex>
@@ -121,7 +126,46 @@ bool functions_run_eagerly() { return eager_mode.load(std::memory_order_relaxed)
 
 namespace detail {
 
-FunctionCore::FunctionCore(FunctionOptions options) : options_(std::move(options)) {
+struct FunctionCore::State {
+  static constexpr std::size_t kMaxRecords = 4096;
+  mutable std::shared_mutex mutex_;
+  std::vector<std::shared_ptr<const ConcreteFunction>> entries_;  // all, in trace order
+  std::unordered_multimap<std::uint64_t, std::shared_ptr<const ConcreteFunction>> static_index_;
+  std::vector<std::shared_ptr<const ConcreteFunction>> dynamic_entries_;
+  bool traced_once_ = false;  // variables may be created on the first trace only
+  mutable std::mutex records_mutex_;
+  std::deque<TraceRecord> records_;
+  int trace_count_ = 0;
+  std::atomic<std::uint32_t> history_{0};  // last calls, 1 bit per call (1 = traced), newest lowest
+  int warnings_ = 0;
+  std::vector<std::string> recent_reasons_;
+};
+
+FunctionCore::~FunctionCore() = default;
+
+std::shared_ptr<const ConcreteFunction> FunctionCore::find_matching(std::uint64_t hash, const void* match,
+                                                                    bool (*matches)(const void*, const Signature&)) {
+  std::shared_lock lock(state_->mutex_);
+  auto [first, last] = state_->static_index_.equal_range(hash);
+  for (auto it = first; it != last; ++it)
+    if (matches(match, it->second->signature())) {
+      note_hit();
+      return it->second;
+    }
+  for (const auto& cf : state_->dynamic_entries_)
+    if (matches(match, cf->signature())) {
+      note_hit();
+      return cf;
+    }
+  return nullptr;
+}
+
+std::vector<std::shared_ptr<const ConcreteFunction>> FunctionCore::concrete_functions() const {
+  std::shared_lock lock(state_->mutex_);
+  return state_->entries_;
+}
+
+FunctionCore::FunctionCore(FunctionOptions options) : options_(std::move(options)), state_(std::make_unique<State>()) {
   if (options_.name.empty()) options_.name = "function";
   if (options_.input_signature && options_.arg_names.empty())
     for (const auto& a : *options_.input_signature)
@@ -137,13 +181,13 @@ FunctionCore::FunctionCore(FunctionOptions options) : options_(std::move(options
 // Trace records have their own lock: a log sink or the body itself may ask for them while
 // the cache's lock is held by a trace in progress.
 int FunctionCore::tracing_count() const {
-  std::lock_guard lock(records_mutex_);
-  return trace_count_;
+  std::lock_guard lock(state_->records_mutex_);
+  return state_->trace_count_;
 }
 
 std::vector<TraceRecord> FunctionCore::traces() const {
-  std::lock_guard lock(records_mutex_);
-  return {records_.begin(), records_.end()};
+  std::lock_guard lock(state_->records_mutex_);
+  return {state_->records_.begin(), state_->records_.end()};
 }
 
 namespace {
@@ -203,36 +247,36 @@ void FunctionCore::signature_mismatch(const Signature& fixed, const Signature& r
 
 void FunctionCore::note_hit() {
   // Only recent traces make the history matter; once it is all zeros a hit costs one load.
-  std::uint32_t h = history_.load(std::memory_order_relaxed);
-  while (h != 0 && !history_.compare_exchange_weak(h, (h << 1) & kWindowMask, std::memory_order_relaxed)) {
+  std::uint32_t h = state_->history_.load(std::memory_order_relaxed);
+  while (h != 0 && !state_->history_.compare_exchange_weak(h, (h << 1) & kWindowMask, std::memory_order_relaxed)) {
   }
 }
 
 std::string FunctionCore::note_trace_for_warning(const std::string& reason) {
-  std::uint32_t h = ((history_.load() << 1) | 1u) & kWindowMask;
-  history_.store(h);
-  recent_reasons_.push_back(reason);
-  if (recent_reasons_.size() > kWindow) recent_reasons_.erase(recent_reasons_.begin());
-  if (std::popcount(h) < kRetraceThreshold || warnings_ >= kMaxWarnings) return {};
-  ++warnings_;
-  history_.store(0);
+  std::uint32_t h = ((state_->history_.load() << 1) | 1u) & kWindowMask;
+  state_->history_.store(h);
+  state_->recent_reasons_.push_back(reason);
+  if (state_->recent_reasons_.size() > kWindow) state_->recent_reasons_.erase(state_->recent_reasons_.begin());
+  if (std::popcount(h) < kRetraceThreshold || state_->warnings_ >= kMaxWarnings) return {};
+  ++state_->warnings_;
+  state_->history_.store(0);
   std::ostringstream os;
   os << "[ef.function] WARNING: '" << options_.name << "' traced " << std::popcount(h) << " times in its last "
      << kWindow << " calls. Tracing is expensive, and this many traces mean the calls keep changing the signature. "
      << "Reasons seen:";
-  for (const auto& r : recent_reasons_) os << "\n    - " << r;
+  for (const auto& r : state_->recent_reasons_) os << "\n    - " << r;
   os << "\n  To trace less: pass FunctionOptions::input_signature with dynamic dims (ef::kDynamic), set "
         "reduce_retracing = true, or pass changing numbers as tensors rather than static C++ values.";
-  recent_reasons_.clear();
+  state_->recent_reasons_.clear();
   return os.str();
 }
 
 std::string FunctionCore::explain(const Signature& sig, std::optional<Signature>& relaxed) const {
-  if (!traced_once_) return "first call";
-  if (entries_.empty()) return "the cached traces were evicted (FunctionOptions::max_traces)";
+  if (!state_->traced_once_) return "first call";
+  if (state_->entries_.empty()) return "the cached traces were evicted (FunctionOptions::max_traces)";
   const ConcreteFunction* best_cf = nullptr;
   std::size_t best_count = 0;
-  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {  // newest first wins ties
+  for (auto it = state_->entries_.rbegin(); it != state_->entries_.rend(); ++it) {  // newest first wins ties
     std::size_t c = count_differences(sig, (*it)->signature());
     if (!best_cf || c < best_count) {
       best_count = c;
@@ -243,7 +287,7 @@ std::string FunctionCore::explain(const Signature& sig, std::optional<Signature>
   std::string reason;
   for (std::size_t i = 0; i < best.size(); ++i) reason += (i ? "; " : "") + best[i];
   if (options_.reduce_retracing)
-    for (auto it = entries_.rbegin(); it != entries_.rend(); ++it)
+    for (auto it = state_->entries_.rbegin(); it != state_->entries_.rend(); ++it)
       if (relaxable(sig, (*it)->signature())) {
         relaxed = relax(sig, (*it)->signature());
         std::string specs;
@@ -280,8 +324,8 @@ FunctionCore::NestedCall FunctionCore::trace_new(const Signature& requested, con
   std::vector<std::pair<LogLevel, std::string>> messages;  // logged after the lock is released
   NestedCall result;
   {
-    std::unique_lock lock(mutex_);
-    for (const auto& e : entries_)
+    std::unique_lock lock(state_->mutex_);
+    for (const auto& e : state_->entries_)
       if (signature_accepts(e->signature(), requested)) return {e, {}};
 
     Signature sig = requested;
@@ -290,7 +334,7 @@ FunctionCore::NestedCall FunctionCore::trace_new(const Signature& requested, con
     if (options_.input_signature) {
       Signature fixed = fixed_signature();
       if (!signature_accepts(fixed, requested)) signature_mismatch(fixed, requested);
-      reason = traced_once_ ? "input signature" : "first call";
+      reason = state_->traced_once_ ? "input signature" : "first call";
       sig = std::move(fixed);
     } else {
       reason = explain(requested, relaxed);
@@ -301,7 +345,7 @@ FunctionCore::NestedCall FunctionCore::trace_new(const Signature& requested, con
     NestedTrace nested(options_.name);
     // Inside another trace the body may use that trace's values: they are lifted into this
     // graph as trailing inputs (as the branches of ef::cond do).
-    trace::TraceContext ctx(options_.name, /*allow_variable_creation=*/!traced_once_, parent);
+    trace::TraceContext ctx(options_.name, /*allow_variable_creation=*/!state_->traced_once_, parent);
     OutputStructure structure;
     {
       tracing_now.push_back(this);
@@ -323,20 +367,20 @@ FunctionCore::NestedCall FunctionCore::trace_new(const Signature& requested, con
                 " of its values (this trace is not cached)";
 
     // From here on nothing throws: the cache changes only for a complete trace.
-    traced_once_ = true;
+    state_->traced_once_ = true;
     if (result.captures.empty()) {
-      if (options_.max_traces > 0 && entries_.size() >= options_.max_traces)
+      if (options_.max_traces > 0 && state_->entries_.size() >= options_.max_traces)
         messages.emplace_back(LogLevel::warning, evict_oldest());
-      entries_.push_back(cf);
-      if (signature_is_static(cf->signature())) static_index_.emplace(signature_hash(cf->signature()), cf);
-      else dynamic_entries_.push_back(cf);
+      state_->entries_.push_back(cf);
+      if (signature_is_static(cf->signature())) state_->static_index_.emplace(signature_hash(cf->signature()), cf);
+      else state_->dynamic_entries_.push_back(cf);
     }
     TraceRecord record;
     {
-      std::lock_guard records_lock(records_mutex_);
-      record = TraceRecord{++trace_count_, cf->signature_str(), reason, ms, ctx.created_variables()};
-      records_.push_back(record);
-      if (records_.size() > kMaxRecords) records_.pop_front();
+      std::lock_guard records_lock(state_->records_mutex_);
+      record = TraceRecord{++state_->trace_count_, cf->signature_str(), reason, ms, ctx.created_variables()};
+      state_->records_.push_back(record);
+      if (state_->records_.size() > State::kMaxRecords) state_->records_.pop_front();
     }
     if (log_enabled(LogLevel::info)) {
       std::ostringstream os;
@@ -356,15 +400,15 @@ FunctionCore::NestedCall FunctionCore::trace_new(const Signature& requested, con
 }
 
 std::string FunctionCore::evict_oldest() {
-  std::shared_ptr<const ConcreteFunction> old = entries_.front();
-  entries_.erase(entries_.begin());
-  auto [first, last] = static_index_.equal_range(signature_hash(old->signature()));
+  std::shared_ptr<const ConcreteFunction> old = state_->entries_.front();
+  state_->entries_.erase(state_->entries_.begin());
+  auto [first, last] = state_->static_index_.equal_range(signature_hash(old->signature()));
   for (auto it = first; it != last; ++it)
     if (it->second == old) {
-      static_index_.erase(it);
+      state_->static_index_.erase(it);
       break;
     }
-  std::erase(dynamic_entries_, old);
+  std::erase(state_->dynamic_entries_, old);
   return "[ef.function] '" + options_.name + "' holds " + std::to_string(options_.max_traces) +
          " traces (FunctionOptions::max_traces): evicted the oldest, " + old->signature_str() +
          "; a later call with it traces again";

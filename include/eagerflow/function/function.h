@@ -7,17 +7,16 @@
 //
 // Host code in the callable (a std::cout, a counter) runs when tracing only; ef::print runs
 // on every call. Every trace has a reason: f.traces().
-#include <atomic>
-#include <chrono>
-#include <deque>
-#include <mutex>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
-#include <shared_mutex>
+#include <span>
 #include <string>
-#include <unordered_map>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "eagerflow/function/concrete_function.h"
@@ -99,6 +98,9 @@ class NestedTrace {
 class FunctionCore {
  public:
   explicit FunctionCore(FunctionOptions options);
+  ~FunctionCore();
+  FunctionCore(const FunctionCore&) = delete;
+  FunctionCore& operator=(const FunctionCore&) = delete;
   using TraceBody = std::function<void(trace::TraceContext&, const Signature&, OutputStructure&)>;
 
   // `hash` is the call's signature_hash, computed from the arguments. Fully static entries
@@ -106,19 +108,10 @@ class FunctionCore {
   // entries with dynamic dims are then tried in trace order.
   template <class Match>
   std::shared_ptr<const ConcreteFunction> find(std::uint64_t hash, Match&& match) {
-    std::shared_lock lock(mutex_);
-    auto [first, last] = static_index_.equal_range(hash);
-    for (auto it = first; it != last; ++it)
-      if (match(it->second->signature())) {
-        note_hit();
-        return it->second;
-      }
-    for (const auto& cf : dynamic_entries_)
-      if (match(cf->signature())) {
-        note_hit();
-        return cf;
-      }
-    return nullptr;
+    using M = std::remove_reference_t<Match>;
+    return find_matching(hash, &match, [](const void* m, const Signature& s) -> bool {
+      return (*static_cast<M*>(const_cast<void*>(m)))(s);
+    });
   }
   // Finds an entry accepting `sig` or traces a new one (under the lock: concurrent first
   // calls trace once). A trace that throws leaves the cache as it was.
@@ -141,16 +134,17 @@ class FunctionCore {
   // The most recent traces (at most 4096), oldest first.
   std::vector<TraceRecord> traces() const;
   // The cached concrete functions, in trace order (what ef::save writes).
-  std::vector<std::shared_ptr<const ConcreteFunction>> concrete_functions() const {
-    std::shared_lock lock(mutex_);
-    return entries_;
-  }
+  std::vector<std::shared_ptr<const ConcreteFunction>> concrete_functions() const;
   // A function inlined into another trace still enforces its input signature.
   void check_inline_signature(const Signature& requested) const;
   bool has_input_signature() const { return options_.input_signature.has_value(); }
 
  private:
-  static constexpr std::size_t kMaxRecords = 4096;
+  // The cache, its indexes and the trace records (src/function/function_core.cpp): kept out
+  // of this header so that including it does not pull in their containers and locks.
+  struct State;
+  std::shared_ptr<const ConcreteFunction> find_matching(std::uint64_t hash, const void* match,
+                                                        bool (*matches)(const void*, const Signature&));
   void note_hit();
   std::string explain(const Signature& sig, std::optional<Signature>& relaxed) const;
   std::string note_trace_for_warning(const std::string& reason);  // the warning to log, if any
@@ -160,17 +154,7 @@ class FunctionCore {
   NestedCall trace_new(const Signature& requested, const TraceBody& body, trace::TraceContext* parent);
 
   FunctionOptions options_;
-  mutable std::shared_mutex mutex_;
-  std::vector<std::shared_ptr<const ConcreteFunction>> entries_;  // all, in trace order
-  std::unordered_multimap<std::uint64_t, std::shared_ptr<const ConcreteFunction>> static_index_;
-  std::vector<std::shared_ptr<const ConcreteFunction>> dynamic_entries_;
-  bool traced_once_ = false;  // variables may be created on the first trace only
-  mutable std::mutex records_mutex_;
-  std::deque<TraceRecord> records_;
-  int trace_count_ = 0;
-  std::atomic<std::uint32_t> history_{0};  // last calls, 1 bit per call (1 = traced), newest lowest
-  int warnings_ = 0;
-  std::vector<std::string> recent_reasons_;
+  std::unique_ptr<State> state_;
 };
 
 
