@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include <eagerflow/function/function.h>
 #include <eagerflow/io/onnx.h>
 
 #include "test_util.h"

@@ -15,6 +15,7 @@
 #include "eagerflow/ops/print.h"
 #include "eagerflow/nn/dense.h"
 #include "eagerflow/nn/layer.h"
+#include "eagerflow/nn/layer_function.h"
 #include "eagerflow/function/control_flow.h"
 #include "eagerflow/autodiff/gradient_tape.h"
 #include "eagerflow/autodiff/grad.h"

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "eagerflow/autodiff/gradient_tape.h"
+#include "eagerflow/function/function.h"
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/ops/random.h"
 #include "train/progress_bar.h"

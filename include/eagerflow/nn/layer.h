@@ -2,24 +2,21 @@
 // Keras-style layers. A layer builds itself on its first call (build(input_shape) creates
 // its weights), then runs call(inputs). Layers called inside another layer's call become its
 // sub-layers automatically, and weights are named by the path: "eager_layer/dense/kernel".
+//
+// ef::function(layer) is in eagerflow/nn/layer_function.h (included by eagerflow.h): this
+// header does not pull in the tracing machinery.
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
-#include "eagerflow/function/function.h"
 #include "eagerflow/nn/initializers.h"
 #include "eagerflow/variable.h"
 
-namespace ef::nn {
-class Layer;
-}
-
-namespace ef {
-template <class L>
-  requires std::derived_from<L, nn::Layer>
-auto function(L& layer, FunctionOptions options = {});
+namespace ef::detail {
+struct LayerAccess;  // eagerflow/nn/layer_function.h
 }
 
 namespace ef::nn {
@@ -102,34 +99,7 @@ class Layer {
   std::unique_ptr<ChildIndex> child_index_;
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // functions over the layer watch it
 
-  template <class L>
-    requires std::derived_from<L, Layer>
-  friend auto ef::function(L& layer, FunctionOptions options);
+  friend struct ef::detail::LayerAccess;
 };
 
 }  // namespace ef::nn
-
-namespace ef {
-// ef::function over a layer: traces layer(inputs). The layer is held by reference and must
-// outlive the function (like a tf.function over a Keras layer).
-template <class L>
-  requires std::derived_from<L, nn::Layer>
-auto function(L& layer, FunctionOptions options) {
-  if (options.name.empty()) options.name = layer.name();
-  if (options.arg_names.empty()) options.arg_names = {"inputs"};
-  nn::Layer* target = &layer;
-  std::weak_ptr<int> alive = layer.alive_;
-  std::string name = layer.name();
-  // Cached traces keep running without the layer (the graph holds its variables); a new
-  // signature must trace the layer again, which needs it alive.
-  return Function(
-      [target, alive, name](const Tensor& inputs) {
-        if (alive.expired())
-          fail("function " + name, "the layer '" + name + "' was destroyed, and a new input signature " +
-                                       inputs.spec().str() + " needs it to trace; ef::function(layer) holds the "
-                                       "layer by reference: keep it alive as long as the function");
-        return (*target)(inputs);
-      },
-      std::move(options));
-}
-}  // namespace ef
