@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "eagerflow/core/error.h"
@@ -115,6 +116,14 @@ void TerminateOnNaN::on_batch_end(int batch, const Logs& logs) {
   terminated_ = true;
 }
 
+CSVLogger::CSVLogger(std::string path, bool append)
+    : path_(std::move(path)), append_(append), out_(std::make_unique<std::ofstream>()) {}
+CSVLogger::~CSVLogger() = default;
+CSVLogger::CSVLogger(CSVLogger&&) noexcept = default;
+CSVLogger& CSVLogger::operator=(CSVLogger&&) noexcept = default;
+
+void CSVLogger::on_train_end() { out_->close(); }
+
 void CSVLogger::on_train_begin() {
   // Opening a FIFO for writing blocks until a reader comes: fit would hang before its first
   // epoch. A directory or a socket cannot hold a log either. (/dev/null and other character
@@ -123,21 +132,21 @@ void CSVLogger::on_train_begin() {
   auto status = std::filesystem::status(path_, ec);
   if (!ec && (std::filesystem::is_fifo(status) || std::filesystem::is_directory(status) || std::filesystem::is_socket(status)))
     fail("CSVLogger", "'" + path_ + "' is not a file that a log can be written to (a directory, FIFO or socket)");
-  out_.open(path_, append_ ? std::ios::app : std::ios::trunc);
-  if (!out_) fail("CSVLogger", "cannot open '" + path_ + "' for writing");
+  out_->open(path_, append_ ? std::ios::app : std::ios::trunc);
+  if (!*out_) fail("CSVLogger", "cannot open '" + path_ + "' for writing");
   header_written_ = append_;
 }
 
 void CSVLogger::on_epoch_end(int epoch, const Logs& logs) {
   if (!header_written_) {
-    out_ << "epoch";
-    for (const auto& [k, v] : logs) out_ << "," << k;
-    out_ << "\n";
+    *out_ << "epoch";
+    for (const auto& [k, v] : logs) *out_ << "," << k;
+    *out_ << "\n";
     header_written_ = true;
   }
-  out_ << epoch;
-  for (const auto& [k, v] : logs) out_ << "," << v;
-  out_ << "\n" << std::flush;
+  *out_ << epoch;
+  for (const auto& [k, v] : logs) *out_ << "," << v;
+  *out_ << "\n" << std::flush;
 }
 
 void LearningRateScheduler::on_epoch_begin(int epoch) {

@@ -1,6 +1,7 @@
 #pragma once
 // Callbacks for Model::fit, as Keras': override what you need.
-#include <fstream>
+#include <iosfwd>
+#include <memory>
 #include <functional>
 #include <limits>
 #include <map>
@@ -79,15 +80,18 @@ class TerminateOnNaN : public Callback {
 // Appends one CSV row per epoch: epoch, then the logs in name order.
 class CSVLogger : public Callback {
  public:
-  explicit CSVLogger(std::string path, bool append = false) : path_(std::move(path)), append_(append) {}
+  explicit CSVLogger(std::string path, bool append = false);
+  ~CSVLogger() override;
+  CSVLogger(CSVLogger&&) noexcept;
+  CSVLogger& operator=(CSVLogger&&) noexcept;
   void on_train_begin() override;
   void on_epoch_end(int epoch, const Logs& logs) override;
-  void on_train_end() override { out_.close(); }
+  void on_train_end() override;
 
  private:
   std::string path_;
   bool append_;
-  std::ofstream out_;
+  std::unique_ptr<std::ofstream> out_;  // never null (except moved from)
   bool header_written_ = false;
 };
 
