@@ -7,7 +7,7 @@
 // is saved under --save (default build/demo): weights (mlp.safetensors), a saved model (mlp/)
 // and ONNX (mlp.onnx); the saved model is loaded back and scored next to the original.
 #include <eagerflow/eagerflow.h>
-#include <eagerflow/io/onnx.h>
+#include <eagerflow/saving/onnx.h>
 
 #include <cstdlib>
 #include <cstring>

@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include <eagerflow/function/function.h>
-#include <eagerflow/io/onnx.h>
+#include <eagerflow/saving/onnx.h>
 
 #include "test_util.h"
 

@@ -35,4 +35,4 @@
 #include "eagerflow/data/mnist.h"
 #include "eagerflow/io/safetensors.h"
 #include "eagerflow/train/checkpoint.h"
-#include "eagerflow/io/saved_model.h"
+#include "eagerflow/saving/saved_model.h"

@@ -6,7 +6,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <eagerflow/io/onnx.h>
+#include <eagerflow/saving/onnx.h>
 
 #include "bindings.h"
 

@@ -1,6 +1,6 @@
 // ef graphs -> ONNX ModelProto. Each ef op maps to one ONNX op or a short fixed pattern; the
 // official checker validates the result.
-#include "eagerflow/io/onnx.h"
+#include "eagerflow/saving/onnx.h"
 
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
@@ -11,7 +11,7 @@
 
 #include "eagerflow/core/error.h"
 #include "eagerflow/io/safetensors.h"
-#include "eagerflow/io/saved_model.h"
+#include "eagerflow/saving/saved_model.h"
 #include "eagerflow/ops/ops.h"
 #include "autodiff/custom_gradient_op.h"
 #include "eagerflow/passes/passes.h"

@@ -1,4 +1,4 @@
-#include "eagerflow/io/saved_model.h"
+#include "eagerflow/saving/saved_model.h"
 
 namespace ef {
 

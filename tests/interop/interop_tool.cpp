@@ -11,7 +11,7 @@
 #include <string>
 
 #include <eagerflow/eagerflow.h>
-#include <eagerflow/io/onnx.h>
+#include <eagerflow/saving/onnx.h>
 
 using namespace ef;
 
