@@ -1,7 +1,6 @@
 #include "eagerflow/core/allocator.h"
 
-#include "kernels/cpu/conv.h"
-#include "kernels/cpu/gemm.h"
+#include "core/allocator_internal.h"
 
 #include <atomic>
 #include <bit>
@@ -104,7 +103,9 @@ std::size_t cached_bytes() {
   return cache().cached;
 }
 
-void release_cached() {
+// release_cached() and cached_primitives() also reach the kernels' caches, so they live with
+// the kernels (src/kernels/cpu/kernel_caches.cpp): core does not depend on kernels.
+void release_cached_buffers() {
   Cache& c = cache();
   std::lock_guard lock(c.mutex);
   for (auto& list : c.free_lists) {
@@ -112,11 +113,7 @@ void release_cached() {
     list.clear();
   }
   c.cached = 0;
-  cpu::release_primitive_caches();  // prepared kernels hold memory too
-  cpu::release_conv_caches();
 }
-
-std::size_t cached_primitives() { return cpu::cached_primitives_on_this_thread(); }
 
 std::size_t system_allocations() { return cache().system_allocations.load(); }
 

@@ -7,7 +7,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "ops/elementwise_kinds.h"
+#include "kernels/cpu/elementwise_kinds.h"
 
 namespace ef {
 

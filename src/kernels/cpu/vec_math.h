@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "ops/elementwise_kinds.h"
+#include "kernels/cpu/elementwise_kinds.h"
 
 namespace ef::cpu::vec {
 
