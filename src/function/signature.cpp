@@ -122,6 +122,41 @@ void check_tensor_arg(const Tensor& t) {
                          "captured variable or container); symbolic tensors exist only while their function traces: "
                          "return the value from the function instead");
 }
+
+void FlatTensors::spill(const Tensor& t) {
+  if (heap_.empty()) heap_.assign(inline_.begin(), inline_.end());
+  heap_.push_back(t);
+}
+
+void OutTraits<std::vector<Tensor>>::flatten(const std::vector<Tensor>& v, std::vector<Tensor>& out,
+                                             OutputStructure& s) {
+  s.list_sizes.push_back(v.size());
+  out.insert(out.end(), v.begin(), v.end());
+}
+
+std::vector<Tensor> OutTraits<std::vector<Tensor>>::build(OutputCursor& c) {
+  std::size_t n = c.structure->list_sizes[c.next_list++];
+  std::vector<Tensor> v;
+  v.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) v.push_back(std::move(c.tensors[c.next_tensor++]));
+  return v;
+}
+
+void OutTraits<std::map<std::string, Tensor>>::flatten(const std::map<std::string, Tensor>& m,
+                                                       std::vector<Tensor>& out, OutputStructure& s) {
+  std::vector<std::string> keys;
+  for (const auto& [k, t] : m) {
+    keys.push_back(k);
+    out.push_back(t);
+  }
+  s.map_keys.push_back(std::move(keys));
+}
+
+std::map<std::string, Tensor> OutTraits<std::map<std::string, Tensor>>::build(OutputCursor& c) {
+  std::map<std::string, Tensor> m;
+  for (const auto& k : c.structure->map_keys[c.next_map++]) m.emplace(k, std::move(c.tensors[c.next_tensor++]));
+  return m;
+}
 }  // namespace detail
 
 void check_signature_dims(const Signature& sig, const std::vector<std::string>& names, const std::string& tag) {

@@ -24,10 +24,7 @@ class FlatTensors {
  public:
   void push(const Tensor& t) {
     if (n_ < inline_.size()) inline_[n_] = t;
-    else {
-      if (heap_.empty()) heap_.assign(inline_.begin(), inline_.end());
-      heap_.push_back(t);
-    }
+    else spill(t);
     ++n_;
   }
   std::span<const Tensor> span() const {
@@ -35,6 +32,7 @@ class FlatTensors {
   }
 
  private:
+  void spill(const Tensor& t);  // past the inline buffer (src/function/signature.cpp)
   std::array<Tensor, 8> inline_;
   std::vector<Tensor> heap_;
   std::size_t n_ = 0;
@@ -240,30 +238,15 @@ template <> struct OutTraits<Tensor> {
   static void flatten(const Tensor& t, std::vector<Tensor>& out, OutputStructure&) { out.push_back(t); }
   static Tensor build(OutputCursor& c) { return std::move(c.tensors[c.next_tensor++]); }
 };
+// Lists and maps of results: out of line (src/function/signature.cpp), so that including this
+// header does not compile their container code.
 template <> struct OutTraits<std::vector<Tensor>> {
-  static void flatten(const std::vector<Tensor>& v, std::vector<Tensor>& out, OutputStructure& s) {
-    s.list_sizes.push_back(v.size());
-    out.insert(out.end(), v.begin(), v.end());
-  }
-  static std::vector<Tensor> build(OutputCursor& c) {
-    std::size_t n = c.structure->list_sizes[c.next_list++];
-    std::vector<Tensor> v;
-    v.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) v.push_back(std::move(c.tensors[c.next_tensor++]));
-    return v;
-  }
+  static void flatten(const std::vector<Tensor>& v, std::vector<Tensor>& out, OutputStructure& s);
+  static std::vector<Tensor> build(OutputCursor& c);
 };
 template <> struct OutTraits<std::map<std::string, Tensor>> {
-  static void flatten(const std::map<std::string, Tensor>& m, std::vector<Tensor>& out, OutputStructure& s) {
-    std::vector<std::string> keys;
-    for (const auto& [k, t] : m) { keys.push_back(k); out.push_back(t); }
-    s.map_keys.push_back(std::move(keys));
-  }
-  static std::map<std::string, Tensor> build(OutputCursor& c) {
-    std::map<std::string, Tensor> m;
-    for (const auto& k : c.structure->map_keys[c.next_map++]) m.emplace(k, std::move(c.tensors[c.next_tensor++]));
-    return m;
-  }
+  static void flatten(const std::map<std::string, Tensor>& m, std::vector<Tensor>& out, OutputStructure& s);
+  static std::map<std::string, Tensor> build(OutputCursor& c);
 };
 template <class... Ts> struct OutTraits<std::tuple<Ts...>> {
   static void flatten(const std::tuple<Ts...>& t, std::vector<Tensor>& out, OutputStructure& s) {
