@@ -18,12 +18,9 @@ class ClipByNorm : public ef::PrimitiveBase<ClipByNorm> {
     if (!(clip_norm > 0)) ef::fail("clip_by_norm", "clip_norm must be positive, got " + std::to_string(clip_norm));
   }
   const char* name() const override { return "clip_by_norm"; }
-  // Printed in graphs, and what a saved model stores: the factory below reads it back.
-  std::string attrs() const override {
-    char buf[32];
-    auto end = std::to_chars(buf, buf + sizeof buf, clip_norm_).ptr;  // shortest text that reads back exactly
-    return "clip_norm=" + std::string(buf, end);
-  }
+  // Typed parameters: printed in graphs ("clip_norm=1.5") and stored by a saved model; the
+  // factory below reads them back.
+  ef::OpParams parameters() const override { return ef::OpParams().add("clip_norm", clip_norm_); }
   std::vector<ef::TensorSpec> infer(std::span<const ef::Tensor> in) const override {
     ef::expect_inputs(*this, in, 1);
     if (in[0].dtype() != ef::DType::float32) ef::fail(name(), "expects float32, got " + in[0].spec().str());
@@ -60,17 +57,9 @@ class ClipByNorm : public ef::PrimitiveBase<ClipByNorm> {
 // The public function, like ef's own ops.
 ef::Tensor clip_by_norm(const ef::Tensor& x, double clip_norm) { return ef::dispatch1(ClipByNorm(clip_norm), {x}); }
 
-// Rebuilds the op from its attrs() text when a saved model is loaded.
-std::shared_ptr<ClipByNorm> clip_by_norm_from_attrs(const std::string& attrs) {
-  const std::string key = "clip_norm=";
-  double c = 0;
-  if (attrs.rfind(key, 0) != 0 ||
-      std::from_chars(attrs.data() + key.size(), attrs.data() + attrs.size(), c).ptr != attrs.data() + attrs.size())
-    ef::fail("clip_by_norm", "cannot read attributes '" + attrs + "'");
-  return std::make_shared<ClipByNorm>(c);
-}
-
-const bool registered = ef::register_op<ClipByNorm>("clip_by_norm", clip_by_norm_from_attrs);
+// Rebuilds the op from its parameters when a saved model is loaded.
+const bool registered = ef::register_op<ClipByNorm>(
+    "clip_by_norm", [](const ef::OpParams& p) { return std::make_shared<ClipByNorm>(p.real("clip_norm")); });
 // --- end of the example -------------------------------------------------------------------
 
 // An op that nobody registers.
@@ -145,7 +134,15 @@ TEST(CustomOp, SavedAndLoaded) {
   // Unregistered, it does not load; the error says what to register.
   ASSERT_TRUE(unregister_op("clip_by_norm"));
   expect_error([&] { load(dir.string()); }, {"unknown op 'clip_by_norm'", "ef::register_op", "\"clip_by_norm\""});
-  register_op<ClipByNorm>("clip_by_norm", clip_by_norm_from_attrs);
+  // Registered again, here with a factory of the printed text (the other form).
+  register_op<ClipByNorm>("clip_by_norm", [](const std::string& attrs) {
+    const std::string key = "clip_norm=";
+    double c = 0;
+    if (attrs.rfind(key, 0) != 0 ||
+        std::from_chars(attrs.data() + key.size(), attrs.data() + attrs.size(), c).ptr != attrs.data() + attrs.size())
+      ef::fail("clip_by_norm", "cannot read attributes '" + attrs + "'");
+    return std::make_shared<ClipByNorm>(c);
+  });
   EXPECT_EQ(load(dir.string())("serving_default", {x})[0].to_vector<float>(), want.to_vector<float>());
 }
 

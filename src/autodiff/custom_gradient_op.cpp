@@ -1,20 +1,11 @@
 #include "autodiff/custom_gradient_op.h"
 
 #include "eagerflow/core/log.h"
+#include "ops/op_factories.h"
 
 namespace ef {
 namespace {
 
-// As the op codec reads a string attribute back: quotes and backslashes escaped.
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') out += "\\n";
-    else out += c;
-  }
-  return out + "\"";
-}
 
 std::string specs_of(std::span<const Tensor> ts) {
   std::string s = "(";
@@ -31,9 +22,12 @@ bool shapes_agree(const Shape& a, const Shape& b) {
 
 }  // namespace
 
-std::string CustomGradientOp::attrs() const {
-  return "fn=" + quoted(function_) + " inputs=" + std::to_string(num_inputs_) + " outputs=" + std::to_string(num_outputs_) +
-         " residuals=" + std::to_string(num_residuals_);
+OpParams CustomGradientOp::parameters() const {
+  return OpParams()
+      .add("fn", function_)
+      .add("inputs", static_cast<std::int64_t>(num_inputs_))
+      .add("outputs", static_cast<std::int64_t>(num_outputs_))
+      .add("residuals", static_cast<std::int64_t>(num_residuals_));
 }
 
 std::vector<TensorSpec> CustomGradientOp::infer(std::span<const Tensor> in) const {
@@ -88,6 +82,22 @@ std::vector<Tensor> CustomGradientOp::vjp(std::span<const Tensor> in, std::span<
     if (needed[i]) grads[i] = got[i];
   }
   return grads;
+}
+
+
+// The rule of a custom gradient is a C++ function, which a file cannot hold: the loaded node
+// passes gradients to its forward ops.
+void detail::add_custom_gradient_factories(detail::OpFactories& f) {
+  f["custom_gradient"] = [](const OpParams& p) {
+    auto count = [&](const char* key) {
+      std::int64_t n = p.integer(key);
+      if (n < 0 || n > (1 << 20)) p.bad(std::string(key) + " out of range");
+      return static_cast<std::size_t>(n);
+    };
+    std::size_t outputs = count("outputs");
+    if (outputs == 0) p.bad("a custom gradient has at least one output");
+    return std::make_shared<CustomGradientOp>(p.text("fn"), count("inputs"), outputs, count("residuals"), nullptr);
+  };
 }
 
 }  // namespace ef

@@ -5,20 +5,11 @@
 
 #include "eagerflow/ops/ops.h"
 #include "ops/primitives.h"
+#include "ops/op_factories.h"
 
 namespace ef {
 namespace {
 
-// A string attribute as the op codec reads it back: quotes, backslashes and newlines escaped.
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') out += "\\n";
-    else out += c;
-  }
-  return out + "\"";
-}
 
 // Position i of a tensor as a multi-index ("(1, 4)"): what a user can look up.
 std::string position(const Shape& shape, std::int64_t flat) {
@@ -45,7 +36,7 @@ std::string number(double v) {
 }  // namespace
 
 // ---------------------------------------------------------------- check_numerics
-std::string CheckNumerics::attrs() const { return "message=" + quoted(message_); }
+OpParams CheckNumerics::parameters() const { return OpParams().add("message", message_); }
 
 std::vector<TensorSpec> CheckNumerics::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 1);
@@ -79,7 +70,7 @@ Tensor check_numerics(const Tensor& x, const std::string& message) {
 }
 
 // ---------------------------------------------------------------- class_indices
-std::string ClassIndices::attrs() const { return "classes=" + std::to_string(classes_) + " who=" + quoted(who_); }
+OpParams ClassIndices::parameters() const { return OpParams().add("classes", classes_).add("who", who_); }
 
 std::vector<TensorSpec> ClassIndices::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 1);
@@ -127,6 +118,16 @@ void ClassIndices::eval(std::span<const Tensor> in, std::span<const TensorSpec> 
 Tensor class_indices(const Tensor& labels, std::int64_t num_classes, const std::string& who) {
   if (!labels.defined()) fail(who, "labels are undefined");
   return dispatch1(ClassIndices(num_classes, who), {labels});
+}
+
+
+void detail::add_check_factories(detail::OpFactories& f) {
+  f["check_numerics"] = [](const OpParams& p) { return std::make_shared<CheckNumerics>(p.text("message")); };
+  f["class_indices"] = [](const OpParams& p) {
+    std::int64_t classes = p.integer("classes");
+    if (classes < 1) p.bad("class_indices needs at least one class");
+    return std::make_shared<ClassIndices>(classes, p.text("who"));
+  };
 }
 
 }  // namespace ef

@@ -4,6 +4,7 @@
 #include "eagerflow/ops/ops.h"
 #include "kernels/cpu/conv.h"
 #include "ops/primitives.h"
+#include "ops/op_factories.h"
 
 namespace ef {
 namespace {
@@ -89,14 +90,18 @@ bool empty(const Shape& s) { return s.num_elements() == 0; }
 
 }  // namespace
 
-std::string Conv2DParams::str() const {
-  return "strides=(" + std::to_string(sh) + "," + std::to_string(sw) + ") padding=" + (same ? "same" : "valid") +
-         (dh != 1 || dw != 1 ? " dilation=(" + std::to_string(dh) + "," + std::to_string(dw) + ")" : "");
+OpParams Conv2DParams::parameters() const {
+  OpParams p;
+  p.add("strides", std::vector<std::int64_t>{sh, sw}).add("padding", Word{same ? "same" : "valid"});
+  if (dh != 1 || dw != 1) p.add("dilation", std::vector<std::int64_t>{dh, dw});
+  return p;
 }
 
-std::string Pool2DParams::str() const {
-  return "pool=(" + std::to_string(kh) + "," + std::to_string(kw) + ") strides=(" + std::to_string(sh) + "," +
-         std::to_string(sw) + ") padding=" + (same ? "same" : "valid");
+OpParams Pool2DParams::parameters() const {
+  return OpParams()
+      .add("pool", std::vector<std::int64_t>{kh, kw})
+      .add("strides", std::vector<std::int64_t>{sh, sw})
+      .add("padding", Word{same ? "same" : "valid"});
 }
 
 // ---------------------------------------------------------------- conv2d
@@ -250,6 +255,58 @@ Tensor max_pool2d(const Tensor& x, Stride2 size, std::optional<Stride2> strides,
 }
 Tensor avg_pool2d(const Tensor& x, Stride2 size, std::optional<Stride2> strides, const std::string& padding) {
   return pool(false, x, size, strides, padding);
+}
+
+
+namespace {
+
+bool same_padding(const OpParams& p) {
+  std::string pad = p.word("padding");
+  if (pad != "same" && pad != "valid") p.bad("padding must be same or valid");
+  return pad == "same";
+}
+
+Conv2DParams conv_params(const OpParams& p) {
+  Conv2DParams c;
+  auto s = p.ints("strides");
+  if (s.size() != 2) p.bad("strides must have two entries");
+  c.sh = s[0];
+  c.sw = s[1];
+  if (p.has("dilation")) {
+    auto d = p.ints("dilation");
+    if (d.size() != 2) p.bad("dilation must have two entries");
+    c.dh = d[0];
+    c.dw = d[1];
+  }
+  c.same = same_padding(p);
+  if (c.sh < 1 || c.sw < 1 || c.dh < 1 || c.dw < 1) p.bad("strides and dilations must be positive");
+  return c;
+}
+
+Pool2DParams pool_params(const OpParams& p, bool max) {
+  Pool2DParams q;
+  auto k = p.ints("pool"), s = p.ints("strides");
+  if (k.size() != 2 || s.size() != 2) p.bad("pool and strides must have two entries");
+  q.kh = k[0];
+  q.kw = k[1];
+  q.sh = s[0];
+  q.sw = s[1];
+  q.same = same_padding(p);
+  q.max = max;
+  if (q.kh < 1 || q.kw < 1 || q.sh < 1 || q.sw < 1) p.bad("pool sizes and strides must be positive");
+  return q;
+}
+
+}  // namespace
+
+void detail::add_conv_factories(detail::OpFactories& f) {
+  f["conv2d"] = [](const OpParams& p) { return std::make_shared<Conv2D>(conv_params(p)); };
+  f["conv2d_backprop_input"] = [](const OpParams& p) { return std::make_shared<Conv2DBackpropInput>(conv_params(p)); };
+  f["conv2d_backprop_filter"] = [](const OpParams& p) { return std::make_shared<Conv2DBackpropFilter>(conv_params(p)); };
+  f["max_pool2d"] = [](const OpParams& p) { return std::make_shared<Pool2D>(pool_params(p, true)); };
+  f["avg_pool2d"] = [](const OpParams& p) { return std::make_shared<Pool2D>(pool_params(p, false)); };
+  f["max_pool2d_grad"] = [](const OpParams& p) { return std::make_shared<Pool2DGrad>(pool_params(p, true)); };
+  f["avg_pool2d_grad"] = [](const OpParams& p) { return std::make_shared<Pool2DGrad>(pool_params(p, false)); };
 }
 
 }  // namespace ef

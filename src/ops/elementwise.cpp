@@ -10,6 +10,7 @@
 #include "ops/elementwise_math.h"
 #include "ops/primitives.h"
 #include "ops/shape_rules.h"
+#include "ops/op_factories.h"
 
 namespace ef {
 namespace {
@@ -347,7 +348,7 @@ std::vector<Tensor> Where::vjp(std::span<const Tensor> in, std::span<const Tenso
           needed[2] ? sum_to(where(in[0], zero, g), in[2]) : Tensor()};
 }
 
-std::string Cast::attrs() const { return "dtype=" + std::string(name_of(to_)); }
+OpParams Cast::parameters() const { return OpParams().add("dtype", to_); }
 
 std::vector<TensorSpec> Cast::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 1);
@@ -445,5 +446,21 @@ Tensor identity(const Tensor& x) { return dispatch1(Identity(), {x}); }
 Tensor stop_gradient(const Tensor& x) { return dispatch1(Identity(true), {x}); }
 
 Tensor scalar_like(const Tensor& like, double value) { return full(Shape{}, value, like.dtype()); }
+
+
+void detail::add_elementwise_factories(detail::OpFactories& f) {
+  for (int k = 0; k <= static_cast<int>(UnaryKind::logical_not); ++k) {
+    auto kind = static_cast<UnaryKind>(k);
+    f[unary_name(kind)] = [kind](const OpParams&) { return std::make_shared<Unary>(kind); };
+  }
+  for (int k = 0; k <= static_cast<int>(BinaryKind::logical_or); ++k) {
+    auto kind = static_cast<BinaryKind>(k);
+    f[binary_name(kind)] = [kind](const OpParams&) { return std::make_shared<Binary>(kind); };
+  }
+  f["where"] = [](const OpParams&) { return std::make_shared<Where>(); };
+  f["cast"] = [](const OpParams& p) { return std::make_shared<Cast>(p.dtype("dtype")); };
+  f["identity"] = [](const OpParams&) { return std::make_shared<Identity>(false); };
+  f["stop_gradient"] = [](const OpParams&) { return std::make_shared<Identity>(true); };
+}
 
 }  // namespace ef

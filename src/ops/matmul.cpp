@@ -9,6 +9,7 @@
 #include "ops/elementwise_math.h"
 #include "ops/primitives.h"
 #include "ops/shape_rules.h"
+#include "ops/op_factories.h"
 
 namespace ef {
 namespace {
@@ -63,12 +64,7 @@ std::pair<std::int64_t, std::int64_t> matrix_dims(const Tensor& t, bool transpos
 
 }  // namespace
 
-std::string MatMul::attrs() const {
-  std::string s;
-  if (ta_) s += "transpose_a=True";
-  if (tb_) s += std::string(s.empty() ? "" : " ") + "transpose_b=True";
-  return s;
-}
+OpParams MatMul::parameters() const { return OpParams().add_flag("transpose_a", ta_).add_flag("transpose_b", tb_); }
 
 std::vector<TensorSpec> MatMul::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 2);
@@ -173,6 +169,11 @@ std::vector<Tensor> MatMul::vjp(std::span<const Tensor> in, std::span<const Tens
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b) {
   return dispatch1(MatMul(transpose_a, transpose_b), {a, b});
+}
+
+
+void detail::add_matmul_factories(detail::OpFactories& f) {
+  f["matmul"] = [](const OpParams& p) { return std::make_shared<MatMul>(p.flag("transpose_a"), p.flag("transpose_b")); };
 }
 
 }  // namespace ef

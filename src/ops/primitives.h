@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "eagerflow/ops/op_params.h"
 #include "eagerflow/ops/primitive.h"
 #include "ops/elementwise_math.h"
 
@@ -28,7 +29,6 @@ class Unary : public MergeablePrimitive<Unary> {
  public:
   explicit Unary(UnaryKind k) : kind_(k) {}
   const char* name() const override { return unary_name(kind_); }
-  bool same_params(const Unary& o) const { return kind_ == o.kind_; }
   bool is_differentiable() const override { return kind_ != UnaryKind::logical_not; }
   UnaryKind kind() const { return kind_; }
   EF_OP_RULES EF_OP_VJP
@@ -40,7 +40,6 @@ class Binary : public MergeablePrimitive<Binary> {
  public:
   explicit Binary(BinaryKind k) : kind_(k) {}
   const char* name() const override { return binary_name(kind_); }
-  bool same_params(const Binary& o) const { return kind_ == o.kind_; }
   bool is_differentiable() const override { return !is_comparison(kind_) && !is_logical(kind_); }
   BinaryKind kind() const { return kind_; }
   EF_OP_RULES EF_OP_VJP
@@ -51,7 +50,6 @@ class Binary : public MergeablePrimitive<Binary> {
 class Where : public MergeablePrimitive<Where> {
  public:
   const char* name() const override { return "where"; }
-  bool same_params(const Where&) const { return true; }
   EF_OP_RULES EF_OP_VJP
 };
 
@@ -59,8 +57,7 @@ class Cast : public MergeablePrimitive<Cast> {
  public:
   explicit Cast(DType to) : to_(to) {}
   const char* name() const override { return "cast"; }
-  std::string attrs() const override;
-  bool same_params(const Cast& o) const { return to_ == o.to_; }
+  OpParams parameters() const override;
   DType to() const { return to_; }
   EF_OP_RULES EF_OP_VJP
  private:
@@ -87,8 +84,7 @@ class Reduce : public MergeablePrimitive<Reduce> {
  public:
   Reduce(ReduceKind k, std::vector<int> axes, bool keepdims) : kind_(k), axes_(std::move(axes)), keepdims_(keepdims) {}
   const char* name() const override;
-  std::string attrs() const override;
-  bool same_params(const Reduce& o) const { return kind_ == o.kind_ && axes_ == o.axes_ && keepdims_ == o.keepdims_; }
+  OpParams parameters() const override;
   ReduceKind kind() const { return kind_; }
   // Which axes of a rank-`rank` input are reduced (all when axes is empty).
   std::vector<bool> reduced_mask(int rank) const;
@@ -104,8 +100,7 @@ class ArgMax : public MergeablePrimitive<ArgMax> {
  public:
   ArgMax(int axis, bool keepdims) : axis_(axis), keepdims_(keepdims) {}
   const char* name() const override { return "argmax"; }
-  std::string attrs() const override;
-  bool same_params(const ArgMax& o) const { return axis_ == o.axis_ && keepdims_ == o.keepdims_; }
+  OpParams parameters() const override;
   bool is_differentiable() const override { return false; }
   int axis() const { return axis_; }
   bool keepdims() const { return keepdims_; }
@@ -119,8 +114,7 @@ class Softmax : public MergeablePrimitive<Softmax> {
  public:
   Softmax(int axis, bool log) : axis_(axis), log_(log) {}
   const char* name() const override { return log_ ? "log_softmax" : "softmax"; }
-  std::string attrs() const override { return "axis=" + std::to_string(axis_); }
-  bool same_params(const Softmax& o) const { return axis_ == o.axis_ && log_ == o.log_; }
+  OpParams parameters() const override { return OpParams().add("axis", axis_); }
   int axis() const { return axis_; }
   bool log() const { return log_; }
   EF_OP_RULES EF_OP_VJP
@@ -137,8 +131,7 @@ class MatMul : public MergeablePrimitive<MatMul> {
  public:
   explicit MatMul(bool transpose_a = false, bool transpose_b = false) : ta_(transpose_a), tb_(transpose_b) {}
   const char* name() const override { return "matmul"; }
-  std::string attrs() const override;
-  bool same_params(const MatMul& o) const { return ta_ == o.ta_ && tb_ == o.tb_; }
+  OpParams parameters() const override;
   bool transpose_a() const { return ta_; }
   bool transpose_b() const { return tb_; }
   EF_OP_RULES EF_OP_VJP
@@ -151,8 +144,7 @@ class Reshape : public MergeablePrimitive<Reshape> {
  public:
   explicit Reshape(Shape target) : target_(std::move(target)) {}
   const char* name() const override { return "reshape"; }
-  std::string attrs() const override;
-  bool same_params(const Reshape& o) const { return target_ == o.target_; }
+  OpParams parameters() const override;
   EF_OP_RULES EF_OP_VJP
  private:
   std::string target_str() const;
@@ -163,7 +155,6 @@ class Reshape : public MergeablePrimitive<Reshape> {
 class ReshapeLike : public MergeablePrimitive<ReshapeLike> {
  public:
   const char* name() const override { return "reshape_like"; }
-  bool same_params(const ReshapeLike&) const { return true; }
   EF_OP_RULES EF_OP_VJP
 };
 
@@ -171,8 +162,7 @@ class ExpandDims : public MergeablePrimitive<ExpandDims> {
  public:
   explicit ExpandDims(int axis) : axis_(axis) {}
   const char* name() const override { return "expand_dims"; }
-  std::string attrs() const override { return "axis=" + std::to_string(axis_); }
-  bool same_params(const ExpandDims& o) const { return axis_ == o.axis_; }
+  OpParams parameters() const override { return OpParams().add("axis", axis_); }
   int axis() const { return axis_; }
   EF_OP_RULES EF_OP_VJP
  private:
@@ -183,8 +173,7 @@ class Squeeze : public MergeablePrimitive<Squeeze> {
  public:
   explicit Squeeze(std::vector<int> axes) : axes_(std::move(axes)) {}
   const char* name() const override { return "squeeze"; }
-  std::string attrs() const override;
-  bool same_params(const Squeeze& o) const { return axes_ == o.axes_; }
+  OpParams parameters() const override;
   const std::vector<int>& axes() const { return axes_; }
   EF_OP_RULES EF_OP_VJP
  private:
@@ -196,8 +185,7 @@ class Transpose : public MergeablePrimitive<Transpose> {
  public:
   explicit Transpose(std::vector<int> perm) : perm_(std::move(perm)) {}
   const char* name() const override { return "transpose"; }
-  std::string attrs() const override;
-  bool same_params(const Transpose& o) const { return perm_ == o.perm_; }
+  OpParams parameters() const override;
   std::vector<int> resolved(int rank) const;
   const std::vector<int>& perm() const { return perm_; }
   EF_OP_RULES EF_OP_VJP
@@ -209,8 +197,7 @@ class Concat : public MergeablePrimitive<Concat> {
  public:
   explicit Concat(int axis) : axis_(axis) {}
   const char* name() const override { return "concat"; }
-  std::string attrs() const override { return "axis=" + std::to_string(axis_); }
-  bool same_params(const Concat& o) const { return axis_ == o.axis_; }
+  OpParams parameters() const override { return OpParams().add("axis", axis_); }
   int axis() const { return axis_; }
   EF_OP_RULES EF_OP_VJP
  private:
@@ -222,8 +209,7 @@ class Slice : public MergeablePrimitive<Slice> {
   Slice(std::vector<std::int64_t> b, std::vector<std::int64_t> e, std::vector<std::int64_t> s)
       : begin_(std::move(b)), end_(std::move(e)), strides_(std::move(s)) {}
   const char* name() const override { return "slice"; }
-  std::string attrs() const override;
-  bool same_params(const Slice& o) const { return begin_ == o.begin_ && end_ == o.end_ && strides_ == o.strides_; }
+  OpParams parameters() const override;
   struct Axis { std::int64_t start, step, count; };
   Axis resolve(int axis, std::int64_t n) const;  // Python slice semantics on one axis
   void check(const Tensor& x) const;
@@ -240,8 +226,7 @@ class SliceGrad : public MergeablePrimitive<SliceGrad> {
  public:
   explicit SliceGrad(Slice slice) : slice_(std::move(slice)) {}
   const char* name() const override { return "slice_grad"; }
-  std::string attrs() const override { return slice_.attrs(); }
-  bool same_params(const SliceGrad& o) const { return slice_.same_params(o.slice_); }
+  OpParams parameters() const override { return slice_.parameters(); }
   EF_OP_RULES EF_OP_VJP
  private:
   Slice slice_;
@@ -251,8 +236,7 @@ class Gather : public MergeablePrimitive<Gather> {
  public:
   explicit Gather(int axis) : axis_(axis) {}
   const char* name() const override { return "gather"; }
-  std::string attrs() const override { return "axis=" + std::to_string(axis_); }
-  bool same_params(const Gather& o) const { return axis_ == o.axis_; }
+  OpParams parameters() const override { return OpParams().add("axis", axis_); }
   int axis() const { return axis_; }
   EF_OP_RULES EF_OP_VJP
  private:
@@ -265,8 +249,7 @@ class GatherGrad : public MergeablePrimitive<GatherGrad> {
  public:
   explicit GatherGrad(int axis) : axis_(axis) {}
   const char* name() const override { return "gather_grad"; }
-  std::string attrs() const override { return "axis=" + std::to_string(axis_); }
-  bool same_params(const GatherGrad& o) const { return axis_ == o.axis_; }
+  OpParams parameters() const override { return OpParams().add("axis", axis_); }
   EF_OP_RULES EF_OP_VJP
  private:
   int axis_;
@@ -276,8 +259,7 @@ class OneHot : public MergeablePrimitive<OneHot> {
  public:
   OneHot(std::int64_t depth, DType dtype) : depth_(depth), dtype_(dtype) {}
   const char* name() const override { return "one_hot"; }
-  std::string attrs() const override;
-  bool same_params(const OneHot& o) const { return depth_ == o.depth_ && dtype_ == o.dtype_; }
+  OpParams parameters() const override;
   bool is_differentiable() const override { return false; }
   std::int64_t depth() const { return depth_; }
   EF_OP_RULES
@@ -292,7 +274,6 @@ class ShapeOf : public MergeablePrimitive<ShapeOf> {
  public:
   explicit ShapeOf(bool size) : size_(size) {}
   const char* name() const override { return size_ ? "size" : "shape"; }
-  bool same_params(const ShapeOf& o) const { return size_ == o.size_; }
   bool is_differentiable() const override { return false; }
   EF_OP_RULES
  private:
@@ -304,8 +285,7 @@ class FillLike : public MergeablePrimitive<FillLike> {
  public:
   FillLike(double value, std::optional<DType> dtype) : value_(value), dtype_(dtype) {}
   const char* name() const override;
-  std::string attrs() const override;
-  bool same_params(const FillLike& o) const;
+  OpParams parameters() const override;
   std::vector<Tensor> vjp(std::span<const Tensor>, std::span<const Tensor>, std::span<const Tensor>,
                           const std::vector<bool>&) const override { return {Tensor()}; }
   double value() const { return value_; }
@@ -321,8 +301,7 @@ class BroadcastTo : public MergeablePrimitive<BroadcastTo> {
  public:
   explicit BroadcastTo(std::optional<Shape> shape) : shape_(std::move(shape)) {}
   const char* name() const override { return shape_ ? "broadcast_to" : "broadcast_like"; }
-  std::string attrs() const override;
-  bool same_params(const BroadcastTo& o) const { return shape_ == o.shape_; }
+  OpParams parameters() const override;
   EF_OP_RULES EF_OP_VJP
  private:
   std::optional<Shape> shape_;
@@ -333,7 +312,6 @@ class BroadcastTo : public MergeablePrimitive<BroadcastTo> {
 class SumTo : public MergeablePrimitive<SumTo> {
  public:
   const char* name() const override { return "sum_to"; }
-  bool same_params(const SumTo&) const { return true; }
   EF_OP_RULES EF_OP_VJP
 };
 
@@ -342,7 +320,7 @@ class ReadVariable : public PrimitiveBase<ReadVariable> {
  public:
   explicit ReadVariable(std::shared_ptr<VariableState> var) : var_(std::move(var)) {}
   const char* name() const override { return "read_variable"; }
-  std::string attrs() const override;
+  OpParams parameters() const override;
   bool is_stateful() const override { return true; }
   const std::shared_ptr<VariableState>& variable() const { return var_; }
   EF_OP_RULES
@@ -356,7 +334,7 @@ class AssignVariable : public PrimitiveBase<AssignVariable> {
  public:
   AssignVariable(std::shared_ptr<VariableState> var, AssignMode mode) : var_(std::move(var)), mode_(mode) {}
   const char* name() const override;
-  std::string attrs() const override;
+  OpParams parameters() const override;
   bool has_effect() const override { return true; }
   bool is_differentiable() const override { return false; }
   const std::shared_ptr<VariableState>& variable() const { return var_; }
@@ -377,7 +355,7 @@ class RandomOp : public PrimitiveBase<RandomOp> {
   RandomOp(RandomKind kind, Shape shape, double a, double b, DType dtype, std::optional<std::uint64_t> seed,
            bool like, bool stateless = false);
   const char* name() const override { return kind_ == RandomKind::uniform ? "random_uniform" : "random_normal"; }
-  std::string attrs() const override;
+  OpParams parameters() const override;
   bool is_stateful() const override { return !stateless_; }
   bool is_differentiable() const override { return false; }
   EF_OP_RULES
@@ -400,15 +378,14 @@ struct Conv2DParams {
   std::int64_t sh = 1, sw = 1, dh = 1, dw = 1;
   bool same = false;
   bool operator==(const Conv2DParams&) const = default;
-  std::string str() const;
+  OpParams parameters() const;
 };
 
 class Conv2D : public MergeablePrimitive<Conv2D> {
  public:
   explicit Conv2D(Conv2DParams p) : p_(p) {}
   const char* name() const override { return "conv2d"; }
-  std::string attrs() const override { return p_.str(); }
-  bool same_params(const Conv2D& o) const { return p_ == o.p_; }
+  OpParams parameters() const override { return p_.parameters(); }
   const Conv2DParams& params() const { return p_; }
   EF_OP_RULES EF_OP_VJP
  private:
@@ -420,8 +397,7 @@ class Conv2DBackpropInput : public MergeablePrimitive<Conv2DBackpropInput> {
  public:
   explicit Conv2DBackpropInput(Conv2DParams p) : p_(p) {}
   const char* name() const override { return "conv2d_backprop_input"; }
-  std::string attrs() const override { return p_.str(); }
-  bool same_params(const Conv2DBackpropInput& o) const { return p_ == o.p_; }
+  OpParams parameters() const override { return p_.parameters(); }
   EF_OP_RULES EF_OP_VJP
  private:
   Conv2DParams p_;
@@ -432,8 +408,7 @@ class Conv2DBackpropFilter : public MergeablePrimitive<Conv2DBackpropFilter> {
  public:
   explicit Conv2DBackpropFilter(Conv2DParams p) : p_(p) {}
   const char* name() const override { return "conv2d_backprop_filter"; }
-  std::string attrs() const override { return p_.str(); }
-  bool same_params(const Conv2DBackpropFilter& o) const { return p_ == o.p_; }
+  OpParams parameters() const override { return p_.parameters(); }
   EF_OP_RULES EF_OP_VJP
  private:
   Conv2DParams p_;
@@ -444,15 +419,14 @@ struct Pool2DParams {
   bool same = false;
   bool max = true;
   bool operator==(const Pool2DParams&) const = default;
-  std::string str() const;
+  OpParams parameters() const;
 };
 
 class Pool2D : public MergeablePrimitive<Pool2D> {
  public:
   explicit Pool2D(Pool2DParams p) : p_(p) {}
   const char* name() const override { return p_.max ? "max_pool2d" : "avg_pool2d"; }
-  std::string attrs() const override { return p_.str(); }
-  bool same_params(const Pool2D& o) const { return p_ == o.p_; }
+  OpParams parameters() const override { return p_.parameters(); }
   const Pool2DParams& params() const { return p_; }
   EF_OP_RULES EF_OP_VJP
  private:
@@ -464,8 +438,7 @@ class Pool2DGrad : public MergeablePrimitive<Pool2DGrad> {
  public:
   explicit Pool2DGrad(Pool2DParams p) : p_(p) {}
   const char* name() const override { return p_.max ? "max_pool2d_grad" : "avg_pool2d_grad"; }
-  std::string attrs() const override { return p_.str(); }
-  bool same_params(const Pool2DGrad& o) const { return p_ == o.p_; }
+  OpParams parameters() const override { return p_.parameters(); }
   EF_OP_RULES EF_OP_VJP
  private:
   Pool2DParams p_;
@@ -477,8 +450,7 @@ class CheckNumerics : public MergeablePrimitive<CheckNumerics> {
  public:
   explicit CheckNumerics(std::string message) : message_(std::move(message)) {}
   const char* name() const override { return "check_numerics"; }
-  std::string attrs() const override;
-  bool same_params(const CheckNumerics& o) const { return message_ == o.message_; }
+  OpParams parameters() const override;
   const std::string& message() const { return message_; }
   EF_OP_RULES EF_OP_VJP
  private:
@@ -490,8 +462,7 @@ class ClassIndices : public MergeablePrimitive<ClassIndices> {
  public:
   ClassIndices(std::int64_t classes, std::string who) : classes_(classes), who_(std::move(who)) {}
   const char* name() const override { return "class_indices"; }
-  std::string attrs() const override;
-  bool same_params(const ClassIndices& o) const { return classes_ == o.classes_ && who_ == o.who_; }
+  OpParams parameters() const override;
   bool is_differentiable() const override { return false; }
   std::int64_t classes() const { return classes_; }
   const std::string& who() const { return who_; }

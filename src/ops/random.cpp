@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "ops/primitives.h"
+#include "ops/op_factories.h"
 
 namespace ef::random {
 namespace {
@@ -137,19 +138,15 @@ RandomOp::RandomOp(RandomKind kind, Shape shape, double a, double b, DType dtype
   if (stateless && !seed) fail(name(), "a stateless draw needs a seed");
 }
 
-std::string RandomOp::attrs() const {
-  auto exact = [](double v) {  // the shortest text that reads back to the same double
-    char buf[32];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-    return std::string(buf, end);
-  };
-  std::string s = kind_ == RandomKind::uniform ? "minval=" + exact(a_) + " maxval=" + exact(b_)
-                                                : "mean=" + exact(a_) + " stddev=" + exact(b_);
-  if (dtype_ != DType::float32) s += " dtype=" + std::string(name_of(dtype_));
-  if (!like_) s = "shape=" + shape_.str() + " " + s;
-  if (seed_) s += " seed=" + std::to_string(*seed_);
-  if (stateless_) s += " stateless=True";
-  return s;
+OpParams RandomOp::parameters() const {
+  OpParams p;
+  if (!like_) p.add("shape", shape_);
+  bool uniform = kind_ == RandomKind::uniform;
+  p.add(uniform ? "minval" : "mean", a_).add(uniform ? "maxval" : "stddev", b_);
+  if (dtype_ != DType::float32) p.add("dtype", dtype_);
+  // A seed is 64 bits: kept as its two's-complement int64, so that it reads back exactly.
+  if (seed_) p.add("seed", static_cast<std::int64_t>(*seed_));
+  return p.add_flag("stateless", stateless_);
 }
 
 std::vector<TensorSpec> RandomOp::infer(std::span<const Tensor> in) const {
@@ -223,4 +220,23 @@ Tensor stateless_normal(const Shape& shape, std::uint64_t seed, double mean, dou
   return draw(RandomKind::normal, shape, mean, stddev, dtype, seed, nullptr, /*stateless=*/true);
 }
 
+
 }  // namespace ef::random
+
+namespace ef {
+
+void detail::add_random_factories(detail::OpFactories& f) {
+  for (auto [name, kind] : {std::pair{"random_uniform", RandomKind::uniform}, std::pair{"random_normal", RandomKind::normal}})
+    f[name] = [kind](const OpParams& p) {
+      bool like = !p.has("shape");
+      double x = p.real(kind == RandomKind::uniform ? "minval" : "mean");
+      double y = p.real(kind == RandomKind::uniform ? "maxval" : "stddev");
+      std::optional<std::uint64_t> seed;
+      if (p.has("seed")) seed = static_cast<std::uint64_t>(p.integer("seed"));
+      return std::make_shared<RandomOp>(kind, like ? Shape{} : p.shape("shape"), x, y,
+                                        p.has("dtype") ? p.dtype("dtype") : DType::float32, seed, like,
+                                        p.flag("stateless"));
+    };
+}
+
+}  // namespace ef

@@ -9,6 +9,7 @@
 #include "kernels/cpu/vec_math.h"
 #include "ops/elementwise_math.h"
 #include "ops/primitives.h"
+#include "ops/op_factories.h"
 
 namespace ef {
 namespace {
@@ -77,11 +78,7 @@ struct AxisLayout {
 
 const char* Reduce::name() const { return reduce_name(kind_); }
 
-std::string Reduce::attrs() const {
-  std::string s = "axes=(";
-  for (std::size_t i = 0; i < axes_.size(); ++i) s += (i ? "," : "") + std::to_string(axes_[i]);
-  return s + (axes_.size() == 1 ? ",)" : ")") + (keepdims_ ? " keepdims=True" : "");
-}
+OpParams Reduce::parameters() const { return OpParams().add("axes", axes_).add_flag("keepdims", keepdims_); }
 
 std::vector<bool> Reduce::reduced_mask(int rank) const {
   std::vector<bool> m(static_cast<std::size_t>(rank), axes_.empty());
@@ -244,7 +241,7 @@ std::vector<Tensor> Reduce::vjp(std::span<const Tensor> in, std::span<const Tens
   return {Tensor()};
 }
 
-std::string ArgMax::attrs() const { return "axis=" + std::to_string(axis_) + (keepdims_ ? " keepdims=True" : ""); }
+OpParams ArgMax::parameters() const { return OpParams().add("axis", axis_).add_flag("keepdims", keepdims_); }
 
 std::vector<TensorSpec> ArgMax::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 1);
@@ -359,5 +356,16 @@ Tensor min(const Tensor& x, std::vector<int> axes, bool keepdims) { return dispa
 Tensor argmax(const Tensor& x, int axis, bool keepdims) { return dispatch1(ArgMax(axis, keepdims), {x}); }
 Tensor softmax(const Tensor& x, int axis) { return dispatch1(Softmax(axis, false), {x}); }
 Tensor log_softmax(const Tensor& x, int axis) { return dispatch1(Softmax(axis, true), {x}); }
+
+
+void detail::add_reduce_factories(detail::OpFactories& f) {
+  const std::pair<const char*, ReduceKind> reductions[] = {
+      {"sum", ReduceKind::sum}, {"mean", ReduceKind::mean}, {"max", ReduceKind::max}, {"min", ReduceKind::min}};
+  for (auto [name, kind] : reductions)
+    f[name] = [kind](const OpParams& p) { return std::make_shared<Reduce>(kind, p.axes("axes"), p.flag("keepdims")); };
+  f["argmax"] = [](const OpParams& p) { return std::make_shared<ArgMax>(p.axis("axis"), p.flag("keepdims")); };
+  f["softmax"] = [](const OpParams& p) { return std::make_shared<Softmax>(p.axis("axis"), false); };
+  f["log_softmax"] = [](const OpParams& p) { return std::make_shared<Softmax>(p.axis("axis"), true); };
+}
 
 }  // namespace ef

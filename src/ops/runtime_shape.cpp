@@ -9,6 +9,7 @@
 #include "kernels/cpu/broadcast.h"
 #include "ops/primitives.h"
 #include "ops/shape_rules.h"
+#include "ops/op_factories.h"
 
 namespace ef {
 
@@ -33,16 +34,14 @@ const char* FillLike::name() const {
   return bits == std::bit_cast<std::uint64_t>(0.0) ? "zeros_like" : value_ == 1.0 ? "ones_like" : "full_like";
 }
 
-std::string FillLike::attrs() const {
+OpParams FillLike::parameters() const {
+  // zeros_like and ones_like say their value by name. Reals compare by bits: 0.0 and -0.0
+  // fill different tensors.
   if (std::string(name()) != "full_like") return {};
-  char buf[32];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value_);  // shortest text that reads back exactly
-  return "value=" + std::string(buf, end) + (dtype_ ? " dtype=" + std::string(name_of(*dtype_)) : "");
-}
-
-bool FillLike::same_params(const FillLike& o) const {
-  // Compared by bits: 0.0 and -0.0 fill different tensors.
-  return std::bit_cast<std::uint64_t>(value_) == std::bit_cast<std::uint64_t>(o.value_) && dtype_ == o.dtype_;
+  OpParams p;
+  p.add("value", value_);
+  if (dtype_) p.add("dtype", *dtype_);
+  return p;
 }
 
 std::vector<TensorSpec> FillLike::infer(std::span<const Tensor> in) const {
@@ -80,7 +79,7 @@ void broadcast_kernel(const Tensor& x, const TensorSpec& spec, Tensor& out) {
 
 }  // namespace
 
-std::string BroadcastTo::attrs() const { return shape_ ? "shape=" + shape_->str() : std::string(); }
+OpParams BroadcastTo::parameters() const { return shape_ ? OpParams().add("shape", *shape_) : OpParams(); }
 
 std::vector<TensorSpec> BroadcastTo::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, shape_ ? 1 : 2);
@@ -158,6 +157,20 @@ Tensor sum_to(const Tensor& x, const Tensor& like) {
   // The common case in gradients (no broadcasting happened) records nothing.
   if (x.defined() && like.defined() && x.shape() == like.shape() && x.shape().is_static()) return x;
   return dispatch1(SumTo(), {x, like});
+}
+
+
+void detail::add_runtime_shape_factories(detail::OpFactories& f) {
+  f["shape"] = [](const OpParams&) { return std::make_shared<ShapeOf>(false); };
+  f["size"] = [](const OpParams&) { return std::make_shared<ShapeOf>(true); };
+  f["zeros_like"] = [](const OpParams&) { return std::make_shared<FillLike>(0.0, std::nullopt); };
+  f["ones_like"] = [](const OpParams&) { return std::make_shared<FillLike>(1.0, std::nullopt); };
+  f["full_like"] = [](const OpParams& p) {
+    return std::make_shared<FillLike>(p.real("value"), p.has("dtype") ? std::optional(p.dtype("dtype")) : std::nullopt);
+  };
+  f["broadcast_to"] = [](const OpParams& p) { return std::make_shared<BroadcastTo>(p.shape("shape")); };
+  f["broadcast_like"] = [](const OpParams&) { return std::make_shared<BroadcastTo>(std::nullopt); };
+  f["sum_to"] = [](const OpParams&) { return std::make_shared<SumTo>(); };
 }
 
 }  // namespace ef

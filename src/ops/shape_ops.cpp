@@ -8,6 +8,7 @@
 #include "eagerflow/ops/primitive.h"
 #include "kernels/cpu/broadcast.h"
 #include "ops/primitives.h"
+#include "ops/op_factories.h"
 
 namespace ef {
 namespace {
@@ -19,11 +20,6 @@ std::vector<std::int64_t> row_major_strides(const Shape& s) {
   return st;
 }
 
-std::string list_str(const std::vector<std::int64_t>& v) {
-  std::string s = "(";
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-  return s + (v.size() == 1 ? ",)" : ")");
-}
 
 // Element offsets of `out`'s rows inside a tensor viewed through `strides` from `base`.
 template <class T, class Fn>
@@ -52,7 +48,7 @@ std::string Reshape::target_str() const {
   return s + "]";
 }
 
-std::string Reshape::attrs() const { return "shape=" + list_str(target_.dims()); }
+OpParams Reshape::parameters() const { return OpParams().add("shape", target_.dims()); }
 
 std::vector<TensorSpec> Reshape::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 1);
@@ -139,9 +135,7 @@ std::vector<Tensor> ExpandDims::vjp(std::span<const Tensor> in, std::span<const 
   return {squeeze(cot[0], {normalize_axis(axis_, in[0].rank() + 1, name())})};
 }
 
-std::string Squeeze::attrs() const {
-  return "axes=" + list_str(std::vector<std::int64_t>(axes_.begin(), axes_.end()));
-}
+OpParams Squeeze::parameters() const { return OpParams().add("axes", axes_); }
 
 std::vector<bool> Squeeze::dropped(const Shape& s) const {
   std::vector<bool> drop(static_cast<std::size_t>(s.rank()), false);
@@ -176,7 +170,7 @@ std::vector<Tensor> Squeeze::vjp(std::span<const Tensor> in, std::span<const Ten
 }
 
 // ---------------------------------------------------------------- transpose
-std::string Transpose::attrs() const { return "perm=" + list_str(std::vector<std::int64_t>(perm_.begin(), perm_.end())); }
+OpParams Transpose::parameters() const { return OpParams().add("perm", perm_); }
 
 std::vector<int> Transpose::resolved(int rank) const {
   std::vector<int> p = perm_;
@@ -285,9 +279,7 @@ std::vector<Tensor> Concat::vjp(std::span<const Tensor> in, std::span<const Tens
 }
 
 // ---------------------------------------------------------------- slice
-std::string Slice::attrs() const {
-  return "begin=" + list_str(begin_) + " end=" + list_str(end_) + " strides=" + list_str(strides_);
-}
+OpParams Slice::parameters() const { return OpParams().add("begin", begin_).add("end", end_).add("strides", strides_); }
 
 Slice::Axis Slice::resolve(int a, std::int64_t n) const {
   std::int64_t step = a < static_cast<int>(strides_.size()) ? strides_[a] : 1;
@@ -507,7 +499,7 @@ std::vector<Tensor> GatherGrad::vjp(std::span<const Tensor> in, std::span<const 
 }
 
 // ---------------------------------------------------------------- one_hot
-std::string OneHot::attrs() const { return "depth=" + std::to_string(depth_) + " dtype=" + std::string(name_of(dtype_)); }
+OpParams OneHot::parameters() const { return OpParams().add("depth", depth_).add("dtype", dtype_); }
 
 std::vector<TensorSpec> OneHot::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 1);
@@ -559,5 +551,26 @@ Tensor slice(const Tensor& x, std::vector<std::int64_t> begin, std::vector<std::
 }
 Tensor gather(const Tensor& x, const Tensor& indices, int axis) { return dispatch1(Gather(axis), {x, indices}); }
 Tensor one_hot(const Tensor& indices, std::int64_t depth, DType dtype) { return dispatch1(OneHot(depth, dtype), {indices}); }
+
+
+void detail::add_shape_factories(detail::OpFactories& f) {
+  f["reshape"] = [](const OpParams& p) { return std::make_shared<Reshape>(Shape(p.ints("shape"))); };
+  f["reshape_like"] = [](const OpParams&) { return std::make_shared<ReshapeLike>(); };
+  f["expand_dims"] = [](const OpParams& p) { return std::make_shared<ExpandDims>(p.axis("axis")); };
+  f["squeeze"] = [](const OpParams& p) { return std::make_shared<Squeeze>(p.axes("axes")); };
+  f["transpose"] = [](const OpParams& p) { return std::make_shared<Transpose>(p.axes("perm")); };
+  f["concat"] = [](const OpParams& p) { return std::make_shared<Concat>(p.axis("axis")); };
+  f["slice"] = [](const OpParams& p) { return std::make_shared<Slice>(p.ints("begin"), p.ints("end"), p.ints("strides")); };
+  f["slice_grad"] = [](const OpParams& p) {
+    return std::make_shared<SliceGrad>(Slice(p.ints("begin"), p.ints("end"), p.ints("strides")));
+  };
+  f["gather"] = [](const OpParams& p) { return std::make_shared<Gather>(p.axis("axis")); };
+  f["gather_grad"] = [](const OpParams& p) { return std::make_shared<GatherGrad>(p.axis("axis")); };
+  f["one_hot"] = [](const OpParams& p) {
+    std::int64_t depth = p.integer("depth");
+    if (depth < 0) p.bad("negative depth");
+    return std::make_shared<OneHot>(depth, p.dtype("dtype"));
+  };
+}
 
 }  // namespace ef

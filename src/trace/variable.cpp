@@ -19,7 +19,7 @@ Tensor copy_of(const Tensor& t) {
 
 }  // namespace
 
-std::string ReadVariable::attrs() const { return "var=" + var_->name; }
+OpParams ReadVariable::parameters() const { return OpParams().add("var", Word{var_->name}); }
 std::vector<TensorSpec> ReadVariable::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 0);
   return {var_->spec};
@@ -31,7 +31,7 @@ void ReadVariable::eval(std::span<const Tensor>, std::span<const TensorSpec>, st
 const char* AssignVariable::name() const {
   return mode_ == AssignMode::set ? "assign" : mode_ == AssignMode::add ? "assign_add" : "assign_sub";
 }
-std::string AssignVariable::attrs() const { return "var=" + var_->name; }
+OpParams AssignVariable::parameters() const { return OpParams().add("var", Word{var_->name}); }
 
 std::vector<TensorSpec> AssignVariable::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 1);

@@ -5,15 +5,17 @@
 // executor runs the same eval on replay; a GradientTape records it for the backward pass.
 //
 // Op identity is typed: passes ask an op what it is with dynamic_cast to its class (declared
-// in src/ops/primitives.h) and compare parameters through is_equivalent, never through the
-// name or the printed attributes.
+// in src/ops/primitives.h) and compare parameters through is_equivalent (its typed
+// parameters()), never through the printed attributes.
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <typeinfo>
 #include <vector>
 
 #include "eagerflow/core/tensor.h"
+#include "eagerflow/ops/op_params.h"
 
 namespace ef {
 
@@ -28,8 +30,13 @@ class Primitive {
   // with Tensor::empty; view ops may alias their input instead.
   virtual void eval(std::span<const Tensor> inputs, std::span<const TensorSpec> specs,
                     std::span<Tensor> outputs) const = 0;
-  // Attributes as printed in graphs ("axes=(1,) keepdims=True"); for people only.
-  virtual std::string attrs() const { return {}; }
+  // The op's parameters, typed and in order ("axes", "keepdims"): the printed attributes,
+  // equality for common-subexpression elimination and the saved-model format derive from
+  // them (include/eagerflow/ops/op_params.h). What the name tells (sum or mean) is not repeated.
+  virtual OpParams parameters() const { return {}; }
+  // Attributes as printed in graphs ("axes=(1,) keepdims=True"): parameters().str(). Ops that
+  // hold sub-graphs (cond, while, call) print those instead.
+  virtual std::string attrs() const { return parameters().str(); }
   // True when `other` is the same op with the same parameters, so that common-subexpression
   // elimination may merge two nodes with the same inputs. Opt-in: "different" by default.
   virtual bool is_equivalent(const Primitive& other) const { return false; }
@@ -75,13 +82,13 @@ class PrimitiveBase : public Primitive {
 };
 
 // For ops that common-subexpression elimination may merge: is_equivalent holds for the same
-// class with equal parameters, compared by `bool same_params(const Derived&) const`.
+// class, name and parameters().
 template <class Derived>
 class MergeablePrimitive : public PrimitiveBase<Derived> {
  public:
   bool is_equivalent(const Primitive& other) const override {
     auto* o = dynamic_cast<const Derived*>(&other);
-    return o && static_cast<const Derived&>(*this).same_params(*o);
+    return o && std::string_view(this->name()) == o->name() && this->parameters() == o->parameters();
   }
 };
 

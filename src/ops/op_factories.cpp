@@ -1,0 +1,22 @@
+#include "ops/op_factories.h"
+
+namespace ef::detail {
+
+const OpFactories& builtin_op_factories() {
+  static const OpFactories table = [] {
+    OpFactories f;
+    add_elementwise_factories(f);
+    add_reduce_factories(f);
+    add_matmul_factories(f);
+    add_shape_factories(f);
+    add_runtime_shape_factories(f);
+    add_random_factories(f);
+    add_conv_factories(f);
+    add_check_factories(f);
+    add_custom_gradient_factories(f);
+    return f;
+  }();
+  return table;
+}
+
+}  // namespace ef::detail

@@ -1,0 +1,32 @@
+#pragma once
+// How a saved model rebuilds an op from its name and parameters: each family of ops adds the
+// factories of its ops beside their definitions; this list only names the families (a static
+// library links an object file only when something references it, so self-registration in
+// each file could silently lose an op).
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "eagerflow/ops/op_params.h"
+#include "eagerflow/ops/primitive.h"
+
+namespace ef::detail {
+
+using OpFactory = std::function<std::shared_ptr<const Primitive>(const OpParams&)>;
+using OpFactories = std::map<std::string, OpFactory>;
+
+void add_elementwise_factories(OpFactories& f);    // src/ops/elementwise.cpp
+void add_reduce_factories(OpFactories& f);         // src/ops/reduce.cpp
+void add_matmul_factories(OpFactories& f);         // src/ops/matmul.cpp
+void add_shape_factories(OpFactories& f);          // src/ops/shape_ops.cpp
+void add_runtime_shape_factories(OpFactories& f);  // src/ops/runtime_shape.cpp
+void add_random_factories(OpFactories& f);         // src/ops/random.cpp
+void add_conv_factories(OpFactories& f);           // src/ops/conv.cpp
+void add_check_factories(OpFactories& f);          // src/ops/checks.cpp
+void add_custom_gradient_factories(OpFactories& f);  // src/autodiff/custom_gradient_op.cpp
+
+// Every built-in op that a saved model can hold, by name.
+const OpFactories& builtin_op_factories();
+
+}  // namespace ef::detail
