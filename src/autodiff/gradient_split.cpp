@@ -5,6 +5,7 @@
 #include "autodiff/tape_impl.h"
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/trace/context.h"
+#include "exec/interpret.h"
 #include "function/call_op.h"
 #include "function/control_flow_ops.h"
 #include "ops/primitives.h"
@@ -29,7 +30,6 @@ std::vector<Tensor> replay_node(const ir::Node& node, std::span<const Tensor> ar
 
 GradientSplit split_for_gradient(const ir::Graph& g) {
   trace::TraceContext ctx(g.name, /*allow_variable_creation=*/false);
-  std::vector<Tensor> slots(g.values.size());
   std::vector<Tensor> outputs, cotangents, grads;
   std::vector<std::size_t> sources_at;
   std::size_t forward_nodes = 0;
@@ -38,30 +38,21 @@ GradientSplit split_for_gradient(const ir::Graph& g) {
     TapeImpl tape(/*persistent=*/false, /*watch_accessed_variables=*/false);
     trace::TraceScope scope(ctx);
     std::vector<GradientSource> sources;
+    std::vector<Tensor> inputs;
     for (std::size_t i = 0; i < g.inputs.size(); ++i) {
       const TensorSpec& spec = g.values[static_cast<std::size_t>(g.inputs[i])].spec;
       Tensor t = ctx.add_input(spec);
-      slots[static_cast<std::size_t>(g.inputs[i])] = t;
+      inputs.push_back(t);
       if (is_floating(spec.dtype)) {
         tape.watch(t);
         sources.emplace_back(t);
         sources_at.push_back(i);
       }
     }
-    for (std::size_t v = 0; v < g.values.size(); ++v)
-      if (g.values[v].kind == ir::ValueKind::constant) slots[v] = g.constants[static_cast<std::size_t>(g.values[v].index)];
-    std::vector<Tensor> args;
-    for (const ir::Node& node : g.nodes) {
-      args.clear();
-      for (int v : node.inputs) args.push_back(slots[static_cast<std::size_t>(v)]);
-      std::vector<Tensor> outs = replay_node(node, args);
-      for (std::size_t o = 0; o < node.outputs.size(); ++o) slots[static_cast<std::size_t>(node.outputs[o])] = outs[o];
-    }
+    outputs = exec::replay(g, inputs, replay_node);
     forward_nodes = ctx.graph()->nodes.size();
     std::vector<Tensor> targets;
-    for (std::size_t o = 0; o < g.outputs.size(); ++o) {
-      const Tensor& out = slots[static_cast<std::size_t>(g.outputs[o])];
-      outputs.push_back(out);
+    for (const Tensor& out : outputs) {
       if (!is_floating(out.dtype())) continue;
       targets.push_back(out);
       cotangents.push_back(ctx.add_input(out.spec()));

@@ -1,7 +1,8 @@
 #pragma once
 // Runs a graph node by node through ef::dispatch, so that the interpreters active on this
-// thread see every op: a GradientTape records a function called under it, and gradient
-// rules re-run sub-graphs (cond branches) op by op.
+// thread see every op: a trace records them (inlining a call, splitting a gradient), a tape
+// records them, a vmap batches them.
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -9,7 +10,16 @@
 
 namespace ef::exec {
 
+// Runs one node on its arguments; returns at least as many tensors as the node has outputs.
+using NodeRunner = std::function<std::vector<Tensor>(const ir::Node& node, std::span<const Tensor> args)>;
+
+// The graph's outputs, each node run by `run_node` (default: dispatch of the node's op). The
+// outputs are the graph's values themselves (a constant output is the graph's constant).
+std::vector<Tensor> replay(const ir::Graph& graph, std::span<const Tensor> inputs, const NodeRunner& run_node = {});
+
 enum class Effects { run, skip_prints };
+// replay, telling tapes of the variable reads, optionally skipping prints; outputs that are
+// constants are copies of their own.
 std::vector<Tensor> interpret(const ir::Graph& graph, std::span<const Tensor> inputs, Effects effects = Effects::run);
 
 }  // namespace ef::exec

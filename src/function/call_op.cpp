@@ -7,13 +7,6 @@
 namespace ef {
 namespace {
 
-bool compatible(const TensorSpec& given, const TensorSpec& wanted) {
-  if (given.dtype != wanted.dtype || given.shape.rank() != wanted.shape.rank()) return false;
-  for (int d = 0; d < given.shape.rank(); ++d)
-    if (given.shape[d] != wanted.shape[d] && given.shape[d] != kDynamic && wanted.shape[d] != kDynamic) return false;
-  return true;
-}
-
 std::string specs_str(const std::vector<TensorSpec>& specs) {
   std::string s;
   for (const auto& spec : specs) s += (s.empty() ? "" : ", ") + spec.str();
@@ -85,7 +78,7 @@ std::string CallOp::attrs() const {
 std::vector<TensorSpec> CallOp::infer(std::span<const Tensor> in) const {
   const auto& wanted = fn_->input_specs();
   bool ok = in.size() == wanted.size();
-  for (std::size_t i = 0; ok && i < in.size(); ++i) ok = in[i].defined() && compatible(in[i].spec(), wanted[i]);
+  for (std::size_t i = 0; ok && i < in.size(); ++i) ok = in[i].defined() && detail::specs_compatible(in[i].spec(), wanted[i]);
   if (!ok)
     fail("call", "function '" + fn_->name() + "' takes (" + specs_str(wanted) + "), got (" + describe(in) + ")");
   if (!with_residuals_) return fn_->output_specs();
@@ -145,6 +138,13 @@ std::vector<Tensor> CallOp::vjp(std::span<const Tensor> in, std::span<const Tens
 }
 
 namespace detail {
+
+bool specs_compatible(const TensorSpec& given, const TensorSpec& wanted) {
+  if (given.dtype != wanted.dtype || given.shape.rank() != wanted.shape.rank()) return false;
+  for (int d = 0; d < given.shape.rank(); ++d)
+    if (given.shape[d] != wanted.shape[d] && given.shape[d] != kDynamic && wanted.shape[d] != kDynamic) return false;
+  return true;
+}
 
 std::vector<Tensor> call_graph(const std::shared_ptr<const GraphFunction>& fn, std::span<const Tensor> inputs) {
   bool residuals = tapes_recording() && fn->has_gradient();

@@ -81,6 +81,9 @@ class CallOp : public PrimitiveBase<CallOp> {
 };
 
 namespace detail {
+// Whether a value of spec `given` may be passed where `wanted` is expected: the same dtype and
+// rank, and dims equal where both are known (a dynamic dim is checked when the call runs).
+bool specs_compatible(const TensorSpec& given, const TensorSpec& wanted);
 // Calls `fn` through dispatch: eagerly, as one node of the active trace, and as one entry on
 // recording tapes (then with its residuals). Returns the graph's outputs.
 std::vector<Tensor> call_graph(const std::shared_ptr<const GraphFunction>& fn, std::span<const Tensor> inputs);

@@ -23,17 +23,6 @@ ConcreteFunction::ConcreteFunction(std::string name, Signature signature, std::v
 
 std::string ConcreteFunction::signature_str() const { return ef::signature_str(signature_, arg_names_); }
 
-namespace {
-// A symbolic input may have dynamic dims where the graph has sizes (and the reverse): they
-// are checked when the call runs.
-bool compatible(const TensorSpec& given, const TensorSpec& wanted) {
-  if (given.dtype != wanted.dtype || given.shape.rank() != wanted.shape.rank()) return false;
-  for (int d = 0; d < given.shape.rank(); ++d)
-    if (given.shape[d] != wanted.shape[d] && given.shape[d] != kDynamic && wanted.shape[d] != kDynamic) return false;
-  return true;
-}
-}  // namespace
-
 std::vector<Tensor> ConcreteFunction::call_flat(std::span<const Tensor> inputs) const {
   const ir::Graph& g = *optimized_;
   if (inputs.size() != g.inputs.size())
@@ -43,7 +32,7 @@ std::vector<Tensor> ConcreteFunction::call_flat(std::span<const Tensor> inputs) 
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const TensorSpec& spec = g.values[static_cast<std::size_t>(g.inputs[i])].spec;
     bool fits = inputs[i].defined() && inputs[i].dtype() == spec.dtype &&
-                (inputs[i].is_symbolic() ? compatible(inputs[i].spec(), spec) : spec.shape.accepts(inputs[i].shape()));
+                (inputs[i].is_symbolic() ? detail::specs_compatible(inputs[i].spec(), spec) : spec.shape.accepts(inputs[i].shape()));
     if (!fits)
       fail("function " + name_, "input " + std::to_string(i) + ": " + (inputs[i].defined() ? inputs[i].spec().str() : "undefined") +
                                     " does not match " + spec.str());

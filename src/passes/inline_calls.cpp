@@ -4,6 +4,7 @@
 // shape rules run again: a graph traced with a dynamic batch gets the caller's sizes.
 #include "eagerflow/passes/passes.h"
 #include "eagerflow/trace/context.h"
+#include "exec/interpret.h"
 #include "function/call_op.h"
 #include "ops/interpreters.h"
 
@@ -14,22 +15,11 @@ const ir::Graph& called_graph(const CallOp& call) {
   return call.with_residuals() ? call.function()->gradient().forward->traced() : call.function()->traced();
 }
 
-std::vector<Tensor> replay(const ir::Graph& g, std::span<const Tensor> inputs) {
-  std::vector<Tensor> slots(g.values.size());
-  for (std::size_t i = 0; i < g.inputs.size(); ++i) slots[static_cast<std::size_t>(g.inputs[i])] = inputs[i];
-  for (std::size_t v = 0; v < g.values.size(); ++v)
-    if (g.values[v].kind == ir::ValueKind::constant) slots[v] = g.constants[static_cast<std::size_t>(g.values[v].index)];
-  std::vector<Tensor> args;
-  for (const ir::Node& node : g.nodes) {
-    args.clear();
-    for (int v : node.inputs) args.push_back(slots[static_cast<std::size_t>(v)]);
+std::vector<Tensor> replay_inlining(const ir::Graph& g, std::span<const Tensor> inputs) {
+  return exec::replay(g, inputs, [](const ir::Node& node, std::span<const Tensor> args) {
     auto* call = dynamic_cast<const CallOp*>(node.op.get());
-    std::vector<Tensor> outs = call ? replay(called_graph(*call), args) : dispatch(*node.op, args);
-    for (std::size_t o = 0; o < node.outputs.size(); ++o) slots[static_cast<std::size_t>(node.outputs[o])] = outs[o];
-  }
-  std::vector<Tensor> out;
-  for (int v : g.outputs) out.push_back(slots[static_cast<std::size_t>(v)]);
-  return out;
+    return call ? replay_inlining(called_graph(*call), args) : dispatch(*node.op, args);
+  });
 }
 
 }  // namespace
@@ -46,7 +36,7 @@ std::shared_ptr<ir::Graph> inline_calls(const ir::Graph& g) {
   std::vector<Tensor> inputs;
   for (int v : g.inputs) inputs.push_back(ctx.add_input(g.values[static_cast<std::size_t>(v)].spec));
   trace::TraceScope scope(ctx);
-  ctx.set_outputs(replay(g, inputs));
+  ctx.set_outputs(replay_inlining(g, inputs));
   return ctx.graph();
 }
 
