@@ -91,7 +91,8 @@ nb::object jacobian(const nb::callable& f, int argnum, Jacobian kind) {
       case Jacobian::reverse: return ef::detail::jacrev_at(g, x);
       case Jacobian::hessian: break;
     }
-    return ef::detail::jacfwd_at([&](const ef::Tensor& y) { return ef::detail::jacrev_at(g, y); }, x);
+    // Reverse over reverse, as ef::hessian (include/eagerflow/autodiff/forward.h).
+    return ef::detail::jacrev_at([&](const ef::Tensor& y) { return ef::detail::jacrev_at(g, y); }, x);
   });
 }
 

@@ -1,7 +1,7 @@
 // ef::save and ef::load. The graph saved is the traced one (before the passes); loading
 // replays its nodes through dispatch inside a fresh trace, which runs every op's shape rule:
 // a file cannot make an op compute shapes other than the ones it declares.
-#include "eagerflow/io/saved_model.h"
+#include "eagerflow/saving/saved_model.h"
 
 #include <sys/stat.h>
 #include <dirent.h>
@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "eagerflow/core/error.h"
+#include "eagerflow/function/function.h"
 #include "eagerflow/io/safetensors.h"
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/passes/passes.h"
