@@ -238,6 +238,13 @@ void init_training(nb::module_& m) {
   nb::class_<CategoricalCrossentropy, Loss>(t, "CategoricalCrossentropy").def(nb::init<bool>(), "from_logits"_a = false);
   nb::class_<SparseCategoricalCrossentropy, Loss>(t, "SparseCategoricalCrossentropy")
       .def(nb::init<bool>(), "from_logits"_a = false);
+  nb::class_<MeanAbsoluteError, Loss>(t, "MeanAbsoluteError").def(nb::init<>());
+  nb::class_<Huber, Loss>(t, "Huber").def(nb::init<double>(), "delta"_a = 1.0);
+  nb::class_<LogCosh, Loss>(t, "LogCosh").def(nb::init<>());
+  nb::class_<KLDivergence, Loss>(t, "KLDivergence").def(nb::init<>());
+  nb::class_<CosineSimilarity, Loss>(t, "CosineSimilarity").def(nb::init<int>(), "axis"_a = -1);
+  nb::class_<Hinge, Loss>(t, "Hinge").def(nb::init<>());
+  nb::class_<Poisson, Loss>(t, "Poisson").def(nb::init<>());
   t.def("loss_by_name", &loss_by_name, "name"_a);
 
   // ---------------------------------------------------------------- metrics

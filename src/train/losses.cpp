@@ -1,5 +1,7 @@
 #include "eagerflow/train/losses.h"
 
+#include <cmath>
+
 #include "eagerflow/ops/checks.h"
 #include "eagerflow/ops/ops.h"
 #include "train/same_rank.h"
@@ -79,12 +81,96 @@ SparseCategoricalCrossentropy::SparseCategoricalCrossentropy(bool from_logits)
         return categorical(name, onehot, p, from_logits);
       }) {}
 
+namespace {
+
+// Labels and predictions of one shape (labels of one rank less get a last axis), as floats.
+std::pair<Tensor, Tensor> aligned(const std::string& loss, const Tensor& y_true, const Tensor& y_pred) {
+  auto [y, p] = same_rank(y_true, y_pred);
+  expect_same_shape(loss, y, p);
+  return {cast(y, p.dtype()), p};
+}
+
+// Keras' "sum over batch size" of a per-element loss averaged over the last axis: the mean of
+// all elements (each example has the same number of them).
+Tensor elementwise_mean(const Tensor& per_element) { return mean(per_element); }
+
+}  // namespace
+
+MeanAbsoluteError::MeanAbsoluteError()
+    : Loss("mean_absolute_error", [](const Tensor& y_true, const Tensor& y_pred) {
+        auto [y, p] = aligned("mean_absolute_error", y_true, y_pred);
+        return elementwise_mean(abs(p - y));
+      }) {}
+
+Huber::Huber(double delta)
+    : Loss("huber", [delta](const Tensor& y_true, const Tensor& y_pred) {
+        auto [y, p] = aligned("huber", y_true, y_pred);
+        Tensor e = abs(p - y);
+        Tensor d = scalar_like(e, delta);
+        // quadratic up to delta, linear beyond: 0.5 min(e, d)^2 + d (e - min(e, d))
+        Tensor q = minimum(e, d);
+        return elementwise_mean(0.5 * square(q) + d * (e - q));
+      }) {
+  if (!(delta > 0) || !std::isfinite(delta)) fail("huber", "delta must be a positive finite number, got " + std::to_string(delta));
+}
+
+LogCosh::LogCosh()
+    : Loss("log_cosh", [](const Tensor& y_true, const Tensor& y_pred) {
+        auto [y, p] = aligned("log_cosh", y_true, y_pred);
+        Tensor x = p - y;
+        // log(cosh x) = |x| + log(1 + exp(-2|x|)) - log 2: no overflow for large |x|
+        Tensor a = abs(x);
+        return elementwise_mean(a + log(exp(-2.0 * a) + 1.0) - std::log(2.0));
+      }) {}
+
+KLDivergence::KLDivergence()
+    : Loss("kl_divergence", [](const Tensor& y_true, const Tensor& y_pred) {
+        auto [y, p] = aligned("kl_divergence", y_true, y_pred);
+        auto clip = [](const Tensor& t) { return minimum(maximum(t, scalar_like(t, kEpsilon)), scalar_like(t, 1.0)); };
+        Tensor yc = clip(y), pc = clip(p);
+        return mean(sum(yc * log(yc / pc), {-1}));
+      }) {}
+
+CosineSimilarity::CosineSimilarity(int axis)
+    : Loss("cosine_similarity", [axis](const Tensor& y_true, const Tensor& y_pred) {
+        auto [y, p] = aligned("cosine_similarity", y_true, y_pred);
+        // Keras: l2-normalize each side with norms floored at sqrt(1e-12)
+        auto unit = [axis](const Tensor& t) {
+          Tensor sq = sum(square(t), {axis}, true);
+          return t * rsqrt(maximum(sq, scalar_like(sq, 1e-12)));
+        };
+        return mean(-sum(unit(y) * unit(p), {axis}));
+      }) {}
+
+Hinge::Hinge()
+    : Loss("hinge", [](const Tensor& y_true, const Tensor& y_pred) {
+        auto [y, p] = aligned("hinge", y_true, y_pred);
+        // {0, 1} labels become {-1, 1}; {-1, 1} labels stay (Keras' rule: all labels in {0, 1})
+        Tensor binary = min(cast(logical_or(equal(y, scalar_like(y, 0.0)), equal(y, scalar_like(y, 1.0))), y.dtype()));
+        Tensor s = y + binary * (y - 1.0);  // 2y - 1 when binary, else y
+        return elementwise_mean(relu(1.0 - s * p));
+      }) {}
+
+Poisson::Poisson()
+    : Loss("poisson", [](const Tensor& y_true, const Tensor& y_pred) {
+        auto [y, p] = aligned("poisson", y_true, y_pred);
+        return elementwise_mean(p - y * log(p + kEpsilon));
+      }) {}
+
 Loss loss_by_name(const std::string& name) {
   if (name == "mse" || name == "mean_squared_error") return MeanSquaredError();
+  if (name == "mae" || name == "mean_absolute_error") return MeanAbsoluteError();
+  if (name == "huber" || name == "huber_loss") return Huber();
+  if (name == "log_cosh" || name == "logcosh") return LogCosh();
+  if (name == "kl_divergence" || name == "kld" || name == "kullback_leibler_divergence") return KLDivergence();
+  if (name == "cosine_similarity") return CosineSimilarity();
+  if (name == "hinge") return Hinge();
+  if (name == "poisson") return Poisson();
   if (name == "binary_crossentropy") return BinaryCrossentropy();
   if (name == "categorical_crossentropy") return CategoricalCrossentropy();
   if (name == "sparse_categorical_crossentropy") return SparseCategoricalCrossentropy();
-  fail("loss", "unknown loss '" + name + "' (known: mse, binary_crossentropy, categorical_crossentropy, "
+  fail("loss", "unknown loss '" + name + "' (known: mse, mae, huber, log_cosh, kl_divergence, cosine_similarity, hinge, "
+                                         "poisson, binary_crossentropy, categorical_crossentropy, "
                                          "sparse_categorical_crossentropy)");
 }
 

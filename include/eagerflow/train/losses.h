@@ -36,8 +36,42 @@ struct SparseCategoricalCrossentropy : Loss {
   explicit SparseCategoricalCrossentropy(bool from_logits = false);
 };
 
-// By Keras name: "mse" / "mean_squared_error", "binary_crossentropy",
-// "categorical_crossentropy", "sparse_categorical_crossentropy" (probabilities).
+// Regression and margin losses, as Keras 3 computes them: a value per example from its last
+// axis, averaged over the batch. Labels of rank one less than the predictions get a last axis.
+// mean(|y_pred - y_true|)
+struct MeanAbsoluteError : Loss {
+  MeanAbsoluteError();
+};
+// 0.5 e^2 where |e| <= delta, delta (|e| - delta / 2) beyond; e = y_pred - y_true.
+struct Huber : Loss {
+  explicit Huber(double delta = 1.0);
+};
+// log(cosh(y_pred - y_true)), computed without overflow for large errors.
+struct LogCosh : Loss {
+  LogCosh();
+};
+// sum(y_true log(y_true / y_pred)) over the last axis, both clipped to [1e-7, 1].
+struct KLDivergence : Loss {
+  KLDivergence();
+};
+// -cos(y_true, y_pred) along `axis` (from -1 for opposite to 1 for the same direction, negated
+// so that minimizing it aligns them); zero vectors count as orthogonal.
+struct CosineSimilarity : Loss {
+  explicit CosineSimilarity(int axis = -1);
+};
+// mean(max(1 - y_true y_pred, 0)); labels in {-1, 1}, or in {0, 1} (mapped to {-1, 1}, as Keras).
+struct Hinge : Loss {
+  Hinge();
+};
+// mean(y_pred - y_true log(y_pred + 1e-7)), for counts.
+struct Poisson : Loss {
+  Poisson();
+};
+
+// By Keras name: "mse" / "mean_squared_error", "mae" / "mean_absolute_error", "huber",
+// "log_cosh" / "logcosh", "kl_divergence" / "kld", "cosine_similarity", "hinge", "poisson",
+// "binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy"
+// (probabilities).
 Loss loss_by_name(const std::string& name);
 
 }  // namespace ef::train

@@ -10,6 +10,14 @@ MeanSquaredError = _t.MeanSquaredError
 BinaryCrossentropy = _t.BinaryCrossentropy
 CategoricalCrossentropy = _t.CategoricalCrossentropy
 SparseCategoricalCrossentropy = _t.SparseCategoricalCrossentropy
+MeanAbsoluteError = _t.MeanAbsoluteError
+Huber = _t.Huber
+LogCosh = _t.LogCosh
+KLDivergence = _t.KLDivergence
+CosineSimilarity = _t.CosineSimilarity
+Hinge = _t.Hinge
+Poisson = _t.Poisson
 
 __all__ = ["Loss", "MeanSquaredError", "BinaryCrossentropy", "CategoricalCrossentropy",
-           "SparseCategoricalCrossentropy", "get"]
+           "SparseCategoricalCrossentropy", "MeanAbsoluteError", "Huber", "LogCosh", "KLDivergence",
+           "CosineSimilarity", "Hinge", "Poisson", "get"]
