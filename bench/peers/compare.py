@@ -373,6 +373,37 @@ def limit_threads(framework, threads):
         tf.config.threading.set_inter_op_parallelism_threads(1)
 
 
+def run_jobs(script, jobs):
+    """The command line of a peer script whose jobs ({"eagerflow": fn, "jax": fn, ...}, each
+    returning {row: value}) run in processes of their own, pinned to the first N cores with the
+    framework's pools limited to N threads. `--job NAME` runs one job and prints its JSON (returns
+    None); otherwise eagerflow's job runs under --ef-python, the others under --peer-python (one
+    that fails is skipped, saying why), and this returns (rows, threads)."""
+    home = os.path.expanduser("~")
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--job", choices=list(jobs))
+    ap.add_argument("--ef-python", default=os.path.join(home, ".cache/eagerflow/venv/bin/python"))
+    ap.add_argument("--peer-python", default=os.path.join(home, ".cache/eagerflow/peers/bin/python"))
+    a = ap.parse_args()
+    if a.job:
+        os.sched_setaffinity(0, set(range(a.threads)))
+        limit_threads(a.job, a.threads)
+        os.environ["EF_BENCH_THREADS"] = str(a.threads)
+        print(json.dumps(jobs[a.job]()))
+        return None
+    rows = {}
+    for name in jobs:
+        python = a.ef_python if name == "eagerflow" else a.peer_python
+        cmd = [python, os.path.abspath(script), "--job", name, "--threads", str(a.threads)]
+        p = subprocess.run(cmd, capture_output=True, text=True, cwd=os.path.join(ROOT, "build"))
+        if p.returncode != 0:
+            print(f"  {name}: skipped ({(p.stderr.strip().splitlines() or ['failed'])[-1]})")
+            continue
+        rows.update(json.loads(p.stdout.strip().splitlines()[-1]))
+    return rows, a.threads
+
+
 def wait_for_quiet(max_wait=60.0, busy_limit=0.15):
     """Waits until the other processes use less than busy_limit of one core (shared machines)."""
     def busy():

@@ -9,14 +9,10 @@ Each job is a process of its own, pinned, with its framework's pools limited to 
 compare.py does); each reports its median time per call (compare.median_us) and the sum of
 H's entries, which must agree between frameworks.
 """
-import argparse
-import json
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-HOME = os.path.expanduser("~")
 N, M = 100, 50
 
 
@@ -84,36 +80,13 @@ def job_torch():
 JOBS = {"eagerflow": job_eagerflow, "jax": job_jax, "torch": job_torch}
 
 
-def run_job(python, name, threads):
-    cmd = [python, os.path.abspath(__file__), "--job", name, "--threads", str(threads)]
-    p = subprocess.run(cmd, capture_output=True, text=True, cwd=os.path.join(HERE, "..", "..", "build"))
-    if p.returncode != 0:
-        print(f"  {name}: skipped ({(p.stderr.strip().splitlines() or ['failed'])[-1]})")
-        return {}
-    return json.loads(p.stdout.strip().splitlines()[-1])
-
-
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--job", choices=list(JOBS))
-    ap.add_argument("--ef-python", default=os.path.join(HOME, ".cache/eagerflow/venv/bin/python"))
-    ap.add_argument("--peer-python", default=os.path.join(HOME, ".cache/eagerflow/peers/bin/python"))
-    a = ap.parse_args()
-    if a.job:
-        os.sched_setaffinity(0, set(range(a.threads)))
-        sys.path.insert(0, HERE)
-        from compare import limit_threads
-        limit_threads({"eagerflow": "eagerflow", "jax": "jax", "torch": "torch"}[a.job], a.threads)
-        os.environ["EF_BENCH_THREADS"] = str(a.threads)
-        print(json.dumps(JOBS[a.job]()))
+    got = run_jobs(__file__, JOBS)
+    if got is None:
         return
-    results = {}
-    results.update(run_job(a.ef_python, "eagerflow", a.threads))
-    for peer in ("jax", "torch"):
-        results.update(run_job(a.peer_python, peer, a.threads))
+    results, threads = got
     base = results.get("eagerflow function(hessian)", [None])[0]
-    print(f"hessian of a {N}-parameter function, {a.threads} thread(s): median per call, sum of H")
+    print(f"hessian of a {N}-parameter function, {threads} thread(s): median per call, sum of H")
     for name, (us, total) in results.items():
         ratio = f"  eagerflow/peer {base / us:.2f}" if base and not name.startswith("eagerflow") else ""
         print(f"  {name:30s} {us:9.1f} us  sum(H) {total:10.4f}{ratio}")
@@ -121,5 +94,5 @@ def main():
 
 if __name__ == "__main__":
     sys.path.insert(0, HERE)
-    from compare import median_us  # noqa: E402,F401  (the timer every peer table uses)
+    from compare import median_us, run_jobs  # noqa: E402,F401  (the timer every peer table uses)
     main()
