@@ -5,17 +5,6 @@
 namespace ef::testing {
 namespace {
 
-Tensor randn(Shape s, std::uint64_t seed, DType dtype = DType::float64) {
-  return random::stateless_normal(s, seed, 0.0, 1.0, dtype);
-}
-
-void expect_tensor_near(const Tensor& got, const Tensor& want, double tol = 1e-9) {
-  ASSERT_EQ(got.shape(), want.shape()) << got.spec().str() << " vs " << want.spec().str();
-  ASSERT_EQ(got.dtype(), want.dtype());
-  auto g = cast(got, DType::float64).to_vector<double>(), w = cast(want, DType::float64).to_vector<double>();
-  for (std::size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], w[i], tol * (1 + std::fabs(w[i]))) << "at " << i;
-}
-
 TEST(ForwardMode, JvpOfAUnaryFunction) {
   Tensor x = randn({3, 2}, 1), v = randn({3, 2}, 2);
   auto [y, t] = jvp([](const Tensor& a) { return sin(a) * a; }, x, v);

@@ -56,4 +56,17 @@ inline void expect_close(const std::vector<float>& got, const std::vector<float>
   }
 }
 
+// Normal draws, float64 by default, the same for a seed.
+inline Tensor randn(Shape s, std::uint64_t seed, DType dtype = DType::float64) {
+  return random::stateless_normal(s, seed, 0.0, 1.0, dtype);
+}
+
+// Same shape and dtype, and every element within tol (relative, plus tol absolute).
+inline void expect_tensor_near(const Tensor& got, const Tensor& want, double tol = 1e-9) {
+  ASSERT_EQ(got.shape(), want.shape()) << got.spec().str() << " vs " << want.spec().str();
+  ASSERT_EQ(got.dtype(), want.dtype());
+  auto g = cast(got, DType::float64).to_vector<double>(), w = cast(want, DType::float64).to_vector<double>();
+  for (std::size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], w[i], tol * (1 + std::fabs(w[i]))) << "at " << i;
+}
+
 }  // namespace ef::testing

@@ -8,17 +8,6 @@
 namespace ef::testing {
 namespace {
 
-Tensor randn(Shape s, std::uint64_t seed, DType dtype = DType::float64) {
-  return random::stateless_normal(s, seed, 0.0, 1.0, dtype);
-}
-
-void expect_tensor_near(const Tensor& got, const Tensor& want, double tol = 1e-9) {
-  ASSERT_EQ(got.shape(), want.shape()) << got.spec().str() << " vs " << want.spec().str();
-  ASSERT_EQ(got.dtype(), want.dtype());
-  auto g = cast(got, DType::float64).to_vector<double>(), w = cast(want, DType::float64).to_vector<double>();
-  for (std::size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], w[i], tol * (1 + std::fabs(w[i]))) << "at " << i;
-}
-
 Tensor example(const Tensor& x, std::int64_t i, int axis = 0) {
   std::vector<std::int64_t> b(static_cast<std::size_t>(axis) + 1, 0), e(static_cast<std::size_t>(axis) + 1, std::numeric_limits<std::int64_t>::max());
   b.back() = i;
