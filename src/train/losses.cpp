@@ -29,24 +29,63 @@ void expect_same_shape(const std::string& loss, const Tensor& y_true, const Tens
 // Cross-entropy of one-hot (or soft) labels with log-probabilities, per example.
 Tensor cross_entropy_rows(const Tensor& y_true, const Tensor& log_probs) { return -sum(y_true * log_probs, {-1}); }
 
-Tensor categorical(const std::string& name, const Tensor& y_true, const Tensor& y_pred, bool from_logits) {
+// Per example: the cross-entropy of each row.
+Tensor categorical(const Tensor& y_true, const Tensor& y_pred, bool from_logits) {
   Tensor log_probs = from_logits ? log_softmax(y_pred, -1) : log(clip_probabilities(y_pred / sum(y_pred, {-1}, true)));
-  return mean(cross_entropy_rows(cast(y_true, y_pred.dtype()), log_probs));
+  return cross_entropy_rows(cast(y_true, y_pred.dtype()), log_probs);
+}
+
+std::vector<int> axes_after_first(int rank) {
+  std::vector<int> axes;
+  for (int a = 1; a < rank; ++a) axes.push_back(a);
+  return axes;
 }
 
 }  // namespace
 
-Tensor Loss::operator()(const Tensor& y_true, const Tensor& y_pred) const {
+Tensor Loss::values(const Tensor& y_true, const Tensor& y_pred) const {
   if (!y_true.defined()) fail(name_, "labels are undefined");
   expect_float_predictions(name_, y_pred);
-  return fn_(y_true, y_pred);
+  Tensor v = fn_(y_true, y_pred);
+  if (!v.defined()) fail(name_, "the loss function returned an undefined tensor");
+  return v;
+}
+
+Tensor Loss::operator()(const Tensor& y_true, const Tensor& y_pred) const {
+  // The mean of all values is the mean of the per-example means: each example has as many.
+  Tensor v = values(y_true, y_pred);
+  return v.rank() == 0 ? v : mean(v);
+}
+
+Tensor Loss::per_example(const Tensor& y_true, const Tensor& y_pred) const {
+  Tensor v = values(y_true, y_pred);
+  if (v.rank() == 0 && y_pred.rank() > 0)
+    fail(name_, "the loss function returned a scalar for predictions " + y_pred.spec().str() +
+                    ", so there are no per-example values (return one value per example to weight them)");
+  return v.rank() > 1 ? mean(v, axes_after_first(v.rank())) : v;
+}
+
+Tensor Loss::operator()(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight) const {
+  if (!sample_weight.defined()) return (*this)(y_true, y_pred);
+  Tensor v = per_example(y_true, y_pred);
+  Tensor w = cast(sample_weight, v.dtype());
+  if (w.rank() == 2 && w.shape()[1] == 1) w = squeeze(w, {-1});  // [batch, 1] as Keras' column of weights
+  bool fits = w.rank() == 0 || (w.rank() == 1 && v.rank() == 1 &&
+                                (w.shape()[0] == v.shape()[0] || w.shape()[0] == kDynamic || v.shape()[0] == kDynamic));
+  if (!fits)
+    fail(name_, "sample_weight " + sample_weight.spec().str() + " does not match the per-example losses " +
+                    v.spec().str() + " of predictions " + y_pred.spec().str() + " (expected a scalar, [batch] or [batch, 1])");
+  // Keras' "sum_over_batch_size": divided by the number of examples, not by the weights' sum;
+  // an empty batch is 0 (Keras' divide_no_nan).
+  Tensor n = cast(size(v), v.dtype());
+  return sum(v * w) / maximum(n, scalar_like(n, 1.0));
 }
 
 MeanSquaredError::MeanSquaredError()
     : Loss("mean_squared_error", [](const Tensor& y_true, const Tensor& y_pred) {
         auto [y, p] = same_rank(y_true, y_pred);
         expect_same_shape("mean_squared_error", y, p);
-        return mean(square(p - cast(y, p.dtype())));
+        return square(p - cast(y, p.dtype()));
       }) {}
 
 BinaryCrossentropy::BinaryCrossentropy(bool from_logits)
@@ -55,15 +94,15 @@ BinaryCrossentropy::BinaryCrossentropy(bool from_logits)
         expect_same_shape("binary_crossentropy", y, p);
         Tensor z = cast(y, p.dtype());
         if (from_logits)  // max(x, 0) - x z + log(1 + exp(-|x|)): no overflow for any x
-          return mean(relu(p) - p * z + log(exp(-abs(p)) + 1.0));
+          return relu(p) - p * z + log(exp(-abs(p)) + 1.0);
         Tensor q = clip_probabilities(p);
-        return mean(-(z * log(q) + (1.0 - z) * log(1.0 - q)));
+        return -(z * log(q) + (1.0 - z) * log(1.0 - q));
       }) {}
 
 CategoricalCrossentropy::CategoricalCrossentropy(bool from_logits)
     : Loss("categorical_crossentropy", [from_logits](const Tensor& y, const Tensor& p) {
         expect_same_shape("categorical_crossentropy", y, p);
-        return categorical("categorical_crossentropy", y, p, from_logits);
+        return categorical(y, p, from_logits);
       }) {}
 
 SparseCategoricalCrossentropy::SparseCategoricalCrossentropy(bool from_logits)
@@ -78,28 +117,24 @@ SparseCategoricalCrossentropy::SparseCategoricalCrossentropy(bool from_logits)
                          " (expected class indices of shape [batch])");
         std::int64_t classes = p.shape()[p.rank() - 1];
         Tensor onehot = one_hot(class_indices(labels, classes, name), classes, p.dtype());
-        return categorical(name, onehot, p, from_logits);
+        return categorical(onehot, p, from_logits);
       }) {}
 
 namespace {
 
-// Labels and predictions of one shape (labels of one rank less get a last axis), as floats.
+// Labels and predictions of one shape (Keras' rank alignment, then checked), labels as floats.
 std::pair<Tensor, Tensor> aligned(const std::string& loss, const Tensor& y_true, const Tensor& y_pred) {
   auto [y, p] = same_rank(y_true, y_pred);
   expect_same_shape(loss, y, p);
   return {cast(y, p.dtype()), p};
 }
 
-// Keras' "sum over batch size" of a per-element loss averaged over the last axis: the mean of
-// all elements (each example has the same number of them).
-Tensor elementwise_mean(const Tensor& per_element) { return mean(per_element); }
-
 }  // namespace
 
 MeanAbsoluteError::MeanAbsoluteError()
     : Loss("mean_absolute_error", [](const Tensor& y_true, const Tensor& y_pred) {
         auto [y, p] = aligned("mean_absolute_error", y_true, y_pred);
-        return elementwise_mean(abs(p - y));
+        return abs(p - y);  // per element
       }) {}
 
 Huber::Huber(double delta)
@@ -109,7 +144,7 @@ Huber::Huber(double delta)
         Tensor d = scalar_like(e, delta);
         // quadratic up to delta, linear beyond: 0.5 min(e, d)^2 + d (e - min(e, d))
         Tensor q = minimum(e, d);
-        return elementwise_mean(0.5 * square(q) + d * (e - q));
+        return 0.5 * square(q) + d * (e - q);  // per element
       }) {
   if (!(delta > 0) || !std::isfinite(delta)) fail("huber", "delta must be a positive finite number, got " + std::to_string(delta));
 }
@@ -120,7 +155,7 @@ LogCosh::LogCosh()
         Tensor x = p - y;
         // log(cosh x) = |x| + log(1 + exp(-2|x|)) - log 2: no overflow for large |x|
         Tensor a = abs(x);
-        return elementwise_mean(a + log(exp(-2.0 * a) + 1.0) - std::log(2.0));
+        return a + log(exp(-2.0 * a) + 1.0) - std::log(2.0);  // per element
       }) {}
 
 KLDivergence::KLDivergence()
@@ -128,7 +163,7 @@ KLDivergence::KLDivergence()
         auto [y, p] = aligned("kl_divergence", y_true, y_pred);
         auto clip = [](const Tensor& t) { return minimum(maximum(t, scalar_like(t, kEpsilon)), scalar_like(t, 1.0)); };
         Tensor yc = clip(y), pc = clip(p);
-        return mean(sum(yc * log(yc / pc), {-1}));
+        return sum(yc * log(yc / pc), {-1});
       }) {}
 
 CosineSimilarity::CosineSimilarity(int axis)
@@ -139,7 +174,7 @@ CosineSimilarity::CosineSimilarity(int axis)
           Tensor sq = sum(square(t), {axis}, true);
           return t * rsqrt(maximum(sq, scalar_like(sq, 1e-12)));
         };
-        return mean(-sum(unit(y) * unit(p), {axis}));
+        return -sum(unit(y) * unit(p), {axis});
       }) {}
 
 Hinge::Hinge()
@@ -148,13 +183,13 @@ Hinge::Hinge()
         // {0, 1} labels become {-1, 1}; {-1, 1} labels stay (Keras' rule: all labels in {0, 1})
         Tensor binary = min(cast(logical_or(equal(y, scalar_like(y, 0.0)), equal(y, scalar_like(y, 1.0))), y.dtype()));
         Tensor s = y + binary * (y - 1.0);  // 2y - 1 when binary, else y
-        return elementwise_mean(relu(1.0 - s * p));
+        return relu(1.0 - s * p);  // per element
       }) {}
 
 Poisson::Poisson()
     : Loss("poisson", [](const Tensor& y_true, const Tensor& y_pred) {
         auto [y, p] = aligned("poisson", y_true, y_pred);
-        return elementwise_mean(p - y * log(p + kEpsilon));
+        return p - y * log(p + kEpsilon);  // per element
       }) {}
 
 Loss loss_by_name(const std::string& name) {

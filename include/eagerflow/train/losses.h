@@ -1,6 +1,8 @@
 #pragma once
-// Keras' losses, numerically stable, averaged over the batch ("sum over batch size"). Each is
-// a callable loss(y_true, y_pred) written with ef ops: it differentiates and traces.
+// Keras' losses, numerically stable. Each is a callable loss(y_true, y_pred) written with ef
+// ops: it differentiates and traces. A loss computes one value per example (its last axis
+// reduced), then Keras' "sum_over_batch_size": the sum of the (weighted) per-example values
+// divided by their number, also when a sample_weight is given (not by the sum of the weights).
 #include <functional>
 #include <string>
 
@@ -10,11 +12,21 @@ namespace ef::train {
 
 class Loss {
  public:
+  // fn(y_true, y_pred) gives the loss per example ([batch]), per element (values of a rank
+  // above 1 are averaged over all but the first axis, so each example has one value), or a
+  // scalar already reduced (it cannot be weighted per example).
   Loss(std::string name, std::function<Tensor(const Tensor&, const Tensor&)> fn) : name_(std::move(name)), fn_(std::move(fn)) {}
+  // The mean over the batch of the per-example values.
   Tensor operator()(const Tensor& y_true, const Tensor& y_pred) const;
+  // sum(per_example * sample_weight) / batch size. sample_weight: a scalar, [batch] or
+  // [batch, 1]; undefined means unweighted.
+  Tensor operator()(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight) const;
+  // One value per example ([batch]; a scalar when the inputs have no batch axis).
+  Tensor per_example(const Tensor& y_true, const Tensor& y_pred) const;
   const std::string& name() const { return name_; }
 
  private:
+  Tensor values(const Tensor& y_true, const Tensor& y_pred) const;
   std::string name_;
   std::function<Tensor(const Tensor&, const Tensor&)> fn_;
 };
@@ -31,13 +43,17 @@ struct BinaryCrossentropy : Loss {
 struct CategoricalCrossentropy : Loss {
   explicit CategoricalCrossentropy(bool from_logits = false);
 };
-// y_true class indices ([batch] or [batch, 1], integer or float), y_pred [batch, classes].
+// y_true class indices ([batch] or [batch, 1], integer or float), y_pred [batch, classes]. A
+// label outside [0, classes) (negative too) is an ef::Error naming it and the class count,
+// eagerly and at every replay of a traced step (the check is an op: ef::class_indices).
 struct SparseCategoricalCrossentropy : Loss {
   explicit SparseCategoricalCrossentropy(bool from_logits = false);
 };
 
 // Regression and margin losses, as Keras 3 computes them: a value per example from its last
-// axis, averaged over the batch. Labels of rank one less than the predictions get a last axis.
+// axis, averaged over the batch. Labels and predictions whose ranks differ by one with a last
+// axis of 1 are aligned as Keras' squeeze_or_expand_to_same_rank: [B] against [B, 1] is one
+// value per example, never a [B, B] broadcast.
 // mean(|y_pred - y_true|)
 struct MeanAbsoluteError : Loss {
   MeanAbsoluteError();
