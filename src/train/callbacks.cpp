@@ -1,5 +1,7 @@
 #include "eagerflow/train/callbacks.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -7,6 +9,7 @@
 #include <iostream>
 
 #include "eagerflow/core/error.h"
+#include "eagerflow/core/log.h"
 #include "eagerflow/variable.h"
 #include "eagerflow/train/checkpoint.h"
 #include "eagerflow/train/model.h"
@@ -14,9 +17,16 @@
 namespace ef::train {
 namespace {
 
-// Keras' mode: "auto" maximizes names with "acc" in them, else minimizes.
+// Keras' mode: "auto" minimizes losses and maximizes the metrics whose direction is up
+// (accuracies, AUC, precision, recall, F-scores, R2); everything else is minimized.
 bool maximizes(const std::string& monitor, const std::string& mode, const char* who) {
-  if (mode == "auto") return monitor.find("acc") != std::string::npos;
+  if (mode == "auto") {
+    std::string name = monitor.rfind("val_", 0) == 0 ? monitor.substr(4) : monitor;
+    if (name == "loss") return false;
+    for (const char* up : {"acc", "auc", "precision", "recall", "f1", "fbeta", "r2"})
+      if (name.find(up) != std::string::npos) return true;
+    return false;
+  }
   if (mode == "max") return true;
   if (mode == "min") return false;
   fail(who, "mode must be auto, min or max, got '" + mode + "'");
@@ -28,6 +38,42 @@ double monitored(const Logs& logs, const std::string& monitor, const char* who) 
   std::string known;
   for (const auto& [k, v] : logs) known += (known.empty() ? "" : ", ") + k;
   fail(who, "monitored value '" + monitor + "' is not in the logs (" + known + ")");
+}
+
+// A double as Python's repr() writes it (Keras prints floats that way): the shortest digits
+// that read back to the same value; fixed notation for exponents in [-5, 16), else "1e-05".
+std::string python_float_repr(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+  std::string sci(buf, res.ptr);  // "-1.2345e-05"
+  std::string sign;
+  if (sci[0] == '-') {
+    sign = "-";
+    sci = sci.substr(1);
+  }
+  std::size_t epos = sci.find('e');
+  int exp = std::stoi(sci.substr(epos + 1));
+  std::string digits = sci.substr(0, epos);
+  digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
+  if (exp < -4 || exp >= 16) {
+    std::string mant = digits.substr(0, 1) + (digits.size() > 1 ? "." + digits.substr(1) : "");
+    char e[16];
+    std::snprintf(e, sizeof e, "e%c%02d", exp < 0 ? '-' : '+', std::abs(exp));
+    return sign + mant + e;
+  }
+  if (exp < 0) return sign + "0." + std::string(static_cast<std::size_t>(-exp - 1), '0') + digits;
+  std::size_t int_len = static_cast<std::size_t>(exp) + 1;
+  if (digits.size() <= int_len) return sign + digits + std::string(int_len - digits.size(), '0') + ".0";
+  return sign + digits.substr(0, int_len) + "." + digits.substr(int_len);
+}
+
+// The logs' names as Keras lists them in its warnings: "loss,val_loss".
+std::string available(const Logs& logs) {
+  std::string known;
+  for (const auto& [k, v] : logs) known += (known.empty() ? "" : ",") + k;
+  return known;
 }
 
 }  // namespace
@@ -59,6 +105,7 @@ void EarlyStopping::on_train_begin() {
   stopped_epoch_ = -1;
   best_epoch_ = -1;
   has_best_ = false;
+  warned_ = false;
   best_weights_.clear();
 }
 
@@ -75,8 +122,16 @@ static std::vector<Tensor> weight_values(const Model& model) {
 // Keras' rule, step for step: the wait grows every monitored epoch and restarts on an
 // improvement; training stops once it reaches patience (never after the first epoch).
 void EarlyStopping::on_epoch_end(int epoch, const Logs& logs) {
+  auto found = logs.find(o_.monitor);
+  if (found == logs.end()) {
+    if (!warned_)
+      log(LogLevel::warning, "[EarlyStopping] Early stopping conditioned on metric `" + o_.monitor +
+                                 "` which is not available. Available metrics are: " + available(logs));
+    warned_ = true;
+    return;
+  }
   if (epoch < o_.start_from_epoch) return;
-  double v = monitored(logs, o_.monitor, "EarlyStopping");
+  double v = found->second;
   if (o_.restore_best_weights && best_weights_.empty() && model) {
     best_weights_ = weight_values(*model);  // until something improves, the first weights are the best
     best_epoch_ = epoch;
@@ -108,9 +163,118 @@ void EarlyStopping::on_train_end() {
   }
 }
 
+// ---------------------------------------------------------------- ReduceLROnPlateau
+
+ReduceLROnPlateau::ReduceLROnPlateau(ReduceLROnPlateauOptions options)
+    : o_(std::move(options)), maximize_(maximizes(o_.monitor, o_.mode, "ReduceLROnPlateau")) {
+  if (o_.factor >= 1.0)
+    fail("ReduceLROnPlateau", "ReduceLROnPlateau does not support a factor >= 1.0. Received factor=" +
+                                  python_float_repr(o_.factor));
+  if (!(o_.factor > 0.0))
+    fail("ReduceLROnPlateau", "factor must be in (0, 1): a rate multiplied by " + python_float_repr(o_.factor) +
+                                  " cannot train. Received factor=" + python_float_repr(o_.factor));
+  if (o_.patience < 0) fail("ReduceLROnPlateau", "patience must be >= 0, got " + std::to_string(o_.patience));
+  if (o_.cooldown < 0) fail("ReduceLROnPlateau", "cooldown must be >= 0, got " + std::to_string(o_.cooldown));
+  if (!std::isfinite(o_.min_delta)) fail("ReduceLROnPlateau", "min_delta must be a finite number");
+  if (!(std::isfinite(o_.min_lr) && o_.min_lr >= 0))
+    fail("ReduceLROnPlateau", "min_lr must be a finite number >= 0, got " + python_float_repr(o_.min_lr));
+  o_.min_delta = std::fabs(o_.min_delta);
+}
+
+void ReduceLROnPlateau::on_train_begin() {
+  has_best_ = false;
+  best_ = 0;
+  cooldown_counter_ = 0;
+  wait_ = 0;
+  warned_ = false;
+}
+
+// Keras 3's rule, step for step: an epoch in cooldown counts the cooldown down and clears the
+// wait; an improvement clears the wait; otherwise (out of cooldown) the wait grows, and on
+// reaching patience the rate is reduced (when above min_lr) and the cooldown starts.
+void ReduceLROnPlateau::on_epoch_end(int epoch, const Logs& logs) {
+  if (!model || !model->optimizer()) fail("ReduceLROnPlateau", "the model has no optimizer (compile it first)");
+  optim::Optimizer& opt = *model->optimizer();
+  Logs seen = logs;
+  seen["learning_rate"] = opt.learning_rate();  // Keras adds it before looking for the monitor
+  auto found = seen.find(o_.monitor);
+  if (found == seen.end()) {
+    if (!warned_)
+      log(LogLevel::warning, "[ReduceLROnPlateau] Learning rate reduction is conditioned on metric `" + o_.monitor +
+                                 "` which is not available. Available metrics are: " + available(seen) + ".");
+    warned_ = true;
+    return;
+  }
+  double current = found->second;
+  if (in_cooldown()) {
+    --cooldown_counter_;
+    wait_ = 0;
+  }
+  bool improved = !has_best_ || (maximize_ ? current - o_.min_delta > best_ : current + o_.min_delta < best_);
+  if (improved) {
+    has_best_ = true;
+    best_ = current;
+    wait_ = 0;
+    return;
+  }
+  if (in_cooldown()) return;
+  if (++wait_ < o_.patience) return;
+  // The rate is a float32 variable: Keras compares its value with min_lr as float32 and
+  // computes the new rate in double from the float32 value.
+  double old_lr = static_cast<double>(static_cast<float>(opt.learning_rate()));
+  if (!(old_lr > static_cast<double>(static_cast<float>(o_.min_lr)))) return;
+  double new_lr = std::max(old_lr * o_.factor, o_.min_lr);
+  opt.set_learning_rate(new_lr);
+  if (o_.verbose > 0)
+    std::cout << "\nEpoch " << epoch + 1 << ": ReduceLROnPlateau reducing learning rate to " << python_float_repr(new_lr)
+              << ".\n"
+              << std::flush;
+  cooldown_counter_ = o_.cooldown;
+  wait_ = 0;
+}
+
+// ---------------------------------------------------------------- LambdaCallback
+
+LambdaCallback::LambdaCallback(std::function<void(int)> on_epoch_begin, std::function<void(int, const Logs&)> on_epoch_end,
+                               std::function<void(int)> on_batch_begin, std::function<void(int, const Logs&)> on_batch_end,
+                               std::function<void()> on_train_begin, std::function<void()> on_train_end) {
+  functions.on_epoch_begin = std::move(on_epoch_begin);
+  functions.on_epoch_end = std::move(on_epoch_end);
+  functions.on_batch_begin = std::move(on_batch_begin);
+  functions.on_batch_end = std::move(on_batch_end);
+  functions.on_train_begin = std::move(on_train_begin);
+  functions.on_train_end = std::move(on_train_end);
+}
+
+void LambdaCallback::on_train_begin() {
+  if (functions.on_train_begin) functions.on_train_begin();
+}
+void LambdaCallback::on_train_end() {
+  if (functions.on_train_end) functions.on_train_end();
+}
+void LambdaCallback::on_epoch_begin(int epoch) {
+  if (functions.on_epoch_begin) functions.on_epoch_begin(epoch);
+}
+void LambdaCallback::on_epoch_end(int epoch, const Logs& logs) {
+  if (functions.on_epoch_end) functions.on_epoch_end(epoch, logs);
+}
+void LambdaCallback::on_batch_begin(int batch) {
+  if (functions.on_batch_begin) functions.on_batch_begin(batch);
+}
+void LambdaCallback::on_batch_end(int batch, const Logs& logs) {
+  if (functions.on_batch_end) functions.on_batch_end(batch, logs);
+}
+
+// ---------------------------------------------------------------- TerminateOnNaN
+
 void TerminateOnNaN::on_batch_end(int batch, const Logs& logs) {
   auto it = logs.find("loss");
   if (it == logs.end() || std::isfinite(it->second) || !model) return;
+  if (raise_error_) {
+    terminated_ = true;
+    throw Error("NaN or Inf loss encountered at batch " + std::to_string(batch) + ". Loss value: " +
+                python_float_repr(it->second) + ". Terminating training immediately.");
+  }
   std::cout << "Batch " << batch << ": Invalid loss, terminating training\n" << std::flush;
   model->stop_training = true;
   terminated_ = true;

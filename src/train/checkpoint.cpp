@@ -2,7 +2,9 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -87,6 +89,43 @@ void match(const io::TensorFile& file, const Index& index, const std::vector<std
 }
 
 Tensor u64_scalar(std::uint64_t v) { return scalar(static_cast<std::int64_t>(v)); }
+
+// FNV-1a over the metadata and every tensor's name, dtype, shape and bytes (by name): a file
+// damaged after it was written (a flipped byte in the data, which the safetensors format
+// cannot notice) is an error, not silently different weights. Any one changed byte changes it.
+std::string content_checksum(const std::vector<io::NamedTensor>& tensors, const std::map<std::string, std::string>& metadata) {
+  std::uint64_t h = 1469598103934665603ull;
+  auto add = [&h](const void* p, std::size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  };
+  auto add_text = [&](const std::string& t) {
+    std::uint64_t n = t.size();
+    add(&n, sizeof n);
+    add(t.data(), t.size());
+  };
+  for (const auto& [k, v] : metadata) {
+    if (k == "checksum") continue;
+    add_text(k);
+    add_text(v);
+  }
+  std::vector<const io::NamedTensor*> sorted;
+  for (const auto& t : tensors) sorted.push_back(&t);
+  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->name < b->name; });
+  for (const io::NamedTensor* t : sorted) {
+    add_text(t->name);
+    add_text(std::string(name_of(t->value.dtype())));
+    for (int d = 0; d < t->value.rank(); ++d) {
+      std::int64_t dim = t->value.shape()[d];
+      add(&dim, sizeof dim);
+    }
+    std::size_t bytes = static_cast<std::size_t>(t->value.num_elements()) * size_of(t->value.dtype());
+    if (bytes) add(t->value.raw_data(), bytes);
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "fnv1a64:%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
 
 }  // namespace
 
@@ -202,11 +241,17 @@ void Checkpoint::save(const std::string& path) const {
     std::int64_t count = static_cast<std::int64_t>(g.seeded.size());
     tensors.push_back({"rng/seeded", tensor(std::move(rows), Shape{count, 2})});
   }
+  metadata["checksum"] = content_checksum(tensors, metadata);
   io::save_safetensors(path, tensors, metadata);
 }
 
 void Checkpoint::restore(const std::string& path, bool skip_mismatch) {
   io::TensorFile file = io::load_safetensors(path);
+  // Files from before checksums have none; a checksum that does not match is damage.
+  if (auto sum = file.metadata.find("checksum"); sum != file.metadata.end() &&
+                                                 sum->second != content_checksum(file.tensors, file.metadata))
+    fail("Checkpoint", "restore('" + path + "'): the file is damaged: its contents do not match the checksum it was "
+                       "saved with (nothing was loaded)");
   Index index(file);
   Keyed k;
   for (const auto& e : entries_) {
