@@ -20,6 +20,7 @@ Conv2D::Conv2D(std::int64_t filters, Stride2 kernel_size, Conv2DOptions options,
   if (kernel_size.h <= 0 || kernel_size.w <= 0) fail("conv2d", "kernel_size must be positive");
   if (options_.padding != "valid" && options_.padding != "same")
     fail("conv2d", "padding must be \"valid\" or \"same\", got \"" + options_.padding + "\"");
+  if (options_.activity_regularizer) set_activity_regularizer(options_.activity_regularizer);
 }
 
 void Conv2D::build(const Shape& s) {
@@ -33,6 +34,10 @@ void Conv2D::build(const Shape& s) {
   kernel_ = add_weight("kernel", Shape{kernel_size_.h, kernel_size_.w, channels, filters_},
                        random_uniform_initializer(-limit, limit));
   if (options_.use_bias) bias_ = add_weight("bias", Shape{filters_}, zeros_initializer());
+  if (options_.kernel_regularizer) set_weight_regularizer(kernel_, options_.kernel_regularizer);
+  if (options_.kernel_constraint) set_weight_constraint(kernel_, options_.kernel_constraint);
+  if (options_.use_bias && options_.bias_regularizer) set_weight_regularizer(bias_, options_.bias_regularizer);
+  if (options_.use_bias && options_.bias_constraint) set_weight_constraint(bias_, options_.bias_constraint);
 }
 
 Tensor Conv2D::call(const Tensor& inputs) {

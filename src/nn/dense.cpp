@@ -4,21 +4,6 @@
 #include "ops/fused.h"
 
 namespace ef::nn {
-namespace {
-std::function<Tensor(const Tensor&)> activation_by_name(const std::string& name) {
-  if (name == "linear" || name.empty()) return nullptr;
-  if (name == "relu") return [](const Tensor& x) { return relu(x); };
-  if (name == "sigmoid") return [](const Tensor& x) { return sigmoid(x); };
-  if (name == "tanh") return [](const Tensor& x) { return ef::tanh(x); };
-  if (name == "gelu") return [](const Tensor& x) { return gelu(x); };
-  if (name == "softmax") return [](const Tensor& x) { return softmax(x, -1); };
-  fail("activation", "unknown activation '" + name + "' (known: linear, relu, sigmoid, tanh, gelu, softmax)");
-}
-}  // namespace
-
-ActivationFn::ActivationFn(const char* name) : ActivationFn(std::string(name)) {}
-ActivationFn::ActivationFn(std::string name) : fn_(activation_by_name(name)), name_(std::move(name)) {}
-
 Dense::Dense(std::int64_t units, ActivationFn activation, bool use_bias, std::string name)
     : Layer(std::move(name)), units_(units), activation_(std::move(activation)), use_bias_(use_bias) {
   if (units <= 0) fail("dense", "units must be positive, got " + std::to_string(units));
@@ -31,6 +16,10 @@ void Dense::build(const Shape& input_shape) {
   if (features == kDynamic) fail(name(), "the last dim of the input must be known to build, got " + input_shape.str());
   kernel_ = add_weight("kernel", Shape{features, units_}, kernel_initializer);
   if (use_bias_) bias_ = add_weight("bias", Shape{units_}, bias_initializer);
+  if (kernel_regularizer) set_weight_regularizer(kernel_, kernel_regularizer);
+  if (kernel_constraint) set_weight_constraint(kernel_, kernel_constraint);
+  if (use_bias_ && bias_regularizer) set_weight_regularizer(bias_, bias_regularizer);
+  if (use_bias_ && bias_constraint) set_weight_constraint(bias_, bias_constraint);
 }
 
 Tensor Dense::call(const Tensor& inputs) {

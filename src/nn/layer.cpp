@@ -127,6 +127,7 @@ Tensor Layer::invoke(std::span<const Tensor> inputs, bool single, std::optional<
   for (const auto& t : inputs)
     if (!t.defined()) fail(name(), "called with an undefined tensor");
   if (!call_stack.empty() && call_stack.back() != this) call_stack.back()->track(*this);
+  if (call_stack.empty()) clear_losses();  // Keras: a new outermost call starts with no add_loss values
   bool is_training = training.value_or(!training_stack.empty() && training_stack.back());
   CallFrame frame(this, is_training);
   if (log_enabled(LogLevel::verbose) && std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.is_symbolic(); }))
@@ -166,6 +167,7 @@ Tensor Layer::invoke(std::span<const Tensor> inputs, bool single, std::optional<
       save_spec_ = TensorSpec{inputs[0].dtype(), Shape(std::move(dims)), {}};
     }
   }
+  add_activity_loss({out});
   return out;
 }
 

@@ -3,7 +3,9 @@
 #include <optional>
 
 #include "eagerflow/nn/activation_fn.h"
+#include "eagerflow/nn/constraints.h"
 #include "eagerflow/nn/layer.h"
+#include "eagerflow/nn/regularizers.h"
 #include "eagerflow/ops/ops.h"
 
 namespace ef::nn {
@@ -14,6 +16,9 @@ struct Conv2DOptions {
   Stride2 dilation_rate{1, 1};
   ActivationFn activation;
   bool use_bias = true;
+  // Keras' regularizers (Layer::losses) and constraints (Layer::apply_constraints).
+  Regularizer kernel_regularizer, bias_regularizer, activity_regularizer;
+  Constraint kernel_constraint, bias_constraint;
 };
 
 // Conv2D(filters, kernel_size): kernel [kh, kw, in_channels, filters] (glorot uniform), bias.
@@ -22,6 +27,9 @@ class Conv2D : public Layer {
   Conv2D(std::int64_t filters, Stride2 kernel_size, Conv2DOptions options = {}, std::string name = "");
   Variable kernel() const { return kernel_; }
   Variable bias() const { return bias_; }
+  // The options; regularizers and constraints changed here take effect when the layer builds
+  // (its first call), the activity regularizer through Layer::set_activity_regularizer.
+  Conv2DOptions& options() { return options_; }
 
  protected:
   void build(const Shape& input_shape) override;

@@ -2,7 +2,9 @@
 #include <functional>
 
 #include "eagerflow/nn/activation_fn.h"
+#include "eagerflow/nn/constraints.h"
 #include "eagerflow/nn/layer.h"
+#include "eagerflow/nn/regularizers.h"
 
 namespace ef::nn {
 
@@ -16,6 +18,11 @@ class Dense : public Layer {
 
   Initializer kernel_initializer = glorot_uniform_initializer();
   Initializer bias_initializer = zeros_initializer();
+  // Keras' kernel_regularizer / bias_regularizer (in losses()) and kernel_constraint /
+  // bias_constraint (apply_constraints()); set before the first call. activity_regularizer:
+  // Layer::set_activity_regularizer.
+  Regularizer kernel_regularizer, bias_regularizer;
+  Constraint kernel_constraint, bias_constraint;
 
  protected:
   void build(const Shape& input_shape) override;

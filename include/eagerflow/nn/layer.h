@@ -21,6 +21,9 @@ struct LayerAccess;  // eagerflow/nn/layer_function.h
 
 namespace ef::nn {
 
+class Regularizer;  // eagerflow/nn/regularizers.h
+class Constraint;   // eagerflow/nn/constraints.h
+
 class Layer {
  public:
   // An empty name becomes the class name in snake_case, numbered among the layer's siblings
@@ -58,6 +61,21 @@ class Layer {
   // traces when no signature is given. Empty before a call.
   std::optional<TensorSpec> save_spec() const;
 
+  // Losses and constraints, as Keras' (src/nn/layer_losses.cpp). add_loss: a scalar to add to
+  // the training loss (a penalty computed in call(), say). losses(): the add_loss values of the
+  // latest outermost layer call (one with no enclosing layer call on this thread; a new one
+  // clears them) from this layer and its sub-layers, then the penalty of each regularized
+  // trainable weight from its current value. Inside a trace they are tensors of that trace.
+  void add_loss(const Tensor& loss);
+  std::vector<Tensor> losses() const;
+  // Assigns each constrained trainable weight (kernel_constraint, ...) of this layer and its
+  // sub-layers its projection: Keras does this right after each optimizer update.
+  void apply_constraints();
+  // Keras' activity_regularizer, settable on any layer: after each call, add_loss(r(output) /
+  // batch size) (Keras 3 divides by the batch size). An empty Regularizer removes it.
+  void set_activity_regularizer(const Regularizer& r);
+  const Regularizer* activity_regularizer() const;  // null when none
+
  protected:
   virtual void build(const Shape& input_shape) {}
   // Override one: call(inputs), or call(inputs, training) for layers that behave differently
@@ -73,6 +91,10 @@ class Layer {
   void track(Layer& child);
   // Makes an existing variable one of this layer's weights (a loaded model's, say).
   void track_weight(const Variable& v);
+  // Keras' add_weight(regularizer=..., constraint=...) for a weight of this layer: losses()
+  // includes r(weight); apply_constraints() assigns c(weight). An empty one removes it.
+  void set_weight_regularizer(const Variable& weight, const Regularizer& r);
+  void set_weight_constraint(const Variable& weight, const Constraint& c);
   // Inside call(): whether this layer and every layer whose call it runs inside are trainable
   // (Keras runs a frozen BatchNormalization in inference mode, also under a frozen parent).
   bool trainable_in_call() const;
@@ -98,6 +120,13 @@ class Layer {
   struct ChildIndex;
   std::unique_ptr<ChildIndex> child_index_;
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // functions over the layer watch it
+  // add_loss values, regularizers and constraints (src/nn/layer_losses.cpp), made on first use.
+  struct LossState;
+  mutable std::shared_ptr<LossState> loss_state_;
+  LossState& loss_state() const;
+  void clear_losses();
+  void add_activity_loss(const std::vector<Tensor>& outputs);
+  void collect_losses(std::vector<Tensor>& out, std::vector<const Layer*>& seen) const;
 
   friend struct ef::detail::LayerAccess;
 };
