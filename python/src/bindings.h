@@ -14,6 +14,7 @@ void init_ops(nb::module_& m);
 void init_function(nb::module_& m);
 void init_autodiff(nb::module_& m);
 void init_layers(nb::module_& m);
+void init_layers_keras(nb::module_& m);  // after init_layers: Keras layers, regularizers, constraints
 void init_training(nb::module_& m);
 void init_io(nb::module_& m);
 void init_log(nb::module_& m);

@@ -9,6 +9,7 @@ NB_MODULE(_core, m) {
   efpy::init_function(m);
   efpy::init_autodiff(m);
   efpy::init_layers(m);
+  efpy::init_layers_keras(m);
   efpy::init_training(m);
   efpy::init_io(m);
   efpy::init_log(m);
