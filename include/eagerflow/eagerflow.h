@@ -38,6 +38,7 @@
 #include "eagerflow/train/metrics.h"
 #include "eagerflow/train/callbacks.h"
 #include "eagerflow/train/model.h"
+#include "eagerflow/train/functional.h"
 #include "eagerflow/data/mnist.h"
 #include "eagerflow/io/safetensors.h"
 #include "eagerflow/train/checkpoint.h"

@@ -66,6 +66,10 @@ std::int64_t Tensor::dim(int axis) const {
 }
 
 void Tensor::check_readable(DType requested, const char* what) const {
+  if (is_keras_tensor())
+    fail(what, "cannot read the value of a Keras tensor " + spec().str() +
+                   ": it is a placeholder of the functional API (ef::train::Input and the layers called on it). "
+                   "Build a model with ef::train::Functional(inputs, outputs) and call it on data");
   if (is_symbolic())
     fail(what,
          "cannot read the value of a symbolic tensor " + spec().str() +

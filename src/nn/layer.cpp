@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "eagerflow/core/keras_tensor.h"
 #include "eagerflow/core/log.h"
 #include "eagerflow/ops/primitive.h"
 #include "eagerflow/trace/context.h"
@@ -94,12 +95,28 @@ Tensor Layer::call(const Tensor&) {
   fail(name(), "a layer must override call(inputs) or call(inputs, training)");
 }
 
+namespace {
+Tensor only_output(const Layer& layer, std::vector<Tensor> outputs) {
+  if (outputs.size() != 1)
+    fail(layer.name(), "has " + std::to_string(outputs.size()) + " outputs; call_outputs(inputs) returns all of them");
+  return std::move(outputs[0]);
+}
+}  // namespace
+
 Tensor Layer::operator()(const Tensor& inputs, std::optional<bool> training) {
-  return invoke(std::span<const Tensor>(&inputs, 1), true, training);
+  return only_output(*this, invoke(std::span<const Tensor>(&inputs, 1), true, false, training));
 }
 
 Tensor Layer::operator()(const std::vector<Tensor>& inputs, std::optional<bool> training) {
-  return invoke(inputs, false, training);
+  return only_output(*this, invoke(inputs, false, false, training));
+}
+
+std::vector<Tensor> Layer::call_outputs(const std::vector<Tensor>& inputs, std::optional<bool> training) {
+  return invoke(inputs, inputs.size() == 1, true, training);
+}
+
+std::vector<Tensor> Layer::call_multi(const std::vector<Tensor>& inputs, bool training) {
+  return {inputs.size() == 1 ? call(inputs[0], training) : call(inputs, training)};
 }
 
 void Layer::build(const std::vector<Shape>& shapes) {
@@ -123,9 +140,11 @@ bool Layer::trainable_in_call() const {
   return std::all_of(call_stack.begin(), call_stack.end(), [](const Layer* l) { return l->trainable(); });
 }
 
-Tensor Layer::invoke(std::span<const Tensor> inputs, bool single, std::optional<bool> training) {
+std::vector<Tensor> Layer::invoke(std::span<const Tensor> inputs, bool single, bool multi, std::optional<bool> training) {
   for (const auto& t : inputs)
     if (!t.defined()) fail(name(), "called with an undefined tensor");
+  // On Keras tensors (ef::train::Input) the call is recorded into the functional graph.
+  if (detail::any_keras_tensor(inputs)) return detail::call_on_keras_tensors(*this, inputs, single, training);
   if (!call_stack.empty() && call_stack.back() != this) call_stack.back()->track(*this);
   if (call_stack.empty()) clear_losses();  // Keras: a new outermost call starts with no add_loss values
   bool is_training = training.value_or(!training_stack.empty() && training_stack.back());
@@ -141,6 +160,7 @@ Tensor Layer::invoke(std::span<const Tensor> inputs, bool single, std::optional<
       // Like TF's init_scope, build() runs with the trace hidden, so weights are made eagerly.
       // Inputs may be symbolic here; build sees their shape only.
       std::size_t weights_before = own_weights_.size();
+      building_for_call_ = true;
       try {
         if (single) build(inputs[0].shape());
         else {
@@ -149,14 +169,19 @@ Tensor Layer::invoke(std::span<const Tensor> inputs, bool single, std::optional<
           build(shapes);
         }
       } catch (...) {
+        building_for_call_ = false;
         own_weights_.resize(weights_before);
         throw;
       }
+      building_for_call_ = false;
       built_ = true;
     }
   }
-  Tensor out = single ? call(inputs[0], is_training) : call(std::vector<Tensor>(inputs.begin(), inputs.end()), is_training);
-  if (out.defined()) {
+  std::vector<Tensor> outs;
+  if (multi) outs = call_multi(std::vector<Tensor>(inputs.begin(), inputs.end()), is_training);
+  else outs.push_back(single ? call(inputs[0], is_training) : call(std::vector<Tensor>(inputs.begin(), inputs.end()), is_training));
+  if (!outs.empty() && outs[0].defined()) {
+    const Tensor& out = outs[0];
     std::lock_guard lock(mutex_);
     output_spec_ = out.spec();
     // Keras' _set_save_spec: the first call's input, batch dim dynamic, so that the layer
@@ -167,8 +192,8 @@ Tensor Layer::invoke(std::span<const Tensor> inputs, bool single, std::optional<
       save_spec_ = TensorSpec{inputs[0].dtype(), Shape(std::move(dims)), {}};
     }
   }
-  add_activity_loss({out});
-  return out;
+  add_activity_loss(outs);
+  return outs;
 }
 
 std::optional<TensorSpec> Layer::save_spec() const {

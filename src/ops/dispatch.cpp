@@ -6,6 +6,7 @@
 #include <new>
 #include <set>
 
+#include "eagerflow/core/keras_tensor.h"
 #include "eagerflow/core/tensor.h"
 #include "eagerflow/ops/primitive.h"
 #include "eagerflow/trace/recorder.h"
@@ -130,11 +131,14 @@ void expect_same_dtype(const Primitive& op, std::span<const Tensor> inputs) {
 
 namespace {
 
-bool check_inputs(const Primitive& op, std::span<const Tensor> inputs) {
+// Whether any input is symbolic; `keras` tells whether any is a Keras tensor (functional API).
+bool check_inputs(const Primitive& op, std::span<const Tensor> inputs, bool& keras) {
   bool symbolic = false;
+  keras = false;
   for (const auto& t : inputs) {
     if (!t.defined()) fail(op.name(), "an input tensor is undefined (default-constructed)");
     symbolic |= t.is_symbolic();
+    keras |= t.is_keras_tensor();
   }
   return symbolic;
 }
@@ -173,7 +177,15 @@ struct NestedError : Error, std::nested_exception {
 }  // namespace
 
 std::vector<Tensor> dispatch(const Primitive& op, std::span<const Tensor> inputs) {
-  bool symbolic = check_inputs(op, inputs);
+  bool keras = false;
+  bool symbolic = check_inputs(op, inputs, keras);
+  if (keras) {
+    try {
+      return detail::record_keras_op(op, inputs);
+    } catch (...) {
+      rethrow_as_error(op, inputs);
+    }
+  }
   trace::Recorder* recorder = detail::in_kernel() ? nullptr : trace::active_recorder();
   std::vector<Tensor> outputs;
   if (recorder && (symbolic || op.has_effect() || op.is_stateful())) {
@@ -200,9 +212,10 @@ std::vector<Tensor> dispatch(const Primitive& op, std::span<const Tensor> inputs
 }
 
 Tensor dispatch1(const Primitive& op, std::span<const Tensor> inputs) {
-  bool symbolic = check_inputs(op, inputs);
+  bool keras = false;
+  bool symbolic = check_inputs(op, inputs, keras);
   bool kernel = detail::in_kernel();
-  if (!kernel && (symbolic || detail::tapes || ((op.has_effect() || op.is_stateful()) && trace::active_recorder())))
+  if (!kernel && (symbolic || keras || detail::tapes || ((op.has_effect() || op.is_stateful()) && trace::active_recorder())))
     return dispatch(op, inputs).at(0);
   // Eager fast path: one output, no vector of outputs.
   if (symbolic) symbolic_outside_trace(op);

@@ -8,12 +8,14 @@
 #include <iostream>
 #include <numeric>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "eagerflow/autodiff/gradient_tape.h"
 #include "eagerflow/function/function.h"
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/ops/random.h"
+#include "eagerflow/trace/context.h"
 #include "train/progress_bar.h"
 
 namespace ef::train {
@@ -26,14 +28,29 @@ TensorSpec batch_spec(const Tensor& t) {
   return {t.dtype(), Shape(dims), {}};
 }
 
-void expect_batched(const std::string& what, const Tensor& x, const Tensor& y) {
-  if (!x.defined() || !y.defined()) fail("fit", what + ": x and y must be defined tensors");
-  if (x.rank() < 1 || y.rank() < 1) fail("fit", what + ": x and y need a batch axis, got " + x.spec().str() + " and " + y.spec().str());
-  if (x.dim(0) != y.dim(0))
-    fail("fit", what + ": x and y have different numbers of examples: " + x.spec().str() + " vs " + y.spec().str());
+std::vector<TensorSpec> batch_specs(const std::vector<Tensor>& ts) {
+  std::vector<TensorSpec> out;
+  for (const auto& t : ts) out.push_back(batch_spec(t));
+  return out;
 }
 
 Tensor rows(const Tensor& t, std::int64_t begin, std::int64_t end) { return slice(t, {begin}, {end}); }
+
+std::vector<Tensor> rows(const std::vector<Tensor>& ts, std::int64_t begin, std::int64_t end) {
+  std::vector<Tensor> out;
+  for (const auto& t : ts) out.push_back(rows(t, begin, end));
+  return out;
+}
+
+std::vector<Tensor> gathered(const std::vector<Tensor>& ts, const Tensor& idx) {
+  std::vector<Tensor> out;
+  for (const auto& t : ts) out.push_back(gather(t, idx, 0));
+  return out;
+}
+
+StepData batch_rows(const StepData& d, std::int64_t begin, std::int64_t end) {
+  return {rows(d.x, begin, end), rows(d.y, begin, end), rows(d.sample_weight, begin, end)};
+}
 
 // Keras clamps the batch to the data: a batch_size of INT64_MAX over 10 examples is one batch.
 std::int64_t clamped_batch(std::int64_t batch_size, std::int64_t n) { return std::max<std::int64_t>(1, std::min(batch_size, n)); }
@@ -42,18 +59,28 @@ std::int64_t clamped_batch(std::int64_t batch_size, std::int64_t n) { return std
 // for float32), as Keras converts them, so the test step keeps one signature. A cast that
 // could change values (floats to integers) is an error before training starts, as are
 // per-example shapes that differ from the training data's.
-Tensor conformed(const std::string& model, const char* what, const Tensor& v, const Tensor& train) {
+Tensor conformed(const std::string& model, const std::string& what, const Tensor& v, const Tensor& train) {
   bool same_shape = v.rank() == train.rank();
   for (int a = 1; same_shape && a < v.rank(); ++a) same_shape = v.shape()[a] == train.shape()[a];
   if (!same_shape)
-    fail(model, std::string("validation ") + what + " " + v.spec().str() + " do not match the training " + what + " " +
+    fail(model, "validation " + what + " " + v.spec().str() + " do not match the training " + what + " " +
                     train.spec().str() + " (the same shape is needed apart from the batch axis)");
   if (v.dtype() == train.dtype()) return v;
   bool lossless = (is_integer(v.dtype()) && train.dtype() != DType::bool_) || (is_floating(v.dtype()) && is_floating(train.dtype()));
   if (!lossless)
-    fail(model, std::string("validation ") + what + " are " + std::string(name_of(v.dtype())) + " but the training " + what + " are " +
+    fail(model, "validation " + what + " are " + std::string(name_of(v.dtype())) + " but the training " + what + " are " +
                     std::string(name_of(train.dtype())) + ": casting would change their values; pass them in one dtype");
   return cast(v, train.dtype());
+}
+
+std::vector<Tensor> conformed(const std::string& model, const std::string& what, const std::vector<Tensor>& v,
+                              const std::vector<Tensor>& train) {
+  if (v.size() != train.size())
+    fail(model, "validation " + what + " has " + std::to_string(v.size()) + " tensors, the training data " +
+                    std::to_string(train.size()));
+  std::vector<Tensor> out;
+  for (std::size_t i = 0; i < v.size(); ++i) out.push_back(conformed(model, what, v[i], train[i]));
+  return out;
 }
 
 // Every layer's trainable flag, depth first: freezing a layer after a fit must give a new
@@ -65,184 +92,515 @@ void trainable_flags(const nn::Layer& layer, std::vector<bool>& out) {
 
 bool stdout_is_terminal() { return isatty(fileno(stdout)) != 0; }
 
+// The number of examples in a batch, as a float64 scalar of the step (its batch dim is dynamic).
+Tensor batch_count(const Tensor& t) { return sum(cast(slice(ef::shape(t), {0}, {1}), DType::float64)); }
+
+double scalar_value(const Tensor& t) {
+  Tensor v = t.num_elements() == 1 ? t : mean(cast(t, DType::float64));
+  return cast(reshape(v, Shape{}), DType::float64).item<double>();
+}
+
+// Keras' class_weight: one weight per example from its label (a class index, or the argmax of
+// a one-hot row); classes missing from the map weigh 1.
+Tensor class_weights_for(const std::string& model, const Tensor& y, const std::map<std::int64_t, double>& class_weight) {
+  Tensor labels = y;
+  if (y.rank() == 2 && y.dim(1) > 1) labels = argmax(y, 1);
+  else if (y.rank() == 2) labels = reshape(y, Shape{y.dim(0)});
+  else if (y.rank() != 1)
+    fail(model, "class_weight needs labels of shape [n], [n, 1] or one-hot [n, classes], got " + y.spec().str());
+  std::vector<double> values = cast(labels, DType::float64).to_vector<double>();
+  std::vector<float> weights(values.size(), 1.0f);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    auto it = class_weight.find(static_cast<std::int64_t>(std::llround(values[i])));
+    if (it != class_weight.end()) weights[i] = static_cast<float>(it->second);
+  }
+  return tensor(weights);
+}
+
 }  // namespace
+
+Data::Data(const std::map<std::string, Tensor>& by_name) {
+  for (const auto& [k, v] : by_name) {
+    names.push_back(k);
+    tensors.push_back(v);
+  }
+}
 
 Model::Model(std::string name) : nn::Layer(std::move(name)) {}
 
-void Model::compile(std::shared_ptr<optim::Optimizer> optimizer, Loss loss, std::vector<std::string> metrics,
-                    bool run_eagerly) {
-  std::vector<std::shared_ptr<Metric>> objects;
-  for (const auto& m : metrics) objects.push_back(metric_by_name(m, loss.name()));
-  compile_with_metrics(std::move(optimizer), std::move(loss), std::move(objects), run_eagerly);
+std::vector<std::string> Model::output_names() const {
+  if (losses_.size() <= 1) return {"output"};
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < losses_.size(); ++i) names.push_back("output_" + std::to_string(i + 1));
+  return names;
+}
+
+void Model::compile(std::shared_ptr<optim::Optimizer> optimizer, LossRef loss, std::vector<MetricRef> metrics, bool run_eagerly) {
+  CompileOptions o;
+  o.optimizer = std::move(optimizer);
+  o.loss.push_back(std::move(loss));
+  o.metrics = std::move(metrics);
+  o.run_eagerly = run_eagerly;
+  compile(std::move(o));
 }
 
 void Model::compile_with_metrics(std::shared_ptr<optim::Optimizer> optimizer, Loss loss,
                                  std::vector<std::shared_ptr<Metric>> metrics, bool run_eagerly) {
-  if (!optimizer) fail(this->name(), "compile needs an optimizer");
+  std::vector<MetricRef> refs(metrics.begin(), metrics.end());
+  compile(std::move(optimizer), LossRef(std::move(loss)), std::move(refs), run_eagerly);
+}
+
+void Model::compile(CompileOptions o) {
+  if (!o.optimizer) fail(name(), "compile needs an optimizer");
+  std::vector<std::string> outputs = output_names();
+  // A model that is not functional learns its output count from the losses given.
+  if (input_names() == std::vector<std::string>{"input"} && o.loss.size() > 1 && outputs.size() == 1) {
+    outputs.clear();
+    for (std::size_t i = 0; i < o.loss.size(); ++i) outputs.push_back("output_" + std::to_string(i + 1));
+  }
+  const std::size_t n = outputs.size();
+  auto index_of = [&](const std::string& key, const char* what) {
+    auto it = std::find(outputs.begin(), outputs.end(), key);
+    if (it == outputs.end()) {
+      std::string known;
+      for (const auto& s : outputs) known += (known.empty() ? "" : ", ") + s;
+      fail(name(), std::string(what) + " names an output '" + key + "' the model does not have (its outputs: " + known + ")");
+    }
+    return static_cast<std::size_t>(it - outputs.begin());
+  };
+  std::vector<OutputLoss> losses(n);
+  if (!o.loss.empty() && !o.loss_by_output.empty()) fail(name(), "compile: give losses as a list or by output name, not both");
+  if (o.loss.size() == 1) {
+    for (auto& l : losses) l.loss = o.loss[0].loss;
+  } else if (!o.loss.empty()) {
+    if (o.loss.size() != n)
+      fail(name(), "compile got " + std::to_string(o.loss.size()) + " losses for a model with " + std::to_string(n) + " outputs");
+    for (std::size_t i = 0; i < n; ++i) losses[i].loss = o.loss[i].loss;
+  }
+  for (const auto& [key, l] : o.loss_by_output) losses[index_of(key, "loss")].loss = l.loss;
+  if (std::none_of(losses.begin(), losses.end(), [](const OutputLoss& l) { return l.loss.has_value(); }))
+    fail(name(), "compile needs a loss");
+  if (!o.loss_weights.empty()) {
+    if (o.loss_weights.size() != n)
+      fail(name(), "compile got " + std::to_string(o.loss_weights.size()) + " loss_weights for " + std::to_string(n) + " outputs");
+    for (std::size_t i = 0; i < n; ++i) losses[i].weight = o.loss_weights[i];
+  }
+  for (const auto& [key, w] : o.loss_weights_by_output) losses[index_of(key, "loss_weights")].weight = w;
+  for (const auto& l : losses)
+    if (!std::isfinite(l.weight)) fail(name(), "loss_weights must be finite");
+  if (n > 1)
+    for (std::size_t i = 0; i < n; ++i)
+      if (losses[i].loss) losses[i].tracker = std::make_shared<Mean>(outputs[i] + "_loss");
+
+  std::vector<OutputMetric> metrics;
+  std::set<const Metric*> seen;
+  auto add_metric = [&](std::size_t out, const MetricRef& ref) {
+    std::shared_ptr<Metric> m;
+    if (const auto* named = std::get_if<std::string>(&ref.value)) {
+      std::string loss_name = losses[out].loss ? losses[out].loss->name() : "";
+      m = metric_by_name(*named, loss_name);
+    } else {
+      m = std::get<std::shared_ptr<Metric>>(ref.value);
+      if (!m) fail(name(), "compile got a null metric");
+      if (!seen.insert(m.get()).second)
+        fail(name(), "compile got the metric object '" + m->name() + "' twice (or for several outputs): its state "
+                     "would mix; give each output its own object, or the metric by name");
+    }
+    std::string log = n > 1 ? outputs[out] + "_" + m->name() : m->name();
+    metrics.push_back({out, m, log});
+  };
+  for (const auto& ref : o.metrics)
+    for (std::size_t out = 0; out < n; ++out) add_metric(out, ref);
+  for (const auto& [key, refs] : o.metrics_by_output)
+    for (const auto& ref : refs) add_metric(index_of(key, "metrics"), ref);
+  std::set<std::string> log_names{"loss"};
+  for (const auto& l : losses)
+    if (l.tracker) log_names.insert(l.tracker->name());
   for (const auto& m : metrics)
-    if (!m) fail(this->name(), "compile got a null metric");
-  optimizer_ = std::move(optimizer);
-  loss_tracker_ = std::make_shared<Mean>("loss");
+    if (!log_names.insert(m.log_name).second)
+      fail(name(), "compile: two metrics would report as '" + m.log_name + "'; give one of them another name");
+
+  optimizer_ = std::move(o.optimizer);
+  losses_ = std::move(losses);
   metrics_ = std::move(metrics);
-  loss_ = std::move(loss);
-  run_eagerly_ = run_eagerly;
-  train_step_ = nullptr;  // new steps for the new configuration
-  test_step_ = nullptr;
+  loss_tracker_ = std::make_shared<Mean>("loss");
+  compile_options_ = std::move(o);
+  train_fn_ = nullptr;  // new steps for the new configuration
+  test_fn_ = nullptr;
 }
 
 void Model::require_compiled(const char* what) const {
-  if (!optimizer_ || !loss_) fail(name(), std::string(what) + " needs compile(optimizer, loss) first");
+  if (!compiled()) fail(name(), std::string(what) + " needs compile(optimizer, loss) first");
 }
 
-void Model::make_steps(const Tensor& x, const Tensor& y) {
-  std::vector<TensorSpec> signature{batch_spec(x), batch_spec(y)};
+std::vector<std::shared_ptr<Metric>> Model::metrics() const {
+  std::vector<std::shared_ptr<Metric>> out;
+  if (loss_tracker_) out.push_back(loss_tracker_);
+  for (const auto& l : losses_)
+    if (l.tracker) out.push_back(l.tracker);
+  for (const auto& m : metrics_) out.push_back(m.metric);
+  return out;
+}
+
+std::vector<Tensor> Model::call_multi(const std::vector<Tensor>& inputs, bool training) {
+  return {inputs.size() == 1 ? call(inputs[0], training) : call(inputs, training)};
+}
+
+std::vector<Tensor> Model::call_model(const std::vector<Tensor>& x, bool training) { return call_outputs(x, training); }
+
+Tensor Model::compute_loss(const StepData& data, const std::vector<Tensor>& y_pred) {
+  require_compiled("compute_loss");
+  if (y_pred.size() != losses_.size())
+    fail(name(), "gives " + std::to_string(y_pred.size()) + " outputs but was compiled for " + std::to_string(losses_.size()) +
+                     " (give one loss per output, or one for all)");
+  if (data.y.size() != y_pred.size())
+    fail(name(), "got " + std::to_string(data.y.size()) + " targets (y) for " + std::to_string(y_pred.size()) + " outputs");
+  Tensor total;
+  for (std::size_t i = 0; i < losses_.size(); ++i) {
+    const OutputLoss& l = losses_[i];
+    if (!l.loss) continue;
+    Tensor sw = data.sample_weight.empty() ? Tensor() : data.sample_weight[i];
+    Tensor value = sw.defined() ? (*l.loss)(data.y[i], y_pred[i], sw) : (*l.loss)(data.y[i], y_pred[i]);
+    if (l.tracker) l.tracker->update_state_weighted(value, batch_count(y_pred[i]));
+    if (l.weight != 1.0) value = value * scalar(static_cast<float>(l.weight));
+    total = total.defined() ? total + value : value;
+  }
+  for (const Tensor& extra : losses()) total = total + cast(sum(extra), total.dtype());
+  return total;
+}
+
+StepLogs Model::compute_metrics(const StepData& data, const std::vector<Tensor>& y_pred) {
+  for (auto& m : metrics_) m.metric->update_state(data.y.at(m.output), y_pred.at(m.output));
+  StepLogs logs;
+  logs["loss"] = loss_tracker_->result();
+  for (const auto& l : losses_)
+    if (l.tracker) logs[l.tracker->name()] = l.tracker->result();
+  for (const auto& m : metrics_) logs[m.log_name] = m.metric->result();
+  return logs;
+}
+
+StepLogs Model::train_step(const StepData& data) {
+  GradientTape tape;
+  std::vector<Tensor> y_pred = call_model(data.x, /*training=*/true);
+  Tensor loss = compute_loss(data, y_pred);
+  std::vector<Variable> vars = trainable_weights();
+  optimizer_->apply_gradients(tape.gradient(loss, vars), vars);
+  apply_constraints();  // Keras projects constrained weights right after the update
+  loss_tracker_->update_state_weighted(loss, batch_count(data.x.at(0)));
+  return compute_metrics(data, y_pred);
+}
+
+StepLogs Model::test_step(const StepData& data) {
+  std::vector<Tensor> y_pred = call_model(data.x, /*training=*/false);
+  Tensor loss = compute_loss(data, y_pred);
+  loss_tracker_->update_state_weighted(loss, batch_count(data.x.at(0)));
+  return compute_metrics(data, y_pred);
+}
+
+std::vector<Tensor> Model::predict_step(const std::vector<Tensor>& x) { return call_model(x, /*training=*/false); }
+
+void Model::make_steps(const StepData& example) {
+  std::vector<TensorSpec> signature = batch_specs(example.x);
+  for (const auto& s : batch_specs(example.y)) signature.push_back(s);
+  for (const auto& s : batch_specs(example.sample_weight)) signature.push_back(s);
+  signature.push_back(TensorSpec{DType::int32, Shape{static_cast<std::int64_t>(example.x.size()),
+                                                     static_cast<std::int64_t>(example.y.size()),
+                                                     static_cast<std::int64_t>(example.sample_weight.size())}, {}});
   std::vector<bool> flags;
   trainable_flags(*this, flags);
-  if (train_step_ && signature == step_signature_ && flags == trainable_flags_) return;
+  if (train_fn_ && signature == step_signature_ && flags == trainable_flags_) return;
   step_signature_ = signature;
   trainable_flags_ = std::move(flags);
-  auto train = [this](const Tensor& xb, const Tensor& yb) -> std::vector<Tensor> {
-    GradientTape tape;
-    Tensor pred = (*this)(xb, /*training=*/true);
-    Tensor loss = (*loss_)(yb, pred);
-    std::vector<Variable> vars = trainable_weights();
-    optimizer_->apply_gradients(tape.gradient(loss, vars), vars);
-    Tensor batch = sum(cast(slice(ef::shape(xb), {0}, {1}), DType::float64));
-    loss_tracker_->update_state_weighted(loss, batch);
-    for (auto& m : metrics_) m->update_state(yb, pred);
-    return {loss};
+  auto train = [this](const std::vector<Tensor>& x, const std::vector<Tensor>& y, const std::vector<Tensor>& sw) {
+    return train_step(StepData{x, y, sw});
   };
-  auto test = [this](const Tensor& xb, const Tensor& yb) -> std::vector<Tensor> {
-    Tensor pred = (*this)(xb, /*training=*/false);
-    Tensor loss = (*loss_)(yb, pred);
-    Tensor batch = sum(cast(slice(ef::shape(xb), {0}, {1}), DType::float64));
-    loss_tracker_->update_state_weighted(loss, batch);
-    for (auto& m : metrics_) m->update_state(yb, pred);
-    return {loss};
+  auto test = [this](const std::vector<Tensor>& x, const std::vector<Tensor>& y, const std::vector<Tensor>& sw) {
+    return test_step(StepData{x, y, sw});
   };
-  if (run_eagerly_) {
-    train_step_ = train;
-    test_step_ = test;
+  if (compile_options_.run_eagerly) {
+    train_fn_ = [train](const StepData& d) { return train(d.x, d.y, d.sample_weight); };
+    test_fn_ = [test](const StepData& d) { return test(d.x, d.y, d.sample_weight); };
     train_count_ = test_count_ = [] { return 0; };
     return;
   }
   FunctionOptions options;
-  options.input_signature = InputSignature(signature);
-  options.arg_names = {"x", "y"};
+  options.input_signature =
+      InputSignature{ArgSpec(batch_specs(example.x)), ArgSpec(batch_specs(example.y)), ArgSpec(batch_specs(example.sample_weight))};
+  options.arg_names = {"x", "y", "sample_weight"};
   options.name = name() + "/train_step";
   auto train_fn = function(train, options);
   options.name = name() + "/test_step";
   auto test_fn = function(test, options);
-  train_step_ = [train_fn](const Tensor& a, const Tensor& b) { return train_fn(a, b); };
-  test_step_ = [test_fn](const Tensor& a, const Tensor& b) { return test_fn(a, b); };
+  train_fn_ = [train_fn](const StepData& d) { return train_fn(d.x, d.y, d.sample_weight); };
+  test_fn_ = [test_fn](const StepData& d) { return test_fn(d.x, d.y, d.sample_weight); };
   train_count_ = [train_fn] { return train_fn.tracing_count(); };
   test_count_ = [test_fn] { return test_fn.tracing_count(); };
 }
 
 int Model::tracing_count() const { return train_count_ ? train_count_() : 0; }
 int Model::test_tracing_count() const { return test_count_ ? test_count_() : 0; }
+int Model::predict_tracing_count() const { return predict_count_ ? predict_count_() : 0; }
 
 void Model::reset_metrics() {
-  loss_tracker_->reset_state();
-  for (auto& m : metrics_) m->reset_state();
+  for (auto& m : metrics()) m->reset_state();
 }
 
-Logs Model::read_metrics(const std::string& prefix) const {
-  Logs logs;
-  logs[prefix + "loss"] = loss_tracker_->result().item<float>();
-  for (const auto& m : metrics_) logs[prefix + m->name()] = m->result().item<float>();
-  return logs;
+std::vector<std::string> Model::log_order(const StepLogs& logs) const {
+  std::vector<std::string> order;
+  auto take = [&](const std::string& k) {
+    if (logs.count(k) && std::find(order.begin(), order.end(), k) == order.end()) order.push_back(k);
+  };
+  take("loss");
+  for (const auto& l : losses_)
+    if (l.tracker) take(l.tracker->name());
+  for (const auto& m : metrics_) take(m.log_name);
+  for (const auto& [k, v] : logs) take(k);
+  return order;
 }
 
-std::vector<Tensor> Model::run_step(bool train, const Tensor& x, const Tensor& y) {
+Logs Model::to_logs(const StepLogs& logs) const {
+  Logs out;
+  for (const auto& [k, v] : logs)
+    if (v.defined() && v.num_elements() >= 1) out[k] = scalar_value(v);
+  return out;
+}
+
+StepLogs Model::run_train(const StepData& batch) {
   // A callback may compile the model again during fit: the next batch runs the new steps.
-  if (!train_step_) make_steps(x, y);
-  return train ? train_step_(x, y) : test_step_(x, y);
+  if (!train_fn_) make_steps(batch);
+  return train_fn_(batch);
 }
 
-Logs Model::train_on_batch(const Tensor& x, const Tensor& y) {
+StepLogs Model::run_test(const StepData& batch) {
+  if (!test_fn_) make_steps(batch);
+  return test_fn_(batch);
+}
+
+std::vector<Tensor> Model::order_by_name(const char* what, const Data& d, const std::vector<std::string>& names) const {
+  if (d.names.empty()) return d.tensors;
+  std::vector<Tensor> out(names.size());
+  for (std::size_t i = 0; i < d.names.size(); ++i) {
+    auto it = std::find(names.begin(), names.end(), d.names[i]);
+    if (it == names.end()) {
+      std::string known;
+      for (const auto& s : names) known += (known.empty() ? "" : ", ") + s;
+      fail(name(), std::string(what) + " has a key '" + d.names[i] + "' that is not one of the model's names (" + known + ")");
+    }
+    out[static_cast<std::size_t>(it - names.begin())] = d.tensors[i];
+  }
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (!out[i].defined()) fail(name(), std::string(what) + " has no entry for '" + names[i] + "'");
+  return out;
+}
+
+StepData Model::conform(const char* what, const Data& x, const Data& y, const Data& sample_weight, bool need_y) const {
+  StepData d;
+  const std::vector<std::string> in_names = input_names(), out_names = output_names();
+  const bool fixed_inputs = in_names != std::vector<std::string>{"input"};
+  d.x = order_by_name("x", x, in_names);
+  if (d.x.empty()) fail(name(), std::string(what) + " needs inputs x");
+  if (fixed_inputs && d.x.size() != in_names.size())
+    fail(name(), std::string(what) + " got " + std::to_string(d.x.size()) + " input tensors for a model with " +
+                     std::to_string(in_names.size()) + " inputs");
+  std::size_t n_out = losses_.empty() ? out_names.size() : losses_.size();
+  if (need_y) {
+    d.y = order_by_name("y", y, out_names);
+    if (d.y.size() != n_out)
+      fail(name(), std::string(what) + " got " + std::to_string(d.y.size()) + " targets (y) for a model with " +
+                       std::to_string(n_out) + " outputs");
+    if (!sample_weight.empty()) {
+      std::vector<Tensor> sw = order_by_name("sample_weight", sample_weight, out_names);
+      if (sw.size() == 1 && n_out > 1) sw.assign(n_out, sw[0]);  // one weight per example for every output
+      if (sw.size() != n_out)
+        fail(name(), std::string(what) + " got " + std::to_string(sw.size()) + " sample weights for " + std::to_string(n_out) + " outputs");
+      for (auto& w : sw) w = cast(w, DType::float32);
+      d.sample_weight = std::move(sw);
+    }
+  }
+  auto check = [&](const char* kind, const std::vector<Tensor>& ts) {
+    for (const auto& t : ts) {
+      if (!t.defined()) fail(name(), std::string(what) + ": " + kind + " has an undefined tensor");
+      if (t.is_symbolic() || t.is_keras_tensor())
+        fail(name(), std::string(what) + ": " + kind + " must be concrete data, got a placeholder " + t.spec().str());
+      if (t.rank() < 1) fail(name(), std::string(what) + ": " + kind + " need a batch axis, got " + t.spec().str());
+      if (t.dim(0) != d.x[0].dim(0))
+        fail(name(), std::string(what) + ": x and y have different numbers of examples: " + d.x[0].spec().str() + " vs " +
+                         std::string(kind) + " " + t.spec().str());
+    }
+  };
+  check("x", d.x);
+  check("y", d.y);
+  check("sample_weight", d.sample_weight);
+  for (const auto& w : d.sample_weight)
+    if (w.rank() > 2 || (w.rank() == 2 && w.dim(1) != 1))
+      fail(name(), std::string(what) + ": a sample_weight is [n] or [n, 1], got " + w.spec().str());
+  return d;
+}
+
+Logs Model::train_on_batch(const Data& x, const Data& y, const Data& sample_weight) {
   require_compiled("train_on_batch");
-  expect_batched("train_on_batch", x, y);
+  StepData d = conform("train_on_batch", x, y, sample_weight, true);
   // The mean loss of no examples is 0/0: a step on it would turn every weight into NaN.
-  if (x.dim(0) == 0) fail(name(), "train_on_batch got no examples (x is " + x.spec().str() + ")");
-  make_steps(x, y);
+  if (d.x[0].dim(0) == 0) fail(name(), "train_on_batch got no examples (x is " + d.x[0].spec().str() + ")");
+  make_steps(d);
   reset_metrics();
-  run_step(true, x, y);
-  return read_metrics("");
+  return to_logs(run_train(d));
 }
 
-Logs Model::evaluate(const Tensor& x, const Tensor& y, std::int64_t batch_size, int verbose) {
+Logs Model::test_on_batch(const Data& x, const Data& y, const Data& sample_weight) {
+  require_compiled("test_on_batch");
+  StepData d = conform("test_on_batch", x, y, sample_weight, true);
+  if (d.x[0].dim(0) == 0) fail(name(), "test_on_batch got no examples (x is " + d.x[0].spec().str() + ")");
+  make_steps(d);
+  reset_metrics();
+  return to_logs(run_test(d));
+}
+
+Logs Model::evaluate(const Data& x, const Data& y, std::int64_t batch_size, int verbose, const Data& sample_weight) {
   require_compiled("evaluate");
-  expect_batched("evaluate", x, y);
+  StepData d = conform("evaluate", x, y, sample_weight, true);
+  return evaluate_data(d, batch_size, verbose);
+}
+
+Logs Model::evaluate_data(const StepData& d, std::int64_t batch_size, int verbose) {
   if (batch_size < 1) fail(name(), "batch_size must be at least 1, got " + std::to_string(batch_size));
-  std::int64_t n = x.dim(0);
-  if (n == 0) fail(name(), "evaluate got no examples (x is " + x.spec().str() + "): there is no loss to report");
+  std::int64_t n = d.x[0].dim(0);
+  if (n == 0) fail(name(), "evaluate got no examples (x is " + d.x[0].spec().str() + "): there is no loss to report");
   batch_size = clamped_batch(batch_size, n);
-  make_steps(x, y);
+  make_steps(d);
   reset_metrics();
   std::int64_t steps = (n + batch_size - 1) / batch_size;
-  for (std::int64_t b = 0; b < steps; ++b) run_step(false, rows(x, b * batch_size, std::min(n, (b + 1) * batch_size)),
-                                                    rows(y, b * batch_size, std::min(n, (b + 1) * batch_size)));
-  Logs logs = read_metrics("");
+  StepLogs last;
+  for (std::int64_t b = 0; b < steps; ++b) last = run_test(batch_rows(d, b * batch_size, std::min(n, (b + 1) * batch_size)));
+  Logs logs = to_logs(last);
   if (verbose) {
     ProgressBar bar(std::cout, steps, verbose, false);
-    OrderedLogs ordered{{"loss", logs["loss"]}};
-    for (const auto& m : metrics_) ordered.emplace_back(m->name(), logs[m->name()]);
+    OrderedLogs ordered;
+    for (const auto& k : log_order(last))
+      if (logs.count(k)) ordered.emplace_back(k, logs[k]);
     bar.finish(ordered);
   }
   return logs;
 }
 
-Tensor Model::predict(const Tensor& x, std::int64_t batch_size) {
-  if (!x.defined() || x.rank() < 1) fail(name(), "predict needs a batched tensor");
+std::vector<Tensor> Model::predict_outputs(const Data& x_data, std::int64_t batch_size) {
   if (batch_size < 1) fail(name(), "batch_size must be at least 1, got " + std::to_string(batch_size));
-  std::int64_t n = x.dim(0);
+  StepData d = conform("predict", x_data, Data(), Data(), false);
+  std::int64_t n = d.x[0].dim(0);
+  for (const auto& t : d.x)
+    if (t.dim(0) != n) fail(name(), "predict: the inputs have different numbers of examples");
+  std::vector<TensorSpec> signature = batch_specs(d.x);
+  if (!predict_fn_ || signature != step_signature_predict_) {
+    step_signature_predict_ = signature;
+    if (compile_options_.run_eagerly) {
+      predict_fn_ = [this](const std::vector<Tensor>& x) { return predict_step(x); };
+      predict_count_ = [] { return 0; };
+    } else {
+      FunctionOptions options;
+      options.input_signature = InputSignature{ArgSpec(signature)};
+      options.arg_names = {"x"};
+      options.name = name() + "/predict_step";
+      auto fn = function([this](const std::vector<Tensor>& x) { return predict_step(x); }, options);
+      predict_fn_ = [fn](const std::vector<Tensor>& x) { return fn(x); };
+      predict_count_ = [fn] { return fn.tracing_count(); };
+    }
+  }
+  if (n == 0) return predict_fn_(d.x);
   batch_size = clamped_batch(batch_size, n);
+  std::vector<std::vector<Tensor>> parts;
+  for (std::int64_t b = 0; b < n; b += batch_size) parts.push_back(predict_fn_(rows(d.x, b, std::min(n, b + batch_size))));
   std::vector<Tensor> outs;
-  for (std::int64_t b = 0; b < n; b += batch_size) outs.push_back((*this)(rows(x, b, std::min(n, b + batch_size)), false));
-  if (outs.empty()) return (*this)(x, false);
-  return outs.size() == 1 ? outs[0] : concat(outs, 0);
+  for (std::size_t o = 0; o < parts[0].size(); ++o) {
+    std::vector<Tensor> pieces;
+    for (const auto& p : parts) pieces.push_back(p[o]);
+    outs.push_back(pieces.size() == 1 ? pieces[0] : concat(pieces, 0));
+  }
+  return outs;
 }
 
-History Model::fit(const Tensor& x_all, const Tensor& y_all, const FitOptions& o) {
+Tensor Model::predict(const Data& x, std::int64_t batch_size) {
+  std::vector<Tensor> outs = predict_outputs(x, batch_size);
+  if (outs.size() != 1)
+    fail(name(), "has " + std::to_string(outs.size()) + " outputs; predict_outputs(x) returns all of them");
+  return outs[0];
+}
+
+void Model::build(const Shape& input_shape) { build(std::vector<Shape>{input_shape}); }
+
+void Model::build(const std::vector<Shape>& input_shapes) {
+  // From a first call the call itself builds the sub-layers; from the user, a symbolic call
+  // (nothing runs) does, as Keras' Model.build.
+  if (building_for_call() || building_) return;
+  if (input_shapes.empty()) fail(name(), "build needs an input shape");
+  building_ = true;
+  try {
+    trace::TraceContext ctx(name() + "/build", /*allow_variable_creation=*/true);
+    trace::TraceScope scope(ctx);
+    std::vector<Tensor> inputs;
+    for (const auto& s : input_shapes) {
+      if (s.rank() < 1) fail(name(), "build takes the input shape with its batch axis (kDynamic for any), got " + s.str());
+      inputs.push_back(ctx.add_input(TensorSpec{DType::float32, s, {}}));
+    }
+    call_outputs(inputs, false);
+  } catch (...) {
+    building_ = false;
+    throw;
+  }
+  building_ = false;
+}
+
+History Model::fit(const Data& x_in, const Data& y_in, const FitOptions& o) {
   require_compiled("fit");
-  expect_batched("fit", x_all, y_all);
+  if (!o.class_weight.empty() && !o.sample_weight.empty())
+    fail(name(), "fit got both class_weight and sample_weight; give one (Keras does not combine them)");
+  StepData all = conform("fit", x_in, y_in, o.sample_weight, true);
+  if (!o.class_weight.empty()) {
+    if (all.y.size() != 1) fail(name(), "class_weight is for models with one output; use sample_weight per output");
+    all.sample_weight = {class_weights_for(name(), all.y[0], o.class_weight)};
+  }
   if (o.batch_size < 1) fail(name(), "batch_size must be at least 1, got " + std::to_string(o.batch_size));
   if (o.epochs < 0) fail(name(), "epochs must be >= 0");
   if (!(o.validation_split >= 0.0 && o.validation_split < 1.0))
     fail(name(), "validation_split must be in [0, 1), got " + std::to_string(o.validation_split));
   // Keras takes the validation split from the end, before shuffling.
-  Tensor x = x_all, y = y_all;
-  std::optional<std::pair<Tensor, Tensor>> validation = o.validation_data;
-  std::int64_t n_all = x_all.dim(0);
-  if (o.validation_split > 0 && !validation) {
+  StepData train = all;
+  std::optional<StepData> validation;
+  std::int64_t n_all = all.x[0].dim(0);
+  if (o.validation_split > 0 && !o.validation_data) {
     std::int64_t n_val = static_cast<std::int64_t>(std::floor(static_cast<double>(n_all) * o.validation_split));
     std::int64_t n_train = n_all - n_val;
     if (n_val == 0 || n_train == 0) fail(name(), "validation_split leaves no examples on one side");
-    x = rows(x_all, 0, n_train);
-    y = rows(y_all, 0, n_train);
-    validation = std::make_pair(rows(x_all, n_train, n_all), rows(y_all, n_train, n_all));
+    train = batch_rows(all, 0, n_train);
+    validation = batch_rows(all, n_train, n_all);
   }
-  if (validation) {
-    expect_batched("validation_data", validation->first, validation->second);
-    if (validation->first.dim(0) == 0) fail(name(), "validation_data has no examples");
-    validation = std::make_pair(conformed(name(), "inputs", validation->first, x),
-                                conformed(name(), "labels", validation->second, y));
+  if (o.validation_data) {
+    StepData v = conform("validation_data", o.validation_data->x, o.validation_data->y, o.validation_data->sample_weight, true);
+    if (v.x[0].dim(0) == 0) fail(name(), "validation_data has no examples");
+    v.x = conformed(name(), "inputs", v.x, train.x);
+    v.y = conformed(name(), "labels", v.y, train.y);
+    if (!v.sample_weight.empty() && train.sample_weight.empty())
+      fail(name(), "validation_data has sample weights but the training data has none: the test step takes both or neither");
+    if (v.sample_weight.empty() && !train.sample_weight.empty())
+      for (const auto& y : v.y) v.sample_weight.push_back(ones(Shape{y.dim(0)}, DType::float32));
+    validation = std::move(v);
   }
-  std::int64_t n = x.dim(0);
+  std::int64_t n = train.x[0].dim(0);
   if (n == 0) fail(name(), "fit got no examples");
   const std::int64_t batch_size = clamped_batch(o.batch_size, n);
-  make_steps(x, y);
+  make_steps(train);
   std::int64_t steps = (n + batch_size - 1) / batch_size;
   bool terminal = stdout_is_terminal();
   History history;
   stop_training = false;
-  for (auto& cb : o.callbacks) cb->model = this;
-  for (auto& cb : o.callbacks) cb->on_train_begin();
-  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
   if (o.initial_epoch < 0 || o.initial_epoch > o.epochs)
     fail(name(), "initial_epoch " + std::to_string(o.initial_epoch) + " is outside [0, epochs=" + std::to_string(o.epochs) + "]");
-  for (int epoch = o.initial_epoch; epoch < o.epochs && !stop_training; ++epoch) {
+  resume_epoch = -1;
+  for (auto& cb : o.callbacks) cb->model = this;
+  for (auto& cb : o.callbacks) cb->on_train_begin();
+  int first_epoch = resume_epoch >= 0 ? std::min(resume_epoch, o.epochs) : o.initial_epoch;
+  resume_epoch = -1;
+  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+  for (int epoch = first_epoch; epoch < o.epochs && !stop_training; ++epoch) {
     for (auto& cb : o.callbacks) cb->on_epoch_begin(epoch);
     if (o.verbose) std::cout << "Epoch " << epoch + 1 << "/" << o.epochs << "\n" << std::flush;
     reset_metrics();
@@ -256,40 +614,41 @@ History Model::fit(const Tensor& x_all, const Tensor& y_all, const FitOptions& o
       std::shuffle(order.begin(), order.end(), rng);
     }
     ProgressBar bar(std::cout, steps, o.verbose, terminal);
+    StepLogs last;
     for (std::int64_t b = 0; b < steps; ++b) {
       for (auto& cb : o.callbacks) cb->on_batch_begin(static_cast<int>(b));
       std::int64_t begin = b * batch_size, end = std::min(n, begin + batch_size);
-      Tensor xb, yb;
+      StepData batch;
       if (o.shuffle) {
         Tensor idx = tensor(std::vector<std::int64_t>(order.begin() + begin, order.begin() + end));
-        xb = gather(x, idx, 0);
-        yb = gather(y, idx, 0);
+        batch = {gathered(train.x, idx), gathered(train.y, idx), gathered(train.sample_weight, idx)};
       } else {
-        xb = rows(x, begin, end);
-        yb = rows(y, begin, end);
+        batch = batch_rows(train, begin, end);
       }
-      run_step(true, xb, yb);
+      last = run_train(batch);
       bool need_logs = !o.callbacks.empty() || (o.verbose == 1 && terminal);
       if (need_logs) {
-        Logs logs = read_metrics("");
+        Logs logs = to_logs(last);
         for (auto& cb : o.callbacks) cb->on_batch_end(static_cast<int>(b), logs);
-        OrderedLogs ordered{{"loss", logs["loss"]}};
-        for (const auto& m : metrics_) ordered.emplace_back(m->name(), logs[m->name()]);
+        OrderedLogs ordered;
+        for (const auto& k : log_order(last))
+          if (logs.count(k)) ordered.emplace_back(k, logs[k]);
         bar.update(b + 1, ordered);
       }
       if (stop_training) break;  // a callback stopped the run mid-epoch (TerminateOnNaN), as Keras
     }
-    Logs logs = read_metrics("");
-    OrderedLogs ordered{{"loss", logs["loss"]}};
-    for (const auto& m : metrics_) ordered.emplace_back(m->name(), logs[m->name()]);
+    Logs logs = to_logs(last);
+    OrderedLogs ordered;
+    std::vector<std::string> keys = log_order(last);
+    for (const auto& k : keys)
+      if (logs.count(k)) ordered.emplace_back(k, logs[k]);
     if (validation) {
-      Logs val = evaluate(validation->first, validation->second, batch_size, 0);
-      logs["val_loss"] = val["loss"];
-      ordered.emplace_back("val_loss", val["loss"]);
-      for (const auto& m : metrics_) {
-        logs["val_" + m->name()] = val[m->name()];
-        ordered.emplace_back("val_" + m->name(), val[m->name()]);
-      }
+      Logs val = evaluate_data(*validation, batch_size, 0);
+      for (const auto& k : keys)
+        if (val.count(k)) {
+          logs["val_" + k] = val[k];
+          ordered.emplace_back("val_" + k, val[k]);
+        }
     }
     bar.finish(ordered);
     for (const auto& [k, v] : logs) history.history[k].push_back(v);

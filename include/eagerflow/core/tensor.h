@@ -17,6 +17,7 @@
 namespace ef {
 
 namespace ir { class Graph; }
+struct KerasNode;  // eagerflow/core/keras_tensor.h
 
 struct Storage {
   void* data = nullptr;
@@ -34,7 +35,10 @@ struct TensorImpl {
   std::size_t offset = 0;            // bytes into storage
   // Symbolic: the graph under construction and the value's id in it.
   std::shared_ptr<ir::Graph> graph;
-  int value = -1;
+  int value = -1;  // for Keras tensors: which output of keras_node
+  // Keras tensors (the functional API): no value, no graph; the layer call or op that makes
+  // them, which records the model's structure.
+  std::shared_ptr<const KerasNode> keras_node;
 };
 
 // Tensor records come from a per-thread block cache: replays allocate no handles.
@@ -63,6 +67,8 @@ class Tensor {
   std::size_t nbytes() const { return static_cast<std::size_t>(num_elements()) * size_of(dtype()); }
   TensorSpec spec() const { return {dtype(), shape(), {}}; }
   bool is_symbolic() const { return impl().graph != nullptr; }
+  // A placeholder of the functional API (ef::train::Input and what layers make of it).
+  bool is_keras_tensor() const { return impl().keras_node != nullptr; }
 
   // Reading values. Throws on symbolic tensors (the value exists only when the graph runs)
   // and on dtype mismatches.

@@ -24,7 +24,9 @@ namespace ef::nn {
 class Regularizer;  // eagerflow/nn/regularizers.h
 class Constraint;   // eagerflow/nn/constraints.h
 
-class Layer {
+// Layers derive from enable_shared_from_this so that calling one on Keras tensors (the
+// functional API, eagerflow/train/functional.h) can keep it alive in the model's graph.
+class Layer : public std::enable_shared_from_this<Layer> {
  public:
   // An empty name becomes the class name in snake_case, numbered among the layer's siblings
   // inside a parent ("dense", "dense_1"), or among all unparented layers otherwise.
@@ -39,6 +41,9 @@ class Layer {
   Tensor operator()(const Tensor& inputs, std::optional<bool> training = std::nullopt);
   // Layers with several inputs (Add, Concatenate, your own): layer({a, b}).
   Tensor operator()(const std::vector<Tensor>& inputs, std::optional<bool> training = std::nullopt);
+  // Every output of a layer with several (a functional model with several outputs); one for
+  // other layers. operator() of a layer with several outputs is an error naming this method.
+  std::vector<Tensor> call_outputs(const std::vector<Tensor>& inputs, std::optional<bool> training = std::nullopt);
 
   const std::string& name() const;
   bool built() const { return built_; }
@@ -85,6 +90,8 @@ class Layer {
   // Several inputs: override these two (the defaults accept exactly one input).
   virtual void build(const std::vector<Shape>& input_shapes);
   virtual Tensor call(const std::vector<Tensor>& inputs, bool training);
+  // Several outputs: override this (the default returns call(inputs, training)).
+  virtual std::vector<Tensor> call_multi(const std::vector<Tensor>& inputs, bool training);
   // Creates a weight named "<layer path>/<name>"; call from build().
   Variable add_weight(const std::string& name, const Shape& shape, const Initializer& initializer,
                       bool trainable = true, DType dtype = DType::float32);
@@ -98,10 +105,13 @@ class Layer {
   // Inside call(): whether this layer and every layer whose call it runs inside are trainable
   // (Keras runs a frozen BatchNormalization in inference mode, also under a frozen parent).
   bool trainable_in_call() const;
+  // True while build() runs because of a first call (not because a user called build):
+  // Model::build then has nothing to do, the call itself builds the sub-layers.
+  bool building_for_call() const { return building_for_call_; }
 
  private:
   void collect(std::vector<Variable>& out, bool frozen_parent, std::vector<bool>* trainable) const;
-  Tensor invoke(std::span<const Tensor> inputs, bool single, std::optional<bool> training);
+  std::vector<Tensor> invoke(std::span<const Tensor> inputs, bool single, bool multi, std::optional<bool> training);
   // Guards the lazy name, building, weights and sub-layer links: two functions over one
   // layer may first call it from two threads. Recursive: build() may call sub-layers that
   // link back to this layer.
@@ -109,6 +119,7 @@ class Layer {
   mutable std::string name_;
   bool explicit_name_ = false;
   bool built_ = false;
+  bool building_for_call_ = false;
   bool trainable_ = true;
   std::optional<TensorSpec> output_spec_;
   std::optional<TensorSpec> save_spec_;

@@ -1,14 +1,21 @@
 #pragma once
-// Keras' Model: a layer that compiles (optimizer, loss, metrics) and fits. The train and test
-// steps are ef::functions with a dynamic batch dimension: over a whole fit the train step
-// traces once, including the smaller last batch and the first step that creates the
-// optimizer's slots (tracing_count()).
+// Keras' Model: a layer that compiles (optimizer, losses, metrics) and fits. The train, test
+// and predict steps are ef::functions with a dynamic batch dimension: over a whole fit the
+// train step traces once, including the smaller last batch and the first step that creates
+// the optimizer's slots (tracing_count()). Override train_step / test_step / predict_step to
+// customize them (Keras 3): fit still traces them once.
+//
+// Several inputs and outputs (a functional model, eagerflow/train/functional.h): x and y are
+// lists in the model's input/output order or maps by input/output name; losses, loss weights
+// and metrics are given per output (CompileOptions).
 #include <functional>
+#include <initializer_list>
 #include <iosfwd>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "eagerflow/nn/layer.h"
@@ -19,16 +26,40 @@
 
 namespace ef::train {
 
+// Inputs, targets or sample weights of fit/evaluate/predict: one tensor, a list (in the
+// model's input or output order) or a map by input or output name. Empty: none given.
+struct Data {
+  Data() = default;
+  Data(Tensor t) { if (t.defined()) tensors.push_back(std::move(t)); }  // NOLINT: implicit, as Keras takes x
+  Data(std::vector<Tensor> list) : tensors(std::move(list)) {}         // NOLINT
+  Data(std::initializer_list<Tensor> list) : tensors(list) {}
+  Data(const std::map<std::string, Tensor>& by_name);                  // NOLINT
+  bool empty() const { return tensors.empty(); }
+  std::vector<Tensor> tensors;
+  std::vector<std::string> names;  // one per tensor when given by name, else empty
+};
+
+struct ValidationData {
+  ValidationData(const std::pair<Tensor, Tensor>& xy) : x(xy.first), y(xy.second) {}  // NOLINT
+  ValidationData(Data x_, Data y_, Data sample_weight_ = {}) : x(std::move(x_)), y(std::move(y_)), sample_weight(std::move(sample_weight_)) {}
+  Data x, y, sample_weight;
+};
+
 struct FitOptions {
   std::int64_t batch_size = 32;
   int epochs = 1;
   // Keras' initial_epoch: the epoch to start at (to resume a run); epochs is the last one.
   int initial_epoch = 0;
   double validation_split = 0.0;  // the last fraction of x, y (before shuffling), as Keras
-  std::optional<std::pair<Tensor, Tensor>> validation_data;
+  std::optional<ValidationData> validation_data;
   bool shuffle = true;
   std::vector<std::shared_ptr<Callback>> callbacks;
   int verbose = 1;  // 0 silent, 1 progress bar, 2 one line per epoch
+  // Keras' sample_weight: [n] (or [n, 1]) per example, one for every output or one per output.
+  Data sample_weight;
+  // Keras' class_weight: a weight per class index, turned into per-example weights from the
+  // labels (class indices, or one-hot rows). Single-output models only, as Keras.
+  std::map<std::int64_t, double> class_weight;
 };
 
 struct History {
@@ -36,36 +67,103 @@ struct History {
   std::vector<int> epoch;
 };
 
+// A loss or metric as an object or by Keras name ("mse", "accuracy").
+struct LossRef {
+  LossRef(Loss l) : loss(std::move(l)) {}                  // NOLINT
+  LossRef(const std::string& name) : loss(loss_by_name(name)) {}  // NOLINT
+  LossRef(const char* name) : LossRef(std::string(name)) {}      // NOLINT
+  Loss loss;
+};
+struct MetricRef {
+  MetricRef(std::shared_ptr<Metric> m) : value(std::move(m)) {}  // NOLINT
+  MetricRef(std::string name) : value(std::move(name)) {}        // NOLINT
+  MetricRef(const char* name) : value(std::string(name)) {}      // NOLINT
+  std::variant<std::string, std::shared_ptr<Metric>> value;
+};
+
+// Keras' compile arguments. Losses: one for every output, one per output in order, or by
+// output name (outputs without a loss do not train); loss_weights likewise. Metrics: for a
+// single-output model a list; for several outputs a list applies each named metric to every
+// output (reported as "<output>_<metric>"), or by output name.
+struct CompileOptions {
+  std::shared_ptr<optim::Optimizer> optimizer;
+  std::vector<LossRef> loss;
+  std::map<std::string, LossRef> loss_by_output;
+  std::vector<double> loss_weights;
+  std::map<std::string, double> loss_weights_by_output;
+  std::vector<MetricRef> metrics;
+  std::map<std::string, std::vector<MetricRef>> metrics_by_output;
+  bool run_eagerly = false;
+};
+
+// One batch as a train/test step sees it: inputs in the model's order, targets and sample
+// weights in output order (sample_weight empty when none; an undefined entry: that output
+// unweighted).
+struct StepData {
+  std::vector<Tensor> x, y, sample_weight;
+};
+
+using StepLogs = std::map<std::string, Tensor>;
+
 class Model : public nn::Layer {
  public:
   explicit Model(std::string name = "");
 
-  void compile(std::shared_ptr<optim::Optimizer> optimizer, Loss loss, std::vector<std::string> metrics = {},
+  void compile(CompileOptions options);
+  void compile(std::shared_ptr<optim::Optimizer> optimizer, LossRef loss, std::vector<MetricRef> metrics = {},
                bool run_eagerly = false);
-  void compile(std::shared_ptr<optim::Optimizer> optimizer, const std::string& loss,
-               std::vector<std::string> metrics = {}, bool run_eagerly = false) {
-    compile(std::move(optimizer), loss_by_name(loss), std::move(metrics), run_eagerly);
-  }
-  // Metrics as objects (Keras' metrics=[SparseCategoricalAccuracy(name="acc")], or made in
-  // Python): each reports under its own name. A distinct name, since compile(opt, loss, {}) must
-  // stay unambiguous.
+  // Metrics as objects (kept for existing callers; compile takes objects too).
   void compile_with_metrics(std::shared_ptr<optim::Optimizer> optimizer, Loss loss,
                             std::vector<std::shared_ptr<Metric>> metrics, bool run_eagerly = false);
-  History fit(const Tensor& x, const Tensor& y, const FitOptions& options = {});
+  History fit(const Data& x, const Data& y, const FitOptions& options = {});
   // The loss and metrics over (x, y), in batches.
-  Logs evaluate(const Tensor& x, const Tensor& y, std::int64_t batch_size = 32, int verbose = 0);
-  Tensor predict(const Tensor& x, std::int64_t batch_size = 32);
+  Logs evaluate(const Data& x, const Data& y, std::int64_t batch_size = 32, int verbose = 0,
+                const Data& sample_weight = {});
+  // The model's output over x in batches, through a traced predict step (one trace).
+  Tensor predict(const Data& x, std::int64_t batch_size = 32);
+  // Every output (a model with several).
+  std::vector<Tensor> predict_outputs(const Data& x, std::int64_t batch_size = 32);
   // One step on one batch; returns the batch's logs (Keras' train_on_batch).
-  Logs train_on_batch(const Tensor& x, const Tensor& y);
+  Logs train_on_batch(const Data& x, const Data& y, const Data& sample_weight = {});
+  Logs test_on_batch(const Data& x, const Data& y, const Data& sample_weight = {});
+
+  // Keras' Model.build: creates the weights for inputs of this shape (batch dim included, or
+  // kDynamic), so that summary, save_weights and load_weights work before any call.
+  void build(const Shape& input_shape) override;
+  void build(const std::vector<Shape>& input_shapes) override;
+
+  // The steps fit/evaluate/predict trace. Override them as in Keras 3; the defaults are:
+  // train: forward under a GradientTape, compute_loss, apply the gradients, apply weight
+  // constraints, update the metrics, return every metric's result.
+  virtual StepLogs train_step(const StepData& data);
+  virtual StepLogs test_step(const StepData& data);
+  virtual std::vector<Tensor> predict_step(const std::vector<Tensor>& x);
+  // For custom steps. compute_loss: the compiled losses (weighted per output and by sample
+  // weight) plus the model's losses() (regularizers, add_loss). compute_metrics: updates the
+  // compiled metrics and returns every metric's result, "loss" from the loss tracker.
+  Tensor compute_loss(const StepData& data, const std::vector<Tensor>& y_pred);
+  StepLogs compute_metrics(const StepData& data, const std::vector<Tensor>& y_pred);
+  // The loss tracker ("loss"), per-output loss trackers, then the compiled metrics.
+  std::vector<std::shared_ptr<Metric>> metrics() const;
+  // Every output of the model on inputs x (in the model's input order).
+  std::vector<Tensor> call_model(const std::vector<Tensor>& x, bool training);
+
+  // Names of the inputs and outputs, for x/y maps and per-output losses: a functional model's
+  // Input names and output layer names; "input" / "output" (numbered from output_1 when a
+  // model gives several) otherwise.
+  virtual std::vector<std::string> input_names() const { return {"input"}; }
+  virtual std::vector<std::string> output_names() const;
 
   // Traces of the train step so far (1 after any fit, whatever the batch sizes).
   int tracing_count() const;
   int test_tracing_count() const;
+  int predict_tracing_count() const;
   // Keras' table: layer (type), output shape, parameter count; totals.
-  void summary(std::ostream& os) const;
+  virtual void summary(std::ostream& os) const;
   void summary() const;
 
   const std::shared_ptr<optim::Optimizer>& optimizer() const { return optimizer_; }
+  bool compiled() const { return optimizer_ != nullptr && !losses_.empty(); }
   // The weights in a safetensors file, keyed by their paths below this model ("dense/kernel"),
   // so a model of the same structure loads them whatever its own name. Loading checks names,
   // shapes and dtypes first and reports every mismatch in one ef::Error (nothing is assigned
@@ -73,23 +171,48 @@ class Model : public nn::Layer {
   void save_weights(const std::string& path) const;
   void load_weights(const std::string& path, bool skip_mismatch = false);
   bool stop_training = false;  // callbacks set it to end fit after this epoch
+  // Set by a callback's on_train_begin (BackupAndRestore): fit starts at this epoch instead of
+  // FitOptions::initial_epoch. fit resets it to -1 when it starts.
+  int resume_epoch = -1;
+
+ protected:
+  // Outputs as several tensors: models whose call gives one output use call().
+  std::vector<Tensor> call_multi(const std::vector<Tensor>& inputs, bool training) override;
 
  private:
-  using Step = std::function<std::vector<Tensor>(const Tensor&, const Tensor&)>;
+  struct OutputLoss {
+    std::optional<Loss> loss;
+    double weight = 1.0;
+    std::shared_ptr<Mean> tracker;  // "<output>_loss", with several outputs
+  };
+  struct OutputMetric {
+    std::size_t output;
+    std::shared_ptr<Metric> metric;
+    std::string log_name;
+  };
+  struct Batching;  // src/train/model.cpp
   void require_compiled(const char* what) const;
-  void make_steps(const Tensor& x, const Tensor& y);
-  Logs read_metrics(const std::string& prefix) const;
+  void make_steps(const StepData& example);
   void reset_metrics();
-  std::vector<Tensor> run_step(bool train, const Tensor& x, const Tensor& y);
+  std::vector<std::string> log_order(const StepLogs& logs) const;
+  Logs to_logs(const StepLogs& logs) const;
+  StepData conform(const char* what, const Data& x, const Data& y, const Data& sample_weight, bool need_y) const;
+  std::vector<Tensor> order_by_name(const char* what, const Data& d, const std::vector<std::string>& names) const;
+  StepLogs run_train(const StepData& batch);
+  StepLogs run_test(const StepData& batch);
+  Logs evaluate_data(const StepData& data, std::int64_t batch_size, int verbose);
 
   std::shared_ptr<optim::Optimizer> optimizer_;
-  std::optional<Loss> loss_;
+  std::vector<OutputLoss> losses_;
   std::shared_ptr<Mean> loss_tracker_;
-  std::vector<std::shared_ptr<Metric>> metrics_;
-  bool run_eagerly_ = false;
-  Step train_step_, test_step_;
-  std::function<int()> train_count_, test_count_;
-  std::vector<TensorSpec> step_signature_;
+  std::vector<OutputMetric> metrics_;
+  CompileOptions compile_options_;
+  bool building_ = false;
+  using StepFn = std::function<StepLogs(const StepData&)>;
+  StepFn train_fn_, test_fn_;
+  std::function<std::vector<Tensor>(const std::vector<Tensor>&)> predict_fn_;
+  std::function<int()> train_count_, test_count_, predict_count_;
+  std::vector<TensorSpec> step_signature_, step_signature_predict_;
   std::vector<bool> trainable_flags_;  // of every layer, when the steps were made
 };
 

@@ -1,0 +1,53 @@
+#include "eagerflow/core/keras_tensor.h"
+
+#include <algorithm>
+
+#include "eagerflow/core/error.h"
+#include "eagerflow/ops/primitive.h"
+
+namespace ef {
+
+Tensor keras_tensor(std::shared_ptr<const KerasNode> node, int index) {
+  const TensorSpec& spec = node->outputs.at(static_cast<std::size_t>(index));
+  auto impl = new_tensor_impl();
+  impl->dtype = spec.dtype;
+  impl->shape = spec.shape;
+  impl->value = index;
+  impl->keras_node = std::move(node);
+  return Tensor(std::move(impl));
+}
+
+const std::shared_ptr<const KerasNode>& keras_node_of(const Tensor& t) {
+  if (!t.defined() || !t.is_keras_tensor()) fail("functional", "not a Keras tensor (make one with ef::train::Input)");
+  return t.impl().keras_node;
+}
+
+int keras_output_index(const Tensor& t) {
+  keras_node_of(t);
+  return t.impl().value;
+}
+
+namespace detail {
+
+bool any_keras_tensor(std::span<const Tensor> inputs) {
+  return std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.defined() && t.is_keras_tensor(); });
+}
+
+std::vector<Tensor> record_keras_op(const Primitive& op, std::span<const Tensor> inputs) {
+  for (const auto& t : inputs)
+    if (t.is_symbolic())
+      fail(op.name(), "mixes a Keras tensor (functional API) with a symbolic tensor of a trace; a Keras tensor "
+                      "is a placeholder for building a model, not a value");
+  auto node = std::make_shared<KerasNode>();
+  node->kind = KerasNode::Kind::op;
+  node->name = op.name();
+  node->op = op.clone();
+  node->inputs.assign(inputs.begin(), inputs.end());
+  node->outputs = op.infer(inputs);
+  std::vector<Tensor> outs;
+  for (std::size_t i = 0; i < node->outputs.size(); ++i) outs.push_back(keras_tensor(node, static_cast<int>(i)));
+  return outs;
+}
+
+}  // namespace detail
+}  // namespace ef
