@@ -1,6 +1,7 @@
 // Keras' BackupAndRestore over Checkpoint: one file holds the whole training state, so the
 // atomic write of that file is the atomic backup (Keras writes weights and metadata as two
 // files; a kill between them pairs new weights with an old epoch).
+#include <cstdio>
 #include <filesystem>
 #include <system_error>
 
@@ -24,6 +25,22 @@ Checkpoint training_state(Model& model, const Variable& epoch) {
   if (model.optimizer()) ckpt.track("optimizer", *model.optimizer());
   ckpt.track("epoch", epoch);
   return ckpt;
+}
+
+// A message with the bytes that are not printable ASCII written as \xNN: errors about a damaged
+// file may quote its bytes, and the message must stay valid text (Python decodes it as UTF-8).
+std::string printable(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if ((c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t') {
+      out += static_cast<char>(c);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -52,7 +69,11 @@ void BackupAndRestore::on_train_begin() {
                    model->name() + "' has no weights yet, so the backup '" + path +
                    "' cannot be restored. Build it beforehand by calling it on a batch of data.");
   Variable epoch(scalar(std::int64_t{0}), "backup_and_restore/epoch", /*trainable=*/false);
-  training_state(*model, epoch).restore(path);
+  try {
+    training_state(*model, epoch).restore(path);
+  } catch (const Error& e) {
+    throw Error(printable(e.what()));
+  }
   std::int64_t next = Tensor(epoch).item<std::int64_t>();
   if (next < 0 || next > (std::int64_t{1} << 30))
     fail(kWho, "the backup '" + path + "' names epoch " + std::to_string(next) + ": the file is damaged");

@@ -125,7 +125,7 @@ void EarlyStopping::on_epoch_end(int epoch, const Logs& logs) {
   auto found = logs.find(o_.monitor);
   if (found == logs.end()) {
     if (!warned_)
-      log(LogLevel::warning, "[EarlyStopping] Early stopping conditioned on metric `" + o_.monitor +
+      log(LogLevel::warning, "[EarlyStopping] WARNING: Early stopping conditioned on metric `" + o_.monitor +
                                  "` which is not available. Available metrics are: " + available(logs));
     warned_ = true;
     return;
@@ -200,7 +200,7 @@ void ReduceLROnPlateau::on_epoch_end(int epoch, const Logs& logs) {
   auto found = seen.find(o_.monitor);
   if (found == seen.end()) {
     if (!warned_)
-      log(LogLevel::warning, "[ReduceLROnPlateau] Learning rate reduction is conditioned on metric `" + o_.monitor +
+      log(LogLevel::warning, "[ReduceLROnPlateau] WARNING: Learning rate reduction is conditioned on metric `" + o_.monitor +
                                  "` which is not available. Available metrics are: " + available(seen) + ".");
     warned_ = true;
     return;

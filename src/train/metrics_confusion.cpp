@@ -69,9 +69,7 @@ struct Thresholds {
 
 Counts confusion(const std::string& metric, const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight,
                  const Thresholds& th, std::optional<int> top_k = std::nullopt, std::optional<int> class_id = std::nullopt) {
-  if (!y_pred.defined() || !is_floating(y_pred.dtype()))
-    fail(metric, "predictions must be a floating tensor, got " + (y_pred.defined() ? y_pred.spec().str() : std::string("undefined")));
-  auto [t, p] = matched(metric, y_true, y_pred);
+  auto [t, p] = matched(metric, y_true, as_float(y_pred));
   Tensor w = element_weights(metric, sample_weight, t, p);
   Tensor keep;  // the top-k elements: the only ones that can be positive
   if (top_k) keep = top_k_mask(metric, p, *top_k);
@@ -214,7 +212,7 @@ AUC::AUC(AUCOptions options, std::string name) : WeightedMetric(std::move(name))
 
 void AUC::update(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight) {
   Tensor p = y_pred;
-  if (options_.from_logits && p.defined() && is_floating(p.dtype())) p = sigmoid(p);
+  if (options_.from_logits) p = sigmoid(as_float(p));
   Counts c = confusion(name(), y_true, p, sample_weight, Thresholds{thresholds_, evenly_spaced_, true});
   tp_.assign_add(c.tp);
   fp_.assign_add(c.fp);

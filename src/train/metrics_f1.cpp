@@ -23,11 +23,11 @@ F1Score::F1Score(std::string average, std::optional<double> threshold, std::stri
 
 void F1Score::update(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight) {
   if (!y_true.defined() || !y_pred.defined() || y_true.rank() != 2 || y_pred.rank() != 2 ||
-      y_pred.shape()[1] == kDynamic || !is_floating(y_pred.dtype()))
-    fail(name(), "expects floating predictions and labels of shape [batch, classes] with a known class count, got labels " +
+      y_pred.shape()[1] == kDynamic)
+    fail(name(), "expects predictions and labels of shape [batch, classes] with a known class count, got labels " +
                      (y_true.defined() ? y_true.spec().str() : "undefined") + " and predictions " +
                      (y_pred.defined() ? y_pred.spec().str() : "undefined"));
-  auto [t, p] = matched(name(), y_true, y_pred);
+  auto [t, p] = matched(name(), y_true, as_float(y_pred));
   std::int64_t classes = y_pred.shape()[1];
   Shape counts = average_ == "micro" ? Shape{} : Shape{classes};
   if (!tp_.defined()) {  // made here, when the class count is known (a first trace may make variables)

@@ -11,8 +11,7 @@ namespace {
 
 // The prediction error with labels aligned to predictions (floats).
 Tensor error(const std::string& metric, const Tensor& y_true, const Tensor& y_pred) {
-  auto [t, p] = matched(metric, y_true, y_pred);
-  if (!is_floating(p.dtype())) fail(metric, "predictions must be a floating tensor, got " + y_pred.spec().str());
+  auto [t, p] = matched(metric, y_true, as_float(y_pred));
   return p - cast(t, p.dtype());
 }
 
@@ -33,8 +32,8 @@ void expect_k(const std::string& metric, int k) {
 }
 
 void expect_class_scores(const std::string& metric, const Tensor& y_pred) {
-  if (!y_pred.defined() || y_pred.rank() < 1 || y_pred.shape()[y_pred.rank() - 1] == kDynamic || !is_floating(y_pred.dtype()))
-    fail(metric, "predictions must be floating scores [batch, classes] with a known class count, got " +
+  if (!y_pred.defined() || y_pred.rank() < 1 || y_pred.shape()[y_pred.rank() - 1] == kDynamic)
+    fail(metric, "predictions must be scores [batch, classes] with a known class count, got " +
                      (y_pred.defined() ? y_pred.spec().str() : std::string("undefined")));
 }
 
@@ -62,7 +61,7 @@ void TopKCategoricalAccuracy::update(const Tensor& y_true, const Tensor& y_pred,
   expect_class_scores(name(), y_pred);
   auto [t, p] = matched(name(), y_true, y_pred);
   if (t.rank() != y_pred.rank()) fail(name(), "labels " + y_true.spec().str() + " must be one-hot like predictions " + y_pred.spec().str());
-  accumulate(in_top_k(argmax(t, -1), y_pred, k_), sample_weight);
+  accumulate(in_top_k(argmax(t, -1), as_float(y_pred), k_), sample_weight);
 }
 
 SparseTopKCategoricalAccuracy::SparseTopKCategoricalAccuracy(int k, std::string name)
@@ -72,7 +71,7 @@ SparseTopKCategoricalAccuracy::SparseTopKCategoricalAccuracy(int k, std::string 
 
 void SparseTopKCategoricalAccuracy::update(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight) {
   expect_class_scores(name(), y_pred);
-  accumulate(in_top_k(labels_as_indices(name(), y_true, y_pred), y_pred, k_), sample_weight);
+  accumulate(in_top_k(labels_as_indices(name(), y_true, y_pred), as_float(y_pred), k_), sample_weight);
 }
 
 }  // namespace ef::train

@@ -78,6 +78,8 @@ Tensor element_weights(const std::string& metric, const Tensor& sample_weight, c
   return broadcast_like(w, like);
 }
 
+Tensor as_float(const Tensor& x) { return !x.defined() || is_floating(x.dtype()) ? x : cast(x, DType::float32); }
+
 Tensor divide_no_nan(const Tensor& a, const Tensor& b) {
   Tensor zero = equal(b, zeros_like(b));
   return where(zero, zeros_like(a), a / where(zero, ones_like(b), b));

@@ -26,6 +26,9 @@ std::pair<Tensor, Tensor> samplewise_totals(const std::string& metric, const Ten
 // [batch] weight covers each example's row; undefined: ones.
 Tensor element_weights(const std::string& metric, const Tensor& sample_weight, const Tensor& y_true, const Tensor& like);
 
+// Predictions as floats: integer or boolean ones (Keras converts them) become float32.
+Tensor as_float(const Tensor& x);
+
 // a / b, 0 where b is 0 (Keras' divide_no_nan).
 Tensor divide_no_nan(const Tensor& a, const Tensor& b);
 

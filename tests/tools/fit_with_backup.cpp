@@ -7,7 +7,7 @@
 // Trains a small MLP with Dropout (random draws every step) and Adam (slots) on fixed data,
 // the same every run (set_seed), with BackupAndRestore(BACKUP_DIR); prints "resumed at epoch
 // N" when it restored a backup, "epoch N saving" before each backup and "epoch N done" after; on completion writes the
-// weights to OUT_WEIGHTS. BACKUP_DIR "-" trains without the callback (the reference run).
+// weights to OUT_WEIGHTS. "training" comes first, when fit starts. BACKUP_DIR "-" trains without the callback (the reference run).
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -24,6 +24,7 @@ class Progress : public train::Callback {
  public:
   explicit Progress(std::shared_ptr<train::BackupAndRestore> backup) : backup_(std::move(backup)) {}
   void on_train_begin() override {
+    std::cout << "training" << std::endl;
     if (backup_ && backup_->restored_epoch() >= 0)
       std::cout << "resumed at epoch " << backup_->restored_epoch() << std::endl;
   }

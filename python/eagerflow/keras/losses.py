@@ -1,6 +1,11 @@
 """ef.keras.losses: numerically stable Keras losses averaged over the batch. By name:
 get("sparse_categorical_crossentropy"); a Python function loss(y_true, y_pred) written with ef
-ops works too (compile(loss=fn))."""
+ops works too (compile(loss=fn)): it returns one value per example (averaged) or a scalar.
+
+loss(y_true, y_pred, sample_weight=w) weighs each example as Keras ("sum_over_batch_size": the
+weighted sum divided by the batch size, not by the weights' sum); w is a scalar, [batch] or
+[batch, 1]. loss.per_example(y_true, y_pred) gives the [batch] values before the reduction.
+Labels [batch] against predictions [batch, 1] pair up per example, as Keras 3."""
 from .. import _core
 from .._training import get_loss as get
 

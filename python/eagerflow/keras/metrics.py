@@ -1,5 +1,13 @@
-"""ef.keras.metrics: stateful metrics (update_state, result, reset_state), usable alone or in
-compile(metrics=[...]), where each reports under its name."""
+"""ef.keras.metrics: stateful metrics (update_state(y_true, y_pred, sample_weight=None), result,
+reset_state), usable alone or in compile(metrics=[...]), where each reports under its name.
+
+As Keras: sample_weight is a scalar, [batch] or [batch, 1]; mean metrics report
+sum(value * weight) / sum(weight), confusion metrics count weights. AUC supports curve "ROC"
+and "PR" with the default "interpolation" summation on flattened data (no multi_label).
+F1Score(average=None).result() is the per-class vector, as Keras; fit logs one number per
+metric, its mean over classes. By name, "f1_score" is F1Score(average="macro") so that it logs
+as Keras users read it.
+"""
 from .. import _core
 
 _t = _core._train
@@ -9,6 +17,15 @@ Accuracy = _t.Accuracy
 SparseCategoricalAccuracy = _t.SparseCategoricalAccuracy
 CategoricalAccuracy = _t.CategoricalAccuracy
 BinaryAccuracy = _t.BinaryAccuracy
+MeanAbsoluteError = _t.MeanAbsoluteErrorMetric
+MeanSquaredError = _t.MeanSquaredErrorMetric
+RootMeanSquaredError = _t.RootMeanSquaredError
+AUC = _t.AUC
+Precision = _t.Precision
+Recall = _t.Recall
+TopKCategoricalAccuracy = _t.TopKCategoricalAccuracy
+SparseTopKCategoricalAccuracy = _t.SparseTopKCategoricalAccuracy
+F1Score = _t.F1Score
 
 
 def get(name, loss_name=""):
@@ -16,4 +33,6 @@ def get(name, loss_name=""):
     return _t.metric_by_name(name, loss_name)
 
 
-__all__ = ["Metric", "Mean", "Accuracy", "SparseCategoricalAccuracy", "CategoricalAccuracy", "BinaryAccuracy", "get"]
+__all__ = ["Metric", "Mean", "Accuracy", "SparseCategoricalAccuracy", "CategoricalAccuracy", "BinaryAccuracy",
+           "MeanAbsoluteError", "MeanSquaredError", "RootMeanSquaredError", "AUC", "Precision", "Recall",
+           "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "F1Score", "get"]
