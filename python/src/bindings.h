@@ -16,6 +16,7 @@ void init_autodiff(nb::module_& m);
 void init_layers(nb::module_& m);
 void init_layers_keras(nb::module_& m);  // after init_layers: Keras layers, regularizers, constraints
 void init_training(nb::module_& m);
+void init_metrics(nb::module_& m);  // after init_training: joins its _train submodule
 void init_callbacks(nb::module_& m);  // after init_training: binds into its _train submodule
 void init_io(nb::module_& m);
 void init_log(nb::module_& m);

@@ -11,6 +11,7 @@ NB_MODULE(_core, m) {
   efpy::init_layers(m);
   efpy::init_layers_keras(m);
   efpy::init_training(m);
+  efpy::init_metrics(m);
   efpy::init_callbacks(m);
   efpy::init_io(m);
   efpy::init_log(m);
