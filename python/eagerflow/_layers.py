@@ -75,9 +75,10 @@ class Layer(_PythonLayer, _core.Layer):
 
 
 class InputLayer:
-    """Keras' Input / InputLayer for Sequential: the shape of one example (no batch axis).
-    ef.keras.Sequential([ef.keras.Input(shape=(28, 28)), ...]) builds the model at once, so
-    summary() shows the shapes. (There is no functional API: Input is not a symbolic tensor.)"""
+    """Keras' InputLayer for Sequential: the shape of one example (no batch axis).
+    ef.keras.Sequential([ef.keras.layers.InputLayer(shape=(28, 28)), ...]) builds the model at
+    once, so summary() shows the shapes. ef.keras.Input gives a Keras tensor instead (the
+    functional API), which Sequential takes as well."""
 
     def __init__(self, shape=None, batch_size=None, dtype=None, name=None, input_shape=None):
         shape = shape if shape is not None else input_shape
@@ -91,8 +92,23 @@ class InputLayer:
         return f"<InputLayer shape={self.shape}>"
 
 
-def Input(shape=None, batch_size=None, dtype=None, name=None):  # noqa: N802 - Keras' name
-    return InputLayer(shape=shape, batch_size=batch_size, dtype=dtype, name=name)
+def Input(shape=None, batch_size=None, dtype=None, name=None, batch_shape=None):  # noqa: N802 - Keras' name
+    """Keras' Input: a Keras tensor (a placeholder with a shape and dtype, no value) for one
+    example of `shape` (the batch axis is added). Call layers on it and build a model with
+    ef.keras.Model(inputs, outputs); ef.keras.Sequential takes it as its first entry too."""
+    if batch_shape is not None:
+        if shape is not None:
+            raise ValueError("Input: give shape or batch_shape, not both")
+        batch_shape = tuple(batch_shape)
+        if not batch_shape:
+            raise ValueError("Input: batch_shape needs the batch axis")
+        batch_size, shape = batch_shape[0], batch_shape[1:]
+    if shape is None:
+        raise ValueError("Input needs a shape (of one example, without the batch axis)")
+    if isinstance(shape, int):
+        shape = (shape,)
+    return _core._train.Input([None if d is None else int(d) for d in shape], dtype, name or "",
+                              None if batch_size is None else int(batch_size))
 
 
 Dense = _core.Dense

@@ -66,13 +66,14 @@ def _as_input(a, what, labels=False):
     if a is None or isinstance(a, (_core.Tensor, _core.Variable)):
         return a
     if isinstance(a, dict):
-        raise TypeError(f"{what}: a single array is expected (models with several inputs are not supported)")
+        raise TypeError(f"{what}: a single array is expected here")
     try:
         arr = _np.asarray(a)
     except ValueError:
         arr = _np.asarray(a, dtype=object)
     if arr.dtype == object:
-        raise TypeError(f"{what}: a single array is expected (models with several inputs are not supported)")
+        raise TypeError(f"{what}: a single array is expected (for several inputs or outputs give a list of arrays "
+                        "or a dict by name)")
     if arr.dtype.kind == "f" and arr.dtype != _np.float32:
         arr = arr.astype(_np.float32)
     elif labels and arr.dtype.kind == "b":
@@ -82,7 +83,33 @@ def _as_input(a, what, labels=False):
     return arr
 
 
+def _is_keras_tensor(a):
+    return isinstance(a, _core.Tensor) and a.is_keras_tensor
+
+
+def _as_data(a, what, labels=False):
+    """x, y or sample weights: one array, a list/tuple of arrays (several inputs or outputs, in
+    the model's order) or a dict by input/output name."""
+    if a is None:
+        return None
+    if isinstance(a, dict):
+        return {str(k): _as_input(v, f"{what}[{k!r}]", labels) for k, v in a.items()}
+    if isinstance(a, (list, tuple)) and a and all(
+            isinstance(v, (_core.Tensor, _core.Variable, _np.ndarray)) for v in a):
+        return [_as_input(v, f"{what}[{i}]", labels) for i, v in enumerate(a)]
+    return _as_input(a, what, labels)
+
+
+def _first(a):
+    if isinstance(a, dict):
+        return next(iter(a.values()), None)
+    if isinstance(a, list):
+        return a[0] if a else None
+    return a
+
+
 def _num_examples(a):
+    a = _first(a)
     if isinstance(a, (_core.Tensor, _core.Variable)):
         shape = a.shape
         return shape[0] if len(shape) else None
@@ -112,32 +139,55 @@ class History:
 class _Training:
     """compile/fit/evaluate/predict and friends, shared by Model and Sequential."""
 
-    def compile(self, optimizer="rmsprop", loss=None, metrics=None, run_eagerly=False, jit_compile=None, **kwargs):
+    def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None, run_eagerly=False,
+                jit_compile=None, **kwargs):
+        """Keras' compile. loss: an object, a name or a function; with several outputs also a list
+        (in output order) or a dict by output name. loss_weights likewise. metrics: a list (for
+        every output), a list of lists (per output) or a dict by output name."""
         unsupported = sorted(k for k, v in kwargs.items() if v is not None)
         if unsupported:
             raise TypeError(f"compile: not supported: {', '.join(unsupported)}")
-        metrics = _metric_list(metrics)
-        self._compile(get_optimizer(optimizer), get_loss(loss), metrics, bool(run_eagerly))
-        self._ef_metric_names = [m if isinstance(m, str) else m.name for m in metrics]
+        if isinstance(loss, dict):
+            loss = {str(k): get_loss(v) for k, v in loss.items()}
+        elif isinstance(loss, (list, tuple)):
+            loss = [get_loss(v) for v in loss]
+        else:
+            loss = get_loss(loss)
+        if loss_weights is not None and not isinstance(loss_weights, dict):
+            loss_weights = [float(w) for w in (loss_weights if isinstance(loss_weights, (list, tuple)) else [loss_weights])]
+        if isinstance(metrics, dict):
+            metrics = {str(k): _metric_list(v) for k, v in metrics.items()}
+        elif isinstance(metrics, (list, tuple)) and metrics and all(isinstance(m, (list, tuple)) for m in metrics):
+            metrics = [_metric_list(m) for m in metrics]
+        else:
+            metrics = _metric_list(metrics)
+        self._compile(get_optimizer(optimizer), loss, loss_weights, metrics, bool(run_eagerly))
 
     @property
     def metrics_names(self):
-        return ["loss"] + list(getattr(self, "_ef_metric_names", []))
+        return list(_t._metrics_names(self))
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
-            validation_data=None, shuffle=True, initial_epoch=0, **kwargs):
+            validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0, **kwargs):
         unsupported = sorted(k for k, v in kwargs.items() if v is not None)
         if unsupported:
             raise TypeError(f"fit: not supported: {', '.join(unsupported)}")
         batch_size = 32 if batch_size is None else int(batch_size)
         verbose = _verbose(verbose)
-        x = _as_input(x, "x")
-        y = _as_input(y, "y", labels=True)
+        x = _as_data(x, "x")
+        y = _as_data(y, "y", labels=True)
+        sample_weight = _as_data(sample_weight, "sample_weight")
+        if class_weight is not None:
+            if not isinstance(class_weight, dict):
+                raise TypeError("class_weight must be a dict {class index: weight}")
+            class_weight = {int(k): float(v) for k, v in class_weight.items()}
         if validation_data is not None:
-            if not isinstance(validation_data, (tuple, list)) or len(validation_data) != 2:
-                raise ValueError("validation_data must be a pair (x_val, y_val) (sample weights are not supported)")
-            validation_data = (_as_input(validation_data[0], "validation x"),
-                               _as_input(validation_data[1], "validation y", labels=True))
+            if not isinstance(validation_data, (tuple, list)) or len(validation_data) not in (2, 3):
+                raise ValueError("validation_data must be (x_val, y_val) or (x_val, y_val, sample_weight_val)")
+            validation_data = tuple([_as_data(validation_data[0], "validation x"),
+                                     _as_data(validation_data[1], "validation y", labels=True)] +
+                                    ([_as_data(validation_data[2], "validation sample_weight")]
+                                     if len(validation_data) == 3 else []))
         callbacks = list(callbacks or [])
         n = _num_examples(x) if x is not None else None
         n_train = n if n is None or validation_data is not None else n - int(math.floor(n * validation_split))
@@ -153,51 +203,68 @@ class _Training:
                 cb.set_params(params)
         sys.stdout.flush()
         history, epochs_run = self._fit(x, y, batch_size, int(epochs), int(initial_epoch), float(validation_split),
-                                        validation_data, bool(shuffle), callbacks, verbose)
+                                        validation_data, bool(shuffle), callbacks, verbose, sample_weight, class_weight)
         self.history = History(history, epochs_run, params, self)
         return self.history
 
     def _results(self, logs, return_dict):
-        names = self.metrics_names
+        names = [k for k in self.metrics_names if k in logs] + sorted(k for k in logs if k not in self.metrics_names)
         if return_dict:
-            return {k: logs[k] for k in names if k in logs}
+            return {k: logs[k] for k in names}
         values = [logs[k] for k in names]
         return values[0] if len(values) == 1 else values
 
-    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", return_dict=False, **kwargs):
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, return_dict=False,
+                 **kwargs):
         """The loss (a float) when compiled without metrics, else [loss, metric, ...] in
         metrics_names order, or a dict with return_dict=True, as Keras."""
         unsupported = sorted(k for k, v in kwargs.items() if v is not None)
         if unsupported:
             raise TypeError(f"evaluate: not supported: {', '.join(unsupported)}")
         sys.stdout.flush()
-        logs = self._evaluate(_as_input(x, "x"), _as_input(y, "y", labels=True),
-                              32 if batch_size is None else int(batch_size), _verbose(verbose))
+        logs = self._evaluate(_as_data(x, "x"), _as_data(y, "y", labels=True),
+                              32 if batch_size is None else int(batch_size), _verbose(verbose),
+                              _as_data(sample_weight, "sample_weight"))
         return self._results(logs, return_dict)
+
+    def _structured(self, outs):
+        """Outputs as the model was built: a dict for dict outputs, a list for several."""
+        names = getattr(self, "_ef_output_dict", None)
+        if names is not None:
+            return dict(zip(names, outs))
+        if len(outs) == 1 and not getattr(self, "_ef_output_list", False):
+            return outs[0]
+        return list(outs)
 
     def predict(self, x, batch_size=None, verbose="auto", **kwargs):
-        """The outputs over x in batches (inference mode), as a NumPy array."""
-        out = self._predict(_as_input(x, "x"), 32 if batch_size is None else int(batch_size))
-        return out.numpy()
+        """The outputs over x in batches (inference mode, through a traced predict step), as
+        NumPy arrays: one array, or a list / dict for a model with several outputs."""
+        outs = self._predict(_as_data(x, "x"), 32 if batch_size is None else int(batch_size))
+        return self._structured([o.numpy() for o in outs])
 
     def predict_on_batch(self, x):
-        return self.predict(x, batch_size=max(1, _num_examples(_as_input(x, "x")) or 1))
+        return self.predict(x, batch_size=max(1, _num_examples(_as_data(x, "x")) or 1))
 
-    def train_on_batch(self, x, y=None, return_dict=False, **kwargs):
-        logs = self._train_on_batch(_as_input(x, "x"), _as_input(y, "y", labels=True))
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
+        if class_weight is not None:
+            raise TypeError("train_on_batch: give sample_weight (class_weight is for fit)")
+        logs = self._train_on_batch(_as_data(x, "x"), _as_data(y, "y", labels=True),
+                                    _as_data(sample_weight, "sample_weight"))
         return self._results(logs, return_dict)
 
-    def test_on_batch(self, x, y=None, return_dict=False):
-        x = _as_input(x, "x")
-        logs = self._evaluate(x, _as_input(y, "y", labels=True), max(1, _num_examples(x) or 1), 0)
+    def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
+        logs = self._train_on_batch(_as_data(x, "x"), _as_data(y, "y", labels=True),
+                                    _as_data(sample_weight, "sample_weight"), test=True)
         return self._results(logs, return_dict)
 
     def build(self, input_shape):
-        """Builds the model by calling it once on zeros of input_shape (None dims as 1)."""
+        """Keras' Model.build: creates the weights for inputs of this shape (batch axis first,
+        None for any), through a symbolic call: nothing runs. A list of shapes for several inputs."""
         if getattr(self, "_ef_in_build", False) or self.built:
             return
-        dims = [1 if d is None else int(d) for d in input_shape]
-        self(_core.zeros(dims))
+        shapes = input_shape if (isinstance(input_shape, list) and input_shape and
+                                 isinstance(input_shape[0], (list, tuple))) else [input_shape]
+        self._build_shapes([[-1 if d is None else int(d) for d in s] for s in shapes])
 
     def _ef_build(self, shape):
         # The C++ call builds a model on its first call: run a build() the user wrote, not ours.
@@ -228,9 +295,13 @@ class _Training:
         saved_model.save(self, filepath, **kwargs)
 
     def summary(self, print_fn=None, **kwargs):
-        """Keras' table: layer (type), output shape, parameter count; totals."""
+        """Keras' table: layer (type), output shape, parameter count; totals (and, for a
+        functional model, the layers each one's inputs come from)."""
         self._ef_build_from_input()
         print_fn = print_fn or print
+        if self._is_functional:
+            print_fn(self._summary_text().rstrip("\n"))
+            return
         rule, double = "_" * 65, "=" * 65
 
         def shape_text(shape):
@@ -261,16 +332,45 @@ class _Training:
 
 
 class Model(_Training, _PythonLayer, _t.Model):
-    """Keras' Model, subclassed in Python: define call(inputs[, training]) and assign layers as
-    attributes in __init__; then compile/fit/evaluate/predict as Keras.
-    (The functional API, Model(inputs, outputs), is not supported.)"""
+    """Keras' Model, two ways:
+    - the functional API: Model(inputs, outputs) with Keras tensors from ef.keras.Input and the
+      layers called on them (inputs/outputs: one tensor, a list, or for outputs a dict by name);
+    - subclassed: define call(inputs[, training]) and assign layers as attributes in __init__.
+    Either way compile/fit/evaluate/predict as Keras; train_step(data), test_step(data) and
+    predict_step(x) may be overridden (fit still traces them once)."""
 
-    def __init__(self, *args, name=None, trainable=True, **kwargs):
-        if args or "inputs" in kwargs or "outputs" in kwargs:
-            raise NotImplementedError(
-                "ef.keras.Model(inputs, outputs) (the functional API) is not supported: subclass Model and define "
-                "call(), or use ef.keras.Sequential")
+    def __init__(self, inputs=None, outputs=None, name=None, trainable=True, **kwargs):
+        if (inputs is None) != (outputs is None):
+            raise ValueError("Model(inputs, outputs) needs both inputs and outputs")
         _PythonLayer.__init__(self, name=name, trainable=trainable, **kwargs)
+        if inputs is None:
+            return
+        if isinstance(inputs, dict):
+            inputs = list(inputs.values())
+        elif not isinstance(inputs, (list, tuple)):
+            inputs = [inputs]
+        names = []
+        if isinstance(outputs, dict):
+            names = [str(k) for k in outputs]
+            self._ef_output_dict = names
+            outputs = list(outputs.values())
+        elif isinstance(outputs, (list, tuple)):
+            self._ef_output_list = True
+            outputs = list(outputs)
+        else:
+            outputs = [outputs]
+        for what, ts in (("inputs", inputs), ("outputs", outputs)):
+            for t in ts:
+                if not _is_keras_tensor(t):
+                    raise TypeError(f"Model {what} must be Keras tensors (from ef.keras.Input and the layers called on "
+                                    f"them), got {t!r}")
+        self._init_functional(list(inputs), list(outputs), names)
+
+    def __call__(self, inputs, training=None):
+        out = super().__call__(inputs, training=training)
+        if not self._is_functional:
+            return out
+        return self._structured(out if isinstance(out, list) else [out])
 
 
 class Sequential(_Training, _t.Sequential):
@@ -283,12 +383,14 @@ class Sequential(_Training, _t.Sequential):
             self.trainable = False
         for layer in layers or []:
             self.add(layer)
+        # As Keras: a Sequential that starts with an Input is built at once (its weights exist).
+        self._ef_build_from_input()
 
     def add(self, layer):
-        if isinstance(layer, InputLayer):
+        if isinstance(layer, InputLayer) or _is_keras_tensor(layer):
             if self._ef_input_shape is not None or self.layers:
                 raise ValueError("Sequential: an Input can only come first")
-            self._ef_input_shape = layer.shape
+            self._ef_input_shape = layer.shape if isinstance(layer, InputLayer) else tuple(layer._shape_tuple)
             return
         if not isinstance(layer, _core.Layer):
             raise TypeError(f"Sequential.add expects a layer, got {layer!r}")

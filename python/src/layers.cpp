@@ -1,10 +1,13 @@
 // Layers: ef::nn::Layer with a trampoline so that Python subclasses override build/call, and
 // the C++ layers (Dense, Flatten, Dropout, ...).
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "eagerflow/core/keras_tensor.h"
 #include "eagerflow/nn/conv_layers.h"
+#include "eagerflow/train/model.h"
 #include "eagerflow/nn/embedding_merge.h"
 #include "eagerflow/nn/normalization.h"
 #include "py_layer.h"
@@ -45,13 +48,26 @@ ef::nn::Initializer initializer_of(nb::handle h) {
   throw nb::value_error(("unknown initializer '" + name + "'").c_str());
 }
 
-Tensor layer_call(Layer& layer, nb::handle inputs, std::optional<bool> training) {
-  if (PyList_Check(inputs.ptr()) || PyTuple_Check(inputs.ptr())) {
-    std::vector<Tensor> xs;
+// layer(x) / layer([a, b]). On Keras tensors (the functional API) the layer is held by the
+// model's graph: it is passed on as a shared_ptr that keeps the Python object alive. A layer
+// with several outputs (a functional model) gives a list.
+nb::object layer_call(nb::handle self, nb::handle inputs, std::optional<bool> training) {
+  Layer& layer = nb::cast<Layer&>(self);
+  bool list = PyList_Check(inputs.ptr()) || PyTuple_Check(inputs.ptr());
+  std::vector<Tensor> xs;
+  if (list)
     for (auto x : inputs) xs.push_back(to_tensor(x));
-    return layer(xs, training);
+  else
+    xs.push_back(to_tensor(inputs));
+  std::shared_ptr<Layer> keep;
+  if (ef::detail::any_keras_tensor(xs)) keep = nb::cast<std::shared_ptr<Layer>>(self);
+  auto* model = dynamic_cast<ef::train::Model*>(&layer);
+  if (model && model->functional_graph()) {
+    std::vector<Tensor> outs = layer.call_outputs(xs, training);
+    if (outs.size() == 1) return nb::cast(outs[0]);
+    return nb::cast(outs);
   }
-  return layer(to_tensor(inputs), training);
+  return nb::cast(list ? layer(xs, training) : layer(xs[0], training));
 }
 
 // Keras' int-or-pair arguments (kernel_size=3, strides=(2, 1)).

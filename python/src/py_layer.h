@@ -4,7 +4,10 @@
 // Every override takes the GIL: fit, predict and replay run C++ with it released.
 #include <nanobind/trampoline.h>
 
+#include <type_traits>
+
 #include "bindings.h"
+#include "eagerflow/train/model.h"
 
 namespace efpy {
 
@@ -37,12 +40,14 @@ class PyLayerT : public Base, public PyLayerAccess {
     nb_trampoline.base().attr(t.key)(shapes);
   }
   ef::Tensor call(const ef::Tensor& inputs, bool training) override {
+    if (runs_graph()) return Base::call(inputs, training);
     nb::gil_scoped_acquire gil;
     nb::detail::ticket t(nb_trampoline, "_ef_call", nb::detail::str_hash("_ef_call"), false);
     if (!t.key.is_valid()) return Base::call(inputs, training);
     return to_tensor(nb_trampoline.base().attr(t.key)(inputs, training));
   }
   ef::Tensor call(const std::vector<ef::Tensor>& inputs, bool training) override {
+    if (runs_graph()) return Base::call(inputs, training);
     nb::gil_scoped_acquire gil;
     nb::detail::ticket t(nb_trampoline, "_ef_call", nb::detail::str_hash("_ef_call"), false);
     if (!t.key.is_valid()) return Base::call(inputs, training);
@@ -54,6 +59,13 @@ class PyLayerT : public Base, public PyLayerAccess {
     return this->add_weight(name, shape, init, trainable, dtype);
   }
   void track_(ef::nn::Layer& child) override { this->track(child); }
+
+ private:
+  // A Model made with Model(inputs, outputs) in Python runs its layer graph, not a Python call().
+  bool runs_graph() const {
+    if constexpr (std::is_base_of_v<ef::train::Model, Base>) return this->functional_graph() != nullptr;
+    else return false;
+  }
 };
 
 }  // namespace efpy

@@ -129,6 +129,10 @@ std::string shape_tuple(const ef::Shape& s) {
 }
 
 [[noreturn]] void symbolic_value_error(const ef::Tensor& t, const char* what) {
+  if (t.is_keras_tensor())
+    ef::fail("tensor", std::string("cannot use a Keras tensor ") + t.spec().str() + " as a Python " + what +
+                           ": it is a placeholder of the functional API (ef.keras.Input and the layers called on it). "
+                           "Build a model with ef.keras.Model(inputs, outputs) and call it on data");
   ef::fail("tensor", std::string("cannot use a symbolic tensor ") + t.spec().str() + " as a Python " + what +
                          " inside ef.function: its value exists only when the graph runs, while Python code runs "
                          "once at trace time. Use ef.cond(pred, true_fn, false_fn) (or ef.where) for data-dependent "
@@ -136,7 +140,7 @@ std::string shape_tuple(const ef::Shape& s) {
 }
 
 nb::object to_numpy(const ef::Tensor& t) {
-  if (t.is_symbolic()) symbolic_value_error(t, "value (.numpy())");
+  if (t.is_symbolic() || t.is_keras_tensor()) symbolic_value_error(t, "value (.numpy())");
   const auto& shape = t.shape();
   std::vector<std::size_t> dims(shape.begin(), shape.end());
   // The capsule owns a handle: the array keeps the tensor's storage alive, no copy.
@@ -262,6 +266,7 @@ void init_tensor(nb::module_& m) {
       .def_prop_ro("ndim", [](const ef::Tensor& t) { return t.rank(); })
       .def_prop_ro("size", [](const ef::Tensor& t) { return t.num_elements(); })
       .def_prop_ro("is_symbolic", [](const ef::Tensor& t) { return t.is_symbolic(); })
+      .def_prop_ro("is_keras_tensor", [](const ef::Tensor& t) { return t.is_keras_tensor(); })
       .def("__len__",
            [](const ef::Tensor& t) {
              if (t.rank() == 0) throw nb::type_error("len() of a 0-d tensor");
@@ -281,6 +286,8 @@ void init_tensor(nb::module_& m) {
            [](const ef::Tensor& t) {
              if (t.is_symbolic())
                return "<ef.Tensor shape=" + shape_tuple(t.shape()) + ", dtype=" + numpy_name(t.dtype()) + " (symbolic)>";
+             if (t.is_keras_tensor())
+               return "<KerasTensor shape=" + shape_tuple(t.shape()) + ", dtype=" + numpy_name(t.dtype()) + ">";
              std::string values = nb::cast<std::string>(nb::repr(to_numpy(t)));
              return "<ef.Tensor: shape=" + shape_tuple(t.shape()) + ", dtype=" + numpy_name(t.dtype()) +
                     ", numpy=" + (t.rank() > 1 ? "\n" : "") + values + ">";
@@ -288,24 +295,24 @@ void init_tensor(nb::module_& m) {
       .def("__str__", [](const ef::Tensor& t) { return t.str(); })
       .def("__bool__",
            [](const ef::Tensor& t) {
-             if (t.is_symbolic()) symbolic_value_error(t, "bool (`if tensor:`, `while tensor:`, `and`/`or`)");
+             if (t.is_symbolic() || t.is_keras_tensor()) symbolic_value_error(t, "bool (`if tensor:`, `while tensor:`, `and`/`or`)");
              if (t.num_elements() != 1)
                throw nb::value_error("the truth value of a tensor with more than one element is ambiguous");
              return ef::cast(t, ef::DType::bool_).to_vector<bool>()[0];
            })
       .def("__float__",
            [](const ef::Tensor& t) {
-             if (t.is_symbolic()) symbolic_value_error(t, "float");
+             if (t.is_symbolic() || t.is_keras_tensor()) symbolic_value_error(t, "float");
              return ef::cast(t, ef::DType::float64).item<double>();
            })
       .def("__int__",
            [](const ef::Tensor& t) {
-             if (t.is_symbolic()) symbolic_value_error(t, "int");
+             if (t.is_symbolic() || t.is_keras_tensor()) symbolic_value_error(t, "int");
              return ef::cast(t, ef::DType::int64).item<std::int64_t>();
            })
       .def("__index__",
            [](const ef::Tensor& t) {
-             if (t.is_symbolic()) symbolic_value_error(t, "index");
+             if (t.is_symbolic() || t.is_keras_tensor()) symbolic_value_error(t, "index");
              if (!ef::is_integer(t.dtype())) throw nb::type_error("only integer tensors can be used as an index");
              return ef::cast(t, ef::DType::int64).item<std::int64_t>();
            })

@@ -13,6 +13,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "eagerflow/train/functional.h"
 #include "py_layer.h"
 
 namespace efpy {
@@ -106,27 +107,49 @@ optim::ClipOptions clip_of(std::optional<double> clipnorm, std::optional<double>
   return c;
 }
 
-// Tensors for fit/evaluate: taken with the GIL held, before the loop releases it.
-Tensor batched(nb::handle h, const char* what) {
+// x, y or sample weights for fit/evaluate/predict (taken with the GIL held, before the loop
+// releases it): a tensor, a list in the model's order, or a dict by input/output name.
+Data data_of(nb::handle h) {
+  if (h.is_none()) return {};
+  if (PyDict_Check(h.ptr())) {
+    std::map<std::string, Tensor> by_name;
+    for (auto [k, v] : nb::borrow<nb::dict>(h)) by_name[nb::cast<std::string>(k)] = to_tensor(v);
+    return Data(by_name);
+  }
+  if (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) {
+    std::vector<Tensor> list;
+    for (auto v : h) list.push_back(to_tensor(v));
+    return Data(std::move(list));
+  }
+  return Data(to_tensor(h));
+}
+
+Data required(nb::handle h, const char* what) {
   if (h.is_none()) throw nb::value_error((std::string(what) + " is required").c_str());
-  return to_tensor(h);
+  return data_of(h);
 }
 
 nb::tuple fit(Model& self, nb::handle x, nb::handle y, std::int64_t batch_size, int epochs, int initial_epoch,
-              double validation_split, nb::handle validation_data, bool shuffle, nb::handle callbacks, int verbose) {
+              double validation_split, nb::handle validation_data, bool shuffle, nb::handle callbacks, int verbose,
+              nb::handle sample_weight, nb::handle class_weight) {
   FitOptions o;
-  Tensor xt = batched(x, "x"), yt = batched(y, "y");
+  Data xt = required(x, "x"), yt = required(y, "y");
   o.batch_size = batch_size;
   o.epochs = epochs;
   o.initial_epoch = initial_epoch;
   o.validation_split = validation_split;
   if (!validation_data.is_none()) {
-    if (nb::len(validation_data) != 2)
-      throw nb::value_error("validation_data must be a pair (x_val, y_val) (sample weights are not supported)");
-    o.validation_data = std::make_pair(to_tensor(validation_data[0]), to_tensor(validation_data[1]));
+    std::size_t n = nb::len(validation_data);
+    if (n != 2 && n != 3)
+      throw nb::value_error("validation_data must be (x_val, y_val) or (x_val, y_val, sample_weight_val)");
+    o.validation_data = ValidationData(data_of(validation_data[0]), data_of(validation_data[1]),
+                                       n == 3 ? data_of(validation_data[2]) : Data());
   }
   o.shuffle = shuffle;
   o.verbose = verbose;
+  o.sample_weight = data_of(sample_weight);
+  if (!class_weight.is_none())
+    for (auto [k, v] : nb::borrow<nb::dict>(class_weight)) o.class_weight[nb::cast<std::int64_t>(k)] = nb::cast<double>(v);
   // The callbacks stay alive in the caller's list for the whole call: no ownership taken.
   if (!callbacks.is_none())
     for (auto cb : callbacks) o.callbacks.emplace_back(nb::cast<Callback*>(cb), [](Callback*) {});
@@ -140,6 +163,98 @@ nb::tuple fit(Model& self, nb::handle x, nb::handle y, std::int64_t batch_size, 
   nb::dict history;
   for (const auto& [k, v] : h.history) history[nb::str(k.c_str())] = nb::cast(v);
   return nb::make_tuple(history, nb::cast(h.epoch));
+}
+
+// What a Python train_step/test_step sees (Keras 3): data = (x, y) or (x, y, sample_weight),
+// each a tensor for one input/output, else a list in the model's order.
+nb::object structure(const std::vector<Tensor>& ts) {
+  if (ts.size() == 1) return nb::cast(ts[0]);
+  nb::list out;
+  for (const auto& t : ts) out.append(nb::cast(t));
+  return out;
+}
+
+nb::object step_data(const StepData& d) {
+  if (d.sample_weight.empty()) return nb::make_tuple(structure(d.x), structure(d.y));
+  return nb::make_tuple(structure(d.x), structure(d.y), structure(d.sample_weight));
+}
+
+std::vector<Tensor> tensors_of(nb::handle h) {
+  std::vector<Tensor> out;
+  if (h.is_none()) return out;
+  if (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) {
+    for (auto v : h) out.push_back(to_tensor(v));
+  } else if (PyDict_Check(h.ptr())) {
+    throw nb::type_error("give a tensor or a list of tensors in the model's order (not a dict) here");
+  } else {
+    out.push_back(to_tensor(h));
+  }
+  return out;
+}
+
+// A train_step's returned dict (nested dicts, such as a metrics container's result, are
+// flattened, as Keras does) to the step's logs.
+void collect_logs(nb::handle result, StepLogs& out) {
+  if (!PyDict_Check(result.ptr()))
+    throw nb::type_error("train_step/test_step must return a dict of metric names to values");
+  for (auto [k, v] : nb::borrow<nb::dict>(result)) {
+    if (PyDict_Check(v.ptr())) collect_logs(v, out);
+    else out[nb::cast<std::string>(k)] = to_tensor(v);
+  }
+}
+
+// Models subclassed in Python: train_step, test_step and predict_step may be overridden (Keras 3).
+class PyModel : public PyLayerT<Model> {
+ public:
+  explicit PyModel(std::string name) : PyLayerT<Model>(std::move(name)) {}
+
+  StepLogs train_step(const StepData& d) override {
+    return logs_step("train_step", d, [&] { return Model::train_step(d); });
+  }
+  StepLogs test_step(const StepData& d) override {
+    return logs_step("test_step", d, [&] { return Model::test_step(d); });
+  }
+  std::vector<Tensor> predict_step(const std::vector<Tensor>& x) override {
+    {
+      nb::gil_scoped_acquire gil;
+      nb::detail::ticket t(nb_trampoline, "predict_step", nb::detail::str_hash("predict_step"), false);
+      if (t.key.is_valid()) {
+        nb::object out = nb_trampoline.base().attr(t.key)(structure(x));
+        if (PyDict_Check(out.ptr())) throw nb::type_error("predict_step must return a tensor or a list of tensors");
+        return tensors_of(out);
+      }
+    }
+    return Model::predict_step(x);
+  }
+
+ private:
+  template <class F>
+  StepLogs logs_step(const char* name, const StepData& d, F&& fallback) {
+    {
+      nb::gil_scoped_acquire gil;
+      nb::detail::ticket t(nb_trampoline, name, nb::detail::str_hash(name), false);
+      if (t.key.is_valid()) {
+        StepLogs logs;
+        collect_logs(nb_trampoline.base().attr(t.key)(step_data(d)), logs);
+        return logs;
+      }
+    }
+    return fallback();
+  }
+};
+
+StepData step_data_of(nb::handle x, nb::handle y, nb::handle sample_weight) {
+  StepData d;
+  d.x = tensors_of(x);
+  d.y = tensors_of(y);
+  d.sample_weight = tensors_of(sample_weight);
+  return d;
+}
+
+nb::dict logs_of(const StepLogs& logs) {
+  nb::dict d;
+  for (const auto& [k, v] : logs) d[nb::str(k.c_str())] = nb::cast(v);
+  return d;
 }
 
 }  // namespace
@@ -335,66 +450,163 @@ void init_training(nb::module_& m) {
       .def_prop_ro("last_saved", &ModelCheckpoint::last_saved);
 
   // ---------------------------------------------------------------- models
-  nb::class_<Model, Layer, PyLayerT<Model>>(t, "Model")
+  nb::class_<Model, Layer, PyModel>(t, "Model")
       .def(nb::init<std::string>(), "name"_a = "")
       .def(
-          "_compile",
-          [](Model& self, std::shared_ptr<optim::Optimizer> optimizer, const Loss& loss, nb::handle metrics,
-             bool run_eagerly) {
-            std::vector<std::shared_ptr<Metric>> objects;
-            if (!metrics.is_none())
-              for (auto h : metrics) {
-                if (PyUnicode_Check(h.ptr())) objects.push_back(metric_by_name(nb::cast<std::string>(h), loss.name()));
-                else objects.push_back(nb::cast<std::shared_ptr<Metric>>(h));
-              }
-            self.compile_with_metrics(std::move(optimizer), loss, std::move(objects), run_eagerly);
+          "_init_functional",
+          [](Model& self, nb::handle inputs, nb::handle outputs, std::vector<std::string> names) {
+            self.init_functional(tensors_of(inputs), tensors_of(outputs), std::move(names));
           },
-          "optimizer"_a, "loss"_a, "metrics"_a.none(), "run_eagerly"_a)
+          "inputs"_a, "outputs"_a, "output_names"_a)
+      .def_prop_ro("_is_functional", [](const Model& self) { return self.functional_graph() != nullptr; })
+      .def_prop_ro("input_names", &Model::input_names)
+      .def_prop_ro("output_names", &Model::output_names)
+      .def(
+          "_compile",
+          [](Model& self, std::shared_ptr<optim::Optimizer> optimizer, nb::handle loss, nb::handle loss_weights,
+             nb::handle metrics, bool run_eagerly) {
+            // loss: a Loss, a list of them or a dict by output name (already converted in Python);
+            // metrics: a list (names or objects), a list of lists or a dict by output name.
+            CompileOptions o;
+            o.optimizer = std::move(optimizer);
+            auto metric_ref = [](nb::handle h) -> MetricRef {
+              if (PyUnicode_Check(h.ptr())) return MetricRef(nb::cast<std::string>(h));
+              return MetricRef(nb::cast<std::shared_ptr<Metric>>(h));
+            };
+            if (PyDict_Check(loss.ptr())) {
+              for (auto [k, v] : nb::borrow<nb::dict>(loss)) o.loss_by_output.emplace(nb::cast<std::string>(k), nb::cast<Loss>(v));
+            } else if (PyList_Check(loss.ptr())) {
+              for (auto v : loss) o.loss.emplace_back(nb::cast<Loss>(v));
+            } else {
+              o.loss.emplace_back(nb::cast<Loss>(loss));
+            }
+            if (PyDict_Check(loss_weights.ptr())) {
+              for (auto [k, v] : nb::borrow<nb::dict>(loss_weights)) o.loss_weights_by_output[nb::cast<std::string>(k)] = nb::cast<double>(v);
+            } else if (!loss_weights.is_none()) {
+              for (auto v : loss_weights) o.loss_weights.push_back(nb::cast<double>(v));
+            }
+            if (PyDict_Check(metrics.ptr())) {
+              for (auto [k, v] : nb::borrow<nb::dict>(metrics)) {
+                auto& refs = o.metrics_by_output[nb::cast<std::string>(k)];
+                if (PyList_Check(v.ptr()) || PyTuple_Check(v.ptr()))
+                  for (auto m : v) refs.push_back(metric_ref(m));
+                else
+                  refs.push_back(metric_ref(v));
+              }
+            } else if (!metrics.is_none()) {
+              bool per_output = nb::len(metrics) > 0 && std::all_of(metrics.begin(), metrics.end(), [](nb::handle m) {
+                return PyList_Check(m.ptr()) || PyTuple_Check(m.ptr());
+              });
+              if (per_output) {
+                std::vector<std::string> names = self.output_names();
+                if (nb::len(metrics) != names.size())
+                  throw nb::value_error(("compile got " + std::to_string(nb::len(metrics)) + " metric lists for " +
+                                         std::to_string(names.size()) + " outputs")
+                                            .c_str());
+                std::size_t i = 0;
+                for (auto list : metrics) {
+                  auto& refs = o.metrics_by_output[names[i++]];
+                  for (auto m : list) refs.push_back(metric_ref(m));
+                }
+              } else {
+                for (auto m : metrics) o.metrics.push_back(metric_ref(m));
+              }
+            }
+            o.run_eagerly = run_eagerly;
+            self.compile(std::move(o));
+          },
+          "optimizer"_a, "loss"_a, "loss_weights"_a.none(), "metrics"_a.none(), "run_eagerly"_a)
       .def("_fit", &fit, "x"_a.none(), "y"_a.none(), "batch_size"_a, "epochs"_a, "initial_epoch"_a,
-           "validation_split"_a, "validation_data"_a.none(), "shuffle"_a, "callbacks"_a.none(), "verbose"_a)
+           "validation_split"_a, "validation_data"_a.none(), "shuffle"_a, "callbacks"_a.none(), "verbose"_a,
+           "sample_weight"_a.none(), "class_weight"_a.none())
       .def(
           "_evaluate",
-          [](Model& self, nb::handle x, nb::handle y, std::int64_t batch_size, int verbose) {
-            Tensor xt = batched(x, "x"), yt = batched(y, "y");
+          [](Model& self, nb::handle x, nb::handle y, std::int64_t batch_size, int verbose, nb::handle sample_weight) {
+            Data xt = required(x, "x"), yt = required(y, "y"), sw = data_of(sample_weight);
             Logs logs;
             {
               nb::gil_scoped_release release;
-              logs = self.evaluate(xt, yt, batch_size, verbose);
+              logs = self.evaluate(xt, yt, batch_size, verbose, sw);
               flush_c_stdout();
             }
             drain_log_warnings();
             return logs_dict(logs);
           },
-          "x"_a.none(), "y"_a.none(), "batch_size"_a, "verbose"_a)
+          "x"_a.none(), "y"_a.none(), "batch_size"_a, "verbose"_a, "sample_weight"_a.none())
       .def(
           "_predict",
           [](Model& self, nb::handle x, std::int64_t batch_size) {
-            Tensor xt = batched(x, "x"), out;
+            Data xt = required(x, "x");
+            std::vector<Tensor> outs;
             {
               nb::gil_scoped_release release;
-              out = self.predict(xt, batch_size);
+              outs = self.predict_outputs(xt, batch_size);
             }
             drain_log_warnings();
-            return out;
+            return outs;
           },
           "x"_a.none(), "batch_size"_a)
       .def(
           "_train_on_batch",
-          [](Model& self, nb::handle x, nb::handle y) {
-            Tensor xt = batched(x, "x"), yt = batched(y, "y");
+          [](Model& self, nb::handle x, nb::handle y, nb::handle sample_weight, bool test) {
+            Data xt = required(x, "x"), yt = required(y, "y"), sw = data_of(sample_weight);
             Logs logs;
             {
               nb::gil_scoped_release release;
-              logs = self.train_on_batch(xt, yt);
+              logs = test ? self.test_on_batch(xt, yt, sw) : self.train_on_batch(xt, yt, sw);
             }
             drain_log_warnings();
             return logs_dict(logs);
           },
-          "x"_a.none(), "y"_a.none())
+          "x"_a.none(), "y"_a.none(), "sample_weight"_a.none(), "test"_a = false)
+      .def(
+          "_build_shapes",
+          [](Model& self, std::vector<std::vector<std::int64_t>> shapes) {
+            std::vector<ef::Shape> s;
+            for (auto& dims : shapes) s.emplace_back(dims);
+            self.Model::build(s);
+          },
+          "shapes"_a)
+      .def(
+          "train_step", [](Model& self, nb::handle data) {
+            nb::sequence seq = nb::borrow<nb::sequence>(data);
+            StepData d = step_data_of(seq[0], nb::len(seq) > 1 ? seq[1] : nb::none(), nb::len(seq) > 2 ? seq[2] : nb::none());
+            return logs_of(self.Model::train_step(d));
+          },
+          "data"_a, "Keras' default train step (call it from an override with super().train_step(data)).")
+      .def(
+          "test_step", [](Model& self, nb::handle data) {
+            nb::sequence seq = nb::borrow<nb::sequence>(data);
+            StepData d = step_data_of(seq[0], nb::len(seq) > 1 ? seq[1] : nb::none(), nb::len(seq) > 2 ? seq[2] : nb::none());
+            return logs_of(self.Model::test_step(d));
+          },
+          "data"_a)
+      .def(
+          "predict_step", [](Model& self, nb::handle x) { return structure(self.Model::predict_step(tensors_of(x))); },
+          "x"_a)
+      .def(
+          "compute_loss",
+          [](Model& self, nb::handle x, nb::handle y, nb::handle y_pred, nb::handle sample_weight, bool training) {
+            StepData d = step_data_of(x, y, sample_weight);
+            return self.compute_loss(d, tensors_of(y_pred));
+          },
+          "x"_a = nb::none(), "y"_a = nb::none(), "y_pred"_a = nb::none(), "sample_weight"_a = nb::none(),
+          "training"_a = true,
+          "The compiled losses (per output, weighted) plus the model's losses (regularizers, add_loss).")
+      .def(
+          "compute_metrics",
+          [](Model& self, nb::handle x, nb::handle y, nb::handle y_pred, nb::handle sample_weight) {
+            StepData d = step_data_of(x, y, sample_weight);
+            return logs_of(self.compute_metrics(d, tensors_of(y_pred)));
+          },
+          "x"_a = nb::none(), "y"_a = nb::none(), "y_pred"_a = nb::none(), "sample_weight"_a = nb::none(),
+          "Updates the compiled metrics; returns every metric's result (the loss from the loss tracker).")
+      .def_prop_ro("metrics", &Model::metrics)
       .def_prop_ro("optimizer", &Model::optimizer)
       .def_rw("stop_training", &Model::stop_training)
       .def("tracing_count", &Model::tracing_count, "Traces of the train step so far (1 after any fit).")
       .def("test_tracing_count", &Model::test_tracing_count)
+      .def("predict_tracing_count", &Model::predict_tracing_count)
       .def("_summary_text",
            [](const Model& self) {
              std::ostringstream os;
@@ -403,6 +615,16 @@ void init_training(nb::module_& m) {
            })
       .def("save_weights", &Model::save_weights, "filepath"_a)
       .def("load_weights", &Model::load_weights, "filepath"_a, "skip_mismatch"_a = false);
+
+  t.def(
+      "Input",
+      [](std::vector<std::optional<std::int64_t>> shape, nb::handle dtype, std::string name, std::optional<std::int64_t> batch_size) {
+        std::vector<std::int64_t> dims;
+        for (auto d : shape) dims.push_back(d.value_or(ef::kDynamic));
+        return Input(ef::Shape(dims), dtype.is_none() ? ef::DType::float32 : dtype_from_py(dtype), std::move(name), batch_size);
+      },
+      "shape"_a, "dtype"_a.none(), "name"_a, "batch_size"_a.none());
+  t.def("_metrics_names", [](const Model& m) { return m.metrics_names(); });
 
   nb::class_<Sequential, Model>(t, "Sequential")
       .def(nb::init<std::string>(), "name"_a = "")

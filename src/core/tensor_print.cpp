@@ -185,6 +185,10 @@ std::string Tensor::str() const {
     os << "Tensor(<symbolic>, shape=" << shape().tuple_str() << ", dtype=" << name_of(dtype()) << ")";
     return os.str();
   }
+  if (is_keras_tensor()) {
+    os << "<KerasTensor shape=" << shape().tuple_str() << ", dtype=" << name_of(dtype()) << ">";
+    return os.str();
+  }
   os << "Tensor(" << format_values(*this, 7) << ", shape=" << shape().tuple_str() << ", dtype=" << name_of(dtype()) << ")";
   return os.str();
 }

@@ -48,11 +48,11 @@ Tensor Input(const Shape& shape, DType dtype, std::string name, std::optional<st
 }
 
 Functional::Functional(std::vector<Tensor> inputs, std::vector<Tensor> outputs, std::string name) : Model(std::move(name)) {
-  init(std::move(inputs), std::move(outputs), {});
+  init_functional(std::move(inputs), std::move(outputs));
 }
 
 Functional::Functional(const Tensor& input, const Tensor& output, std::string name) : Model(std::move(name)) {
-  init({input}, {output}, {});
+  init_functional({input}, {output});
 }
 
 Functional::Functional(std::vector<Tensor> inputs, const std::map<std::string, Tensor>& outputs, std::string name)
@@ -63,11 +63,11 @@ Functional::Functional(std::vector<Tensor> inputs, const std::map<std::string, T
     names.push_back(k);
     outs.push_back(v);
   }
-  init(std::move(inputs), std::move(outs), std::move(names));
+  init_functional(std::move(inputs), std::move(outs), std::move(names));
 }
 
-void Functional::init(std::vector<Tensor> inputs, std::vector<Tensor> outputs, std::vector<std::string> out_names) {
-  const std::string model = this->name();
+FunctionalGraph::FunctionalGraph(const std::string& model, std::vector<Tensor> inputs, std::vector<Tensor> outputs,
+                                 std::vector<std::string> out_names) {
   if (inputs.empty()) fail(model, "a functional model needs at least one input");
   if (outputs.empty()) fail(model, "a functional model needs at least one output");
   std::map<const KerasNode*, int> input_index;
@@ -144,13 +144,9 @@ void Functional::init(std::vector<Tensor> inputs, std::vector<Tensor> outputs, s
     if (!used_inputs.count(in.get()))
       fail(model, "Input '" + in->name + "' is not used by any output; remove it from the inputs or use it");
 
-  // The layers, in the order they run, once each (a shared layer has one set of weights).
-  std::set<const nn::Layer*> tracked;
+  std::set<const nn::Layer*> seen;
   for (const auto& step : steps_)
-    if (step.node->kind == KerasNode::Kind::layer && tracked.insert(step.node->layer.get()).second) {
-      if (step.node->layer.get() == this) fail(model, "a model cannot contain itself");
-      track(*step.node->layer);
-    }
+    if (step.node->kind == KerasNode::Kind::layer && seen.insert(step.node->layer.get()).second) layers_.push_back(step.node->layer);
 
   // Output names: as given, else the name of the layer (or op, or Input) that makes each one,
   // numbered when a node gives several outputs or names repeat.
@@ -167,7 +163,7 @@ void Functional::init(std::vector<Tensor> inputs, std::vector<Tensor> outputs, s
   output_names_ = std::move(out_names);
 }
 
-Tensor Functional::conform_input(std::size_t i, const Tensor& x) const {
+Tensor FunctionalGraph::conform_input(const std::string& model, std::size_t i, const Tensor& x) const {
   const TensorSpec& spec = input_specs_[i];
   Tensor v = x;
   // Keras adjusts a rank off by a trailing axis of 1 ([B] data for an Input of shape (1,)).
@@ -180,16 +176,16 @@ Tensor Functional::conform_input(std::size_t i, const Tensor& x) const {
   for (int a = 0; fits && a < v.rank(); ++a)
     fits = spec.shape[a] == kDynamic || v.shape()[a] == kDynamic || spec.shape[a] == v.shape()[a];
   if (!fits)
-    fail(name(), "input '" + input_names_[i] + "' expects " + spec.str() + " (batch first), got " + x.spec().str());
+    fail(model, "input '" + input_names_[i] + "' expects " + spec.str() + " (batch first), got " + x.spec().str());
   if (v.dtype() != spec.dtype) v = cast(v, spec.dtype);  // Keras converts inputs to the Input's dtype
   return v;
 }
 
-std::vector<Tensor> Functional::call_multi(const std::vector<Tensor>& inputs, bool training) {
+std::vector<Tensor> FunctionalGraph::run(const std::string& model, const std::vector<Tensor>& inputs) const {
   if (inputs.size() != input_nodes_.size())
-    fail(name(), "expects " + std::to_string(input_nodes_.size()) + " inputs, got " + std::to_string(inputs.size()));
+    fail(model, "expects " + std::to_string(input_nodes_.size()) + " inputs, got " + std::to_string(inputs.size()));
   std::vector<Tensor> slots(static_cast<std::size_t>(num_slots_));
-  for (std::size_t i = 0; i < inputs.size(); ++i) slots[i] = conform_input(i, inputs[i]);
+  for (std::size_t i = 0; i < inputs.size(); ++i) slots[i] = conform_input(model, i, inputs[i]);
   std::vector<Tensor> args;
   for (const Step& step : steps_) {
     const KerasNode& node = *step.node;
@@ -200,7 +196,7 @@ std::vector<Tensor> Functional::call_multi(const std::vector<Tensor>& inputs, bo
     if (node.kind == KerasNode::Kind::op) outs = dispatch(*node.op, args);
     else outs = node.layer->call_outputs(args, node.training);
     if (outs.size() != node.outputs.size())
-      fail(name(), node_label(node) + " gave " + std::to_string(outs.size()) + " outputs, " +
+      fail(model, node_label(node) + " gave " + std::to_string(outs.size()) + " outputs, " +
                        std::to_string(node.outputs.size()) + " when the model was built");
     for (std::size_t k = 0; k < outs.size(); ++k) slots[static_cast<std::size_t>(step.first_output) + k] = std::move(outs[k]);
   }
@@ -209,19 +205,7 @@ std::vector<Tensor> Functional::call_multi(const std::vector<Tensor>& inputs, bo
   return result;
 }
 
-Tensor Functional::call(const Tensor& inputs, bool training) {
-  std::vector<Tensor> outs = call_multi({inputs}, training);
-  if (outs.size() != 1) fail(name(), "has " + std::to_string(outs.size()) + " outputs; call_outputs(inputs) returns all of them");
-  return outs[0];
-}
-
-Tensor Functional::call(const std::vector<Tensor>& inputs, bool training) {
-  std::vector<Tensor> outs = call_multi(inputs, training);
-  if (outs.size() != 1) fail(name(), "has " + std::to_string(outs.size()) + " outputs; call_outputs(inputs) returns all of them");
-  return outs[0];
-}
-
-void Functional::summary(std::ostream& os) const {
+void FunctionalGraph::summary(std::ostream& os, const Model& m) const {
   auto count = [](const std::vector<Variable>& vs) {
     std::int64_t n = 0;
     for (const auto& v : vs) n += v.shape().num_elements();
@@ -245,7 +229,7 @@ void Functional::summary(std::ostream& os) const {
   for (const auto& step : steps_) call_index[step.node.get()] = {step.node->name, calls[step.node->name]++};
   const int w_name = 32, w_shape = 22, w_params = 10;
   std::string rule(w_name + w_shape + w_params + 30, '_'), double_rule(rule.size(), '=');
-  os << "Model: \"" << name() << "\"\n" << rule << "\n";
+  os << "Model: \"" << m.name() << "\"\n" << rule << "\n";
   os << std::left << std::setw(w_name) << " Layer (type)" << std::setw(w_shape) << "Output Shape" << std::setw(w_params)
      << "Param #" << "Connected to\n" << double_rule << "\n";
   for (const auto& in : input_nodes_)
@@ -255,6 +239,8 @@ void Functional::summary(std::ostream& os) const {
   for (const auto& step : steps_) {
     const KerasNode& node = *step.node;
     std::string type = node.kind == KerasNode::Kind::layer ? node.layer->type_name() : "Operation";
+    if (const auto* nested = dynamic_cast<const Model*>(node.layer.get()); nested && nested->functional_graph())
+      type = "Functional";
     std::int64_t params = 0;
     if (node.kind == KerasNode::Kind::layer && counted.insert(node.layer.get()).second) params = count(node.layer->weights());
     std::string connected;
@@ -269,7 +255,7 @@ void Functional::summary(std::ostream& os) const {
     os << std::left << std::setw(w_name) << (" " + node.name + " (" + type + ")") << std::setw(w_shape) << shapes
        << std::setw(w_params) << with_commas(params) << connected << "\n";
   }
-  std::int64_t trainable = count(trainable_weights()), frozen = count(non_trainable_weights());
+  std::int64_t trainable = count(m.trainable_weights()), frozen = count(m.non_trainable_weights());
   os << double_rule << "\nTotal params: " << with_commas(trainable + frozen) << "\nTrainable params: " << with_commas(trainable)
      << "\nNon-trainable params: " << with_commas(frozen) << "\n" << rule << "\n";
 }

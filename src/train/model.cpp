@@ -16,6 +16,7 @@
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/ops/random.h"
 #include "eagerflow/trace/context.h"
+#include "eagerflow/train/functional.h"
 #include "train/progress_bar.h"
 
 namespace ef::train {
@@ -128,7 +129,13 @@ Data::Data(const std::map<std::string, Tensor>& by_name) {
 
 Model::Model(std::string name) : nn::Layer(std::move(name)) {}
 
+std::vector<std::string> Model::input_names() const {
+  if (graph_) return graph_->input_names();
+  return {"input"};
+}
+
 std::vector<std::string> Model::output_names() const {
+  if (graph_) return graph_->output_names();
   if (losses_.size() <= 1) return {"output"};
   std::vector<std::string> names;
   for (std::size_t i = 0; i < losses_.size(); ++i) names.push_back("output_" + std::to_string(i + 1));
@@ -154,7 +161,7 @@ void Model::compile(CompileOptions o) {
   if (!o.optimizer) fail(name(), "compile needs an optimizer");
   std::vector<std::string> outputs = output_names();
   // A model that is not functional learns its output count from the losses given.
-  if (input_names() == std::vector<std::string>{"input"} && o.loss.size() > 1 && outputs.size() == 1) {
+  if (!graph_ && o.loss.size() > 1 && outputs.size() == 1) {
     outputs.clear();
     for (std::size_t i = 0; i < o.loss.size(); ++i) outputs.push_back("output_" + std::to_string(i + 1));
   }
@@ -242,8 +249,42 @@ std::vector<std::shared_ptr<Metric>> Model::metrics() const {
   return out;
 }
 
+void Model::init_functional(std::vector<Tensor> inputs, std::vector<Tensor> outputs, std::vector<std::string> output_names) {
+  if (graph_) fail(name(), "already has a functional graph");
+  if (!layers().empty() || built()) fail(name(), "init_functional must come before the model has layers or is called");
+  auto graph = std::make_shared<const FunctionalGraph>(name(), std::move(inputs), std::move(outputs), std::move(output_names));
+  for (const auto& layer : graph->layers()) {
+    if (layer.get() == this) fail(name(), "a model cannot contain itself");
+    track(*layer);
+  }
+  graph_ = std::move(graph);
+}
+
 std::vector<Tensor> Model::call_multi(const std::vector<Tensor>& inputs, bool training) {
+  if (graph_) return graph_->run(name(), inputs);
   return {inputs.size() == 1 ? call(inputs[0], training) : call(inputs, training)};
+}
+
+Tensor Model::call(const Tensor& inputs, bool training) {
+  if (!graph_) return nn::Layer::call(inputs, training);
+  std::vector<Tensor> outs = graph_->run(name(), {inputs});
+  if (outs.size() != 1) fail(name(), "has " + std::to_string(outs.size()) + " outputs; call_outputs(inputs) returns all of them");
+  return outs[0];
+}
+
+Tensor Model::call(const std::vector<Tensor>& inputs, bool training) {
+  if (!graph_) return nn::Layer::call(inputs, training);
+  std::vector<Tensor> outs = graph_->run(name(), inputs);
+  if (outs.size() != 1) fail(name(), "has " + std::to_string(outs.size()) + " outputs; call_outputs(inputs) returns all of them");
+  return outs[0];
+}
+
+std::vector<std::string> Model::metrics_names() const {
+  std::vector<std::string> out{"loss"};
+  for (const auto& l : losses_)
+    if (l.tracker) out.push_back(l.tracker->name());
+  for (const auto& m : metrics_) out.push_back(m.log_name);
+  return out;
 }
 
 std::vector<Tensor> Model::call_model(const std::vector<Tensor>& x, bool training) { return call_outputs(x, training); }
@@ -396,7 +437,7 @@ std::vector<Tensor> Model::order_by_name(const char* what, const Data& d, const 
 StepData Model::conform(const char* what, const Data& x, const Data& y, const Data& sample_weight, bool need_y) const {
   StepData d;
   const std::vector<std::string> in_names = input_names(), out_names = output_names();
-  const bool fixed_inputs = in_names != std::vector<std::string>{"input"};
+  const bool fixed_inputs = graph_ != nullptr;
   d.x = order_by_name("x", x, in_names);
   if (d.x.empty()) fail(name(), std::string(what) + " needs inputs x");
   if (fixed_inputs && d.x.size() != in_names.size())
@@ -662,6 +703,7 @@ History Model::fit(const Data& x_in, const Data& y_in, const FitOptions& o) {
 void Model::summary() const { summary(std::cout); }
 
 void Model::summary(std::ostream& os) const {
+  if (graph_) return graph_->summary(os, *this);
   auto count = [](const std::vector<Variable>& vs) {
     std::int64_t n = 0;
     for (const auto& v : vs) n += v.shape().num_elements();

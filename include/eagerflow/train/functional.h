@@ -26,44 +26,51 @@ namespace ef::train {
 Tensor Input(const Shape& shape, DType dtype = DType::float32, std::string name = "",
              std::optional<std::int64_t> batch_size = std::nullopt);
 
-class Functional : public Model {
+// The layer graph of a functional model, checked when made: every output computable from the
+// inputs, every input used, names unique; errors name the layer. Immutable once made.
+class FunctionalGraph {
  public:
-  // inputs: Keras tensors made by Input; outputs: Keras tensors computed from them. The graph
-  // is checked here: every output must be computable from the inputs, every input used, and
-  // names unique; errors name the layer.
-  Functional(std::vector<Tensor> inputs, std::vector<Tensor> outputs, std::string name = "");
-  Functional(const Tensor& input, const Tensor& output, std::string name = "");
-  // Outputs by name (Keras' dict outputs): y, losses and metrics are keyed by these names.
-  Functional(std::vector<Tensor> inputs, const std::map<std::string, Tensor>& outputs, std::string name = "");
-
-  std::vector<std::string> input_names() const override { return input_names_; }
-  std::vector<std::string> output_names() const override { return output_names_; }
-  const std::vector<TensorSpec>& input_specs() const { return input_specs_; }
-  std::size_t num_outputs() const { return output_slots_.size(); }
-  // Keras' summary of a functional model: a row per layer (and per Input) with the layers its
-  // inputs come from ("Connected to").
-  void summary(std::ostream& os) const override;
-  using Model::summary;
-
- protected:
-  Tensor call(const Tensor& inputs, bool training) override;
-  Tensor call(const std::vector<Tensor>& inputs, bool training) override;
-  std::vector<Tensor> call_multi(const std::vector<Tensor>& inputs, bool training) override;
-
- private:
   struct Step {
     std::shared_ptr<const KerasNode> node;
     std::vector<int> args;  // the slot of each node input, -1 for a constant the node holds
     int first_output = 0;   // slots first_output ... first_output + outputs - 1
   };
-  void init(std::vector<Tensor> inputs, std::vector<Tensor> outputs, std::vector<std::string> output_names);
-  Tensor conform_input(std::size_t i, const Tensor& x) const;
+  // output_names empty: each output is named after the layer (or op, or Input) making it.
+  FunctionalGraph(const std::string& model, std::vector<Tensor> inputs, std::vector<Tensor> outputs,
+                  std::vector<std::string> output_names = {});
+
+  // The outputs for these inputs (in input order): each node runs on real (or traced) tensors.
+  std::vector<Tensor> run(const std::string& model, const std::vector<Tensor>& inputs) const;
+  void summary(std::ostream& os, const Model& model) const;
+
+  // The nodes in the order they run; inputs occupy slots 0..n-1.
+  const std::vector<Step>& steps() const { return steps_; }
+  const std::vector<std::shared_ptr<const KerasNode>>& input_nodes() const { return input_nodes_; }
+  const std::vector<std::string>& input_names() const { return input_names_; }
+  const std::vector<std::string>& output_names() const { return output_names_; }
+  const std::vector<TensorSpec>& input_specs() const { return input_specs_; }
+  const std::vector<int>& output_slots() const { return output_slots_; }
+  // The layers, in the order they first run, once each (a shared layer has one set of weights).
+  const std::vector<std::shared_ptr<nn::Layer>>& layers() const { return layers_; }
+
+ private:
+  Tensor conform_input(const std::string& model, std::size_t i, const Tensor& x) const;
   std::vector<Step> steps_;
   std::vector<std::shared_ptr<const KerasNode>> input_nodes_;
   std::vector<std::string> input_names_, output_names_;
   std::vector<TensorSpec> input_specs_;
   std::vector<int> output_slots_;
+  std::vector<std::shared_ptr<nn::Layer>> layers_;
   int num_slots_ = 0;
+};
+
+// Keras' Model(inputs, outputs): a Model whose call runs a FunctionalGraph (Model::init_functional).
+class Functional : public Model {
+ public:
+  Functional(std::vector<Tensor> inputs, std::vector<Tensor> outputs, std::string name = "");
+  Functional(const Tensor& input, const Tensor& output, std::string name = "");
+  // Outputs by name (Keras' dict outputs): y, losses and metrics are keyed by these names.
+  Functional(std::vector<Tensor> inputs, const std::map<std::string, Tensor>& outputs, std::string name = "");
 };
 
 }  // namespace ef::train

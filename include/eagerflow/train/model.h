@@ -26,6 +26,8 @@
 
 namespace ef::train {
 
+class FunctionalGraph;  // eagerflow/train/functional.h
+
 // Inputs, targets or sample weights of fit/evaluate/predict: one tensor, a list (in the
 // model's input or output order) or a map by input or output name. Empty: none given.
 struct Data {
@@ -145,14 +147,24 @@ class Model : public nn::Layer {
   StepLogs compute_metrics(const StepData& data, const std::vector<Tensor>& y_pred);
   // The loss tracker ("loss"), per-output loss trackers, then the compiled metrics.
   std::vector<std::shared_ptr<Metric>> metrics() const;
+  // The names they log under, in that order (Keras' metrics_names): "loss", "<output>_loss",
+  // "<metric>" or, with several outputs, "<output>_<metric>".
+  std::vector<std::string> metrics_names() const;
   // Every output of the model on inputs x (in the model's input order).
   std::vector<Tensor> call_model(const std::vector<Tensor>& x, bool training);
 
   // Names of the inputs and outputs, for x/y maps and per-output losses: a functional model's
   // Input names and output layer names; "input" / "output" (numbered from output_1 when a
   // model gives several) otherwise.
-  virtual std::vector<std::string> input_names() const { return {"input"}; }
+  virtual std::vector<std::string> input_names() const;
   virtual std::vector<std::string> output_names() const;
+
+  // Keras' Model(inputs, outputs): this model's call runs the layer graph from the Keras
+  // tensors `inputs` (made by Input) to `outputs` (eagerflow/train/functional.h), checked here.
+  // Once, before the model is called. output_names: names for the outputs (else the names of
+  // the layers making them).
+  void init_functional(std::vector<Tensor> inputs, std::vector<Tensor> outputs, std::vector<std::string> output_names = {});
+  const FunctionalGraph* functional_graph() const { return graph_.get(); }
 
   // Traces of the train step so far (1 after any fit, whatever the batch sizes).
   int tracing_count() const;
@@ -163,6 +175,8 @@ class Model : public nn::Layer {
   void summary() const;
 
   const std::shared_ptr<optim::Optimizer>& optimizer() const { return optimizer_; }
+  // The arguments of the latest compile (what ef::save_model records).
+  const CompileOptions& compile_options() const { return compile_options_; }
   bool compiled() const { return optimizer_ != nullptr && !losses_.empty(); }
   // The weights in a safetensors file, keyed by their paths below this model ("dense/kernel"),
   // so a model of the same structure loads them whatever its own name. Loading checks names,
@@ -176,8 +190,11 @@ class Model : public nn::Layer {
   int resume_epoch = -1;
 
  protected:
-  // Outputs as several tensors: models whose call gives one output use call().
+  // Outputs as several tensors: models whose call gives one output use call(). A functional
+  // model runs its graph.
   std::vector<Tensor> call_multi(const std::vector<Tensor>& inputs, bool training) override;
+  Tensor call(const Tensor& inputs, bool training) override;
+  Tensor call(const std::vector<Tensor>& inputs, bool training) override;
 
  private:
   struct OutputLoss {
@@ -202,6 +219,7 @@ class Model : public nn::Layer {
   StepLogs run_test(const StepData& batch);
   Logs evaluate_data(const StepData& data, std::int64_t batch_size, int verbose);
 
+  std::shared_ptr<const FunctionalGraph> graph_;
   std::shared_ptr<optim::Optimizer> optimizer_;
   std::vector<OutputLoss> losses_;
   std::shared_ptr<Mean> loss_tracker_;
