@@ -151,6 +151,10 @@ void Model::compile(std::shared_ptr<optim::Optimizer> optimizer, LossRef loss, s
   compile(std::move(o));
 }
 
+void Model::compile(const std::string& optimizer, LossRef loss, std::vector<MetricRef> metrics, bool run_eagerly) {
+  compile(optim::optimizer_by_name(optimizer), std::move(loss), std::move(metrics), run_eagerly);
+}
+
 void Model::compile_with_metrics(std::shared_ptr<optim::Optimizer> optimizer, Loss loss,
                                  std::vector<std::shared_ptr<Metric>> metrics, bool run_eagerly) {
   std::vector<MetricRef> refs(metrics.begin(), metrics.end());
@@ -201,7 +205,7 @@ void Model::compile(CompileOptions o) {
 
   std::vector<OutputMetric> metrics;
   std::set<const Metric*> seen;
-  auto add_metric = [&](std::size_t out, const MetricRef& ref) {
+  auto add_metric = [&](std::size_t out, const MetricRef& ref, bool weighted = false) {
     std::shared_ptr<Metric> m;
     if (const auto* named = std::get_if<std::string>(&ref.value)) {
       std::string loss_name = losses[out].loss ? losses[out].loss->name() : "";
@@ -214,12 +218,25 @@ void Model::compile(CompileOptions o) {
                      "would mix; give each output its own object, or the metric by name");
     }
     std::string log = n > 1 ? outputs[out] + "_" + m->name() : m->name();
-    metrics.push_back({out, m, log});
+    metrics.push_back({out, m, log, weighted});
   };
   for (const auto& ref : o.metrics)
     for (std::size_t out = 0; out < n; ++out) add_metric(out, ref);
   for (const auto& [key, refs] : o.metrics_by_output)
     for (const auto& ref : refs) add_metric(index_of(key, "metrics"), ref);
+  const std::size_t unweighted = metrics.size();
+  for (const auto& ref : o.weighted_metrics)
+    for (std::size_t out = 0; out < n; ++out) add_metric(out, ref, true);
+  for (const auto& [key, refs] : o.weighted_metrics_by_output)
+    for (const auto& ref : refs) add_metric(index_of(key, "weighted_metrics"), ref, true);
+  // As tf.keras: a weighted metric named like an unweighted one reports as "weighted_<name>".
+  for (std::size_t i = unweighted; i < metrics.size(); ++i) {
+    auto& wm = metrics[i];
+    bool clash = std::any_of(metrics.begin(), metrics.begin() + static_cast<std::ptrdiff_t>(unweighted),
+                             [&](const OutputMetric& m) { return m.log_name == wm.log_name; });
+    if (clash)
+      wm.log_name = n > 1 ? outputs[wm.output] + "_weighted_" + wm.metric->name() : "weighted_" + wm.metric->name();
+  }
   std::set<std::string> log_names{"loss"};
   for (const auto& l : losses)
     if (l.tracker) log_names.insert(l.tracker->name());
@@ -311,7 +328,13 @@ Tensor Model::compute_loss(const StepData& data, const std::vector<Tensor>& y_pr
 }
 
 StepLogs Model::compute_metrics(const StepData& data, const std::vector<Tensor>& y_pred) {
-  for (auto& m : metrics_) m.metric->update_state(data.y.at(m.output), y_pred.at(m.output));
+  for (auto& m : metrics_) {
+    Tensor sw = m.weighted && !data.sample_weight.empty() ? data.sample_weight.at(m.output) : Tensor();
+    if (sw.defined())
+      m.metric->update_state(data.y.at(m.output), y_pred.at(m.output), sw);
+    else
+      m.metric->update_state(data.y.at(m.output), y_pred.at(m.output));
+  }
   StepLogs logs;
   logs["loss"] = loss_tracker_->result();
   for (const auto& l : losses_)

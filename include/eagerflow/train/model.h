@@ -95,6 +95,11 @@ struct CompileOptions {
   std::map<std::string, double> loss_weights_by_output;
   std::vector<MetricRef> metrics;
   std::map<std::string, std::vector<MetricRef>> metrics_by_output;
+  // Keras' weighted_metrics: updated with the sample weights (sample_weight, class_weight);
+  // the metrics above are not. Laid out as metrics; a name that an unweighted metric already
+  // reports under gets the prefix "weighted_".
+  std::vector<MetricRef> weighted_metrics;
+  std::map<std::string, std::vector<MetricRef>> weighted_metrics_by_output;
   bool run_eagerly = false;
 };
 
@@ -113,6 +118,9 @@ class Model : public nn::Layer {
 
   void compile(CompileOptions options);
   void compile(std::shared_ptr<optim::Optimizer> optimizer, LossRef loss, std::vector<MetricRef> metrics = {},
+               bool run_eagerly = false);
+  // The optimizer by Keras name ("adam", "sgd", "adamw", "rmsprop": optim::optimizer_by_name).
+  void compile(const std::string& optimizer, LossRef loss, std::vector<MetricRef> metrics = {},
                bool run_eagerly = false);
   // Metrics as objects (kept for existing callers; compile takes objects too).
   void compile_with_metrics(std::shared_ptr<optim::Optimizer> optimizer, Loss loss,
@@ -206,6 +214,7 @@ class Model : public nn::Layer {
     std::size_t output;
     std::shared_ptr<Metric> metric;
     std::string log_name;
+    bool weighted = false;  // a weighted_metrics entry: updated with the sample weights
   };
   struct Batching;  // src/train/model.cpp
   void require_compiled(const char* what) const;
