@@ -43,3 +43,4 @@
 #include "eagerflow/io/safetensors.h"
 #include "eagerflow/train/checkpoint.h"
 #include "eagerflow/saving/saved_model.h"
+#include "eagerflow/saving/model.h"

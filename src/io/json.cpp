@@ -1,5 +1,7 @@
 #include "io/json.h"
 
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <unordered_set>
@@ -17,7 +19,8 @@ constexpr std::size_t kMaxValues = std::size_t{1} << 23;
 
 class Parser {
  public:
-  Parser(std::string_view text, const std::string& what) : s_(text), what_(what) {}
+  Parser(std::string_view text, const std::string& what, bool allow_reals)
+      : s_(text), what_(what), allow_reals_(allow_reals) {}
 
   Json document() {
     Json v = value(0);
@@ -99,7 +102,7 @@ class Parser {
     } else if (c == '"') {
       out.value = string();
     } else if (c == '-' || (c >= '0' && c <= '9')) {
-      out.value = integer();
+      out = number();
     } else if (literal("true")) {
       out.value = true;
     } else if (literal("false")) {
@@ -109,6 +112,44 @@ class Parser {
     } else {
       error(std::string("unexpected character '") + c + "'");
     }
+    return out;
+  }
+
+  // An integer, or (allow_reals) a real: JSON's grammar, -?int(.digits)?([eE][+-]?digits)?.
+  Json number() {
+    std::size_t start = pos_;
+    std::size_t p = pos_ + (s_[pos_] == '-' ? 1 : 0);
+    auto digits = [&](std::size_t& q) {
+      std::size_t first = q;
+      while (q < s_.size() && s_[q] >= '0' && s_[q] <= '9') ++q;
+      return q > first;
+    };
+    std::size_t q = p;
+    if (!digits(q)) { pos_ = q; error("expected a digit"); }
+    bool real = false;
+    if (q < s_.size() && s_[q] == '.') {
+      real = true;
+      ++q;
+      if (!digits(q)) { pos_ = q; error("expected a digit after '.'"); }
+    }
+    if (q < s_.size() && (s_[q] == 'e' || s_[q] == 'E')) {
+      real = true;
+      ++q;
+      if (q < s_.size() && (s_[q] == '+' || s_[q] == '-')) ++q;
+      if (!digits(q)) { pos_ = q; error("expected a digit in the exponent"); }
+    }
+    Json out;
+    if (!real || !allow_reals_) {
+      out.value = integer();
+      return out;
+    }
+    if (s_[p] == '0' && p + 1 < s_.size() && s_[p + 1] >= '0' && s_[p + 1] <= '9') error("leading zero");
+    if (q - start > 64) error("a number longer than 64 characters");
+    double v = 0;
+    auto [end, ec] = std::from_chars(s_.data() + start, s_.data() + q, v);
+    if (ec != std::errc() || end != s_.data() + q || !std::isfinite(v)) error("a number out of range");
+    pos_ = q;
+    out.value = v;
     return out;
   }
 
@@ -206,6 +247,7 @@ class Parser {
   const std::string& what_;
   std::size_t pos_ = 0;
   std::size_t values_ = 0;
+  bool allow_reals_ = false;
 };
 
 const char* type_name(const Json& j) {
@@ -215,13 +257,16 @@ const char* type_name(const Json& j) {
     case 2: return "an integer";
     case 3: return "a string";
     case 4: return "an array";
+    case 6: return "a real";
     default: return "an object";
   }
 }
 
 }  // namespace
 
-Json parse_json(std::string_view text, const std::string& what) { return Parser(text, what).document(); }
+Json parse_json(std::string_view text, const std::string& what, bool allow_reals) {
+  return Parser(text, what, allow_reals).document();
+}
 
 const Json::Object& Json::object(const std::string& what) const {
   if (!is_object()) throw Error(what + ": expected an object, got " + type_name(*this));
@@ -238,6 +283,11 @@ const std::string& Json::string(const std::string& what) const {
 std::int64_t Json::integer(const std::string& what) const {
   if (!is_int()) throw Error(what + ": expected an integer, got " + type_name(*this));
   return std::get<std::int64_t>(value);
+}
+double Json::real(const std::string& what) const {
+  if (is_int()) return static_cast<double>(std::get<std::int64_t>(value));
+  if (!is_real()) throw Error(what + ": expected a number, got " + type_name(*this));
+  return std::get<double>(value);
 }
 const Json* Json::find(std::string_view key) const {
   if (!is_object()) return nullptr;
@@ -266,6 +316,15 @@ std::string json_quote(std::string_view s) {
     }
   }
   return out + "\"";
+}
+
+std::string json_real(double v) {
+  if (!std::isfinite(v)) throw Error("JSON has no number for " + std::string(std::isnan(v) ? "NaN" : "infinity"));
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);  // the shortest text that reads back exactly
+  std::string s(buf, end);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
 }
 
 }  // namespace ef::io

@@ -52,7 +52,7 @@ Constraint max_norm(double max_value, std::vector<int> axes) {
         Tensor desired = minimum(n, scalar_like(n, max_value));  // norms are >= 0: clip(n, 0, max)
         return w * (desired / (n + kEpsilon));
       },
-      "max_norm");
+      "max_norm").set_params({{"max_value", max_value}}, axes);
 }
 
 Constraint non_neg() {
@@ -60,7 +60,7 @@ Constraint non_neg() {
 }
 
 Constraint unit_norm(std::vector<int> axes) {
-  return Constraint([axes](const Tensor& w) { return w / (norms(w, axes) + kEpsilon); }, "unit_norm");
+  return Constraint([axes](const Tensor& w) { return w / (norms(w, axes) + kEpsilon); }, "unit_norm").set_params({}, axes);
 }
 
 Constraint min_max_norm(double min_value, double max_value, double rate, std::vector<int> axes) {
@@ -77,7 +77,7 @@ Constraint min_max_norm(double min_value, double max_value, double rate, std::ve
         Tensor desired = rate * clipped + (1.0 - rate) * n;
         return w * (desired / (n + kEpsilon));
       },
-      "min_max_norm");
+      "min_max_norm").set_params({{"min_value", min_value}, {"max_value", max_value}, {"rate", rate}}, axes);
 }
 
 }  // namespace ef::nn

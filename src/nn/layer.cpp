@@ -215,6 +215,7 @@ Variable Layer::add_weight(const std::string& weight_name, const Shape& shape, c
   if (!shape.is_static())
     fail(name(), "weight '" + weight_name + "' needs a fully known shape, got " + shape.str() +
                      " (a dim of the input that the weight depends on is dynamic)");
+  ef::detail::charge_weight_budget(shape, dtype, full);  // a model being loaded (eagerflow/nn/layer_config.h)
   Tensor initial;
   {
     trace::EagerScope eager;  // initializers run eagerly even while tracing

@@ -10,6 +10,7 @@ class LeakyReLU : public Layer {
  public:
   explicit LeakyReLU(double negative_slope = 0.3, std::string name = "");
   double negative_slope() const { return slope_; }
+  std::optional<LayerConfig> get_config() const override;
 
  protected:
   Tensor call(const Tensor& inputs) override;
@@ -23,6 +24,7 @@ class ELU : public Layer {
  public:
   explicit ELU(double alpha = 1.0, std::string name = "");
   double alpha() const { return alpha_; }
+  std::optional<LayerConfig> get_config() const override;
 
  protected:
   Tensor call(const Tensor& inputs) override;

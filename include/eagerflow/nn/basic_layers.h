@@ -11,6 +11,7 @@ namespace ef::nn {
 class Flatten : public Layer {
  public:
   explicit Flatten(std::string name = "") : Layer(std::move(name)) {}
+  std::optional<LayerConfig> get_config() const override;
 
  protected:
   Tensor call(const Tensor& inputs) override;
@@ -21,6 +22,7 @@ class Flatten : public Layer {
 class Reshape : public Layer {
  public:
   explicit Reshape(Shape target, std::string name = "") : Layer(std::move(name)), target_(std::move(target)) {}
+  std::optional<LayerConfig> get_config() const override;
 
  protected:
   Tensor call(const Tensor& inputs) override;
@@ -36,6 +38,7 @@ class Dropout : public Layer {
  public:
   explicit Dropout(double rate, std::optional<std::uint64_t> seed = std::nullopt, std::string name = "");
   double rate() const { return rate_; }
+  std::optional<LayerConfig> get_config() const override;
 
  protected:
   Tensor call(const Tensor& inputs, bool training) override;
@@ -49,6 +52,7 @@ class Dropout : public Layer {
 class Activation : public Layer {
  public:
   explicit Activation(ActivationFn fn, std::string name = "") : Layer(std::move(name)), fn_(std::move(fn)) {}
+  std::optional<LayerConfig> get_config() const override;
 
  protected:
   Tensor call(const Tensor& inputs) override { return fn_(inputs); }

@@ -23,10 +23,21 @@ class Constraint {
   // The projected value; an error when no constraint is set.
   Tensor operator()(const Tensor& w) const;
   const std::string& name() const { return name_; }
+  // The arguments of a named constraint (max_norm's max_value, ...) and its axes, as made by
+  // the functions below: what a saved model's config records (eagerflow/nn/layer_config.h).
+  const std::vector<std::pair<std::string, double>>& params() const { return params_; }
+  const std::vector<int>& axes() const { return axes_; }
+  Constraint& set_params(std::vector<std::pair<std::string, double>> params, std::vector<int> axes) {
+    params_ = std::move(params);
+    axes_ = std::move(axes);
+    return *this;
+  }
 
  private:
   std::function<Tensor(const Tensor&)> fn_;
   std::string name_;
+  std::vector<std::pair<std::string, double>> params_;
+  std::vector<int> axes_;
 };
 
 // The norms along `axes` (Keras' axis: 0 for a Dense kernel [in, out] constrains each unit's

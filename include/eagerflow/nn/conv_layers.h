@@ -30,6 +30,7 @@ class Conv2D : public Layer {
   // The options; regularizers and constraints changed here take effect when the layer builds
   // (its first call), the activity regularizer through Layer::set_activity_regularizer.
   Conv2DOptions& options() { return options_; }
+  std::optional<LayerConfig> get_config() const override;
 
  protected:
   void build(const Shape& input_shape) override;
@@ -44,6 +45,9 @@ class Conv2D : public Layer {
 
 // What MaxPool2D and AveragePooling2D share: a window, strides (the window by default), padding.
 class Pooling2D : public Layer {
+ public:
+  std::optional<LayerConfig> get_config() const override;
+
  protected:
   Pooling2D(bool max, Stride2 pool_size, std::optional<Stride2> strides, std::string padding, std::string name)
       : Layer(std::move(name)), max_(max), pool_(pool_size), strides_(strides), padding_(std::move(padding)) {}
@@ -74,6 +78,7 @@ class AveragePooling2D : public Pooling2D {
 class GlobalAveragePooling2D : public Layer {
  public:
   explicit GlobalAveragePooling2D(std::string name = "") : Layer(std::move(name)) {}
+  std::optional<LayerConfig> get_config() const override;
 
  protected:
   Tensor call(const Tensor& inputs) override;

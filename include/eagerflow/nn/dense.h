@@ -15,6 +15,7 @@ class Dense : public Layer {
   Variable kernel() const { return kernel_; }
   Variable bias() const { return bias_; }
   std::int64_t units() const { return units_; }
+  std::optional<LayerConfig> get_config() const override;
 
   Initializer kernel_initializer = glorot_uniform_initializer();
   Initializer bias_initializer = zeros_initializer();

@@ -9,6 +9,7 @@ class Embedding : public Layer {
  public:
   Embedding(std::int64_t input_dim, std::int64_t output_dim, std::string name = "");
   Variable embeddings() const { return embeddings_; }
+  std::optional<LayerConfig> get_config() const override;
 
  protected:
   void build(const Shape& input_shape) override;
@@ -23,6 +24,7 @@ class Embedding : public Layer {
 class Add : public Layer {
  public:
   explicit Add(std::string name = "") : Layer(std::move(name)) {}
+  std::optional<LayerConfig> get_config() const override;
 
  protected:
   void build(const std::vector<Shape>& input_shapes) override;
@@ -33,6 +35,7 @@ class Add : public Layer {
 class Concatenate : public Layer {
  public:
   explicit Concatenate(int axis = -1, std::string name = "") : Layer(std::move(name)), axis_(axis) {}
+  std::optional<LayerConfig> get_config() const override;
 
  protected:
   void build(const std::vector<Shape>& input_shapes) override;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "eagerflow/nn/initializers.h"
+#include "eagerflow/nn/layer_config.h"
 #include "eagerflow/variable.h"
 
 namespace ef::detail {
@@ -80,6 +81,13 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // batch size) (Keras 3 divides by the batch size). An empty Regularizer removes it.
   void set_activity_regularizer(const Regularizer& r);
   const Regularizer* activity_regularizer() const;  // null when none
+
+  // Keras' get_config: the class name and constructor arguments that rebuild this layer
+  // (eagerflow/nn/layer_config.h; ef::save_model writes it, ef::load_model rebuilds the layer
+  // through the factory registered for the class). nullopt (the default): the layer has no
+  // config, and saving a model that holds it is an error that names it. A layer whose config
+  // would hold a C++ function (a custom activation, Lambda) throws ef::Error saying so.
+  virtual std::optional<LayerConfig> get_config() const;
 
  protected:
   virtual void build(const Shape& input_shape) {}

@@ -14,6 +14,7 @@ class BatchNormalization : public Layer {
   Variable beta() const { return beta_; }
   Variable moving_mean() const { return moving_mean_; }
   Variable moving_variance() const { return moving_variance_; }
+  std::optional<LayerConfig> get_config() const override;
 
  protected:
   void build(const Shape& input_shape) override;
@@ -28,6 +29,7 @@ class BatchNormalization : public Layer {
 class LayerNormalization : public Layer {
  public:
   explicit LayerNormalization(double epsilon = 1e-3, std::string name = "");
+  std::optional<LayerConfig> get_config() const override;
 
  protected:
   void build(const Shape& input_shape) override;

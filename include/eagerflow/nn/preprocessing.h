@@ -13,6 +13,7 @@ namespace ef::nn {
 class Lambda : public Layer {
  public:
   explicit Lambda(std::function<Tensor(const Tensor&)> fn, std::string name = "");
+  std::optional<LayerConfig> get_config() const override;
 
  protected:
   Tensor call(const Tensor& inputs) override;
@@ -27,6 +28,7 @@ class Rescaling : public Layer {
   explicit Rescaling(double scale, double offset = 0.0, std::string name = "");
   double scale() const { return scale_; }
   double offset() const { return offset_; }
+  std::optional<LayerConfig> get_config() const override;
 
  protected:
   Tensor call(const Tensor& inputs) override;
@@ -55,6 +57,7 @@ class Normalization : public Layer {
   Tensor variance() const;
   bool invert() const { return invert_; }
   const std::vector<int>& axis() const { return axis_; }
+  std::optional<LayerConfig> get_config() const override;
 
  protected:
   void build(const Shape& input_shape) override;

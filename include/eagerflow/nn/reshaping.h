@@ -15,6 +15,7 @@ class UpSampling2D : public Layer {
   explicit UpSampling2D(Stride2 size = {2, 2}, std::string interpolation = "nearest", std::string name = "");
   Stride2 size() const { return size_; }
   const std::string& interpolation() const { return interpolation_; }
+  std::optional<LayerConfig> get_config() const override;
 
  protected:
   Tensor call(const Tensor& inputs) override;
@@ -36,6 +37,7 @@ class ZeroPadding2D : public Layer {
   ZeroPadding2D(std::int64_t height, std::int64_t width, std::string name = "");
   explicit ZeroPadding2D(Padding2D padding, std::string name = "");
   const Padding2D& padding() const { return padding_; }
+  std::optional<LayerConfig> get_config() const override;
 
  protected:
   Tensor call(const Tensor& inputs) override;

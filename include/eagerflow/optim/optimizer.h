@@ -43,6 +43,9 @@ class Optimizer {
   Variable get_or_create_slot(const Variable& var, const std::string& name);
   Variable get_or_create_iterations();
   Variable learning_rate_variable() const { return lr_; }
+  // The constructor's arguments, for saving models (eagerflow/saving/model.h).
+  const LearningRate& learning_rate_setting() const { return schedule_; }
+  const ClipOptions& clip_options() const { return clip_; }
 
  protected:
   // Updates one variable; `lr` and `step` (float32 scalars; step counts from 1) are tensors.
@@ -64,6 +67,8 @@ class Optimizer {
 class SGD : public Optimizer {
  public:
   explicit SGD(LearningRate learning_rate = 0.01, double momentum = 0.0, bool nesterov = false, ClipOptions clip = {});
+  double momentum() const { return momentum_; }
+  bool nesterov() const { return nesterov_; }
 
  protected:
   void update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor& step) override;
@@ -77,6 +82,9 @@ class Adam : public Optimizer {
  public:
   explicit Adam(LearningRate learning_rate = 0.001, double beta_1 = 0.9, double beta_2 = 0.999, double epsilon = 1e-7,
                 ClipOptions clip = {});
+  double beta_1() const { return beta_1_; }
+  double beta_2() const { return beta_2_; }
+  double epsilon() const { return epsilon_; }
 
  protected:
   void update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor& step) override;
@@ -88,6 +96,7 @@ class AdamW : public Adam {
  public:
   explicit AdamW(LearningRate learning_rate = 0.001, double weight_decay = 0.004, double beta_1 = 0.9,
                  double beta_2 = 0.999, double epsilon = 1e-7, ClipOptions clip = {});
+  double weight_decay() const { return weight_decay_; }
 
  protected:
   void update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor& step) override;
@@ -100,6 +109,9 @@ class RMSprop : public Optimizer {
  public:
   explicit RMSprop(LearningRate learning_rate = 0.001, double rho = 0.9, double momentum = 0.0, double epsilon = 1e-7,
                    ClipOptions clip = {});
+  double rho() const { return rho_; }
+  double momentum() const { return momentum_; }
+  double epsilon() const { return epsilon_; }
 
  protected:
   void update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor& step) override;
@@ -107,9 +119,5 @@ class RMSprop : public Optimizer {
  private:
   double rho_, momentum_, epsilon_;
 };
-
-// A new optimizer by Keras name with Keras' defaults: "sgd", "adam", "adamw", "rmsprop"
-// (case-insensitive); any other name is an ef::Error listing these (src/optim/by_name.cpp).
-std::shared_ptr<Optimizer> optimizer_by_name(const std::string& name);
 
 }  // namespace ef::optim

@@ -19,6 +19,10 @@ class ExponentialDecay : public LearningRateSchedule {
  public:
   ExponentialDecay(double initial, double decay_steps, double decay_rate, bool staircase = false);
   Tensor operator()(const Tensor& step) const override;
+  double initial() const { return initial_; }
+  double decay_steps() const { return decay_steps_; }
+  double decay_rate() const { return decay_rate_; }
+  bool staircase() const { return staircase_; }
 
  private:
   double initial_, decay_steps_, decay_rate_;
@@ -30,6 +34,9 @@ class CosineDecay : public LearningRateSchedule {
  public:
   CosineDecay(double initial, double decay_steps, double alpha = 0.0);
   Tensor operator()(const Tensor& step) const override;
+  double initial() const { return initial_; }
+  double decay_steps() const { return decay_steps_; }
+  double alpha() const { return alpha_; }
 
  private:
   double initial_, decay_steps_, alpha_;

@@ -1,0 +1,55 @@
+#pragma once
+// Whole models in one file, as Keras' `.keras`: the architecture as a config (every layer's
+// get_config, eagerflow/nn/layer_config.h), the weights, the compile settings (optimizer with
+// its hyperparameters and learning-rate schedule, losses with their parameters, loss weights,
+// metrics by name) and the optimizer's state (slots, step counter), so that the loaded model
+// continues training exactly as the original would have.
+//
+//   ef::save_model(*model, "m.efmodel");
+//   std::shared_ptr<ef::train::Model> copy = ef::load_model("m.efmodel");
+//   copy->fit(x, y);  // same steps as model->fit(x, y) would take
+//
+// Sequential and functional models (ef::train::Functional: inputs, layer calls, shared layers,
+// ops on Keras tensors, nested models) are saved by structure. Other layers by their config:
+// a layer (or subclassed Model) without one, or whose class is not registered at load time,
+// is an ef::Error saying what to override or register. The format (docs/efmodel_format.md) is
+// versioned; saving is atomic (the previous file survives a failed save); a damaged file is an
+// ef::Error naming it, and a file from a newer format version says so.
+#include <memory>
+#include <string>
+
+#include "eagerflow/nn/layer_config.h"
+#include "eagerflow/train/model.h"
+
+namespace ef {
+
+struct SaveModelOptions {
+  // The compile settings and the optimizer's state; false saves the architecture and weights
+  // only (for a model compiled with a loss, metric or optimizer that has no config).
+  bool include_optimizer = true;
+};
+
+struct LoadModelOptions {
+  // Compile the model as it was saved and restore the optimizer's state (when the file has them).
+  bool compile = true;
+  // Set the global random generator (ef::random) to its state when the model was saved. Off by
+  // default: loading a model does not change the random numbers the program draws next.
+  bool restore_random_state = false;
+};
+
+// The newest format version this eagerflow writes and reads.
+inline constexpr int kModelFormatVersion = 1;
+
+void save_model(const train::Model& model, const std::string& path, const SaveModelOptions& options = {});
+std::shared_ptr<train::Model> load_model(const std::string& path, const LoadModelOptions& options = {});
+
+// The architecture alone: {"class_name": ..., "config": ...} (Keras' get_config of a model,
+// with its layers' configs nested), and a new model (fresh weights) from it. A functional
+// model's constant op inputs need the file's tensors: model_from_config is for models without.
+nn::LayerConfig model_config(const nn::Layer& model);
+std::shared_ptr<nn::Layer> model_from_config(const nn::LayerConfig& config);
+// The same as JSON text (Keras' to_json / model_from_json).
+std::string model_to_json(const nn::Layer& model);
+std::shared_ptr<nn::Layer> model_from_json(const std::string& json);
+
+}  // namespace ef
