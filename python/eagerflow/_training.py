@@ -38,6 +38,10 @@ def get_loss(identifier):
     if identifier is None:
         raise ValueError("compile needs a loss (an ef.keras.losses object, a name or a function)")
     if isinstance(identifier, _t.Loss):
+        if hasattr(type(identifier), "call"):
+            # A Loss subclass (Keras 3: call(y_true, y_pred) per example): the compiled loss holds
+            # the object itself (its own C++ loss only refers to it weakly).
+            return _t.Loss(identifier.call, identifier.name)
         return identifier
     if isinstance(identifier, str):
         return _t.loss_by_name(identifier)
@@ -57,6 +61,15 @@ def _metric_list(metrics):
             raise TypeError(f"a metric must be a name or an ef.keras.metrics object, got {m!r}")
         out.append(m)
     return out
+
+
+def _metric_layout(metrics):
+    """compile's metrics or weighted_metrics: a list, a list of lists or a dict by output name."""
+    if isinstance(metrics, dict):
+        return {str(k): _metric_list(v) for k, v in metrics.items()}
+    if isinstance(metrics, (list, tuple)) and metrics and all(isinstance(m, (list, tuple)) for m in metrics):
+        return [_metric_list(m) for m in metrics]
+    return _metric_list(metrics)
 
 
 # ---------------------------------------------------------------- data
@@ -139,11 +152,13 @@ class History:
 class _Training:
     """compile/fit/evaluate/predict and friends, shared by Model and Sequential."""
 
-    def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None, run_eagerly=False,
-                jit_compile=None, **kwargs):
+    def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None, weighted_metrics=None,
+                run_eagerly=False, jit_compile=None, **kwargs):
         """Keras' compile. loss: an object, a name or a function; with several outputs also a list
         (in output order) or a dict by output name. loss_weights likewise. metrics: a list (for
-        every output), a list of lists (per output) or a dict by output name."""
+        every output), a list of lists (per output) or a dict by output name. weighted_metrics:
+        laid out as metrics, updated with sample_weight/class_weight (metrics are not); one named
+        like a metric reports as "weighted_<name>"."""
         unsupported = sorted(k for k, v in kwargs.items() if v is not None)
         if unsupported:
             raise TypeError(f"compile: not supported: {', '.join(unsupported)}")
@@ -155,13 +170,9 @@ class _Training:
             loss = get_loss(loss)
         if loss_weights is not None and not isinstance(loss_weights, dict):
             loss_weights = [float(w) for w in (loss_weights if isinstance(loss_weights, (list, tuple)) else [loss_weights])]
-        if isinstance(metrics, dict):
-            metrics = {str(k): _metric_list(v) for k, v in metrics.items()}
-        elif isinstance(metrics, (list, tuple)) and metrics and all(isinstance(m, (list, tuple)) for m in metrics):
-            metrics = [_metric_list(m) for m in metrics]
-        else:
-            metrics = _metric_list(metrics)
-        self._compile(get_optimizer(optimizer), loss, loss_weights, metrics, bool(run_eagerly))
+        metrics = _metric_layout(metrics)
+        weighted_metrics = _metric_layout(weighted_metrics)
+        self._compile(get_optimizer(optimizer), loss, loss_weights, metrics, bool(run_eagerly), weighted_metrics)
 
     @property
     def metrics_names(self):

@@ -58,6 +58,12 @@ void init_metrics(nb::module_& m) {
   nb::handle metric = nb::type<Metric>();
   nb::cpp_function_def(
       [](Metric& self, nb::handle y_true, nb::handle y_pred, nb::handle sample_weight) {
+        // A metric written in Python that reached the base method (no override, or super()):
+        // calling the C++ virtual would come back to Python.
+        nb::handle py = nb::find(&self);
+        if (py.is_valid() && nb::type_info(nb::handle(Py_TYPE(py.ptr()))) == typeid(Metric))
+          throw nb::type_error(("metric '" + self.name() + "': a subclass of Metric implements "
+                                "update_state(y_true, y_pred, sample_weight=None)").c_str());
         self.update_state(to_tensor(y_true), to_tensor(y_pred), optional_tensor(sample_weight));
       },
       nb::scope(metric), nb::name("update_state"), nb::is_method(), "y_true"_a, "y_pred"_a, "sample_weight"_a = nb::none());

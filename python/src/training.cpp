@@ -2,6 +2,7 @@
 // predict, optimizers and schedules, losses, metrics, callbacks (Python ones through a
 // trampoline). fit, evaluate, predict and train_on_batch run with the GIL released; Python
 // layers, losses, schedules and callbacks take it back when the C++ loop calls them.
+#include <cctype>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -85,6 +86,106 @@ class PyCallback : public Callback {
     flush_py_stdout();
     return true;
   }
+};
+
+// Keras' default object names: the class name in snake_case (MyLoss -> my_loss).
+std::string snake_case(const std::string& name) {
+  std::string out;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    if (std::isupper(static_cast<unsigned char>(c))) {
+      if (i > 0 && (std::islower(static_cast<unsigned char>(name[i - 1])) ||
+                    (i + 1 < name.size() && std::islower(static_cast<unsigned char>(name[i + 1])))))
+        out += '_';
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string type_name_of(nb::handle h) { return nb::cast<std::string>(nb::handle(Py_TYPE(h.ptr())).attr("__name__")); }
+
+// Python subclasses of ef.keras.metrics.Metric, Keras 3 style: update_state(y_true, y_pred,
+// sample_weight=None), result(), reset_state() (default: every variable from add_variable back
+// to its initial value). Called from a traced train step with the GIL released: each override
+// takes it. The Python methods run at trace time only, recording ops on symbolic tensors.
+class PyMetric : public Metric {
+ public:
+  NB_TRAMPOLINE(Metric);
+
+  void update_state(const Tensor& y_true, const Tensor& y_pred) override {
+    nb::gil_scoped_acquire gil;
+    nb::detail::ticket t(nb_trampoline, "update_state", nb::detail::str_hash("update_state"), true);
+    nb_trampoline.base().attr(t.key)(y_true, y_pred);
+  }
+  void update_state(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight) override {
+    nb::gil_scoped_acquire gil;
+    nb::detail::ticket t(nb_trampoline, "update_state", nb::detail::str_hash("update_state"), true);
+    nb::object f = nb_trampoline.base().attr(t.key);
+    if (sample_weight.defined())
+      f(y_true, y_pred, "sample_weight"_a = sample_weight);
+    else
+      f(y_true, y_pred);
+  }
+  Tensor result() const override {
+    nb::gil_scoped_acquire gil;
+    nb::detail::ticket t(nb_trampoline, "result", nb::detail::str_hash("result"), false);
+    if (!t.key.is_valid()) return Metric::result();
+    return to_tensor(nb_trampoline.base().attr(t.key)());
+  }
+  void reset_state() override {
+    nb::gil_scoped_acquire gil;
+    nb::detail::ticket t(nb_trampoline, "reset_state", nb::detail::str_hash("reset_state"), false);
+    if (t.key.is_valid())
+      nb_trampoline.base().attr(t.key)();
+    else
+      default_reset();
+  }
+
+  // Keras' Metric.reset_state: the variables back to their initial values.
+  void default_reset() {
+    Metric::reset_state();
+    for (auto& [var, init] : variables_) var.assign(init);
+  }
+  ef::Variable add_variable(const ef::Shape& shape, nb::handle initializer, nb::handle dtype, const std::string& name) {
+    ef::DType dt = dtype.is_none() ? ef::DType::float32 : dtype_from_py(dtype);
+    Tensor init;
+    ef::nn::Initializer* fn = nullptr;
+    if (initializer.is_none() || (PyUnicode_Check(initializer.ptr()) && nb::cast<std::string>(initializer) == "zeros"))
+      init = ef::nn::zeros_initializer()(shape, dt);
+    else if (PyUnicode_Check(initializer.ptr()) && nb::cast<std::string>(initializer) == "ones")
+      init = ef::nn::ones_initializer()(shape, dt);
+    else if (PyUnicode_Check(initializer.ptr()))
+      throw nb::value_error(("add_variable: unknown initializer '" + nb::cast<std::string>(initializer) +
+                             "' (known: zeros, ones; or a number, an initializer object, a callable(shape, dtype))")
+                                .c_str());
+    else if (PyFloat_Check(initializer.ptr()) || PyLong_Check(initializer.ptr()))
+      init = ef::nn::constant_initializer(nb::cast<double>(initializer))(shape, dt);
+    else if (nb::try_cast(initializer, fn, false) && fn)
+      init = (*fn)(shape, dt);
+    else if (PyCallable_Check(initializer.ptr()))
+      init = to_tensor(initializer(shape_tuple(shape), dtype_to_py(dt)));
+    else
+      init = to_tensor(initializer);
+    if (init.dtype() != dt) init = ef::cast(init, dt);
+    if (init.shape() != shape)
+      throw nb::value_error(("add_variable '" + name + "': the initializer gave shape " + init.shape().tuple_str() +
+                             " for a variable of shape " + shape.tuple_str())
+                                .c_str());
+    ef::Variable var(init, this->name() + "/" + name, /*trainable=*/false);
+    variables_.emplace_back(var, init);
+    return var;
+  }
+  std::vector<ef::Variable> variables() const {
+    std::vector<ef::Variable> out;
+    for (const auto& [var, init] : variables_) out.push_back(var);
+    return out;
+  }
+
+ private:
+  std::vector<std::pair<ef::Variable, Tensor>> variables_;  // with their initial values
 };
 
 optim::LearningRate learning_rate_of(nb::handle h) {
@@ -332,17 +433,44 @@ void init_training(nb::module_& m) {
            "clipnorm"_a = nb::none(), "global_clipnorm"_a = nb::none());
 
   // ---------------------------------------------------------------- losses
+  // Loss(fn, name): a loss from a function. Loss(name=None, reduction=..., dtype=None): the base
+  // of a Python subclass (Keras 3) whose call(y_true, y_pred) gives the per-example values.
+  // That loss reaches its Python object through a weak reference (a copy cannot keep it alive
+  // without a cycle); compile (get_loss) wraps such objects with a strong one.
   nb::class_<Loss>(t, "Loss")
       .def("__init__",
-           [](Loss* self, nb::handle fn, const std::string& name) {
-             if (!PyCallable_Check(fn.ptr())) throw nb::type_error("a loss must be callable as loss(y_true, y_pred)");
-             auto f = hold(fn);
-             new (self) Loss(name, [f](const Tensor& y_true, const Tensor& y_pred) {
+           [](nb::pointer_and_handle<Loss> self, nb::handle fn, nb::handle name, nb::handle reduction, nb::handle dtype) {
+             if (!reduction.is_none() && !(PyUnicode_Check(reduction.ptr()) &&
+                                            nb::cast<std::string>(reduction) == "sum_over_batch_size"))
+               throw nb::value_error("Loss: only reduction='sum_over_batch_size' (Keras' default) is supported");
+             if (!dtype.is_none() && dtype_from_py(dtype) != ef::DType::float32)
+               throw nb::value_error("Loss: only dtype=None or 'float32' is supported");
+             if (!fn.is_none() && !PyUnicode_Check(fn.ptr())) {
+               if (!PyCallable_Check(fn.ptr())) throw nb::type_error("a loss must be callable as loss(y_true, y_pred)");
+               if (name.is_none()) throw nb::type_error("Loss(fn, name): give the loss a name");
+               auto f = hold(fn);
+               new (self.p) Loss(nb::cast<std::string>(name), [f](const Tensor& y_true, const Tensor& y_pred) {
+                 nb::gil_scoped_acquire gil;
+                 return to_tensor((*f)(y_true, y_pred));
+               });
+               return;
+             }
+             std::string n = !fn.is_none() ? nb::cast<std::string>(fn)
+                             : !name.is_none() ? nb::cast<std::string>(name)
+                                               : snake_case(type_name_of(self.h));
+             auto weak = hold(nb::steal(PyWeakref_NewRef(self.h.ptr(), nullptr)));
+             if (!weak->is_valid()) throw nb::python_error();
+             new (self.p) Loss(n, [weak, n](const Tensor& y_true, const Tensor& y_pred) {
                nb::gil_scoped_acquire gil;
-               return to_tensor((*f)(y_true, y_pred));
+               nb::handle obj = PyWeakref_GetObject(weak->ptr());
+               if (obj.is_none()) ef::fail(n, "this loss object no longer exists (compile keeps its own reference)");
+               if (!nb::hasattr(nb::handle(Py_TYPE(obj.ptr())), "call"))
+                 throw nb::type_error(("loss '" + n + "': a subclass of ef.keras.losses.Loss implements "
+                                       "call(y_true, y_pred), giving the loss of each example").c_str());
+               return to_tensor(obj.attr("call")(y_true, y_pred));
              });
            },
-           "fn"_a, "name"_a)
+           "fn"_a = nb::none(), "name"_a = nb::none(), "reduction"_a = "sum_over_batch_size", "dtype"_a = nb::none())
       .def("__call__",
            [](const Loss& l, nb::handle y_true, nb::handle y_pred) { return l(to_tensor(y_true), to_tensor(y_pred)); },
            "y_true"_a, "y_pred"_a)
@@ -363,14 +491,75 @@ void init_training(nb::module_& m) {
   t.def("loss_by_name", &loss_by_name, "name"_a);
 
   // ---------------------------------------------------------------- metrics
-  nb::class_<Metric>(t, "Metric")
+  // Subclassable in Python (PyMetric): Keras 3's Metric with add_variable/add_weight. The base
+  // methods below run the C++ base when called on a Python metric (super().reset_state() does
+  // not call back into the override).
+  auto add_variable = [](Metric& m, nb::handle shape, nb::handle initializer, nb::handle dtype,
+                         std::optional<std::string> name) {
+    auto* py = dynamic_cast<PyMetric*>(&m);
+    if (!py) throw nb::type_error("add_variable is for metrics written in Python (subclasses of Metric)");
+    std::vector<std::int64_t> dims;
+    if (!shape.is_none())
+      for (auto d : shape) dims.push_back(nb::cast<std::int64_t>(d));
+    return py->add_variable(ef::Shape(dims), initializer, dtype,
+                            name.value_or("variable_" + std::to_string(py->variables().size())));
+  };
+  nb::class_<Metric, PyMetric>(t, "Metric")
+      .def("__init__",
+           [](nb::pointer_and_handle<Metric> self, std::optional<std::string> name, nb::handle dtype) {
+             if (!dtype.is_none() && dtype_from_py(dtype) != ef::DType::float32)
+               throw nb::value_error("Metric: only dtype=None or 'float32' is supported");
+             new (self.p) PyMetric(name.value_or(snake_case(type_name_of(self.h))));
+           },
+           "name"_a = nb::none(), "dtype"_a = nb::none())
       .def_prop_ro("name", &Metric::name)
       .def(
           "update_state",
-          [](Metric& m, nb::handle y_true, nb::handle y_pred) { m.update_state(to_tensor(y_true), to_tensor(y_pred)); },
+          [](Metric& m, nb::handle y_true, nb::handle y_pred) {
+            if (dynamic_cast<PyMetric*>(&m))
+              throw nb::type_error(("metric '" + m.name() + "': a subclass of Metric implements "
+                                    "update_state(y_true, y_pred, sample_weight=None)").c_str());
+            m.update_state(to_tensor(y_true), to_tensor(y_pred));
+          },
           "y_true"_a, "y_pred"_a)
-      .def("result", &Metric::result)
-      .def("reset_state", &Metric::reset_state)
+      .def("result",
+           [](Metric& m) {
+             if (dynamic_cast<PyMetric*>(&m)) return m.Metric::result();
+             return m.result();
+           })
+      .def("reset_state",
+           [](Metric& m) {
+             if (auto* py = dynamic_cast<PyMetric*>(&m)) return py->default_reset();
+             m.reset_state();
+           })
+      .def(
+          "add_variable",
+          [add_variable](Metric& m, nb::handle shape, nb::handle initializer, nb::handle dtype, const std::string&,
+                         std::optional<std::string> name) { return add_variable(m, shape, initializer, dtype, name); },
+          "shape"_a, "initializer"_a = "zeros", "dtype"_a = nb::none(), "aggregation"_a = "sum", "name"_a = nb::none())
+      .def(
+          "add_weight",
+          [add_variable](Metric& m, nb::handle shape, nb::handle initializer, nb::handle dtype,
+                         std::optional<std::string> name) { return add_variable(m, shape, initializer, dtype, name); },
+          "shape"_a = nb::tuple(), "initializer"_a = nb::none(), "dtype"_a = nb::none(), "name"_a = nb::none())
+      // The variables of a Python metric (add_variable/add_weight), in creation order.
+      .def_prop_ro("variables",
+                   [](Metric& m) {
+                     auto* py = dynamic_cast<PyMetric*>(&m);
+                     return py ? py->variables() : std::vector<ef::Variable>{};
+                   })
+      // Keras: update with these values, then give the result.
+      .def(
+          "__call__",
+          [](Metric& m, nb::handle y_true, nb::handle y_pred, nb::handle sample_weight) {
+            nb::object self = nb::find(&m);
+            if (sample_weight.is_none())
+              self.attr("update_state")(y_true, y_pred);
+            else
+              self.attr("update_state")(y_true, y_pred, "sample_weight"_a = sample_weight);
+            return self.attr("result")();
+          },
+          "y_true"_a.none(), "y_pred"_a.none(), "sample_weight"_a.none() = nb::none())
       .def("__repr__", [](const Metric& m) { return "<ef.keras.metrics.Metric " + m.name() + ">"; });
   nb::class_<Mean, Metric>(t, "Mean")
       .def(nb::init<std::string>(), "name"_a = "mean")
@@ -464,7 +653,7 @@ void init_training(nb::module_& m) {
       .def(
           "_compile",
           [](Model& self, std::shared_ptr<optim::Optimizer> optimizer, nb::handle loss, nb::handle loss_weights,
-             nb::handle metrics, bool run_eagerly) {
+             nb::handle metrics, bool run_eagerly, nb::handle weighted_metrics) {
             // loss: a Loss, a list of them or a dict by output name (already converted in Python);
             // metrics: a list (names or objects), a list of lists or a dict by output name.
             CompileOptions o;
@@ -485,37 +674,44 @@ void init_training(nb::module_& m) {
             } else if (!loss_weights.is_none()) {
               for (auto v : loss_weights) o.loss_weights.push_back(nb::cast<double>(v));
             }
-            if (PyDict_Check(metrics.ptr())) {
-              for (auto [k, v] : nb::borrow<nb::dict>(metrics)) {
-                auto& refs = o.metrics_by_output[nb::cast<std::string>(k)];
-                if (PyList_Check(v.ptr()) || PyTuple_Check(v.ptr()))
-                  for (auto m : v) refs.push_back(metric_ref(m));
-                else
-                  refs.push_back(metric_ref(v));
-              }
-            } else if (!metrics.is_none()) {
-              bool per_output = nb::len(metrics) > 0 && std::all_of(metrics.begin(), metrics.end(), [](nb::handle m) {
-                return PyList_Check(m.ptr()) || PyTuple_Check(m.ptr());
-              });
-              if (per_output) {
-                std::vector<std::string> names = self.output_names();
-                if (nb::len(metrics) != names.size())
-                  throw nb::value_error(("compile got " + std::to_string(nb::len(metrics)) + " metric lists for " +
-                                         std::to_string(names.size()) + " outputs")
-                                            .c_str());
-                std::size_t i = 0;
-                for (auto list : metrics) {
-                  auto& refs = o.metrics_by_output[names[i++]];
-                  for (auto m : list) refs.push_back(metric_ref(m));
+            // metrics and weighted_metrics: a list (every output), a list of lists or a dict by output.
+            auto metric_layout = [&](nb::handle spec, const char* what, std::vector<MetricRef>& list_out,
+                                     std::map<std::string, std::vector<MetricRef>>& by_output) {
+              if (PyDict_Check(spec.ptr())) {
+                for (auto [k, v] : nb::borrow<nb::dict>(spec)) {
+                  auto& refs = by_output[nb::cast<std::string>(k)];
+                  if (PyList_Check(v.ptr()) || PyTuple_Check(v.ptr()))
+                    for (auto m : v) refs.push_back(metric_ref(m));
+                  else
+                    refs.push_back(metric_ref(v));
                 }
-              } else {
-                for (auto m : metrics) o.metrics.push_back(metric_ref(m));
+              } else if (!spec.is_none()) {
+                bool per_output = nb::len(spec) > 0 && std::all_of(spec.begin(), spec.end(), [](nb::handle m) {
+                  return PyList_Check(m.ptr()) || PyTuple_Check(m.ptr());
+                });
+                if (per_output) {
+                  std::vector<std::string> names = self.output_names();
+                  if (nb::len(spec) != names.size())
+                    throw nb::value_error(("compile got " + std::to_string(nb::len(spec)) + " " + what + " lists for " +
+                                           std::to_string(names.size()) + " outputs")
+                                              .c_str());
+                  std::size_t i = 0;
+                  for (auto list : spec) {
+                    auto& refs = by_output[names[i++]];
+                    for (auto m : list) refs.push_back(metric_ref(m));
+                  }
+                } else {
+                  for (auto m : spec) list_out.push_back(metric_ref(m));
+                }
               }
-            }
+            };
+            metric_layout(metrics, "metric", o.metrics, o.metrics_by_output);
+            metric_layout(weighted_metrics, "weighted_metrics", o.weighted_metrics, o.weighted_metrics_by_output);
             o.run_eagerly = run_eagerly;
             self.compile(std::move(o));
           },
-          "optimizer"_a, "loss"_a, "loss_weights"_a.none(), "metrics"_a.none(), "run_eagerly"_a)
+          "optimizer"_a, "loss"_a, "loss_weights"_a.none(), "metrics"_a.none(), "run_eagerly"_a,
+          "weighted_metrics"_a.none() = nb::none())
       .def("_fit", &fit, "x"_a.none(), "y"_a.none(), "batch_size"_a, "epochs"_a, "initial_epoch"_a,
            "validation_split"_a, "validation_data"_a.none(), "shuffle"_a, "callbacks"_a.none(), "verbose"_a,
            "sample_weight"_a.none(), "class_weight"_a.none())

@@ -7,6 +7,14 @@ and "PR" with the default "interpolation" summation on flattened data (no multi_
 F1Score(average=None).result() is the per-class vector, as Keras; fit logs one number per
 metric, its mean over classes. By name, "f1_score" is F1Score(average="macro") so that it logs
 as Keras users read it.
+
+Custom metrics subclass Metric as in Keras 3: __init__ calls super().__init__(name=...) and
+creates state with self.add_variable(shape, initializer="zeros", dtype=None, name=...) (or
+add_weight; initializer: "zeros", "ones", a number, an initializer object or a callable(shape,
+dtype)); update_state(y_true, y_pred, sample_weight=None) updates it with ef ops; result()
+reads it; reset_state() defaults to every variable back to its initial value. In compile/fit
+the Python methods run once, while the train step is traced (a counter in update_state counts
+traces, not batches); sample_weight is None except for weighted_metrics.
 """
 from .. import _core
 
