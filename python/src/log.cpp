@@ -1,6 +1,7 @@
 // ef's log lines and thread count from Python. The C++ library logs to stderr (std::clog); from Python its
 // warnings (retracing, evicted traces) become Python warnings (ef.RetracingWarning), which
-// `warnings` filters, pytest captures and -W error turns into exceptions.
+// `warnings` filters, pytest captures and -W error turns into exceptions; other "[tag] WARNING:"
+// lines (callbacks: EarlyStopping, ReduceLROnPlateau) become UserWarnings, as Keras warns.
 //
 // The log sink is called under the library's sink mutex, often with the GIL released (a trace
 // runs without it), so it never calls Python itself: waiting for the GIL there could deadlock
@@ -32,8 +33,30 @@ Pending& pending() {
   return *p;
 }
 
-bool is_warning(std::string_view line) {
+// Lines of ef.function (retracing, evicted traces): ef.RetracingWarning through the handler.
+bool is_function_warning(std::string_view line) {
   return line.starts_with("[ef.function] WARNING:") || line.find("evicted the oldest") != std::string_view::npos;
+}
+
+// Any "[tag] WARNING: ..." line ([EarlyStopping], [ReduceLROnPlateau], ...) is a warning.
+bool is_warning(std::string_view line) {
+  if (is_function_warning(line)) return true;
+  if (!line.starts_with("[")) return false;
+  std::size_t close = line.find("] WARNING:");
+  return close != std::string_view::npos && line.find('\n') > close;
+}
+
+// A warning from elsewhere than ef.function as Keras gives it: a UserWarning, its text without
+// the log's "WARNING:" ("[EarlyStopping] WARNING: msg" reads "EarlyStopping: msg").
+void warn_user(const std::string& line) {
+  std::string text = line;
+  std::size_t close = line.find("] WARNING:");
+  if (line.starts_with("[") && close != std::string::npos) {
+    std::string rest = line.substr(close + 10);
+    if (rest.starts_with(" ")) rest.erase(0, 1);
+    text = line.substr(1, close - 1) + ": " + rest;
+  }
+  if (PyErr_WarnEx(PyExc_UserWarning, text.c_str(), 1) != 0) throw nb::python_error();
 }
 
 }  // namespace
@@ -52,7 +75,12 @@ void drain_log_warnings() {
   }
   nb::handle handler(p.handler);
   nb::object keep = nb::borrow(handler);  // the handler may replace itself
-  for (const auto& l : lines) keep(nb::str(l.data(), l.size()));  // may raise (-W error): propagates
+  for (const auto& l : lines) {  // may raise (-W error): propagates
+    if (is_function_warning(l))
+      keep(nb::str(l.data(), l.size()));
+    else
+      warn_user(l);
+  }
 }
 
 void init_log(nb::module_& m) {
