@@ -22,6 +22,7 @@ void init_io(nb::module_& m);
 void init_log(nb::module_& m);
 void init_transforms(nb::module_& m);
 void init_custom(nb::module_& m);
+void init_saving_keras(nb::module_& m);  // saving_keras.cpp: ef.keras.saving
 
 // Hands the queued ef log warnings (retracing) to Python's `warnings` (log.cpp). Call with the
 // GIL held and no ef lock held, after C++ work that may have traced.

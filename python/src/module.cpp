@@ -17,4 +17,5 @@ NB_MODULE(_core, m) {
   efpy::init_log(m);
   efpy::init_transforms(m);
   efpy::init_custom(m);
+  efpy::init_saving_keras(m);
 }

@@ -163,10 +163,15 @@ DType dtype_from(const ConfigMap& c, std::string_view key) {
 struct Tensors {
   std::vector<io::NamedTensor> saved;
   const std::map<std::string, Tensor>* loaded = nullptr;
+  const LoadModelOptions* options = nullptr;
 };
 
+// A model with a layer graph is saved as a functional model unless its class gives a config of
+// its own (a Python Model(inputs, outputs) is one; a C++ subclass's overridden steps are not saved).
 bool plain_functional(const train::Model& m) {
-  return m.functional_graph() && (typeid(m) == typeid(train::Functional) || typeid(m) == typeid(train::Model));
+  if (!m.functional_graph()) return false;
+  if (typeid(m) == typeid(train::Functional) || typeid(m) == typeid(train::Model)) return true;
+  return !m.get_config().has_value();
 }
 
 LayerConfig config_of(const nn::Layer& layer, Tensors& tensors, int depth);
@@ -389,6 +394,12 @@ std::shared_ptr<nn::Layer> rebuild_functional(const LayerConfig& lc, const Tenso
   if (names.size() != outputs.size()) throw Error(w + ": " + std::to_string(names.size()) + " output names for " +
                                                   std::to_string(outputs.size()) + " outputs");
   const std::string& name = c.text("name");
+  if (tensors.options && tensors.options->make_model) {
+    auto m = tensors.options->make_model("Functional", name);
+    if (!m) throw Error(w + ": make_model returned no model");
+    m->init_functional(inputs, outputs, c.flag("named_outputs") ? names : std::vector<std::string>{});
+    return m;
+  }
   if (!c.flag("named_outputs")) return std::make_shared<train::Functional>(inputs, outputs, name);
   if (std::is_sorted(names.begin(), names.end()) && std::set<std::string>(names.begin(), names.end()).size() == names.size()) {
     std::map<std::string, Tensor> by_name;
@@ -416,7 +427,13 @@ std::shared_ptr<nn::Layer> rebuild(const LayerConfig& lc, const Tensors& tensors
   } else if (lc.class_name == "Sequential") {
     ConfigMap c = lc.config;
     c.where = where + ": model '" + (c.has_value("name") ? c.text("name") : std::string("?")) + "' (Sequential)";
-    auto seq = std::make_shared<train::Sequential>(c.text("name"));
+    std::shared_ptr<train::Sequential> seq;
+    if (tensors.options && tensors.options->make_model) {
+      seq = std::dynamic_pointer_cast<train::Sequential>(tensors.options->make_model("Sequential", c.text("name")));
+      if (!seq) throw Error(c.where + ": make_model did not return a Sequential");
+    } else {
+      seq = std::make_shared<train::Sequential>(c.text("name"));
+    }
     for (const auto& l : c.list("layers")) seq->add(rebuild(layer_config_from(l, c.where + " layer"), tensors, depth + 1, where));
     if (depth == 0 && c.has_value("build_input")) {
       ConfigMap b = c.map("build_input");
@@ -853,6 +870,7 @@ std::shared_ptr<train::Model> load_model_impl(const std::string& path, const Loa
   for (const auto& t : d.payload.tensors) by_name.emplace(t.name, t.value);
   Tensors tensors;
   tensors.loaded = &by_name;
+  tensors.options = &options;
   const std::string where = "load_model(" + what + ")";
   // The rebuilt layers may create no more weight bytes than the file holds (a damaged config
   // asking for a huge layer is an error before anything is allocated).

@@ -15,6 +15,7 @@
 // is an ef::Error saying what to override or register. The format (docs/efmodel_format.md) is
 // versioned; saving is atomic (the previous file survives a failed save); a damaged file is an
 // ef::Error naming it, and a file from a newer format version says so.
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -35,6 +36,10 @@ struct LoadModelOptions {
   // Set the global random generator (ef::random) to its state when the model was saved. Off by
   // default: loading a model does not change the random numbers the program draws next.
   bool restore_random_state = false;
+  // Makes the empty Sequential or functional model ("Sequential" / "Functional", its name) that
+  // the loader fills (Sequential::add, Model::init_functional): the Python package passes its
+  // own classes. Empty: ef::train::Sequential and ef::train::Functional.
+  std::function<std::shared_ptr<train::Model>(const std::string& class_name, const std::string& name)> make_model;
 };
 
 // The newest format version this eagerflow writes and reads.

@@ -1,4 +1,7 @@
-"""ef.keras.models: Model and Sequential (load a saved model with ef.saved_model.load)."""
+"""ef.keras.models: Model and Sequential, and load_model for whole-model files
+(ef.keras.saving.save_model; load a saved model for inference with ef.saved_model.load)."""
 from .._training import Model, Sequential  # noqa: F401
+from . import saving  # noqa: F401 - ef.keras.saving; model.save(path.efmodel)
+from .saving import load_model  # noqa: F401
 
-__all__ = ["Model", "Sequential"]
+__all__ = ["Model", "Sequential", "load_model"]
