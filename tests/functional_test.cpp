@@ -276,3 +276,48 @@ TEST(Functional, TrainingFlagReachesLayersOfTheGraph) {
   EXPECT_GT(zeros, 100);  // about half of 400 dropped
   EXPECT_LT(zeros, 300);
 }
+
+TEST(Functional, DeepGraphsBuildRunAndFreeWithoutRecursion) {
+  // 200k ops: built, run and dropped iteratively (a recursive walk or destructor would overflow).
+  Tensor in = train::Input({2}, DType::float32, "deep_in");
+  Tensor x = in;
+  const int depth = 200000;
+  for (int i = 0; i < depth; ++i) x = x + scalar(1.0f);
+  {
+    auto model = make<train::Functional>(in, x);
+    Tensor out = (*model)(zeros({1, 2}));
+    EXPECT_EQ(out.to_vector<float>(), (std::vector<float>{static_cast<float>(depth), static_cast<float>(depth)}));
+  }
+  x = Tensor();
+  in = Tensor();
+}
+
+TEST(Functional, FitAddsRegularizationAndAppliesConstraintsEachStep) {
+  random::set_seed(4);
+  auto dense = make<nn::Dense>(1, nn::ActivationFn{}, false, "reg_dense");
+  dense->kernel_regularizer = nn::l2(0.5);
+  auto model = make<train::Sequential>(std::vector<std::shared_ptr<nn::Layer>>{dense});
+  model->compile(std::make_shared<optim::SGD>(0.1), "mse");
+  Tensor x = f32(randn({8, 3}, 21)), y = f32(randn({8, 1}, 22));
+  model->build(Shape{kDynamic, 3});
+  Tensor w0 = dense->kernel().value().clone();
+  // The logged loss is the mse plus 0.5 * sum(w^2) at the weights of the step.
+  double mse = value(train::MeanSquaredError()(y, matmul(x, w0)));
+  double penalty = 0.5 * value(sum(w0 * w0));
+  train::Logs logs = model->train_on_batch(x, y);
+  EXPECT_NEAR(logs["loss"], mse + penalty, 1e-5 * (1 + mse + penalty));
+  // The step's gradient includes the penalty's: w1 = w0 - 0.1 * (dmse/dw + w0).
+  Tensor g = scalar(2.0f / 8.0f) * matmul(transpose(x), matmul(x, w0) - y);
+  expect_tensor_near(dense->kernel().value(), w0 - scalar(0.1f) * (g + w0), 1e-5);
+
+  auto constrained = make<nn::Dense>(4, nn::ActivationFn{}, true, "nonneg_dense");
+  constrained->kernel_constraint = nn::non_neg();
+  auto m2 = make<train::Sequential>(std::vector<std::shared_ptr<nn::Layer>>{constrained});
+  m2->compile(std::make_shared<optim::SGD>(0.5), "mse");
+  train::FitOptions o;
+  o.verbose = 0;
+  o.epochs = 2;
+  m2->fit(x, f32(randn({8, 4}, 23)), o);
+  EXPECT_EQ(m2->tracing_count(), 1);
+  for (float v : constrained->kernel().value().to_vector<float>()) EXPECT_GE(v, 0.0f);
+}

@@ -226,3 +226,41 @@ def test_dropout_in_a_graph_follows_the_training_flag():
     np.testing.assert_array_equal(model.predict(x, verbose=0), x)
     dropped = int((model(x, training=True).numpy() == 0).sum())
     assert 100 < dropped < 300
+
+
+def test_fit_adds_regularization_and_applies_constraints():
+    ef.random.set_seed(4)
+    dense = layers.Dense(1, use_bias=False, kernel_regularizer=keras.regularizers.L2(0.5))
+    model = keras.Sequential([keras.Input((3,)), dense])
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+    x = rng(21).normal(size=(8, 3)).astype(np.float32)
+    y = rng(22).normal(size=(8, 1)).astype(np.float32)
+    w0 = dense.kernel.numpy().copy()
+    mse = float(np.mean((x @ w0 - y) ** 2))
+    loss = model.train_on_batch(x, y)
+    assert loss == pytest.approx(mse + 0.5 * float((w0 ** 2).sum()), rel=1e-5)
+    grad = 2.0 / 8.0 * x.T @ (x @ w0 - y) + w0
+    np.testing.assert_allclose(dense.kernel.numpy(), w0 - 0.1 * grad, rtol=1e-5, atol=1e-6)
+
+    constrained = layers.Dense(4, kernel_constraint=keras.constraints.NonNeg())
+    m2 = keras.Sequential([keras.Input((3,)), constrained])
+    m2.compile(optimizer=keras.optimizers.SGD(0.5), loss="mse")
+    m2.fit(x, rng(23).normal(size=(8, 4)).astype(np.float32), epochs=2, verbose=0)
+    assert (constrained.kernel.numpy() >= 0).all()
+
+
+def test_add_loss_in_a_python_layer_joins_the_training_loss():
+    class Penalized(keras.layers.Layer):
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(input_shape[-1], 1), initializer="ones", name="w")
+
+        def call(self, x):
+            self.add_loss(ef.reduce_sum(self.w * self.w) * 0.25)
+            return ef.matmul(x, self.w)
+
+    model = keras.Sequential([keras.Input((2,)), Penalized()])
+    model.compile(optimizer=keras.optimizers.SGD(0.0001), loss="mse")
+    x = np.ones((4, 2), np.float32)
+    y = np.zeros((4, 1), np.float32)
+    loss = model.evaluate(x, y, verbose=0)
+    assert loss == pytest.approx(4.0 + 0.25 * 2.0, rel=1e-6)  # (1+1)^2 + 0.25 * (1 + 1)

@@ -7,6 +7,34 @@
 
 namespace ef {
 
+namespace {
+
+// Moves out of `inputs` the nodes that die with them (held by nothing else), so the caller
+// frees them one at a time.
+void take_sole_owned(std::vector<Tensor>& inputs, std::vector<std::shared_ptr<const KerasNode>>& out) {
+  for (Tensor& t : inputs) {
+    if (!t.defined() || !t.is_keras_tensor()) continue;
+    const auto& impl = t.impl_ptr();
+    if (impl.use_count() != 1) continue;
+    std::shared_ptr<const KerasNode> node = std::move(t.impl().keras_node);
+    if (node.use_count() == 1) out.push_back(std::move(node));
+  }
+  inputs.clear();
+}
+
+}  // namespace
+
+KerasNode::~KerasNode() {
+  std::vector<std::shared_ptr<const KerasNode>> pending;
+  take_sole_owned(inputs, pending);
+  while (!pending.empty()) {
+    std::shared_ptr<const KerasNode> node = std::move(pending.back());
+    pending.pop_back();
+    // The last reference: its inputs can be taken before it is destroyed (without recursion).
+    take_sole_owned(const_cast<KerasNode&>(*node).inputs, pending);
+  }
+}
+
 Tensor keras_tensor(std::shared_ptr<const KerasNode> node, int index) {
   const TensorSpec& spec = node->outputs.at(static_cast<std::size_t>(index));
   auto impl = new_tensor_impl();

@@ -21,6 +21,12 @@ class Layer;
 }
 
 struct KerasNode {
+  KerasNode() = default;
+  KerasNode(const KerasNode&) = delete;
+  KerasNode& operator=(const KerasNode&) = delete;
+  // Frees the chain of nodes only this one keeps alive without recursion: a graph a million
+  // ops deep (x = x + 1 in a loop) must not overflow the stack when dropped.
+  ~KerasNode();
   enum class Kind { input, op, layer };
   Kind kind = Kind::input;
   std::string name;                     // the Input's name, the layer's name or the op's name
