@@ -120,4 +120,8 @@ class RMSprop : public Optimizer {
   double rho_, momentum_, epsilon_;
 };
 
+// A new optimizer by Keras name with Keras' defaults: "sgd", "adam", "adamw", "rmsprop"
+// (case-insensitive); any other name is an ef::Error listing these (src/optim/by_name.cpp).
+std::shared_ptr<Optimizer> optimizer_by_name(const std::string& name);
+
 }  // namespace ef::optim
