@@ -135,7 +135,9 @@ TEST(SaveModelJson, RealsRoundTripExactlyAndStayStrict) {
   EXPECT_EQ(io::json_real(1.0), "1.0");
   expect_error([] { io::json_real(std::nan("")); }, {"NaN"});
   expect_error([] { io::parse_json("1.5", "f"); }, {"only integers"});  // off unless asked for
-  for (const char* bad : {"1.", ".5", "1e", "01.5", "1e999", "-", "1.5e+", std::string(80, '1').append(".0").c_str()})
+  const std::string long_real = std::string(80, '1') + ".0";  // outlives the loop (a temporary's c_str() would not)
+  for (const std::string& bad : {std::string("1."), std::string(".5"), std::string("1e"), std::string("01.5"),
+                                 std::string("1e999"), std::string("-"), std::string("1.5e+"), long_real})
     expect_error([&] { io::parse_json(bad, "f", true); }, {"f: malformed JSON"});
   EXPECT_TRUE(io::parse_json("17", "f", true).is_int());
 }
