@@ -245,6 +245,8 @@ class _Training:
             return dict(zip(names, outs))
         if len(outs) == 1 and not getattr(self, "_ef_output_list", False):
             return outs[0]
+        if not self._is_functional and self._ef_output_kind == "tuple":
+            return tuple(outs)  # a subclassed model whose call() returns a tuple
         return list(outs)
 
     def predict(self, x, batch_size=None, verbose="auto", **kwargs):
@@ -299,6 +301,20 @@ class _Training:
             raise ValueError(f"set_weights: the model has {len(variables)} weights, got {len(weights)} arrays")
         for v, w in zip(variables, weights):
             v.assign(_np.asarray(w, dtype=v.numpy().dtype))
+
+    def get_layer(self, name=None, index=None):
+        """Keras' get_layer: one of this model's layers by name or by index."""
+        if (name is None) == (index is None):
+            raise ValueError("get_layer: give either a name or an index")
+        layers = list(self.layers)
+        if index is not None:
+            if not -len(layers) <= index < len(layers):
+                raise ValueError(f"get_layer: index {index} is out of range: the model has {len(layers)} layers")
+            return layers[index]
+        for layer in layers:
+            if layer.name == name:
+                return layer
+        raise ValueError(f"No such layer: {name}. Existing layers are: {[layer.name for layer in layers]}.")
 
     def save(self, filepath, **kwargs):
         """Saves the model for inference as a saved model (ef.saved_model.save)."""

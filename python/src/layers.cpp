@@ -20,6 +20,34 @@ nb::tuple shape_tuple(const ef::Shape& s) {
   return nb::tuple(out);
 }
 
+std::vector<ef::Tensor> call_results(const std::string& layer, nb::handle result, PyLayerAccess::OutputKind& kind) {
+  bool tuple = PyTuple_Check(result.ptr()), list = PyList_Check(result.ptr());
+  if (!tuple && !list) {
+    if (PyDict_Check(result.ptr()))
+      throw ef::Error("layer '" + layer + "': call() returned a dict; return a tensor, or a tuple or list of tensors");
+    kind = PyLayerAccess::OutputKind::single;
+    try {
+      return {to_tensor(result)};
+    } catch (const std::exception& e) {
+      throw ef::Error("layer '" + layer + "': call() must return a tensor (or a tuple or list of them): " + e.what());
+    }
+  }
+  kind = tuple ? PyLayerAccess::OutputKind::tuple : PyLayerAccess::OutputKind::list;
+  std::vector<ef::Tensor> outs;
+  std::size_t i = 0;
+  for (nb::handle item : result) {
+    ef::Tensor* t;
+    if (!nb::try_cast(item, t, false) || !t)
+      throw ef::Error("layer '" + layer + "': call() returned a " + (tuple ? "tuple" : "list") + " whose item " +
+                      std::to_string(i) + " is a " + nb::cast<std::string>(nb::str(item.type().attr("__name__"))) +
+                      ", not a tensor (several outputs are each a tensor)");
+    outs.push_back(*t);
+    ++i;
+  }
+  if (outs.empty()) throw ef::Error("layer '" + layer + "': call() returned an empty " + (tuple ? "tuple" : "list"));
+  return outs;
+}
+
 namespace {
 
 using ef::Tensor;
@@ -66,6 +94,22 @@ nb::object layer_call(nb::handle self, nb::handle inputs, std::optional<bool> tr
     std::vector<Tensor> outs = layer.call_outputs(xs, training);
     if (outs.size() == 1) return nb::cast(outs[0]);
     return nb::cast(outs);
+  }
+  // A layer written in Python returns what its call() returned: a tensor, or a tuple or list
+  // of them (several outputs, as Keras allows).
+  if (auto* py = dynamic_cast<PyLayerAccess*>(&layer)) {
+    struct ListInput {  // for this call only: fit and replays later pass their own inputs
+      PyLayerAccess* py;
+      ~ListInput() { py->set_list_input(false); }
+    } list_input{py};
+    py->set_list_input(list);
+    std::vector<Tensor> outs = layer.call_outputs(xs, training);
+    auto kind = py->output_kind();
+    if (kind == PyLayerAccess::OutputKind::single && outs.size() == 1) return nb::cast(outs[0]);
+    nb::list items;
+    for (auto& o : outs) items.append(nb::cast(o));
+    if (kind == PyLayerAccess::OutputKind::list) return std::move(items);
+    return nb::tuple(items);
   }
   return nb::cast(list ? layer(xs, training) : layer(xs[0], training));
 }
@@ -116,6 +160,12 @@ void init_layers(nb::module_& m) {
         return out;
       })
       .def("_type_name", &Layer::type_name)
+      .def_prop_ro("_ef_output_kind",
+                   [](const Layer& l) -> const char* {
+                     auto* py = dynamic_cast<const PyLayerAccess*>(&l);
+                     if (!py || py->output_kind() == PyLayerAccess::OutputKind::single) return "single";
+                     return py->output_kind() == PyLayerAccess::OutputKind::tuple ? "tuple" : "list";
+                   })
       .def_prop_ro("_output_shape",
                    [](const Layer& l) -> nb::object {
                      auto spec = l.output_spec();
