@@ -660,5 +660,23 @@ TEST(KerasLayers, Conv2DAndConv2DTransposeTakeRegularizersAndConstraints) {
   expect_close(deconv.bias().value().to_vector<float>(), {0.0f, 2.0f, 0.0f});
 }
 
+// Conv2D takes Keras' kernel_initializer / bias_initializer (glorot uniform and zeros when empty).
+TEST(KerasLayersConv2D, UsesTheGivenInitializers) {
+  nn::Conv2DOptions o;
+  o.kernel_initializer = nn::constant_initializer(0.5);
+  o.bias_initializer = nn::ones_initializer();
+  nn::Conv2D conv(2, {3, 3}, o);
+  Tensor y = conv(ones({1, 4, 4, 1}));
+  EXPECT_EQ(max(abs(Tensor(conv.kernel()) - 0.5)).item<float>(), 0.0f);
+  // Each output: 9 taps of 1 * 0.5, plus the bias 1.
+  EXPECT_EQ(max(abs(y - 5.5)).item<float>(), 0.0f);
+  nn::Conv2D plain(2, {3, 3});
+  plain(ones({1, 4, 4, 3}));
+  double limit = std::sqrt(6.0 / (27 + 18));
+  EXPECT_LE(max(abs(Tensor(plain.kernel()))).item<float>(), limit);
+  EXPECT_GT(max(abs(Tensor(plain.kernel()))).item<float>(), 0.5 * limit);
+  EXPECT_EQ(max(abs(Tensor(plain.bias()))).item<float>(), 0.0f);
+}
+
 }  // namespace
 }  // namespace ef

@@ -421,6 +421,9 @@ class Sequential(_Training, _t.Sequential):
             return
         if not isinstance(layer, _core.Layer):
             raise TypeError(f"Sequential.add expects a layer, got {layer!r}")
+        declared = getattr(layer, "_ef_declared_input_shape", None)
+        if declared is not None and self._ef_input_shape is None and not self.layers:
+            self._ef_input_shape = declared  # Dense(..., input_shape=...) first: built as with an Input
         self._add(layer)
 
     @property

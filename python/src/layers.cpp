@@ -73,7 +73,11 @@ ef::nn::Initializer initializer_of(nb::handle h) {
   if (name == "zeros") return ef::nn::zeros_initializer();
   if (name == "ones") return ef::nn::ones_initializer();
   if (name == "glorot_uniform") return ef::nn::glorot_uniform_initializer();
-  throw nb::value_error(("unknown initializer '" + name + "'").c_str());
+  if (name == "random_uniform") return ef::nn::random_uniform_initializer();  // Keras' defaults: ±0.05
+  if (name == "random_normal") return ef::nn::random_normal_initializer();    // stddev 0.05
+  throw nb::value_error(("unknown initializer '" + name +
+                         "' (known: zeros, ones, glorot_uniform, random_uniform, random_normal, or an "
+                         "ef.keras.initializers object)").c_str());
 }
 
 // layer(x) / layer([a, b]). On Keras tensors (the functional API) the layer is held by the
@@ -215,8 +219,10 @@ void init_layers(nb::module_& m) {
       .def("__init__",
            [](ef::nn::Conv2D* self, std::int64_t filters, nb::handle kernel_size, nb::handle strides,
               const std::string& padding, nb::handle dilation_rate, nb::handle activation, bool use_bias,
-              const std::string& name) {
+              const std::string& name, nb::handle kernel_init, nb::handle bias_init) {
              ef::nn::Conv2DOptions o;
+             if (!kernel_init.is_none()) o.kernel_initializer = initializer_of(kernel_init);
+             if (!bias_init.is_none()) o.bias_initializer = initializer_of(bias_init);
              o.strides = pair_of(strides, "strides");
              o.padding = padding;
              o.dilation_rate = pair_of(dilation_rate, "dilation_rate");
@@ -226,7 +232,7 @@ void init_layers(nb::module_& m) {
            },
            nb::arg("filters"), nb::arg("kernel_size"), nb::arg("strides") = 1, nb::arg("padding") = "valid",
            nb::arg("dilation_rate") = 1, nb::arg("activation") = nb::none(), nb::arg("use_bias") = true,
-           nb::arg("name") = "")
+           nb::arg("name") = "", nb::arg("kernel_initializer") = nb::none(), nb::arg("bias_initializer") = nb::none())
       .def_prop_ro("kernel", &ef::nn::Conv2D::kernel)
       .def_prop_ro("bias", &ef::nn::Conv2D::bias);
   bind_pooling<ef::nn::MaxPool2D>(m, "MaxPool2D");

@@ -27,13 +27,11 @@ void Conv2D::build(const Shape& s) {
   expect_images(*this, s);
   std::int64_t channels = s[3];
   if (channels == kDynamic) fail(name(), "the channel dim of the input must be known to build, got " + s.str());
-  // Glorot uniform over the receptive field, as Keras.
-  double fan_in = static_cast<double>(kernel_size_.h * kernel_size_.w * channels);
-  double fan_out = static_cast<double>(kernel_size_.h * kernel_size_.w * filters_);
-  double limit = std::sqrt(6.0 / (fan_in + fan_out));
+  // Glorot uniform over the receptive field by default, as Keras.
   kernel_ = add_weight("kernel", Shape{kernel_size_.h, kernel_size_.w, channels, filters_},
-                       random_uniform_initializer(-limit, limit));
-  if (options_.use_bias) bias_ = add_weight("bias", Shape{filters_}, zeros_initializer());
+                       options_.kernel_initializer ? options_.kernel_initializer : glorot_uniform_initializer());
+  if (options_.use_bias)
+    bias_ = add_weight("bias", Shape{filters_}, options_.bias_initializer ? options_.bias_initializer : zeros_initializer());
   if (options_.kernel_regularizer) set_weight_regularizer(kernel_, options_.kernel_regularizer);
   if (options_.kernel_constraint) set_weight_constraint(kernel_, options_.kernel_constraint);
   if (options_.use_bias && options_.bias_regularizer) set_weight_regularizer(bias_, options_.bias_regularizer);

@@ -4,6 +4,7 @@
 
 #include "eagerflow/nn/activation_fn.h"
 #include "eagerflow/nn/constraints.h"
+#include "eagerflow/nn/initializers.h"
 #include "eagerflow/nn/layer.h"
 #include "eagerflow/nn/regularizers.h"
 #include "eagerflow/ops/ops.h"
@@ -16,6 +17,8 @@ struct Conv2DOptions {
   Stride2 dilation_rate{1, 1};
   ActivationFn activation;
   bool use_bias = true;
+  // Empty: Keras' defaults, glorot uniform over the receptive field and zeros.
+  Initializer kernel_initializer, bias_initializer;
   // Keras' regularizers (Layer::losses) and constraints (Layer::apply_constraints).
   Regularizer kernel_regularizer, bias_regularizer, activity_regularizer;
   Constraint kernel_constraint, bias_constraint;

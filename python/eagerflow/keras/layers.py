@@ -30,6 +30,31 @@ def _set_activity_regularizer(self, regularizer):
 _core.Layer.activity_regularizer = property(_activity_regularizer, _set_activity_regularizer)
 
 
+# What Keras' base Layer accepts besides a layer's own arguments. Anything else is a TypeError, as
+# in Keras (a misspelt kernel_initializer must not be dropped silently).
+_BASE_KWARGS = {"trainable", "dtype", "input_shape", "input_dim", "batch_size", "autocast"}
+
+
+def _check_kwargs(cls, kwargs):
+    unknown = {k: v for k, v in kwargs.items() if k not in _BASE_KWARGS}
+    if unknown:
+        raise TypeError(f"Unrecognized keyword arguments passed to {cls}: {unknown}")
+    dtype = kwargs.get("dtype")
+    if dtype not in (None, "float32") and getattr(dtype, "name", None) != "float32":
+        raise ValueError(f"{cls}: only dtype float32 layers are supported, got dtype={dtype!r}")
+
+
+def _apply_base_kwargs(layer, kwargs):
+    if kwargs.get("trainable") is False:
+        layer.trainable = False
+    # Keras 2's Dense(..., input_shape=(4,)) as the first layer of a Sequential builds it at once.
+    shape = kwargs.get("input_shape")
+    if shape is None and kwargs.get("input_dim") is not None:
+        shape = (int(kwargs["input_dim"]),)
+    if shape is not None:
+        layer._ef_declared_input_shape = (kwargs.get("batch_size"),) + tuple(shape)
+
+
 class Dense(_core.Dense):
     """Keras' Dense(units, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
     bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint): the C++ ef::nn::Dense."""
@@ -37,21 +62,28 @@ class Dense(_core.Dense):
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer=None, bias_initializer=None,
                  kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
                  bias_constraint=None, name=None, **kwargs):
+        _check_kwargs("Dense", kwargs)
         super().__init__(units, activation, use_bias, kernel_initializer, bias_initializer, name or "")
+        _apply_base_kwargs(self, kwargs)
         _core._set_weight_options(self, kernel_regularizer, bias_regularizer, activity_regularizer, kernel_constraint,
                                   bias_constraint)
 
 
 class Conv2D(_core.Conv2D):
-    """Keras' Conv2D(filters, kernel_size, strides, padding, dilation_rate, activation, use_bias, kernel_regularizer,
+    """Keras' Conv2D(filters, kernel_size, strides, padding, dilation_rate, activation, use_bias, kernel_initializer,
+    bias_initializer, kernel_regularizer,
     bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint): the C++ ef::nn::Conv2D."""
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None, dilation_rate=1,
-                 activation=None, use_bias=True, kernel_regularizer=None, bias_regularizer=None,
-                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None, name=None, **kwargs):
+                 activation=None, use_bias=True, kernel_initializer=None, bias_initializer=None,
+                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+                 bias_constraint=None, name=None, **kwargs):
+        _check_kwargs("Conv2D", kwargs)
         if data_format not in (None, "channels_last"):
             raise ValueError(f"Conv2D: only data_format='channels_last' is supported, got {data_format!r}")
-        super().__init__(filters, kernel_size, strides, padding, dilation_rate, activation, use_bias, name or "")
+        super().__init__(filters, kernel_size, strides, padding, dilation_rate, activation, use_bias, name or "",
+                         kernel_initializer, bias_initializer)
+        _apply_base_kwargs(self, kwargs)
         _core._set_weight_options(self, kernel_regularizer, bias_regularizer, activity_regularizer, kernel_constraint,
                                   bias_constraint)
 
