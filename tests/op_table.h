@@ -122,6 +122,30 @@ inline std::vector<OpInfo> op_table() {
   t.push_back({"matmul_transpose_a", {f({4, 3}), f({4, 5})}, [](V x) { return matmul(x[0], x[1], true, false); }});
   t.push_back({"matmul_transpose_b", {f({2, 3, 4}), f({5, 4})}, [](V x) { return matmul(x[0], x[1], false, true); }});
   t.push_back({"matmul_transpose_both", {f({2, 4, 3}), f({1, 5, 4})}, [](V x) { return matmul(x[0], x[1], true, true); }});
+  // Fused attention (eagerflow/nn/attention.h): plain; masked and causal; its gradient op as a
+  // function of q, k, v and the cotangent (second order through the gradient op's own rule).
+  t.push_back({"scaled_dot_product_attention", {f({2, 2, 5, 3}), f({2, 2, 7, 3}), f({2, 2, 7, 4})},
+               [](V x) { return nn::scaled_dot_product_attention(x[0], x[1], x[2]); }});
+  t.push_back({"scaled_dot_product_attention_masked_causal", {f({1, 2, 5, 3}), f({1, 2, 6, 3}), f({1, 2, 6, 2}), boolean({1, 1, 5, 6})},
+               [](V x) {
+                 nn::AttentionOptions o;
+                 o.mask = x[3];
+                 o.causal = true;
+                 o.scale = 0.7;
+                 return nn::scaled_dot_product_attention(x[0], x[1], x[2], o);
+               }});
+  t.push_back({"scaled_dot_product_attention_grad", {f({1, 2, 4, 3}), f({1, 2, 5, 3}), f({1, 2, 5, 2}), f({1, 2, 4, 2})},
+               [](V x) {
+                 Tensor q = identity(x[0]), k = identity(x[1]), v = identity(x[2]);
+                 GradientTape tape;
+                 tape.watch(std::vector<Tensor>{q, k, v});
+                 nn::AttentionOptions o;
+                 o.causal = true;
+                 Tensor y = nn::scaled_dot_product_attention(q, k, v, o);
+                 std::vector<Tensor> g = tape.gradient(y, std::vector<Tensor>{q, k, v},
+                                                       GradientOptions{UnconnectedGradients::none, x[3] * 1.0});
+                 return concat({reshape(g[0], {-1}), reshape(g[1], {-1}), reshape(g[2], {-1})}, 0);
+               }});
   // Shapes.
   t.push_back({"reshape", {f({3, 4})}, [](V x) { return reshape(x[0], {2, -1}); }});
   t.push_back({"reshape_like", {f({3, 4}), f({6, 2})}, [](V x) { return reshape_like(x[0], x[1]); }});

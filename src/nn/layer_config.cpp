@@ -24,6 +24,10 @@
 #include "eagerflow/nn/reshaping.h"
 #include "eagerflow/ops/ops.h"
 
+namespace ef::detail {
+void add_attention_layer_factories(std::map<std::string, nn::LayerFactory>& factories);  // src/nn/attention.cpp
+}
+
 namespace ef::nn {
 
 // ---------------------------------------------------------------- values
@@ -264,6 +268,7 @@ std::shared_ptr<Layer> as_layer(std::shared_ptr<T> p) {
 
 std::map<std::string, LayerFactory> builtin_factories() {
   std::map<std::string, LayerFactory> f;
+  ef::detail::add_attention_layer_factories(f);  // src/nn/attention.cpp
   f["Dense"] = [](const LayerConfig& lc) {
     const ConfigMap& c = lc.config;
     auto d = std::make_shared<Dense>(positive(c, "units"), activation_from_config(c.at("activation"), c.where),

@@ -14,6 +14,7 @@ const OpFactories& builtin_op_factories() {
     add_conv_factories(f);
     add_check_factories(f);
     add_custom_gradient_factories(f);
+    add_attention_factories(f);
     return f;
   }();
   return table;

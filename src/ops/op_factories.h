@@ -25,6 +25,7 @@ void add_random_factories(OpFactories& f);         // src/ops/random.cpp
 void add_conv_factories(OpFactories& f);           // src/ops/conv.cpp
 void add_check_factories(OpFactories& f);          // src/ops/checks.cpp
 void add_custom_gradient_factories(OpFactories& f);  // src/autodiff/custom_gradient_op.cpp
+void add_attention_factories(OpFactories& f);        // src/ops/attention_op.cpp
 
 // Every built-in op that a saved model can hold, by name.
 const OpFactories& builtin_op_factories();

@@ -1,0 +1,335 @@
+#include "kernels/cpu/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <list>
+#include <map>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <tuple>
+#include <vector>
+
+#include "core/thread_budget.h"
+#include "kernels/cpu/dnnl_engine.h"
+#include "kernels/cpu/parallel.h"
+#include "kernels/cpu/vec_math.h"
+
+namespace ef::cpu {
+namespace {
+
+// Rows of queries and keys per block: a block's products stay in L2 and each oneDNN call has
+// enough work (128 x 128 x 64) that its fixed cost is small.
+constexpr std::int64_t kQueryBlock = 128;
+constexpr std::int64_t kKeyBlock = 128;
+
+// ---------------------------------------------------------------- block products
+// C[m,n] (row stride ldc) = or += op(A)[m,k] op(B)[k,n]; A stored [m,k] with row stride lda,
+// or [k,m] when transposed (likewise B). float32 on single-threaded oneDNN matmuls cached per
+// geometry and thread (they run inside our parallel loops); float64 on plain loops.
+using GemmKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool,
+                           bool, bool>;
+
+struct BlockGemm {
+  dnnl::matmul matmul;
+  dnnl::memory a, b, c;
+  std::vector<dnnl_exec_arg_t> args;
+};
+
+BlockGemm make_block_gemm(const GemmKey& key) {
+  auto [m, n, k, lda, ldb, ldc, ta, tb, acc] = key;
+  using dt = dnnl::memory::data_type;
+  dnnl::engine& eng = dnnl_engine();
+  dnnl::memory::desc a_md({m, k}, dt::f32, ta ? dnnl::memory::dims{1, lda} : dnnl::memory::dims{lda, 1});
+  dnnl::memory::desc b_md({k, n}, dt::f32, tb ? dnnl::memory::dims{1, ldb} : dnnl::memory::dims{ldb, 1});
+  dnnl::memory::desc c_md({m, n}, dt::f32, dnnl::memory::dims{ldc, 1});
+  dnnl::primitive_attr attr;
+  if (acc) {
+    dnnl::post_ops po;
+    po.append_sum(1.0f);
+    attr.set_post_ops(po);
+  }
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, eng);
+  void* none = DNNL_MEMORY_NONE;
+  BlockGemm g{dnnl::matmul(pd), dnnl::memory(a_md, eng, none), dnnl::memory(b_md, eng, none),
+              dnnl::memory(c_md, eng, none), {}};
+  g.args = {{DNNL_ARG_SRC, g.a.get()}, {DNNL_ARG_WEIGHTS, g.b.get()}, {DNNL_ARG_DST, g.c.get()}};
+  return g;
+}
+
+struct BlockGemmCache {
+  std::list<std::pair<GemmKey, BlockGemm>> lru;
+  std::map<GemmKey, std::list<std::pair<GemmKey, BlockGemm>>::iterator> index;
+  BlockGemm& get(const GemmKey& key) {
+    auto it = index.find(key);
+    if (it != index.end()) {
+      lru.splice(lru.begin(), lru, it->second);
+      return it->second->second;
+    }
+    lru.emplace_front(key, make_block_gemm(key));
+    index[key] = lru.begin();
+    if (lru.size() > 48) {
+      index.erase(lru.back().first);
+      lru.pop_back();
+    }
+    return lru.front().second;
+  }
+};
+
+void block_gemm(const float* a, std::int64_t lda, bool ta, const float* b, std::int64_t ldb, bool tb, float* c,
+                std::int64_t ldc, std::int64_t m, std::int64_t n, std::int64_t k, bool acc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    if (!acc)
+      for (std::int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
+    return;
+  }
+  thread_local BlockGemmCache cache;
+  detail::sync_omp_threads(1);  // one thread per block product: the parallelism is ours
+  BlockGemm& g = cache.get(GemmKey{m, n, k, lda, ldb, ldc, ta, tb, acc});
+  g.a.set_data_handle(const_cast<float*>(a));
+  g.b.set_data_handle(const_cast<float*>(b));
+  g.c.set_data_handle(c);
+  dnnl_execute(g.matmul, g.args, "scaled_dot_product_attention");
+  dnnl_wait();
+}
+
+void block_gemm(const double* a, std::int64_t lda, bool ta, const double* b, std::int64_t ldb, bool tb, double* c,
+                std::int64_t ldc, std::int64_t m, std::int64_t n, std::int64_t k, bool acc) {
+  for (std::int64_t i = 0; i < m; ++i) {
+    double* row = c + i * ldc;
+    if (!acc) std::fill(row, row + n, 0.0);
+    for (std::int64_t p = 0; p < k; ++p) {
+      double av = ta ? a[p * lda + i] : a[i * lda + p];
+      if (av == 0.0) continue;
+      for (std::int64_t j = 0; j < n; ++j) row[j] += av * (tb ? b[j * ldb + p] : b[p * ldb + j]);
+    }
+  }
+}
+
+void exp_row(float* x, std::int64_t n) { vec::kernels().unary_f32(UnaryKind::exp, x, x, n); }
+void exp_row(double* x, std::int64_t n) { vec::kernels().unary_f64(UnaryKind::exp, x, x, n); }
+
+// ---------------------------------------------------------------- dropout
+inline std::uint64_t mix(std::uint64_t z) {  // splitmix64's finalizer
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+// Whether element `flat` ((bh * Sq + i) * Sk + j) survives dropout.
+inline bool kept(const AttentionConfig& cfg, std::uint64_t flat) {
+  std::uint64_t h = mix(cfg.seed * 0x9e3779b97f4a7c15ULL + mix(flat + 0x632be59bd9b4e019ULL));
+  double u = static_cast<double>(h >> 11) * 0x1.0p-53;
+  return u >= cfg.dropout;
+}
+
+// ---------------------------------------------------------------- scores of one block
+// s[r * ld + c] holds (q_{i0+r} . k_{j0+c}) on entry; leaves scale * score, or -inf where the
+// mask or causality hides the key: a hidden key gets probability 0, and a row that sees no key
+// gets zeros (Keras 3's masked softmax zeroes masked positions, so such a row outputs 0).
+template <class T>
+void finish_scores(T* s, std::int64_t ld, std::int64_t rows, std::int64_t cols, std::int64_t bh, std::int64_t heads,
+                   std::int64_t i0, std::int64_t j0, const AttentionMask& mask, const AttentionConfig& cfg) {
+  const T scale = static_cast<T>(cfg.scale);
+  const T hidden = -std::numeric_limits<T>::infinity();
+  const bool* mrow0 = nullptr;
+  if (mask.data) mrow0 = mask.data + (bh / heads) * mask.stride[0] + (bh % heads) * mask.stride[1];
+  for (std::int64_t r = 0; r < rows; ++r) {
+    T* row = s + r * ld;
+    for (std::int64_t c = 0; c < cols; ++c) row[c] *= scale;
+    std::int64_t i = i0 + r;
+    if (mrow0) {
+      const bool* m = mrow0 + i * mask.stride[2] + j0 * mask.stride[3];
+      for (std::int64_t c = 0; c < cols; ++c)
+        if (!m[c * mask.stride[3]]) row[c] = hidden;
+    }
+    if (cfg.causal)
+      for (std::int64_t c = std::max<std::int64_t>(0, i + 1 - j0); c < cols; ++c) row[c] = hidden;
+  }
+}
+
+template <class T>
+struct Scratch {
+  std::vector<T> s, p, acc, m, l, dvec;
+};
+template <class T>
+Scratch<T>& scratch() {
+  thread_local Scratch<T> sc;
+  return sc;
+}
+
+// The last key (exclusive) that rows [i0, i0 + rows) may see: causality skips whole blocks.
+std::int64_t key_end(const AttentionConfig& cfg, std::int64_t i0, std::int64_t rows, std::int64_t k_len) {
+  return cfg.causal ? std::min(k_len, i0 + rows) : k_len;
+}
+
+}  // namespace
+
+template <class T>
+void attention_forward(const T* q, const T* k, const T* v, const AttentionMask& mask, const AttentionConfig& cfg,
+                       const AttentionDims& d, T* out, T* lse) {
+  const std::int64_t BH = d.batch * d.heads, D = d.head_dim, Dv = d.value_dim;
+  const std::int64_t q_blocks = (d.q_len + kQueryBlock - 1) / kQueryBlock;
+  const std::int64_t units = BH * q_blocks;
+  const T inv_keep = cfg.dropout > 0 ? static_cast<T>(1.0 / (1.0 - cfg.dropout)) : T(1);
+  const std::int64_t cost = std::max<std::int64_t>(1, kQueryBlock * d.k_len * (D + Dv));
+  parallel_for(units, cost, [&](std::int64_t ub, std::int64_t ue) {
+    Scratch<T>& sc = scratch<T>();
+    sc.s.resize(static_cast<std::size_t>(kQueryBlock * kKeyBlock));
+    sc.acc.resize(static_cast<std::size_t>(kQueryBlock * std::max<std::int64_t>(Dv, 1)));
+    sc.m.resize(kQueryBlock);
+    sc.l.resize(kQueryBlock);
+    T* s = sc.s.data();
+    T* acc = sc.acc.data();
+    for (std::int64_t u = ub; u < ue; ++u) {
+      std::int64_t bh = u / q_blocks, i0 = (u % q_blocks) * kQueryBlock;
+      std::int64_t rows = std::min(kQueryBlock, d.q_len - i0);
+      const T* qb = q + (bh * d.q_len + i0) * D;
+      const T* kh = k + bh * d.k_len * D;
+      const T* vh = v + bh * d.k_len * Dv;
+      std::fill(sc.m.begin(), sc.m.end(), -std::numeric_limits<T>::infinity());
+      std::fill(sc.l.begin(), sc.l.end(), T(0));
+      std::fill(acc, acc + rows * Dv, T(0));
+      std::int64_t kend = key_end(cfg, i0, rows, d.k_len);
+      for (std::int64_t j0 = 0; j0 < kend; j0 += kKeyBlock) {
+        std::int64_t cols = std::min(kKeyBlock, kend - j0);
+        block_gemm(qb, D, false, kh + j0 * D, D, true, s, kKeyBlock, rows, cols, D, false);
+        finish_scores(s, kKeyBlock, rows, cols, bh, d.heads, i0, j0, mask, cfg);
+        for (std::int64_t r = 0; r < rows; ++r) {
+          T* row = s + r * kKeyBlock;
+          T mx = sc.m[r];
+          for (std::int64_t c = 0; c < cols; ++c) mx = std::max(mx, row[c]);
+          if (mx == -std::numeric_limits<T>::infinity()) {  // nothing visible yet in this row
+            std::fill(row, row + cols, T(0));
+            continue;
+          }
+          T alpha = std::exp(sc.m[r] - mx);
+          for (std::int64_t c = 0; c < cols; ++c) row[c] -= mx;
+          exp_row(row, cols);
+          T sum = 0;
+          for (std::int64_t c = 0; c < cols; ++c) sum += row[c];
+          sc.l[r] = sc.l[r] * alpha + sum;
+          sc.m[r] = mx;
+          if (alpha != T(1)) {
+            T* a = acc + r * Dv;
+            for (std::int64_t e = 0; e < Dv; ++e) a[e] *= alpha;
+          }
+          if (cfg.dropout > 0) {
+            std::uint64_t base = static_cast<std::uint64_t>((bh * d.q_len + i0 + r) * d.k_len + j0);
+            for (std::int64_t c = 0; c < cols; ++c)
+              row[c] = kept(cfg, base + static_cast<std::uint64_t>(c)) ? row[c] * inv_keep : T(0);
+          }
+        }
+        block_gemm(s, kKeyBlock, false, vh + j0 * Dv, Dv, false, acc, Dv, rows, Dv, cols, true);
+      }
+      for (std::int64_t r = 0; r < rows; ++r) {
+        T* o = out + (bh * d.q_len + i0 + r) * Dv;
+        T l = sc.l[r];
+        T inv = l > T(0) ? T(1) / l : T(0);
+        for (std::int64_t e = 0; e < Dv; ++e) o[e] = acc[r * Dv + e] * inv;
+        lse[bh * d.q_len + i0 + r] = l > T(0) ? sc.m[r] + std::log(l) : -std::numeric_limits<T>::infinity();
+      }
+    }
+  });
+}
+
+template <class T>
+void attention_backward(const T* q, const T* k, const T* v, const T* out, const T* lse, const T* dout, const T* dlse,
+                        const AttentionMask& mask, const AttentionConfig& cfg, const AttentionDims& d, T* dq, T* dk,
+                        T* dv) {
+  const std::int64_t BH = d.batch * d.heads, D = d.head_dim, Dv = d.value_dim;
+  const T inv_keep = cfg.dropout > 0 ? static_cast<T>(1.0 / (1.0 - cfg.dropout)) : T(1);
+  const T scale = static_cast<T>(cfg.scale);
+  const std::int64_t cost = std::max<std::int64_t>(1, d.q_len * d.k_len * (2 * D + 3 * Dv));
+  // One head per unit: dq of a head gathers over all key blocks, dk/dv over all query blocks,
+  // so a head is one thread's and nothing is shared.
+  parallel_for(BH, cost, [&](std::int64_t hb, std::int64_t he) {
+    Scratch<T>& sc = scratch<T>();
+    sc.s.resize(static_cast<std::size_t>(kQueryBlock * kKeyBlock));
+    sc.p.resize(static_cast<std::size_t>(kQueryBlock * kKeyBlock));
+    sc.dvec.resize(static_cast<std::size_t>(std::max<std::int64_t>(d.q_len, 1)));
+    T* s = sc.s.data();   // probabilities P
+    T* dp = sc.p.data();  // dropped probabilities, then dP, then dS
+    for (std::int64_t bh = hb; bh < he; ++bh) {
+      const T* qh = q + bh * d.q_len * D;
+      const T* kh = k + bh * d.k_len * D;
+      const T* vh = v + bh * d.k_len * Dv;
+      const T* oh = out + bh * d.q_len * Dv;
+      const T* doh = dout + bh * d.q_len * Dv;
+      const T* lh = lse + bh * d.q_len;
+      T* dqh = dq + bh * d.q_len * D;
+      T* dkh = dk + bh * d.k_len * D;
+      T* dvh = dv + bh * d.k_len * Dv;
+      std::fill(dqh, dqh + d.q_len * D, T(0));
+      std::fill(dkh, dkh + d.k_len * D, T(0));
+      std::fill(dvh, dvh + d.k_len * Dv, T(0));
+      // D_i = dO_i . O_i - dlse_i: the row term of softmax's gradient (with the logsumexp's own).
+      for (std::int64_t i = 0; i < d.q_len; ++i) {
+        T acc = 0;
+        for (std::int64_t e = 0; e < Dv; ++e) acc += doh[i * Dv + e] * oh[i * Dv + e];
+        sc.dvec[i] = acc - (dlse ? dlse[bh * d.q_len + i] : T(0));
+      }
+      for (std::int64_t j0 = 0; j0 < d.k_len; j0 += kKeyBlock) {
+        std::int64_t cols = std::min(kKeyBlock, d.k_len - j0);
+        std::int64_t first_row = cfg.causal ? j0 : 0;  // earlier rows see none of these keys
+        for (std::int64_t i0 = first_row; i0 < d.q_len; i0 += kQueryBlock) {
+          std::int64_t rows = std::min(kQueryBlock, d.q_len - i0);
+          block_gemm(qh + i0 * D, D, false, kh + j0 * D, D, true, s, kKeyBlock, rows, cols, D, false);
+          finish_scores(s, kKeyBlock, rows, cols, bh, d.heads, i0, j0, mask, cfg);
+          for (std::int64_t r = 0; r < rows; ++r) {
+            T* row = s + r * kKeyBlock;
+            T l = lh[i0 + r];
+            if (l == -std::numeric_limits<T>::infinity()) {
+              std::fill(row, row + cols, T(0));
+              continue;
+            }
+            for (std::int64_t c = 0; c < cols; ++c) row[c] -= l;
+            exp_row(row, cols);
+          }
+          const T* pd = s;  // the probabilities that multiplied V
+          if (cfg.dropout > 0) {
+            for (std::int64_t r = 0; r < rows; ++r) {
+              std::uint64_t base = static_cast<std::uint64_t>((bh * d.q_len + i0 + r) * d.k_len + j0);
+              for (std::int64_t c = 0; c < cols; ++c)
+                dp[r * kKeyBlock + c] =
+                    kept(cfg, base + static_cast<std::uint64_t>(c)) ? s[r * kKeyBlock + c] * inv_keep : T(0);
+            }
+            pd = dp;
+          }
+          // dV += Pd^T dO
+          block_gemm(pd, kKeyBlock, true, doh + i0 * Dv, Dv, false, dvh + j0 * Dv, Dv, cols, Dv, rows, true);
+          // dP = dO V^T, then dS = P (dP - D_i) scale (dropout: dP through the kept mask)
+          block_gemm(doh + i0 * Dv, Dv, false, vh + j0 * Dv, Dv, true, dp, kKeyBlock, rows, cols, Dv, false);
+          for (std::int64_t r = 0; r < rows; ++r) {
+            T* pr = s + r * kKeyBlock;
+            T* dr = dp + r * kKeyBlock;
+            T di = sc.dvec[i0 + r];
+            if (cfg.dropout > 0) {
+              std::uint64_t base = static_cast<std::uint64_t>((bh * d.q_len + i0 + r) * d.k_len + j0);
+              for (std::int64_t c = 0; c < cols; ++c)
+                if (!kept(cfg, base + static_cast<std::uint64_t>(c))) dr[c] = T(0);
+                else dr[c] *= inv_keep;
+            }
+            for (std::int64_t c = 0; c < cols; ++c) dr[c] = pr[c] * (dr[c] - di) * scale;
+          }
+          // dQ += dS K;  dK += dS^T Q
+          block_gemm(dp, kKeyBlock, false, kh + j0 * D, D, false, dqh + i0 * D, D, rows, D, cols, true);
+          block_gemm(dp, kKeyBlock, true, qh + i0 * D, D, false, dkh + j0 * D, D, cols, D, rows, true);
+        }
+      }
+    }
+  });
+}
+
+template void attention_forward<float>(const float*, const float*, const float*, const AttentionMask&,
+                                       const AttentionConfig&, const AttentionDims&, float*, float*);
+template void attention_forward<double>(const double*, const double*, const double*, const AttentionMask&,
+                                        const AttentionConfig&, const AttentionDims&, double*, double*);
+template void attention_backward<float>(const float*, const float*, const float*, const float*, const float*,
+                                        const float*, const float*, const AttentionMask&, const AttentionConfig&,
+                                        const AttentionDims&, float*, float*, float*);
+template void attention_backward<double>(const double*, const double*, const double*, const double*, const double*,
+                                         const double*, const double*, const AttentionMask&, const AttentionConfig&,
+                                         const AttentionDims&, double*, double*, double*);
+
+}  // namespace ef::cpu

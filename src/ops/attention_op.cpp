@@ -1,0 +1,230 @@
+// Fused scaled-dot-product attention: one op for the forward pass (output and per-row
+// logsumexp) and one for its gradient, both block by block (src/kernels/cpu/attention.cpp), so
+// neither stores a [q_len, k_len] matrix.
+#include "ops/attention_op.h"
+
+#include <cmath>
+
+#include "eagerflow/core/error.h"
+#include "eagerflow/autodiff/gradient_tape.h"
+#include "eagerflow/ops/ops.h"
+#include "kernels/cpu/attention.h"
+#include "ops/op_factories.h"
+
+namespace ef {
+namespace {
+
+bool dims_differ(std::int64_t a, std::int64_t b) { return a != b && a != kDynamic && b != kDynamic; }
+
+// Checks q, k, v (and the mask and seed the params call for); dims unknown while tracing pass.
+void check_attention(const AttentionParams& p, std::span<const Tensor> in, std::size_t first_extra,
+                                        const char* op) {
+  std::size_t want = first_extra + (p.has_mask ? 1 : 0) + (p.dropout > 0 ? 1 : 0);
+  if (in.size() != want)
+    fail(op, "expects " + std::to_string(want) + " inputs, got " + std::to_string(in.size()) + ": " + describe(in));
+  const Tensor &q = in[0], &k = in[1], &v = in[2];
+  auto shapes = [&] { return "q " + q.spec().str() + ", k " + k.spec().str() + ", v " + v.spec().str(); };
+  if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4)
+    fail(op, "expects q, k and v of rank 4 [batch, heads, seq, head_dim], got " + shapes());
+  if (q.dtype() != DType::float32 && q.dtype() != DType::float64)
+    fail(op, "expects float32 or float64 q, k and v, got " + shapes());
+  if (k.dtype() != q.dtype() || v.dtype() != q.dtype()) fail(op, "q, k and v must share a dtype, got " + shapes());
+  const Shape &qs = q.shape(), &ks = k.shape(), &vs = v.shape();
+  for (int a = 0; a < 2; ++a)
+    if (dims_differ(qs[a], ks[a]) || dims_differ(qs[a], vs[a]))
+      fail(op, std::string(a == 0 ? "batch" : "heads") + " dims differ: " + shapes());
+  if (dims_differ(ks[2], vs[2])) fail(op, "k and v must have the same sequence length: " + shapes());
+  if (dims_differ(qs[3], ks[3])) fail(op, "q and k must have the same head_dim: " + shapes());
+  if (p.has_mask) {
+    const Tensor& m = in[first_extra];
+    if (m.dtype() != DType::bool_) fail(op, "the mask must be bool (true = attend), got " + m.spec().str());
+    if (m.rank() > 4) fail(op, "the mask " + m.spec().str() + " has rank > 4");
+    std::int64_t target[4] = {qs[0], qs[1], qs[2], ks[2]};
+    for (int a = 0; a < m.rank(); ++a) {
+      std::int64_t md = m.shape()[a], td = target[4 - m.rank() + a];
+      if (md != 1 && dims_differ(md, td))
+        fail(op, "the mask " + m.spec().str() + " does not broadcast to [batch, heads, q_len, k_len] = " +
+                     Shape({target[0], target[1], target[2], target[3]}).str() + " (" + shapes() + ")");
+    }
+  }
+  if (p.dropout > 0) {
+    const Tensor& s = in[want - 1];
+    if (s.dtype() != DType::float64 || s.rank() != 0) fail(op, "the dropout seed must be a float64 scalar, got " + s.spec().str());
+  }
+  if (!(p.dropout >= 0 && p.dropout < 1)) fail(op, "dropout must be in [0, 1), got " + std::to_string(p.dropout));
+}
+
+std::vector<TensorSpec> attention_specs(const AttentionParams& p, std::span<const Tensor> in, std::size_t first_extra,
+                                        const char* op) {
+  check_attention(p, in, first_extra, op);
+  const Shape &qs = in[0].shape(), &vs = in[2].shape();
+  DType dt = in[0].dtype();
+  return {{dt, Shape({qs[0], qs[1], qs[2], vs[3]}), {}}, {dt, Shape({qs[0], qs[1], qs[2]}), {}}};
+}
+
+cpu::AttentionDims dims_of(const Tensor& q, const Tensor& k, const Tensor& v) {
+  return {q.shape()[0], q.shape()[1], q.shape()[2], k.shape()[2], q.shape()[3], v.shape()[3]};
+}
+
+cpu::AttentionMask mask_view(const Tensor* m, const cpu::AttentionDims& d) {
+  cpu::AttentionMask mv;
+  if (!m) return mv;
+  mv.data = m->data<bool>().data();
+  std::int64_t target[4] = {d.batch, d.heads, d.q_len, d.k_len};
+  std::int64_t stride = 1;
+  for (int a = m->rank() - 1; a >= 0; --a) {
+    std::int64_t dim = m->shape()[a];
+    mv.stride[4 - m->rank() + a] = (dim == 1 && target[4 - m->rank() + a] != 1) ? 0 : stride;
+    stride *= dim;
+  }
+  return mv;
+}
+
+cpu::AttentionConfig config_of(const AttentionParams& p, const Tensor* seed) {
+  cpu::AttentionConfig c;
+  c.scale = p.scale;
+  c.causal = p.causal;
+  c.dropout = p.dropout;
+  if (seed) c.seed = static_cast<std::uint64_t>(std::fabs(seed->data<double>()[0]));
+  return c;
+}
+
+}  // namespace
+
+OpParams AttentionParams::parameters() const {
+  return OpParams().add("scale", scale).add_flag("causal", causal).add_flag("mask", has_mask).add("dropout", dropout);
+}
+
+AttentionParams AttentionParams::from(const OpParams& p) {
+  AttentionParams a;
+  a.scale = p.real("scale");
+  a.causal = p.flag("causal");
+  a.has_mask = p.flag("mask");
+  a.dropout = p.real("dropout");
+  if (!std::isfinite(a.scale)) p.bad("scale must be finite");
+  if (!(a.dropout >= 0 && a.dropout < 1)) p.bad("dropout must be in [0, 1)");
+  return a;
+}
+
+std::vector<TensorSpec> ScaledDotProductAttention::infer(std::span<const Tensor> in) const {
+  return attention_specs(p_, in, 3, name());
+}
+
+void ScaledDotProductAttention::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs,
+                                     std::span<Tensor> out) const {
+  check_attention(p_, in, 3, name());  // at run time: the dims a trace could not check
+  const Tensor &q = in[0], &k = in[1], &v = in[2];
+  out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  out[1] = Tensor::empty(specs[1].dtype, specs[1].shape);
+  cpu::AttentionDims d = dims_of(q, k, v);
+  cpu::AttentionMask m = mask_view(p_.has_mask ? &in[3] : nullptr, d);
+  cpu::AttentionConfig c = config_of(p_, p_.dropout > 0 ? &in[in.size() - 1] : nullptr);
+  if (q.dtype() == DType::float32)
+    cpu::attention_forward(q.data<float>().data(), k.data<float>().data(), v.data<float>().data(), m, c, d,
+                           out[0].mutable_data<float>().data(), out[1].mutable_data<float>().data());
+  else
+    cpu::attention_forward(q.data<double>().data(), k.data<double>().data(), v.data<double>().data(), m, c, d,
+                           out[0].mutable_data<double>().data(), out[1].mutable_data<double>().data());
+}
+
+std::vector<Tensor> ScaledDotProductAttention::vjp(std::span<const Tensor> in, std::span<const Tensor> out,
+                                                   std::span<const Tensor> cot, const std::vector<bool>& needed) const {
+  std::vector<Tensor> grads(in.size());
+  if (!needed[0] && !needed[1] && !needed[2]) return grads;
+  Tensor dout = cot[0].defined() ? cot[0] : zeros_like(out[0]);
+  Tensor dlse = cot[1].defined() ? cot[1] : zeros_like(out[1]);
+  std::vector<Tensor> args{in[0], in[1], in[2], out[0], out[1], dout, dlse};
+  for (std::size_t i = 3; i < in.size(); ++i) args.push_back(in[i]);
+  std::vector<Tensor> g = dispatch(ScaledDotProductAttentionGrad(p_), args);
+  for (int i = 0; i < 3; ++i)
+    if (needed[i]) grads[i] = g[i];
+  return grads;
+}
+
+std::vector<TensorSpec> ScaledDotProductAttentionGrad::infer(std::span<const Tensor> in) const {
+  if (in.size() < 7) fail(name(), "expects at least 7 inputs, got " + describe(in));
+  std::vector<Tensor> fwd{in[0], in[1], in[2]};
+  for (std::size_t i = 7; i < in.size(); ++i) fwd.push_back(in[i]);
+  std::vector<TensorSpec> o = attention_specs(p_, fwd, 3, name());
+  for (int i = 0; i < 4; ++i) {
+    const Tensor& t = in[3 + i];
+    const TensorSpec& want = o[i % 2];  // out, lse, dout, dlse
+    bool ok = t.dtype() == want.dtype && t.rank() == want.shape.rank();
+    for (int a = 0; ok && a < t.rank(); ++a) ok = !dims_differ(t.shape()[a], want.shape[a]);
+    if (!ok) fail(name(), "input " + std::to_string(3 + i) + " " + t.spec().str() + " should be " + want.str());
+  }
+  return {in[0].spec(), in[1].spec(), in[2].spec()};
+}
+
+void ScaledDotProductAttentionGrad::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs,
+                                         std::span<Tensor> out) const {
+  const Tensor &q = in[0], &k = in[1], &v = in[2];
+  for (int i = 0; i < 3; ++i) out[i] = Tensor::empty(specs[i].dtype, specs[i].shape);
+  cpu::AttentionDims d = dims_of(q, k, v);
+  cpu::AttentionMask m = mask_view(p_.has_mask ? &in[7] : nullptr, d);
+  cpu::AttentionConfig c = config_of(p_, p_.dropout > 0 ? &in[in.size() - 1] : nullptr);
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    cpu::attention_backward(q.data<T>().data(), k.data<T>().data(), v.data<T>().data(), in[3].data<T>().data(),
+                            in[4].data<T>().data(), in[5].data<T>().data(), in[6].data<T>().data(), m, c, d,
+                            out[0].mutable_data<T>().data(), out[1].mutable_data<T>().data(),
+                            out[2].mutable_data<T>().data());
+  };
+  if (q.dtype() == DType::float32) run(float{});
+  else run(double{});
+}
+
+// The gradient op as a function of all its inputs, composed from ef ops (quadratic memory):
+// P = exp(scale q k^T - lse) (hidden keys 0), dv = P^T dout, dS = P (dout v^T - D) scale with
+// D = rowsum(dout out) - dlse, dq = dS k, dk = dS^T q. Differentiating it gives second order.
+std::vector<Tensor> ScaledDotProductAttentionGrad::vjp(std::span<const Tensor> in, std::span<const Tensor>,
+                                                       std::span<const Tensor> cot, const std::vector<bool>& needed) const {
+  if (p_.dropout > 0)
+    fail(name(), "gradients of gradients of the fused attention with dropout are not implemented");
+  std::vector<Tensor> x(in.begin(), in.begin() + 7);
+  for (Tensor& t : x) t = identity(t);  // fresh handles the inner tape can watch
+  GradientTape tape;
+  tape.watch(x);
+  const Tensor &q = x[0], &k = x[1], &v = x[2], &o = x[3], &lse = x[4], &dout = x[5], &dlse = x[6];
+  Tensor s = matmul(q, k, false, true) * p_.scale;
+  Tensor visible;
+  if (p_.has_mask) visible = broadcast_like(in[7], s);
+  if (p_.causal) {
+    std::int64_t sq = q.shape()[2], sk = k.shape()[2];
+    if (sq == kDynamic || sk == kDynamic)
+      fail(name(), "second-order gradients with a causal mask need static sequence lengths: " + describe(in));
+    Tensor c = greater_equal(reshape(arange(sq), {sq, 1}), reshape(arange(sk), {1, sk}));
+    visible = visible.defined() ? logical_and(visible, broadcast_like(c, s)) : broadcast_like(c, s);
+  }
+  Tensor shifted = s - expand_dims(lse, -1);
+  Tensor p = visible.defined() ? where(visible, exp(where(visible, shifted, zeros_like(shifted))), zeros_like(s)) : exp(shifted);
+  Tensor dv = matmul(p, dout, true, false);
+  Tensor d = sum(dout * o, {-1}, true) - expand_dims(dlse, -1);
+  Tensor ds = p * (matmul(dout, v, false, true) - d) * p_.scale;
+  Tensor dq = matmul(ds, k);
+  Tensor dk = matmul(ds, q, true, false);
+  Tensor target;
+  const Tensor outs[3] = {dq, dk, dv};
+  for (int i = 0; i < 3; ++i) {
+    if (!cot[i].defined()) continue;
+    Tensor term = sum(outs[i] * cot[i]);
+    target = target.defined() ? target + term : term;
+  }
+  std::vector<Tensor> grads(in.size());
+  if (!target.defined()) return grads;
+  std::vector<Tensor> g = tape.gradient(target, x, GradientOptions{UnconnectedGradients::zero, {}});
+  for (int i = 0; i < 7; ++i)
+    if (needed[i]) grads[i] = g[i];
+  return grads;
+}
+
+void detail::add_attention_factories(detail::OpFactories& f) {
+  f["scaled_dot_product_attention"] = [](const OpParams& p) {
+    return std::make_shared<ScaledDotProductAttention>(AttentionParams::from(p));
+  };
+  f["scaled_dot_product_attention_grad"] = [](const OpParams& p) {
+    return std::make_shared<ScaledDotProductAttentionGrad>(AttentionParams::from(p));
+  };
+}
+
+}  // namespace ef
