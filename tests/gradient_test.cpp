@@ -134,6 +134,7 @@ TEST(OpTable, CoversEveryOpClass) {
       "ef::CondOp", "ef::WhileOp",               // control_flow_test, autodiff_test (cond, while)
       "ef::CallOp",                              // call_op_test
       "ef::(anonymous namespace)::WhileGrad",    // while_gradient_test
+      "ef::ScanOp",                              // scan_test
       "ef::CustomGradientOp",                    // custom_gradient_test, custom_op_test
       "ef::RandomOp",                            // random_op_test
       "ef::(anonymous namespace)::FusedDense",   // made by passes only: passes_test

@@ -17,6 +17,7 @@
 #include "eagerflow/nn/layer.h"
 #include "eagerflow/nn/layer_function.h"
 #include "eagerflow/function/control_flow.h"
+#include "eagerflow/function/scan.h"
 #include "eagerflow/autodiff/gradient_tape.h"
 #include "eagerflow/autodiff/grad.h"
 #include "eagerflow/autodiff/forward.h"

@@ -8,6 +8,7 @@
 #include "exec/interpret.h"
 #include "function/call_op.h"
 #include "function/control_flow_ops.h"
+#include "function/scan_op.h"
 #include "ops/primitives.h"
 #include "trace/graph_edit.h"
 
@@ -23,6 +24,12 @@ std::vector<Tensor> replay_node(const ir::Node& node, std::span<const Tensor> ar
     if (std::optional<CondOp> variant = cond->with_residuals()) return dispatch(*variant, args);
   if (auto* loop = dynamic_cast<const WhileOp*>(node.op.get()))
     if (std::optional<WhileOp> variant = loop->with_residuals()) return dispatch(*variant, args);
+  if (auto* scan = dynamic_cast<const ScanOp*>(node.op.get()))
+    if (std::optional<ScanOp> variant = scan->with_residuals()) {
+      std::vector<Tensor> out = dispatch(*variant, args);
+      out.resize(node.outputs.size());  // the graph's node had the plain op's outputs
+      return out;
+    }
   return dispatch(*node.op, args);
 }
 

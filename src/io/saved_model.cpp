@@ -22,6 +22,7 @@
 #include "eagerflow/passes/passes.h"
 #include "eagerflow/trace/context.h"
 #include "function/control_flow_ops.h"
+#include "function/scan_op.h"
 #include "io/atomic_file.h"
 #include "io/json.h"
 #include "io/op_codec.h"
@@ -105,7 +106,10 @@ std::string encode_graph(const ir::Graph& g, const std::string& fn, VariableTabl
       out += "]";
     } else {
       // Control flow is recognized by its op type, not its printed name ("cond", "while").
-      const char* flow = dynamic_cast<const CondOp*>(&op) ? "ef::cond" : dynamic_cast<const WhileOp*>(&op) ? "ef::while_loop" : nullptr;
+      const char* flow = dynamic_cast<const CondOp*>(&op)    ? "ef::cond"
+                         : dynamic_cast<const WhileOp*>(&op) ? "ef::while_loop"
+                         : dynamic_cast<const ScanOp*>(&op)  ? "ef::scan"
+                                                             : nullptr;
       if (flow)
         fail("save", "function '" + fn + "' uses op '" + name + "' (" + flow + "): control flow cannot be saved yet " +
                          "(the saved-model format has no ef::cond or ef::while_loop; save the function without them, or save_weights)");

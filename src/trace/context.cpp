@@ -64,6 +64,12 @@ int TraceContext::value_of(const Tensor& t) {
   return id;
 }
 
+std::vector<std::pair<Tensor, int>> TraceContext::captured_constants() const {
+  std::vector<std::pair<Tensor, int>> out;
+  for (const Tensor& t : captured_) out.emplace_back(t, constants_.at(&t.impl()));
+  return out;
+}
+
 std::vector<Tensor> TraceContext::record(const Primitive& op, std::span<const Tensor> inputs,
                                          std::vector<TensorSpec> specs) {
   std::vector<int> ids;

@@ -48,6 +48,9 @@ class TraceContext : public Recorder {
   }
   // Outer tensors this sub-graph lifted, in the order of its lifted inputs.
   const std::vector<Tensor>& lifted() const { return lifted_; }
+  // Eager tensors captured as constants (the originals, not the graph's frozen copies), each
+  // with its value id: a loop body under a tape makes them inputs, so that they get gradients.
+  std::vector<std::pair<Tensor, int>> captured_constants() const;
 
  private:
   std::shared_ptr<ir::Graph> graph_;
