@@ -264,6 +264,32 @@ TEST(SaveModel, SequentialRoundTripKeepsPredictionsConfigAndCompileSettings) {
   EXPECT_EQ((*fresh_loaded)(x).shape(), (Shape{40, 3}));
 }
 
+// compile()'s weighted_metrics come back from the file: the loaded model reports the same
+// sample-weighted metrics as the original.
+TEST(SaveModel, WeightedMetricsRoundTrip) {
+  auto dir = ef::testing::fresh_temp_dir("save_model_weighted");
+  random::set_seed(5);
+  auto m = classifier();
+  train::CompileOptions o;
+  o.optimizer = make<optim::SGD>(0.05);
+  o.loss = {train::SparseCategoricalCrossentropy(/*from_logits=*/true)};
+  o.metrics = {"accuracy"};
+  o.weighted_metrics = {"accuracy"};
+  m->compile(o);
+  auto [x, y] = classification_data();
+  (*m)(x);
+  Tensor sw = f32(abs(randn({40}, 9)));
+  std::string path = (dir / "w.efmodel").string();
+  save_model(*m, path);
+  auto loaded = load_model(path);
+  ASSERT_EQ(loaded->compile_options().weighted_metrics.size(), 1u);
+  auto a = m->evaluate(x, y, 8, 0, sw), b = loaded->evaluate(x, y, 8, 0, sw);
+  ASSERT_TRUE(a.count("weighted_accuracy")) << "the original reports weighted_accuracy";
+  ASSERT_TRUE(b.count("weighted_accuracy")) << "the loaded model lost its weighted metric";
+  EXPECT_EQ(a.at("weighted_accuracy"), b.at("weighted_accuracy"));
+  EXPECT_EQ(a.at("accuracy"), b.at("accuracy"));
+}
+
 TEST(SaveModel, LoadedModelContinuesTrainingStepForStep) {
   auto dir = ef::testing::fresh_temp_dir("save_model_continue");
   random::set_seed(5);

@@ -11,6 +11,7 @@ from ._function import Function, RetracingWarning, function, _log_warning
 from ._autodiff import GradientTape, grad, value_and_grad
 from ._core import jvp, linearize, jacfwd, jacrev, hessian, vmap  # noqa: F401 - docs/transforms.md
 from ._custom_gradient import custom_gradient, custom_vjp
+from ._scan import scan  # noqa: E402 - JAX-style lax.scan over pytrees
 from . import _layers
 
 float32 = DType.float32

@@ -29,6 +29,16 @@ class TensorShape(tuple):
         return list(self)
 
 
+def _own_init_arguments(cls):
+    """The arguments of cls.__init__ beyond Keras' base ones (name, trainable, dtype, **kwargs)."""
+    try:
+        params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+            and p.name not in ("name", "trainable", "dtype")]
+
+
 class _PythonLayer:
     """What layers and models written in Python share (mixed into Layer and keras.Model): the
     C++ trampoline calls _ef_build and _ef_call, which call the user's build and call."""
@@ -53,6 +63,28 @@ class _PythonLayer:
 
     def call(self, inputs, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} must define call(inputs)")
+
+    def get_config(self):
+        """Keras' get_config: what from_config needs to rebuild the layer (no weights). Override it
+        (starting from super().get_config()) when __init__ takes arguments of its own."""
+        cls = type(self)
+        if cls.get_config is _PythonLayer.get_config:
+            own = _own_init_arguments(cls)
+            if own:
+                raise NotImplementedError(
+                    f"Layer {cls.__name__} ('{self.name}') has arguments {own} in `__init__()` and therefore must override "
+                    "`get_config()` to be saved")
+        return {"name": self.name, "trainable": self.trainable}
+
+    @classmethod
+    def from_config(cls, config):
+        """Keras' from_config: cls(**config)."""
+        return cls(**config)
+
+    def _ef_get_config(self):
+        """(registered class name, config) for save_model (python/src/py_layer.h)."""
+        cls = type(self)
+        return cls.__dict__.get("_ef_registered_name", cls.__name__), self.get_config()
 
     def _ef_build(self, shape):
         self.build(TensorShape(shape) if isinstance(shape, tuple) else [TensorShape(s) for s in shape])

@@ -316,10 +316,15 @@ class _Training:
                 return layer
         raise ValueError(f"No such layer: {name}. Existing layers are: {[layer.name for layer in layers]}.")
 
-    def save(self, filepath, **kwargs):
-        """Saves the model for inference as a saved model (ef.saved_model.save)."""
+    def save(self, filepath, *args, **kwargs):
+        """Saves the model: to a whole-model file (ef.keras.saving.save_model) for paths ending in
+        .efmodel or .keras, else for inference as a saved model (ef.saved_model.save)."""
+        import os
+        if str(os.fspath(filepath)).endswith((".efmodel", ".keras")):
+            from .keras import saving
+            return saving.save_model(self, filepath, *args, **kwargs)
         from . import saved_model
-        saved_model.save(self, filepath, **kwargs)
+        return saved_model.save(self, filepath, *args, **kwargs)
 
     def summary(self, print_fn=None, **kwargs):
         """Keras' table: layer (type), output shape, parameter count; totals (and, for a
@@ -392,6 +397,11 @@ class Model(_Training, _PythonLayer, _t.Model):
                     raise TypeError(f"Model {what} must be Keras tensors (from ef.keras.Input and the layers called on "
                                     f"them), got {t!r}")
         self._init_functional(list(inputs), list(outputs), names)
+
+    def _ef_get_config(self):
+        # A subclassed Model is not saved as a config (save_model says so); a functional one
+        # saves its graph (python/src/py_layer.h does not ask).
+        return None
 
     def __call__(self, inputs, training=None):
         out = super().__call__(inputs, training=training)

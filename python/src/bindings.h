@@ -15,6 +15,7 @@ void init_function(nb::module_& m);
 void init_autodiff(nb::module_& m);
 void init_layers(nb::module_& m);
 void init_layers_keras(nb::module_& m);  // after init_layers: Keras layers, regularizers, constraints
+void init_attention(nb::module_& m);  // attention.cpp: ef.nn, MultiHeadAttention, PositionalEmbedding
 void init_training(nb::module_& m);
 void init_metrics(nb::module_& m);  // after init_training: joins its _train submodule
 void init_callbacks(nb::module_& m);  // after init_training: binds into its _train submodule
@@ -23,6 +24,7 @@ void init_log(nb::module_& m);
 void init_transforms(nb::module_& m);
 void init_custom(nb::module_& m);
 void init_saving_keras(nb::module_& m);  // saving_keras.cpp: ef.keras.saving
+void init_scan(nb::module_& m);  // scan.cpp: ef.scan (pytrees in python/eagerflow/_scan.py)
 
 // Hands the queued ef log warnings (retracing) to Python's `warnings` (log.cpp). Call with the
 // GIL held and no ef lock held, after C++ work that may have traced.

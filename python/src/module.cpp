@@ -1,8 +1,18 @@
 // eagerflow._core: module entry. Each concept registers its bindings from its own file.
+#include <cstdlib>
+#include <string_view>
+
 #include "bindings.h"
 
 NB_MODULE(_core, m) {
   m.doc() = "eagerflow's C++ core (nanobind)";
+  // A model held at module level whose layers are written in Python forms a cycle through C++
+  // (the model keeps the layer, the layer's class its functions, their globals the model) that
+  // Python's collector cannot see; at exit nanobind then reports "leaked instances" although
+  // nothing is wrong while the program runs (del model frees it). EF_NB_LEAK_WARNINGS=1 turns
+  // the report back on for debugging the bindings.
+  if (const char* v = std::getenv("EF_NB_LEAK_WARNINGS"); !(v && std::string_view(v) == "1"))
+    nanobind::set_leak_warnings(false);
   efpy::init_errors(m);
   efpy::init_tensor(m);
   efpy::init_ops(m);
@@ -10,6 +20,7 @@ NB_MODULE(_core, m) {
   efpy::init_autodiff(m);
   efpy::init_layers(m);
   efpy::init_layers_keras(m);
+  efpy::init_attention(m);
   efpy::init_training(m);
   efpy::init_metrics(m);
   efpy::init_callbacks(m);
@@ -18,4 +29,5 @@ NB_MODULE(_core, m) {
   efpy::init_transforms(m);
   efpy::init_custom(m);
   efpy::init_saving_keras(m);
+  efpy::init_scan(m);
 }

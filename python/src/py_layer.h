@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "bindings.h"
+#include "eagerflow/nn/layer_config.h"
 #include "eagerflow/train/model.h"
 
 namespace efpy {
@@ -27,6 +28,11 @@ struct PyLayerAccess {
 // The outputs of a Python call(): one tensor, or a tuple/list of them (a layer with several
 // outputs). Anything else, a dict say, is an ef::Error naming the layer.
 std::vector<ef::Tensor> call_results(const std::string& layer, nb::handle result, PyLayerAccess::OutputKind& kind);
+
+// Keras configs between Python and C++ (python/src/saving_keras.cpp): None, bool, int, float,
+// str, lists/tuples and dicts with str keys; anything else is a TypeError naming the key.
+ef::nn::ConfigMap config_map_from_py(nb::handle dict, const std::string& where);
+nb::object py_from_config(const ef::nn::ConfigValue& value);
 
 nb::tuple shape_tuple(const ef::Shape& s);
 
@@ -78,6 +84,19 @@ class PyLayerT : public Base, public PyLayerAccess {
     if (!t.key.is_valid()) return Base::call_multi(inputs, training);
     nb::object arg = inputs.size() == 1 && !list_input_ ? nb::cast(inputs[0]) : nb::cast(inputs);
     return call_results(this->name(), nb_trampoline.base().attr(t.key)(arg, training), kind_);
+  }
+
+  // A layer written in Python saves the config its get_config() returns, under its registered
+  // name (ef.keras.saving.register_keras_serializable); its factory calls from_config.
+  std::optional<ef::nn::LayerConfig> get_config() const override {
+    if (runs_graph()) return Base::get_config();
+    nb::gil_scoped_acquire gil;
+    nb::detail::ticket t(nb_trampoline, "_ef_get_config", nb::detail::str_hash("_ef_get_config"), false);
+    if (!t.key.is_valid()) return Base::get_config();
+    nb::object r = nb_trampoline.base().attr(t.key)();
+    if (r.is_none()) return Base::get_config();
+    auto cls = nb::cast<std::string>(r[0]);
+    return ef::nn::LayerConfig{cls, config_map_from_py(r[1], "layer '" + this->name() + "' (" + cls + ") get_config()")};
   }
 
   ef::Variable add_weight_(const std::string& name, const ef::Shape& shape, const ef::nn::Initializer& init,

@@ -4,11 +4,73 @@
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 
+#include <type_traits>
+#include <variant>
+
 #include <eagerflow/saving/model.h>
 
 #include "bindings.h"
+#include "py_layer.h"
 
 namespace efpy {
+
+namespace {
+
+ef::nn::ConfigValue config_value_from_py(nb::handle v, const std::string& where, int depth) {
+  if (depth > 64) throw nb::value_error((where + ": the config nests more than 64 levels").c_str());
+  if (v.is_none()) return nullptr;
+  if (PyBool_Check(v.ptr())) return nb::cast<bool>(v);
+  if (PyLong_Check(v.ptr())) return nb::cast<std::int64_t>(v);
+  if (PyFloat_Check(v.ptr())) return nb::cast<double>(v);
+  if (PyUnicode_Check(v.ptr())) return nb::cast<std::string>(v);
+  if (PyList_Check(v.ptr()) || PyTuple_Check(v.ptr())) {
+    ef::nn::ConfigList out;
+    std::size_t i = 0;
+    for (nb::handle item : v) out.push_back(config_value_from_py(item, where + "[" + std::to_string(i++) + "]", depth + 1));
+    return out;
+  }
+  if (PyDict_Check(v.ptr())) {
+    ef::nn::ConfigMap out;
+    for (auto [k, item] : nb::borrow<nb::dict>(v)) {
+      if (!PyUnicode_Check(k.ptr())) throw nb::type_error((where + ": config keys must be strings").c_str());
+      auto key = nb::cast<std::string>(k);
+      out.set(key, config_value_from_py(item, where + "['" + key + "']", depth + 1));
+    }
+    return out;
+  }
+  // NumPy scalars and the like: as the Python number they convert to.
+  if (nb::hasattr(v, "item") && !nb::hasattr(v, "__len__")) return config_value_from_py(v.attr("item")(), where, depth + 1);
+  throw nb::type_error((where + ": a " + nb::cast<std::string>(nb::str(v.type().attr("__name__"))) +
+                        " cannot be saved in a config (use None, bool, int, float, str, lists and dicts)")
+                           .c_str());
+}
+
+}  // namespace
+
+ef::nn::ConfigMap config_map_from_py(nb::handle dict, const std::string& where) {
+  if (!PyDict_Check(dict.ptr())) throw nb::type_error((where + " must return a dict").c_str());
+  return std::get<ef::nn::ConfigMap>(config_value_from_py(dict, where, 0).value);
+}
+
+nb::object py_from_config(const ef::nn::ConfigValue& value) {
+  return std::visit(
+      [](const auto& v) -> nb::object {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::nullptr_t>) return nb::none();
+        else if constexpr (std::is_same_v<T, ef::nn::ConfigList>) {
+          nb::list out;
+          for (const auto& item : v) out.append(py_from_config(item));
+          return std::move(out);
+        } else if constexpr (std::is_same_v<T, ef::nn::ConfigMap>) {
+          nb::dict out;
+          for (const auto& [k, item] : v.items()) out[nb::str(k.c_str())] = py_from_config(item);
+          return std::move(out);
+        } else {
+          return nb::cast(v);
+        }
+      },
+      value.value);
+}
 
 void init_saving_keras(nb::module_& m) {
   nb::module_ s = m.def_submodule("_saving", "ef::save_model / ef::load_model");
@@ -32,6 +94,25 @@ void init_saving_keras(nb::module_& m) {
         return ef::load_model(path, o);
       },
       nb::arg("path"), nb::arg("compile") = true, nb::arg("make_model") = nb::none());
+  // A layer class written in Python: load_model rebuilds it through
+  // eagerflow.keras.saving._from_config(class_name, config), which finds the class in its own
+  // registry. The C++ registry holds no Python object, so nothing outlives the interpreter.
+  s.def(
+      "register_layer",
+      [](const std::string& class_name) {
+        ef::nn::register_layer_factory(class_name, [](const ef::nn::LayerConfig& c) -> std::shared_ptr<ef::nn::Layer> {
+          nb::gil_scoped_acquire gil;
+          nb::object layer =
+              nb::module_::import_("eagerflow.keras.saving").attr("_from_config")(c.class_name, py_from_config(c.config));
+          std::shared_ptr<ef::nn::Layer> out;
+          if (!nb::try_cast(layer, out) || !out)
+            throw ef::Error("from_config of '" + c.class_name + "' returned a " +
+                            nb::cast<std::string>(nb::str(layer.type().attr("__name__"))) + ", not a layer");
+          return out;
+        });
+      },
+      nb::arg("class_name"));
+  s.def("is_registered", [](const std::string& class_name) { return ef::nn::is_layer_registered(class_name); });
   s.def("model_to_json", [](const ef::nn::Layer& model) { return ef::model_to_json(model); }, nb::arg("model"));
   s.def("format_version", [] { return ef::kModelFormatVersion; });
 }

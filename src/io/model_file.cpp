@@ -656,7 +656,7 @@ ConfigValue metric_value(const train::MetricRef& m, const std::string& loss_name
   return metric->name();  // saved by name (its class's defaults)
 }
 
-// The optimizer is the model's (compile moves it out of the options it keeps).
+// The optimizer is the model's (the one in the options is the same object).
 ConfigValue compile_value(const train::CompileOptions& o, const optim::Optimizer& optimizer) {
   const std::string where = "save_model: compile settings";
   ConfigMap c;
@@ -684,6 +684,16 @@ ConfigValue compile_value(const train::CompileOptions& o, const optim::Optimizer
     metrics_by_output.set(k, std::move(l));
   }
   c.set("metrics_by_output", std::move(metrics_by_output));
+  ConfigList weighted;
+  for (const auto& m : o.weighted_metrics) weighted.push_back(metric_value(m, loss_name, where));
+  c.set("weighted_metrics", std::move(weighted));
+  ConfigMap weighted_by_output;
+  for (const auto& [k, ms] : o.weighted_metrics_by_output) {
+    ConfigList l;
+    for (const auto& m : ms) l.push_back(metric_value(m, loss_name, where));
+    weighted_by_output.set(k, std::move(l));
+  }
+  c.set("weighted_metrics_by_output", std::move(weighted_by_output));
   c.set("run_eagerly", o.run_eagerly);
   return c;
 }
@@ -707,13 +717,20 @@ train::CompileOptions compile_from(const ConfigMap& c_in, const std::string& whe
     if (!s) throw Error(c.where + ": metrics must be names");
     return train::MetricRef(*s);
   };
+  auto by_output = [&](const char* key, std::map<std::string, std::vector<train::MetricRef>>& out) {
+    for (const auto& [k, ms] : c.map(key).items()) {
+      const auto* l = std::get_if<ConfigList>(&ms.value);
+      if (!l) throw Error(c.where + ": " + key + " must map names to lists");
+      auto& dst = out[k];
+      for (const auto& m : *l) dst.push_back(metric_of(m));
+    }
+  };
   for (const auto& m : c.list("metrics")) o.metrics.push_back(metric_of(m));
-  for (const auto& [k, ms] : c.map("metrics_by_output").items()) {
-    const auto* l = std::get_if<ConfigList>(&ms.value);
-    if (!l) throw Error(c.where + ": metrics_by_output must map names to lists");
-    auto& dst = o.metrics_by_output[k];
-    for (const auto& m : *l) dst.push_back(metric_of(m));
-  }
+  by_output("metrics_by_output", o.metrics_by_output);
+  // Files written before weighted metrics were saved have no such keys: none.
+  if (c.has("weighted_metrics"))
+    for (const auto& m : c.list("weighted_metrics")) o.weighted_metrics.push_back(metric_of(m));
+  if (c.has("weighted_metrics_by_output")) by_output("weighted_metrics_by_output", o.weighted_metrics_by_output);
   o.run_eagerly = c.flag("run_eagerly");
   return o;
 }

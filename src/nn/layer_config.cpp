@@ -431,7 +431,8 @@ std::shared_ptr<Layer> layer_from_config(const LayerConfig& config, const std::s
   if (!factory)
     throw Error(label + ": no layer class '" + config.class_name + "' is registered; register it before loading with "
                 "ef::register_layer<" + config.class_name + ">(\"" + config.class_name +
-                "\", factory) (in Python: @ef.keras.saving.register_keras_serializable())");
+                "\", factory) (in Python: @ef.keras.saving.register_keras_serializable(), or "
+                "load_model(path, custom_objects={...}))");
   LayerConfig c = config;
   c.config.where = label;
   std::shared_ptr<Layer> layer;

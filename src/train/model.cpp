@@ -244,7 +244,7 @@ void Model::compile(CompileOptions o) {
     if (!log_names.insert(m.log_name).second)
       fail(name(), "compile: two metrics would report as '" + m.log_name + "'; give one of them another name");
 
-  optimizer_ = std::move(o.optimizer);
+  optimizer_ = o.optimizer;  // compile_options() keeps it too (saving reads the settings from there)
   losses_ = std::move(losses);
   metrics_ = std::move(metrics);
   loss_tracker_ = std::make_shared<Mean>("loss");

@@ -5,37 +5,65 @@ optimizer's state, so a loaded model continues training as the original would ha
     ef.keras.saving.save_model(model, "m.efmodel")   # or model.save("m.efmodel")
     model = ef.keras.models.load_model("m.efmodel")
 
-Sequential and functional models of the built-in layers are saved. Layers written in Python
-(subclasses of ef.keras.layers.Layer) cannot be saved in this version: save_model raises a
-TypeError naming the layer (save its weights with save_weights instead)."""
+Sequential and functional models are saved, with built-in layers and layers written in Python:
+those save what their get_config() returns under their registered name
+(@register_keras_serializable(), "package>ClassName"; unregistered ones under the class name)
+and load_model rebuilds them with from_config(config), the class found in the registry or in
+custom_objects. A subclassed Model (its own call()) is not saved as a config: save_weights."""
 from .. import _core
 from .. import _training
 from .._layers import _PythonLayer
 
 _s = _core._saving
 
-__all__ = ["save_model", "load_model", "register_keras_serializable"]
+__all__ = ["save_model", "load_model", "register_keras_serializable", "get_registered_name", "get_registered_object"]
 
 # Paths that save() and load_model() treat as whole-model files.
 EXTENSIONS = (".efmodel", ".keras")
 
 
-def _python_layers(model, seen=None):
-    """The layers of `model` (nested) that are written in Python, as (path, class name)."""
+# Registered name -> class, for layers written in Python (Keras' global custom objects).
+_registered = {}
+
+
+def _register(name, cls, replace=False):
+    owner = _registered.get(name)
+    if owner is not None and owner is not cls and not replace:
+        raise ValueError(f"'{name}' is already registered for {owner.__qualname__}; give {cls.__qualname__} another "
+                         "name or package")
+    if owner is None and _s.is_registered(name):
+        raise ValueError(f"'{name}' is the name of a built-in layer; register {cls.__qualname__} under a package "
+                         "(register_keras_serializable(package=...))")
+    _registered[name] = cls
+    _s.register_layer(name)
+
+
+def _from_config(name, config):
+    """load_model's factory for a layer class written in Python (python/src/saving_keras.cpp)."""
+    cls = _registered.get(name)
+    if cls is None:
+        raise ValueError(f"load_model: no Python layer class is registered as '{name}'; use "
+                         "@register_keras_serializable() or pass it in custom_objects")
+    return cls.from_config(config)
+
+
+def _python_layer_classes(model, seen=None):
+    """The classes of the layers of `model` (nested) written in Python, and subclassed models."""
     seen = set() if seen is None else seen
-    found = []
+    found, subclassed = [], []
     for layer in getattr(model, "layers", []) or []:
         if id(layer) in seen:
             continue
         seen.add(id(layer))
-        is_model = isinstance(layer, (_training.Model, _training.Sequential))
-        if isinstance(layer, _PythonLayer) and not is_model:
-            found.append((layer.name, type(layer).__name__))
-        elif isinstance(layer, _training.Model) and not layer._is_functional:
-            found.append((layer.name, type(layer).__name__))
-        if is_model:
-            found += _python_layers(layer, seen)
-    return found
+        if isinstance(layer, _training.Model) and not layer._is_functional:
+            subclassed.append(layer)
+        elif isinstance(layer, _PythonLayer) and not isinstance(layer, (_training.Model, _training.Sequential)):
+            found.append(type(layer))
+        if isinstance(layer, (_training.Model, _training.Sequential)):
+            more, sub = _python_layer_classes(layer, seen)
+            found += more
+            subclassed += sub
+    return found, subclassed
 
 
 def save_model(model, filepath, overwrite=True, include_optimizer=True):
@@ -48,12 +76,18 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
         raise TypeError(f"save_model: model '{model.name}' is a subclassed Model ({type(model).__name__}) written in "
                         "Python, which this version cannot save as a config; use a functional or Sequential model, "
                         "or save its weights with save_weights")
-    bad = _python_layers(model)
-    if bad:
-        names = ", ".join(f"'{n}' ({c})" for n, c in bad)
-        raise TypeError(f"save_model: the layer(s) {names} are written in Python, which this version cannot save as a "
-                        "config (register_keras_serializable is not supported yet); save the weights with "
-                        "save_weights, or use built-in layers")
+    classes, subclassed = _python_layer_classes(model)
+    if subclassed:
+        names = ", ".join(f"'{m.name}' ({type(m).__name__})" for m in subclassed)
+        raise TypeError(f"save_model: the model(s) {names} inside '{model.name}' are subclassed Models, which this "
+                        "version cannot save as a config; write them as layers (ef.keras.layers.Layer with "
+                        "get_config) or save the weights with save_weights")
+    # A Python layer class not registered yet is saved under its class name, as Keras does; the
+    # loading program passes it in custom_objects (or registers it).
+    for cls in classes:
+        name = cls.__dict__.get("_ef_registered_name", cls.__name__)
+        if name not in _registered:
+            _register(name, cls)
     _s.save_model(model, filepath, include_optimizer)
 
 
@@ -65,33 +99,40 @@ def _make_model(class_name, name):
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     """Loads a model saved by save_model: an ef.keras.Sequential or ef.keras.Model, compiled as
-    it was saved (compile=False: not compiled) with the optimizer's state restored."""
+    it was saved (compile=False: not compiled) with the optimizer's state restored. Layers
+    written in Python are rebuilt by their class's from_config: registered classes, and those
+    in custom_objects ({"MyLayer": MyLayer}, by the name saved or the class name)."""
     import os
-    if custom_objects:
-        raise NotImplementedError("load_model: custom_objects are not supported yet (Python layers cannot be saved)")
+    for key, obj in (custom_objects or {}).items():
+        if not (isinstance(obj, type) and issubclass(obj, _PythonLayer)):
+            raise TypeError(f"load_model: custom_objects['{key}'] must be a Layer class written in Python, got {obj!r}")
+        for name in {key, obj.__dict__.get("_ef_registered_name", obj.__name__)}:
+            if _registered.get(name) is not obj:
+                _register(name, obj, replace=True)
     return _s.load_model(os.fspath(filepath), compile, _make_model)
 
 
 def register_keras_serializable(package="Custom", name=None):
-    """Not supported yet: layers written in Python cannot be saved as a config."""
+    """Keras' decorator: registers a Layer class written in Python as "package>name" (name:
+    the class name), so that load_model rebuilds its layers with from_config."""
     def decorator(cls):
-        raise NotImplementedError(f"register_keras_serializable: saving layers written in Python ({cls.__name__}) is "
-                                  "not supported yet; save_model raises an error naming such layers")
+        if not (isinstance(cls, type) and issubclass(cls, _PythonLayer)):
+            raise TypeError(f"register_keras_serializable: {cls!r} is not a Layer class written in Python")
+        registered = f"{package}>{name or cls.__name__}"
+        _register(registered, cls)
+        cls._ef_registered_name = registered
+        return cls
     return decorator
 
 
-# model.save(path): a whole-model file for .efmodel / .keras paths, else the saved model
-# (ef.saved_model) as before.
-_saved_model_save = _training._Training.save
+def get_registered_name(obj):
+    """The name a class (or its instance) is saved under: "package>Name", or the class name."""
+    cls = obj if isinstance(obj, type) else type(obj)
+    return cls.__dict__.get("_ef_registered_name", cls.__name__)
 
 
-def _save(self, filepath, *args, **kwargs):
-    import os
-    if str(os.fspath(filepath)).endswith(EXTENSIONS):
-        return save_model(self, filepath, *args, **kwargs)
-    return _saved_model_save(self, filepath, *args, **kwargs)
-
-
-_save.__doc__ = ("Saves the model: to a whole-model file (ef.keras.saving.save_model) for paths ending in "
-                 ".efmodel or .keras, else for inference as a saved model (ef.saved_model.save).")
-_training._Training.save = _save
+def get_registered_object(name, custom_objects=None):
+    """The class registered under `name` (custom_objects first), or None."""
+    if custom_objects and name in custom_objects:
+        return custom_objects[name]
+    return _registered.get(name)
