@@ -212,6 +212,17 @@ inline std::vector<OpInfo> op_table() {
     tape.watch(in);
     return tape.gradient(avg_pool2d(in), in, GradientOptions{UnconnectedGradients::none, x[0] * 1.0});
   });
+  // The fused LSTM / GRU (oneDNN, eagerflow/nn/recurrent.h): every output, with initial states,
+  // forwards and reversed. Their gradient ops (lstm_grad, gru_grad) are checked in
+  // tests/recurrent_test.cpp against the unrolled path.
+  f32("lstm", {f({2, 3, 4}), f({4, 12}), f({3, 12}), f({12}), f({2, 3}), f({2, 3})}, [](V x) {
+    LstmOutputs o = lstm(x[0], x[1] * 0.5, x[2] * 0.5, x[3], x[4] * 1.0, x[5] * 1.0);  // (undefined states are zeros)
+    return concat({reshape(o.sequence, {2, 9}), o.h, o.c}, 1);
+  });
+  f32("gru", {f({2, 3, 4}), f({4, 9}), f({3, 9}), f({2, 9}), f({2, 3})}, [](V x) {
+    GruOutputs o = gru(x[0], x[1] * 0.5, x[2] * 0.5, x[3], x[4] * 1.0, true);
+    return concat({reshape(o.sequence, {2, 9}), o.h}, 1);
+  });
   return t;
 }
 

@@ -34,6 +34,8 @@
 #include "eagerflow/nn/activation_layers.h"
 #include "eagerflow/nn/reshaping.h"
 #include "eagerflow/nn/conv_transpose.h"
+#include "eagerflow/nn/recurrent.h"
+#include "eagerflow/nn/conv1d.h"
 #include "eagerflow/nn/attention.h"
 #include "eagerflow/optim/optimizer.h"
 #include "eagerflow/train/losses.h"

@@ -206,6 +206,11 @@ Rule reshape_like_rule(const Batched& x, const Batched& like, const TensorSpec& 
   return std::nullopt;  // handled by the caller, which knows the batch size
 }
 
+}  // namespace
+// Issue 18's ops: src/ops/sequence_batching.cpp.
+std::optional<std::vector<Batched>> sequence_batching_rule(const Primitive& op, std::span<const Batched> in);
+namespace {
+
 Rule rule_for(const Primitive& op, std::span<const Batched> in, std::span<const TensorSpec> specs, std::int64_t batch) {
   if (dynamic_cast<const Unary*>(&op) || dynamic_cast<const Binary*>(&op) || dynamic_cast<const Where*>(&op) ||
       dynamic_cast<const Cast*>(&op) || dynamic_cast<const Identity*>(&op) || dynamic_cast<const CheckNumerics*>(&op) ||
@@ -256,6 +261,7 @@ Rule rule_for(const Primitive& op, std::span<const Batched> in, std::span<const 
   if (auto* a = dynamic_cast<const AssignVariable*>(&op))
     fail("vmap", "cannot assign a batched value " + in[0].t.spec().str() + " to variable '" + a->variable()->name +
                      "' (each example would write its own value); assign outside ef::vmap");
+  if (Rule r = sequence_batching_rule(op, in)) return r;
   return std::nullopt;
 }
 

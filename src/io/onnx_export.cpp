@@ -16,6 +16,7 @@
 #include "autodiff/custom_gradient_op.h"
 #include "eagerflow/passes/passes.h"
 #include "ops/primitives.h"
+#include "ops/sequence_primitives.h"
 
 namespace ef::onnx {
 namespace {
@@ -383,7 +384,131 @@ class Exporter {
       attr_int(node("OneHot", {in[0], d, values}, {out}), "axis", -1);
       return;
     }
+    if (emit_sequence_op(n, op, in, out)) return;
     unsupported(n);
+  }
+
+  // Issue 18's ops (src/ops/sequence_primitives.h); false when `op` is none of them.
+  bool emit_sequence_op(const ir::Node& n, const Primitive& op, const std::vector<std::string>& in, const std::string& out) {
+    const TensorSpec& x = spec(n.inputs[0]);
+    auto axis_of = [&](int a) { return static_cast<std::int64_t>(a < 0 ? a + x.shape.rank() : a); };
+    auto scalar_of = [&](double v, DType t) { return initializer(fresh("c"), cast(full(Shape{}, v, DType::float64), t)); };
+    auto static_dim = [&](int a, const char* what) {
+      std::int64_t d = x.shape[a];
+      if (d == kDynamic) unsupported(n, std::string(what) + " over a dynamic dim");
+      return d;
+    };
+    if (auto* t = dynamic_cast<const Tri*>(&op)) {
+      attr_int(node("Trilu", {in[0], initializer(fresh("k"), scalar(t->k()))}, {out}), "upper", t->lower() ? 0 : 1);
+      return true;
+    }
+    if (auto* r = dynamic_cast<const Rounding*>(&op)) {
+      if (is_integer(x.dtype)) node("Identity", in, {out});
+      else node(r->kind() == RoundKind::floor ? "Floor" : r->kind() == RoundKind::ceil ? "Ceil" : "Round", in, {out});
+      return true;
+    }
+    if (auto* c = dynamic_cast<const Clip*>(&op)) {
+      node("Clip", {in[0], scalar_of(c->lo(), x.dtype), scalar_of(c->hi(), x.dtype)}, {out});
+      return true;
+    }
+    if (auto* r = dynamic_cast<const ReduceBool*>(&op)) {
+      // bool -> int32, ReduceMax (any) / ReduceMin (all), -> bool.
+      std::string b = in[0], i = fresh("i"), red = fresh("r");
+      if (x.dtype != DType::bool_) {
+        b = fresh("b");
+        attr_int(node("Cast", in, {b}), "to", pb::TensorProto_DataType_BOOL);
+      }
+      attr_int(node("Cast", {b}, {i}), "to", pb::TensorProto_DataType_INT32);
+      std::vector<bool> mask = r->reduced_mask(x.shape.rank());
+      std::vector<std::int64_t> axes;
+      for (std::size_t a = 0; a < mask.size(); ++a)
+        if (mask[a]) axes.push_back(static_cast<std::int64_t>(a));
+      if (axes.empty()) {
+        node("Identity", {i}, {red});
+      } else {
+        pb::NodeProto& nd = node(r->any() ? "ReduceMax" : "ReduceMin", {i}, {red});
+        attr_ints(nd, "axes", axes);
+        attr_int(nd, "keepdims", spec(n.outputs[0]).shape.rank() == x.shape.rank());
+      }
+      attr_int(node("Cast", {red}, {out}), "to", pb::TensorProto_DataType_BOOL);
+      return true;
+    }
+    if (auto* p = dynamic_cast<const Pad*>(&op)) {
+      if (p->mode() == Pad::Mode::symmetric) unsupported(n, "ONNX's Pad has no symmetric mode");
+      int rank = x.shape.rank();
+      std::vector<std::int64_t> pads(static_cast<std::size_t>(2 * rank), 0);
+      for (std::size_t a = 0; a < p->paddings().size() / 2; ++a) {
+        pads[a] = p->paddings()[2 * a];
+        pads[a + static_cast<std::size_t>(rank)] = p->paddings()[2 * a + 1];
+      }
+      std::vector<std::string> args{in[0], ints_initializer(pads)};
+      if (p->mode() == Pad::Mode::constant) args.push_back(scalar_of(p->constant(), x.dtype));
+      attr_string(node("Pad", args, {out}), "mode", p->mode() == Pad::Mode::constant ? "constant" : "reflect");
+      return true;
+    }
+    if (auto* t = dynamic_cast<const Tile*>(&op)) {
+      node("Tile", {in[0], ints_initializer(t->multiples())}, {out});
+      return true;
+    }
+    if (auto* r = dynamic_cast<const Repeat*>(&op)) {
+      // A Gather with the index map of the (static) axis.
+      int a = static_cast<int>(axis_of(r->axis()));
+      static_dim(a, "repeat");
+      std::vector<std::int64_t> map;
+      if (auto m = r->axis_map(x.shape, a)) map = *m;
+      else
+        for (std::int64_t i = 0; i < x.shape[a]; ++i) map.push_back(i);
+      attr_int(node("Gather", {in[0], ints_initializer(map)}, {out}), "axis", a);
+      return true;
+    }
+    if (auto* c = dynamic_cast<const Cumulative*>(&op)) {
+      if (c->product()) unsupported(n, "ONNX has no cumulative product");
+      pb::NodeProto& nd = node("CumSum", {in[0], initializer(fresh("axis"), scalar(axis_of(c->axis())))}, {out});
+      attr_int(nd, "exclusive", c->exclusive());
+      attr_int(nd, "reverse", c->reverse());
+      return true;
+    }
+    auto topk = [&](int a, std::int64_t k, bool largest, const std::string& values, const std::string& indices) {
+      pb::NodeProto& nd = node("TopK", {in[0], ints_initializer({k})}, {values, indices});
+      attr_int(nd, "axis", a);
+      attr_int(nd, "largest", largest);
+      attr_int(nd, "sorted", 1);
+    };
+    // ONNX's TopK puts equal values lower index first: the stable order, either direction.
+    if (auto* s = dynamic_cast<const Sort*>(&op)) {
+      int a = static_cast<int>(axis_of(s->axis()));
+      topk(a, static_dim(a, "sort"), s->descending(), out, fresh("unused"));
+      return true;
+    }
+    if (auto* s = dynamic_cast<const ArgSort*>(&op)) {
+      int a = static_cast<int>(axis_of(s->axis()));
+      topk(a, static_dim(a, "argsort"), s->descending(), fresh("unused"), out);
+      return true;
+    }
+    if (auto* t = dynamic_cast<const TopK*>(&op)) {
+      std::string values = fresh("values"), indices = fresh("indices64"), i32 = fresh("indices");
+      topk(x.shape.rank() - 1, t->k(), true, values, indices);
+      attr_int(node("Cast", {indices}, {i32}), "to", pb::TensorProto_DataType_INT32);
+      names_[n.outputs[0]] = values;
+      names_[n.outputs[1]] = i32;
+      return true;
+    }
+    if (auto* t = dynamic_cast<const TakeAlongAxis*>(&op)) {
+      attr_int(node("GatherElements", in, {out}), "axis", axis_of(t->axis()));
+      return true;
+    }
+    if (auto* s = dynamic_cast<const ScatterAlongAxis*>(&op)) {
+      const TensorSpec& like = spec(n.inputs[2]);
+      std::string shape = fresh("shape"), zero = fresh("zeros");
+      node("Shape", {in[2]}, {shape});
+      attr_tensor(node("ConstantOfShape", {shape}, {zero}), "value", cast(full({1}, 0.0, DType::float64), like.dtype));
+      int a = s->axis() < 0 ? s->axis() + like.shape.rank() : s->axis();
+      pb::NodeProto& nd = node("ScatterElements", {zero, in[1], in[0]}, {out});
+      attr_int(nd, "axis", a);
+      attr_string(nd, "reduction", "add");
+      return true;
+    }
+    return false;
   }
 
   const ir::Graph& g_;

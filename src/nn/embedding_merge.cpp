@@ -1,5 +1,7 @@
 #include "eagerflow/nn/embedding_merge.h"
 
+#include "eagerflow/nn/recurrent.h"  // set_mask
+
 #include "eagerflow/ops/ops.h"
 
 namespace ef::nn {
@@ -16,7 +18,9 @@ void Embedding::build(const Shape&) {
 Tensor Embedding::call(const Tensor& ids) {
   if (!is_integer(ids.dtype()))
     fail(name(), "expects integer ids, got " + ids.spec().str() + " (cast them with ef::cast)");
-  return gather(embeddings_, ids, 0);  // an id out of [0, input_dim) is an ef::Error naming it
+  Tensor out = gather(embeddings_, ids, 0);  // an id out of [0, input_dim) is an ef::Error naming it
+  if (mask_zero) set_mask(out, not_equal(ids, zeros_like(ids)));
+  return out;
 }
 
 void Add::build(const std::vector<Shape>& shapes) {

@@ -26,6 +26,8 @@
 
 namespace ef::detail {
 void add_attention_layer_factories(std::map<std::string, nn::LayerFactory>& factories);  // src/nn/attention.cpp
+void add_recurrent_layer_factories(std::map<std::string, nn::LayerFactory>& factories);  // src/nn/recurrent.cpp
+void add_conv1d_layer_factories(std::map<std::string, nn::LayerFactory>& factories);     // src/nn/conv1d.cpp
 }
 
 namespace ef::nn {
@@ -269,6 +271,8 @@ std::shared_ptr<Layer> as_layer(std::shared_ptr<T> p) {
 std::map<std::string, LayerFactory> builtin_factories() {
   std::map<std::string, LayerFactory> f;
   ef::detail::add_attention_layer_factories(f);  // src/nn/attention.cpp
+  ef::detail::add_recurrent_layer_factories(f);  // SimpleRNN, LSTM, GRU, Bidirectional
+  ef::detail::add_conv1d_layer_factories(f);     // Conv1D, 1-D pooling, global max pooling
   f["Dense"] = [](const LayerConfig& lc) {
     const ConfigMap& c = lc.config;
     auto d = std::make_shared<Dense>(positive(c, "units"), activation_from_config(c.at("activation"), c.where),
@@ -341,7 +345,9 @@ std::map<std::string, LayerFactory> builtin_factories() {
   };
   f["Embedding"] = [](const LayerConfig& lc) {
     const ConfigMap& c = lc.config;
-    return as_layer(std::make_shared<Embedding>(positive(c, "input_dim"), positive(c, "output_dim"), c.text("name")));
+    auto e = std::make_shared<Embedding>(positive(c, "input_dim"), positive(c, "output_dim"), c.text("name"));
+    e->mask_zero = c.has("mask_zero") && c.flag("mask_zero");
+    return as_layer(e);
   };
   f["Add"] = [](const LayerConfig& lc) { return as_layer(std::make_shared<Add>(lc.config.text("name"))); };
   f["Concatenate"] = [](const LayerConfig& lc) {
@@ -579,6 +585,7 @@ std::optional<LayerConfig> Embedding::get_config() const {
   auto c = base_config(*this, "Embedding");
   c.config.set("input_dim", input_dim_);
   c.config.set("output_dim", output_dim_);
+  if (mask_zero) c.config.set("mask_zero", true);
   return c;
 }
 

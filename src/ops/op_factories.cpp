@@ -1,4 +1,5 @@
 #include "ops/op_factories.h"
+#include "ops/rnn_op.h"
 
 namespace ef::detail {
 
@@ -14,6 +15,7 @@ const OpFactories& builtin_op_factories() {
     add_conv_factories(f);
     add_check_factories(f);
     add_custom_gradient_factories(f);
+    add_rnn_factories(f);
     add_attention_factories(f);
     return f;
   }();

@@ -25,6 +25,10 @@ void add_random_factories(OpFactories& f);         // src/ops/random.cpp
 void add_conv_factories(OpFactories& f);           // src/ops/conv.cpp
 void add_check_factories(OpFactories& f);          // src/ops/checks.cpp
 void add_custom_gradient_factories(OpFactories& f);  // src/autodiff/custom_gradient_op.cpp
+void add_sequence_elementwise_factories(OpFactories& f);  // src/ops/tri_clip_round.cpp
+void add_pad_tile_factories(OpFactories& f);      // src/ops/pad_tile.cpp
+void add_cumulative_factories(OpFactories& f);    // src/ops/cumulative.cpp
+void add_sort_factories(OpFactories& f);          // src/ops/sort_ops.cpp
 void add_attention_factories(OpFactories& f);        // src/ops/attention_op.cpp
 
 // Every built-in op that a saved model can hold, by name.

@@ -10,6 +10,9 @@ class Embedding : public Layer {
   Embedding(std::int64_t input_dim, std::int64_t output_dim, std::string name = "");
   Variable embeddings() const { return embeddings_; }
   std::optional<LayerConfig> get_config() const override;
+  // Keras' mask_zero: id 0 is padding. The output carries the mask ids != 0 (ef::nn::mask_of,
+  // eagerflow/nn/recurrent.h), which recurrent layers and GlobalAveragePooling1D honour.
+  bool mask_zero = false;
 
  protected:
   void build(const Shape& input_shape) override;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "eagerflow/core/tensor.h"
@@ -107,6 +108,58 @@ Tensor broadcast_like(const Tensor& x, const Tensor& like);  // to like's runtim
 Tensor sum_to(const Tensor& x, const Tensor& like);
 Tensor reshape_like(const Tensor& x, const Tensor& like);   // same number of elements
 
+// ---- ops for sequence models (issue 18; src/ops/tri_clip_round.cpp, pad_tile.cpp,
+// cumulative.cpp, sort_ops.cpp, einsum.cpp) ----
+// Lower / upper triangle of the last two axes (NumPy's tril/triu with offset k); the rest is 0.
+Tensor tril(const Tensor& x, std::int64_t k = 0);
+Tensor triu(const Tensor& x, std::int64_t k = 0);
+// clip_by_value: min(max(x, lo), hi); the gradient passes where lo <= x <= hi.
+Tensor clip(const Tensor& x, double min_value, double max_value);
+Tensor clip(const Tensor& x, const Tensor& min_value, const Tensor& max_value);  // broadcasting bounds
+// Rounding (no gradient, as TF); round is half to even (NumPy, TF). Integers pass unchanged.
+Tensor floor(const Tensor& x);
+Tensor ceil(const Tensor& x);
+Tensor round(const Tensor& x);
+// Boolean reductions (nonzero is true), bool results; empty axes = all axes.
+Tensor any(const Tensor& x, std::vector<int> axes = {}, bool keepdims = false);
+Tensor all(const Tensor& x, std::vector<int> axes = {}, bool keepdims = false);
+// tf.pad / np.pad: paddings[i] = {before, after} for axis i (missing trailing axes: none);
+// mode "constant" (with constant_value), "reflect" (edge not repeated) or "symmetric".
+Tensor pad(const Tensor& x, const std::vector<std::pair<std::int64_t, std::int64_t>>& paddings,
+           const std::string& mode = "constant", double constant_value = 0.0);
+// tf.tile: one multiple per axis.
+Tensor tile(const Tensor& x, std::vector<std::int64_t> multiples);
+// np.repeat / keras.ops.repeat: each element `repeats` times along axis (no axis: of the
+// flattened tensor), or element i repeats[i] times.
+Tensor repeat(const Tensor& x, std::int64_t repeats, std::optional<int> axis = std::nullopt);
+Tensor repeat(const Tensor& x, std::vector<std::int64_t> repeats, std::optional<int> axis = std::nullopt);
+// tf.math.cumsum / cumprod with TF's exclusive and reverse. cumprod's gradient divides by x:
+// exact where x has no zeros (TF's rule), NaN/Inf where it has.
+Tensor cumsum(const Tensor& x, int axis = 0, bool exclusive = false, bool reverse = false);
+Tensor cumprod(const Tensor& x, int axis = 0, bool exclusive = false, bool reverse = false);
+// Einstein summation (NumPy's rules: "ij,jk->ik", implicit output, "..." broadcasting), lowered
+// to transposes, reshapes, sums and batched matmuls.
+Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands);
+inline Tensor einsum(const std::string& equation, const Tensor& a) { return einsum(equation, std::vector<Tensor>{a}); }
+inline Tensor einsum(const std::string& equation, const Tensor& a, const Tensor& b) {
+  return einsum(equation, std::vector<Tensor>{a, b});
+}
+// Sorting along an axis, stable (equal values keep their order; NaN last ascending).
+Tensor sort(const Tensor& x, int axis = -1, bool descending = false);
+Tensor argsort(const Tensor& x, int axis = -1, bool descending = false);  // int64
+// tf.math.top_k over the last axis: the k largest values (largest first) and their int32
+// indices; equal values: the lower index first. Gradient: the values' cotangents scattered back.
+struct TopKResult {
+  Tensor values, indices;
+};
+TopKResult top_k(const Tensor& x, std::int64_t k = 1);
+// np.take_along_axis (indices int32/int64, x's shape except along axis).
+Tensor take_along_axis(const Tensor& x, const Tensor& indices, int axis);
+// where with a scalar branch (adopting the other branch's dtype), or two (of `dtype`).
+Tensor where(const Tensor& condition, const Tensor& a, double b);
+Tensor where(const Tensor& condition, double a, const Tensor& b);
+Tensor where(const Tensor& condition, double a, double b, DType dtype = DType::float32);
+
 // ---- operators ----
 inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
@@ -133,5 +186,9 @@ template <Scalar S> Tensor operator<(const Tensor& a, S s) { return less(a, scal
 template <Scalar S> Tensor operator>(const Tensor& a, S s) { return greater(a, scalar_like(a, s)); }
 template <Scalar S> Tensor operator<=(const Tensor& a, S s) { return less_equal(a, scalar_like(a, s)); }
 template <Scalar S> Tensor operator>=(const Tensor& a, S s) { return greater_equal(a, scalar_like(a, s)); }
+template <Scalar S> Tensor operator==(const Tensor& a, S s) { return equal(a, scalar_like(a, s)); }
+template <Scalar S> Tensor operator==(S s, const Tensor& a) { return equal(scalar_like(a, s), a); }
+template <Scalar S> Tensor operator!=(const Tensor& a, S s) { return not_equal(a, scalar_like(a, s)); }
+template <Scalar S> Tensor operator!=(S s, const Tensor& a) { return not_equal(scalar_like(a, s), a); }
 
 }  // namespace ef

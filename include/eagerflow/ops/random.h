@@ -39,4 +39,17 @@ Tensor stateless_uniform(const Shape& shape, std::uint64_t seed, double minval =
                          DType dtype = DType::float32);
 Tensor stateless_normal(const Shape& shape, std::uint64_t seed, double mean = 0.0, double stddev = 1.0,
                         DType dtype = DType::float32);
+// tf.random.categorical: num_samples class indices per row of logits [batch, classes]
+// (unnormalized log-probabilities; -inf never drawn), as [batch, num_samples] of dtype (int64
+// or int32). Draws like the other random ops (global seed and counter, or the op's seed);
+// the stateless form gives the same samples on every call for a seed.
+Tensor categorical(const Tensor& logits, std::int64_t num_samples, DType dtype = DType::int64,
+                   std::optional<std::uint64_t> seed = std::nullopt);
+Tensor stateless_categorical(const Tensor& logits, std::int64_t num_samples, std::uint64_t seed,
+                             DType dtype = DType::int64);
+// Integers uniform in [minval, maxval) (keras.random.randint; exact for ranges below 2^53).
+Tensor randint(const Shape& shape, std::int64_t minval, std::int64_t maxval, DType dtype = DType::int32,
+               std::optional<std::uint64_t> seed = std::nullopt);
+// A random permutation of 0 .. n-1 (int64).
+Tensor permutation(std::int64_t n, std::optional<std::uint64_t> seed = std::nullopt);
 }  // namespace ef::random

@@ -1,0 +1,201 @@
+// The fused LSTM / GRU ops on oneDNN (src/ops/rnn_op.h) and their public functions ef::lstm,
+// ef::gru (include/eagerflow/nn/recurrent.h).
+#include "ops/rnn_op.h"
+
+#include <cstring>
+#include <limits>
+
+#include "eagerflow/nn/recurrent.h"
+#include "eagerflow/ops/ops.h"
+#include "kernels/cpu/rnn.h"
+
+namespace ef {
+namespace {
+
+bool is_lstm(RnnCellKind c) { return c == RnnCellKind::lstm; }
+int gates(RnnCellKind c) { return is_lstm(c) ? 4 : 3; }
+std::size_t forward_inputs(RnnCellKind c) { return is_lstm(c) ? 6 : 5; }
+std::size_t forward_outputs(RnnCellKind c) { return is_lstm(c) ? 4 : 3; }  // with the workspace
+
+struct Dims {
+  std::int64_t n, t, c, u;
+};
+
+// The shape rule shared by the forward and backward ops: inputs 0.. are the forward inputs.
+Dims check_forward_inputs(const Primitive& op, RnnCellKind cell, std::span<const Tensor> in) {
+  std::string shapes = describe(in.subspan(0, forward_inputs(cell)));
+  auto bad = [&](const std::string& why) {
+    fail(op.name(), why + " (inputs x, kernel, recurrent_kernel, bias, h0" + (is_lstm(cell) ? ", c0" : "") + ": " +
+                        shapes + ")");
+  };
+  for (std::size_t i = 0; i < forward_inputs(cell); ++i)
+    if (in[i].dtype() != DType::float32) bad("expects float32 tensors");
+  const Shape &x = in[0].shape(), &w = in[1].shape(), &r = in[2].shape(), &b = in[3].shape();
+  if (x.rank() != 3) bad("x must be [batch, time, features]");
+  if (w.rank() != 2 || r.rank() != 2 || b.rank() != 2) bad("kernel, recurrent_kernel and bias must be rank 2");
+  std::int64_t u = r[0], c = w[0], g = gates(cell);
+  if (u == kDynamic || c == kDynamic || w[1] == kDynamic || r[1] == kDynamic || u <= 0)
+    bad("the weights need known, nonzero shapes");
+  if (w[1] != g * u || r[1] != g * u) bad("kernel and recurrent_kernel need " + std::to_string(g) + " * units columns");
+  if (b[0] != 4 || b[1] != u) bad("bias must be [4, units]");
+  if (x[2] != kDynamic && x[2] != c) bad("x has " + std::to_string(x[2]) + " features, the kernel expects " + std::to_string(c));
+  for (std::size_t i = 4; i < forward_inputs(cell); ++i) {
+    const Shape& s = in[i].shape();
+    if (s.rank() != 2 || (s[1] != u && s[1] != kDynamic)) bad("the initial states must be [batch, units]");
+    if (s[0] != kDynamic && x[0] != kDynamic && s[0] != x[0]) bad("the initial states' batch differs from x's");
+  }
+  return {x[0], x[1], c, u};
+}
+
+cpu::RnnGeometry geometry(RnnCellKind cell, const Dims& d, bool reverse) {
+  return {is_lstm(cell) ? cpu::RnnCell::lstm : cpu::RnnCell::gru, d.t, d.n, d.c, d.u, reverse};
+}
+
+const float* f32(const Tensor& t) { return t.data<float>().data(); }
+float* f32(Tensor& t) { return t.mutable_data<float>().data(); }
+
+Tensor copy_of(const Tensor& t) {
+  Tensor c = Tensor::empty(t.dtype(), t.shape());
+  if (t.nbytes()) std::memcpy(c.raw_mutable_data(), t.raw_data(), t.nbytes());
+  return c;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- forward
+std::vector<TensorSpec> RnnForward::infer(std::span<const Tensor> in) const {
+  expect_inputs(*this, in, forward_inputs(cell_));
+  Dims d = check_forward_inputs(*this, cell_, in);
+  std::int64_t ws = kDynamic;
+  if (d.n != kDynamic && d.t != kDynamic) {
+    ws = 0;
+    if (d.n > 0 && d.t > 0)
+      ws = static_cast<std::int64_t>((cpu::rnn_workspace_bytes(geometry(cell_, d, reverse_)) + 3) / 4);
+  }
+  std::vector<TensorSpec> out = {{DType::float32, Shape{d.n, d.t, d.u}, {}}, {DType::float32, Shape{d.n, d.u}, {}}};
+  if (is_lstm(cell_)) out.push_back({DType::float32, Shape{d.n, d.u}, {}});
+  out.push_back({DType::float32, Shape{ws}, {}});
+  return out;
+}
+
+void RnnForward::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
+  Dims d{in[0].shape()[0], in[0].shape()[1], in[1].shape()[0], in[2].shape()[0]};
+  for (std::size_t i = 0; i < specs.size(); ++i) out[i] = Tensor::empty(specs[i].dtype, specs[i].shape);
+  bool lstm = is_lstm(cell_);
+  if (d.n == 0 || d.t == 0) {  // no steps: the states pass through
+    out[1] = copy_of(in[4]);
+    if (lstm) out[2] = copy_of(in[5]);
+    return;
+  }
+  Tensor c0 = lstm ? in[5] : Tensor();
+  float* ct = lstm ? f32(out[2]) : nullptr;
+  cpu::rnn_forward(geometry(cell_, d, reverse_), f32(in[0]), f32(in[4]), lstm ? f32(c0) : nullptr, f32(in[1]),
+                   f32(in[2]), f32(in[3]), f32(out[0]), f32(out[1]), ct, out.back().raw_mutable_data());
+}
+
+std::vector<Tensor> RnnForward::vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,
+                                    const std::vector<bool>& needed) const {
+  std::vector<Tensor> args(in.begin(), in.end());
+  args.insert(args.end(), out.begin(), out.end());
+  for (std::size_t i = 0; i + 1 < out.size(); ++i) args.push_back(cot[i].defined() ? cot[i] : zeros_like(out[i]));
+  return dispatch(RnnBackward(cell_, reverse_), args);
+}
+
+// ---------------------------------------------------------------- backward
+std::vector<TensorSpec> RnnBackward::infer(std::span<const Tensor> in) const {
+  std::size_t fi = forward_inputs(cell_), fo = forward_outputs(cell_);
+  expect_inputs(*this, in, fi + fo + fo - 1);
+  check_forward_inputs(*this, cell_, in);
+  for (std::size_t i = 0; i + 1 < fo; ++i)
+    if (in[fi + fo + i].spec() != in[fi + i].spec() && in[fi + fo + i].shape().is_static() && in[fi + i].shape().is_static())
+      fail(name(), "the gradient " + in[fi + fo + i].spec().str() + " does not fit the output " + in[fi + i].spec().str());
+  std::vector<TensorSpec> out;
+  for (std::size_t i = 0; i < fi; ++i) out.push_back(in[i].spec());
+  return out;
+}
+
+void RnnBackward::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
+  std::size_t fi = forward_inputs(cell_), fo = forward_outputs(cell_);
+  bool lstm = is_lstm(cell_);
+  Dims d{in[0].shape()[0], in[0].shape()[1], in[1].shape()[0], in[2].shape()[0]};
+  for (std::size_t i = 0; i + 1 < fo; ++i)
+    if (in[fi + fo + i].shape() != in[fi + i].shape())
+      fail(name(), "the gradient " + in[fi + fo + i].spec().str() + " does not fit the output " + in[fi + i].spec().str());
+  for (std::size_t i = 0; i < specs.size(); ++i) out[i] = Tensor::empty(specs[i].dtype, specs[i].shape);
+  if (d.n == 0 || d.t == 0) {
+    for (int i : {0, 1, 2, 3}) out[static_cast<std::size_t>(i)] = zeros(specs[static_cast<std::size_t>(i)].shape);
+    out[4] = copy_of(in[fi + fo + 1]);
+    if (lstm) out[5] = copy_of(in[fi + fo + 2]);
+    return;
+  }
+  const Tensor &y = in[fi], &ht = in[fi + 1], &ws = in[fi + fo - 1];
+  const Tensor &dy = in[fi + fo], &dht = in[fi + fo + 1];
+  cpu::rnn_backward(geometry(cell_, d, reverse_), f32(in[0]), f32(in[4]), lstm ? f32(in[5]) : nullptr, f32(in[1]),
+                    f32(in[2]), f32(in[3]), f32(y), f32(ht), lstm ? f32(in[fi + 2]) : nullptr, ws.raw_data(), f32(dy),
+                    f32(dht), lstm ? f32(in[fi + fo + 2]) : nullptr, f32(out[0]), f32(out[4]),
+                    lstm ? f32(out[5]) : nullptr, f32(out[1]), f32(out[2]), f32(out[3]));
+}
+
+std::vector<Tensor> RnnBackward::vjp(std::span<const Tensor>, std::span<const Tensor>, std::span<const Tensor>,
+                                     const std::vector<bool>&) const {
+  fail(name(), "second-order gradients of the fused (oneDNN) recurrent op are not supported; build the layer with "
+               "RNNOptions::allow_fused = false to differentiate twice");
+}
+
+void detail::add_rnn_factories(OpFactories& f) {
+  f["lstm"] = [](const OpParams& p) { return std::make_shared<RnnForward>(RnnCellKind::lstm, p.flag("reverse")); };
+  f["gru"] = [](const OpParams& p) { return std::make_shared<RnnForward>(RnnCellKind::gru, p.flag("reverse")); };
+  f["lstm_grad"] = [](const OpParams& p) { return std::make_shared<RnnBackward>(RnnCellKind::lstm, p.flag("reverse")); };
+  f["gru_grad"] = [](const OpParams& p) { return std::make_shared<RnnBackward>(RnnCellKind::gru, p.flag("reverse")); };
+}
+
+// ---------------------------------------------------------------- public functions
+namespace {
+
+// Zeros [batch, units] for x [batch, time, features], also when the batch is dynamic.
+Tensor zero_state(const Tensor& x, std::int64_t units) {
+  Tensor first = slice(x, {0, 0, 0}, {std::numeric_limits<std::int64_t>::max(), 1, 1});  // [n, 1, 1]
+  return reshape(broadcast_to(zeros_like(first), Shape{kDynamic, 1, units}), Shape{-1, units});
+}
+
+void expect_defined(const char* op, std::initializer_list<Tensor> ts) {
+  for (const Tensor& t : ts)
+    if (!t.defined()) fail(op, "called with an undefined tensor");
+}
+
+}  // namespace
+
+LstmOutputs lstm(const Tensor& x, const Tensor& kernel, const Tensor& recurrent_kernel, const Tensor& bias,
+                 const Tensor& h0, const Tensor& c0, bool reverse) {
+  expect_defined("lstm", {x, kernel, recurrent_kernel, bias});
+  if (recurrent_kernel.rank() != 2 || bias.rank() != 1 || bias.shape()[0] != 4 * recurrent_kernel.shape()[0])
+    fail("lstm", "expects recurrent_kernel [units, 4 * units] and bias [4 * units], got " + recurrent_kernel.spec().str() +
+                     ", " + bias.spec().str());
+  if (x.rank() != 3) fail("lstm", "x must be [batch, time, features], got " + x.spec().str());
+  std::int64_t u = recurrent_kernel.shape()[0];
+  Tensor h = h0.defined() ? h0 : zero_state(x, u), c = c0.defined() ? c0 : zero_state(x, u);
+  std::vector<Tensor> args{x, kernel, recurrent_kernel, reshape(bias, {4, u}), h, c};
+  std::vector<Tensor> out = dispatch(RnnForward(RnnCellKind::lstm, reverse), args);
+  return {out[0], out[1], out[2]};
+}
+
+GruOutputs gru(const Tensor& x, const Tensor& kernel, const Tensor& recurrent_kernel, const Tensor& bias, const Tensor& h0,
+               bool reverse) {
+  expect_defined("gru", {x, kernel, recurrent_kernel, bias});
+  if (recurrent_kernel.rank() != 2 || bias.rank() != 2 || bias.shape()[0] != 2 ||
+      bias.shape()[1] != 3 * recurrent_kernel.shape()[0])
+    fail("gru", "expects recurrent_kernel [units, 3 * units] and bias [2, 3 * units] (Keras' reset_after GRU), got " +
+                    recurrent_kernel.spec().str() + ", " + bias.spec().str());
+  if (x.rank() != 3) fail("gru", "x must be [batch, time, features], got " + x.spec().str());
+  std::int64_t u = recurrent_kernel.shape()[0];
+  // oneDNN's linear-before-reset bias: z and r take both biases; h keeps them apart (the
+  // recurrent one is multiplied by the reset gate).
+  Tensor in = reshape(slice(bias, {0}, {1}), {3, u}), rec = reshape(slice(bias, {1}, {2}), {3, u});
+  Tensor b = concat({slice(in, {0}, {2}) + slice(rec, {0}, {2}), slice(in, {2}, {3}), slice(rec, {2}, {3})}, 0);
+  Tensor h = h0.defined() ? h0 : zero_state(x, u);
+  std::vector<Tensor> args{x, kernel, recurrent_kernel, b, h};
+  std::vector<Tensor> out = dispatch(RnnForward(RnnCellKind::gru, reverse), args);
+  return {out[0], out[1]};
+}
+
+}  // namespace ef
