@@ -569,3 +569,18 @@ TEST(CallbacksBackupAndRestore, SurvivesSigkillAnywhereBitForBit) {
   EXPECT_FALSE(fs::exists(backup / "latest.safetensors")) << "the completed fit deletes its backup";
   fs::remove_all(dir);
 }
+
+// ModelCheckpoint to a ".efmodel" / ".keras" path writes the whole model (Keras 3), which
+// load_model reads back with the weights and optimizer state of that epoch.
+TEST(CallbacksModelCheckpoint, ModelFilePathsSaveTheWholeModel) {
+  auto dir = ef::testing::fresh_temp_dir("ckpt_model_file");
+  Data d = small_data();
+  auto model = small_model(std::make_shared<optim::SGD>(0.1), /*dropout=*/false);
+  auto cb = std::make_shared<train::ModelCheckpoint>((dir / "m{epoch}.keras").string(), "loss", false, /*save_weights_only=*/false);
+  model->fit(d.x, d.y, {.batch_size = 16, .epochs = 2, .shuffle = false, .callbacks = {cb}, .verbose = 0});
+  ASSERT_EQ(cb->last_saved(), (dir / "m2.keras").string());
+  auto loaded = load_model(cb->last_saved());
+  ASSERT_EQ(loaded->weights().size(), model->weights().size());
+  expect_bitwise_equal(weight_values(*loaded), weight_values(*model));
+  EXPECT_EQ(loaded->optimizer()->iterations().value().item<std::int64_t>(), 12);
+}

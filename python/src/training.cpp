@@ -631,6 +631,13 @@ void init_training(nb::module_& m) {
            [](ModelCheckpoint* self, std::string filepath, std::string monitor, int verbose, bool save_best_only,
               bool save_weights_only, std::string mode, const std::string& save_freq) {
              if (save_freq != "epoch") throw nb::value_error("ModelCheckpoint: only save_freq='epoch' is supported");
+             // As Keras 3: the whole model goes to a model file that load_model reads.
+             auto ends_with = [&](std::string_view s) {
+               return filepath.size() >= s.size() && filepath.compare(filepath.size() - s.size(), s.size(), s) == 0;
+             };
+             if (!save_weights_only && !ends_with(".keras") && !ends_with(".efmodel"))
+               throw nb::value_error(("The filepath provided must end in `.keras` or `.efmodel` (a whole-model file; "
+                                      "or pass save_weights_only=True). Received: filepath=" + filepath).c_str());
              new (self) ModelCheckpoint(std::move(filepath), std::move(monitor), save_best_only, save_weights_only,
                                         std::move(mode));
            },

@@ -147,3 +147,18 @@ def test_registering_a_builtin_name_is_refused():
             pass
 
         saving._register("Dense", Dense)
+
+
+def test_model_checkpoint_writes_a_model_file_load_model_reads(tmp_path):
+    x, y = data()
+    model = ef.keras.Sequential([ef.keras.Input((6,)), ScaledDense(4), ef.keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    cb = ef.keras.callbacks.ModelCheckpoint(str(tmp_path / "e{epoch}.keras"))
+    model.fit(x, y, batch_size=8, epochs=2, verbose=0, callbacks=[cb])
+    assert cb.last_saved.endswith("e2.keras")
+    loaded = ef.keras.models.load_model(cb.last_saved)
+    for a, b in zip(model.weights, loaded.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert int(loaded.optimizer.iterations) == 8
+    with pytest.raises(ValueError, match="must end in `.keras`"):
+        ef.keras.callbacks.ModelCheckpoint(str(tmp_path / "ckpt"))

@@ -11,6 +11,7 @@
 #include "eagerflow/core/error.h"
 #include "eagerflow/core/log.h"
 #include "eagerflow/variable.h"
+#include "eagerflow/saving/model.h"
 #include "eagerflow/train/checkpoint.h"
 #include "eagerflow/train/model.h"
 
@@ -384,8 +385,13 @@ void ModelCheckpoint::on_epoch_end(int epoch, const Logs& logs) {
     best_ = v;
   }
   std::string path = format_path(epoch, logs);
+  auto ends_with = [&](std::string_view suffix) {
+    return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
   if (save_weights_only_) {
     model->save_weights(path);
+  } else if (ends_with(".efmodel") || ends_with(".keras")) {
+    save_model(*model, path);  // the whole model, as Keras 3 (load_model reads it, from C++ or Python)
   } else {
     Checkpoint ckpt;
     ckpt.track("model", *model);

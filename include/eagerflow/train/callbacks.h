@@ -209,8 +209,10 @@ class LearningRateScheduler : public Callback {
 // Saves the model during fit (Keras' ModelCheckpoint), atomically: every epoch, or only when
 // `monitor` improves (save_best_only). The path may name the epoch and logged values:
 // "ckpt/epoch{epoch:02d}-{val_loss:.3f}.safetensors" (epochs count from 1, as Keras prints).
-// save_weights_only: the weights (Model::save_weights); otherwise a Checkpoint of the model,
-// its optimizer and the random generator, from which a run resumes exactly.
+// save_weights_only: the weights (Model::save_weights); otherwise, for a path ending in
+// ".efmodel" or ".keras", the whole model (ef::save_model: architecture, weights, compile
+// settings, optimizer state; what Keras 3 saves), else a Checkpoint of the model, its
+// optimizer and the random generator, from which a run resumes exactly.
 class ModelCheckpoint : public Callback {
  public:
   explicit ModelCheckpoint(std::string filepath, std::string monitor = "val_loss", bool save_best_only = false,
