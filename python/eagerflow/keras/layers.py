@@ -95,3 +95,9 @@ __all__ = ["Activation", "Add", "AveragePooling2D", "AvgPool2D", "BatchNormaliza
            "Flatten", "GlobalAveragePooling2D", "Input", "InputLayer", "Lambda", "Layer", "LayerNormalization",
            "LeakyReLU", "MaxPool2D", "MaxPooling2D", "Normalization", "Rescaling", "Reshape", "TensorShape",
            "TFSMLayer", "UpSampling2D", "ZeroPadding2D"]
+
+# Issue 18's attention layers (python/src/attention.cpp): Keras 3's MultiHeadAttention on the fused
+# attention op, and a learned token + position embedding (keras_hub's TokenAndPositionEmbedding).
+MultiHeadAttention = _core.MultiHeadAttention
+PositionalEmbedding = TokenAndPositionEmbedding = _core.PositionalEmbedding
+__all__ += ["MultiHeadAttention", "PositionalEmbedding", "TokenAndPositionEmbedding"]
