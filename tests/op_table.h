@@ -129,7 +129,7 @@ inline std::vector<OpInfo> op_table() {
   t.push_back({"scaled_dot_product_attention_masked_causal", {f({1, 2, 5, 3}), f({1, 2, 6, 3}), f({1, 2, 6, 2}), boolean({1, 1, 5, 6})},
                [](V x) {
                  nn::AttentionOptions o;
-                 o.mask = x[3];
+                 o.mask = logical_not(x[3]);  // computed in the program; an undefined mask means "none"
                  o.causal = true;
                  o.scale = 0.7;
                  return nn::scaled_dot_product_attention(x[0], x[1], x[2], o);
