@@ -11,6 +11,7 @@ using namespace nb::literals;
 void init_errors(nb::module_& m);
 void init_tensor(nb::module_& m);
 void init_ops(nb::module_& m);
+void init_sequence_ops(nb::module_& m);  // sequence_ops.cpp: issue 18's ops (after init_ops: joins ef.random)
 void init_function(nb::module_& m);
 void init_autodiff(nb::module_& m);
 void init_layers(nb::module_& m);

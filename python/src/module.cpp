@@ -16,6 +16,7 @@ NB_MODULE(_core, m) {
   efpy::init_errors(m);
   efpy::init_tensor(m);
   efpy::init_ops(m);
+  efpy::init_sequence_ops(m);
   efpy::init_function(m);
   efpy::init_autodiff(m);
   efpy::init_layers(m);
