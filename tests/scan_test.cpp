@@ -418,3 +418,39 @@ TEST(Scan, GradientOfAScanInsideATracedFunctionCalledUnderATape) {
   expect_tensor_near(y, want[0], 1e-12);
   expect_tensor_near(g, want[1], 1e-10);
 }
+
+TEST(Scan, SavedFunctionWithAScanLoadsAndRuns) {
+  // An RNN over a dynamic number of steps, its weights variables (read in the body) and a
+  // reverse scan with a constant: saved, loaded, and run with other lengths.
+  Variable w(randn({4, 3}, 61) * 0.5, "w"), u(randn({3, 3}, 62) * 0.5, "u");
+  Tensor scale = randn({3}, 63);
+  auto f = function(
+      [&](const Tensor& xs) {
+        auto [h, hs] = scan([&](const Tensor& c, const Tensor& x) {
+          Tensor n = tanh(matmul(x, w.value()) + matmul(c, u.value()));
+          return std::pair{n, n * scale};
+        }, zeros({2, 3}, DType::float64), xs);
+        auto [total, partial] = scan([](const Tensor& c, const Tensor& y) { return std::pair{c + y, c + y}; },
+                                     zeros({2, 3}, DType::float64), hs, ScanOptions{.reverse = true});
+        return std::vector<Tensor>{h, partial};
+      },
+      {.input_signature = std::vector<TensorSpec>{{DType::float64, {kDynamic, 2, 4}, "xs"}}, .name = "rnn"});
+  auto dir = ef::testing::fresh_temp_dir("scan_saved");
+  f.get_concrete_function(TensorSpec{DType::float64, {kDynamic, 2, 4}, {}});
+  save(f, (dir / "rnn").string());
+  SavedModel loaded = load((dir / "rnn").string());
+  for (std::int64_t n : {3, 7}) {
+    Tensor xs = randn({n, 2, 4}, 70 + static_cast<std::uint64_t>(n));
+    std::vector<Tensor> want = f(xs);
+    std::vector<Tensor> got = loaded(loaded.signature_names().at(0), {xs});
+    ASSERT_EQ(got.size(), 2u);
+    expect_tensor_near(got[0], want[0], 1e-12);
+    expect_tensor_near(got[1], want[1], 1e-12);
+  }
+  std::size_t scans = 0;
+  for (const auto& node : loaded.concrete_function(loaded.signature_names().at(0))->traced_graph().nodes)
+    scans += node.op->name() == std::string("scan");
+  EXPECT_EQ(scans, 2u);
+  // A loaded model sees the variables as saved: its own copies.
+  EXPECT_EQ(loaded.variables().size(), 2u);
+}

@@ -17,6 +17,7 @@
 
 #include "eagerflow/core/error.h"
 #include "eagerflow/function/function.h"
+#include "eagerflow/function/scan.h"
 #include "eagerflow/io/safetensors.h"
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/passes/passes.h"
@@ -99,6 +100,13 @@ std::string encode_graph(const ir::Graph& g, const std::string& fn, VariableTabl
       out += ",\"variable\":" + std::to_string(vars.id(r->variable()));
     } else if (auto* a = dynamic_cast<const AssignVariable*>(&op)) {
       out += ",\"variable\":" + std::to_string(vars.id(a->variable()));
+    } else if (auto* scan = dynamic_cast<const ScanOp*>(&op)) {
+      // ef::scan: its body as a nested graph (calls inlined, as at the top level), with the
+      // same variable table and constants named under this node.
+      std::shared_ptr<ir::Graph> body = passes::inline_calls(*scan->body().traced);
+      out += ",\"scan\":{\"carries\":" + std::to_string(scan->num_carries()) + ",\"xs\":" + std::to_string(scan->num_xs()) +
+             ",\"length\":" + std::to_string(scan->length()) + ",\"reverse\":" + (scan->reverse() ? "true" : "false") +
+             ",\"body\":" + encode_graph(*body, fn + "/scan" + std::to_string(n), vars, tensors) + "}";
     } else if (auto* pieces = print_pieces(op)) {
       out += ",\"pieces\":[";
       for (std::size_t i = 0; i < pieces->size(); ++i)
@@ -106,10 +114,7 @@ std::string encode_graph(const ir::Graph& g, const std::string& fn, VariableTabl
       out += "]";
     } else {
       // Control flow is recognized by its op type, not its printed name ("cond", "while").
-      const char* flow = dynamic_cast<const CondOp*>(&op)    ? "ef::cond"
-                         : dynamic_cast<const WhileOp*>(&op) ? "ef::while_loop"
-                         : dynamic_cast<const ScanOp*>(&op)  ? "ef::scan"
-                                                             : nullptr;
+      const char* flow = dynamic_cast<const CondOp*>(&op) ? "ef::cond" : dynamic_cast<const WhileOp*>(&op) ? "ef::while_loop" : nullptr;
       if (flow)
         fail("save", "function '" + fn + "' uses op '" + name + "' (" + flow + "): control flow cannot be saved yet " +
                          "(the saved-model format has no ef::cond or ef::while_loop; save the function without them, or save_weights)");
@@ -348,8 +353,15 @@ const io::Json& member(const io::Json& j, const char* key, const std::string& wh
   return *m;
 }
 
+struct GraphDesc;
+
 struct NodeDesc {
-  enum class Kind { op, read, assign, print } kind = Kind::op;
+  enum class Kind { op, read, assign, print, scan } kind = Kind::op;
+  // ef::scan: its body, and ScanOp's parameters.
+  std::shared_ptr<const GraphDesc> body;
+  std::size_t carries = 0, xs = 0;
+  std::int64_t length = -1;
+  bool reverse = false;
   std::shared_ptr<const Primitive> op;
   AssignMode mode = AssignMode::set;
   int variable = -1;
@@ -383,8 +395,10 @@ const Tensor* find_tensor(const TensorIndex& index, const std::string& key) {
   return it == index.end() ? nullptr : it->second;
 }
 
-GraphDesc read_graph(const io::Json& j, const std::string& fn, const TensorIndex& tensors, std::size_t num_variables) {
+GraphDesc read_graph(const io::Json& j, const std::string& fn, const TensorIndex& tensors, std::size_t num_variables,
+                     int depth = 0) {
   std::string where = "saved function '" + fn + "'";
+  if (depth > 64) throw Error(where + ": scans nested more than 64 deep (the file is damaged)");
   GraphDesc g;
   g.name = fn;
   const auto& values = member(j, "values", where).array(where + " values");
@@ -412,6 +426,27 @@ GraphDesc read_graph(const io::Json& j, const std::string& fn, const TensorIndex
       d.variable = static_cast<int>(v);
       d.kind = op == "read_variable" ? NodeDesc::Kind::read : NodeDesc::Kind::assign;
       d.mode = op == "assign_add" ? AssignMode::add : op == "assign_sub" ? AssignMode::sub : AssignMode::set;
+    } else if (op == "scan") {
+      d.kind = NodeDesc::Kind::scan;
+      const io::Json& sj = member(node, "scan", at);
+      auto count = [&](const char* key) {
+        std::int64_t v = member(sj, key, at).integer(at + " " + key);
+        if (v < 0 || static_cast<std::size_t>(v) > d.inputs.size()) throw Error(at + ": bad " + key + " count " + std::to_string(v));
+        return static_cast<std::size_t>(v);
+      };
+      d.carries = count("carries");
+      d.xs = count("xs");
+      d.length = member(sj, "length", at).integer(at + " length");
+      const io::Json& reverse = member(sj, "reverse", at);
+      if (!std::get_if<bool>(&reverse.value)) throw Error(at + ": reverse must be true or false");
+      d.reverse = std::get<bool>(reverse.value);
+      if (d.carries + d.xs > d.inputs.size() || d.length < -1 || (d.xs == 0 && d.length < 0))
+        throw Error(at + ": inconsistent carries/xs/length (the file is damaged)");
+      d.body = std::make_shared<const GraphDesc>(
+          read_graph(member(sj, "body", at), fn + "/scan" + std::to_string(g.nodes.size()), tensors, num_variables, depth + 1));
+      if (d.body->inputs.size() != d.inputs.size() || d.body->outputs.size() != d.outputs.size() ||
+          d.body->outputs.size() < d.carries)
+        throw Error(at + ": its body's inputs and outputs disagree with the node's (the file is damaged)");
     } else if (op == "print") {
       d.kind = NodeDesc::Kind::print;
       std::size_t tensors_named = 0;
@@ -466,6 +501,24 @@ std::vector<Tensor> replay(const GraphDesc& g, const std::vector<Variable>& vars
         break;
       }
       case NodeDesc::Kind::print: detail::print_op(node.pieces, in); break;
+      case NodeDesc::Kind::scan: {
+        std::vector<Tensor> init(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(node.carries));
+        std::vector<Tensor> xs(in.begin() + static_cast<std::ptrdiff_t>(node.carries),
+                               in.begin() + static_cast<std::ptrdiff_t>(node.carries + node.xs));
+        ScanBody body = [&](const std::vector<Tensor>& carry, const std::vector<Tensor>& x) {
+          std::vector<Tensor> args = carry;
+          args.insert(args.end(), x.begin(), x.end());
+          args.insert(args.end(), in.begin() + static_cast<std::ptrdiff_t>(node.carries + node.xs), in.end());
+          std::vector<Tensor> r = replay(*node.body, vars, args);
+          return std::pair{std::vector<Tensor>(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(node.carries)),
+                           std::vector<Tensor>(r.begin() + static_cast<std::ptrdiff_t>(node.carries), r.end())};
+        };
+        ScanOptions options{.reverse = node.reverse, .length = node.length >= 0 ? std::optional(node.length) : std::nullopt};
+        auto [carry, ys] = scan(body, init, xs, options);
+        out = carry;
+        out.insert(out.end(), ys.begin(), ys.end());
+        break;
+      }
       case NodeDesc::Kind::op: out = dispatch(*node.op, in); break;
     }
     if (out.size() != node.outputs.size())
