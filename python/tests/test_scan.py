@@ -177,3 +177,33 @@ def test_errors_name_the_problem():
         ef.function(lambda x: ef.scan(lambda c, r: (c, ef.matmul(c, r)), ef.zeros([2, 3]), x))(ef.zeros([4, 5, 5]))
     with pytest.raises(ef.Error, match=r"scan.*pair"):
         ef.scan(lambda c, x: c, ef.zeros([3]), xs)
+
+
+class CumulativeRnn(ef.keras.layers.Layer):
+    """h' = tanh(x w + h u) over the time axis (axis 1) with ef.scan; returns all h."""
+
+    def build(self, input_shape):
+        self.w = self.add_weight(shape=(input_shape[-1], 3), initializer="glorot_uniform", name="w")
+        self.u = self.add_weight(shape=(3, 3), initializer="glorot_uniform", name="u")
+
+    def call(self, x):
+        xs = ef.transpose(x, [1, 0, 2])  # time first
+        h0 = ef.zeros_like(ef.matmul(xs[0], self.w))
+        _, hs = ef.scan(lambda h, xt: (ef.tanh(ef.matmul(xt, self.w) + ef.matmul(h, self.u)),) * 2, h0, xs)
+        return ef.transpose(hs, [1, 0, 2])
+
+
+def test_saved_model_with_scan_round_trip(tmp_path):
+    x = rng(6).normal(size=(2, 5, 4)).astype(np.float32)
+    model = ef.keras.Sequential([CumulativeRnn()])
+    want = model(x).numpy()
+    ef.saved_model.save(model, tmp_path / "rnn")
+    loaded = ef.saved_model.load(tmp_path / "rnn")
+    np.testing.assert_allclose(loaded(ef.constant(x)).numpy(), want, rtol=1e-6, atol=1e-6)
+    # By hand in NumPy, from the model's weights.
+    w, u = (v.numpy() for v in model.layers[0].trainable_weights)
+    h, hs = np.zeros((2, 3), np.float32), []
+    for t in range(5):
+        h = np.tanh(x[:, t] @ w + h @ u)
+        hs.append(h)
+    np.testing.assert_allclose(want, np.stack(hs, 1), rtol=1e-5, atol=1e-6)
