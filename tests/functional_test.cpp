@@ -246,6 +246,51 @@ TEST(Functional, OverriddenTrainStepIsTracedOnceByFit) {
   EXPECT_LT(mae(), 0.5 * before);
 }
 
+namespace {
+// A custom test step with a log of its own: fit reports it as val_<key>, as Keras does.
+class CustomTestStepModel : public train::Sequential {
+ public:
+  using Sequential::Sequential;
+  train::StepLogs test_step(const train::StepData& data) override {
+    Tensor pred = (*this)(data.x[0], false);
+    Tensor err = mean(abs(pred - data.y[0]));
+    return {{"loss", err}, {"abs_err", err * scalar(3.0f)}};
+  }
+};
+}  // namespace
+
+TEST(Functional, ValidationLogsEveryTestStepKeyAndTakesItsOwnSampleWeights) {
+  random::set_seed(2);
+  auto model = make<CustomTestStepModel>(std::vector<std::shared_ptr<nn::Layer>>{make<nn::Dense>(1)});
+  model->compile(std::make_shared<optim::SGD>(0.05), "mse");
+  Tensor x = f32(randn({32, 3}, 4));
+  Tensor y = f32(sum(x, {1}, true));
+  train::FitOptions o;
+  o.epochs = 3;
+  o.batch_size = 8;
+  o.verbose = 0;
+  o.validation_data = train::ValidationData{x, y, {}};
+  auto h = model->fit(x, y, o);
+  ASSERT_EQ(h.history["val_abs_err"].size(), 3u) << "a custom test step's own key is logged as val_abs_err";
+  EXPECT_NEAR(h.history["val_abs_err"][2], 3 * h.history["val_loss"][2], 1e-5);
+  EXPECT_EQ(model->tracing_count(), 1);
+
+  // Validation sample weights while training has none: the test step is traced for them, the
+  // train step keeps its one trace, and the weighted validation loss is what evaluate gives.
+  auto plain = make<train::Sequential>(std::vector<std::shared_ptr<nn::Layer>>{make<nn::Dense>(1)});
+  plain->compile(std::make_shared<optim::SGD>(0.05), "mse");
+  Tensor sw = f32(abs(randn({32}, 6)));
+  train::FitOptions w = o;
+  w.epochs = 2;
+  w.validation_data = train::ValidationData{x, y, sw};
+  auto hw = plain->fit(x, y, w);
+  EXPECT_EQ(plain->tracing_count(), 1);
+  auto ev = plain->evaluate(x, y, 8, 0, sw);
+  EXPECT_NEAR(hw.history["val_loss"].back(), ev.at("loss"), 1e-6 * std::max(1.0, ev.at("loss")));
+  auto unweighted = plain->evaluate(x, y, 8);
+  EXPECT_NE(ev.at("loss"), unweighted.at("loss")) << "the weights must change the validation loss";
+}
+
 TEST(Functional, BuildCreatesWeightsBeforeAnyCall) {
   auto model = make<train::Sequential>(std::vector<std::shared_ptr<nn::Layer>>{make<nn::Dense>(5, "relu"), make<nn::Dense>(2)});
   EXPECT_TRUE(model->weights().empty());

@@ -189,6 +189,21 @@ def test_super_test_step_and_predict_step_override():
     assert logs["doubled"] == pytest.approx(2 * logs["loss"], rel=1e-6)
 
 
+def test_validation_logs_custom_test_step_keys_and_takes_sample_weights():
+    model = DoubledTest()
+    model.compile(optimizer="sgd", loss="mse")
+    x = rng(10).normal(size=(24, 2)).astype(np.float32)
+    y = x.sum(axis=1, keepdims=True)
+    h = model.fit(x, y, batch_size=8, epochs=2, verbose=0, validation_data=(x, y))
+    assert h.history["val_doubled"][-1] == pytest.approx(2 * h.history["val_loss"][-1], rel=1e-6)
+    plain = keras.Sequential([keras.Input((2,)), layers.Dense(1)])
+    plain.compile(optimizer="sgd", loss="mse")
+    sw = rng(11).uniform(0.1, 2.0, size=24).astype(np.float32)
+    h = plain.fit(x, y, batch_size=8, epochs=1, verbose=0, validation_data=(x, y, sw))
+    weighted = plain.evaluate(x, y, sample_weight=sw, verbose=0, return_dict=True)["loss"]
+    assert h.history["val_loss"][-1] == pytest.approx(weighted, rel=1e-6)
+
+
 def test_build_makes_weights_before_any_call(tmp_path):
     model = keras.Sequential([layers.Dense(5, activation="relu"), layers.Dense(2)])
     assert not model.weights

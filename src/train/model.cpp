@@ -363,42 +363,53 @@ StepLogs Model::test_step(const StepData& data) {
 
 std::vector<Tensor> Model::predict_step(const std::vector<Tensor>& x) { return call_model(x, /*training=*/false); }
 
-void Model::make_steps(const StepData& example) {
+namespace {
+// What a step is traced for: the batch specs of x, y and sample weights, and their counts.
+std::vector<TensorSpec> step_signature(const StepData& example) {
   std::vector<TensorSpec> signature = batch_specs(example.x);
   for (const auto& s : batch_specs(example.y)) signature.push_back(s);
   for (const auto& s : batch_specs(example.sample_weight)) signature.push_back(s);
   signature.push_back(TensorSpec{DType::int32, Shape{static_cast<std::int64_t>(example.x.size()),
                                                      static_cast<std::int64_t>(example.y.size()),
                                                      static_cast<std::int64_t>(example.sample_weight.size())}, {}});
+  return signature;
+}
+}  // namespace
+
+// The train and test steps are made (traced) each for its own data: validation data with
+// sample weights, say, gives the test step its own signature and leaves the train step's trace.
+void Model::make_step(const StepData& example, bool train) {
+  std::vector<TensorSpec> signature = step_signature(example);
   std::vector<bool> flags;
   trainable_flags(*this, flags);
-  if (train_fn_ && signature == step_signature_ && flags == trainable_flags_) return;
-  step_signature_ = signature;
-  trainable_flags_ = std::move(flags);
-  auto train = [this](const std::vector<Tensor>& x, const std::vector<Tensor>& y, const std::vector<Tensor>& sw) {
-    return train_step(StepData{x, y, sw});
-  };
-  auto test = [this](const std::vector<Tensor>& x, const std::vector<Tensor>& y, const std::vector<Tensor>& sw) {
-    return test_step(StepData{x, y, sw});
-  };
+  StepFn& fn = train ? train_fn_ : test_fn_;
+  StepCache& cache = train ? train_cache_ : test_cache_;
+  if (fn && signature == cache.signature && flags == cache.trainable_flags) return;
+  cache.signature = std::move(signature);
+  cache.trainable_flags = std::move(flags);
+  std::function<StepLogs(const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vector<Tensor>&)> step;
+  if (train)
+    step = [this](const std::vector<Tensor>& x, const std::vector<Tensor>& y, const std::vector<Tensor>& sw) {
+      return train_step(StepData{x, y, sw});
+    };
+  else
+    step = [this](const std::vector<Tensor>& x, const std::vector<Tensor>& y, const std::vector<Tensor>& sw) {
+      return test_step(StepData{x, y, sw});
+    };
+  std::function<int()>& count = train ? train_count_ : test_count_;
   if (compile_options_.run_eagerly) {
-    train_fn_ = [train](const StepData& d) { return train(d.x, d.y, d.sample_weight); };
-    test_fn_ = [test](const StepData& d) { return test(d.x, d.y, d.sample_weight); };
-    train_count_ = test_count_ = [] { return 0; };
+    fn = [step](const StepData& d) { return step(d.x, d.y, d.sample_weight); };
+    count = [] { return 0; };
     return;
   }
   FunctionOptions options;
   options.input_signature =
       InputSignature{ArgSpec(batch_specs(example.x)), ArgSpec(batch_specs(example.y)), ArgSpec(batch_specs(example.sample_weight))};
   options.arg_names = {"x", "y", "sample_weight"};
-  options.name = name() + "/train_step";
-  auto train_fn = function(train, options);
-  options.name = name() + "/test_step";
-  auto test_fn = function(test, options);
-  train_fn_ = [train_fn](const StepData& d) { return train_fn(d.x, d.y, d.sample_weight); };
-  test_fn_ = [test_fn](const StepData& d) { return test_fn(d.x, d.y, d.sample_weight); };
-  train_count_ = [train_fn] { return train_fn.tracing_count(); };
-  test_count_ = [test_fn] { return test_fn.tracing_count(); };
+  options.name = name() + (train ? "/train_step" : "/test_step");
+  auto traced = function(step, options);
+  fn = [traced](const StepData& d) { return traced(d.x, d.y, d.sample_weight); };
+  count = [traced] { return traced.tracing_count(); };
 }
 
 int Model::tracing_count() const { return train_count_ ? train_count_() : 0; }
@@ -431,12 +442,12 @@ Logs Model::to_logs(const StepLogs& logs) const {
 
 StepLogs Model::run_train(const StepData& batch) {
   // A callback may compile the model again during fit: the next batch runs the new steps.
-  if (!train_fn_) make_steps(batch);
+  if (!train_fn_) make_step(batch, true);
   return train_fn_(batch);
 }
 
 StepLogs Model::run_test(const StepData& batch) {
-  if (!test_fn_) make_steps(batch);
+  if (!test_fn_) make_step(batch, false);
   return test_fn_(batch);
 }
 
@@ -506,7 +517,7 @@ Logs Model::train_on_batch(const Data& x, const Data& y, const Data& sample_weig
   StepData d = conform("train_on_batch", x, y, sample_weight, true);
   // The mean loss of no examples is 0/0: a step on it would turn every weight into NaN.
   if (d.x[0].dim(0) == 0) fail(name(), "train_on_batch got no examples (x is " + d.x[0].spec().str() + ")");
-  make_steps(d);
+  make_step(d, true);
   reset_metrics();
   return to_logs(run_train(d));
 }
@@ -515,7 +526,7 @@ Logs Model::test_on_batch(const Data& x, const Data& y, const Data& sample_weigh
   require_compiled("test_on_batch");
   StepData d = conform("test_on_batch", x, y, sample_weight, true);
   if (d.x[0].dim(0) == 0) fail(name(), "test_on_batch got no examples (x is " + d.x[0].spec().str() + ")");
-  make_steps(d);
+  make_step(d, false);
   reset_metrics();
   return to_logs(run_test(d));
 }
@@ -531,7 +542,7 @@ Logs Model::evaluate_data(const StepData& d, std::int64_t batch_size, int verbos
   std::int64_t n = d.x[0].dim(0);
   if (n == 0) fail(name(), "evaluate got no examples (x is " + d.x[0].spec().str() + "): there is no loss to report");
   batch_size = clamped_batch(batch_size, n);
-  make_steps(d);
+  make_step(d, false);
   reset_metrics();
   std::int64_t steps = (n + batch_size - 1) / batch_size;
   StepLogs last;
@@ -642,16 +653,12 @@ History Model::fit(const Data& x_in, const Data& y_in, const FitOptions& o) {
     if (v.x[0].dim(0) == 0) fail(name(), "validation_data has no examples");
     v.x = conformed(name(), "inputs", v.x, train.x);
     v.y = conformed(name(), "labels", v.y, train.y);
-    if (!v.sample_weight.empty() && train.sample_weight.empty())
-      fail(name(), "validation_data has sample weights but the training data has none: the test step takes both or neither");
-    if (v.sample_weight.empty() && !train.sample_weight.empty())
-      for (const auto& y : v.y) v.sample_weight.push_back(ones(Shape{y.dim(0)}, DType::float32));
-    validation = std::move(v);
+    validation = std::move(v);  // with or without sample weights: the test step is traced for its own data
   }
   std::int64_t n = train.x[0].dim(0);
   if (n == 0) fail(name(), "fit got no examples");
   const std::int64_t batch_size = clamped_batch(o.batch_size, n);
-  make_steps(train);
+  make_step(train, true);
   std::int64_t steps = (n + batch_size - 1) / batch_size;
   bool terminal = stdout_is_terminal();
   History history;
@@ -707,12 +714,14 @@ History Model::fit(const Data& x_in, const Data& y_in, const FitOptions& o) {
     for (const auto& k : keys)
       if (logs.count(k)) ordered.emplace_back(k, logs[k]);
     if (validation) {
+      // Every value the test step logs, as Keras (a custom test_step's own keys too): in the
+      // training logs' order, then the others by name.
       Logs val = evaluate_data(*validation, batch_size, 0);
       for (const auto& k : keys)
-        if (val.count(k)) {
-          logs["val_" + k] = val[k];
-          ordered.emplace_back("val_" + k, val[k]);
-        }
+        if (val.count(k)) ordered.emplace_back("val_" + k, val[k]);
+      for (const auto& [k, v] : val)
+        if (std::find(keys.begin(), keys.end(), k) == keys.end()) ordered.emplace_back("val_" + k, v);
+      for (const auto& [k, v] : val) logs["val_" + k] = v;
     }
     bar.finish(ordered);
     for (const auto& [k, v] : logs) history.history[k].push_back(v);

@@ -218,7 +218,7 @@ class Model : public nn::Layer {
   };
   struct Batching;  // src/train/model.cpp
   void require_compiled(const char* what) const;
-  void make_steps(const StepData& example);
+  void make_step(const StepData& example, bool train);
   void reset_metrics();
   std::vector<std::string> log_order(const StepLogs& logs) const;
   Logs to_logs(const StepLogs& logs) const;
@@ -239,8 +239,12 @@ class Model : public nn::Layer {
   StepFn train_fn_, test_fn_;
   std::function<std::vector<Tensor>(const std::vector<Tensor>&)> predict_fn_;
   std::function<int()> train_count_, test_count_, predict_count_;
-  std::vector<TensorSpec> step_signature_, step_signature_predict_;
-  std::vector<bool> trainable_flags_;  // of every layer, when the steps were made
+  struct StepCache {
+    std::vector<TensorSpec> signature;
+    std::vector<bool> trainable_flags;  // of every layer, when the step was made
+  };
+  StepCache train_cache_, test_cache_;
+  std::vector<TensorSpec> step_signature_predict_;
 };
 
 // A stack of layers, each fed the previous one's output.
