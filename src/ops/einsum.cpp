@@ -142,7 +142,18 @@ Term contract(const std::string& eq, Term a, Term b, const std::set<int>& keep) 
   auto arrange = [&](Term t, const Labels& free, bool is_a, bool& trans) {
     Labels plain = is_a ? concat_labels({&batch, &free, &contracted}) : concat_labels({&batch, &contracted, &free});
     Labels flipped = is_a ? concat_labels({&batch, &contracted, &free}) : concat_labels({&batch, &free, &contracted});
-    trans = t.labels == flipped && t.labels != plain;
+    if (t.labels == plain) trans = false;
+    else if (t.labels == flipped) trans = true;
+    else {
+      // A copy either way: keep the free and contracted groups in their original relative
+      // order (the innermost axis stays innermost where it can), and let matmul's transpose
+      // flag absorb the difference.
+      auto first = [&](const Labels& g) {
+        return g.empty() ? t.labels.size() : static_cast<std::size_t>(std::find(t.labels.begin(), t.labels.end(), g[0]) - t.labels.begin());
+      };
+      bool free_first = first(free) < first(contracted);
+      trans = is_a ? !free_first : free_first;
+    }
     return transposed(t, trans ? flipped : plain);
   };
   bool ta = false, tb = false;

@@ -55,9 +55,20 @@ Tensor gather_axis(const Tensor& x, int a, const std::vector<std::int64_t>& map,
     T c = saturate_cast<T>(constant);
     const T* p = x.data<T>().data();
     T* o = out.mutable_data<T>().data();
+    const std::int64_t* mp = map.data();
+    if (b.inner == 1) {  // the last axis: an indexed gather per row
+      cpu::parallel_for(b.outer, m, [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t i = begin; i < end; ++i) {
+          const T* src = p + i * b.n;
+          T* dst = o + i * m;
+          for (std::int64_t j = 0; j < m; ++j) dst[j] = mp[j] >= 0 ? src[mp[j]] : c;
+        }
+      });
+      return;
+    }
     cpu::parallel_for(b.outer * m, b.inner, [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t r = begin; r < end; ++r) {
-        std::int64_t i = r / m, j = r % m, src = map[static_cast<std::size_t>(j)];
+        std::int64_t i = r / m, j = r % m, src = mp[j];
         T* dst = o + r * b.inner;
         if (src >= 0) std::copy_n(p + (i * b.n + src) * b.inner, b.inner, dst);
         else std::fill_n(dst, b.inner, c);
