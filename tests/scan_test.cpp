@@ -454,3 +454,28 @@ TEST(Scan, SavedFunctionWithAScanLoadsAndRuns) {
   // A loaded model sees the variables as saved: its own copies.
   EXPECT_EQ(loaded.variables().size(), 2u);
 }
+
+TEST(Scan, EffectsInTheBodyRunEveryStepAndAreNeverDropped) {
+  // The scan's outputs are unused: an effect inside keeps it (passes never drop effects), and
+  // replays run the print and the assignment once per step.
+  Variable counter(zeros({}, DType::int64), "counter");
+  std::vector<std::string> lines;
+  set_print_sink([&](std::string_view line) { lines.emplace_back(line); });
+  auto f = function([&](const Tensor& xs) {
+    scan([&](const Tensor& c, const Tensor& x) {
+      print("step", x);
+      counter.assign_add(scalar<std::int64_t>(1));
+      return std::pair{c, x};
+    }, zeros({}), xs);
+    return sum(xs);
+  });
+  f(tensor({1.0f, 2.0f, 3.0f}));
+  f(tensor({4.0f, 5.0f}));
+  set_print_sink(nullptr);
+  EXPECT_EQ(counter.value().item<std::int64_t>(), 5);
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_NE(lines[0].find("step"), std::string::npos);
+  EXPECT_NE(lines[4].find('5'), std::string::npos);
+  EXPECT_EQ(f.tracing_count(), 2);  // two static lengths
+  EXPECT_EQ(count_nodes(f.concrete_functions()[0]->graph(), "scan"), 1u);  // the optimized graph keeps it
+}
