@@ -425,6 +425,21 @@ TEST(Metrics, F1ScoreAverages) {
   expect_error([] { train::F1Score().update_state(zeros({3}), zeros({3})); }, {"[f1_score]", "[batch, classes]"});
 }
 
+// FBetaScore: Keras' docstring example (beta 2, threshold 0.5) on the data above; beta 1 is F1.
+TEST(Metrics, FBetaScoreWeighsRecall) {
+  Tensor y = f32({1, 1, 1, 1, 0, 0, 1, 1, 0}, {3, 3}), p = f32({0.2, 0.6, 0.7, 0.2, 0.6, 0.6, 0.6, 0.8, 0.0}, {3, 3});
+  train::FBetaScore f2("", 2.0, 0.5);
+  f2.update_state(y, p);
+  expect_close(f2.result().to_vector<float>(), {0.3846154f, 0.90909094f, 0.8333334f}, 1e-5f);
+  train::FBetaScore f1("macro", 1.0, 0.5);
+  train::F1Score ref("macro", 0.5);
+  f1.update_state(y, p);
+  ref.update_state(y, p);
+  EXPECT_EQ(value(f1), value(ref));
+  expect_error([] { train::FBetaScore("", 0.0); }, {"[fbeta_score]", "It should be a float > 0"});
+  expect_error([] { train::FBetaScore("", -1.0); }, {"beta"});
+}
+
 // ---------------------------------------------------------------- traced == eager
 TEST(Metrics, UpdatesInsideATracedStepEqualEagerOnes) {
   using Make = std::function<std::shared_ptr<train::Metric>()>;

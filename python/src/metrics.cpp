@@ -156,7 +156,17 @@ void init_metrics(nb::module_& m) {
       .def_prop_ro("thresholds", &AUC::thresholds);
 
   // ---------------------------------------------------------------- F1
-  nb::class_<F1Score, Metric>(t, "F1Score")
+  nb::class_<FBetaScore, Metric>(t, "FBetaScore")
+      .def("__init__",
+           [](FBetaScore* self, std::optional<std::string> average, double beta, std::optional<double> threshold,
+              const std::string& name, nb::handle dtype) {
+             expect_default_dtype("FBetaScore", dtype);
+             new (self) FBetaScore(average.value_or(""), beta, threshold, name);
+           },
+           "average"_a = nb::none(), "beta"_a = 1.0, "threshold"_a = nb::none(), "name"_a = "fbeta_score",
+           "dtype"_a = nb::none())
+      .def_prop_ro("beta", &FBetaScore::beta);
+  nb::class_<F1Score, FBetaScore>(t, "F1Score")
       .def("__init__",
            [](F1Score* self, std::optional<std::string> average, std::optional<double> threshold, const std::string& name,
               nb::handle dtype) {

@@ -217,3 +217,15 @@ def test_error_text_with_bytes_that_are_not_utf8(tmp_path):
     with pytest.raises(ef.Error) as info:
         model.load_weights(str(bad))
     assert "\\xff\\xfe" in str(info.value)  # the bytes, readable
+
+
+def test_fbeta_score_matches_keras_docstring():
+    import numpy as np
+    import eagerflow as ef
+    m = ef.keras.metrics.FBetaScore(beta=2.0, threshold=0.5)
+    y_true = np.array([[1, 1, 1], [1, 0, 0], [1, 1, 0]], np.float32)
+    y_pred = np.array([[0.2, 0.6, 0.7], [0.2, 0.6, 0.6], [0.6, 0.8, 0.0]], np.float32)
+    m.update_state(y_true, y_pred)
+    np.testing.assert_allclose(np.asarray(m.result()), [0.3846154, 0.90909094, 0.8333334], rtol=1e-5)
+    assert m.beta == 2.0
+    assert isinstance(ef.keras.metrics.F1Score(), ef.keras.metrics.FBetaScore)

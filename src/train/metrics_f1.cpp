@@ -1,6 +1,6 @@
-// F1Score as Keras' FBetaScore with beta = 1 (keras/src/metrics/f_score_metrics.py): weighted
+// FBetaScore and F1Score (beta = 1) as Keras' (keras/src/metrics/f_score_metrics.py): weighted
 // true positive, false positive and false negative counts per class (pooled for "micro"),
-// F1 = 2 P R / (P + R) with Keras' epsilon in each division.
+// F = (1 + b^2) P R / (b^2 P + R) with Keras' epsilon in each division.
 #include <cmath>
 
 #include "eagerflow/ops/ops.h"
@@ -12,8 +12,10 @@ namespace {
 constexpr double kEpsilon = 1e-7;  // Keras' backend.epsilon()
 }  // namespace
 
-F1Score::F1Score(std::string average, std::optional<double> threshold, std::string name)
-    : WeightedMetric(std::move(name)), average_(std::move(average)), threshold_(threshold) {
+FBetaScore::FBetaScore(std::string average, double beta, std::optional<double> threshold, std::string name)
+    : WeightedMetric(std::move(name)), average_(std::move(average)), beta_(beta), threshold_(threshold) {
+  if (!(beta_ > 0) || !std::isfinite(beta_))
+    fail(this->name(), "Invalid beta argument value. It should be a float > 0. Received: beta=" + std::to_string(beta_));
   if (average_ == "none" || average_ == "None") average_.clear();
   if (!average_.empty() && average_ != "micro" && average_ != "macro" && average_ != "weighted")
     fail(this->name(), "average must be None (''), 'micro', 'macro' or 'weighted', got '" + average_ + "'");
@@ -21,7 +23,7 @@ F1Score::F1Score(std::string average, std::optional<double> threshold, std::stri
     fail(this->name(), "threshold must satisfy 0 < threshold <= 1, got " + std::to_string(*threshold_));
 }
 
-void F1Score::update(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight) {
+void FBetaScore::update(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight) {
   if (!y_true.defined() || !y_pred.defined() || y_true.rank() != 2 || y_pred.rank() != 2 ||
       y_pred.shape()[1] == kDynamic)
     fail(name(), "expects predictions and labels of shape [batch, classes] with a known class count, got labels " +
@@ -56,12 +58,13 @@ void F1Score::update(const Tensor& y_true, const Tensor& y_pred, const Tensor& s
   support_.assign_add(weighted_sum(truth));
 }
 
-Tensor F1Score::result() const {
+Tensor FBetaScore::result() const {
   if (!tp_.defined()) return zeros({}, DType::float32);  // nothing seen yet
   Tensor tp = tp_, fp = fp_, fn = fn_;
   Tensor precision = tp / (tp + fp + kEpsilon);
   Tensor recall = tp / (tp + fn + kEpsilon);
-  Tensor f1 = 2.0 * (precision * recall) / (precision + recall + kEpsilon);
+  double b2 = beta_ * beta_;
+  Tensor f1 = (precision * recall) / (b2 * precision + recall + kEpsilon) * (1.0 + b2);
   if (average_ == "weighted") {
     Tensor support = support_;
     f1 = sum(f1 * (support / (sum(support) + kEpsilon)));
@@ -71,12 +74,12 @@ Tensor F1Score::result() const {
   return cast(f1, DType::float32);
 }
 
-void F1Score::reset_state() {
+void FBetaScore::reset_state() {
   if (!tp_.defined()) return;
   for (const Variable* v : {&tp_, &fp_, &fn_, &support_}) v->assign(zeros_like(Tensor(*v)));
 }
 
-float F1Score::logged_result() const {
+float FBetaScore::logged_result() const {
   // average=None: the unweighted mean of the per-class scores (the macro average).
   return Metric::logged_result();
 }

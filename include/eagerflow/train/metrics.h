@@ -255,21 +255,31 @@ class AUC : public WeightedMetric {
 // "macro" (the mean over classes), "weighted" (weighted by each class's label count). The
 // counts are variables made at the first update, when the class count is known (inside a
 // trace too: the first trace may make variables).
-class F1Score : public WeightedMetric {
+// FBetaScore weighs recall beta times as much as precision: (1 + b^2) P R / (b^2 P + R).
+class FBetaScore : public WeightedMetric {
  public:
-  explicit F1Score(std::string average = "", std::optional<double> threshold = std::nullopt,
-                   std::string name = "f1_score");
+  explicit FBetaScore(std::string average = "", double beta = 1.0, std::optional<double> threshold = std::nullopt,
+                      std::string name = "fbeta_score");
   Tensor result() const override;
   void reset_state() override;
   float logged_result() const override;
+  double beta() const { return beta_; }
 
  protected:
   void update(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight) override;
 
  private:
   std::string average_;
+  double beta_;
   std::optional<double> threshold_;
   Variable tp_, fp_, fn_, support_;
+};
+
+class F1Score : public FBetaScore {
+ public:
+  explicit F1Score(std::string average = "", std::optional<double> threshold = std::nullopt,
+                   std::string name = "f1_score")
+      : FBetaScore(std::move(average), 1.0, threshold, std::move(name)) {}
 };
 
 // By Keras name. "accuracy" / "acc" pick the accuracy that fits the loss, as Keras does:
@@ -281,7 +291,7 @@ class F1Score : public WeightedMetric {
 // it as one number; construct F1Score() for Keras' per-class vector). The metric reports under
 // the name asked for.
 namespace metrics {
-using train::Accuracy, train::AUC, train::BinaryAccuracy, train::CategoricalAccuracy, train::F1Score, train::Mean,
+using train::Accuracy, train::AUC, train::BinaryAccuracy, train::CategoricalAccuracy, train::F1Score, train::FBetaScore, train::Mean,
     train::Metric, train::Precision, train::Recall, train::RootMeanSquaredError, train::SparseCategoricalAccuracy,
     train::SparseTopKCategoricalAccuracy, train::TopKCategoricalAccuracy;
 }  // namespace metrics

@@ -34,6 +34,7 @@ Recall = _t.Recall
 TopKCategoricalAccuracy = _t.TopKCategoricalAccuracy
 SparseTopKCategoricalAccuracy = _t.SparseTopKCategoricalAccuracy
 F1Score = _t.F1Score
+FBetaScore = _t.FBetaScore
 
 
 def get(name, loss_name=""):
@@ -43,4 +44,4 @@ def get(name, loss_name=""):
 
 __all__ = ["Metric", "Mean", "Accuracy", "SparseCategoricalAccuracy", "CategoricalAccuracy", "BinaryAccuracy",
            "MeanAbsoluteError", "MeanSquaredError", "RootMeanSquaredError", "AUC", "Precision", "Recall",
-           "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "F1Score", "get"]
+           "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "F1Score", "FBetaScore", "get"]
