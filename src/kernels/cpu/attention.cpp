@@ -18,10 +18,11 @@
 namespace ef::cpu {
 namespace {
 
-// Rows of queries and keys per block: a block's products stay in L2 and each oneDNN call has
-// enough work (128 x 128 x 64) that its fixed cost is small.
+// Rows of queries and keys per block: a block's scores (128 KiB) stay in L2 and each oneDNN call
+// has enough work (128 x 256 x 64) that its fixed cost is small; measured against 64..256 x
+// 128..512 on seq 1024 and 4096 (bench/attention_bench.cpp).
 constexpr std::int64_t kQueryBlock = 128;
-constexpr std::int64_t kKeyBlock = 128;
+constexpr std::int64_t kKeyBlock = 256;
 
 // ---------------------------------------------------------------- block products
 // C[m,n] (row stride ldc) = or += op(A)[m,k] op(B)[k,n]; A stored [m,k] with row stride lda,
@@ -123,20 +124,81 @@ inline bool kept(const AttentionConfig& cfg, std::uint64_t flat) {
   return u >= cfg.dropout;
 }
 
-// ---------------------------------------------------------------- scores of one block
-// s[r * ld + c] holds (q_{i0+r} . k_{j0+c}) on entry; leaves scale * score, or -inf where the
-// mask or causality hides the key: a hidden key gets probability 0, and a row that sees no key
+// ---------------------------------------------------------------- block helpers
+// Elementwise work on a block of `rows` x `cols` held with row stride `ld`, on ef's vector
+// kernels (the library itself is compiled for baseline x86-64; these pick AVX2/AVX-512).
+void binary_rows(BinaryKind k, float* a, std::int64_t ld, const float* b, std::int64_t b_ld, std::int64_t b_step,
+                 std::int64_t rows, std::int64_t cols) {
+  const auto& vk = vec::kernels();
+  if (cols == ld && (b_step == 0 ? true : b_ld == ld)) {
+    vk.binary_f32(k, a, cols, 1, b, b_ld, b_step, a, rows, cols);
+    return;
+  }
+  for (std::int64_t r = 0; r < rows; ++r) vk.binary_f32(k, a + r * ld, 0, 1, b + r * b_ld, 0, b_step, a + r * ld, 1, cols);
+}
+void binary_rows(BinaryKind k, double* a, std::int64_t ld, const double* b, std::int64_t b_ld, std::int64_t b_step,
+                 std::int64_t rows, std::int64_t cols) {
+  const auto& vk = vec::kernels();
+  for (std::int64_t r = 0; r < rows; ++r) vk.binary_f64(k, a + r * ld, 0, 1, b + r * b_ld, 0, b_step, a + r * ld, 1, cols);
+}
+template <class T>
+void exp_rows(T* a, std::int64_t ld, std::int64_t rows, std::int64_t cols) {
+  if (cols == ld) {
+    exp_row(a, rows * cols);
+    return;
+  }
+  for (std::int64_t r = 0; r < rows; ++r) exp_row(a + r * ld, cols);
+}
+float row_max(const float* x, std::int64_t n) { return vec::kernels().max_f32(x, n); }
+double row_max(const double* x, std::int64_t n) {
+  double m = -std::numeric_limits<double>::infinity();
+  for (std::int64_t i = 0; i < n; ++i) m = std::max(m, x[i]);
+  return m;
+}
+// Compiled for AVX-512 and AVX2 beside the baseline, chosen at load time (the library itself is
+// built for baseline x86-64): 32 partial sums, so the loop vectorizes without -ffast-math.
+__attribute__((target_clones("avx512f", "avx2", "default"))) float row_sum(const float* x, std::int64_t n) {
+  float acc[32] = {};
+  std::int64_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (int j = 0; j < 32; ++j) acc[j] += x[i + j];
+  float s = 0;
+  for (; i < n; ++i) s += x[i];
+  for (int j = 0; j < 32; ++j) s += acc[j];
+  return s;
+}
+// dS = P (dP - D_i) over a block, in place in dp.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void softmax_grad_rows(
+    float* dp, const float* p, std::int64_t ld, const float* di, std::int64_t rows, std::int64_t cols) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    float* d = dp + r * ld;
+    const float* pr = p + r * ld;
+    const float x = di[r];
+    for (std::int64_t c = 0; c < cols; ++c) d[c] = pr[c] * (d[c] - x);
+  }
+}
+void softmax_grad_rows(double* dp, const double* p, std::int64_t ld, const double* di, std::int64_t rows,
+                       std::int64_t cols) {
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) dp[r * ld + c] = p[r * ld + c] * (dp[r * ld + c] - di[r]);
+}
+double row_sum(const double* x, std::int64_t n) {
+  double s = 0;
+  for (std::int64_t i = 0; i < n; ++i) s += x[i];
+  return s;
+}
+
+// Hides keys in s[r * ld + c] (the scores of queries i0 + r and keys j0 + c) with -inf where
+// the mask or causality hides them: a hidden key gets probability 0, and a row that sees no key
 // gets zeros (Keras 3's masked softmax zeroes masked positions, so such a row outputs 0).
 template <class T>
-void finish_scores(T* s, std::int64_t ld, std::int64_t rows, std::int64_t cols, std::int64_t bh, std::int64_t heads,
-                   std::int64_t i0, std::int64_t j0, const AttentionMask& mask, const AttentionConfig& cfg) {
-  const T scale = static_cast<T>(cfg.scale);
+void hide_keys(T* s, std::int64_t ld, std::int64_t rows, std::int64_t cols, std::int64_t bh, std::int64_t heads,
+               std::int64_t i0, std::int64_t j0, const AttentionMask& mask, const AttentionConfig& cfg) {
   const T hidden = -std::numeric_limits<T>::infinity();
   const bool* mrow0 = nullptr;
   if (mask.data) mrow0 = mask.data + (bh / heads) * mask.stride[0] + (bh % heads) * mask.stride[1];
   for (std::int64_t r = 0; r < rows; ++r) {
     T* row = s + r * ld;
-    for (std::int64_t c = 0; c < cols; ++c) row[c] *= scale;
     std::int64_t i = i0 + r;
     if (mrow0) {
       const bool* m = mrow0 + i * mask.stride[2] + j0 * mask.stride[3];
@@ -150,7 +212,7 @@ void finish_scores(T* s, std::int64_t ld, std::int64_t rows, std::int64_t cols, 
 
 template <class T>
 struct Scratch {
-  std::vector<T> s, p, acc, m, l, dvec;
+  std::vector<T> s, p, acc, m, l, alpha, dvec, qs;
 };
 template <class T>
 Scratch<T>& scratch() {
@@ -163,6 +225,12 @@ std::int64_t key_end(const AttentionConfig& cfg, std::int64_t i0, std::int64_t r
   return cfg.causal ? std::min(k_len, i0 + rows) : k_len;
 }
 
+// q rows scaled (as Keras scales the query before the product): dst[r * D + e] = scale * src.
+template <class T>
+void scale_rows(const T* src, T* dst, std::int64_t n, T scale) {
+  for (std::int64_t i = 0; i < n; ++i) dst[i] = src[i] * scale;
+}
+
 }  // namespace
 
 template <class T>
@@ -172,62 +240,70 @@ void attention_forward(const T* q, const T* k, const T* v, const AttentionMask& 
   const std::int64_t q_blocks = (d.q_len + kQueryBlock - 1) / kQueryBlock;
   const std::int64_t units = BH * q_blocks;
   const T inv_keep = cfg.dropout > 0 ? static_cast<T>(1.0 / (1.0 - cfg.dropout)) : T(1);
+  const T scale = static_cast<T>(cfg.scale);
+  const T neg_inf = -std::numeric_limits<T>::infinity();
   const std::int64_t cost = std::max<std::int64_t>(1, kQueryBlock * d.k_len * (D + Dv));
   parallel_for(units, cost, [&](std::int64_t ub, std::int64_t ue) {
     Scratch<T>& sc = scratch<T>();
     sc.s.resize(static_cast<std::size_t>(kQueryBlock * kKeyBlock));
     sc.acc.resize(static_cast<std::size_t>(kQueryBlock * std::max<std::int64_t>(Dv, 1)));
+    sc.qs.resize(static_cast<std::size_t>(kQueryBlock * std::max<std::int64_t>(D, 1)));
     sc.m.resize(kQueryBlock);
     sc.l.resize(kQueryBlock);
+    sc.alpha.resize(kQueryBlock);
     T* s = sc.s.data();
     T* acc = sc.acc.data();
+    T* m = sc.m.data();
+    T* l = sc.l.data();
+    T* alpha = sc.alpha.data();
     for (std::int64_t u = ub; u < ue; ++u) {
       std::int64_t bh = u / q_blocks, i0 = (u % q_blocks) * kQueryBlock;
       std::int64_t rows = std::min(kQueryBlock, d.q_len - i0);
-      const T* qb = q + (bh * d.q_len + i0) * D;
+      scale_rows(q + (bh * d.q_len + i0) * D, sc.qs.data(), rows * D, scale);
       const T* kh = k + bh * d.k_len * D;
       const T* vh = v + bh * d.k_len * Dv;
-      std::fill(sc.m.begin(), sc.m.end(), -std::numeric_limits<T>::infinity());
-      std::fill(sc.l.begin(), sc.l.end(), T(0));
+      std::fill(m, m + rows, neg_inf);
+      std::fill(l, l + rows, T(0));
       std::fill(acc, acc + rows * Dv, T(0));
       std::int64_t kend = key_end(cfg, i0, rows, d.k_len);
       for (std::int64_t j0 = 0; j0 < kend; j0 += kKeyBlock) {
         std::int64_t cols = std::min(kKeyBlock, kend - j0);
-        block_gemm(qb, D, false, kh + j0 * D, D, true, s, kKeyBlock, rows, cols, D, false);
-        finish_scores(s, kKeyBlock, rows, cols, bh, d.heads, i0, j0, mask, cfg);
+        block_gemm(sc.qs.data(), D, false, kh + j0 * D, D, true, s, kKeyBlock, rows, cols, D, false);
+        bool hides = mask.data || (cfg.causal && j0 + cols > i0 + 1);
+        if (hides) hide_keys(s, kKeyBlock, rows, cols, bh, d.heads, i0, j0, mask, cfg);
+        // Online softmax: the new running max, the factor that rescales what came before.
+        bool rescale = false;
         for (std::int64_t r = 0; r < rows; ++r) {
-          T* row = s + r * kKeyBlock;
-          T mx = sc.m[r];
-          for (std::int64_t c = 0; c < cols; ++c) mx = std::max(mx, row[c]);
-          if (mx == -std::numeric_limits<T>::infinity()) {  // nothing visible yet in this row
-            std::fill(row, row + cols, T(0));
+          T mx = std::max(m[r], row_max(s + r * kKeyBlock, cols));
+          if (mx == neg_inf) {  // nothing visible yet in this row: its probabilities stay 0
+            alpha[r] = T(1);
             continue;
           }
-          T alpha = std::exp(sc.m[r] - mx);
-          for (std::int64_t c = 0; c < cols; ++c) row[c] -= mx;
-          exp_row(row, cols);
-          T sum = 0;
-          for (std::int64_t c = 0; c < cols; ++c) sum += row[c];
-          sc.l[r] = sc.l[r] * alpha + sum;
-          sc.m[r] = mx;
-          if (alpha != T(1)) {
-            T* a = acc + r * Dv;
-            for (std::int64_t e = 0; e < Dv; ++e) a[e] *= alpha;
-          }
+          alpha[r] = std::exp(m[r] - mx);
+          rescale |= alpha[r] != T(1);
+          m[r] = mx;
+        }
+        // s - max, exp (a row that sees nothing yet has max -inf: NaN here, zeroed below).
+        binary_rows(BinaryKind::sub, s, kKeyBlock, m, 1, 0, rows, cols);
+        exp_rows(s, kKeyBlock, rows, cols);
+        for (std::int64_t r = 0; r < rows; ++r) {
+          T* row = s + r * kKeyBlock;
+          if (m[r] == neg_inf) std::fill(row, row + cols, T(0));
+          l[r] = l[r] * alpha[r] + row_sum(row, cols);
           if (cfg.dropout > 0) {
             std::uint64_t base = static_cast<std::uint64_t>((bh * d.q_len + i0 + r) * d.k_len + j0);
             for (std::int64_t c = 0; c < cols; ++c)
               row[c] = kept(cfg, base + static_cast<std::uint64_t>(c)) ? row[c] * inv_keep : T(0);
           }
         }
+        if (rescale) binary_rows(BinaryKind::mul, acc, Dv, alpha, 1, 0, rows, Dv);
         block_gemm(s, kKeyBlock, false, vh + j0 * Dv, Dv, false, acc, Dv, rows, Dv, cols, true);
       }
       for (std::int64_t r = 0; r < rows; ++r) {
         T* o = out + (bh * d.q_len + i0 + r) * Dv;
-        T l = sc.l[r];
-        T inv = l > T(0) ? T(1) / l : T(0);
+        T inv = l[r] > T(0) ? T(1) / l[r] : T(0);
         for (std::int64_t e = 0; e < Dv; ++e) o[e] = acc[r * Dv + e] * inv;
-        lse[bh * d.q_len + i0 + r] = l > T(0) ? sc.m[r] + std::log(l) : -std::numeric_limits<T>::infinity();
+        lse[bh * d.q_len + i0 + r] = l[r] > T(0) ? m[r] + std::log(l[r]) : neg_inf;
       }
     }
   });
@@ -240,6 +316,7 @@ void attention_backward(const T* q, const T* k, const T* v, const T* out, const 
   const std::int64_t BH = d.batch * d.heads, D = d.head_dim, Dv = d.value_dim;
   const T inv_keep = cfg.dropout > 0 ? static_cast<T>(1.0 / (1.0 - cfg.dropout)) : T(1);
   const T scale = static_cast<T>(cfg.scale);
+  const T neg_inf = -std::numeric_limits<T>::infinity();
   const std::int64_t cost = std::max<std::int64_t>(1, d.q_len * d.k_len * (2 * D + 3 * Dv));
   // One head per unit: dq of a head gathers over all key blocks, dk/dv over all query blocks,
   // so a head is one thread's and nothing is shared.
@@ -248,10 +325,13 @@ void attention_backward(const T* q, const T* k, const T* v, const T* out, const 
     sc.s.resize(static_cast<std::size_t>(kQueryBlock * kKeyBlock));
     sc.p.resize(static_cast<std::size_t>(kQueryBlock * kKeyBlock));
     sc.dvec.resize(static_cast<std::size_t>(std::max<std::int64_t>(d.q_len, 1)));
+    sc.qs.resize(static_cast<std::size_t>(std::max<std::int64_t>(d.q_len * D, 1)));
+    sc.m.resize(static_cast<std::size_t>(std::max<std::int64_t>(d.q_len, 1)));
     T* s = sc.s.data();   // probabilities P
     T* dp = sc.p.data();  // dropped probabilities, then dP, then dS
+    T* qs = sc.qs.data();  // the head's queries, scaled
+    T* lsafe = sc.m.data();  // lse, with 0 where a row sees no key (its probabilities are 0 anyway)
     for (std::int64_t bh = hb; bh < he; ++bh) {
-      const T* qh = q + bh * d.q_len * D;
       const T* kh = k + bh * d.k_len * D;
       const T* vh = v + bh * d.k_len * Dv;
       const T* oh = out + bh * d.q_len * Dv;
@@ -260,6 +340,7 @@ void attention_backward(const T* q, const T* k, const T* v, const T* out, const 
       T* dqh = dq + bh * d.q_len * D;
       T* dkh = dk + bh * d.k_len * D;
       T* dvh = dv + bh * d.k_len * Dv;
+      scale_rows(q + bh * d.q_len * D, qs, d.q_len * D, scale);
       std::fill(dqh, dqh + d.q_len * D, T(0));
       std::fill(dkh, dkh + d.k_len * D, T(0));
       std::fill(dvh, dvh + d.k_len * Dv, T(0));
@@ -268,24 +349,19 @@ void attention_backward(const T* q, const T* k, const T* v, const T* out, const 
         T acc = 0;
         for (std::int64_t e = 0; e < Dv; ++e) acc += doh[i * Dv + e] * oh[i * Dv + e];
         sc.dvec[i] = acc - (dlse ? dlse[bh * d.q_len + i] : T(0));
+        lsafe[i] = lh[i] == neg_inf ? T(0) : lh[i];
       }
       for (std::int64_t j0 = 0; j0 < d.k_len; j0 += kKeyBlock) {
         std::int64_t cols = std::min(kKeyBlock, d.k_len - j0);
         std::int64_t first_row = cfg.causal ? j0 : 0;  // earlier rows see none of these keys
         for (std::int64_t i0 = first_row; i0 < d.q_len; i0 += kQueryBlock) {
           std::int64_t rows = std::min(kQueryBlock, d.q_len - i0);
-          block_gemm(qh + i0 * D, D, false, kh + j0 * D, D, true, s, kKeyBlock, rows, cols, D, false);
-          finish_scores(s, kKeyBlock, rows, cols, bh, d.heads, i0, j0, mask, cfg);
-          for (std::int64_t r = 0; r < rows; ++r) {
-            T* row = s + r * kKeyBlock;
-            T l = lh[i0 + r];
-            if (l == -std::numeric_limits<T>::infinity()) {
-              std::fill(row, row + cols, T(0));
-              continue;
-            }
-            for (std::int64_t c = 0; c < cols; ++c) row[c] -= l;
-            exp_row(row, cols);
-          }
+          block_gemm(qs + i0 * D, D, false, kh + j0 * D, D, true, s, kKeyBlock, rows, cols, D, false);
+          if (mask.data || (cfg.causal && j0 + cols > i0 + 1))
+            hide_keys(s, kKeyBlock, rows, cols, bh, d.heads, i0, j0, mask, cfg);
+          // P = exp(s - lse): the forward's probabilities, recomputed.
+          binary_rows(BinaryKind::sub, s, kKeyBlock, lsafe + i0, 1, 0, rows, cols);
+          exp_rows(s, kKeyBlock, rows, cols);
           const T* pd = s;  // the probabilities that multiplied V
           if (cfg.dropout > 0) {
             for (std::int64_t r = 0; r < rows; ++r) {
@@ -298,25 +374,22 @@ void attention_backward(const T* q, const T* k, const T* v, const T* out, const 
           }
           // dV += Pd^T dO
           block_gemm(pd, kKeyBlock, true, doh + i0 * Dv, Dv, false, dvh + j0 * Dv, Dv, cols, Dv, rows, true);
-          // dP = dO V^T, then dS = P (dP - D_i) scale (dropout: dP through the kept mask)
+          // dP = dO V^T (dropout: through the kept mask), then dS = P (dP - D_i)
           block_gemm(doh + i0 * Dv, Dv, false, vh + j0 * Dv, Dv, true, dp, kKeyBlock, rows, cols, Dv, false);
-          for (std::int64_t r = 0; r < rows; ++r) {
-            T* pr = s + r * kKeyBlock;
-            T* dr = dp + r * kKeyBlock;
-            T di = sc.dvec[i0 + r];
-            if (cfg.dropout > 0) {
+          if (cfg.dropout > 0)
+            for (std::int64_t r = 0; r < rows; ++r) {
               std::uint64_t base = static_cast<std::uint64_t>((bh * d.q_len + i0 + r) * d.k_len + j0);
+              T* dr = dp + r * kKeyBlock;
               for (std::int64_t c = 0; c < cols; ++c)
-                if (!kept(cfg, base + static_cast<std::uint64_t>(c))) dr[c] = T(0);
-                else dr[c] *= inv_keep;
+                dr[c] = kept(cfg, base + static_cast<std::uint64_t>(c)) ? dr[c] * inv_keep : T(0);
             }
-            for (std::int64_t c = 0; c < cols; ++c) dr[c] = pr[c] * (dr[c] - di) * scale;
-          }
-          // dQ += dS K;  dK += dS^T Q
+          softmax_grad_rows(dp, s, kKeyBlock, sc.dvec.data() + i0, rows, cols);
+          // dQ += dS K (scaled once at the end);  dK += dS^T (scale Q)
           block_gemm(dp, kKeyBlock, false, kh + j0 * D, D, false, dqh + i0 * D, D, rows, D, cols, true);
-          block_gemm(dp, kKeyBlock, true, qh + i0 * D, D, false, dkh + j0 * D, D, cols, D, rows, true);
+          block_gemm(dp, kKeyBlock, true, qs + i0 * D, D, false, dkh + j0 * D, D, cols, D, rows, true);
         }
       }
+      for (std::int64_t i = 0; i < d.q_len * D; ++i) dqh[i] *= scale;
     }
   });
 }
