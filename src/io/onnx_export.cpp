@@ -434,8 +434,26 @@ class Exporter {
       return true;
     }
     if (auto* p = dynamic_cast<const Pad*>(&op)) {
-      if (p->mode() == Pad::Mode::symmetric) unsupported(n, "ONNX's Pad has no symmetric mode");
       int rank = x.shape.rank();
+      if (p->mode() == Pad::Mode::symmetric) {
+        // ONNX's Pad has no symmetric mode: one Gather per padded axis with the index map.
+        std::string cur = in[0];
+        std::vector<int> axes;
+        for (std::size_t a = 0; a < p->paddings().size() / 2; ++a)
+          if (p->paddings()[2 * a] || p->paddings()[2 * a + 1]) axes.push_back(static_cast<int>(a));
+        if (axes.empty()) {
+          node("Identity", {cur}, {out});
+          return true;
+        }
+        for (std::size_t i = 0; i < axes.size(); ++i) {
+          int a = axes[i];
+          static_dim(a, "symmetric padding");
+          std::string next = i + 1 == axes.size() ? out : fresh("padded");
+          attr_int(node("Gather", {cur, ints_initializer(*p->axis_map(x.shape, a))}, {next}), "axis", a);
+          cur = next;
+        }
+        return true;
+      }
       std::vector<std::int64_t> pads(static_cast<std::size_t>(2 * rank), 0);
       for (std::size_t a = 0; a < p->paddings().size() / 2; ++a) {
         pads[a] = p->paddings()[2 * a];
