@@ -366,3 +366,46 @@ TEST(Functional, FitAddsRegularizationAndAppliesConstraintsEachStep) {
   EXPECT_EQ(m2->tracing_count(), 1);
   for (float v : constrained->kernel().value().to_vector<float>()) EXPECT_GE(v, 0.0f);
 }
+
+namespace {
+// A layer whose host code (not an op) counts its runs.
+class CountingDense : public nn::Dense {
+ public:
+  using Dense::Dense;
+  int* runs = nullptr;
+
+ protected:
+  Tensor call(const Tensor& x) override {
+    ++*runs;
+    return Dense::call(x);
+  }
+};
+}  // namespace
+
+// When host code runs, pinned: once when the functional model is made (the call traced on
+// placeholders, as Keras runs call() on Keras tensors), once when fit traces its train step, and
+// never on replay: more epochs and fits do not run it again. A graph model with a host effect
+// sees it at those points only (ef::print is for every execution).
+TEST(Functional, HostCodeRunsAtConstructionAndAtEachTraceOnly) {
+  int runs = 0;
+  auto dense = make<CountingDense>(2);
+  dense->runs = &runs;
+  Tensor in = train::Input({3});
+  auto model = make<train::Functional>(in, (*dense)(in), "counted");
+  EXPECT_EQ(runs, 1) << "the call is traced once on placeholders to build the layer and learn its output";
+  model->compile(std::make_shared<optim::SGD>(0.1), "mse");
+  Tensor x = f32(randn({16, 3}, 1)), y = f32(randn({16, 2}, 2));
+  train::FitOptions o;
+  o.epochs = 3;
+  o.batch_size = 4;
+  o.verbose = 0;
+  model->fit(x, y, o);
+  EXPECT_EQ(runs, 2) << "fit traces its train step once";
+  model->fit(x, y, o);
+  EXPECT_EQ(runs, 2) << "a second fit replays the same trace";
+  model->evaluate(x, y, 4);
+  EXPECT_EQ(runs, 3) << "evaluate traces the test step once";
+  model->evaluate(x, y, 4);
+  model->predict(x, 4);
+  EXPECT_EQ(runs, 4) << "predict traces its own step once; the second evaluate replays";
+}

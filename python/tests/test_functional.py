@@ -279,3 +279,29 @@ def test_add_loss_in_a_python_layer_joins_the_training_loss():
     y = np.zeros((4, 1), np.float32)
     loss = model.evaluate(x, y, verbose=0)
     assert loss == pytest.approx(4.0 + 0.25 * 2.0, rel=1e-6)  # (1+1)^2 + 0.25 * (1 + 1)
+
+
+def test_host_code_runs_at_construction_and_at_each_trace_only():
+    runs = []
+
+    class Counting(layers.Layer):
+        def build(self, shape):
+            self.w = self.add_weight("w", (shape[-1], 2), initializer="glorot_uniform")
+
+        def call(self, x):
+            runs.append(1)  # host code: runs when traced, not on replay
+            return ef.matmul(x, self.w)
+
+    inp = keras.Input((3,))
+    model = keras.Model(inp, Counting()(inp))
+    assert len(runs) == 1  # traced on placeholders to build it and learn its output
+    model.compile(optimizer="sgd", loss="mse")
+    x = rng(3).normal(size=(16, 3)).astype(np.float32)
+    y = rng(4).normal(size=(16, 2)).astype(np.float32)
+    model.fit(x, y, batch_size=4, epochs=3, verbose=0)
+    assert len(runs) == 2  # the train step, traced once
+    model.fit(x, y, batch_size=4, epochs=2, verbose=0)
+    assert len(runs) == 2
+    model.predict(x, batch_size=4, verbose=0)
+    model.predict(x, batch_size=4, verbose=0)
+    assert len(runs) == 3
