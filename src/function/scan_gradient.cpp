@@ -41,6 +41,17 @@ std::optional<ScanOp> ScanOp::with_residuals() const {
   return variant;
 }
 
+ScanOp ScanOp::over_kept_stacks(std::shared_ptr<const GraphFunction> fn, std::vector<std::size_t> saved_carries,
+                                std::size_t n_carry) {
+  auto r = std::make_shared<Residuals>();
+  r->body = fn;
+  r->n_ys = 0;
+  r->saved_carries = std::move(saved_carries);
+  ScanOp op(SubGraph(std::make_shared<ir::Graph>(fn->traced())), n_carry, 0, -1, false);
+  op.residuals_ = std::move(r);
+  return op;
+}
+
 std::vector<Tensor> ScanOp::vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,
                                 const std::vector<bool>& needed) const {
   std::size_t primary = n_carry_ + (residuals_ ? residuals_->n_ys : n_ys_);

@@ -32,6 +32,13 @@ class ScanOp : public PrimitiveBase<ScanOp> {
   // the carries its backward graph reads; nullopt when the body has no gradient.
   std::optional<ScanOp> with_residuals() const;
 
+  // ef::while_loop's gradient (src/function/while_gradient.cpp): a loop that kept, stacked over
+  // its iterations, the residuals of `fn` (its body's gradient split) and the carries
+  // `saved_carries` is this op's residual variant with no xs and no ys; its vjp (inputs:
+  // carries, captures; outputs: carries, the stacks) is then the reverse scan over the stacks.
+  static ScanOp over_kept_stacks(std::shared_ptr<const GraphFunction> fn, std::vector<std::size_t> saved_carries,
+                                 std::size_t n_carry);
+
   const SubGraph& body() const { return body_; }
   std::size_t num_carries() const { return n_carry_; }
   std::size_t num_xs() const { return n_xs_; }

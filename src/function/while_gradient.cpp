@@ -9,6 +9,7 @@
 #include "eagerflow/ops/ops.h"
 #include "function/call_op.h"
 #include "function/control_flow_ops.h"
+#include "function/scan_op.h"
 
 namespace ef {
 
@@ -175,11 +176,49 @@ std::vector<Tensor> WhileOp::vjp(std::span<const Tensor> in, std::span<const Ten
   if (!residuals_)
     fail("gradient", "ef::while_loop '" + body_.graph->name + "' over loop variables " + describe(in.subspan(0, n_vars_)) +
                          " was recorded without the values its gradient needs (its body has no gradient)");
-  for (std::size_t o = n_vars_; o < cot.size(); ++o)
-    if (cot[o].defined())
-      fail("gradient", "second-order gradients through ef::while_loop '" + body_.graph->name + "' are not supported yet");
   const GraphFunction::Gradient& g = residuals_->body->gradient();
   std::size_t n_caps = in.size() - n_vars_ - n_cond_caps_;
+  const std::size_t n_stacks = residuals_->rows.size();
+  bool through_stacks = false;
+  for (std::size_t o = n_vars_; o < cot.size(); ++o) through_stacks |= cot[o].defined();
+  if (n_stacks > 0) {
+    // The backward pass as a reverse ef::scan over the stacks (differentiable again), with
+    // the loop's inputs and outputs seen as a scan's: (vars, body captures) -> (vars, stacks).
+    std::vector<Tensor> s_in(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n_vars_));
+    s_in.insert(s_in.end(), in.begin() + static_cast<std::ptrdiff_t>(n_vars_ + n_cond_caps_), in.end());
+    std::vector<Tensor> s_out(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(n_vars_));
+    s_out.insert(s_out.end(), out.begin() + static_cast<std::ptrdiff_t>(n_vars_ + 1), out.end());
+    std::vector<Tensor> s_cot(cot.begin(), cot.begin() + static_cast<std::ptrdiff_t>(n_vars_));
+    s_cot.insert(s_cot.end(), cot.begin() + static_cast<std::ptrdiff_t>(n_vars_ + 1), cot.end());
+    std::vector<bool> s_needed(needed.begin(), needed.begin() + static_cast<std::ptrdiff_t>(n_vars_));
+    s_needed.insert(s_needed.end(), needed.begin() + static_cast<std::ptrdiff_t>(n_vars_ + n_cond_caps_), needed.end());
+    std::vector<Tensor> s_grads;
+    if (!through_stacks) {
+      s_grads = ScanOp::over_kept_stacks(residuals_->body, residuals_->saved_vars, n_vars_).vjp(s_in, s_out, s_cot, s_needed);
+    } else {
+      // A gradient through the stacks (second order): the loop as a scan over its first
+      // stack (whose length is the iteration count), whose body is the body's forward graph
+      // with residuals and whose ys are the stacks; that scan's gradient runs it once more
+      // (an ef::Error for a body with effects or random draws).
+      auto body = std::make_shared<ir::Graph>(*g.split.forward);
+      for (std::size_t p : residuals_->saved_vars) body->outputs.push_back(body->inputs[p]);
+      int row = body->add_input(residuals_->rows[0]);
+      body->inputs.pop_back();
+      body->inputs.insert(body->inputs.begin() + static_cast<std::ptrdiff_t>(n_vars_), row);
+      for (std::size_t i = 0; i < body->inputs.size(); ++i)
+        body->values[static_cast<std::size_t>(body->inputs[i])].index = static_cast<int>(i);
+      ScanOp loop(SubGraph(body), n_vars_, 1, -1, false);
+      s_in.insert(s_in.begin() + static_cast<std::ptrdiff_t>(n_vars_), out[n_vars_ + 1]);
+      s_needed.insert(s_needed.begin() + static_cast<std::ptrdiff_t>(n_vars_), false);
+      s_grads = loop.vjp(s_in, s_out, s_cot, s_needed);
+      s_grads.erase(s_grads.begin() + static_cast<std::ptrdiff_t>(n_vars_));
+    }
+    std::vector<Tensor> grads(in.size());
+    for (std::size_t p = 0; p < s_grads.size(); ++p) grads[p < n_vars_ ? p : p + n_cond_caps_] = s_grads[p];
+    return grads;
+  }
+  if (through_stacks)
+    fail("gradient", "second-order gradients through ef::while_loop '" + body_.graph->name + "' are not supported yet");
   std::vector<Tensor> args{out[n_vars_]};
   for (std::size_t k = 0; k < g.num_residuals + residuals_->saved_vars.size(); ++k) args.push_back(out[n_vars_ + 1 + k]);
   for (std::size_t k = 0; k < n_caps; ++k) args.push_back(in[n_vars_ + n_cond_caps_ + k]);

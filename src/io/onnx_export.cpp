@@ -16,6 +16,7 @@
 #include "autodiff/custom_gradient_op.h"
 #include "eagerflow/passes/passes.h"
 #include "ops/primitives.h"
+#include "ops/rnn_op.h"
 #include "ops/sequence_primitives.h"
 
 namespace ef::onnx {
@@ -139,6 +140,71 @@ class Exporter {
     return out;
   }
   void from_nchw(const std::string& x, const std::string& out) { attr_ints(node("Transpose", {x}, {out}), "perm", {0, 2, 3, 1}); }
+
+  // The fused LSTM / GRU (src/ops/rnn_op.h) as ONNX's LSTM / GRU (time-major, between transposes:
+  // onnxruntime runs layout 0 only): weights
+  // transposed to [1, gates * units, in] with the gates in ONNX's order (LSTM i, o, f, c from
+  // Keras' i, f, c, o; GRU z, r, h as Keras), biases as [1, input bias ++ recurrent bias].
+  void emit_rnn(const ir::Node& n, const RnnForward& r, const std::vector<std::string>& in) {
+    bool lstm = r.cell() == RnnCellKind::lstm;
+    std::int64_t u = spec(n.inputs[2]).shape[0];
+    DType t = spec(n.inputs[0]).dtype;
+    std::vector<std::int64_t> order;
+    for (std::int64_t gate : lstm ? std::vector<std::int64_t>{0, 3, 1, 2} : std::vector<std::int64_t>{0, 1, 2})
+      for (std::int64_t k = 0; k < u; ++k) order.push_back(gate * u + k);
+    std::string idx = ints_initializer(order), zero_axis = ints_initializer({0});
+    auto weights = [&](const std::string& w) {  // [in, g*u] -> [1, g*u (ONNX order), in]
+      std::string tw = fresh("rnn_wt"), gw = fresh("rnn_w"), out = fresh("rnn_w");
+      attr_ints(node("Transpose", {w}, {tw}), "perm", {1, 0});
+      attr_int(node("Gather", {tw, idx}, {gw}), "axis", 0);
+      node("Unsqueeze", {gw, zero_axis}, {out});
+      return out;
+    };
+    std::string w = weights(in[1]), rk = weights(in[2]);
+    // Bias rows (src/ops/rnn_op.h): LSTM i, f, c, o; GRU z, r (both biases summed), h input, h recurrent.
+    std::string flat = fresh("rnn_b");
+    node("Reshape", {in[3], ints_initializer({4 * u})}, {flat});
+    std::string wb = fresh("rnn_wb"), rb = fresh("rnn_rb"), b = fresh("rnn_b"), b1 = fresh("rnn_b");
+    if (lstm) {
+      attr_int(node("Gather", {flat, idx}, {wb}), "axis", 0);
+      rb = initializer(fresh("rnn_zeros"), zeros(Shape{4 * u}, t));
+    } else {
+      std::string zr = fresh("rnn_b"), zeros2 = initializer(fresh("rnn_zeros"), zeros(Shape{2 * u}, t));
+      node("Slice", {flat, ints_initializer({0}), ints_initializer({3 * u}), ints_initializer({0})}, {wb});
+      node("Slice", {flat, ints_initializer({3 * u}), ints_initializer({4 * u}), ints_initializer({0})}, {zr});
+      attr_int(node("Concat", {zeros2, zr}, {rb}), "axis", 0);
+    }
+    attr_int(node("Concat", {wb, rb}, {b}), "axis", 0);
+    node("Unsqueeze", {b, zero_axis}, {b1});
+    auto state = [&](const std::string& s) {  // [batch, u] -> [1, batch, u]
+      std::string out = fresh("rnn_state");
+      node("Unsqueeze", {s, zero_axis}, {out});
+      return out;
+    };
+    std::string x_tnc = fresh("rnn_x");
+    attr_ints(node("Transpose", {in[0]}, {x_tnc}), "perm", {1, 0, 2});
+    std::vector<std::string> inputs{x_tnc, w, rk, b1, "", state(in[4])};
+    if (lstm) inputs.push_back(state(in[5]));
+    std::string y = fresh("rnn_y"), yh = fresh("rnn_yh"), yc = fresh("rnn_yc");
+    std::vector<std::string> outputs{y, yh};
+    if (lstm) outputs.push_back(yc);
+    pb::NodeProto& cell = node(lstm ? "LSTM" : "GRU", inputs, outputs);
+    attr_int(cell, "hidden_size", u);
+    if (r.reverse()) attr_string(cell, "direction", "reverse");
+    if (!lstm) attr_int(cell, "linear_before_reset", 1);
+    std::string seq_tnc = fresh("rnn_seq"), seq = fresh("rnn_seq"), h = fresh("rnn_h");
+    node("Squeeze", {y, ints_initializer({1})}, {seq_tnc});  // [t, 1, batch, u] -> [t, batch, u]
+    attr_ints(node("Transpose", {seq_tnc}, {seq}), "perm", {1, 0, 2});
+    node("Squeeze", {yh, zero_axis}, {h});
+    names_[n.outputs[0]] = seq;
+    names_[n.outputs[1]] = h;
+    if (lstm) {
+      std::string c = fresh("rnn_c");
+      node("Squeeze", {yc, zero_axis}, {c});
+      names_[n.outputs[2]] = c;
+    }
+    // The workspace output feeds the gradient op only, which exported graphs do not hold.
+  }
 
   void emit(const ir::Node& n) {
     const Primitive& op = *n.op;
@@ -354,6 +420,10 @@ class Exporter {
       attr_ints(conv, "dilations", {cp.dh, cp.dw});
       attr_string(conv, "auto_pad", cp.same ? "SAME_UPPER" : "VALID");
       from_nchw(y, out);
+      return;
+    }
+    if (auto* r = dynamic_cast<const RnnForward*>(&op)) {
+      emit_rnn(n, *r, in);
       return;
     }
     if (auto* p = dynamic_cast<const Pool2D*>(&op)) {
