@@ -154,6 +154,25 @@ AveragePooling2D = AvgPool2D = _core.AveragePooling2D
 GlobalAveragePooling2D = _core.GlobalAveragePooling2D
 BatchNormalization = _core.BatchNormalization
 LayerNormalization = _core.LayerNormalization
-Embedding = _core.Embedding
+
+
+class Embedding(_core.Embedding):
+    """Keras' Embedding(input_dim, output_dim, mask_zero=False): the C++ ef::nn::Embedding. With mask_zero
+    the output carries the mask ids != 0, which LSTM / GRU / SimpleRNN / Bidirectional and
+    GlobalAveragePooling1D honour (python/src/recurrent.cpp)."""
+
+    def __init__(self, input_dim, output_dim, mask_zero=False, name=None):
+        super().__init__(input_dim, output_dim, name=name or "")
+        _core._embedding_mask_zero(self, bool(mask_zero))
+
+    @property
+    def mask_zero(self):
+        return _core._embedding_mask_zero(self)
+
+    @mask_zero.setter
+    def mask_zero(self, value):
+        _core._embedding_mask_zero(self, bool(value))
+
+
 Add = _core.Add
 Concatenate = _core.Concatenate

@@ -16,6 +16,7 @@ void init_function(nb::module_& m);
 void init_autodiff(nb::module_& m);
 void init_layers(nb::module_& m);
 void init_layers_keras(nb::module_& m);  // after init_layers: Keras layers, regularizers, constraints
+void init_recurrent(nb::module_& m);  // recurrent.cpp: SimpleRNN, LSTM, GRU, Bidirectional, Conv1D, 1-D pooling, masks
 void init_attention(nb::module_& m);  // attention.cpp: ef.nn, MultiHeadAttention, PositionalEmbedding
 void init_training(nb::module_& m);
 void init_metrics(nb::module_& m);  // after init_training: joins its _train submodule

@@ -22,6 +22,7 @@ NB_MODULE(_core, m) {
   efpy::init_layers(m);
   efpy::init_layers_keras(m);
   efpy::init_attention(m);
+  efpy::init_recurrent(m);
   efpy::init_training(m);
   efpy::init_metrics(m);
   efpy::init_callbacks(m);

@@ -101,3 +101,19 @@ __all__ = ["Activation", "Add", "AveragePooling2D", "AvgPool2D", "BatchNormaliza
 MultiHeadAttention = _core.MultiHeadAttention
 PositionalEmbedding = TokenAndPositionEmbedding = _core.PositionalEmbedding
 __all__ += ["MultiHeadAttention", "PositionalEmbedding", "TokenAndPositionEmbedding"]
+
+# Issue 18's recurrent and 1-D layers (python/src/recurrent.cpp): Keras 3's SimpleRNN, LSTM, GRU
+# (LSTM / GRU on oneDNN's fused RNN primitives where they apply), Bidirectional, Conv1D and pooling.
+SimpleRNN = _core.SimpleRNN
+LSTM = _core.LSTM
+GRU = _core.GRU
+Bidirectional = _core.Bidirectional
+Conv1D = Convolution1D = _core.Conv1D
+MaxPooling1D = MaxPool1D = _core.MaxPooling1D
+AveragePooling1D = AvgPool1D = _core.AveragePooling1D
+GlobalAveragePooling1D = GlobalAvgPool1D = _core.GlobalAveragePooling1D
+GlobalMaxPooling1D = GlobalMaxPool1D = _core.GlobalMaxPooling1D
+GlobalMaxPooling2D = GlobalMaxPool2D = _core.GlobalMaxPooling2D
+__all__ += ["SimpleRNN", "LSTM", "GRU", "Bidirectional", "Conv1D", "Convolution1D", "MaxPooling1D", "MaxPool1D",
+            "AveragePooling1D", "AvgPool1D", "GlobalAveragePooling1D", "GlobalAvgPool1D", "GlobalMaxPooling1D",
+            "GlobalMaxPool1D", "GlobalMaxPooling2D", "GlobalMaxPool2D"]
