@@ -226,3 +226,19 @@ def test_positional_embedding_adds_token_and_position_vectors():
     assert layer.get_config()["sequence_length"] == 5
     with pytest.raises(ef.Error, match="longer than sequence_length 5"):
         layer(np.zeros((2, 6), np.int64))
+
+
+def test_onnx_export_runs_in_onnxruntime_like_eagerflow(tmp_path):
+    ort = pytest.importorskip("onnxruntime")
+    ef.random.set_seed(6)
+    inp = keras.Input((6, 8), name="x")
+    h = L.MultiHeadAttention(num_heads=2, key_dim=4)(inp, inp, use_causal_mask=True)
+    h = L.MultiHeadAttention(num_heads=2, key_dim=3, value_dim=5)(h, inp)
+    model = keras.Model(inp, L.Dense(3)(h))
+    x = rand(4, 6, 8, seed=14).astype(np.float32)
+    want = np.asarray(model.predict(x, verbose=0))
+    path = str(tmp_path / "attention.onnx")
+    ef.onnx.export_model(model, path)
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    got = session.run(None, {session.get_inputs()[0].name: x})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

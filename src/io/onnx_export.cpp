@@ -15,6 +15,7 @@
 #include "eagerflow/ops/ops.h"
 #include "autodiff/custom_gradient_op.h"
 #include "eagerflow/passes/passes.h"
+#include "ops/attention_op.h"
 #include "ops/primitives.h"
 #include "ops/rnn_op.h"
 #include "ops/sequence_primitives.h"
@@ -204,6 +205,52 @@ class Exporter {
       names_[n.outputs[2]] = c;
     }
     // The workspace output feeds the gradient op only, which exported graphs do not hold.
+  }
+
+  // The fused attention (src/ops/attention_op.h) decomposed: softmax((scale q) k^T, masked) v with
+  // masked probabilities zeroed, as the kernel computes it (dropout is training-only); its
+  // logsumexp output as ReduceLogSumExp of the masked scores.
+  void emit_attention(const ir::Node& n, const ScaledDotProductAttention& a, const std::vector<std::string>& in) {
+    const AttentionParams& p = a.params();
+    DType t = spec(n.inputs[0]).dtype;
+    std::string qs = fresh("attn_q"), kt = fresh("attn_kt"), s = fresh("attn_s");
+    node("Mul", {in[0], initializer(fresh("attn_scale"), cast(scalar(p.scale), t))}, {qs});
+    attr_ints(node("Transpose", {in[1]}, {kt}), "perm", {0, 1, 3, 2});
+    node("MatMul", {qs, kt}, {s});
+    std::string visible;
+    if (p.has_mask) visible = in[3];
+    if (p.causal) {
+      std::int64_t sq = spec(n.inputs[0]).shape[2], sk = spec(n.inputs[1]).shape[2];
+      if (sq == kDynamic || sk == kDynamic)
+        fail("onnx", "causal attention exports with static sequence lengths only, got q " + spec(n.inputs[0]).str() +
+                         ", k " + spec(n.inputs[1]).str());
+      std::string c = initializer(fresh("attn_causal"),
+                                  greater_equal(reshape(arange(sq), {sq, 1}), reshape(arange(sk), {1, sk})));
+      if (visible.empty()) {
+        visible = c;
+      } else {
+        std::string both = fresh("attn_visible");
+        node("And", {visible, c}, {both});
+        visible = both;
+      }
+    }
+    std::string scores = s, probs = fresh("attn_p");
+    if (!visible.empty()) {
+      scores = fresh("attn_s");
+      node("Where", {visible, s, initializer(fresh("attn_neg"), cast(scalar(-1e9), t))}, {scores});
+      std::string p0 = fresh("attn_p");
+      attr_int(node("Softmax", {scores}, {p0}), "axis", -1);
+      node("Where", {visible, p0, initializer(fresh("attn_zero"), cast(scalar(0.0), t))}, {probs});
+    } else {
+      attr_int(node("Softmax", {scores}, {probs}), "axis", -1);
+    }
+    std::string out = fresh("attention"), lse = fresh("attention_lse");
+    node("MatMul", {probs, in[2]}, {out});
+    pb::NodeProto& r = node("ReduceLogSumExp", {scores}, {lse});
+    attr_ints(r, "axes", {-1});
+    attr_int(r, "keepdims", 0);
+    names_[n.outputs[0]] = out;
+    names_[n.outputs[1]] = lse;
   }
 
   void emit(const ir::Node& n) {
@@ -424,6 +471,10 @@ class Exporter {
     }
     if (auto* r = dynamic_cast<const RnnForward*>(&op)) {
       emit_rnn(n, *r, in);
+      return;
+    }
+    if (auto* a = dynamic_cast<const ScaledDotProductAttention*>(&op)) {
+      emit_attention(n, *a, in);
       return;
     }
     if (auto* p = dynamic_cast<const Pool2D*>(&op)) {
