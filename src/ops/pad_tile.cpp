@@ -43,12 +43,16 @@ Blocks blocks(const Shape& s, int a) {
 }
 
 // One axis of the forward map: out[o, j, :] = in[o, map[j], :] or the constant.
-Tensor gather_axis(const Tensor& x, int a, const std::vector<std::int64_t>& map, double constant) {
+// The result is allocated before the map, whose size it bounds (a huge size fails there,
+// with the allocator's error).
+Tensor gather_axis(const Tensor& x, int a, const AxisMapping& mapping, const Shape& in_shape, std::int64_t out_dim) {
   Shape s = x.shape();
   Blocks b = blocks(s, a);
-  s[a] = static_cast<std::int64_t>(map.size());
+  s[a] = out_dim;
   Tensor out = Tensor::empty(x.dtype(), s);
   if (out.num_elements() == 0) return out;
+  const std::vector<std::int64_t> map = *mapping.axis_map(in_shape, a);
+  double constant = mapping.constant();
   std::int64_t m = s[a];
   dispatch_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -112,10 +116,12 @@ Tensor scatter_axis(const Tensor& g, int a, const std::vector<std::int64_t>& map
 // Runs the maps of `m` on x (static shape).
 Tensor apply_maps(const AxisMapping& m, const Tensor& x) {
   Tensor cur = x;
-  if (x.num_elements() == 0 || m.out_shape(x.shape()).num_elements() == 0)  // nothing to read: all padding
-    return full(m.out_shape(x.shape()), m.constant(), x.dtype());
+  Shape final_shape = m.out_shape(x.shape());
+  if (x.num_elements() == 0 || final_shape.num_elements() == 0)  // nothing to read: all padding
+    return full(final_shape, m.constant(), x.dtype());
   for (int a = 0; a < x.rank(); ++a) {
-    if (auto map = m.axis_map(x.shape(), a)) cur = gather_axis(cur, a, *map, m.constant());
+    if (m.is_identity(x.shape(), a)) continue;
+    cur = gather_axis(cur, a, m, x.shape(), final_shape[a]);
   }
   if (cur.same_as(x)) cur = x.clone();  // a result of its own (callers may write into it)
   return cur;
@@ -156,6 +162,11 @@ Shape Pad::out_shape(const Shape& in) const {
     dims[a] = checked_add(name(), checked_add(name(), n, b, in), e, in);
   }
   return Shape(std::move(dims));
+}
+
+bool Pad::is_identity(const Shape&, int a) const {
+  return static_cast<std::size_t>(2 * a) >= paddings_.size() ||
+         (paddings_[static_cast<std::size_t>(2 * a)] == 0 && paddings_[static_cast<std::size_t>(2 * a + 1)] == 0);
 }
 
 std::optional<std::vector<std::int64_t>> Pad::axis_map(const Shape& in, int a) const {
@@ -200,6 +211,8 @@ Shape Tile::out_shape(const Shape& in) const {
   }
   return Shape(std::move(dims));
 }
+
+bool Tile::is_identity(const Shape&, int a) const { return multiples_[static_cast<std::size_t>(a)] == 1; }
 
 std::optional<std::vector<std::int64_t>> Tile::axis_map(const Shape& in, int a) const {
   std::int64_t m = multiples_[static_cast<std::size_t>(a)], n = in[a];
@@ -246,6 +259,10 @@ Shape Repeat::out_shape(const Shape& in) const {
     dims[static_cast<std::size_t>(a)] = 0;
   }
   return Shape(std::move(dims));
+}
+
+bool Repeat::is_identity(const Shape& in, int a) const {
+  return a != normalize_axis(axis_, in.rank(), name()) || (repeats_.size() == 1 && repeats_[0] == 1);
 }
 
 std::optional<std::vector<std::int64_t>> Repeat::axis_map(const Shape& in, int a) const {

@@ -96,6 +96,8 @@ class AxisMapping {
   // For axis `a` of an input of static shape `in`: the input index each output index reads,
   // -1 for "the constant"; nullopt for the identity.
   virtual std::optional<std::vector<std::int64_t>> axis_map(const Shape& in, int a) const = 0;
+  // Whether axis `a` maps to itself (no map needed).
+  virtual bool is_identity(const Shape& in, int a) const = 0;
   virtual double constant() const { return 0.0; }
 };
 
@@ -111,6 +113,7 @@ class Pad : public MergeablePrimitive<Pad>, public AxisMapping {
   double constant() const override { return value_; }
   Shape out_shape(const Shape& in) const override;
   std::optional<std::vector<std::int64_t>> axis_map(const Shape& in, int a) const override;
+  bool is_identity(const Shape& in, int a) const override;
   EF_SEQ_RULES EF_SEQ_VJP
  private:
   std::vector<std::int64_t> paddings_;
@@ -126,6 +129,7 @@ class Tile : public MergeablePrimitive<Tile>, public AxisMapping {
   const std::vector<std::int64_t>& multiples() const { return multiples_; }
   Shape out_shape(const Shape& in) const override;
   std::optional<std::vector<std::int64_t>> axis_map(const Shape& in, int a) const override;
+  bool is_identity(const Shape& in, int a) const override;
   EF_SEQ_RULES EF_SEQ_VJP
  private:
   std::vector<std::int64_t> multiples_;
@@ -141,6 +145,7 @@ class Repeat : public MergeablePrimitive<Repeat>, public AxisMapping {
   int axis() const { return axis_; }
   Shape out_shape(const Shape& in) const override;
   std::optional<std::vector<std::int64_t>> axis_map(const Shape& in, int a) const override;
+  bool is_identity(const Shape& in, int a) const override;
   EF_SEQ_RULES EF_SEQ_VJP
  private:
   std::vector<std::int64_t> repeats_;
