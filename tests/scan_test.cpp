@@ -479,3 +479,38 @@ TEST(Scan, EffectsInTheBodyRunEveryStepAndAreNeverDropped) {
   EXPECT_EQ(f.tracing_count(), 2);  // two static lengths
   EXPECT_EQ(count_nodes(f.concrete_functions()[0]->graph(), "scan"), 1u);  // the optimized graph keeps it
 }
+
+TEST(Scan, NestedScansDifferentiateInATrace) {
+  // For each row of a [3, 4] matrix, an inner scan accumulates c <- tanh(c * w + x); the outer
+  // carry sums the inner finals. Gradients w.r.t. w and the matrix, traced vs unrolled.
+  Tensor m = randn({3, 4}, 81), w = scalar<double>(0.8);
+  auto by_scan = [](const std::vector<Tensor>& a) {
+    auto [total, finals] = scan([&](const Tensor& acc, const Tensor& row) {
+      auto [c, cs] = scan([&](const Tensor& c, const Tensor& x) {
+        Tensor n = tanh(c * a[1] + x);
+        return std::pair{n, n};
+      }, zeros({}, DType::float64), row);
+      return std::pair{acc + c, sum(cs)};
+    }, zeros({}, DType::float64), a[0]);
+    return total + sum(finals * finals);
+  };
+  auto by_hand = [](const std::vector<Tensor>& a) {
+    Tensor total = zeros({}, DType::float64), extra = zeros({}, DType::float64);
+    for (std::int64_t i = 0; i < 3; ++i) {
+      Tensor c = zeros({}, DType::float64), cs = zeros({}, DType::float64);
+      for (std::int64_t j = 0; j < 4; ++j) {
+        c = tanh(c * a[1] + reshape(slice(a[0], {i, j}, {i + 1, j + 1}), Shape{}));
+        cs = cs + c;
+      }
+      total = total + c;
+      extra = extra + cs * cs;
+    }
+    return total + extra;
+  };
+  std::vector<Tensor> want = loss_and_grads(by_hand, {m, w});
+  auto traced = function([&](const Tensor& m, const Tensor& w) { return loss_and_grads(by_scan, {m, w}); });
+  std::vector<Tensor> got = traced(m, w);
+  for (std::size_t i = 0; i < 3; ++i) expect_tensor_near(got[i], want[i], 1e-10);
+  std::vector<Tensor> eager = loss_and_grads(by_scan, {m, w});
+  for (std::size_t i = 0; i < 3; ++i) expect_tensor_near(eager[i], want[i], 1e-12);
+}
