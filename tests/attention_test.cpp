@@ -343,6 +343,31 @@ TEST(MultiHeadAttention, GradientsMatchTheExplicitPathAndTracedCalls) {
   EXPECT_EQ(f.tracing_count(), 1);
 }
 
+TEST(MultiHeadAttention, HonoursKerasMasksFromEmbedding) {
+  // Embedding(mask_zero) marks padding (id 0); attention then equals the explicit mask
+  // query_mask[:, :, None] & value_mask[:, None, :], as Keras' _compute_attention_mask builds it.
+  nn::Embedding embed(9, 6);
+  embed.mask_zero = true;
+  Tensor ids = tensor(std::vector<std::int64_t>{3, 1, 4, 0, 0, 5, 2, 6, 7, 0}, Shape{2, 5});
+  Tensor x = embed(ids);
+  Tensor pad = not_equal(ids, scalar<std::int64_t>(0));
+  ASSERT_TRUE(nn::mask_of(x).defined());
+  nn::MultiHeadAttention layer(2, 3);
+  nn::MultiHeadAttention::Call with_keras_mask;
+  with_keras_mask.use_causal_mask = true;
+  Tensor got = layer(x, x, with_keras_mask);
+  nn::MultiHeadAttention::Call explicit_mask;
+  explicit_mask.use_causal_mask = true;
+  explicit_mask.attention_mask = logical_and(expand_dims(pad, -1), expand_dims(pad, 1));
+  Tensor plain = identity(x);  // a handle without the mask
+  EXPECT_FALSE(nn::mask_of(plain).defined());
+  Tensor want = layer(plain, plain, explicit_mask);
+  expect_tensor_near(got, want, 0.0);
+  EXPECT_GT(max(abs(layer(plain, plain, with_keras_mask) - want)).item<float>(), 1e-4f);
+  ASSERT_TRUE(nn::mask_of(got).defined());
+  EXPECT_EQ(nn::mask_of(got).to_vector<bool>(), pad.to_vector<bool>());
+}
+
 TEST(MultiHeadAttention, DropoutOnlyWhileTraining) {
   nn::MultiHeadAttentionOptions o;
   o.dropout = 0.5;

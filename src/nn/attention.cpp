@@ -4,6 +4,7 @@
 #include <map>
 
 #include "eagerflow/ops/ops.h"
+#include "eagerflow/nn/recurrent.h"  // Keras masks: mask_of / set_mask
 #include "eagerflow/ops/random.h"
 #include "ops/attention_op.h"
 
@@ -177,8 +178,17 @@ std::vector<Tensor> MultiHeadAttention::attend(const std::vector<Tensor>& in, bo
   AttentionOptions o;
   o.causal = causal_;
   o.scale = 1.0 / std::sqrt(static_cast<double>(key_dim_));
+  if (mask.defined() && mask.dtype() != DType::bool_) mask = not_equal(mask, scalar_like(mask, 0.0));
+  // Keras masks on the inputs (Embedding(mask_zero)): a padded query row attends nowhere, a
+  // padded key or value is never attended; combined with attention_mask as Keras does.
+  Tensor query_mask = mask_of(query), auto_mask;
+  auto both = [](const Tensor& a, const Tensor& b) { return a.defined() ? logical_and(a, b) : b; };
+  if (query_mask.defined()) auto_mask = expand_dims(query_mask, -1);                 // [batch, T, 1]
+  if (Tensor vm = mask_of(value); vm.defined()) auto_mask = both(auto_mask, expand_dims(vm, 1));  // [batch, 1, S]
+  if (rest == 3)
+    if (Tensor km = mask_of(key); km.defined()) auto_mask = both(auto_mask, expand_dims(km, 1));
+  if (auto_mask.defined()) mask = mask.defined() ? logical_and(mask, auto_mask) : auto_mask;
   if (mask.defined()) {
-    if (mask.dtype() != DType::bool_) mask = not_equal(mask, scalar_like(mask, 0.0));
     // Keras: a [batch, T, S] mask is the same for every head.
     if (mask.rank() == 3) mask = expand_dims(mask, 1);
     if (mask.rank() > 4)
@@ -203,6 +213,7 @@ std::vector<Tensor> MultiHeadAttention::attend(const std::vector<Tensor>& in, bo
   const Shape& ws = wo_.shape();
   Tensor out = matmul(merge_heads(attended, name()), reshape(Tensor(wo_), {ws[0] * ws[1], ws[2]}));
   if (b) out = out + Tensor(bo_);
+  if (query_mask.defined()) set_mask(out, query_mask);  // Keras: the output keeps the query's mask
   if (return_scores_) return {out, probs};
   return {out};
 }

@@ -56,6 +56,9 @@ struct MultiHeadAttentionOptions {
 //   attention_output/kernel [num_heads, value_dim, output_dim], attention_output/bias [output_dim]
 // Attention runs on the fused op (linear memory); with return_attention_scores the
 // probabilities are computed explicitly (as Keras does) and returned [batch, heads, T, S].
+// Keras masks on the inputs (ef::nn::mask_of, e.g. from Embedding with mask_zero) are honoured
+// as Keras does: padded queries attend nowhere (output: the bias), padded keys are never
+// attended; the output carries the query's mask.
 // The call arguments of MultiHeadAttention beside query and value.
 struct MultiHeadAttentionCall {
   Tensor key;             // default: value
