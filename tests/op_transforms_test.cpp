@@ -104,9 +104,7 @@ const std::map<std::string, std::set<std::string>>& expected_fallback() {
       {"conv2d_backprop_input", {"conv2d_backprop_input"}},
       {"conv2d_backprop_filter", {"conv2d_backprop_filter"}},
       {"avg_pool2d_grad", {"avg_pool2d_grad"}},
-      {"scaled_dot_product_attention", {"scaled_dot_product_attention"}},
-      {"scaled_dot_product_attention_masked_causal", {"scaled_dot_product_attention"}},
-      {"scaled_dot_product_attention_grad", {"scaled_dot_product_attention", "scaled_dot_product_attention_grad"}},
+      {"scaled_dot_product_attention_grad", {"scaled_dot_product_attention_grad"}},
       {"lstm", {"lstm"}},
       {"gru", {"gru"}},
   };

@@ -9,6 +9,7 @@
 #include "autodiff/vmap_internal.h"
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/variable.h"
+#include "ops/attention_op.h"
 #include "ops/primitives.h"
 
 namespace ef::detail {
@@ -262,6 +263,7 @@ Rule rule_for(const Primitive& op, std::span<const Batched> in, std::span<const 
     fail("vmap", "cannot assign a batched value " + in[0].t.spec().str() + " to variable '" + a->variable()->name +
                      "' (each example would write its own value); assign outside ef::vmap");
   if (Rule r = sequence_batching_rule(op, in)) return r;
+  if (Rule r = attention_batching_rule(op, in, specs, batch)) return r;
   return std::nullopt;
 }
 

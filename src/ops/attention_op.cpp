@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "eagerflow/core/error.h"
+#include "autodiff/vmap_internal.h"
 #include "eagerflow/autodiff/gradient_tape.h"
 #include "eagerflow/ops/ops.h"
 #include "kernels/cpu/attention.h"
@@ -216,6 +217,52 @@ std::vector<Tensor> ScaledDotProductAttentionGrad::vjp(std::span<const Tensor> i
   for (int i = 0; i < 7; ++i)
     if (needed[i]) grads[i] = g[i];
   return grads;
+}
+
+// vmap: the examples' [batch, heads, ...] tensors merged into one batch of batch x N heads' worth
+// ([N, B, H, S, D] -> [N * B, H, S, D]), one call, split again. nullopt (one call per example)
+// when sizes are known only at run time or the dropout seed is batched.
+std::optional<std::vector<detail::Batched>> detail::attention_batching_rule(const Primitive& op,
+                                                                            std::span<const Batched> in,
+                                                                            std::span<const TensorSpec> specs,
+                                                                            std::int64_t batch) {
+  auto* a = dynamic_cast<const ScaledDotProductAttention*>(&op);
+  if (!a || batch == kDynamic || !specs[0].shape.is_static() || !specs[1].shape.is_static()) return std::nullopt;
+  const AttentionParams& p = a->params();
+  auto with_batch = [&](const Batched& b) {  // [N, example dims...]
+    if (b.batched) return b.t;
+    std::vector<std::int64_t> dims{batch};
+    dims.insert(dims.end(), b.t.shape().begin(), b.t.shape().end());
+    return broadcast_to(expand_dims(b.t, 0), Shape(dims));
+  };
+  std::vector<Tensor> xs;
+  for (int i = 0; i < 3; ++i) {
+    Tensor t = with_batch(in[i]);
+    if (!t.shape().is_static()) return std::nullopt;
+    xs.push_back(reshape(t, {-1, t.shape()[2], t.shape()[3], t.shape()[4]}));
+  }
+  if (p.has_mask) {
+    // Each example's mask to rank 4 ([b', h', q', k'], each 1 or full), then its b' broadcast
+    // to the examples' batch so that [N, B] merges like q's.
+    Tensor t = in[3].t;
+    for (int r = in[3].rank(); r < 4; ++r) t = expand_dims(t, in[3].batched ? 1 : 0);
+    if (!in[3].batched) t = expand_dims(t, 0);
+    if (!t.shape().is_static()) return std::nullopt;
+    std::int64_t examples_batch = specs[0].shape[0];
+    t = broadcast_to(t, Shape({batch, examples_batch, t.shape()[2], t.shape()[3], t.shape()[4]}));
+    xs.push_back(reshape(t, {-1, t.shape()[2], t.shape()[3], t.shape()[4]}));
+  }
+  if (p.dropout > 0) {
+    if (in.back().batched) return std::nullopt;
+    xs.push_back(in.back().t);
+  }
+  std::vector<Tensor> outs = dispatch(op, xs);
+  auto split = [&](const Tensor& t, const Shape& example) {
+    std::vector<std::int64_t> dims{batch};
+    dims.insert(dims.end(), example.begin(), example.end());
+    return Batched{reshape(t, Shape(dims)), true};
+  };
+  return std::vector<Batched>{split(outs[0], specs[0].shape), split(outs[1], specs[1].shape)};
 }
 
 void detail::add_attention_factories(detail::OpFactories& f) {
