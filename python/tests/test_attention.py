@@ -242,3 +242,18 @@ def test_onnx_export_runs_in_onnxruntime_like_eagerflow(tmp_path):
     session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
     got = session.run(None, {session.get_inputs()[0].name: x})[0]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_keras_masks_from_embedding_are_honoured():
+    # Embedding(mask_zero=True) marks padding; attention then equals the explicit mask
+    # query_mask[:, :, None] & value_mask[:, None, :] (Keras' _compute_attention_mask).
+    embed = L.Embedding(9, 6, mask_zero=True)
+    ids = np.array([[3, 1, 4, 0, 0], [5, 2, 6, 7, 0]], np.int64)
+    x = embed(ids)
+    pad = ids != 0
+    layer = L.MultiHeadAttention(num_heads=2, key_dim=3)
+    got = layer(x, x, use_causal_mask=True).numpy()
+    plain = x.numpy()  # a new tensor: no mask
+    want = layer(plain, plain, attention_mask=pad[:, :, None] & pad[:, None, :], use_causal_mask=True).numpy()
+    np.testing.assert_array_equal(got, want)
+    assert np.abs(layer(plain, plain, use_causal_mask=True).numpy() - want).max() > 1e-4
