@@ -1,5 +1,6 @@
 // ef::scan: eagerly (a loop), traced (one scan node) and differentiated (a reverse scan over the
 // values each step kept), against loops written by hand and finite differences.
+#include "autodiff/vmap_internal.h"
 #include "test_util.h"
 
 using namespace ef;
@@ -513,4 +514,37 @@ TEST(Scan, NestedScansDifferentiateInATrace) {
   for (std::size_t i = 0; i < 3; ++i) expect_tensor_near(got[i], want[i], 1e-10);
   std::vector<Tensor> eager = loss_and_grads(by_scan, {m, w});
   for (std::size_t i = 0; i < 3; ++i) expect_tensor_near(eager[i], want[i], 1e-12);
+}
+
+TEST(Scan, VmapRunsOneScanOverTheVmappedBody) {
+  // Per-example RNN losses over a batch of sequences, with a shared and a per-example initial
+  // state: one scan (no per-example fallback), eagerly and traced, vs a loop over examples.
+  Rnn r;
+  Tensor batch_xs = randn({3, 5, 2, 4}, 91), batch_h0 = randn({3, 2, 3}, 92);
+  auto loss = [&](const Tensor& xs, const Tensor& h0) { return rnn_loss_scan(h0, xs, r.w, r.u, r.b); };
+  auto shared_h0 = [&](const Tensor& xs) { return rnn_loss_scan(r.h0, xs, r.w, r.u, r.b, true); };
+  std::vector<Tensor> want_a, want_b;
+  for (std::int64_t i = 0; i < 3; ++i) {
+    Tensor xs = reshape(slice(batch_xs, {i}, {i + 1}), Shape{5, 2, 4});
+    want_a.push_back(rnn_loss_unrolled(reshape(slice(batch_h0, {i}, {i + 1}), Shape{2, 3}), xs, r.w, r.u, r.b));
+    want_b.push_back(rnn_loss_unrolled(r.h0, xs, r.w, r.u, r.b, true));
+  }
+  detail::take_vmap_fallback_log();
+  auto traced = function([&](const Tensor& xs, const Tensor& h0) {
+    return std::vector<Tensor>{vmap(loss)(xs, h0), vmap(shared_h0)(xs)};
+  });
+  for (const auto& got : {std::vector<Tensor>{vmap(loss)(batch_xs, batch_h0), vmap(shared_h0)(batch_xs)}, traced(batch_xs, batch_h0)}) {
+    expect_tensor_near(got[0], stack(want_a, 0), 1e-12);
+    expect_tensor_near(got[1], stack(want_b, 0), 1e-12);
+  }
+  EXPECT_EQ(detail::take_vmap_fallback_log(), std::vector<std::string>{});
+  EXPECT_EQ(count_nodes(traced.concrete_functions()[0]->traced_graph(), "scan"), 2u);
+  // Per-example gradients through the batched scan.
+  Tensor g = vmap(grad([&](const Tensor& u, const Tensor& xs) { return rnn_loss_scan(r.h0, xs, r.w, u, r.b); }),
+                  {not_batched, 0})(r.u, batch_xs);
+  for (std::int64_t i = 0; i < 3; ++i) {
+    Tensor xs = reshape(slice(batch_xs, {i}, {i + 1}), Shape{5, 2, 4});
+    Tensor want = grad([&](const Tensor& u) { return rnn_loss_unrolled(r.h0, xs, r.w, u, r.b); })(r.u);
+    expect_tensor_near(reshape(slice(g, {i}, {i + 1}), Shape{3, 3}), want, 1e-10);
+  }
 }

@@ -9,6 +9,7 @@
 #include "autodiff/vmap_internal.h"
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/variable.h"
+#include "function/scan_op.h"
 #include "ops/attention_op.h"
 #include "ops/primitives.h"
 
@@ -220,6 +221,7 @@ Rule rule_for(const Primitive& op, std::span<const Batched> in, std::span<const 
   // A draw shaped like a batched tensor: fresh numbers for every example.
   if (dynamic_cast<const RandomOp*>(&op) && in.size() == 1) return broadcasting(op, in);
   if (auto* r = dynamic_cast<const Reduce*>(&op)) return reduce_rule(*r, in[0], specs[0]);
+  if (auto* s = dynamic_cast<const ScanOp*>(&op)) return scan_batching_rule(*s, in, batch);
   if (auto* a = dynamic_cast<const ArgMax*>(&op))
     return one(argmax(in[0].t, normalize_axis(a->axis(), in[0].rank(), "argmax") + 1, a->keepdims()));
   if (auto* s = dynamic_cast<const Softmax*>(&op)) {

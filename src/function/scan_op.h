@@ -60,4 +60,10 @@ class ScanOp : public PrimitiveBase<ScanOp> {
   std::shared_ptr<const Residuals> residuals_;
 };
 
+namespace detail {
+struct Batched;
+// ef::vmap's rule for a scan: one scan over the vmapped body (src/function/scan_batching.cpp).
+std::vector<Batched> scan_batching_rule(const ScanOp& op, std::span<const Batched> in, std::int64_t batch);
+}  // namespace detail
+
 }  // namespace ef
