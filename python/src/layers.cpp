@@ -10,6 +10,7 @@
 #include "eagerflow/train/model.h"
 #include "eagerflow/nn/embedding_merge.h"
 #include "eagerflow/nn/normalization.h"
+#include "eagerflow/ops/random.h"
 #include "py_layer.h"
 
 namespace efpy {
@@ -65,19 +66,32 @@ ef::nn::ActivationFn activation_of(nb::handle a) {
 
 using PyLayer = PyLayerT<Layer>;
 
+// An initializer argument: None (the layer's default), a Keras name, an ef.keras.initializers
+// object, the C++ Initializer, or a Python callable (shape, dtype) -> array.
 ef::nn::Initializer initializer_of(nb::handle h) {
   if (h.is_none()) return ef::nn::glorot_uniform_initializer();
   ef::nn::Initializer* init;
   if (nb::try_cast(h, init, false) && init) return *init;
-  std::string name = nb::cast<std::string>(h);
-  if (name == "zeros") return ef::nn::zeros_initializer();
-  if (name == "ones") return ef::nn::ones_initializer();
-  if (name == "glorot_uniform") return ef::nn::glorot_uniform_initializer();
-  if (name == "random_uniform") return ef::nn::random_uniform_initializer();  // Keras' defaults: ±0.05
-  if (name == "random_normal") return ef::nn::random_normal_initializer();    // stddev 0.05
-  throw nb::value_error(("unknown initializer '" + name +
-                         "' (known: zeros, ones, glorot_uniform, random_uniform, random_normal, or an "
-                         "ef.keras.initializers object)").c_str());
+  if (PyUnicode_Check(h.ptr())) {
+    try {
+      return ef::nn::initializer_by_name(nb::cast<std::string>(h));
+    } catch (const ef::Error& e) {
+      throw nb::value_error(e.what());
+    }
+  }
+  if (nb::hasattr(h, "_ef_initializer")) return initializer_of(h.attr("_ef_initializer")());
+  if (PyCallable_Check(h.ptr())) {
+    nb::object fn = nb::borrow(h);
+    return [fn](const ef::Shape& shape, ef::DType dtype) {
+      nb::gil_scoped_acquire gil;
+      ef::Tensor t = to_tensor(fn(shape_tuple(shape), dtype));
+      if (t.shape() != shape)
+        throw ef::Error("initializer returned shape " + t.shape().str() + " for a weight of shape " + shape.str());
+      return ef::cast(t, dtype);
+    };
+  }
+  throw nb::type_error(("an initializer is a name, an ef.keras.initializers object or a callable, got " +
+                        nb::cast<std::string>(nb::str(h.type().attr("__name__")))).c_str());
 }
 
 // layer(x) / layer([a, b]). On Keras tensors (the functional API) the layer is held by the
@@ -145,7 +159,28 @@ void bind_pooling(nb::module_& m, const char* name) {
 }  // namespace
 
 void init_layers(nb::module_& m) {
-  nb::class_<ef::nn::Initializer>(m, "Initializer");
+  nb::class_<ef::nn::Initializer>(m, "Initializer")
+      .def("__call__", [](const ef::nn::Initializer& init, std::vector<std::int64_t> shape, ef::DType dtype) {
+        return init(ef::Shape(std::move(shape)), dtype);
+      }, nb::arg("shape"), nb::arg("dtype") = ef::DType::float32);
+  nb::module_ inits = m.def_submodule("_initializers", "Keras' weight initializers (eagerflow/nn/initializers.h)");
+  inits.def("zeros", &ef::nn::zeros_initializer);
+  inits.def("ones", &ef::nn::ones_initializer);
+  inits.def("constant", &ef::nn::constant_initializer, nb::arg("value"));
+  inits.def("random_uniform", [](double lo, double hi, std::optional<std::uint64_t> seed) -> ef::nn::Initializer {
+    if (!seed) return ef::nn::random_uniform_initializer(lo, hi);
+    return [=](const ef::Shape& s, ef::DType t) { return ef::random::stateless_uniform(s, *seed, lo, hi, t); };
+  }, nb::arg("minval"), nb::arg("maxval"), nb::arg("seed") = nb::none());
+  inits.def("random_normal", [](double mean, double stddev, std::optional<std::uint64_t> seed) -> ef::nn::Initializer {
+    if (!seed) return ef::nn::random_normal_initializer(mean, stddev);
+    return [=](const ef::Shape& s, ef::DType t) { return ef::random::stateless_normal(s, *seed, mean, stddev, t); };
+  }, nb::arg("mean"), nb::arg("stddev"), nb::arg("seed") = nb::none());
+  inits.def("truncated_normal", &ef::nn::truncated_normal_initializer, nb::arg("mean"), nb::arg("stddev"),
+            nb::arg("seed") = nb::none());
+  inits.def("variance_scaling", &ef::nn::variance_scaling_initializer, nb::arg("scale"), nb::arg("mode"),
+            nb::arg("distribution"), nb::arg("seed") = nb::none());
+  inits.def("identity", &ef::nn::identity_initializer, nb::arg("gain") = 1.0);
+  inits.def("by_name", &ef::nn::initializer_by_name, nb::arg("name"));
 
   nb::class_<Layer, PyLayer>(m, "Layer")
       .def(nb::init<std::string>(), nb::arg("name") = "")

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "eagerflow/core/error.h"
+#include "eagerflow/ops/ops.h"
 #include "eagerflow/ops/random.h"
 
 namespace ef::nn {
@@ -21,20 +23,119 @@ Initializer random_uniform_initializer(double minval, double maxval) {
 Initializer random_normal_initializer(double mean, double stddev) {
   return [=](const Shape& s, DType t) { return random::normal(s, mean, stddev, t); };
 }
+namespace {
+
+// Keras' fans: for rank >= 2, the receptive field times the last two dims.
+std::pair<double, double> fans(const Shape& s) {
+  double fan_in = 1, fan_out = 1;
+  if (s.rank() == 1) fan_in = fan_out = static_cast<double>(s[0]);
+  else if (s.rank() >= 2) {
+    double receptive = 1;
+    for (int i = 0; i + 2 < s.rank(); ++i) receptive *= static_cast<double>(s[i]);
+    fan_in = static_cast<double>(s[s.rank() - 2]) * receptive;
+    fan_out = static_cast<double>(s[s.rank() - 1]) * receptive;
+  }
+  return {fan_in, fan_out};
+}
+
+Tensor uniform_draw(const Shape& s, double lo, double hi, DType t, std::optional<std::uint64_t> seed) {
+  return seed ? random::stateless_uniform(s, *seed, lo, hi, t) : random::uniform(s, lo, hi, t);
+}
+
+Tensor normal_draw(const Shape& s, double mean, double stddev, DType t, std::optional<std::uint64_t> seed) {
+  return seed ? random::stateless_normal(s, *seed, mean, stddev, t) : random::normal(s, mean, stddev, t);
+}
+
+// Standard normal draws beyond 2 redrawn until none is left (each round keeps ~95%).
+Tensor truncated_standard_normal(const Shape& s, DType t, std::optional<std::uint64_t> seed) {
+  Tensor z = normal_draw(s, 0.0, 1.0, t, seed);
+  for (std::uint64_t round = 1; round < 64; ++round) {
+    Tensor outside = abs(z) > 2.0;
+    if (!any(outside).item<bool>()) return z;
+    std::optional<std::uint64_t> next = seed ? std::optional<std::uint64_t>(*seed + 0x9e3779b97f4a7c15ull * round) : std::nullopt;
+    z = where(outside, normal_draw(s, 0.0, 1.0, t, next), z);
+  }
+  return clip(z, -2.0, 2.0);  // unreachable in practice: 64 rounds leave none of 2^64 draws outside
+}
+
+}  // namespace
+
 Initializer glorot_uniform_initializer() {
   return [](const Shape& s, DType t) {
-    // Keras' fans: for rank >= 2, the receptive field times the last two dims.
-    double fan_in = 1, fan_out = 1;
-    if (s.rank() == 1) fan_in = fan_out = static_cast<double>(s[0]);
-    else if (s.rank() >= 2) {
-      double receptive = 1;
-      for (int i = 0; i + 2 < s.rank(); ++i) receptive *= static_cast<double>(s[i]);
-      fan_in = static_cast<double>(s[s.rank() - 2]) * receptive;
-      fan_out = static_cast<double>(s[s.rank() - 1]) * receptive;
-    }
+    auto [fan_in, fan_out] = fans(s);
     double limit = std::sqrt(6.0 / std::max(1.0, fan_in + fan_out));
     return random::uniform(s, -limit, limit, t);
   };
+}
+
+Initializer variance_scaling_initializer(double scale, const std::string& mode, const std::string& distribution,
+                                         std::optional<std::uint64_t> seed) {
+  if (!(scale > 0) || !std::isfinite(scale)) fail("VarianceScaling", "scale must be a positive number, got " + std::to_string(scale));
+  if (mode != "fan_in" && mode != "fan_out" && mode != "fan_avg")
+    fail("VarianceScaling", "mode must be 'fan_in', 'fan_out' or 'fan_avg', got '" + mode + "'");
+  if (distribution != "truncated_normal" && distribution != "untruncated_normal" && distribution != "uniform" &&
+      distribution != "normal")
+    fail("VarianceScaling", "distribution must be 'truncated_normal', 'untruncated_normal' or 'uniform', got '" +
+                                distribution + "'");
+  return [=](const Shape& s, DType t) {
+    auto [fan_in, fan_out] = fans(s);
+    double n = mode == "fan_in" ? fan_in : mode == "fan_out" ? fan_out : (fan_in + fan_out) / 2.0;
+    double v = scale / std::max(1.0, n);
+    if (distribution == "uniform") {
+      double limit = std::sqrt(3.0 * v);
+      return uniform_draw(s, -limit, limit, t, seed);
+    }
+    if (distribution == "untruncated_normal") return normal_draw(s, 0.0, std::sqrt(v), t, seed);
+    // The stddev of a standard normal cut at +-2, so the result has variance v.
+    return truncated_standard_normal(s, t, seed) * (std::sqrt(v) / 0.87962566103423978);
+  };
+}
+
+Initializer glorot_normal_initializer(std::optional<std::uint64_t> seed) {
+  return variance_scaling_initializer(1.0, "fan_avg", "truncated_normal", seed);
+}
+Initializer he_normal_initializer(std::optional<std::uint64_t> seed) {
+  return variance_scaling_initializer(2.0, "fan_in", "truncated_normal", seed);
+}
+Initializer he_uniform_initializer(std::optional<std::uint64_t> seed) {
+  return variance_scaling_initializer(2.0, "fan_in", "uniform", seed);
+}
+Initializer lecun_normal_initializer(std::optional<std::uint64_t> seed) {
+  return variance_scaling_initializer(1.0, "fan_in", "truncated_normal", seed);
+}
+Initializer lecun_uniform_initializer(std::optional<std::uint64_t> seed) {
+  return variance_scaling_initializer(1.0, "fan_in", "uniform", seed);
+}
+
+Initializer truncated_normal_initializer(double mean, double stddev, std::optional<std::uint64_t> seed) {
+  if (!(stddev >= 0) || !std::isfinite(stddev)) fail("TruncatedNormal", "stddev must be >= 0, got " + std::to_string(stddev));
+  return [=](const Shape& s, DType t) { return truncated_standard_normal(s, t, seed) * stddev + mean; };
+}
+
+Initializer identity_initializer(double gain) {
+  return [gain](const Shape& s, DType t) {
+    if (s.rank() != 2) fail("Identity", "initializes 2-D weights only, got shape " + s.str());
+    Tensor rows = reshape(arange(s[0], DType::int64), {s[0], 1}), cols = reshape(arange(s[1], DType::int64), {1, s[1]});
+    return cast(equal(rows, cols), t) * gain;
+  };
+}
+
+Initializer initializer_by_name(const std::string& name) {
+  if (name == "zeros") return zeros_initializer();
+  if (name == "ones") return ones_initializer();
+  if (name == "glorot_uniform") return glorot_uniform_initializer();
+  if (name == "glorot_normal") return glorot_normal_initializer();
+  if (name == "he_normal") return he_normal_initializer();
+  if (name == "he_uniform") return he_uniform_initializer();
+  if (name == "lecun_normal") return lecun_normal_initializer();
+  if (name == "lecun_uniform") return lecun_uniform_initializer();
+  if (name == "random_uniform") return random_uniform_initializer();  // Keras' defaults: +-0.05
+  if (name == "random_normal") return random_normal_initializer();    // stddev 0.05
+  if (name == "truncated_normal") return truncated_normal_initializer();
+  if (name == "identity") return identity_initializer();
+  fail("initializer", "unknown initializer '" + name +
+                          "' (known: zeros, ones, glorot_uniform, glorot_normal, he_normal, he_uniform, lecun_normal, "
+                          "lecun_uniform, random_uniform, random_normal, truncated_normal, identity)");
 }
 
 }  // namespace ef::nn

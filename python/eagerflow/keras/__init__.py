@@ -1,9 +1,9 @@
 """ef.keras: layers, Model/Sequential with compile/fit/evaluate/predict, optimizers, losses,
 metrics and callbacks, with Keras' names (README.md, "Python")."""
 from .. import _training
-from . import callbacks, layers, losses, metrics, models, optimizers, saving
+from . import callbacks, initializers, layers, losses, metrics, models, optimizers, saving
 from .layers import Input
 from .._training import History, Model, Sequential
 
-__all__ = ["Input", "History", "Model", "Sequential", "callbacks", "layers", "losses", "metrics", "models",
+__all__ = ["Input", "History", "Model", "Sequential", "callbacks", "initializers", "layers", "losses", "metrics", "models",
            "optimizers", "saving"]
