@@ -207,3 +207,27 @@ def test_saved_model_with_scan_round_trip(tmp_path):
         h = np.tanh(x[:, t] @ w + h @ u)
         hs.append(h)
     np.testing.assert_allclose(want, np.stack(hs, 1), rtol=1e-5, atol=1e-6)
+
+
+def test_vmap_and_per_example_gradients_through_scan():
+    r = rng(7)
+    xs = ef.constant(r.normal(size=(3, 5, 2)))  # batch 3 of sequences of 5 rows of 2
+    w = ef.constant(r.normal(size=(2,)))
+
+    def loss(w, seq):
+        h, hs = ef.scan(lambda c, x: (ef.tanh(c + ef.reduce_sum(x * w)),) * 2, ef.constant(0.0, ef.float64), seq)
+        return ef.reduce_sum(hs) + h
+
+    def loss_np(w, seq):
+        c, total = 0.0, 0.0
+        for x in seq:
+            c = np.tanh(c + np.sum(x * w))
+            total += c
+        return total + c
+
+    got = ef.vmap(loss, in_axes=(None, 0))(w, xs).numpy()
+    np.testing.assert_allclose(got, [loss_np(w.numpy(), s) for s in xs.numpy()], rtol=1e-12)
+    grads = ef.function(ef.vmap(ef.grad(loss), in_axes=(None, 0)))(w, xs).numpy()
+    for i, s in enumerate(xs.numpy()):
+        fd = np.array([(loss_np(w.numpy() + e, s) - loss_np(w.numpy() - e, s)) / 2e-6 for e in np.eye(2) * 1e-6])
+        np.testing.assert_allclose(grads[i], fd, rtol=1e-6)
