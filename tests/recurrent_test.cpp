@@ -1,5 +1,5 @@
 // SimpleRNN, LSTM, GRU, Bidirectional and masks (include/eagerflow/nn/recurrent.h): Keras'
-// numbers on fixed weights, the fused (oneDNN) path against the unrolled one, gradients
+// numbers on fixed weights, the fused (oneDNN) path against the ef::scan one, gradients
 // against finite differences, traces, fit and saving.
 #include <cmath>
 
@@ -134,7 +134,7 @@ TEST_P(BothPaths, BidirectionalMatchesKeras) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Recurrent, BothPaths, ::testing::Values(true, false),
-                         [](const auto& info) { return info.param ? "fused" : "unrolled"; });
+                         [](const auto& info) { return info.param ? "fused" : "scan"; });
 
 TEST(Recurrent, SimpleRnnMatchesKeras) {
   nn::SimpleRNN a(U, opts(true, false, false, true));
@@ -213,7 +213,7 @@ TEST(RecurrentMask, MaskWorksInsideSequentialTracedFit) {
   EXPECT_EQ(model->tracing_count(), 1);
 }
 
-// The fused op and the unrolled ef ops: same outputs and gradients (float32).
+// The fused op and the ef::scan path: same outputs and gradients (float32).
 TEST(RecurrentFused, FusedAndUnrolledGiveTheSameGradients) {
   for (bool lstm : {true, false})
     for (bool back : {false, true})
@@ -257,8 +257,8 @@ TEST(RecurrentFused, FusedAndUnrolledGiveTheSameGradients) {
       }
 }
 
-// The unrolled path against central differences in float64.
-TEST(RecurrentGradient, UnrolledPathMatchesFiniteDifferences) {
+// The ef::scan path against central differences in float64.
+TEST(RecurrentGradient, ScanPathMatchesFiniteDifferences) {
   for (int kind = 0; kind < 4; ++kind) {
     SCOPED_TRACE(kind);
     nn::RNNOptions o = opts(true, false, kind == 3, false);
@@ -384,15 +384,19 @@ TEST(Recurrent, BadInputsAreErrorsNamingTheLayer) {
   expect_error([] { nn::Bidirectional(std::make_shared<nn::LSTM>(2), "max"); }, {"merge_mode"});
   expect_error([] { ef::lstm(ones({2, 3, 5}), ones({4, 12}), ones({3, 12}), ones({12})); }, {"lstm", "features"});
   expect_error([] { ef::gru(ones({2, 3, 5}), ones({5, 9}), ones({3, 9}), ones({9})); }, {"gru", "[2, 3 * units]"});
-  // An unrolled layer needs a known length; the fused one does not.
-  nn::RNNOptions relu = opts(false, false, false, true);
+  // The scan path (here: relu) takes any number of steps in one trace, as the fused op does.
+  nn::RNNOptions relu = opts(true, false, true, true);
   relu.activation = "relu";
-  nn::LSTM unrolled(U, relu, "relu_lstm");
-  unrolled(x_in());
+  nn::LSTM scanned(U, relu, "relu_lstm");
+  scanned(x_in());
   FunctionOptions fo;
   fo.input_signature = std::vector<TensorSpec>{{DType::float32, Shape{kDynamic, kDynamic, C}, {}}};
-  auto f = function([&](const Tensor& x) { return unrolled(x); }, fo);
-  expect_error([&] { f(x_in()); }, {"relu_lstm", "known number of time steps"});
+  auto f = function([&](const Tensor& x) { return scanned(x); }, fo);
+  for (std::int64_t t : {1, 4, 6}) {
+    Tensor x = det({2, t, C}, 0.3, 0.2, 0.9);
+    ef::testing::expect_tensor_near(f(x), scanned(x), 1e-6);
+  }
+  EXPECT_EQ(f.tracing_count(), 1);
 }
 
 TEST(Recurrent, OrthogonalInitializerGivesOrthonormalColumns) {

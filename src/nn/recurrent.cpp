@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "eagerflow/core/error.h"
+#include "eagerflow/function/scan.h"
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/ops/random.h"
 
@@ -28,14 +29,6 @@ MaskTable& mask_table() {
   return *t;
 }
 
-Tensor step_of(const Tensor& seq, std::int64_t t) {  // [b, T, ...] -> [b, ...] at step t
-  Tensor s = slice(seq, {0, t}, {kEnd, t + 1});
-  std::vector<std::int64_t> dims = s.shape().dims();
-  dims.erase(dims.begin() + 1);
-  if (!dims.empty()) dims[0] = -1;
-  return reshape(s, Shape(dims));
-}
-
 Tensor columns(const Tensor& z, std::int64_t from, std::int64_t to) { return slice(z, {0, from}, {kEnd, to}); }
 
 // The sequence axis (1) read backwards.
@@ -49,6 +42,12 @@ Tensor flip_time(const Tensor& seq) {
 }
 
 bool is_named(const ActivationFn& f, const char* name) { return f.name() == name; }
+
+// Zeros [batch, units] in x's dtype for x [batch, time, features], also for a dynamic batch.
+Tensor zero_state(const Tensor& x, std::int64_t units) {
+  Tensor first = slice(x, {0, 0, 0}, {kEnd, 1, 1});  // [batch, 1, 1]
+  return reshape(broadcast_to(zeros_like(first), Shape{kDynamic, 1, units}), Shape{-1, units});
+}
 
 }  // namespace
 
@@ -206,43 +205,44 @@ std::vector<Tensor> RNNBase::run(const Tensor& x, const Tensor& mask, std::vecto
       return r;
     }
   }
-  std::int64_t steps = x.shape()[1];
-  if (steps == kDynamic)
-    fail(name(), "needs a known number of time steps on this path (input " + x.spec().str() +
-                     "): an LSTM/GRU with tanh/sigmoid, float32 and no mask runs on the fused op, which takes any length");
-  if (mask.defined() && mask.shape()[1] != steps)
+  if (mask.defined() && mask.shape()[1] != x.shape()[1] && mask.shape()[1] != kDynamic && x.shape()[1] != kDynamic)
     fail(name(), "the mask " + mask.spec().str() + " does not fit the input " + x.spec().str());
+  // One ef::scan over the time-major projected inputs (any number of steps, also a dynamic one;
+  // its gradient is a reverse scan over the saved per-step values). The weights are read once
+  // outside the body and captured (docs/scan.md).
   Tensor projected = matmul(x, kernel_);
   if (Tensor b = input_bias(); b.defined()) projected = projected + b;
-  std::vector<Tensor> outputs;
-  Tensor previous;  // the last output, for masked steps (zero before the first real one)
-  for (std::int64_t k = 0; k < steps; ++k) {
-    std::int64_t t = reverse ? steps - 1 - k : k;
-    Tensor p = step_of(projected, t);
-    for (Tensor& s : states)
-      if (!s.defined()) s = zeros_like(columns(p, 0, units_));
-    std::vector<Tensor> next = step(p, states);
+  Tensor rk = recurrent_kernel_, rb = recurrent_bias();
+  Tensor zero = zero_state(x, units_);
+  for (Tensor& s : states)
+    if (!s.defined()) s = zero;
+  std::size_t ns = states.size();
+  std::vector<Tensor> init = states, xs{transpose(projected, {1, 0, 2})};
+  if (mask.defined()) {
+    init.push_back(zero);  // the previous output
+    xs.push_back(transpose(expand_dims(mask, -1), {1, 0, 2}));  // [time, batch, 1]
+  }
+  bool zero_masked = options_.zero_output_for_mask;
+  ScanBody body = [&](const std::vector<Tensor>& carry, const std::vector<Tensor>& in) {
+    std::vector<Tensor> s(carry.begin(), carry.begin() + static_cast<std::ptrdiff_t>(ns));
+    std::vector<Tensor> next = step(in[0], s, rk, rb);
     Tensor out = next[0];
-    if (mask.defined()) {
-      Tensor m = reshape(step_of(mask, t), Shape{-1, 1});
-      for (std::size_t i = 0; i < states.size(); ++i) next[i] = where(m, next[i], states[i]);
-      bool zero = options_.zero_output_for_mask || !previous.defined();
-      out = where(m, out, zero ? zeros_like(out) : previous);
+    if (in.size() > 1) {
+      const Tensor& m = in[1];
+      for (std::size_t i = 0; i < ns; ++i) next[i] = where(m, next[i], s[i]);
+      out = where(m, out, zero_masked ? zeros_like(out) : carry[ns]);
+      next.push_back(out);
     }
-    previous = out;
-    outputs.push_back(out);
-    states = std::move(next);
-  }
-  std::vector<Tensor> r;
-  if (outputs.empty()) {
-    r.push_back(zeros_like(slice(projected, {0, 0, 0}, {kEnd, kEnd, units_})));
-    for (Tensor& s : states)
-      if (!s.defined()) s = zeros_like(reshape(slice(projected, {0, 0, 0}, {kEnd, 1, units_}), Shape{-1, units_}));
-  } else {
-    r.push_back(stack(outputs, 1));
-  }
-  r.insert(r.end(), states.begin(), states.end());
-  // Keras' last output is the final h (masked steps keep it), which states[0] is.
+    return std::pair{next, std::vector<Tensor>{out}};
+  };
+  ScanOptions so;
+  so.reverse = reverse;
+  auto [carry, ys] = scan(body, init, xs, so);
+  Tensor seq = transpose(ys[0], {1, 0, 2});
+  if (reverse) seq = flip_time(seq);  // processing order, as Keras' go_backwards
+  std::vector<Tensor> r{seq};
+  r.insert(r.end(), carry.begin(), carry.begin() + static_cast<std::ptrdiff_t>(ns));
+  // Keras' last output is the final h (masked steps keep it), which the first state is.
   return r;
 }
 
@@ -266,15 +266,15 @@ std::optional<LayerConfig> RNNBase::get_config() const {
 SimpleRNN::SimpleRNN(std::int64_t units, RNNOptions options, std::string name)
     : RNNBase(1, units, std::move(options), std::move(name)) {}
 
-std::vector<Tensor> SimpleRNN::step(const Tensor& p, const std::vector<Tensor>& s) {
-  return {options_.activation(p + matmul(s[0], recurrent_kernel_))};
+std::vector<Tensor> SimpleRNN::step(const Tensor& p, const std::vector<Tensor>& s, const Tensor& rk, const Tensor& rb) {
+  return {options_.activation(p + matmul(s[0], rk))};
 }
 
 LSTM::LSTM(std::int64_t units, RNNOptions options, std::string name) : RNNBase(4, units, std::move(options), std::move(name)) {}
 
-std::vector<Tensor> LSTM::step(const Tensor& p, const std::vector<Tensor>& s) {
+std::vector<Tensor> LSTM::step(const Tensor& p, const std::vector<Tensor>& s, const Tensor& rk, const Tensor& rb) {
   std::int64_t u = units_;
-  Tensor z = p + matmul(s[0], recurrent_kernel_);
+  Tensor z = p + matmul(s[0], rk);
   const ActivationFn &act = options_.activation, &rec = options_.recurrent_activation;
   Tensor i = rec(columns(z, 0, u)), f = rec(columns(z, u, 2 * u)), g = act(columns(z, 2 * u, 3 * u)),
          o = rec(columns(z, 3 * u, 4 * u));
@@ -290,26 +290,30 @@ std::optional<std::vector<Tensor>> LSTM::fused(const Tensor& x, const std::vecto
 
 GRU::GRU(std::int64_t units, RNNOptions options, std::string name) : RNNBase(3, units, std::move(options), std::move(name)) {}
 
+Tensor GRU::recurrent_bias() const {
+  if (!options_.use_bias || !options_.reset_after) return Tensor();
+  return reshape(slice(Tensor(bias_), {1}, {2}), Shape{3 * units_});
+}
+
 Tensor GRU::input_bias() const {
   if (!options_.use_bias) return Tensor();
   if (!options_.reset_after) return bias_;
   return reshape(slice(Tensor(bias_), {0}, {1}), Shape{3 * units_});
 }
 
-std::vector<Tensor> GRU::step(const Tensor& p, const std::vector<Tensor>& s) {
+std::vector<Tensor> GRU::step(const Tensor& p, const std::vector<Tensor>& s, const Tensor& rk, const Tensor& rb) {
   std::int64_t u = units_;
   const ActivationFn &act = options_.activation, &rec = options_.recurrent_activation;
   const Tensor& h = s[0];
   Tensor xz = columns(p, 0, u), xr = columns(p, u, 2 * u), xh = columns(p, 2 * u, 3 * u);
   Tensor hh, z;
   if (options_.reset_after) {
-    Tensor r_all = matmul(h, recurrent_kernel_);
-    if (options_.use_bias) r_all = r_all + reshape(slice(Tensor(bias_), {1}, {2}), Shape{3 * u});
+    Tensor r_all = matmul(h, rk);
+    if (rb.defined()) r_all = r_all + rb;
     z = rec(xz + columns(r_all, 0, u));
     Tensor r = rec(xr + columns(r_all, u, 2 * u));
     hh = act(xh + r * columns(r_all, 2 * u, 3 * u));
   } else {
-    Tensor rk = recurrent_kernel_;
     Tensor r_zr = matmul(h, slice(rk, {0, 0}, {kEnd, 2 * u}));
     z = rec(xz + columns(r_zr, 0, u));
     Tensor r = rec(xr + columns(r_zr, u, 2 * u));

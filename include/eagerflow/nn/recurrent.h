@@ -10,8 +10,8 @@
 // Two paths give the same numbers: LSTM and GRU with Keras' default activations (tanh and
 // sigmoid), float32 and no mask run as one fused op on oneDNN's RNN primitives (forward and
 // backward: ef::lstm / ef::gru below); everything else (other activations, float64, masks,
-// SimpleRNN, GRU with reset_after = false) runs unrolled over the time steps with ef ops, so it
-// needs a known number of steps.
+// SimpleRNN, GRU with reset_after = false) runs the cell's ef ops in one ef::scan over the
+// time steps (any number of steps; its gradient is a reverse scan).
 //
 // Outputs: return_sequences gives [batch, time, units] (else the last output [batch, units]);
 // return_state adds the final states (LSTM: h, c; GRU and SimpleRNN: h), read with
@@ -74,7 +74,7 @@ struct RNNOptions {
   // Keras' zero_output_for_mask: masked steps output zeros instead of the previous output
   // (Bidirectional sets it on both layers when they return sequences, as Keras does).
   bool zero_output_for_mask = false;
-  // false: always the unrolled ef-op path (tests compare it with the fused one).
+  // false: always the ef::scan path (tests compare it with the fused one).
   bool allow_fused = true;
   DType dtype = DType::float32;  // of the weights (and so of the inputs), as Keras' dtype
 };
@@ -104,15 +104,19 @@ class RNNBase : public Layer {
   Tensor call(const Tensor& inputs) override;
   Tensor call(const std::vector<Tensor>& inputs, bool training) override;
   std::vector<Tensor> call_multi(const std::vector<Tensor>& inputs, bool training) override;
-  // One step on the unrolled path: the projected input (x_t @ kernel + input bias), the states
-  // (undefined = zeros) -> the new states (the first is the output h).
-  virtual std::vector<Tensor> step(const Tensor& projected, const std::vector<Tensor>& states) = 0;
+  // One step of the scan path: the projected input (x_t @ kernel + input bias), the states, the
+  // recurrent kernel and recurrent bias (undefined: none) as read for this call -> the new
+  // states (the first is the output h).
+  virtual std::vector<Tensor> step(const Tensor& projected, const std::vector<Tensor>& states, const Tensor& rk,
+                                   const Tensor& rb) = 0;
   // The fused path, when it applies (defined outputs: sequence, then the final states).
   virtual std::optional<std::vector<Tensor>> fused(const Tensor& x, const std::vector<Tensor>& states, bool reverse) {
     return std::nullopt;
   }
-  // The input bias added to x @ kernel on the unrolled path (GRU's first row), or undefined.
+  // The input bias added to x @ kernel on the scan path (GRU's first row), or undefined;
+  // the bias added to h @ recurrent_kernel inside the step (GRU's second row), or undefined.
   virtual Tensor input_bias() const;
+  virtual Tensor recurrent_bias() const { return Tensor(); }
   bool default_activations() const;
 
   int gates_;
@@ -132,7 +136,8 @@ class SimpleRNN : public RNNBase {
 
  protected:
   const char* class_name() const override { return "SimpleRNN"; }
-  std::vector<Tensor> step(const Tensor& projected, const std::vector<Tensor>& states) override;
+  std::vector<Tensor> step(const Tensor& projected, const std::vector<Tensor>& states, const Tensor& rk,
+                           const Tensor& rb) override;
 };
 
 class LSTM : public RNNBase {
@@ -142,7 +147,8 @@ class LSTM : public RNNBase {
 
  protected:
   const char* class_name() const override { return "LSTM"; }
-  std::vector<Tensor> step(const Tensor& projected, const std::vector<Tensor>& states) override;
+  std::vector<Tensor> step(const Tensor& projected, const std::vector<Tensor>& states, const Tensor& rk,
+                           const Tensor& rb) override;
   std::optional<std::vector<Tensor>> fused(const Tensor& x, const std::vector<Tensor>& states, bool reverse) override;
 };
 
@@ -152,9 +158,11 @@ class GRU : public RNNBase {
 
  protected:
   const char* class_name() const override { return "GRU"; }
-  std::vector<Tensor> step(const Tensor& projected, const std::vector<Tensor>& states) override;
+  std::vector<Tensor> step(const Tensor& projected, const std::vector<Tensor>& states, const Tensor& rk,
+                           const Tensor& rb) override;
   std::optional<std::vector<Tensor>> fused(const Tensor& x, const std::vector<Tensor>& states, bool reverse) override;
   Tensor input_bias() const override;
+  Tensor recurrent_bias() const override;
 };
 
 // Keras' Bidirectional(layer, merge_mode): the layer reads the sequence forwards, a copy of it
