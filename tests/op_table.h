@@ -163,6 +163,72 @@ inline std::vector<OpInfo> op_table() {
   t.push_back({"broadcast_to", {f({3, 1})}, [](V x) { return broadcast_to(x[0], {2, 3, 4}); }});
   t.push_back({"broadcast_like", {f({4}), f({3, 4})}, [](V x) { return broadcast_like(x[0], x[1]); }});
   t.push_back({"sum_to", {f({2, 3, 4}), f({3, 1})}, [](V x) { return sum_to(x[0], x[1]); }});
+  // Issue 18's ops for sequence models (tests/sequence_ops_test.cpp checks their values).
+  t.push_back({"tril", {f({2, 3, 4})}, [](V x) { return tril(x[0]); }});
+  t.push_back({"triu_offset", {f({4, 3})}, [](V x) { return triu(x[0], -1); }});
+  t.push_back({"clip", {f({3, 4})}, [](V x) { return clip(x[0], -1.2, 0.9); }});
+  t.push_back({"floor", {f({3, 4})}, [](V x) { return floor(x[0] * 3.0); }, false});
+  t.push_back({"ceil", {f({3, 4})}, [](V x) { return ceil(x[0] * 3.0); }, false});
+  t.push_back({"round", {f({3, 4})}, [](V x) { return round(x[0] * 3.0); }, false});
+  t.push_back({"any", {boolean({3, 4})}, [](V x) { return any(x[0], {1}); }, false});
+  t.push_back({"all", {boolean({2, 3, 4})}, [](V x) { return all(x[0], {0, -1}, true); }, false});
+  t.push_back({"equal_scalar", {f({3, 4})}, [](V x) { return round(x[0]) == 0.0; }, false});
+  t.push_back({"not_equal_scalar", {f({3, 4})}, [](V x) { return 1 != round(x[0]); }, false});
+  t.push_back({"where_scalar", {boolean({3, 4}), f({4})}, [](V x) { return where(x[0], x[1], -2.0) + where(x[0], 0.5, x[1]); }});
+  t.push_back({"pad", {f({2, 3})}, [](V x) { return pad(x[0], {{1, 2}, {0, 1}}, "constant", 1.5); }});
+  t.push_back({"pad_reflect", {f({3, 4})}, [](V x) { return pad(x[0], {{2, 1}, {3, 0}}, "reflect"); }});
+  t.push_back({"pad_symmetric", {f({3, 4})}, [](V x) { return pad(x[0], {{0, 3}, {2, 4}}, "symmetric"); }});
+  t.push_back({"tile", {f({2, 3})}, [](V x) { return tile(x[0], {2, 3}); }});
+  t.push_back({"repeat", {f({2, 3})}, [](V x) { return repeat(x[0], 2, 1); }});
+  t.push_back({"repeat_counts", {f({3, 2})}, [](V x) { return repeat(x[0], std::vector<std::int64_t>{2, 0, 3}, 0); }});
+  t.push_back({"repeat_flat", {f({2, 3})}, [](V x) { return repeat(x[0], 2); }});
+  t.push_back({"pad_grad", {f({6, 4})}, [](V x) {
+                 Tensor base = zeros({3, 3}, x[0].dtype());
+                 GradientTape tape;
+                 tape.watch(base);
+                 Tensor y = pad(base, {{1, 2}, {1, 0}}, "reflect");
+                 return tape.gradient(y, base, GradientOptions{UnconnectedGradients::none, x[0] * 1.0});
+               }});
+  t.push_back({"cumsum", {f({3, 4})}, [](V x) { return cumsum(x[0], 1); }});
+  t.push_back({"cumsum_exclusive_reverse", {f({3, 4})}, [](V x) { return cumsum(x[0], 0, true, true); }});
+  t.push_back({"cumprod", {f({3, 4}, Domain::positive)}, [](V x) { return cumprod(x[0], -1); }});
+  t.push_back({"cumprod_exclusive_reverse", {f({4, 3}, Domain::positive)}, [](V x) { return cumprod(x[0], 0, true, true); }});
+  t.push_back({"cumprod_with_zeros", {f({3, 5})}, [](V x) { return cumprod(relu(x[0]), 1); }});
+  t.push_back({"cumprod_grad", {f({3, 4}, Domain::positive), f({3, 4})}, [](V x) {
+                 GradientTape tape;
+                 tape.watch(x[0]);
+                 Tensor y = cumprod(x[0], 1, true);
+                 return tape.gradient(y, x[0], GradientOptions{UnconnectedGradients::none, x[1] * 1.0});
+               }});
+  t.push_back({"cumprod_jvp", {f({3, 4}, Domain::positive), f({3, 4})}, [](V x) {
+                 // The gradient of cumprod_grad in its cotangent (tests/sequence_ops_test.cpp: at zeros).
+                 Tensor base = x[0] * 1.0, g = zeros_like(x[1]);
+                 GradientTape outer;
+                 outer.watch(g);
+                 GradientTape inner;
+                 inner.watch(base);
+                 Tensor r = inner.gradient(cumprod(base, 1, false, true), base, GradientOptions{UnconnectedGradients::none, g});
+                 return outer.gradient(r, g, GradientOptions{UnconnectedGradients::none, x[1] * 1.0});
+               }});
+  t.push_back({"einsum_matmul", {f({3, 4}), f({4, 5})}, [](V x) { return einsum("ij,jk->ik", x[0], x[1]); }});
+  t.push_back({"einsum_attention", {f({2, 3, 2, 4}), f({2, 5, 2, 4})}, [](V x) { return einsum("bqhd,bkhd->bhqk", x[0], x[1]); }});
+  t.push_back({"einsum_ellipsis", {f({2, 3, 4}), f({4})}, [](V x) { return einsum("...i,i->...", x[0], x[1]); }});
+  t.push_back({"einsum_implicit", {f({3, 4}), f({2, 3})}, [](V x) { return einsum("ij,ki", x[0], x[1]); }});
+  t.push_back({"einsum_three", {f({2, 3}), f({3, 4}), f({4, 2})}, [](V x) { return einsum("ab,bc,cd->da", {x[0], x[1], x[2]}); }});
+  t.push_back({"einsum_sum", {f({2, 3, 4})}, [](V x) { return einsum("abc->ca", x[0]); }});
+  t.push_back({"sort", {f({3, 5})}, [](V x) { return sort(x[0]); }});
+  t.push_back({"sort_descending_axis0", {f({4, 3})}, [](V x) { return sort(x[0], 0, true); }});
+  t.push_back({"argsort", {f({3, 5})}, [](V x) { return argsort(x[0], 1, true); }, false});
+  t.push_back({"top_k", {f({3, 6})}, [](V x) { return top_k(x[0], 3).values; }});
+  t.push_back({"take_along_axis", {f({5}), indices({4, 0, 4, 2})}, [](V x) { return take_along_axis(x[0], x[1], 0); }});
+  t.push_back({"scatter_add_along_axis", {f({4})}, [](V x) {
+                 Tensor base = zeros({5}, x[0].dtype());
+                 GradientTape tape;
+                 tape.watch(base);
+                 Tensor y = take_along_axis(base, tensor(std::vector<std::int64_t>{4, 0, 4, 2}), 0);
+                 return tape.gradient(y, base, GradientOptions{UnconnectedGradients::none, x[0] * 1.0});
+               }});
+  t.push_back({"random_categorical", {f({2, 5})}, [](V x) { return random::categorical(x[0], 3); }, false});
   // The scatters that gradients of slice and gather emit, as linear functions of the cotangent.
   t.push_back({"slice_grad", {f({2, 3})}, [](V x) {
                  Tensor base = zeros({5, 4}, x[0].dtype());

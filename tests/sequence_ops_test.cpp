@@ -197,6 +197,23 @@ TEST(SequenceOps, CumulativeMatchesTf) {
   tape.watch(v);
   expect_tensor_near(tape.gradient(sum(cumprod(v, 1, true, true) * w), v),
                      cast(tensor({{0.0f, -1.5f, 4.0f}, {0.0f, 12.0f, 6.0f}}), DType::float64), 1e-12);
+  // With zeros the gradient stays exact (no division). Reference: jax.grad (float64) of
+  //   sum(cumprod-with-flags(x) * w2) at x = [[2, 0, 3, -1.5], [0, 0.5, 0, 4]],
+  //   w2 = [[1, -2, 0.5, 3], [2, 1, -1, 0.25]] (exclusive/reverse built from jnp.cumprod).
+  Tensor z = cast(tensor({{2.0f, 0.0f, 3.0f, -1.5f}, {0.0f, 0.5f, 0.0f, 4.0f}}), DType::float64);
+  Tensor w2 = cast(tensor({{1.0f, -2.0f, 0.5f, 3.0f}, {2.0f, 1.0f, -1.0f, 0.25f}}), DType::float64);
+  std::vector<std::vector<float>> jax = {{1.0f, -28.0f, 0.0f, 0.0f, 2.5f, 0.0f, 0.0f, 0.0f},
+                                         {0.0f, 0.0f, -0.75f, 4.5f, 0.0f, 0.0f, -2.0f, 0.25f},
+                                         {-2.0f, 19.0f, 0.0f, 0.0f, 0.5f, 0.0f, 0.0f, 0.0f},
+                                         {0.0f, -4.5f, 3.0f, -5.5f, 0.0f, 0.0f, 8.0f, -1.0f}};
+  int which = 0;
+  for (bool excl : {false, true})
+    for (bool rev : {false, true}) {
+      GradientTape t2;
+      t2.watch(z);
+      Tensor gz = t2.gradient(sum(cumprod(z, 1, excl, rev) * w2), z);
+      expect_close(values(gz), jax[static_cast<std::size_t>(which++)], 1e-6f);
+    }
   expect_error([] { cumsum(scalar(1.0f)); }, {"cumsum", "rank >= 1"});
   expect_error([] { cumsum(ones({2, 2}), 2); }, {"cumsum", "axis"});
 }

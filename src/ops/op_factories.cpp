@@ -16,6 +16,10 @@ const OpFactories& builtin_op_factories() {
     add_check_factories(f);
     add_custom_gradient_factories(f);
     add_rnn_factories(f);
+    add_sequence_elementwise_factories(f);
+    add_pad_tile_factories(f);
+    add_cumulative_factories(f);
+    add_sort_factories(f);
     add_attention_factories(f);
     return f;
   }();

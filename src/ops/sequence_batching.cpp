@@ -10,6 +10,16 @@
 namespace ef::detail {
 
 std::optional<std::vector<Batched>> sequence_batching_rule(const Primitive& op, std::span<const Batched> in) {
+  if ((dynamic_cast<const CumprodGrad*>(&op) || dynamic_cast<const CumprodJvp*>(&op)) && in.size() == 2 && in[0].rank() >= 1) {
+    // An unbatched operand is broadcast to the other's batch (its runtime shape).
+    Tensor x = in[0].batched ? in[0].t : broadcast_like(expand_dims(in[0].t, 0), in[1].t);
+    Tensor g = in[1].batched ? in[1].t : broadcast_like(expand_dims(in[1].t, 0), in[0].t);
+    OpParams p = op.parameters();
+    int axis = normalize_axis(p.axis("axis"), in[0].rank(), op.name()) + 1;
+    if (dynamic_cast<const CumprodGrad*>(&op))
+      return std::vector<Batched>{{dispatch1(CumprodGrad(axis, p.flag("exclusive"), p.flag("reverse")), {x, g}), true}};
+    return std::vector<Batched>{{dispatch1(CumprodJvp(axis, p.flag("exclusive"), p.flag("reverse")), {x, g}), true}};
+  }
   if (in.size() != 1) return std::nullopt;  // take_along_axis and the gradients: one call per example
   for (const auto& b : in)
     if (!b.batched) return std::nullopt;

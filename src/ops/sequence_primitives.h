@@ -188,6 +188,42 @@ class Cumulative : public MergeablePrimitive<Cumulative> {
   bool exclusive_, reverse_;
 };
 
+// The gradient of cumprod (inputs x, cotangent g), exact with zeros: dx_i = E_i * S_i with E
+// the exclusive running product before i and S the running sum of g weighted by the products
+// after i (one backward and one forward pass; no division). Its own gradient uses TF's
+// division rule (exact where x has no zeros).
+class CumprodGrad : public MergeablePrimitive<CumprodGrad> {
+ public:
+  CumprodGrad(int axis, bool exclusive, bool reverse) : axis_(axis), exclusive_(exclusive), reverse_(reverse) {}
+  const char* name() const override { return "cumprod_grad"; }
+  OpParams parameters() const override {
+    return OpParams().add("axis", axis_).add_flag("exclusive", exclusive_).add_flag("reverse", reverse_);
+  }
+  int axis() const { return axis_; }
+  bool exclusive() const { return exclusive_; }
+  bool reverse() const { return reverse_; }
+  EF_SEQ_RULES EF_SEQ_VJP
+ private:
+  int axis_;
+  bool exclusive_, reverse_;
+};
+
+// cumprod's forward derivative (inputs x, tangent c): dy_t = dy_{t-1} x_t + y_{t-1} c_t along
+// the scan, exact with zeros. The gradient of cumprod_grad with respect to its cotangent (so
+// forward mode and Hessian-vector products stay exact too); its own gradient in x divides by x.
+class CumprodJvp : public MergeablePrimitive<CumprodJvp> {
+ public:
+  CumprodJvp(int axis, bool exclusive, bool reverse) : axis_(axis), exclusive_(exclusive), reverse_(reverse) {}
+  const char* name() const override { return "cumprod_jvp"; }
+  OpParams parameters() const override {
+    return OpParams().add("axis", axis_).add_flag("exclusive", exclusive_).add_flag("reverse", reverse_);
+  }
+  EF_SEQ_RULES EF_SEQ_VJP
+ private:
+  int axis_;
+  bool exclusive_, reverse_;
+};
+
 // ---------------------------------------------------------------- src/ops/sort_ops.cpp
 // Sorted values along an axis (stable; NaN sorts after every number, as NumPy).
 class Sort : public MergeablePrimitive<Sort> {

@@ -133,8 +133,8 @@ Tensor tile(const Tensor& x, std::vector<std::int64_t> multiples);
 // flattened tensor), or element i repeats[i] times.
 Tensor repeat(const Tensor& x, std::int64_t repeats, std::optional<int> axis = std::nullopt);
 Tensor repeat(const Tensor& x, std::vector<std::int64_t> repeats, std::optional<int> axis = std::nullopt);
-// tf.math.cumsum / cumprod with TF's exclusive and reverse. cumprod's gradient divides by x:
-// exact where x has no zeros (TF's rule), NaN/Inf where it has.
+// tf.math.cumsum / cumprod with TF's exclusive and reverse. cumprod's gradient is exact with
+// zeros too (no division, unlike TF's rule); its second derivative divides by x.
 Tensor cumsum(const Tensor& x, int axis = 0, bool exclusive = false, bool reverse = false);
 Tensor cumprod(const Tensor& x, int axis = 0, bool exclusive = false, bool reverse = false);
 // Einstein summation (NumPy's rules: "ij,jk->ik", implicit output, "..." broadcasting), lowered
