@@ -548,3 +548,32 @@ TEST(Scan, VmapRunsOneScanOverTheVmappedBody) {
     expect_tensor_near(reshape(slice(g, {i}, {i + 1}), Shape{3, 3}), want, 1e-10);
   }
 }
+
+TEST(Scan, TokenIdsThroughAnEmbeddingGetTheTableItsGradient) {
+  // xs are int64 token ids; the body looks rows up in a captured table (gather): the table
+  // gets its gradient (scatter-add per step), the ids none.
+  Tensor table = randn({5, 3}, 101);
+  Tensor ids = tensor(std::vector<std::int64_t>{4, 1, 1, 0, 3, 4}, Shape{3, 2});  // 3 steps, batch 2
+  auto by_scan = [&](const std::vector<Tensor>& a) {
+    auto [h, hs] = scan([&](const Tensor& c, const Tensor& tok) {
+      Tensor n = tanh(c * 0.5 + gather(a[0], tok, 0));
+      return std::pair{n, n};
+    }, zeros({2, 3}, DType::float64), ids);
+    return sum(hs * hs);
+  };
+  auto by_hand = [&](const std::vector<Tensor>& a) {
+    Tensor c = zeros({2, 3}, DType::float64), total = zeros({}, DType::float64);
+    for (std::int64_t t = 0; t < 3; ++t) {
+      c = tanh(c * 0.5 + gather(a[0], reshape(slice(ids, {t}, {t + 1}), Shape{2}), 0));
+      total = total + sum(c * c);
+    }
+    return total;
+  };
+  std::vector<Tensor> want = loss_and_grads(by_hand, {table});
+  auto traced = function([&](const Tensor& t) { return loss_and_grads(by_scan, {t}); });
+  std::vector<Tensor> got = traced(table);
+  expect_tensor_near(got[0], want[0], 1e-12);
+  expect_tensor_near(got[1], want[1], 1e-10);
+  EXPECT_GT(max(abs(got[1])).item<double>(), 0.0);
+  EXPECT_EQ(max(abs(reshape(slice(got[1], {2}, {3}), Shape{3}))).item<double>(), 0.0);  // token 2 never appears
+}

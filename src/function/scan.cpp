@@ -94,10 +94,14 @@ std::int64_t steps_of(std::span<const Tensor> xs, std::optional<std::int64_t> le
   return n;
 }
 
-void check_carry(const std::vector<Tensor>& init, const std::vector<Tensor>& carry, const std::string& where) {
+// Traced, a dim the body leaves dynamic where the carry's is known (or the other way round) is
+// checked at every step instead (ScanOp::eval).
+void check_carry(const std::vector<Tensor>& init, const std::vector<Tensor>& carry, const std::string& where,
+                 bool traced = false) {
   bool ok = init.size() == carry.size();
   for (std::size_t i = 0; ok && i < init.size(); ++i)
-    ok = carry[i].defined() && carry[i].dtype() == init[i].dtype() && carry[i].shape() == init[i].shape();
+    ok = carry[i].defined() && carry[i].dtype() == init[i].dtype() &&
+         (traced ? compatible(carry[i].spec(), init[i].spec()) : carry[i].shape() == init[i].shape());
   if (!ok)
     fail("scan", "the body must keep each carry's dtype and shape: " + where + " it returned carry " + specs_str(specs_of(carry)) +
                      " for carry " + specs_str(specs_of(init)));
@@ -133,7 +137,7 @@ TracedBody trace_body(trace::TraceContext& outer, const ScanBody& f, const std::
     } catch (const Error& e) {
       fail("scan", "tracing the body with carry " + specs_str(specs_of(carry)) + " and x " + specs_str(specs_of(x)) + ": " + e.what());
     }
-    check_carry(carry, r.first, "traced,");
+    check_carry(carry, r.first, "traced,", /*traced=*/true);
     check_defined(r.second, "y");
     std::vector<Tensor> outs = r.first;
     outs.insert(outs.end(), r.second.begin(), r.second.end());
