@@ -29,9 +29,8 @@ TEST_P(OpTransforms, JvpMatchesCentralDifferences) {
   for (std::size_t i = 0; i < xs.size(); ++i)
     vs.push_back(is_floating(xs[i].dtype()) ? cast(random::stateless_normal(xs[i].shape(), 300 + i), dtype) : Tensor());
   auto f = [&](const std::vector<Tensor>& x) { return std::vector<Tensor>{op.fn(x)}; };
-  // Forward mode differentiates the gradient rule; these ops' gradients have no gradient yet
-  // (the fused LSTM / GRU: see RNNOptions::allow_fused).
-  static const std::set<std::string> without_jvp{"max_pool2d", "lstm", "gru"};
+  // Forward mode differentiates the gradient rule; these ops' gradients have no gradient yet.
+  static const std::set<std::string> without_jvp{"max_pool2d"};
   if (without_jvp.count(op.name)) {
     ef::testing::expect_error([&] { jvp(f, xs, vs); }, {"jvp", op.name});
     return;

@@ -257,6 +257,37 @@ TEST(RecurrentFused, FusedAndUnrolledGiveTheSameGradients) {
       }
 }
 
+// Gradients of gradients through the fused op (its gradient op differentiates the scan
+// reference) equal those of the scan path.
+TEST(RecurrentFused, SecondOrderGradientsMatchTheScanPath) {
+  for (bool lstm : {true, false}) {
+    SCOPED_TRACE(lstm ? "lstm" : "gru");
+    std::vector<Tensor> results;
+    for (bool fused : {true, false}) {
+      std::shared_ptr<nn::RNNBase> layer;
+      nn::RNNOptions o = opts(true, false, !lstm, fused);
+      if (lstm) layer = std::make_shared<nn::LSTM>(U, o);
+      else layer = std::make_shared<nn::GRU>(U, o);
+      set_weights(*layer, x_in());
+      Tensor x = x_in();
+      GradientTape outer;
+      outer.watch(x);
+      Tensor gx;
+      {
+        GradientTape inner;
+        inner.watch(x);
+        Tensor loss = sum(square((*layer)(x)));
+        gx = inner.gradient(loss, x);
+      }
+      Tensor s = sum(gx * det({B, T, C}, 0.8, 0.3, 1.0));
+      std::vector<Tensor> g = outer.gradient(s, std::vector<GradientSource>{x, layer->recurrent_kernel()});
+      results.push_back(concat({reshape(g[0], {-1}), reshape(g[1], {-1})}, 0));
+    }
+    ef::testing::expect_tensor_near(results[0], results[1], 1e-4);
+    EXPECT_GT(max(abs(results[0])).item<float>(), 1e-3f);
+  }
+}
+
 // The ef::scan path against central differences in float64.
 TEST(RecurrentGradient, ScanPathMatchesFiniteDifferences) {
   for (int kind = 0; kind < 4; ++kind) {

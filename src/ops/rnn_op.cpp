@@ -6,6 +6,8 @@
 #include <limits>
 
 #include "eagerflow/nn/recurrent.h"
+#include "eagerflow/autodiff/gradient_tape.h"
+#include "eagerflow/function/scan.h"
 #include "eagerflow/ops/ops.h"
 #include "kernels/cpu/rnn.h"
 
@@ -136,10 +138,81 @@ void RnnBackward::eval(std::span<const Tensor> in, std::span<const TensorSpec> s
                     lstm ? f32(out[5]) : nullptr, f32(out[1]), f32(out[2]), f32(out[3]));
 }
 
-std::vector<Tensor> RnnBackward::vjp(std::span<const Tensor>, std::span<const Tensor>, std::span<const Tensor>,
-                                     const std::vector<bool>&) const {
-  fail(name(), "second-order gradients of the fused (oneDNN) recurrent op are not supported; build the layer with "
-               "RNNOptions::allow_fused = false to differentiate twice");
+namespace {
+
+// The op's math with ef ops in one ef::scan (what the layers' scan path computes), in the op's
+// layouts: the reference that second-order gradients differentiate.
+std::vector<Tensor> reference_forward(RnnCellKind cell, bool reverse, const std::vector<Tensor>& in) {
+  const Tensor &x = in[0], &w = in[1], &r = in[2], &b = in[3];
+  std::int64_t u = r.shape()[0];
+  constexpr std::int64_t end = std::numeric_limits<std::int64_t>::max();
+  auto cols = [&](const Tensor& t, std::int64_t k) { return slice(t, {0, k * u}, {end, (k + 1) * u}); };
+  auto row = [&](std::int64_t k) { return reshape(slice(b, {k}, {k + 1}), Shape{u}); };
+  Tensor projected = matmul(x, w);
+  if (is_lstm(cell)) projected = projected + reshape(b, Shape{4 * u});
+  else projected = projected + concat({row(0), row(1), row(2)}, 0);
+  ScanBody body = [&](const std::vector<Tensor>& carry, const std::vector<Tensor>& xt) {
+    const Tensor& p = xt[0];
+    Tensor rec = matmul(carry[0], r);
+    if (is_lstm(cell)) {
+      Tensor z = p + rec;
+      Tensor c = sigmoid(cols(z, 1)) * carry[1] + sigmoid(cols(z, 0)) * tanh(cols(z, 2));
+      Tensor h = sigmoid(cols(z, 3)) * tanh(c);
+      return std::pair{std::vector<Tensor>{h, c}, std::vector<Tensor>{h}};
+    }
+    Tensor z = sigmoid(cols(p, 0) + cols(rec, 0)), rr = sigmoid(cols(p, 1) + cols(rec, 1));
+    Tensor hh = tanh(cols(p, 2) + rr * (cols(rec, 2) + row(3)));
+    Tensor h = z * carry[0] + (1.0 - z) * hh;
+    return std::pair{std::vector<Tensor>{h}, std::vector<Tensor>{h}};
+  };
+  std::vector<Tensor> init(in.begin() + 4, in.end());
+  ScanOptions o;
+  o.reverse = reverse;
+  auto [carry, ys] = scan(body, init, std::vector<Tensor>{transpose(projected, {1, 0, 2})}, o);
+  std::vector<Tensor> out{transpose(ys[0], {1, 0, 2})};
+  out.insert(out.end(), carry.begin(), carry.end());
+  return out;
+}
+
+}  // namespace
+
+// The gradient op is linear in the cotangents and smooth in the inputs: its own gradient comes
+// from differentiating the scan reference twice (nested tapes), so jvp, hessians and
+// gradients of gradients work through the fused op.
+std::vector<Tensor> RnnBackward::vjp(std::span<const Tensor> in, std::span<const Tensor>, std::span<const Tensor> cot,
+                                     const std::vector<bool>& needed) const {
+  std::size_t fi = forward_inputs(cell_), fo = forward_outputs(cell_);
+  std::vector<Tensor> xs, gs;
+  for (std::size_t i = 0; i < fi; ++i) xs.push_back(identity(in[i]));
+  for (std::size_t i = 0; i + 1 < fo; ++i) gs.push_back(identity(in[fi + fo + i]));
+  std::vector<GradientSource> all;
+  for (const Tensor& t : xs) all.emplace_back(t);
+  for (const Tensor& t : gs) all.emplace_back(t);
+  GradientTape outer;
+  outer.watch(xs);
+  outer.watch(gs);
+  std::vector<Tensor> first;
+  {
+    GradientTape inner;
+    inner.watch(xs);
+    std::vector<Tensor> ys = reference_forward(cell_, reverse_, xs);
+    std::vector<GradientSource> src(xs.begin(), xs.end());
+    first = inner.gradient(ys, src, gs, UnconnectedGradients::zero);
+  }
+  std::vector<Tensor> targets, weights;
+  for (std::size_t i = 0; i < fi; ++i)
+    if (cot[i].defined()) {
+      targets.push_back(first[i]);
+      weights.push_back(cot[i]);
+    }
+  std::vector<Tensor> result(in.size());
+  if (targets.empty()) return result;
+  std::vector<Tensor> g = outer.gradient(targets, all, weights, UnconnectedGradients::zero);
+  for (std::size_t i = 0; i < fi; ++i)
+    if (needed[i]) result[i] = g[i];
+  for (std::size_t i = 0; i + 1 < fo; ++i)
+    if (needed[fi + fo + i]) result[fi + fo + i] = g[fi + i];
+  return result;
 }
 
 void detail::add_rnn_factories(OpFactories& f) {

@@ -30,7 +30,8 @@ class RnnForward : public MergeablePrimitive<RnnForward> {
 };
 
 // The gradients of RnnForward's inputs from its inputs, its outputs and the cotangents of its
-// outputs but the workspace (all given: zeros where nothing flowed). Not differentiable again.
+// outputs but the workspace (all given: zeros where nothing flowed). Its own gradient (second
+// order, forward mode) differentiates the same math written with ef ops on ef::scan.
 class RnnBackward : public MergeablePrimitive<RnnBackward> {
  public:
   RnnBackward(RnnCellKind cell, bool reverse) : cell_(cell), reverse_(reverse) {}
