@@ -14,6 +14,18 @@ from ._custom_gradient import custom_gradient, custom_vjp
 from ._scan import scan  # noqa: E402 - JAX-style lax.scan over pytrees
 from . import _layers
 
+import collections as _collections
+
+TopKV2 = _collections.namedtuple("TopKV2", ["values", "indices"])
+
+
+def top_k(input, k=1, sorted=True, name=None):  # noqa: A002 - TF's argument names
+    """tf.math.top_k over the last axis: TopKV2(values, int32 indices), largest first (always
+    sorted); equal values keep the lower index first."""
+    values, indices = _core.top_k(input, k)
+    return TopKV2(values, indices)
+
+
 float32 = DType.float32
 float64 = DType.float64
 int32 = DType.int32

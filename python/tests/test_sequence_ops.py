@@ -127,8 +127,9 @@ def test_sort_argsort_top_k():
     np.testing.assert_array_equal(values.numpy(), np.take_along_axis(x, want, -1))
     np.testing.assert_array_equal(ef.take_along_axis(x, want, 1).numpy(), np.take_along_axis(x, want, 1))
     # tf.math.top_k([1, 3, 3, -1, 5, 3], 4): equal values keep the lower index first.
-    v, i = ef.top_k(np.array([1, 3, 3, -1, 5, 3], np.float32), 4)
-    np.testing.assert_array_equal(i.numpy(), [4, 1, 2, 5])
+    r = ef.top_k(np.array([1, 3, 3, -1, 5, 3], np.float32), 4)
+    np.testing.assert_array_equal(r.indices.numpy(), [4, 1, 2, 5])
+    np.testing.assert_array_equal(r.values.numpy(), [5, 3, 3, 3])
     # top_k's gradient scatters the cotangent back to the chosen positions.
     var = ef.Variable(x)
     with ef.GradientTape() as tape:
