@@ -2,6 +2,7 @@
 // values each step kept), against loops written by hand and finite differences.
 #include "autodiff/vmap_internal.h"
 #include "test_util.h"
+#include <eagerflow/saving/onnx.h>
 
 using namespace ef;
 using ef::testing::expect_error;
@@ -576,4 +577,28 @@ TEST(Scan, TokenIdsThroughAnEmbeddingGetTheTableItsGradient) {
   expect_tensor_near(got[1], want[1], 1e-10);
   EXPECT_GT(max(abs(got[1])).item<double>(), 0.0);
   EXPECT_EQ(max(abs(reshape(slice(got[1], {2}, {3}), Shape{3}))).item<double>(), 0.0);  // token 2 never appears
+}
+
+TEST(Scan, OnnxExportPassesTheCheckerOrNamesWhatIsMissing) {
+  // Numbers are compared with onnxruntime in python/tests/test_scan.py; here the checker
+  // accepts the Scan (forward and reverse), and a scan without xs is a named error.
+  auto dir = ef::testing::fresh_temp_dir("scan_onnx");
+  Tensor w = randn({4, 3}, 111, DType::float32);
+  for (bool reverse : {false, true}) {
+    auto f = function([&](const Tensor& xs) {
+      auto [h, hs] = scan([&](const Tensor& c, const Tensor& x) {
+        Tensor n = tanh(matmul(x, w) + c);
+        return std::pair{n, n};
+      }, zeros({2, 3}), xs, ScanOptions{.reverse = reverse});
+      return hs;
+    });
+    onnx::export_model(*f.get_concrete_function(TensorSpec{DType::float32, {5, 2, 4}, {}}), (dir / "scan.onnx").string());
+    EXPECT_GT(std::filesystem::file_size(dir / "scan.onnx"), 0u);
+  }
+  auto no_xs = function([](const Tensor& x0) {
+    return scan([](const std::vector<Tensor>& c, const std::vector<Tensor>&) { return Pair{{c[0] * 2.0f}, {}}; }, {x0}, {},
+                ScanOptions{.length = 3}).first[0];
+  });
+  expect_error([&] { onnx::export_model(*no_xs.get_concrete_function(TensorSpec{DType::float32, {2}, {}}), (dir / "no.onnx").string()); },
+               {"onnx", "scan", "without xs"});
 }

@@ -231,3 +231,25 @@ def test_vmap_and_per_example_gradients_through_scan():
     for i, s in enumerate(xs.numpy()):
         fd = np.array([(loss_np(w.numpy() + e, s) - loss_np(w.numpy() - e, s)) / 2e-6 for e in np.eye(2) * 1e-6])
         np.testing.assert_allclose(grads[i], fd, rtol=1e-6)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_onnx_export_of_a_scan_runs_in_onnxruntime(tmp_path, reverse):
+    ort = pytest.importorskip("onnxruntime")
+
+    class Rnn(CumulativeRnn):
+        def call(self, x):
+            xs = ef.transpose(x, [1, 0, 2])
+            h0 = ef.zeros_like(ef.matmul(xs[0], self.w))
+            h, hs = ef.scan(lambda h, xt: (ef.tanh(ef.matmul(xt, self.w) + ef.matmul(h, self.u) + 0.5),) * 2, h0, xs,
+                            reverse=reverse)
+            return ef.transpose(hs, [1, 0, 2]) + ef.expand_dims(h, 1)
+
+    x = rng(8).normal(size=(2, 5, 4)).astype(np.float32)
+    model = ef.keras.Sequential([Rnn()])
+    want = model(x).numpy()
+    path = tmp_path / "rnn.onnx"
+    ef.onnx.export_model(model, path)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    (got,) = session.run(None, {session.get_inputs()[0].name: x})
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

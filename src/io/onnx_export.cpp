@@ -14,6 +14,7 @@
 #include "eagerflow/saving/saved_model.h"
 #include "eagerflow/ops/ops.h"
 #include "autodiff/custom_gradient_op.h"
+#include "function/scan_op.h"
 #include "eagerflow/passes/passes.h"
 #include "ops/attention_op.h"
 #include "ops/primitives.h"
@@ -39,6 +40,31 @@ int onnx_dtype(DType t) {
 class Exporter {
  public:
   Exporter(const ir::Graph& g, pb::GraphProto& out) : g_(g), out_(out) {}
+  // A sub-graph (ef::scan's body): its names start with `prefix`, unique in the model.
+  Exporter(const ir::Graph& g, pb::GraphProto& out, std::string prefix) : g_(g), out_(out), prefix_(std::move(prefix)) {}
+
+  // The body of an ONNX Scan: its first `n_inputs` inputs are the sub-graph's (state, then
+  // scan input elements); the rest are captures, read by name from the enclosing graph.
+  void run_subgraph(std::size_t n_inputs, const std::vector<std::string>& outer) {
+    for (std::size_t i = 0; i < g_.inputs.size(); ++i) {
+      int v = g_.inputs[i];
+      if (i >= n_inputs) {
+        names_[v] = outer.at(i - n_inputs);
+        continue;
+      }
+      names_[v] = fresh("in");
+      value_info(*out_.add_input(), names_[v], g_.values[static_cast<std::size_t>(v)].spec);
+    }
+    for (std::size_t v = 0; v < g_.values.size(); ++v)
+      if (g_.values[v].kind == ir::ValueKind::constant)
+        names_[static_cast<int>(v)] = initializer(fresh("const"), g_.constants[static_cast<std::size_t>(g_.values[v].index)]);
+    for (const ir::Node& node : g_.nodes) emit(node);
+    for (int o : g_.outputs) {
+      std::string name = fresh("out");
+      node("Identity", {name_of_value(o)}, {name});
+      value_info(*out_.add_output(), name, g_.values[static_cast<std::size_t>(o)].spec);
+    }
+  }
 
   void run() {
     for (std::size_t i = 0; i < g_.inputs.size(); ++i) {
@@ -71,7 +97,7 @@ class Exporter {
     }
   }
 
-  std::string fresh(const std::string& hint) { return hint + "_" + std::to_string(counter_++); }
+  std::string fresh(const std::string& hint) { return prefix_ + hint + "_" + std::to_string(counter_++); }
 
   std::string initializer(const std::string& name, const Tensor& value) {
     Tensor t = value.clone();
@@ -261,6 +287,7 @@ class Exporter {
     if (n.outputs.size() == 1) names_[n.outputs[0]] = out;
     auto simple = [&](const char* type) { node(type, in, {out}); };
 
+    if (auto* sc = dynamic_cast<const ScanOp*>(&op)) return scan(n, *sc, in);
     if (auto* cg = dynamic_cast<const CustomGradientOp*>(&op)) {
       // The rule matters for training only: for inference the node passes its outputs on.
       for (std::size_t i = 0; i < n.outputs.size(); ++i) {
@@ -650,8 +677,32 @@ class Exporter {
     return false;
   }
 
+  // ef::scan as ONNX's Scan: the body a sub-graph (captures read from this graph by name);
+  // reverse steps and stacks both ways from the end, so ys stay in xs' order.
+  void scan(const ir::Node& n, const ScanOp& s, const std::vector<std::string>& in) {
+    const std::size_t nc = s.num_carries(), nx = s.num_xs();
+    if (nx == 0) unsupported(n, "a scan without xs: ONNX's Scan steps over its scan inputs");
+    std::vector<std::string> outs;
+    for (int v : n.outputs) outs.push_back(names_[v] = fresh("scan"));
+    pb::NodeProto& nd = node("Scan", std::vector<std::string>(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(nc + nx)), outs);
+    auto* a = nd.add_attribute();
+    a->set_name("body");
+    a->set_type(pb::AttributeProto_AttributeType_GRAPH);
+    pb::GraphProto& body = *a->mutable_g();
+    std::string prefix = fresh("body") + "/";
+    body.set_name(prefix);
+    std::shared_ptr<ir::Graph> flat = passes::inline_calls(*s.body().traced);
+    Exporter(*flat, body, prefix).run_subgraph(nc + nx, std::vector<std::string>(in.begin() + static_cast<std::ptrdiff_t>(nc + nx), in.end()));
+    attr_int(nd, "num_scan_inputs", static_cast<std::int64_t>(nx));
+    if (s.reverse()) {
+      attr_ints(nd, "scan_input_directions", std::vector<std::int64_t>(nx, 1));
+      attr_ints(nd, "scan_output_directions", std::vector<std::int64_t>(n.outputs.size() - nc, 1));
+    }
+  }
+
   const ir::Graph& g_;
   pb::GraphProto& out_;
+  std::string prefix_;
   std::map<int, std::string> names_;
   int counter_ = 0;
 };
