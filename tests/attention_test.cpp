@@ -380,6 +380,20 @@ TEST(MultiHeadAttention, DropoutOnlyWhileTraining) {
   Tensor t1 = layer(x, x, c), t2 = layer(x, x, c);
   EXPECT_GT(max(abs(t1 - t2)).item<float>(), 1e-4f);  // a fresh mask per call
   EXPECT_GT(max(abs(t1 - a)).item<float>(), 1e-4f);
+  // Traced: one trace, and each replay draws a fresh mask (the seed is a stateful draw recorded
+  // in the graph; the gradient op takes the same seed input as the forward op).
+  auto step = function([&](const Tensor& xt) {
+    GradientTape tape;
+    Tensor y = layer(xt, xt, c);
+    std::vector<GradientSource> src;
+    for (const auto& w : layer.trainable_weights()) src.emplace_back(w);
+    std::vector<Tensor> g = tape.gradient(sum(y * y), src);
+    return std::vector<Tensor>{y, g[0]};
+  });
+  std::vector<Tensor> r1 = step(x), r2 = step(x);
+  EXPECT_EQ(step.tracing_count(), 1);
+  EXPECT_GT(max(abs(r1[0] - r2[0])).item<float>(), 1e-4f);
+  EXPECT_TRUE(std::isfinite(sum(r1[1]).item<float>()));
 }
 
 TEST(MultiHeadAttention, BadInputsAndArgumentsNameTheLayer) {
