@@ -602,3 +602,19 @@ TEST(Scan, OnnxExportPassesTheCheckerOrNamesWhatIsMissing) {
   expect_error([&] { onnx::export_model(*no_xs.get_concrete_function(TensorSpec{DType::float32, {2}, {}}), (dir / "no.onnx").string()); },
                {"onnx", "scan", "without xs"});
 }
+
+TEST(Scan, PrintsLikeAJaxprWithItsBodyIndented) {
+  auto f = function([](const Tensor& xs) {
+    auto [c, ys] = scan([](const Tensor& c, const Tensor& x) { return std::pair{c + x, c * x}; }, zeros({3}), xs,
+                        ScanOptions{.reverse = true});
+    return std::vector<Tensor>{c, ys};
+  });
+  std::string text = ir::to_text(f.get_concrete_function(TensorSpec{DType::float32, {kDynamic, 3}, {}})->traced_graph());
+  EXPECT_EQ(text,
+            "{ lambda a:f32[3] ; b:f32[?,3]. let\n"
+            "    c:f32[3] d:f32[?,3] = scan[reverse=True carries=1 xs=1\n"
+            "      body={ lambda ; a:f32[3] b:f32[3]. let\n"
+            "          c:f32[3] d:f32[3] = fused_elementwise[program=(t0=add(i0,i1); t1=mul(i0,i1)) out=(t0,t1)] a b\n"
+            "        in (c, d) }] a b\n"
+            "  in (c, d) }");
+}

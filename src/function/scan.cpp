@@ -218,7 +218,10 @@ std::string ScanOp::attrs() const {
   std::string s;
   if (length_ >= 0) s += "length=" + std::to_string(length_) + " ";
   if (reverse_) s += "reverse=True ";
-  return s + "carries=" + std::to_string(n_carry_) + " xs=" + std::to_string(n_xs_) + "\n      body=" + ir::to_text(*body_.graph);
+  // The body's lines indented under the node's.
+  std::string body = ir::to_text(*body_.graph);
+  for (std::size_t at = body.find('\n'); at != std::string::npos; at = body.find('\n', at + 1)) body.insert(at + 1, "      ");
+  return s + "carries=" + std::to_string(n_carry_) + " xs=" + std::to_string(n_xs_) + "\n      body=" + body;
 }
 
 std::vector<TensorSpec> ScanOp::infer(std::span<const Tensor> in) const {
