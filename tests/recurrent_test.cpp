@@ -5,6 +5,7 @@
 
 #include "eagerflow/nn/recurrent.h"
 #include "eagerflow/saving/model.h"
+#include "eagerflow/saving/saved_model.h"
 #include "eagerflow/train/model.h"
 #include "test_util.h"
 
@@ -401,6 +402,44 @@ TEST(RecurrentSave, ModelsRoundTripThroughSaveModel) {
   Tensor y = (*lstm_model)(x);
   save_model(*lstm_model, (dir / "lstm.efmodel").string());
   ef::testing::expect_tensor_near((*load_model((dir / "lstm.efmodel").string()))(x), y, 0);
+}
+
+// ef::save writes the fused ops by name and parameters (reverse included); the loaded graph
+// runs them, and differentiates them when it fine-tunes as a SavedModelLayer.
+TEST(RecurrentSave, SavedFunctionsRunAndTrainTheFusedOps) {
+  random::set_seed(6);
+  auto model = std::make_shared<train::Sequential>();
+  model->add<nn::LSTM>(4, opts(true, false, true, true));
+  model->add<nn::GRU>(3, opts(false, false, false, true));
+  model->add<nn::Dense>(2);
+  Tensor x = x_in();
+  (*model)(x);
+  auto dir = ef::testing::fresh_temp_dir("recurrent_saved_function");
+  save(*model, dir.string());
+  SavedModel loaded = load(dir.string());
+  for (std::int64_t n : {1, 2}) {
+    Tensor xb = slice(x, {0}, {n});
+    ef::testing::expect_tensor_near(loaded("serving_default", {xb})[0], (*model)(xb, false), 0);
+  }
+  nn::SavedModelLayer layer(loaded);
+  GradientTape tape;
+  Tensor loss = sum(square(layer(x)));
+  std::vector<Tensor> g = tape.gradient(loss, layer.trainable_weights());
+  GradientTape tape2;
+  Tensor loss2 = sum(square((*model)(x)));
+  std::vector<Tensor> g2 = tape2.gradient(loss2, model->trainable_weights());
+  // The same weights by name (the loaded model lists them in its own order).
+  std::vector<Variable> lw = layer.trainable_weights(), mw = model->trainable_weights();
+  ASSERT_EQ(g.size(), g2.size());
+  int matched = 0;
+  for (std::size_t i = 0; i < lw.size(); ++i)
+    for (std::size_t j = 0; j < mw.size(); ++j)
+      if (lw[i].name() == mw[j].name()) {
+        SCOPED_TRACE(lw[i].name());
+        ef::testing::expect_tensor_near(g[i], g2[j], 1e-5);
+        ++matched;
+      }
+  EXPECT_EQ(matched, static_cast<int>(mw.size()));
 }
 
 TEST(Recurrent, BadInputsAreErrorsNamingTheLayer) {
