@@ -13,6 +13,7 @@ void run(benchmark::State& state, bool fused) {
   ef::Tensor q = ef::random::normal({1, h, s, d}), k = ef::random::normal({1, h, s, d}), v = ef::random::normal({1, h, s, d});
   ef::Tensor w = ef::random::normal({1, h, s, d});
   const bool causal = state.range(2) != 0;
+  const bool backward = state.range(3) != 0;
   auto step = [&] {
     ef::GradientTape tape;
     tape.watch(std::vector<ef::Tensor>{q, k, v});
@@ -29,11 +30,12 @@ void run(benchmark::State& state, bool fused) {
       }
       y = ef::matmul(ef::softmax(scores, -1), v);
     }
+    if (!backward) return std::vector<ef::Tensor>{y};
     return tape.gradient(ef::sum(y * w), std::vector<ef::Tensor>{q, k, v});
   };
   for (auto _ : state) benchmark::DoNotOptimize(step());
   // Useful work: 2 products forward, 4 backward (+1 recomputation for the fused op, not counted).
-  double flops = 6.0 * 2.0 * static_cast<double>(h * s * s * d) * (causal ? 0.5 : 1.0);
+  double flops = (backward ? 6.0 : 2.0) * 2.0 * static_cast<double>(h * s * s * d) * (causal ? 0.5 : 1.0);
   state.counters["GFLOPS"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
@@ -42,9 +44,11 @@ void BM_AttentionNaive(benchmark::State& state) { run(state, false); }
 
 }  // namespace
 
-BENCHMARK(BM_AttentionFused)->ArgNames({"seq", "threads", "causal"})
-    ->Args({256, 1, 0})->Args({1024, 1, 0})->Args({4096, 1, 0})->Args({1024, 1, 1})->Args({4096, 1, 1})
-    ->Args({1024, 2, 0})->Args({4096, 2, 0})->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_AttentionNaive)->ArgNames({"seq", "threads", "causal"})
-    ->Args({256, 1, 0})->Args({1024, 1, 0})->Args({4096, 1, 0})->Args({1024, 1, 1})->Args({4096, 1, 1})
-    ->Args({1024, 2, 0})->Args({4096, 2, 0})->Unit(benchmark::kMillisecond);
+// Args: seq, threads, causal, backward (0: forward only).
+#define EF_ATTENTION_ARGS                                                                              \
+  ArgNames({"seq", "threads", "causal", "backward"})                                                   \
+      ->Args({256, 1, 0, 1})->Args({1024, 1, 0, 1})->Args({4096, 1, 0, 1})->Args({1024, 1, 1, 1})      \
+      ->Args({4096, 1, 1, 1})->Args({1024, 2, 0, 1})->Args({4096, 2, 0, 1})->Args({1024, 1, 0, 0})     \
+      ->Args({4096, 1, 0, 0})->Unit(benchmark::kMillisecond)
+BENCHMARK(BM_AttentionFused)->EF_ATTENTION_ARGS;
+BENCHMARK(BM_AttentionNaive)->EF_ATTENTION_ARGS;
