@@ -21,6 +21,8 @@ python: deps
 demo: build python
 	./build/release/examples/seed_demo
 	./build/release/examples/train_mnist
+	./build/release/examples/char_transformer
+	./build/release/examples/char_transformer --model lstm --seconds 45 --generate 200
 	cd build && $(PYTHON) ../examples/python/seed.py
 	cd build && $(PYTHON) ../examples/python/train_mnist.py
 
