@@ -42,6 +42,9 @@ const std::vector<float> k_mask_gru_0 = {-0.212375, -0.1036592, 0.01054748, -0.2
 const std::vector<float> k_mask_gru_1 = {-0.3628131, -0.1475893, 0.1125172, -0.3475797, -0.1257707, 0.1271187};
 const std::vector<float> k_mask_rnn_back_0 = {0, 0, 0, 0.03745572, 0.2246571, 0.2554001, 0.03745572, 0.2246571, 0.2554001, 0.3164631, 0.4152408, 0.3329307, 0.1540064, 0.3624731, 0.3812213, 0.03745572, 0.2246571, 0.2554001, 0.3164631, 0.4152408, 0.3329307, 0.3164631, 0.4152408, 0.3329307, 0.3164631, 0.4152408, 0.3329307, 0.3756084, 0.4872159, 0.4013418};
 const std::vector<float> k_mask_bi_lstm_0 = {-0.1064631, -0.2032332, -0.2485582, 0.1182053, 0.1263191, -0.01126769, -0.1606639, -0.1633932, -0.07477498, 0.1330666, 0.1379488, 0.01778235, 0, 0, 0, 0, 0, 0, -0.1458274, 0.02288395, 0.1274211, 0.09392322, 0.06714123, -0.04869295, 0, 0, 0, 0, 0, 0, -0.09134942, -0.0414242, 0.04971705, 0.1349507, 0.1642526, 0.05852418, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -0.1185197, -0.01157179, 0.1105353, 0.1330666, 0.1379488, 0.01778235, -0.1346579, 0.1002949, 0.2041033, 0.09392322, 0.06714123, -0.04869295};
+// GRU(reset_after=False, return_sequences, return_state) on x with initial state h0 (bias [3u]):
+const std::vector<float> k_gru_before_0 = {-0.1808916, 0.08966869, 0.2526946, -0.1460567, 0.01450219, 0.170606, -0.2179052, -0.04275475, 0.1676488, -0.3560877, -0.175439, 0.0858111, 0.01715536, -0.101577, -0.2142294, -0.07301072, -0.05018135, -0.007626161, -0.25973, -0.1588993, 0.01689503, -0.3302, -0.2118055, 0.003418479};
+const std::vector<float> k_gru_before_1 = {-0.3560877, -0.175439, 0.0858111, -0.3302, -0.2118055, 0.003418479};
 Tensor det(const Shape& s, double a, double b, double scale, DType dtype = DType::float32) {
   std::vector<double> v(static_cast<std::size_t>(s.num_elements()));
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = scale * std::sin(a * static_cast<double>(i) + b);
@@ -132,6 +135,17 @@ TEST_P(BothPaths, BidirectionalMatchesKeras) {
   ASSERT_EQ(bg.weights().size(), 6u);
   EXPECT_TRUE(bg.weights()[0].same_as(bg.forward_layer().kernel()));
   EXPECT_TRUE(bg.weights()[3].same_as(bg.backward_layer().kernel()));
+}
+
+TEST(Recurrent, GruResetBeforeMatchesKeras) {
+  nn::RNNOptions o = opts(true, true, false, true);
+  o.reset_after = false;
+  nn::GRU gru(U, o);
+  set_weights(gru, x_in());
+  EXPECT_EQ(gru.bias().shape(), (Shape{3 * U}));
+  auto r = gru.call_outputs({x_in(), h0_in()});
+  expect_close(values(r[0]), k_gru_before_0, 2e-5f);
+  expect_close(values(r[1]), k_gru_before_1, 2e-5f);
 }
 
 INSTANTIATE_TEST_SUITE_P(Recurrent, BothPaths, ::testing::Values(true, false),

@@ -55,4 +55,8 @@ fmt("k_avgpool_same", keras.layers.AveragePooling1D(3, strides=2, padding="same"
 fmt("k_gap1d", keras.layers.GlobalAveragePooling1D()(xc))
 fmt("k_gmp1d", keras.layers.GlobalMaxPooling1D()(xc))
 fmt("k_gmp2d", keras.layers.GlobalMaxPooling2D()(det((2,3,4,2), 0.37, 0.1, 0.8)))
+# GRU(reset_after=False), initial state h0
+l = keras.layers.GRU(U, reset_after=False, return_sequences=True, return_state=True); l.build((B,T,C))
+setw(l, [(C,3*U),(U,3*U),(3*U,)])
+for i, t in enumerate(l(x, initial_state=h0)): fmt(f"k_gru_before_{i}", t)
 print("# keras", keras.__version__)
