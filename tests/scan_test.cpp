@@ -618,3 +618,27 @@ TEST(Scan, PrintsLikeAJaxprWithItsBodyIndented) {
             "        in (c, d) }] a b\n"
             "  in (c, d) }");
 }
+
+TEST(Scan, DynamicBatchAndLengthTogether) {
+  // xs [?, ?, 4]: the carry's batch dim is dynamic too (made from the first row at run time).
+  Rnn r;
+  auto f = function(
+      [&](const Tensor& xs) {
+        return loss_and_grads(
+            [&](const std::vector<Tensor>& a) {
+              Tensor h0 = zeros_like(matmul(reshape(slice(a[0], {0}, {1}), Shape{-1, 4}), r.w));
+              return rnn_loss_scan(h0, a[0], r.w, a[1], r.b);
+            },
+            {xs, r.u});
+      },
+      {.input_signature = std::vector<TensorSpec>{{DType::float64, {kDynamic, kDynamic, 4}, "xs"}}});
+  for (auto [n, batch] : {std::pair<std::int64_t, std::int64_t>{4, 2}, {2, 5}}) {
+    Tensor xs = randn({n, batch, 4}, 120 + static_cast<std::uint64_t>(n));
+    Tensor h0 = zeros({batch, 3}, DType::float64);
+    std::vector<Tensor> want = loss_and_grads(
+        [&](const std::vector<Tensor>& a) { return rnn_loss_unrolled(h0, a[0], r.w, a[1], r.b); }, {xs, r.u});
+    std::vector<Tensor> got = f(xs);
+    for (std::size_t i = 0; i < 3; ++i) expect_tensor_near(got[i], want[i], 1e-10);
+  }
+  EXPECT_EQ(f.tracing_count(), 1);
+}
