@@ -102,7 +102,9 @@ void CumprodJvp::eval(std::span<const Tensor> in, std::span<const TensorSpec> sp
       T* op = out[0].mutable_data<T>().data();
       const bool excl = exclusive_, rev = reverse_;
       cpu::parallel_for(outer, n * inner * 2, [&](std::int64_t begin, std::int64_t end) {
-        std::vector<T> y(static_cast<std::size_t>(inner)), t(static_cast<std::size_t>(inner));
+        thread_local std::vector<T> y, t;  // capacity kept between calls
+        y.resize(static_cast<std::size_t>(inner));
+        t.resize(static_cast<std::size_t>(inner));
         for (std::int64_t i = begin; i < end; ++i) {
           const T* x = xp + i * n * inner;
           const T* c = cp + i * n * inner;
@@ -173,7 +175,8 @@ void CumprodGrad::eval(std::span<const Tensor> in, std::span<const TensorSpec> s
       T* op = out[0].mutable_data<T>().data();
       const bool excl = exclusive_, rev = reverse_;
       cpu::parallel_for(outer, n * inner * 2, [&](std::int64_t begin, std::int64_t end) {
-        std::vector<T> running(static_cast<std::size_t>(inner));
+        thread_local std::vector<T> running;  // capacity kept between calls
+        running.resize(static_cast<std::size_t>(inner));
         for (std::int64_t i = begin; i < end; ++i) {
           const T* x = xp + i * n * inner;
           const T* g = gp + i * n * inner;

@@ -51,7 +51,8 @@ Tensor gather_axis(const Tensor& x, int a, const AxisMapping& mapping, const Sha
   s[a] = out_dim;
   Tensor out = Tensor::empty(x.dtype(), s);
   if (out.num_elements() == 0) return out;
-  const std::vector<std::int64_t> map = *mapping.axis_map(in_shape, a);
+  thread_local std::vector<std::int64_t> map;  // kept between calls: replays do not allocate
+  mapping.fill_axis_map(in_shape, a, map);
   double constant = mapping.constant();
   std::int64_t m = s[a];
   dispatch_dtype(x.dtype(), [&](auto tag) {
@@ -149,9 +150,9 @@ Shape Pad::out_shape(const Shape& in) const {
                      " pairs for a tensor of rank " + std::to_string(in.rank()) + " (" + in.str() + ")");
   for (auto p : paddings_)
     if (p < 0) fail(name(), "paddings must be >= 0, got " + ints_str(paddings_) + " for " + in.str());
-  std::vector<std::int64_t> dims = in.dims();
+  Shape dims = in;  // dims inline: no allocation on replay
   for (std::size_t a = 0; a < paddings_.size() / 2; ++a) {
-    std::int64_t b = paddings_[2 * a], e = paddings_[2 * a + 1], n = dims[a];
+    std::int64_t b = paddings_[2 * a], e = paddings_[2 * a + 1], n = dims[static_cast<int>(a)];
     if (n == kDynamic) continue;
     if (mode_ == Mode::reflect && (b > n - 1 || e > n - 1) && (b || e))
       fail(name(), "reflect padding of " + std::to_string(b) + ", " + std::to_string(e) + " on axis " + std::to_string(a) +
@@ -159,9 +160,9 @@ Shape Pad::out_shape(const Shape& in) const {
     if (mode_ == Mode::symmetric && (b > n || e > n))
       fail(name(), "symmetric padding of " + std::to_string(b) + ", " + std::to_string(e) + " on axis " + std::to_string(a) +
                        " needs at most " + std::to_string(n) + " (the axis' size) for " + in.str());
-    dims[a] = checked_add(name(), checked_add(name(), n, b, in), e, in);
+    dims[static_cast<int>(a)] = checked_add(name(), checked_add(name(), n, b, in), e, in);
   }
-  return Shape(std::move(dims));
+  return dims;
 }
 
 bool Pad::is_identity(const Shape&, int a) const {
@@ -169,11 +170,9 @@ bool Pad::is_identity(const Shape&, int a) const {
          (paddings_[static_cast<std::size_t>(2 * a)] == 0 && paddings_[static_cast<std::size_t>(2 * a + 1)] == 0);
 }
 
-std::optional<std::vector<std::int64_t>> Pad::axis_map(const Shape& in, int a) const {
-  if (static_cast<std::size_t>(2 * a) >= paddings_.size()) return std::nullopt;
+void Pad::fill_axis_map(const Shape& in, int a, std::vector<std::int64_t>& map) const {
   std::int64_t b = paddings_[static_cast<std::size_t>(2 * a)], e = paddings_[static_cast<std::size_t>(2 * a + 1)], n = in[a];
-  if (b == 0 && e == 0) return std::nullopt;
-  std::vector<std::int64_t> map(static_cast<std::size_t>(n + b + e));
+  map.resize(static_cast<std::size_t>(n + b + e));
   for (std::int64_t j = 0; j < n + b + e; ++j) {
     std::int64_t s = j - b;
     if (mode_ == Mode::constant) s = s >= 0 && s < n ? s : -1;
@@ -181,7 +180,6 @@ std::optional<std::vector<std::int64_t>> Pad::axis_map(const Shape& in, int a) c
     else s = s < 0 ? -s - 1 : s >= n ? 2 * n - 1 - s : s;
     map[static_cast<std::size_t>(j)] = s;
   }
-  return map;
 }
 
 std::vector<TensorSpec> Pad::infer(std::span<const Tensor> in) const {
@@ -203,23 +201,22 @@ std::vector<Tensor> Pad::vjp(std::span<const Tensor> in, std::span<const Tensor>
 Shape Tile::out_shape(const Shape& in) const {
   if (static_cast<int>(multiples_.size()) != in.rank())
     fail(name(), "needs one multiple per axis: multiples " + ints_str(multiples_) + " for " + in.str());
-  std::vector<std::int64_t> dims = in.dims();
-  for (std::size_t a = 0; a < dims.size(); ++a) {
-    if (multiples_[a] < 0) fail(name(), "multiples must be >= 0, got " + ints_str(multiples_));
-    if (dims[a] != kDynamic) dims[a] = checked_mul(name(), dims[a], multiples_[a], in);
-    else if (multiples_[a] == 0) dims[a] = 0;
+  Shape dims = in;
+  for (int a = 0; a < dims.rank(); ++a) {
+    std::int64_t m = multiples_[static_cast<std::size_t>(a)];
+    if (m < 0) fail(name(), "multiples must be >= 0, got " + ints_str(multiples_));
+    if (dims[a] != kDynamic) dims[a] = checked_mul(name(), dims[a], m, in);
+    else if (m == 0) dims[a] = 0;
   }
-  return Shape(std::move(dims));
+  return dims;
 }
 
 bool Tile::is_identity(const Shape&, int a) const { return multiples_[static_cast<std::size_t>(a)] == 1; }
 
-std::optional<std::vector<std::int64_t>> Tile::axis_map(const Shape& in, int a) const {
+void Tile::fill_axis_map(const Shape& in, int a, std::vector<std::int64_t>& map) const {
   std::int64_t m = multiples_[static_cast<std::size_t>(a)], n = in[a];
-  if (m == 1) return std::nullopt;
-  std::vector<std::int64_t> map(static_cast<std::size_t>(n * m));
+  map.resize(static_cast<std::size_t>(n * m));
   for (std::int64_t j = 0; j < n * m; ++j) map[static_cast<std::size_t>(j)] = j % n;
-  return map;
 }
 
 std::vector<TensorSpec> Tile::infer(std::span<const Tensor> in) const {
@@ -244,37 +241,34 @@ Shape Repeat::out_shape(const Shape& in) const {
   if (repeats_.empty()) fail(name(), "needs at least one repeat count");
   for (auto r : repeats_)
     if (r < 0) fail(name(), "repeats must be >= 0, got " + ints_str(repeats_));
-  std::vector<std::int64_t> dims = in.dims();
-  std::int64_t n = dims[static_cast<std::size_t>(a)];
+  Shape dims = in;
+  std::int64_t n = dims[a];
   if (repeats_.size() > 1) {
     if (n != kDynamic && n != static_cast<std::int64_t>(repeats_.size()))
       fail(name(), std::to_string(repeats_.size()) + " repeat counts for axis " + std::to_string(axis_) + " of size " +
                        std::to_string(n) + " (" + in.str() + "): give one count or one per element");
     std::int64_t total = 0;
     for (auto r : repeats_) total = checked_add(name(), total, r, in);
-    dims[static_cast<std::size_t>(a)] = total;
+    dims[a] = total;
   } else if (n != kDynamic) {
-    dims[static_cast<std::size_t>(a)] = checked_mul(name(), n, repeats_[0], in);
+    dims[a] = checked_mul(name(), n, repeats_[0], in);
   } else if (repeats_[0] == 0) {
-    dims[static_cast<std::size_t>(a)] = 0;
+    dims[a] = 0;
   }
-  return Shape(std::move(dims));
+  return dims;
 }
 
 bool Repeat::is_identity(const Shape& in, int a) const {
   return a != normalize_axis(axis_, in.rank(), name()) || (repeats_.size() == 1 && repeats_[0] == 1);
 }
 
-std::optional<std::vector<std::int64_t>> Repeat::axis_map(const Shape& in, int a) const {
-  if (a != normalize_axis(axis_, in.rank(), name())) return std::nullopt;
+void Repeat::fill_axis_map(const Shape& in, int a, std::vector<std::int64_t>& map) const {
   std::int64_t n = in[a];
-  if (repeats_.size() == 1 && repeats_[0] == 1) return std::nullopt;
-  std::vector<std::int64_t> map;
+  map.clear();
   for (std::int64_t i = 0; i < n; ++i) {
     std::int64_t r = repeats_.size() == 1 ? repeats_[0] : repeats_[static_cast<std::size_t>(i)];
     map.insert(map.end(), static_cast<std::size_t>(r), i);
   }
-  return map;
 }
 
 std::vector<TensorSpec> Repeat::infer(std::span<const Tensor> in) const {
@@ -325,7 +319,10 @@ void AxisMapGrad::eval(std::span<const Tensor> in, std::span<const TensorSpec> s
   }
   Tensor cur = in[0];
   for (int a = 0; a < xs.rank(); ++a) {
-    if (auto map = map_->axis_map(xs, a)) cur = scatter_axis(cur, a, *map, xs[a]);
+    if (map_->is_identity(xs, a)) continue;
+    thread_local std::vector<std::int64_t> map;
+    map_->fill_axis_map(xs, a, map);
+    cur = scatter_axis(cur, a, map, xs[a]);
   }
   out[0] = cur.same_as(in[0]) ? in[0].clone() : cur;
 }

@@ -93,11 +93,18 @@ class AxisMapping {
   virtual ~AxisMapping() = default;
   // Output dims from input dims (kDynamic stays kDynamic); throws naming the op.
   virtual Shape out_shape(const Shape& in) const = 0;
-  // For axis `a` of an input of static shape `in`: the input index each output index reads,
-  // -1 for "the constant"; nullopt for the identity.
-  virtual std::optional<std::vector<std::int64_t>> axis_map(const Shape& in, int a) const = 0;
   // Whether axis `a` maps to itself (no map needed).
   virtual bool is_identity(const Shape& in, int a) const = 0;
+  // For a non-identity axis `a` of an input of static shape `in`: the input index each output
+  // index reads, -1 for "the constant" (written into `map`, whose capacity kernels reuse).
+  virtual void fill_axis_map(const Shape& in, int a, std::vector<std::int64_t>& map) const = 0;
+  // The same as a new vector; nullopt for the identity.
+  std::optional<std::vector<std::int64_t>> axis_map(const Shape& in, int a) const {
+    if (is_identity(in, a)) return std::nullopt;
+    std::vector<std::int64_t> map;
+    fill_axis_map(in, a, map);
+    return map;
+  }
   virtual double constant() const { return 0.0; }
 };
 
@@ -112,7 +119,7 @@ class Pad : public MergeablePrimitive<Pad>, public AxisMapping {
   Mode mode() const { return mode_; }
   double constant() const override { return value_; }
   Shape out_shape(const Shape& in) const override;
-  std::optional<std::vector<std::int64_t>> axis_map(const Shape& in, int a) const override;
+  void fill_axis_map(const Shape& in, int a, std::vector<std::int64_t>& map) const override;
   bool is_identity(const Shape& in, int a) const override;
   EF_SEQ_RULES EF_SEQ_VJP
  private:
@@ -128,7 +135,7 @@ class Tile : public MergeablePrimitive<Tile>, public AxisMapping {
   OpParams parameters() const override { return OpParams().add("multiples", multiples_); }
   const std::vector<std::int64_t>& multiples() const { return multiples_; }
   Shape out_shape(const Shape& in) const override;
-  std::optional<std::vector<std::int64_t>> axis_map(const Shape& in, int a) const override;
+  void fill_axis_map(const Shape& in, int a, std::vector<std::int64_t>& map) const override;
   bool is_identity(const Shape& in, int a) const override;
   EF_SEQ_RULES EF_SEQ_VJP
  private:
@@ -144,7 +151,7 @@ class Repeat : public MergeablePrimitive<Repeat>, public AxisMapping {
   const std::vector<std::int64_t>& repeats() const { return repeats_; }
   int axis() const { return axis_; }
   Shape out_shape(const Shape& in) const override;
-  std::optional<std::vector<std::int64_t>> axis_map(const Shape& in, int a) const override;
+  void fill_axis_map(const Shape& in, int a, std::vector<std::int64_t>& map) const override;
   bool is_identity(const Shape& in, int a) const override;
   EF_SEQ_RULES EF_SEQ_VJP
  private:

@@ -44,8 +44,11 @@ void for_each_sorted_line(const Tensor& x, int a, Sorter&& sort_line, Writer&& w
   Lines l = lines_of(x.shape(), a);
   const T* p = x.data<T>().data();
   cpu::parallel_for(l.outer * l.inner, l.n * 8, [&](std::int64_t begin, std::int64_t end) {
-    std::vector<T> vals(static_cast<std::size_t>(l.n));
-    std::vector<std::int64_t> order(static_cast<std::size_t>(l.n));
+    // Per-thread buffers whose capacity stays: replays do not allocate.
+    thread_local std::vector<T> vals;
+    thread_local std::vector<std::int64_t> order;
+    vals.resize(static_cast<std::size_t>(l.n));
+    order.resize(static_cast<std::size_t>(l.n));
     for (std::int64_t r = begin; r < end; ++r) {
       std::int64_t o = r / l.inner, e = r % l.inner;
       std::int64_t base = o * l.n * l.inner + e;
@@ -63,10 +66,15 @@ void expect_sortable(const Primitive& op, const Tensor& x, int axis) {
   normalize_axis(axis, x.rank(), op.name());
 }
 
+// The stable order as a strict total order (equal values by index), so that std::sort gives
+// it without std::stable_sort's temporary buffer (replays do not allocate).
 template <class T>
 void stable_order(std::vector<T>& vals, std::vector<std::int64_t>& order, bool desc) {
-  std::stable_sort(order.begin(), order.end(), [&](std::int64_t i, std::int64_t j) {
-    return before(vals[static_cast<std::size_t>(i)], vals[static_cast<std::size_t>(j)], desc);
+  std::sort(order.begin(), order.end(), [&](std::int64_t i, std::int64_t j) {
+    T a = vals[static_cast<std::size_t>(i)], b = vals[static_cast<std::size_t>(j)];
+    if (before(a, b, desc)) return true;
+    if (before(b, a, desc)) return false;
+    return i < j;
   });
 }
 
@@ -99,9 +107,10 @@ void check_along_axis(const Primitive& op, const Tensor& x, const Tensor& idx, i
                         " off axis " + std::to_string(axis));
 }
 
-// Indices as int64 checked against [0, n).
-std::vector<std::int64_t> checked(const Primitive& op, const Tensor& idx, std::int64_t n, const Tensor& x, int axis) {
-  std::vector<std::int64_t> v(static_cast<std::size_t>(idx.num_elements()));
+// Indices as int64 checked against [0, n) (in a per-thread buffer: valid until the next call).
+const std::vector<std::int64_t>& checked(const Primitive& op, const Tensor& idx, std::int64_t n, const Tensor& x, int axis) {
+  thread_local std::vector<std::int64_t> v;
+  v.resize(static_cast<std::size_t>(idx.num_elements()));
   read_indices(idx, [&](std::size_t i, std::int64_t k) {
     if (k < 0 || k >= n)
       fail(op.name(), "index " + std::to_string(k) + " is out of range [0, " + std::to_string(n) + ") for " + x.spec().str() +
@@ -131,11 +140,10 @@ void Sort::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, s
       T* o = out[0].mutable_data<T>().data();
       for_each_sorted_line<T>(
           in[0], a,
-          [&](std::vector<T>& vals, std::vector<std::int64_t>&) {
-            std::stable_sort(vals.begin(), vals.end(), [&](T x, T y) { return before(x, y, desc); });
-          },
-          [&](std::int64_t, std::int64_t base, std::int64_t inner, const std::vector<T>& vals, const std::vector<std::int64_t>&) {
-            for (std::size_t t = 0; t < vals.size(); ++t) o[base + static_cast<std::int64_t>(t) * inner] = vals[t];
+          [&](std::vector<T>& vals, std::vector<std::int64_t>& order) { stable_order(vals, order, desc); },
+          [&](std::int64_t, std::int64_t base, std::int64_t inner, const std::vector<T>& vals, const std::vector<std::int64_t>& order) {
+            for (std::size_t t = 0; t < order.size(); ++t)
+              o[base + static_cast<std::int64_t>(t) * inner] = vals[static_cast<std::size_t>(order[t])];
           });
     }
   });
@@ -201,7 +209,8 @@ void TopK::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, s
       const T* p = in[0].data<T>().data();
       T* ov = out[0].mutable_data<T>().data();
       cpu::parallel_for(rows, n * 4, [&](std::int64_t begin, std::int64_t end) {
-        std::vector<std::int32_t> order(static_cast<std::size_t>(n));
+        thread_local std::vector<std::int32_t> order;  // capacity kept between calls
+        order.resize(static_cast<std::size_t>(n));
         for (std::int64_t r = begin; r < end; ++r) {
           const T* x = p + r * n;
           std::iota(order.begin(), order.end(), 0);
@@ -245,7 +254,7 @@ void TakeAlongAxis::eval(std::span<const Tensor> in, std::span<const TensorSpec>
     if (d != a && x.shape()[d] != in[1].shape()[d])
       fail(name(), "indices " + in[1].spec().str() + " need the dims of " + x.spec().str() + " off axis " + std::to_string(axis_));
   Lines lx = lines_of(x.shape(), a);
-  std::vector<std::int64_t> idx = checked(*this, in[1], lx.n, x, axis_);
+  const std::vector<std::int64_t>& idx = checked(*this, in[1], lx.n, x, axis_);
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
   if (out[0].num_elements() == 0) return;
   std::int64_t m = in[1].shape()[a];
@@ -287,7 +296,7 @@ void ScatterAlongAxis::eval(std::span<const Tensor> in, std::span<const TensorSp
       fail(name(), "updates " + in[0].spec().str() + " and indices " + in[1].spec().str() + " do not fit " + specs[0].str() +
                        " off axis " + std::to_string(axis_));
   Lines lx = lines_of(xs, a);
-  std::vector<std::int64_t> idx = checked(*this, in[1], lx.n, in[2], axis_);
+  const std::vector<std::int64_t>& idx = checked(*this, in[1], lx.n, in[2], axis_);
   out[0] = Tensor::empty(specs[0].dtype, xs);
   if (out[0].num_elements() == 0) return;
   std::int64_t m = in[1].shape()[a];
