@@ -206,6 +206,13 @@ void init_recurrent(nb::module_& m) {
         ef::nn::set_mask(t, mask.is_none() ? Tensor() : to_tensor(mask));
       },
       nb::arg("x"), nb::arg("mask"));
+  // Embedding.mask_zero on the C++ class too (a loaded model's Embedding is one).
+  nb::handle embedding = nb::type<ef::nn::Embedding>();
+  if (embedding.is_valid())
+    nb::setattr(embedding, "mask_zero",
+                nb::module_::import_("builtins")
+                    .attr("property")(nb::cpp_function([](ef::nn::Embedding& e) { return e.mask_zero; }),
+                                      nb::cpp_function([](ef::nn::Embedding& e, bool v) { e.mask_zero = v; })));
   m.def(
       "_embedding_mask_zero", [](ef::nn::Embedding& e, std::optional<bool> v) {
         if (v) e.mask_zero = *v;

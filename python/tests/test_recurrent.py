@@ -147,6 +147,13 @@ def test_traced_equals_eager_and_fit_traces_once_and_saves(tmp_path):
     h = model.fit(x, y, batch_size=16, epochs=10, verbose=0)
     assert h.history["loss"][-1] < 0.7 * h.history["loss"][0]
     assert model.tracing_count() == 1
+    masked = keras.Sequential([L.Embedding(7, 3, mask_zero=True), L.LSTM(2)])
+    ids = np.array([[1, 2, 0, 0], [3, 0, 4, 0]])
+    masked(ids)  # builds: the file holds the weights
+    masked.save(str(tmp_path / "masked.efmodel"))
+    again = keras.models.load_model(str(tmp_path / "masked.efmodel"))
+    assert again.layers[0].mask_zero
+    np.testing.assert_array_equal(np.asarray(again(ids)), np.asarray(masked(ids)))
     path = str(tmp_path / "rnn.efmodel")
     model.save(path)
     loaded = keras.models.load_model(path)
