@@ -642,3 +642,19 @@ TEST(Scan, DynamicBatchAndLengthTogether) {
   }
   EXPECT_EQ(f.tracing_count(), 1);
 }
+
+TEST(Scan, NoCarryIsAMapAndItsGradient) {
+  Tensor xs = randn({4, 3}, 131);
+  auto f = function([](const Tensor& xs) {
+    GradientTape tape;
+    tape.watch(xs);
+    auto [carry, ys] = scan([](const std::vector<Tensor>&, const std::vector<Tensor>& x) {
+      return Pair{{}, {x[0] * x[0] * x[0]}};
+    }, {}, {xs});
+    EXPECT_TRUE(carry.empty());
+    return std::vector<Tensor>{ys[0], tape.gradient(sum(ys[0]), xs)};
+  });
+  std::vector<Tensor> got = f(xs);
+  expect_tensor_near(got[0], xs * xs * xs, 1e-12);
+  expect_tensor_near(got[1], xs * xs * 3.0, 1e-12);
+}
