@@ -91,6 +91,39 @@ TEST(ScaledDotProductAttention, MatchesTheNaiveCompositionInFloat64AndFloat32) {
   }
 }
 
+TEST(ScaledDotProductAttention, TheSequenceMajorLayoutGivesTheSameNumbers) {
+  // bshd: q, k, v, out [batch, seq, heads, dim], read in place with strides.
+  std::uint64_t seed = 100;
+  for (const Case& c : kCases) {
+    for (DType dt : {DType::float64, DType::float32}) {
+      SCOPED_TRACE(std::to_string(c.sq) + "x" + std::to_string(c.sk) + " " + std::string(name_of(dt)));
+      Tensor q = randn({c.b, c.h, c.sq, c.d}, ++seed, dt), k = randn({c.b, c.h, c.sk, c.d}, ++seed, dt);
+      Tensor v = randn({c.b, c.h, c.sk, c.dv}, ++seed, dt);
+      Tensor m = c.mask ? mask_for(c, ++seed) : Tensor();
+      Tensor w = randn({c.b, c.h, c.sq, c.dv}, ++seed, dt);
+      auto swap = [](const Tensor& t) { return transpose(t, {0, 2, 1, 3}); };
+      auto major = [&](const Tensor& a, const Tensor& b, const Tensor& x) {
+        nn::AttentionOptions o;
+        o.mask = m;
+        o.causal = c.causal;
+        o.bshd = true;
+        return swap(nn::scaled_dot_product_attention(swap(a), swap(b), swap(x), o));
+      };
+      double tol = dt == DType::float64 ? 1e-12 : 1e-5;
+      expect_tensor_near(major(q, k, v), fused(q, k, v, m, c.causal), tol);
+      auto g1 = grads_of(major, q, k, v, w);
+      auto g2 = grads_of([&](const Tensor& a, const Tensor& b, const Tensor& x) { return fused(a, b, x, m, c.causal); },
+                         q, k, v, w);
+      for (int i = 0; i < 3; ++i) expect_tensor_near(g1[i], g2[i], tol * 10);
+    }
+  }
+  nn::AttentionOptions o;
+  o.bshd = true;
+  Tensor q = randn({1, 3, 2, 4}, 1, DType::float32);
+  expect_error([&] { nn::scaled_dot_product_attention(q, q, randn({1, 4, 2, 4}, 2, DType::float32), o); },
+               {"same sequence length", "[batch, seq, heads, head_dim]"});
+}
+
 TEST(ScaledDotProductAttention, ARowThatSeesNoKeyIsZeroWithZeroGradient) {
   Tensor q = randn({1, 1, 3, 4}, 1), k = randn({1, 1, 5, 4}, 2), v = randn({1, 1, 5, 2}, 3);
   Tensor mask = tensor(std::vector<bool>{1, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, Shape{1, 1, 3, 5});

@@ -134,6 +134,14 @@ inline std::vector<OpInfo> op_table() {
                  o.scale = 0.7;
                  return nn::scaled_dot_product_attention(x[0], x[1], x[2], o);
                }});
+  t.push_back({"scaled_dot_product_attention_bshd", {f({2, 5, 2, 3}), f({2, 6, 2, 3}), f({2, 6, 2, 4}), boolean({2, 1, 1, 6})},
+               [](V x) {
+                 nn::AttentionOptions o;
+                 o.mask = logical_not(x[3]);
+                 o.causal = true;
+                 o.bshd = true;  // [batch, seq, heads, dim]
+                 return nn::scaled_dot_product_attention(x[0], x[1], x[2], o);
+               }});
   t.push_back({"scaled_dot_product_attention_grad", {f({1, 2, 4, 3}), f({1, 2, 5, 3}), f({1, 2, 5, 2}), f({1, 2, 4, 2})},
                [](V x) {
                  Tensor q = identity(x[0]), k = identity(x[1]), v = identity(x[2]);

@@ -86,8 +86,11 @@ void init_attention(nb::module_& m) {
   nn.def(
       "scaled_dot_product_attention",
       [](nb::handle q, nb::handle k, nb::handle v, nb::handle mask, bool is_causal, std::optional<double> scale,
-         double dropout, std::optional<std::uint64_t> seed) {
+         double dropout, std::optional<std::uint64_t> seed, const std::string& layout) {
+        if (layout != "bhsd" && layout != "bshd")
+          throw nb::value_error("scaled_dot_product_attention: layout must be 'bhsd' or 'bshd'");
         ef::nn::AttentionOptions o;
+        o.bshd = layout == "bshd";
         if (auto t = optional_tensor(mask)) o.mask = *t;
         o.causal = is_causal;
         o.scale = scale;
@@ -98,9 +101,10 @@ void init_attention(nb::module_& m) {
         return ef::nn::scaled_dot_product_attention(tq, tk, tv, o);
       },
       nb::arg("query"), nb::arg("key"), nb::arg("value"), nb::arg("mask") = nb::none(), nb::arg("is_causal") = false,
-      nb::arg("scale") = nb::none(), nb::arg("dropout") = 0.0, nb::arg("seed") = nb::none(),
-      "softmax(scale q k^T, masked) v for [batch, heads, seq, head_dim] tensors, fused (linear memory). mask: bool, "
-      "broadcastable to [batch, heads, q_len, k_len], True = attend.");
+      nb::arg("scale") = nb::none(), nb::arg("dropout") = 0.0, nb::arg("seed") = nb::none(), nb::arg("layout") = "bhsd",
+      "softmax(scale q k^T, masked) v for [batch, heads, seq, head_dim] tensors (layout='bshd': [batch, seq, heads, "
+      "head_dim], Keras' and JAX's), fused (linear memory). mask: bool, broadcastable to [batch, heads, q_len, k_len], "
+      "True = attend.");
   nn.def(
       "attention_probabilities",
       [](nb::handle q, nb::handle k, nb::handle mask, bool is_causal, std::optional<double> scale) {

@@ -42,6 +42,9 @@ def test_fused_attention_matches_numpy_with_masks_and_causality():
                                              is_causal=True)
     assert f32.dtype == ef.float32
     np.testing.assert_allclose(f32.numpy(), naive(q, k, v, None, True), rtol=1e-4, atol=1e-5)
+    bshd = ef.nn.scaled_dot_product_attention(q.transpose(0, 2, 1, 3), k.transpose(0, 2, 1, 3), v.transpose(0, 2, 1, 3),
+                                              mask=mask, is_causal=True, layout="bshd").numpy()
+    np.testing.assert_allclose(bshd.transpose(0, 2, 1, 3), naive(q, k, v, mask, True), rtol=1e-10, atol=1e-12)
     probs = ef.nn.attention_probabilities(q, k, mask=mask, is_causal=True).numpy()
     np.testing.assert_allclose(probs @ v, naive(q, k, v, mask, True), rtol=1e-10, atol=1e-12)
 

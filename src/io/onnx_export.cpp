@@ -239,14 +239,21 @@ class Exporter {
   void emit_attention(const ir::Node& n, const ScaledDotProductAttention& a, const std::vector<std::string>& in) {
     const AttentionParams& p = a.params();
     DType t = spec(n.inputs[0]).dtype;
+    // [batch, seq, heads, dim] inputs to [batch, heads, seq, dim] (and the output back).
+    auto heads_second = [&](const std::string& x) {
+      if (!p.bshd) return x;
+      std::string y = fresh("attn_bhsd");
+      attr_ints(node("Transpose", {x}, {y}), "perm", {0, 2, 1, 3});
+      return y;
+    };
     std::string qs = fresh("attn_q"), kt = fresh("attn_kt"), s = fresh("attn_s");
-    node("Mul", {in[0], initializer(fresh("attn_scale"), cast(scalar(p.scale), t))}, {qs});
-    attr_ints(node("Transpose", {in[1]}, {kt}), "perm", {0, 1, 3, 2});
+    node("Mul", {heads_second(in[0]), initializer(fresh("attn_scale"), cast(scalar(p.scale), t))}, {qs});
+    attr_ints(node("Transpose", {in[1]}, {kt}), "perm", p.bshd ? std::vector<std::int64_t>{0, 2, 3, 1} : std::vector<std::int64_t>{0, 1, 3, 2});
     node("MatMul", {qs, kt}, {s});
     std::string visible;
     if (p.has_mask) visible = in[3];
     if (p.causal) {
-      std::int64_t sq = spec(n.inputs[0]).shape[2], sk = spec(n.inputs[1]).shape[2];
+      std::int64_t sq = spec(n.inputs[0]).shape[p.bshd ? 1 : 2], sk = spec(n.inputs[1]).shape[p.bshd ? 1 : 2];
       if (sq == kDynamic || sk == kDynamic)
         fail("onnx", "causal attention exports with static sequence lengths only, got q " + spec(n.inputs[0]).str() +
                          ", k " + spec(n.inputs[1]).str());
@@ -271,7 +278,13 @@ class Exporter {
       attr_int(node("Softmax", {scores}, {probs}), "axis", -1);
     }
     std::string out = fresh("attention"), lse = fresh("attention_lse");
-    node("MatMul", {probs, in[2]}, {out});
+    if (p.bshd) {
+      std::string o = fresh("attn_o");
+      node("MatMul", {probs, heads_second(in[2])}, {o});
+      attr_ints(node("Transpose", {o}, {out}), "perm", {0, 2, 1, 3});
+    } else {
+      node("MatMul", {probs, in[2]}, {out});
+    }
     pb::NodeProto& r = node("ReduceLogSumExp", {scores}, {lse});
     attr_ints(r, "axes", {-1});
     attr_int(r, "keepdims", 0);

@@ -36,6 +36,7 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   p.causal = o.causal;
   p.has_mask = o.mask.defined();
   p.dropout = o.dropout;
+  p.bshd = o.bshd;
   if (!(o.dropout >= 0 && o.dropout < 1)) fail(kSdpa, "dropout must be in [0, 1), got " + std::to_string(o.dropout));
   std::vector<Tensor> in{q, k, v};
   if (p.has_mask) in.push_back(o.mask);
@@ -50,6 +51,12 @@ Tensor attention_probabilities(const Tensor& q, const Tensor& k, const Attention
     fail("attention_probabilities", "expects q and k of rank 4 [batch, heads, seq, head_dim], got " + q.spec().str() +
                                         ", " + k.spec().str());
   double scale = o.scale ? *o.scale : default_scale(q);
+  if (o.bshd) {
+    AttentionOptions heads_second_options = o;
+    heads_second_options.bshd = false;
+    heads_second_options.scale = scale;
+    return attention_probabilities(transpose(q, {0, 2, 1, 3}), transpose(k, {0, 2, 1, 3}), heads_second_options);
+  }
   // Keras: the query is scaled before the product.
   Tensor scores = matmul(q * scale, k, false, true);
   Tensor mask = o.mask;
@@ -77,23 +84,23 @@ Initializer initializer_named(const std::string& name, const std::string& who) {
   fail(who, "unknown initializer '" + name + "' (glorot_uniform, zeros, ones, random_uniform, random_normal)");
 }
 
-// x [batch, seq, heads * dim] -> [batch, heads, seq, dim].
-Tensor split_heads(const Tensor& x, std::int64_t heads, std::int64_t dim, const std::string& who) {
+// x [batch, seq, heads * dim] -> [batch, seq, heads, dim] (a view: the fused op reads this layout).
+Tensor unmerge_heads(const Tensor& x, std::int64_t heads, std::int64_t dim, const std::string& who) {
   std::int64_t b = x.shape()[0], t = x.shape()[1];
   if (b == kDynamic && t == kDynamic)
     fail(who, "needs a static batch or sequence length to split heads, got " + x.spec().str());
-  Tensor r = reshape(x, {b == kDynamic ? -1 : b, t == kDynamic ? -1 : t, heads, dim});
-  return transpose(r, {0, 2, 1, 3});
+  return reshape(x, {b == kDynamic ? -1 : b, t == kDynamic ? -1 : t, heads, dim});
 }
 
-// x [batch, heads, seq, dim] -> [batch, seq, heads * dim].
+// x [batch, seq, heads, dim] -> [batch, seq, heads * dim].
 Tensor merge_heads(const Tensor& x, const std::string& who) {
-  Tensor t = transpose(x, {0, 2, 1, 3});
-  std::int64_t b = t.shape()[0], s = t.shape()[1];
+  std::int64_t b = x.shape()[0], s = x.shape()[1];
   if (b == kDynamic && s == kDynamic)
     fail(who, "needs a static batch or sequence length to merge heads, got " + x.spec().str());
-  return reshape(t, {b == kDynamic ? -1 : b, s == kDynamic ? -1 : s, t.shape()[2] * t.shape()[3]});
+  return reshape(x, {b == kDynamic ? -1 : b, s == kDynamic ? -1 : s, x.shape()[2] * x.shape()[3]});
 }
+
+Tensor heads_second(const Tensor& x) { return transpose(x, {0, 2, 1, 3}); }  // [b, s, h, d] <-> [b, h, s, d]
 
 // EinsumDense "abc,cde->abde": x [batch, seq, in] times kernel [in, heads, dim] (+ bias [heads, dim]).
 Tensor project(const Tensor& x, const Variable& kernel, const Variable* bias) {
@@ -172,9 +179,10 @@ std::vector<Tensor> MultiHeadAttention::attend(const std::vector<Tensor>& in, bo
   if (key.shape()[1] != value.shape()[1] && key.shape()[1] != kDynamic && value.shape()[1] != kDynamic)
     fail(name(), "key " + key.spec().str() + " and value " + value.spec().str() + " must have the same length");
   bool b = options_.use_bias;
-  Tensor q = split_heads(project(query, wq_, b ? &bq_ : nullptr), num_heads_, key_dim_, name());
-  Tensor k = split_heads(project(key, wk_, b ? &bk_ : nullptr), num_heads_, key_dim_, name());
-  Tensor v = split_heads(project(value, wv_, b ? &bv_ : nullptr), num_heads_, value_dim_, name());
+  // [batch, seq, heads, dim]: the fused op reads this layout, so no transposes are made.
+  Tensor q = unmerge_heads(project(query, wq_, b ? &bq_ : nullptr), num_heads_, key_dim_, name());
+  Tensor k = unmerge_heads(project(key, wk_, b ? &bk_ : nullptr), num_heads_, key_dim_, name());
+  Tensor v = unmerge_heads(project(value, wv_, b ? &bv_ : nullptr), num_heads_, value_dim_, name());
   AttentionOptions o;
   o.causal = causal_;
   o.scale = 1.0 / std::sqrt(static_cast<double>(key_dim_));
@@ -198,16 +206,17 @@ std::vector<Tensor> MultiHeadAttention::attend(const std::vector<Tensor>& in, bo
   double rate = training ? options_.dropout : 0.0;
   Tensor attended, probs;
   if (return_scores_) {
-    probs = attention_probabilities(q, k, o);
+    probs = attention_probabilities(heads_second(q), heads_second(k), o);
     Tensor used = probs;
     if (rate > 0) {
       Tensor keep = greater_equal(random::uniform_like(probs, 0.0, 1.0, options_.seed), scalar_like(probs, rate));
       used = where(keep, probs * (1.0 / (1.0 - rate)), zeros_like(probs));
     }
-    attended = matmul(used, v);
+    attended = heads_second(matmul(used, heads_second(v)));
   } else {
     o.dropout = rate;
     o.seed = options_.seed;
+    o.bshd = true;
     attended = scaled_dot_product_attention(q, k, v, o);
   }
   const Shape& ws = wo_.shape();

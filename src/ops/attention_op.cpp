@@ -17,6 +17,12 @@ namespace {
 
 bool dims_differ(std::int64_t a, std::int64_t b) { return a != b && a != kDynamic && b != kDynamic; }
 
+// A q/k/v shape read as (batch, heads, seq, dim) in either layout.
+struct Bhsd {
+  std::int64_t b, h, s, d;
+};
+Bhsd bhsd(const Shape& x, bool bshd) { return bshd ? Bhsd{x[0], x[2], x[1], x[3]} : Bhsd{x[0], x[1], x[2], x[3]}; }
+
 // Checks q, k, v (and the mask and seed the params call for); dims unknown while tracing pass.
 void check_attention(const AttentionParams& p, std::span<const Tensor> in, std::size_t first_extra,
                                         const char* op) {
@@ -24,23 +30,26 @@ void check_attention(const AttentionParams& p, std::span<const Tensor> in, std::
   if (in.size() != want)
     fail(op, "expects " + std::to_string(want) + " inputs, got " + std::to_string(in.size()) + ": " + describe(in));
   const Tensor &q = in[0], &k = in[1], &v = in[2];
-  auto shapes = [&] { return "q " + q.spec().str() + ", k " + k.spec().str() + ", v " + v.spec().str(); };
+  auto shapes = [&] {
+    return "q " + q.spec().str() + ", k " + k.spec().str() + ", v " + v.spec().str() +
+           (p.bshd ? " (layout [batch, seq, heads, head_dim])" : "");
+  };
   if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4)
-    fail(op, "expects q, k and v of rank 4 [batch, heads, seq, head_dim], got " + shapes());
+    fail(op, std::string("expects q, k and v of rank 4 ") +
+                 (p.bshd ? "[batch, seq, heads, head_dim]" : "[batch, heads, seq, head_dim]") + ", got " + shapes());
   if (q.dtype() != DType::float32 && q.dtype() != DType::float64)
     fail(op, "expects float32 or float64 q, k and v, got " + shapes());
   if (k.dtype() != q.dtype() || v.dtype() != q.dtype()) fail(op, "q, k and v must share a dtype, got " + shapes());
-  const Shape &qs = q.shape(), &ks = k.shape(), &vs = v.shape();
-  for (int a = 0; a < 2; ++a)
-    if (dims_differ(qs[a], ks[a]) || dims_differ(qs[a], vs[a]))
-      fail(op, std::string(a == 0 ? "batch" : "heads") + " dims differ: " + shapes());
-  if (dims_differ(ks[2], vs[2])) fail(op, "k and v must have the same sequence length: " + shapes());
-  if (dims_differ(qs[3], ks[3])) fail(op, "q and k must have the same head_dim: " + shapes());
+  Bhsd qs = bhsd(q.shape(), p.bshd), ks = bhsd(k.shape(), p.bshd), vs = bhsd(v.shape(), p.bshd);
+  if (dims_differ(qs.b, ks.b) || dims_differ(qs.b, vs.b)) fail(op, "batch dims differ: " + shapes());
+  if (dims_differ(qs.h, ks.h) || dims_differ(qs.h, vs.h)) fail(op, "heads dims differ: " + shapes());
+  if (dims_differ(ks.s, vs.s)) fail(op, "k and v must have the same sequence length: " + shapes());
+  if (dims_differ(qs.d, ks.d)) fail(op, "q and k must have the same head_dim: " + shapes());
   if (p.has_mask) {
     const Tensor& m = in[first_extra];
     if (m.dtype() != DType::bool_) fail(op, "the mask must be bool (true = attend), got " + m.spec().str());
     if (m.rank() > 4) fail(op, "the mask " + m.spec().str() + " has rank > 4");
-    std::int64_t target[4] = {qs[0], qs[1], qs[2], ks[2]};
+    std::int64_t target[4] = {qs.b, qs.h, qs.s, ks.s};
     for (int a = 0; a < m.rank(); ++a) {
       std::int64_t md = m.shape()[a], td = target[4 - m.rank() + a];
       if (md != 1 && dims_differ(md, td))
@@ -58,13 +67,16 @@ void check_attention(const AttentionParams& p, std::span<const Tensor> in, std::
 std::vector<TensorSpec> attention_specs(const AttentionParams& p, std::span<const Tensor> in, std::size_t first_extra,
                                         const char* op) {
   check_attention(p, in, first_extra, op);
-  const Shape &qs = in[0].shape(), &vs = in[2].shape();
+  Bhsd qs = bhsd(in[0].shape(), p.bshd);
+  std::int64_t dv = in[2].shape()[3];
   DType dt = in[0].dtype();
-  return {{dt, Shape({qs[0], qs[1], qs[2], vs[3]}), {}}, {dt, Shape({qs[0], qs[1], qs[2]}), {}}};
+  Shape out = p.bshd ? Shape({qs.b, qs.s, qs.h, dv}) : Shape({qs.b, qs.h, qs.s, dv});
+  return {{dt, out, {}}, {dt, Shape({qs.b, qs.h, qs.s}), {}}};
 }
 
-cpu::AttentionDims dims_of(const Tensor& q, const Tensor& k, const Tensor& v) {
-  return {q.shape()[0], q.shape()[1], q.shape()[2], k.shape()[2], q.shape()[3], v.shape()[3]};
+cpu::AttentionDims dims_of(const Tensor& q, const Tensor& k, const Tensor& v, bool bshd) {
+  Bhsd qs = bhsd(q.shape(), bshd);
+  return {qs.b, qs.h, qs.s, bhsd(k.shape(), bshd).s, qs.d, v.shape()[3], bshd};
 }
 
 cpu::AttentionMask mask_view(const Tensor* m, const cpu::AttentionDims& d) {
@@ -93,7 +105,12 @@ cpu::AttentionConfig config_of(const AttentionParams& p, const Tensor* seed) {
 }  // namespace
 
 OpParams AttentionParams::parameters() const {
-  return OpParams().add("scale", scale).add_flag("causal", causal).add_flag("mask", has_mask).add("dropout", dropout);
+  return OpParams()
+      .add("scale", scale)
+      .add_flag("causal", causal)
+      .add_flag("mask", has_mask)
+      .add("dropout", dropout)
+      .add_flag("bshd", bshd);
 }
 
 AttentionParams AttentionParams::from(const OpParams& p) {
@@ -102,6 +119,7 @@ AttentionParams AttentionParams::from(const OpParams& p) {
   a.causal = p.flag("causal");
   a.has_mask = p.flag("mask");
   a.dropout = p.real("dropout");
+  a.bshd = p.flag("bshd");
   if (!std::isfinite(a.scale)) p.bad("scale must be finite");
   if (!(a.dropout >= 0 && a.dropout < 1)) p.bad("dropout must be in [0, 1)");
   return a;
@@ -117,7 +135,7 @@ void ScaledDotProductAttention::eval(std::span<const Tensor> in, std::span<const
   const Tensor &q = in[0], &k = in[1], &v = in[2];
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
   out[1] = Tensor::empty(specs[1].dtype, specs[1].shape);
-  cpu::AttentionDims d = dims_of(q, k, v);
+  cpu::AttentionDims d = dims_of(q, k, v, p_.bshd);
   cpu::AttentionMask m = mask_view(p_.has_mask ? &in[3] : nullptr, d);
   cpu::AttentionConfig c = config_of(p_, p_.dropout > 0 ? &in[in.size() - 1] : nullptr);
   if (q.dtype() == DType::float32)
@@ -161,7 +179,7 @@ void ScaledDotProductAttentionGrad::eval(std::span<const Tensor> in, std::span<c
                                          std::span<Tensor> out) const {
   const Tensor &q = in[0], &k = in[1], &v = in[2];
   for (int i = 0; i < 3; ++i) out[i] = Tensor::empty(specs[i].dtype, specs[i].shape);
-  cpu::AttentionDims d = dims_of(q, k, v);
+  cpu::AttentionDims d = dims_of(q, k, v, p_.bshd);
   cpu::AttentionMask m = mask_view(p_.has_mask ? &in[7] : nullptr, d);
   cpu::AttentionConfig c = config_of(p_, p_.dropout > 0 ? &in[in.size() - 1] : nullptr);
   auto run = [&](auto tag) {
@@ -186,7 +204,10 @@ std::vector<Tensor> ScaledDotProductAttentionGrad::vjp(std::span<const Tensor> i
   for (Tensor& t : x) t = identity(t);  // fresh handles the inner tape can watch
   GradientTape tape;
   tape.watch(x);
-  const Tensor &q = x[0], &k = x[1], &v = x[2], &o = x[3], &lse = x[4], &dout = x[5], &dlse = x[6];
+  // The formulas in [batch, heads, seq, dim]; bshd tensors are transposed in and out.
+  auto in_bhsd = [&](const Tensor& t) { return p_.bshd ? transpose(t, {0, 2, 1, 3}) : t; };
+  const Tensor q = in_bhsd(x[0]), k = in_bhsd(x[1]), v = in_bhsd(x[2]), o = in_bhsd(x[3]), dout = in_bhsd(x[5]);
+  const Tensor &lse = x[4], &dlse = x[6];
   Tensor s = matmul(q, k, false, true) * p_.scale;
   Tensor visible;
   if (p_.has_mask) visible = broadcast_like(in[7], s);
@@ -202,8 +223,9 @@ std::vector<Tensor> ScaledDotProductAttentionGrad::vjp(std::span<const Tensor> i
   Tensor dv = matmul(p, dout, true, false);
   Tensor d = sum(dout * o, {-1}, true) - expand_dims(dlse, -1);
   Tensor ds = p * (matmul(dout, v, false, true) - d) * p_.scale;
-  Tensor dq = matmul(ds, k);
-  Tensor dk = matmul(ds, q, true, false);
+  Tensor dq = in_bhsd(matmul(ds, k));
+  Tensor dk = in_bhsd(matmul(ds, q, true, false));
+  dv = in_bhsd(dv);
   Tensor target;
   const Tensor outs[3] = {dq, dk, dv};
   for (int i = 0; i < 3; ++i) {

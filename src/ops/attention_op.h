@@ -17,6 +17,7 @@ struct AttentionParams {
   bool causal = false;
   bool has_mask = false;  // input 3 is a bool mask broadcastable to [batch, heads, q_len, k_len]
   double dropout = 0.0;   // > 0: the last input is a float64 scalar seed for the dropout mask
+  bool bshd = false;      // q, k, v and out are [batch, seq, heads, dim] (lse stays [batch, heads, q_len])
   bool operator==(const AttentionParams&) const = default;
   OpParams parameters() const;
   static AttentionParams from(const OpParams& p);

@@ -22,6 +22,10 @@ struct AttentionOptions {
   // draws a fresh mask (also on traced replay); the gradient reuses the forward's mask.
   double dropout = 0.0;
   std::optional<std::uint64_t> seed;
+  // q, k, v and the result laid out [batch, seq, heads, head_dim] (Keras' and JAX's layout:
+  // a Dense projection reshaped, no transposes) instead of [batch, heads, seq, head_dim]. The
+  // mask is broadcast to [batch, heads, q_len, k_len] either way.
+  bool bshd = false;
 };
 
 // softmax(scale q k^T, masked) v for q [batch, heads, q_len, head_dim], k [batch, heads, k_len,
@@ -32,7 +36,8 @@ struct AttentionOptions {
 // length. Gradients of gradients are not available (an ef::Error says so).
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& options = {});
 
-// The attention probabilities softmax(scale q k^T, masked) [batch, heads, q_len, k_len],
+// The attention probabilities softmax(scale q k^T, masked) [batch, heads, q_len, k_len] (in
+// either layout of q and k),
 // composed from matmul and softmax (quadratic memory; what return_attention_scores returns).
 // Masked positions are 0. options.dropout is ignored.
 Tensor attention_probabilities(const Tensor& q, const Tensor& k, const AttentionOptions& options = {});

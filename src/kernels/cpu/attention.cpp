@@ -225,10 +225,12 @@ std::int64_t key_end(const AttentionConfig& cfg, std::int64_t i0, std::int64_t r
   return cfg.causal ? std::min(k_len, i0 + rows) : k_len;
 }
 
-// q rows scaled (as Keras scales the query before the product): dst[r * D + e] = scale * src.
+// q rows scaled (as Keras scales the query before the product), gathered contiguous:
+// dst[r * dim + e] = scale * src[r * stride + e].
 template <class T>
-void scale_rows(const T* src, T* dst, std::int64_t n, T scale) {
-  for (std::int64_t i = 0; i < n; ++i) dst[i] = src[i] * scale;
+void scale_rows(const T* src, std::int64_t stride, T* dst, std::int64_t rows, std::int64_t dim, T scale) {
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t e = 0; e < dim; ++e) dst[r * dim + e] = src[r * stride + e] * scale;
 }
 
 }  // namespace
@@ -243,6 +245,7 @@ void attention_forward(const T* q, const T* k, const T* v, const AttentionMask& 
   const T scale = static_cast<T>(cfg.scale);
   const T neg_inf = -std::numeric_limits<T>::infinity();
   const std::int64_t cost = std::max<std::int64_t>(1, kQueryBlock * d.k_len * (D + Dv));
+  const std::int64_t qst = d.row_stride(D), kst = d.row_stride(D), vst = d.row_stride(Dv);  // out rows: vst too
   parallel_for(units, cost, [&](std::int64_t ub, std::int64_t ue) {
     Scratch<T>& sc = scratch<T>();
     sc.s.resize(static_cast<std::size_t>(kQueryBlock * kKeyBlock));
@@ -259,16 +262,16 @@ void attention_forward(const T* q, const T* k, const T* v, const AttentionMask& 
     for (std::int64_t u = ub; u < ue; ++u) {
       std::int64_t bh = u / q_blocks, i0 = (u % q_blocks) * kQueryBlock;
       std::int64_t rows = std::min(kQueryBlock, d.q_len - i0);
-      scale_rows(q + (bh * d.q_len + i0) * D, sc.qs.data(), rows * D, scale);
-      const T* kh = k + bh * d.k_len * D;
-      const T* vh = v + bh * d.k_len * Dv;
+      scale_rows(q + d.head_offset(bh, d.q_len, D) + i0 * qst, qst, sc.qs.data(), rows, D, scale);
+      const T* kh = k + d.head_offset(bh, d.k_len, D);
+      const T* vh = v + d.head_offset(bh, d.k_len, Dv);
       std::fill(m, m + rows, neg_inf);
       std::fill(l, l + rows, T(0));
       std::fill(acc, acc + rows * Dv, T(0));
       std::int64_t kend = key_end(cfg, i0, rows, d.k_len);
       for (std::int64_t j0 = 0; j0 < kend; j0 += kKeyBlock) {
         std::int64_t cols = std::min(kKeyBlock, kend - j0);
-        block_gemm(sc.qs.data(), D, false, kh + j0 * D, D, true, s, kKeyBlock, rows, cols, D, false);
+        block_gemm(sc.qs.data(), D, false, kh + j0 * kst, kst, true, s, kKeyBlock, rows, cols, D, false);
         bool hides = mask.data || (cfg.causal && j0 + cols > i0 + 1);
         if (hides) hide_keys(s, kKeyBlock, rows, cols, bh, d.heads, i0, j0, mask, cfg);
         // Online softmax: the new running max, the factor that rescales what came before.
@@ -297,10 +300,10 @@ void attention_forward(const T* q, const T* k, const T* v, const AttentionMask& 
           }
         }
         if (rescale) binary_rows(BinaryKind::mul, acc, Dv, alpha, 1, 0, rows, Dv);
-        block_gemm(s, kKeyBlock, false, vh + j0 * Dv, Dv, false, acc, Dv, rows, Dv, cols, true);
+        block_gemm(s, kKeyBlock, false, vh + j0 * vst, vst, false, acc, Dv, rows, Dv, cols, true);
       }
       for (std::int64_t r = 0; r < rows; ++r) {
-        T* o = out + (bh * d.q_len + i0 + r) * Dv;
+        T* o = out + d.head_offset(bh, d.q_len, Dv) + (i0 + r) * vst;
         T inv = l[r] > T(0) ? T(1) / l[r] : T(0);
         for (std::int64_t e = 0; e < Dv; ++e) o[e] = acc[r * Dv + e] * inv;
         lse[bh * d.q_len + i0 + r] = l[r] > T(0) ? m[r] + std::log(l[r]) : neg_inf;
@@ -318,6 +321,7 @@ void attention_backward(const T* q, const T* k, const T* v, const T* out, const 
   const T scale = static_cast<T>(cfg.scale);
   const T neg_inf = -std::numeric_limits<T>::infinity();
   const std::int64_t cost = std::max<std::int64_t>(1, d.q_len * d.k_len * (2 * D + 3 * Dv));
+  const std::int64_t kst = d.row_stride(D), vst = d.row_stride(Dv);  // q, k, dq, dk: kst; v, out, dout, dv: vst
   // One head per unit: dq of a head gathers over all key blocks, dk/dv over all query blocks,
   // so a head is one thread's and nothing is shared.
   parallel_for(BH, cost, [&](std::int64_t hb, std::int64_t he) {
@@ -332,22 +336,24 @@ void attention_backward(const T* q, const T* k, const T* v, const T* out, const 
     T* qs = sc.qs.data();  // the head's queries, scaled
     T* lsafe = sc.m.data();  // lse, with 0 where a row sees no key (its probabilities are 0 anyway)
     for (std::int64_t bh = hb; bh < he; ++bh) {
-      const T* kh = k + bh * d.k_len * D;
-      const T* vh = v + bh * d.k_len * Dv;
-      const T* oh = out + bh * d.q_len * Dv;
-      const T* doh = dout + bh * d.q_len * Dv;
+      const T* kh = k + d.head_offset(bh, d.k_len, D);
+      const T* vh = v + d.head_offset(bh, d.k_len, Dv);
+      const T* oh = out + d.head_offset(bh, d.q_len, Dv);
+      const T* doh = dout + d.head_offset(bh, d.q_len, Dv);
       const T* lh = lse + bh * d.q_len;
-      T* dqh = dq + bh * d.q_len * D;
-      T* dkh = dk + bh * d.k_len * D;
-      T* dvh = dv + bh * d.k_len * Dv;
-      scale_rows(q + bh * d.q_len * D, qs, d.q_len * D, scale);
-      std::fill(dqh, dqh + d.q_len * D, T(0));
-      std::fill(dkh, dkh + d.k_len * D, T(0));
-      std::fill(dvh, dvh + d.k_len * Dv, T(0));
+      T* dqh = dq + d.head_offset(bh, d.q_len, D);
+      T* dkh = dk + d.head_offset(bh, d.k_len, D);
+      T* dvh = dv + d.head_offset(bh, d.k_len, Dv);
+      scale_rows(q + d.head_offset(bh, d.q_len, D), kst, qs, d.q_len, D, scale);
+      for (std::int64_t i = 0; i < d.q_len; ++i) std::fill(dqh + i * kst, dqh + i * kst + D, T(0));
+      for (std::int64_t j = 0; j < d.k_len; ++j) {
+        std::fill(dkh + j * kst, dkh + j * kst + D, T(0));
+        std::fill(dvh + j * vst, dvh + j * vst + Dv, T(0));
+      }
       // D_i = dO_i . O_i - dlse_i: the row term of softmax's gradient (with the logsumexp's own).
       for (std::int64_t i = 0; i < d.q_len; ++i) {
         T acc = 0;
-        for (std::int64_t e = 0; e < Dv; ++e) acc += doh[i * Dv + e] * oh[i * Dv + e];
+        for (std::int64_t e = 0; e < Dv; ++e) acc += doh[i * vst + e] * oh[i * vst + e];
         sc.dvec[i] = acc - (dlse ? dlse[bh * d.q_len + i] : T(0));
         lsafe[i] = lh[i] == neg_inf ? T(0) : lh[i];
       }
@@ -356,7 +362,7 @@ void attention_backward(const T* q, const T* k, const T* v, const T* out, const 
         std::int64_t first_row = cfg.causal ? j0 : 0;  // earlier rows see none of these keys
         for (std::int64_t i0 = first_row; i0 < d.q_len; i0 += kQueryBlock) {
           std::int64_t rows = std::min(kQueryBlock, d.q_len - i0);
-          block_gemm(qs + i0 * D, D, false, kh + j0 * D, D, true, s, kKeyBlock, rows, cols, D, false);
+          block_gemm(qs + i0 * D, D, false, kh + j0 * kst, kst, true, s, kKeyBlock, rows, cols, D, false);
           if (mask.data || (cfg.causal && j0 + cols > i0 + 1))
             hide_keys(s, kKeyBlock, rows, cols, bh, d.heads, i0, j0, mask, cfg);
           // P = exp(s - lse): the forward's probabilities, recomputed.
@@ -373,9 +379,9 @@ void attention_backward(const T* q, const T* k, const T* v, const T* out, const 
             pd = dp;
           }
           // dV += Pd^T dO
-          block_gemm(pd, kKeyBlock, true, doh + i0 * Dv, Dv, false, dvh + j0 * Dv, Dv, cols, Dv, rows, true);
+          block_gemm(pd, kKeyBlock, true, doh + i0 * vst, vst, false, dvh + j0 * vst, vst, cols, Dv, rows, true);
           // dP = dO V^T (dropout: through the kept mask), then dS = P (dP - D_i)
-          block_gemm(doh + i0 * Dv, Dv, false, vh + j0 * Dv, Dv, true, dp, kKeyBlock, rows, cols, Dv, false);
+          block_gemm(doh + i0 * vst, vst, false, vh + j0 * vst, vst, true, dp, kKeyBlock, rows, cols, Dv, false);
           if (cfg.dropout > 0)
             for (std::int64_t r = 0; r < rows; ++r) {
               std::uint64_t base = static_cast<std::uint64_t>((bh * d.q_len + i0 + r) * d.k_len + j0);
@@ -385,11 +391,12 @@ void attention_backward(const T* q, const T* k, const T* v, const T* out, const 
             }
           softmax_grad_rows(dp, s, kKeyBlock, sc.dvec.data() + i0, rows, cols);
           // dQ += dS K (scaled once at the end);  dK += dS^T (scale Q)
-          block_gemm(dp, kKeyBlock, false, kh + j0 * D, D, false, dqh + i0 * D, D, rows, D, cols, true);
-          block_gemm(dp, kKeyBlock, true, qs + i0 * D, D, false, dkh + j0 * D, D, cols, D, rows, true);
+          block_gemm(dp, kKeyBlock, false, kh + j0 * kst, kst, false, dqh + i0 * kst, kst, rows, D, cols, true);
+          block_gemm(dp, kKeyBlock, true, qs + i0 * D, D, false, dkh + j0 * kst, kst, cols, D, rows, true);
         }
       }
-      for (std::int64_t i = 0; i < d.q_len * D; ++i) dqh[i] *= scale;
+      for (std::int64_t i = 0; i < d.q_len; ++i)
+        for (std::int64_t e = 0; e < D; ++e) dqh[i * kst + e] *= scale;
     }
   });
 }

@@ -11,6 +11,14 @@ namespace ef::cpu {
 
 struct AttentionDims {
   std::int64_t batch, heads, q_len, k_len, head_dim, value_dim;
+  // q, k, v, out (and their gradients) laid out [batch, seq, heads, dim] (Keras' and JAX's
+  // layout) instead of [batch, heads, seq, dim]; lse is [batch, heads, q_len] either way.
+  bool bshd = false;
+  // Where row i of head bh of a tensor with `len` rows of `dim` starts, and the row stride.
+  std::int64_t head_offset(std::int64_t bh, std::int64_t len, std::int64_t dim) const {
+    return bshd ? ((bh / heads) * len * heads + bh % heads) * dim : bh * len * dim;
+  }
+  std::int64_t row_stride(std::int64_t dim) const { return bshd ? heads * dim : dim; }
 };
 
 // A bool mask broadcast to [batch, heads, q_len, k_len] by strides (0 along a broadcast axis);
@@ -30,7 +38,8 @@ struct AttentionConfig {
   std::uint64_t seed = 0;
 };
 
-// q [B,H,Sq,D], k [B,H,Sk,D], v [B,H,Sk,Dv] contiguous; out [B,H,Sq,Dv], lse [B,H,Sq].
+// q [B,H,Sq,D], k [B,H,Sk,D], v [B,H,Sk,Dv] contiguous (or [B,S,H,D] with bshd); out
+// [B,H,Sq,Dv] (or [B,Sq,H,Dv]), lse [B,H,Sq].
 // Hidden keys (mask false, or after the query when causal) get probability 0; a row that sees no
 // key outputs zeros and has lse -inf (Keras 3's masked softmax zeroes masked positions).
 template <class T>
