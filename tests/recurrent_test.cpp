@@ -228,6 +228,27 @@ TEST(RecurrentMask, MaskWorksInsideSequentialTracedFit) {
   EXPECT_EQ(model->tracing_count(), 1);
 }
 
+// Layers that keep the steps (Dense, Dropout, Activation, LayerNormalization) pass a mask on,
+// as Keras' supports_masking; others drop it.
+TEST(RecurrentMask, MasksPassThroughLayersThatSupportMasking) {
+  random::set_seed(8);
+  auto model = std::make_shared<train::Sequential>();
+  auto& e = model->add<nn::Embedding>(6, 4);
+  e.mask_zero = true;
+  model->add<nn::Dropout>(0.5);
+  model->add<nn::Dense>(5, "relu");
+  model->add<nn::LayerNormalization>();
+  model->add<nn::LSTM>(3);
+  Tensor padded = (*model)(tensor(std::vector<std::int64_t>{1, 2, 0, 0}, Shape{1, 4}));
+  Tensor shorter = (*model)(tensor(std::vector<std::int64_t>{1, 2}, Shape{1, 2}));
+  ef::testing::expect_tensor_near(padded, shorter, 1e-6);
+  nn::Embedding plain_e(6, 4);
+  plain_e.mask_zero = true;
+  Tensor x = plain_e(tensor(std::vector<std::int64_t>{1, 0}, Shape{1, 2}));
+  EXPECT_TRUE(nn::mask_of(nn::Dense(2)(x)).defined());
+  EXPECT_FALSE(nn::mask_of(nn::Flatten()(x)).defined());
+}
+
 // The fused op and the ef::scan path: same outputs and gradients (float32).
 TEST(RecurrentFused, FusedAndUnrolledGiveTheSameGradients) {
   for (bool lstm : {true, false})

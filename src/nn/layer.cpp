@@ -11,6 +11,7 @@
 
 #include "eagerflow/core/keras_tensor.h"
 #include "eagerflow/core/log.h"
+#include "eagerflow/nn/recurrent.h"  // mask_of / set_mask
 #include "eagerflow/ops/primitive.h"
 #include "eagerflow/trace/context.h"
 
@@ -192,6 +193,9 @@ std::vector<Tensor> Layer::invoke(std::span<const Tensor> inputs, bool single, b
       save_spec_ = TensorSpec{inputs[0].dtype(), Shape(std::move(dims)), {}};
     }
   }
+  // Keras' mask propagation through layers that keep the input's steps.
+  if (single && outs.size() == 1 && outs[0].defined() && supports_masking() && !outs[0].same_as(inputs[0]))
+    if (Tensor m = mask_of(inputs[0]); m.defined() && !mask_of(outs[0]).defined()) set_mask(outs[0], m);
   add_activity_loss(outs);
   return outs;
 }

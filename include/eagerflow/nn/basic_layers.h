@@ -39,6 +39,7 @@ class Dropout : public Layer {
   explicit Dropout(double rate, std::optional<std::uint64_t> seed = std::nullopt, std::string name = "");
   double rate() const { return rate_; }
   std::optional<LayerConfig> get_config() const override;
+  bool supports_masking() const override { return true; }
 
  protected:
   Tensor call(const Tensor& inputs, bool training) override;
@@ -53,6 +54,7 @@ class Activation : public Layer {
  public:
   explicit Activation(ActivationFn fn, std::string name = "") : Layer(std::move(name)), fn_(std::move(fn)) {}
   std::optional<LayerConfig> get_config() const override;
+  bool supports_masking() const override { return true; }
 
  protected:
   Tensor call(const Tensor& inputs) override { return fn_(inputs); }

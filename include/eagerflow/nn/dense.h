@@ -16,6 +16,7 @@ class Dense : public Layer {
   Variable bias() const { return bias_; }
   std::int64_t units() const { return units_; }
   std::optional<LayerConfig> get_config() const override;
+  bool supports_masking() const override { return true; }
 
   Initializer kernel_initializer = glorot_uniform_initializer();
   Initializer bias_initializer = zeros_initializer();

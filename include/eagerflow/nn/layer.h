@@ -88,6 +88,11 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // config, and saving a model that holds it is an error that names it. A layer whose config
   // would hold a C++ function (a custom activation, Lambda) throws ef::Error saying so.
   virtual std::optional<LayerConfig> get_config() const;
+  // Keras' supports_masking for layers that keep the steps of their input: a Keras mask on the
+  // (single) input (ef::nn::mask_of, eagerflow/nn/recurrent.h) is set on the output too, so
+  // Embedding(mask_zero) -> Dropout -> LSTM still masks. Layers that use masks read them
+  // themselves (recurrent layers, GlobalAveragePooling1D); others drop them (false).
+  virtual bool supports_masking() const { return false; }
 
  protected:
   virtual void build(const Shape& input_shape) {}

@@ -30,6 +30,7 @@ class LayerNormalization : public Layer {
  public:
   explicit LayerNormalization(double epsilon = 1e-3, std::string name = "");
   std::optional<LayerConfig> get_config() const override;
+  bool supports_masking() const override { return true; }
 
  protected:
   void build(const Shape& input_shape) override;
