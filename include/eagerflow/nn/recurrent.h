@@ -24,7 +24,9 @@
 // [batch, time] (true = a real step); recurrent layers called on a marked tensor skip the masked
 // steps, keeping the previous state and output, as Keras does (the output before the first real
 // step is zero). See ef::nn::set_mask / mask_of: a mask rides with the tensor handle it was set
-// on, so it reaches the next layer in a Sequential, a functional model or plain code alike.
+// on, so it reaches the next layer in a Sequential, a functional model or plain code alike, and
+// layers whose supports_masking() is true (Dense, Dropout, Activation, LayerNormalization) pass it
+// on to their output.
 #include <optional>
 #include <string>
 #include <vector>
