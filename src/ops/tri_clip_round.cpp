@@ -156,22 +156,28 @@ std::vector<TensorSpec> ReduceBool::infer(std::span<const Tensor> in) const {
 void ReduceBool::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
   out[0] = Tensor::empty(DType::bool_, specs[0].shape);
   const Shape& s = in[0].shape();
-  std::vector<bool> m = reduced_mask(s.rank());
   bool* o = out[0].mutable_data<bool>().data();
   std::fill(o, o + out[0].num_elements(), !any_);
   if (s.num_elements() == 0) return;
-  // Output strides in input coordinates (0 on reduced axes); walk the input once.
-  std::vector<std::int64_t> ostride(static_cast<std::size_t>(s.rank()), 0);
+  // Output strides in input coordinates (0 on reduced axes); walk the input once. Per-thread
+  // buffers: replays do not allocate.
+  thread_local std::vector<std::int64_t> ostride, idx;
+  ostride.assign(static_cast<std::size_t>(s.rank()), 0);
+  idx.assign(static_cast<std::size_t>(s.rank()), 0);
+  for (int a : axes_) ostride[static_cast<std::size_t>(normalize_axis(a, s.rank(), name()))] = -1;  // reduced
   std::int64_t k = 1;
-  for (int a = s.rank() - 1; a >= 0; --a)
-    if (!m[static_cast<std::size_t>(a)]) {
-      ostride[static_cast<std::size_t>(a)] = k;
+  for (int a = s.rank() - 1; a >= 0; --a) {
+    auto ua = static_cast<std::size_t>(a);
+    if (axes_.empty() || ostride[ua] == -1) {
+      ostride[ua] = 0;
+    } else {
+      ostride[ua] = k;
       k *= s[a];
     }
+  }
   dispatch_dtype(in[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* p = in[0].data<T>().data();
-    std::vector<std::int64_t> idx(static_cast<std::size_t>(s.rank()), 0);
     std::int64_t n = s.num_elements(), oi = 0;
     int last = s.rank() - 1;
     for (std::int64_t i = 0; i < n; ++i) {
