@@ -504,6 +504,27 @@ TEST(Recurrent, BadInputsAreErrorsNamingTheLayer) {
   EXPECT_EQ(f.tracing_count(), 1);
 }
 
+// No steps: the output sequence is empty and the states are the initial ones, on both paths,
+// with gradients (zeros for the weights, the state cotangents for h0 / c0).
+TEST(Recurrent, ZeroStepsPassTheInitialStatesThrough) {
+  for (bool fused : {true, false}) {
+    SCOPED_TRACE(fused ? "fused" : "scan");
+    nn::LSTM lstm(U, opts(true, true, false, fused));
+    lstm.call_outputs({x_in()});
+    Tensor x = zeros({B, 0, C}), h = h0_in(), c = c0_in();
+    GradientTape tape;
+    tape.watch(h);
+    auto r = lstm.call_outputs({x, h, c});
+    EXPECT_EQ(r[0].shape(), (Shape{B, 0, U}));
+    ef::testing::expect_tensor_near(r[1], h, 0);
+    ef::testing::expect_tensor_near(r[2], c, 0);
+    Tensor gh = tape.gradient(sum(r[1] * 2.0f), h);
+    ef::testing::expect_tensor_near(gh, full({B, U}, 2.0), 0);
+    auto z = lstm.call_outputs({x});  // no initial state: zeros
+    ef::testing::expect_tensor_near(z[1], zeros({B, U}), 0);
+  }
+}
+
 TEST(Recurrent, OrthogonalInitializerGivesOrthonormalColumns) {
   random::set_seed(5);
   for (Shape s : {Shape{6, 6}, Shape{8, 3}, Shape{3, 8}}) {

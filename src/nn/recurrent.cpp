@@ -45,8 +45,9 @@ bool is_named(const ActivationFn& f, const char* name) { return f.name() == name
 
 // Zeros [batch, units] in x's dtype for x [batch, time, features], also for a dynamic batch.
 Tensor zero_state(const Tensor& x, std::int64_t units) {
-  Tensor first = slice(x, {0, 0, 0}, {kEnd, 1, 1});  // [batch, 1, 1]
-  return reshape(broadcast_to(zeros_like(first), Shape{kDynamic, 1, units}), Shape{-1, units});
+  // [batch, 1] zeros from the first step's first feature (summed: no steps give zeros too)
+  Tensor first = sum(zeros_like(slice(x, {0, 0, 0}, {kEnd, 1, 1})), {1, 2});
+  return broadcast_to(reshape(first, Shape{-1, 1}), Shape{kDynamic, units});
 }
 
 }  // namespace

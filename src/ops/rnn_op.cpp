@@ -227,8 +227,9 @@ namespace {
 
 // Zeros [batch, units] for x [batch, time, features], also when the batch is dynamic.
 Tensor zero_state(const Tensor& x, std::int64_t units) {
-  Tensor first = slice(x, {0, 0, 0}, {std::numeric_limits<std::int64_t>::max(), 1, 1});  // [n, 1, 1]
-  return reshape(broadcast_to(zeros_like(first), Shape{kDynamic, 1, units}), Shape{-1, units});
+  // [n, 1] zeros from the first step's first feature (summed: no steps give zeros too)
+  Tensor first = sum(zeros_like(slice(x, {0, 0, 0}, {std::numeric_limits<std::int64_t>::max(), 1, 1})), {1, 2});
+  return broadcast_to(reshape(first, Shape{-1, 1}), Shape{kDynamic, units});
 }
 
 void expect_defined(const char* op, std::initializer_list<Tensor> ts) {
