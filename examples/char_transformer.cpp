@@ -13,12 +13,15 @@
 #include <eagerflow/nn/attention.h>
 #include <eagerflow/nn/recurrent.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -93,15 +96,29 @@ int main(int argc, char** argv) {
   }
   try {
     if (threads > 0) ef::set_num_threads(threads);
+    std::string text;
     if (text_path.empty()) {
-      auto found = ef::data::find_shared_text("fortunes.txt.gz");
-      if (!found) {
-        std::cerr << "no text: give --text FILE (../shared/data/text/fortunes.txt.gz was not found)\n";
-        return 2;
+      if (auto found = ef::data::find_shared_text("fortunes.txt.gz")) {
+        text_path = *found;
+      } else {
+        // As train_mnist falls back to generated digits: the project's own documentation.
+        std::cout << "../shared/data/text/fortunes.txt.gz not found (give --text FILE); training on this "
+                     "repository's README.md and docs/*.md instead\n";
+        text_path = "README.md + docs/*.md";
+        std::vector<std::filesystem::path> files = {"README.md"};
+        std::error_code ec;
+        for (const auto& e : std::filesystem::directory_iterator("docs", ec))
+          if (e.path().extension() == ".md") files.push_back(e.path());
+        std::sort(files.begin() + 1, files.end());
+        for (const auto& f : files)
+          if (std::filesystem::is_regular_file(f, ec)) text += ef::data::read_text(f.string());
+        if (text.size() < 4096) {
+          std::cerr << "char_transformer: no text to train on: give --text FILE\n";
+          return 2;
+        }
       }
-      text_path = *found;
     }
-    std::string text = ef::data::read_text(text_path);
+    if (text.empty()) text = ef::data::read_text(text_path);
     std::size_t split = text.size() * 9 / 10;
     std::cout << "Text: " << text_path << " (" << text.size() << " bytes; training on the first 90%, "
               << "validating on the last 10%)\n";
@@ -133,7 +150,7 @@ int main(int argc, char** argv) {
     int epoch = 0;
     while (elapsed() < seconds) {
       ef::Tensor pick = ef::random::randint({per_epoch}, 0, train.x.dim(0), ef::DType::int64);
-      std::cout << "Round " << ++epoch << " (" << static_cast<int>(elapsed()) << " s of " << seconds << "): 64 batches of 32 windows\n";
+      std::cout << "Round " << ++epoch << " (" << static_cast<int>(elapsed()) << " s of " << seconds << "): 64 batches of " << batch << " windows\n";
       model->fit(ef::gather(train.x, pick), ef::gather(train.y, pick),
                  {.batch_size = batch, .epochs = 1, .callbacks = {stop}, .verbose = 1});
       if (model->stop_training) break;
