@@ -7,6 +7,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings.h"
+#include "py_layer.h"  // py_from_config
 
 namespace efpy {
 namespace {
@@ -17,26 +18,6 @@ using ef::nn::ConfigValue;
 using ef::nn::Layer;
 using ef::nn::MultiHeadAttention;
 using ef::nn::PositionalEmbedding;
-
-nb::object config_to_py(const ConfigValue& v) {
-  return std::visit(
-      [](const auto& x) -> nb::object {
-        using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, std::nullptr_t>) return nb::none();
-        else if constexpr (std::is_same_v<T, ef::nn::ConfigList>) {
-          nb::list out;
-          for (const auto& item : x) out.append(config_to_py(item));
-          return std::move(out);
-        } else if constexpr (std::is_same_v<T, ConfigMap>) {
-          nb::dict out;
-          for (const auto& [k, item] : x.items()) out[nb::str(k.c_str())] = config_to_py(item);
-          return std::move(out);
-        } else {
-          return nb::cast(x);
-        }
-      },
-      v.value);
-}
 
 ConfigValue config_from_py(nb::handle v, int depth = 0) {
   if (depth > 8) throw nb::value_error("MultiHeadAttention.from_config: the config nests too deeply");
@@ -195,7 +176,7 @@ void init_attention(nb::module_& m) {
       .def_prop_ro("value_dim", &MultiHeadAttention::value_dim)
       .def_prop_ro("dropout", [](const MultiHeadAttention& l) { return l.options().dropout; })
       .def_prop_ro("use_bias", [](const MultiHeadAttention& l) { return l.options().use_bias; })
-      .def("get_config", [](const MultiHeadAttention& l) { return config_to_py(ConfigValue(l.get_config()->config)); })
+      .def("get_config", [](const MultiHeadAttention& l) { return py_from_config(ConfigValue(l.get_config()->config)); })
       .def_static(
           "from_config",
           [](nb::handle config) {
@@ -217,7 +198,7 @@ void init_attention(nb::module_& m) {
           nb::arg("name") = nb::none())
       .def_prop_ro("token_embeddings", &PositionalEmbedding::token_embeddings)
       .def_prop_ro("position_embeddings", &PositionalEmbedding::position_embeddings)
-      .def("get_config", [](const PositionalEmbedding& l) { return config_to_py(ConfigValue(l.get_config()->config)); });
+      .def("get_config", [](const PositionalEmbedding& l) { return py_from_config(ConfigValue(l.get_config()->config)); });
 }
 
 }  // namespace efpy

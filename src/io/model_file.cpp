@@ -674,26 +674,20 @@ ConfigValue compile_value(const train::CompileOptions& o, const optim::Optimizer
   for (const auto& [k, w] : o.loss_weights_by_output) weights_by_output.set(k, w);
   c.set("loss_weights_by_output", std::move(weights_by_output));
   std::string loss_name = first_loss_name(o);
-  ConfigList metrics;
-  for (const auto& m : o.metrics) metrics.push_back(metric_value(m, loss_name, where));
-  c.set("metrics", std::move(metrics));
-  ConfigMap metrics_by_output;
-  for (const auto& [k, ms] : o.metrics_by_output) {
+  auto list_of = [&](const std::vector<train::MetricRef>& ms) {
     ConfigList l;
     for (const auto& m : ms) l.push_back(metric_value(m, loss_name, where));
-    metrics_by_output.set(k, std::move(l));
-  }
-  c.set("metrics_by_output", std::move(metrics_by_output));
-  ConfigList weighted;
-  for (const auto& m : o.weighted_metrics) weighted.push_back(metric_value(m, loss_name, where));
-  c.set("weighted_metrics", std::move(weighted));
-  ConfigMap weighted_by_output;
-  for (const auto& [k, ms] : o.weighted_metrics_by_output) {
-    ConfigList l;
-    for (const auto& m : ms) l.push_back(metric_value(m, loss_name, where));
-    weighted_by_output.set(k, std::move(l));
-  }
-  c.set("weighted_metrics_by_output", std::move(weighted_by_output));
+    return l;
+  };
+  auto by_output = [&](const std::map<std::string, std::vector<train::MetricRef>>& ms) {
+    ConfigMap out;
+    for (const auto& [k, l] : ms) out.set(k, list_of(l));
+    return out;
+  };
+  c.set("metrics", list_of(o.metrics));
+  c.set("metrics_by_output", by_output(o.metrics_by_output));
+  c.set("weighted_metrics", list_of(o.weighted_metrics));
+  c.set("weighted_metrics_by_output", by_output(o.weighted_metrics_by_output));
   c.set("run_eagerly", o.run_eagerly);
   return c;
 }
