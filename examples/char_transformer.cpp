@@ -73,8 +73,8 @@ int main(int argc, char** argv) {
   std::string text_path, prompt = "The secret of ", kind = "transformer";
   double seconds = 120;
   int generate = 400, threads = 0;
-  std::int64_t batch = 16;
-  double learning_rate = 3e-3;
+  std::int64_t batch = 32;
+  double learning_rate = 2e-3;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--text") && i + 1 < argc) text_path = argv[++i];
     else if (!std::strcmp(argv[i], "--model") && i + 1 < argc) kind = argv[++i];
