@@ -156,8 +156,15 @@ double row_max(const double* x, std::int64_t n) {
   return m;
 }
 // Compiled for AVX-512 and AVX2 beside the baseline, chosen at load time (the library itself is
-// built for baseline x86-64): 32 partial sums, so the loop vectorizes without -ffast-math.
-__attribute__((target_clones("avx512f", "avx2", "default"))) float row_sum(const float* x, std::int64_t n) {
+// built for baseline x86-64). The choice is an ifunc, resolved by the dynamic loader before
+// ThreadSanitizer's runtime starts, which crashes a TSan build at load: there, baseline only.
+#if defined(__SANITIZE_THREAD__)
+#define EF_ISA_CLONES
+#else
+#define EF_ISA_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+// 32 partial sums, so the loop vectorizes without -ffast-math.
+EF_ISA_CLONES float row_sum(const float* x, std::int64_t n) {
   float acc[32] = {};
   std::int64_t i = 0;
   for (; i + 32 <= n; i += 32)
@@ -168,7 +175,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) float row_sum(const
   return s;
 }
 // dS = P (dP - D_i) over a block, in place in dp.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void softmax_grad_rows(
+EF_ISA_CLONES void softmax_grad_rows(
     float* dp, const float* p, std::int64_t ld, const float* di, std::int64_t rows, std::int64_t cols) {
   for (std::int64_t r = 0; r < rows; ++r) {
     float* d = dp + r * ld;
