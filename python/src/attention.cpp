@@ -7,7 +7,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings.h"
-#include "py_layer.h"  // py_from_config
+#include "py_layer.h"  // py_from_config, config_map_from_py
 
 namespace efpy {
 namespace {
@@ -18,26 +18,6 @@ using ef::nn::ConfigValue;
 using ef::nn::Layer;
 using ef::nn::MultiHeadAttention;
 using ef::nn::PositionalEmbedding;
-
-ConfigValue config_from_py(nb::handle v, int depth = 0) {
-  if (depth > 8) throw nb::value_error("MultiHeadAttention.from_config: the config nests too deeply");
-  if (v.is_none()) return nullptr;
-  if (PyBool_Check(v.ptr())) return nb::cast<bool>(v);
-  if (PyLong_Check(v.ptr())) return nb::cast<std::int64_t>(v);
-  if (PyFloat_Check(v.ptr())) return nb::cast<double>(v);
-  if (PyUnicode_Check(v.ptr())) return nb::cast<std::string>(v);
-  if (PyList_Check(v.ptr()) || PyTuple_Check(v.ptr())) {
-    ef::nn::ConfigList out;
-    for (nb::handle item : v) out.push_back(config_from_py(item, depth + 1));
-    return out;
-  }
-  if (PyDict_Check(v.ptr())) {
-    ConfigMap out;
-    for (auto [k, item] : nb::borrow<nb::dict>(v)) out.set(nb::cast<std::string>(k), config_from_py(item, depth + 1));
-    return out;
-  }
-  throw nb::type_error("MultiHeadAttention.from_config: config values must be None, bool, int, float, str, list or dict");
-}
 
 std::optional<Tensor> optional_tensor(nb::handle h) {
   if (h.is_none()) return std::nullopt;
@@ -180,7 +160,7 @@ void init_attention(nb::module_& m) {
       .def_static(
           "from_config",
           [](nb::handle config) {
-            ef::nn::LayerConfig c{"MultiHeadAttention", std::get<ConfigMap>(config_from_py(config).value)};
+            ef::nn::LayerConfig c{"MultiHeadAttention", config_map_from_py(config, "MultiHeadAttention.from_config")};
             c.config.where = "MultiHeadAttention.from_config";
             std::shared_ptr<Layer> layer = ef::nn::layer_from_config(c, "MultiHeadAttention.from_config");
             return std::static_pointer_cast<MultiHeadAttention>(layer);

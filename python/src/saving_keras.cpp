@@ -48,7 +48,9 @@ ef::nn::ConfigValue config_value_from_py(nb::handle v, const std::string& where,
 }  // namespace
 
 ef::nn::ConfigMap config_map_from_py(nb::handle dict, const std::string& where) {
-  if (!PyDict_Check(dict.ptr())) throw nb::type_error((where + " must return a dict").c_str());
+  if (!PyDict_Check(dict.ptr()))
+    throw nb::type_error((where + ": a config must be a dict, got a " +
+                          nb::cast<std::string>(nb::str(dict.type().attr("__name__")))).c_str());
   return std::get<ef::nn::ConfigMap>(config_value_from_py(dict, where, 0).value);
 }
 
