@@ -10,6 +10,7 @@
 #include "ops/elementwise_math.h"
 #include "ops/primitives.h"
 #include "ops/op_factories.h"
+#include "ops/shape_rules.h"
 
 namespace ef {
 namespace {
@@ -80,15 +81,7 @@ const char* Reduce::name() const { return reduce_name(kind_); }
 
 OpParams Reduce::parameters() const { return OpParams().add("axes", axes_).add_flag("keepdims", keepdims_); }
 
-std::vector<bool> Reduce::reduced_mask(int rank) const {
-  std::vector<bool> m(static_cast<std::size_t>(rank), axes_.empty());
-  for (int a : axes_) {
-    int n = normalize_axis(a, rank, name());
-    if (m[static_cast<std::size_t>(n)] && !axes_.empty()) fail(name(), "axis " + std::to_string(a) + " is listed twice");
-    m[static_cast<std::size_t>(n)] = true;
-  }
-  return m;
-}
+std::vector<bool> Reduce::reduced_mask(int rank) const { return reduced_axes_mask(axes_, rank, name()); }
 
 std::vector<TensorSpec> Reduce::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 1);

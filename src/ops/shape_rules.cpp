@@ -1,6 +1,9 @@
 #include "ops/shape_rules.h"
 
 #include <algorithm>
+#include <string>
+
+#include "eagerflow/core/error.h"
 
 namespace ef {
 
@@ -32,6 +35,16 @@ Shape broadcast_shapes(const Primitive& op, std::span<const Tensor> inputs) {
   Shape out;
   if (!try_broadcast(shapes, out)) fail(op.name(), "shapes cannot broadcast: " + describe(inputs, " vs "));
   return out;
+}
+
+std::vector<bool> reduced_axes_mask(const std::vector<int>& axes, int rank, const char* op) {
+  std::vector<bool> m(static_cast<std::size_t>(rank), axes.empty());
+  for (int a : axes) {
+    int n = normalize_axis(a, rank, op);
+    if (m[static_cast<std::size_t>(n)] && !axes.empty()) fail(op, "axis " + std::to_string(a) + " is listed twice");
+    m[static_cast<std::size_t>(n)] = true;
+  }
+  return m;
 }
 
 }  // namespace ef

@@ -7,6 +7,7 @@
 #include "eagerflow/ops/primitive.h"
 #include "kernels/cpu/parallel.h"
 #include "ops/op_factories.h"
+#include "ops/shape_rules.h"
 #include "ops/sequence_primitives.h"
 
 namespace ef {
@@ -131,15 +132,7 @@ std::vector<Tensor> Clip::vjp(std::span<const Tensor> in, std::span<const Tensor
 }
 
 // ---------------------------------------------------------------- any / all
-std::vector<bool> ReduceBool::reduced_mask(int rank) const {
-  std::vector<bool> m(static_cast<std::size_t>(rank), axes_.empty());
-  for (int a : axes_) {
-    int n = normalize_axis(a, rank, name());
-    if (m[static_cast<std::size_t>(n)] && !axes_.empty()) fail(name(), "axis " + std::to_string(a) + " is listed twice");
-    m[static_cast<std::size_t>(n)] = true;
-  }
-  return m;
-}
+std::vector<bool> ReduceBool::reduced_mask(int rank) const { return reduced_axes_mask(axes_, rank, name()); }
 
 std::vector<TensorSpec> ReduceBool::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 1);
