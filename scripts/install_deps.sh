@@ -4,7 +4,10 @@ set -euo pipefail
 # ocl-icd-opencl-dev is only a Recommends of libdnnl-dev, but its CMake config needs OpenCL.
 # graphviz: a test checks that exported DOT parses. libsleef-dev: vectorized math.
 # libonnx-dev (with protobuf): ONNX export through the official schema and checker.
-needed=(cmake ninja-build g++ make libdnnl-dev ocl-icd-opencl-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev graphviz libsleef-dev libonnx-dev libprotobuf-dev protobuf-compiler)
+# libpng/libjpeg-turbo: image-folder datasets. Open MPI: multi-process training (mpirun).
+# chromium: headless screenshots of TensorBoard in the demo.
+needed=(cmake ninja-build g++ make libdnnl-dev ocl-icd-opencl-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev graphviz libsleef-dev libonnx-dev libprotobuf-dev protobuf-compiler
+        libpng-dev libjpeg62-turbo-dev libopenmpi-dev openmpi-bin chromium)
 missing=()
 for p in "${needed[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -22,14 +25,15 @@ fi
 # files, onnxruntime runs exported models), in a virtualenv outside the repository. The build
 # never needs Python.
 VENV="${EF_VENV:-$HOME/.cache/eagerflow/venv}"
-if ! "$VENV/bin/python" -c "import safetensors, numpy, onnxruntime, nanobind, scikit_build_core, pytest" 2>/dev/null; then
+if ! "$VENV/bin/python" -c "import safetensors, numpy, onnxruntime, nanobind, scikit_build_core, pytest, tensorboard" 2>/dev/null; then
   echo "Creating the interop test virtualenv in $VENV"
   command -v python3 >/dev/null || { $SUDO apt-get update -qq; $SUDO apt-get install -y -qq python3 python3-venv >/dev/null; }
   python3 -m venv "$VENV" 2>/dev/null || { $SUDO apt-get install -y -qq python3-venv >/dev/null; python3 -m venv "$VENV"; } ||
     echo "WARNING: could not make a virtualenv in $VENV; the interop tests will not run" >&2
   # Not fatal: without it the build and every other test still run; CMake warns that the
   # interop tests are not registered.
-  # nanobind + scikit-build-core build the Python package (python/), pytest runs its tests.
-  "$VENV/bin/pip" install -q --disable-pip-version-check safetensors numpy onnxruntime nanobind scikit-build-core pytest ||
+  # nanobind + scikit-build-core build the Python package (python/), pytest runs its tests;
+  # tensorboard reads back the event files eagerflow writes.
+  "$VENV/bin/pip" install -q --disable-pip-version-check safetensors numpy onnxruntime nanobind scikit-build-core pytest tensorboard ||
     echo "WARNING: could not install the interop test packages into $VENV; the interop tests will not run" >&2
 fi
