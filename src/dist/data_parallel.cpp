@@ -1,0 +1,200 @@
+#include "eagerflow/dist/data_parallel.h"
+
+#include <iostream>
+#include <map>
+
+#include "eagerflow/dist/dist.h"
+#include "eagerflow/ops/ops.h"
+#include "eagerflow/ops/random.h"
+#include "eagerflow/optim/optimizer.h"
+#include "eagerflow/train/callbacks.h"
+#include "eagerflow/train/model.h"
+
+namespace ef::dist {
+
+std::pair<std::int64_t, std::int64_t> Strategy::local_rows(std::int64_t begin, std::int64_t end) const {
+  const std::int64_t w = world_size(), r = rank(), m = end - begin;
+  const std::int64_t base = m / w, extra = m % w;
+  std::int64_t first = begin + r * base + std::min(r, extra);
+  return {first, first + base + (r < extra ? 1 : 0)};
+}
+
+namespace {
+
+struct InFit {
+  bool& flag;
+  explicit InFit(bool& f) : flag(f) { flag = true; }
+  ~InFit() { flag = false; }
+};
+
+// Every rank must hold the same number of things before a collective per thing.
+void expect_same_count(const char* what, std::int64_t n) {
+  std::vector<std::int64_t> all = all_gather(tensor(std::vector<std::int64_t>{n}), 0).to_vector<std::int64_t>();
+  for (std::size_t r = 1; r < all.size(); ++r)
+    if (all[r] != all[0])
+      fail("DataParallel", std::string("the ranks hold different numbers of ") + what + ": rank 0 has " + std::to_string(all[0]) +
+                               ", rank " + std::to_string(r) + " has " + std::to_string(all[r]));
+}
+
+// Sums `pieces` (flat, one dtype) across ranks in buckets of at most `bucket_bytes`; `extra`
+// (a [1] tensor, or undefined) rides at the end of the first bucket. Returns the reduced
+// pieces and the reduced extra.
+std::pair<std::vector<Tensor>, Tensor> bucketed_sum(const std::vector<Tensor>& pieces, Tensor extra, std::int64_t bucket_bytes,
+                                                    const Tensor& keep) {
+  std::vector<Tensor> out(pieces.size());
+  std::size_t i = 0;
+  bool first = true;
+  while (i < pieces.size() || (first && extra.defined())) {
+    std::vector<Tensor> parts;
+    std::vector<std::int64_t> sizes;
+    std::int64_t bytes = 0;
+    std::size_t start = i;
+    while (i < pieces.size() && (parts.empty() || bytes + pieces[i].num_elements() * static_cast<std::int64_t>(size_of(pieces[i].dtype())) <= bucket_bytes)) {
+      parts.push_back(pieces[i]);
+      sizes.push_back(pieces[i].shape()[0]);
+      bytes += pieces[i].num_elements() * static_cast<std::int64_t>(size_of(pieces[i].dtype()));
+      ++i;
+    }
+    Tensor flat = parts.empty() ? Tensor() : parts.size() == 1 ? parts[0] : concat(parts, 0);
+    // A rank without examples has NaN gradients (a mean over nothing): it adds zeros.
+    if (flat.defined() && keep.defined()) flat = where(keep, flat, zeros_like(flat));
+    bool with_extra = first && extra.defined();
+    if (with_extra) flat = flat.defined() ? concat({flat, cast(extra, flat.dtype())}, 0) : extra;
+    Tensor reduced = all_reduce(flat, ReduceOp::sum);
+    std::int64_t at = 0;
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+      out[start + k] = sizes.size() == 1 && !with_extra ? reduced : slice(reduced, {at}, {at + sizes[k]});
+      at += sizes[k];
+    }
+    if (with_extra) extra = slice(reduced, {at}, {at + 1});
+    first = false;
+  }
+  return {out, extra};
+}
+
+}  // namespace
+
+DataParallel::DataParallel(DataParallelOptions options) : options_(options) {
+  if (options_.bucket_bytes < 1) fail("DataParallel", "bucket_bytes must be at least 1, got " + std::to_string(options_.bucket_bytes));
+  init();
+  rank_ = dist::rank();
+  world_ = dist::world_size();
+}
+
+std::vector<Tensor> DataParallel::reduce_gradients(const std::vector<Tensor>& gradients, const Tensor& local_count) {
+  // Grouped by dtype, in order; each flattened and weighted by the local count.
+  std::map<DType, std::vector<std::size_t>> by_dtype;
+  for (std::size_t i = 0; i < gradients.size(); ++i)
+    if (gradients[i].defined()) by_dtype[gradients[i].dtype()].push_back(i);
+  std::vector<Tensor> out(gradients.size());
+  Tensor count = reshape(cast(local_count, DType::float64), Shape{1});
+  Tensor keep = reshape(local_count > 0.0, Shape{});
+  Tensor total;
+  for (const auto& [dtype, index] : by_dtype) {
+    Tensor n = cast(reshape(local_count, Shape{}), dtype);
+    std::vector<Tensor> pieces;
+    for (std::size_t i : index) pieces.push_back(reshape(gradients[i] * n, Shape{-1}));
+    auto [reduced, extra] = bucketed_sum(pieces, total.defined() ? Tensor() : count, options_.bucket_bytes, keep);
+    if (!total.defined()) total = extra;
+    Tensor t = cast(reshape(total, Shape{}), dtype);
+    for (std::size_t k = 0; k < index.size(); ++k)
+      out[index[k]] = reshape(reduced[k], gradients[index[k]].shape()) / t;
+  }
+  return out;
+}
+
+std::vector<Tensor> DataParallel::average_gradients(const std::vector<Tensor>& gradients) {
+  std::map<DType, std::vector<std::size_t>> by_dtype;
+  for (std::size_t i = 0; i < gradients.size(); ++i)
+    if (gradients[i].defined()) by_dtype[gradients[i].dtype()].push_back(i);
+  std::vector<Tensor> out(gradients.size());
+  for (const auto& [dtype, index] : by_dtype) {
+    std::vector<Tensor> pieces;
+    for (std::size_t i : index) pieces.push_back(reshape(gradients[i], Shape{-1}));
+    auto [reduced, extra] = bucketed_sum(pieces, Tensor(), options_.bucket_bytes, Tensor());
+    for (std::size_t k = 0; k < index.size(); ++k)
+      out[index[k]] = reshape(reduced[k], gradients[index[k]].shape()) / static_cast<double>(world_);
+  }
+  return out;
+}
+
+std::pair<Tensor, Tensor> DataParallel::global_mean(const Tensor& local_mean, const Tensor& local_count) {
+  Tensor n = reshape(cast(local_count, DType::float64), Shape{});
+  Tensor v = reshape(cast(local_mean, DType::float64), Shape{});
+  Tensor weighted = where(n > 0.0, v * n, zeros_like(v));
+  Tensor both = all_reduce(stack({weighted, n}, 0), ReduceOp::sum);
+  Tensor total = reshape(slice(both, {0}, {1}), Shape{}), count = reshape(slice(both, {1}, {2}), Shape{});
+  return {cast(total / count, local_mean.dtype()), cast(count, local_count.dtype())};
+}
+
+Tensor DataParallel::gather_rows(const Tensor& t) { return all_gather_rows(t); }
+
+void DataParallel::broadcast_variables(const std::vector<Variable>& variables, int root) {
+  expect_same_count("variables", static_cast<std::int64_t>(variables.size()));
+  for (const Variable& v : variables) v.assign(broadcast(v.value(), root));
+}
+
+void DataParallel::broadcast_model(train::Model& model, int root) {
+  broadcast_variables(model.weights(), root);
+  if (model.optimizer()) broadcast_variables(model.optimizer()->variables(), root);
+  random::GeneratorState s = random::get_global_state();
+  std::vector<std::int64_t> sc = broadcast(tensor(std::vector<std::int64_t>{static_cast<std::int64_t>(s.seed),
+                                                                              static_cast<std::int64_t>(s.counter)}),
+                                           root)
+                                     .to_vector<std::int64_t>();
+  s.seed = static_cast<std::uint64_t>(sc[0]);
+  s.counter = static_cast<std::uint64_t>(sc[1]);
+  random::set_global_state(s);
+}
+
+namespace {
+// Averages the non-trainable float weights (BatchNormalization's moving statistics) across
+// ranks at the end of each epoch, before the user's callbacks see the model.
+class AverageNonTrainable : public train::Callback {
+ public:
+  void on_epoch_end(int, const train::Logs&) override {
+    std::vector<Variable> vars;
+    for (const Variable& v : model->non_trainable_weights())
+      if (is_floating(v.dtype())) vars.push_back(v);
+    expect_same_count("non-trainable weights", static_cast<std::int64_t>(vars.size()));
+    for (const Variable& v : vars) v.assign(all_reduce(v.value(), ReduceOp::mean));
+  }
+};
+}  // namespace
+
+train::History DataParallel::run_fit(train::Model& model, const train::Data& x, const train::FitOptions& options,
+                                     const std::function<train::History(const train::FitOptions&)>& fit) {
+  InFit guard(in_fit_);
+  try {
+    train::FitOptions local = options;
+    if (!is_root()) local.verbose = 0;
+    if (!model.built() && !x.empty()) {
+      // The weights must exist before rank 0's are broadcast: a predict on one example builds them.
+      train::Data one = x;
+      for (Tensor& t : one.tensors)
+        if (t.defined() && t.rank() >= 1 && t.dim(0) > 0) t = slice(t, {0}, {1});
+      model.predict_outputs(one, 1);
+    }
+    broadcast_model(model, 0);
+    if (options_.average_non_trainable)
+      local.callbacks.insert(local.callbacks.begin(), std::make_shared<AverageNonTrainable>());
+    return fit(local);
+  } catch (const std::exception& e) {
+    if (!options_.abort_on_error) throw;
+    std::cerr << "[dist] rank " << rank_ << " of " << world_ << ": fit failed: " << e.what()
+              << "\n[dist] ending every rank of the job (MPI_Abort)" << std::endl;
+    abort_job(1);
+  }
+}
+
+DistributedOptimizer::DistributedOptimizer(std::shared_ptr<optim::Optimizer> optimizer, std::shared_ptr<DataParallel> strategy)
+    : optimizer_(std::move(optimizer)), strategy_(std::move(strategy)) {
+  if (!optimizer_) fail("DistributedOptimizer", "needs an optimizer");
+  if (!strategy_) strategy_ = std::make_shared<DataParallel>();
+}
+
+void DistributedOptimizer::apply_gradients(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables) {
+  optimizer_->apply_gradients(strategy_->average_gradients(gradients), variables);
+}
+
+}  // namespace ef::dist
