@@ -154,6 +154,19 @@ inline std::vector<OpInfo> op_table() {
                                                        GradientOptions{UnconnectedGradients::none, x[3] * 1.0});
                  return concat({reshape(g[0], {-1}), reshape(g[1], {-1}), reshape(g[2], {-1})}, 0);
                }});
+  // Fused layer normalization (eagerflow/nn/normalization.h) and its gradient op as a function
+  // of x, gamma, beta and the cotangent (second order through the gradient op's own rule).
+  t.push_back({"layer_norm", {f({2, 3, 5}), f({5}), f({5})}, [](V x) { return nn::layer_norm(x[0], x[1], x[2], 1e-3); }});
+  t.push_back({"layer_norm_grad", {f({2, 4}), f({4}), f({4}), f({2, 4})},
+               [](V x) {
+                 Tensor a = identity(x[0]), g = identity(x[1]), b = identity(x[2]);
+                 GradientTape tape;
+                 tape.watch(std::vector<Tensor>{a, g, b});
+                 Tensor y = nn::layer_norm(a, g, b, 1e-2);
+                 std::vector<Tensor> d = tape.gradient(y, std::vector<Tensor>{a, g, b},
+                                                       GradientOptions{UnconnectedGradients::none, x[3] * 1.0});
+                 return concat({reshape(d[0], {-1}), reshape(d[1], {-1}), reshape(d[2], {-1})}, 0);
+               }});
   // Shapes.
   t.push_back({"reshape", {f({3, 4})}, [](V x) { return reshape(x[0], {2, -1}); }});
   t.push_back({"reshape_like", {f({3, 4}), f({6, 2})}, [](V x) { return reshape_like(x[0], x[1]); }});

@@ -11,6 +11,7 @@
 #include "eagerflow/variable.h"
 #include "function/scan_op.h"
 #include "ops/attention_op.h"
+#include "ops/layer_norm_op.h"
 #include "ops/primitives.h"
 
 namespace ef::detail {
@@ -266,6 +267,7 @@ Rule rule_for(const Primitive& op, std::span<const Batched> in, std::span<const 
                      "' (each example would write its own value); assign outside ef::vmap");
   if (Rule r = sequence_batching_rule(op, in)) return r;
   if (Rule r = attention_batching_rule(op, in, specs, batch)) return r;
+  if (Rule r = layer_norm_batching_rule(op, in, batch)) return r;
   return std::nullopt;
 }
 

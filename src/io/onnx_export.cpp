@@ -17,6 +17,7 @@
 #include "function/scan_op.h"
 #include "eagerflow/passes/passes.h"
 #include "ops/attention_op.h"
+#include "ops/layer_norm_op.h"
 #include "ops/primitives.h"
 #include "ops/rnn_op.h"
 #include "ops/sequence_primitives.h"
@@ -515,6 +516,26 @@ class Exporter {
     }
     if (auto* a = dynamic_cast<const ScaledDotProductAttention*>(&op)) {
       emit_attention(n, *a, in);
+      return;
+    }
+    if (auto* ln = dynamic_cast<const LayerNormOp*>(&op)) {
+      // ONNX's LayerNormalization (opset 17) over the last axis. Its Mean and InvStdDev are
+      // float32 only (stash_type), so a float64 graph exports y alone (mean and rstd feed only
+      // the gradient op, which exported graphs do not hold).
+      bool f32 = spec(n.inputs[0]).dtype == DType::float32;
+      std::string mean = f32 ? fresh("ln_mean") : "", rstd = f32 ? fresh("ln_rstd") : "";
+      pb::NodeProto& nd = node("LayerNormalization", in, f32 ? std::vector<std::string>{out, mean, rstd}
+                                                              : std::vector<std::string>{out});
+      attr_int(nd, "axis", -1);
+      auto* e = nd.add_attribute();
+      e->set_name("epsilon");
+      e->set_type(pb::AttributeProto_AttributeType_FLOAT);
+      e->set_f(static_cast<float>(ln->epsilon()));
+      names_[n.outputs[0]] = out;
+      if (f32) {
+        names_[n.outputs[1]] = mean;
+        names_[n.outputs[2]] = rstd;
+      }
       return;
     }
     if (auto* p = dynamic_cast<const Pool2D*>(&op)) {

@@ -66,6 +66,8 @@ void LayerNormalization::build(const Shape& s) {
 
 Tensor LayerNormalization::call(const Tensor& x) {
   expect_features(*this, x, gamma_.shape()[0]);
+  // One fused op (forward and gradient one pass each) when x has the weights' dtype.
+  if (x.dtype() == gamma_.dtype()) return layer_norm(x, Tensor(gamma_), Tensor(beta_), epsilon_);
   Tensor m = mean(x, {-1}, true);
   Tensor v = mean(square(x - m), {-1}, true);
   return (x - m) * rsqrt(v + epsilon_) * Tensor(gamma_) + Tensor(beta_);

@@ -30,6 +30,7 @@ void add_pad_tile_factories(OpFactories& f);      // src/ops/pad_tile.cpp
 void add_cumulative_factories(OpFactories& f);    // src/ops/cumulative.cpp
 void add_sort_factories(OpFactories& f);          // src/ops/sort_ops.cpp
 void add_attention_factories(OpFactories& f);        // src/ops/attention_op.cpp
+void add_layer_norm_factories(OpFactories& f);       // src/ops/layer_norm_op.cpp
 
 // Every built-in op that a saved model can hold, by name.
 const OpFactories& builtin_op_factories();

@@ -4,6 +4,11 @@
 
 namespace ef::nn {
 
+// Layer normalization over the last axis as one fused op (forward and gradient each one pass):
+// (x - mean) / sqrt(var + epsilon) * gamma + beta with the biased variance; gamma and beta are
+// [C] of x's dtype (float32 or float64). LayerNormalization runs on it.
+Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double epsilon = 1e-3);
+
 // Training: normalizes with the batch's mean and variance (over every axis but the last) and
 // moves the moving statistics toward them (momentum); not training, or frozen (set_trainable(false)
 // on it or on a layer it runs inside): uses the moving ones and leaves them unchanged, as Keras.
