@@ -17,6 +17,7 @@
 #include "eagerflow/ops/random.h"
 #include "eagerflow/trace/context.h"
 #include "eagerflow/train/functional.h"
+#include "train/batch_source.h"
 #include "train/progress_bar.h"
 
 namespace ef::train {
@@ -541,12 +542,21 @@ Logs Model::evaluate_data(const StepData& d, std::int64_t batch_size, int verbos
   if (batch_size < 1) fail(name(), "batch_size must be at least 1, got " + std::to_string(batch_size));
   std::int64_t n = d.x[0].dim(0);
   if (n == 0) fail(name(), "evaluate got no examples (x is " + d.x[0].spec().str() + "): there is no loss to report");
-  batch_size = clamped_batch(batch_size, n);
-  make_step(d, false);
+  detail::ArrayBatches source(d, clamped_batch(batch_size, n), /*shuffle=*/false);
+  return evaluate_batches(source, verbose);
+}
+
+Logs Model::evaluate_batches(detail::BatchSource& source, int verbose) {
+  source.begin_epoch();
   reset_metrics();
-  std::int64_t steps = (n + batch_size - 1) / batch_size;
   StepLogs last;
-  for (std::int64_t b = 0; b < steps; ++b) last = run_test(batch_rows(d, b * batch_size, std::min(n, (b + 1) * batch_size)));
+  StepData batch;
+  std::int64_t steps = 0;
+  for (; source.next(batch); ++steps) {
+    if (steps == 0) make_step(batch, false);
+    last = run_test(batch);
+  }
+  if (steps == 0) fail(name(), "evaluate got no batches: there is no loss to report");
   Logs logs = to_logs(last);
   if (verbose) {
     ProgressBar bar(std::cout, steps, verbose, false);
@@ -648,7 +658,7 @@ History Model::fit(const Data& x_in, const Data& y_in, const FitOptions& o) {
     train = batch_rows(all, 0, n_train);
     validation = batch_rows(all, n_train, n_all);
   }
-  if (o.validation_data) {
+  if (o.validation_data && !o.validation_data->dataset) {
     StepData v = conform("validation_data", o.validation_data->x, o.validation_data->y, o.validation_data->sample_weight, true);
     if (v.x[0].dim(0) == 0) fail(name(), "validation_data has no examples");
     v.x = conformed(name(), "inputs", v.x, train.x);
@@ -658,8 +668,22 @@ History Model::fit(const Data& x_in, const Data& y_in, const FitOptions& o) {
   std::int64_t n = train.x[0].dim(0);
   if (n == 0) fail(name(), "fit got no examples");
   const std::int64_t batch_size = clamped_batch(o.batch_size, n);
-  make_step(train, true);
-  std::int64_t steps = (n + batch_size - 1) / batch_size;
+  detail::ArrayBatches train_batches(std::move(train), batch_size, o.shuffle);
+  std::optional<detail::ArrayBatches> validation_batches;
+  std::optional<detail::DatasetBatches> validation_dataset;
+  detail::BatchSource* val = nullptr;
+  if (validation) {
+    std::int64_t n_val = validation->x[0].dim(0);
+    val = &validation_batches.emplace(std::move(*validation), clamped_batch(batch_size, n_val), false);
+  } else if (o.validation_data && o.validation_data->dataset) {
+    val = &validation_dataset.emplace(*this, *o.validation_data->dataset, o.validation_steps, "validation_data", true);
+  }
+  return fit_batches(train_batches, val, o);
+}
+
+// ---------------------------------------------------------------- the training loop
+// fit's epochs over batches from any source: in-memory arrays or a Dataset.
+History Model::fit_batches(detail::BatchSource& source, detail::BatchSource* validation, const FitOptions& o) {
   bool terminal = stdout_is_terminal();
   History history;
   stop_training = false;
@@ -670,32 +694,23 @@ History Model::fit(const Data& x_in, const Data& y_in, const FitOptions& o) {
   for (auto& cb : o.callbacks) cb->on_train_begin();
   int first_epoch = resume_epoch >= 0 ? std::min(resume_epoch, o.epochs) : o.initial_epoch;
   resume_epoch = -1;
-  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+  bool first_batch = true;
   for (int epoch = first_epoch; epoch < o.epochs && !stop_training; ++epoch) {
     for (auto& cb : o.callbacks) cb->on_epoch_begin(epoch);
     if (o.verbose) std::cout << "Epoch " << epoch + 1 << "/" << o.epochs << "\n" << std::flush;
     reset_metrics();
-    std::iota(order.begin(), order.end(), 0);
-    if (o.shuffle) {
-      // Each epoch's order draws from ef's generator when the epoch starts: set_seed repeats
-      // a fit, and a run restored from a checkpoint (with the generator's state) shuffles
-      // its next epoch as the uninterrupted run would have.
-      std::mt19937_64 rng(static_cast<std::uint64_t>(
-          random::uniform({}, 0.0, 1.0, DType::float64).item<double>() * 9007199254740992.0));
-      std::shuffle(order.begin(), order.end(), rng);
-    }
-    ProgressBar bar(std::cout, steps, o.verbose, terminal);
+    source.begin_epoch();
+    ProgressBar bar(std::cout, source.steps(), o.verbose, terminal);
     StepLogs last;
-    for (std::int64_t b = 0; b < steps; ++b) {
+    StepData batch;
+    std::int64_t b = 0;
+    for (;; ++b) {
+      if (!source.next(batch)) break;
       for (auto& cb : o.callbacks) cb->on_batch_begin(static_cast<int>(b));
-      std::int64_t begin = b * batch_size, end = std::min(n, begin + batch_size);
-      StepData batch;
-      if (o.shuffle) {
-        Tensor idx = tensor(std::vector<std::int64_t>(order.begin() + begin, order.begin() + end));
-        batch = {gathered(train.x, idx), gathered(train.y, idx), gathered(train.sample_weight, idx)};
-      } else {
-        batch = batch_rows(train, begin, end);
-      }
+      // Each fit checks the step against its data once (a new dtype or a frozen layer traces a
+      // new step; the same data keeps the trace).
+      if (first_batch) make_step(batch, true);
+      first_batch = false;
       last = run_train(batch);
       bool need_logs = !o.callbacks.empty() || (o.verbose == 1 && terminal);
       if (need_logs) {
@@ -706,7 +721,17 @@ History Model::fit(const Data& x_in, const Data& y_in, const FitOptions& o) {
           if (logs.count(k)) ordered.emplace_back(k, logs[k]);
         bar.update(b + 1, ordered);
       }
-      if (stop_training) break;  // a callback stopped the run mid-epoch (TerminateOnNaN), as Keras
+      if (stop_training) {  // a callback stopped the run mid-epoch (TerminateOnNaN), as Keras
+        ++b;
+        break;
+      }
+    }
+    if (b == 0) {
+      if (epoch == first_epoch && !source.exhausted()) fail(name(), "fit got no batches from its data");
+      std::cout << std::flush;
+      std::cerr << "[fit] the input ran out of data after " << epoch << " epoch(s): training stops (give the dataset "
+                << "repeat() or fewer steps_per_epoch)\n";
+      break;
     }
     Logs logs = to_logs(last);
     OrderedLogs ordered;
@@ -716,21 +741,59 @@ History Model::fit(const Data& x_in, const Data& y_in, const FitOptions& o) {
     if (validation) {
       // Every value the test step logs, as Keras (a custom test_step's own keys too): in the
       // training logs' order, then the others by name.
-      Logs val = evaluate_data(*validation, batch_size, 0);
+      Logs val = evaluate_batches(*validation, 0);
       for (const auto& k : keys)
         if (val.count(k)) ordered.emplace_back("val_" + k, val[k]);
       for (const auto& [k, v] : val)
         if (std::find(keys.begin(), keys.end(), k) == keys.end()) ordered.emplace_back("val_" + k, v);
       for (const auto& [k, v] : val) logs["val_" + k] = v;
     }
-    bar.finish(ordered);
+    bar.finish(ordered, b);
     for (const auto& [k, v] : logs) history.history[k].push_back(v);
     history.epoch.push_back(epoch);
     for (auto& cb : o.callbacks) cb->on_epoch_end(epoch, logs);
+    if (source.exhausted()) {
+      std::cerr << "[fit] the input ran out of data during epoch " << epoch + 1 << ": training stops\n";
+      break;
+    }
   }
   for (auto& cb : o.callbacks) cb->on_train_end();
   return history;
 }
+
+// ---------------------------------------------------------------- ArrayBatches
+namespace detail {
+
+ArrayBatches::ArrayBatches(StepData data, std::int64_t batch_size, bool shuffle)
+    : data_(std::move(data)), n_(data_.x[0].dim(0)), batch_size_(batch_size), shuffle_(shuffle) {}
+
+void ArrayBatches::begin_epoch() {
+  step_ = 0;
+  if (!shuffle_) return;
+  order_.resize(static_cast<std::size_t>(n_));
+  std::iota(order_.begin(), order_.end(), 0);
+  // Each epoch's order draws from ef's generator when the epoch starts: set_seed repeats a
+  // fit, and a run restored from a checkpoint (with the generator's state) shuffles its next
+  // epoch as the uninterrupted run would have.
+  std::mt19937_64 rng(static_cast<std::uint64_t>(random::uniform({}, 0.0, 1.0, DType::float64).item<double>() * 9007199254740992.0));
+  std::shuffle(order_.begin(), order_.end(), rng);
+}
+
+bool ArrayBatches::next(StepData& batch) {
+  std::int64_t begin = step_ * batch_size_;
+  if (begin >= n_) return false;
+  std::int64_t end = std::min(n_, begin + batch_size_);
+  ++step_;
+  if (shuffle_) {
+    Tensor idx = tensor(std::vector<std::int64_t>(order_.begin() + begin, order_.begin() + end));
+    batch = {gathered(data_.x, idx), gathered(data_.y, idx), gathered(data_.sample_weight, idx)};
+  } else {
+    batch = batch_rows(data_, begin, end);
+  }
+  return true;
+}
+
+}  // namespace detail
 
 void Model::summary() const { summary(std::cout); }
 

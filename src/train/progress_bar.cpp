@@ -1,5 +1,6 @@
 #include "train/progress_bar.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ostream>
@@ -21,8 +22,9 @@ ProgressBar::ProgressBar(std::ostream& os, std::int64_t total_steps, int verbose
 
 std::string ProgressBar::line(std::int64_t step, const OrderedLogs& logs, bool done) const {
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  std::string s = std::to_string(step) + "/" + std::to_string(total_);
-  if (verbose_ == 1) {
+  const bool unknown = total_ < 0;
+  std::string s = std::to_string(step) + "/" + (unknown ? std::string("Unknown") : std::to_string(total_));
+  if (verbose_ == 1 && !unknown) {
     constexpr int kWidth = 30;
     int filled = total_ > 0 ? static_cast<int>(kWidth * step / total_) : kWidth;
     std::string bar(static_cast<std::size_t>(kWidth), '.');
@@ -35,6 +37,10 @@ std::string ProgressBar::line(std::int64_t step, const OrderedLogs& logs, bool d
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.0fs", std::floor(elapsed));
     s += " - " + (verbose_ == 1 ? format_step_time(elapsed, step) : std::string(buf));
+  } else if (unknown) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " %.0fs", std::floor(elapsed));
+    s += buf;
   } else {
     double eta = step > 0 ? elapsed / static_cast<double>(step) * static_cast<double>(total_ - step) : 0.0;
     char buf[32];
@@ -50,7 +56,7 @@ std::string ProgressBar::line(std::int64_t step, const OrderedLogs& logs, bool d
 }
 
 void ProgressBar::update(std::int64_t step, const OrderedLogs& logs) {
-  if (verbose_ != 1 || !terminal_ || step >= total_) return;
+  if (verbose_ != 1 || !terminal_ || (total_ >= 0 && step >= total_)) return;
   auto now = std::chrono::steady_clock::now();
   if (now - last_draw_ < std::chrono::milliseconds(50) && step > 1) return;  // redraw at most 20 times a second
   last_draw_ = now;
@@ -61,8 +67,9 @@ void ProgressBar::update(std::int64_t step, const OrderedLogs& logs) {
   os_ << '\r' << l << std::flush;
 }
 
-void ProgressBar::finish(const OrderedLogs& logs) {
+void ProgressBar::finish(const OrderedLogs& logs, std::int64_t steps_done) {
   if (verbose_ == 0) return;
+  if (total_ < 0) total_ = std::max<std::int64_t>(steps_done, 0);  // known now
   std::string l = line(total_, logs, true);
   if (terminal_ && verbose_ == 1) {
     if (l.size() < last_width_) l += std::string(last_width_ - l.size(), ' ');

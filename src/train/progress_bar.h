@@ -16,9 +16,12 @@ using OrderedLogs = std::vector<std::pair<std::string, double>>;
 
 class ProgressBar {
  public:
+  // total_steps < 0: unknown (a dataset of unknown cardinality): "12/Unknown", counting up.
   ProgressBar(std::ostream& os, std::int64_t total_steps, int verbose, bool terminal);
   void update(std::int64_t step, const OrderedLogs& logs);  // after each batch
-  void finish(const OrderedLogs& logs);                     // end of the epoch, with val_ logs
+  // End of the epoch, with val_ logs; steps_done: the batches run, shown when the total was
+  // unknown.
+  void finish(const OrderedLogs& logs, std::int64_t steps_done = -1);
 
  private:
   std::string line(std::int64_t step, const OrderedLogs& logs, bool done) const;

@@ -24,9 +24,17 @@
 #include "eagerflow/train/losses.h"
 #include "eagerflow/train/metrics.h"
 
+namespace ef::data {
+class Dataset;  // eagerflow/data/dataset.h
+}  // namespace ef::data
+
 namespace ef::train {
 
 class FunctionalGraph;  // eagerflow/train/functional.h
+namespace detail {
+class BatchSource;     // src/train/batch_source.h: where fit's batches come from
+class DatasetBatches;  // a Dataset's
+}  // namespace detail
 
 // Inputs, targets or sample weights of fit/evaluate/predict: one tensor, a list (in the
 // model's input or output order) or a map by input or output name. Empty: none given.
@@ -44,7 +52,9 @@ struct Data {
 struct ValidationData {
   ValidationData(const std::pair<Tensor, Tensor>& xy) : x(xy.first), y(xy.second) {}  // NOLINT
   ValidationData(Data x_, Data y_, Data sample_weight_ = {}) : x(std::move(x_)), y(std::move(y_)), sample_weight(std::move(sample_weight_)) {}
+  ValidationData(const data::Dataset& batches);  // NOLINT: (x, y[, sample_weight]) batches, as fit(dataset)
   Data x, y, sample_weight;
+  std::shared_ptr<const data::Dataset> dataset;  // set: validate on it (x, y unused)
 };
 
 struct FitOptions {
@@ -62,6 +72,11 @@ struct FitOptions {
   // Keras' class_weight: a weight per class index, turned into per-example weights from the
   // labels (class indices, or one-hot rows). Single-output models only, as Keras.
   std::map<std::int64_t, double> class_weight;
+  // fit(dataset) only (Keras): batches per epoch (-1: a whole pass of the dataset; needed for an
+  // infinite one). The dataset's iterator then carries on across epochs; when it runs out,
+  // training stops. validation_steps: batches of validation_data per validation (-1: all).
+  std::int64_t steps_per_epoch = -1;
+  std::int64_t validation_steps = -1;
 };
 
 struct History {
@@ -126,6 +141,15 @@ class Model : public nn::Layer {
   void compile_with_metrics(std::shared_ptr<optim::Optimizer> optimizer, Loss loss,
                             std::vector<std::shared_ptr<Metric>> metrics, bool run_eagerly = false);
   History fit(const Data& x, const Data& y, const FitOptions& options = {});
+  // From a dataset of batches (eagerflow/data/dataset.h), as Keras' fit(dataset): each element
+  // is (x, y) or (x, y, sample_weight) (tuples), or a map by input and output name. batch_size,
+  // shuffle and validation_split do not apply (the dataset batches and shuffles). The progress
+  // bar shows n/N when the dataset's cardinality is known, else counts up.
+  History fit(const data::Dataset& dataset, const FitOptions& options = {});
+  Logs evaluate(const data::Dataset& dataset, int verbose = 0, std::int64_t steps = -1);
+  // Elements: x alone, or (x, ...) whose first part is x.
+  Tensor predict(const data::Dataset& dataset, std::int64_t steps = -1);
+  std::vector<Tensor> predict_outputs(const data::Dataset& dataset, std::int64_t steps = -1);
   // The loss and metrics over (x, y), in batches.
   Logs evaluate(const Data& x, const Data& y, std::int64_t batch_size = 32, int verbose = 0,
                 const Data& sample_weight = {});
@@ -227,6 +251,10 @@ class Model : public nn::Layer {
   StepLogs run_train(const StepData& batch);
   StepLogs run_test(const StepData& batch);
   Logs evaluate_data(const StepData& data, std::int64_t batch_size, int verbose);
+  // fit's and evaluate's loops over batches from any source (arrays or a dataset).
+  friend class detail::DatasetBatches;
+  History fit_batches(detail::BatchSource& train, detail::BatchSource* validation, const FitOptions& o);
+  Logs evaluate_batches(detail::BatchSource& source, int verbose);
 
   std::shared_ptr<const FunctionalGraph> graph_;
   std::shared_ptr<optim::Optimizer> optimizer_;
