@@ -18,6 +18,7 @@ void init_layers(nb::module_& m);
 void init_layers_keras(nb::module_& m);  // after init_layers: Keras layers, regularizers, constraints
 void init_recurrent(nb::module_& m);  // recurrent.cpp: SimpleRNN, LSTM, GRU, Bidirectional, Conv1D, 1-D pooling, masks
 void init_attention(nb::module_& m);  // attention.cpp: ef.nn, MultiHeadAttention, PositionalEmbedding
+void init_fused_ops(nb::module_& m);  // fused_ops.cpp: ef.nn.layer_norm
 void init_training(nb::module_& m);
 void init_metrics(nb::module_& m);  // after init_training: joins its _train submodule
 void init_callbacks(nb::module_& m);  // after init_training: binds into its _train submodule
@@ -27,6 +28,7 @@ void init_transforms(nb::module_& m);
 void init_custom(nb::module_& m);
 void init_saving_keras(nb::module_& m);  // saving_keras.cpp: ef.keras.saving
 void init_scan(nb::module_& m);  // scan.cpp: ef.scan (pytrees in python/eagerflow/_scan.py)
+void init_summary(nb::module_& m);  // summary.cpp: ef.summary; after init_training: TensorBoard joins _train
 
 // Hands the queued ef log warnings (retracing) to Python's `warnings` (log.cpp). Call with the
 // GIL held and no ef lock held, after C++ work that may have traced.

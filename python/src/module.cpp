@@ -22,6 +22,7 @@ NB_MODULE(_core, m) {
   efpy::init_layers(m);
   efpy::init_layers_keras(m);
   efpy::init_attention(m);
+  efpy::init_fused_ops(m);
   efpy::init_recurrent(m);
   efpy::init_training(m);
   efpy::init_metrics(m);
@@ -32,4 +33,5 @@ NB_MODULE(_core, m) {
   efpy::init_custom(m);
   efpy::init_saving_keras(m);
   efpy::init_scan(m);
+  efpy::init_summary(m);
 }
