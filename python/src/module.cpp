@@ -33,5 +33,4 @@ NB_MODULE(_core, m) {
   efpy::init_custom(m);
   efpy::init_saving_keras(m);
   efpy::init_scan(m);
-  efpy::init_summary(m);
 }
