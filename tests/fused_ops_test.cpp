@@ -153,3 +153,30 @@ TEST(FusedLayerNorm, SavesAndLoadsInAModel) {
   EXPECT_EQ(loaded("serving_default", {x})[0].to_vector<float>(), want.to_vector<float>());
   std::filesystem::remove_all(dir);
 }
+
+// The demo's pre-norm transformer block (examples/char_transformer.cpp: fused LayerNormalization,
+// causal MultiHeadAttention, Dense MLP) learns to copy the previous token, which needs
+// attention to position t - 1: with seed 3 the loss falls below 0.3 nats within 240 steps
+// (chance: ln 7 = 1.95), in one trace.
+TEST(FusedLayerNorm, APreNormTransformerLearnsToCopyThePreviousToken) {
+  random::set_seed(3);
+  constexpr std::int64_t n = 256, seq = 12, vocab = 8, width = 32;
+  Tensor ids = random::randint({n, seq}, 1, vocab, DType::int32);
+  Tensor target = concat({zeros({n, 1}, DType::int32), slice(ids, {0, 0}, {n, seq - 1})}, 1);
+  Tensor in = train::Input({seq}, DType::int32, "ids");
+  Tensor x = (*std::make_shared<nn::PositionalEmbedding>(vocab, seq, width))(in);
+  for (int b = 0; b < 2; ++b) {
+    Tensor h = (*std::make_shared<nn::LayerNormalization>(1e-5))(x);
+    x = x + (*std::make_shared<nn::MultiHeadAttention>(4, width / 4))(h, h, {.use_causal_mask = true});
+    Tensor u = (*std::make_shared<nn::Dense>(4 * width, "relu"))((*std::make_shared<nn::LayerNormalization>(1e-5))(x));
+    x = x + (*std::make_shared<nn::Dense>(width))(u);
+  }
+  Tensor logits = (*std::make_shared<nn::Dense>(vocab))((*std::make_shared<nn::LayerNormalization>(1e-5))(x));
+  auto model = std::make_shared<train::Functional>(in, logits, "copy_transformer");
+  model->compile(std::make_shared<optim::Adam>(5e-3), train::SparseCategoricalCrossentropy(true));
+  train::History h = model->fit(ids, target, {.batch_size = 32, .epochs = 30, .verbose = 0});
+  const std::vector<double>& loss = h.history.at("loss");
+  EXPECT_GT(loss.front(), 1.0);
+  EXPECT_LT(loss.back(), 0.3) << "first " << loss.front() << ", last " << loss.back();
+  EXPECT_EQ(model->tracing_count(), 1);
+}
