@@ -49,6 +49,7 @@ void BM_AttentionNaive(benchmark::State& state) { run(state, false); }
   ArgNames({"seq", "threads", "causal", "backward"})                                                   \
       ->Args({256, 1, 0, 1})->Args({1024, 1, 0, 1})->Args({4096, 1, 0, 1})->Args({1024, 1, 1, 1})      \
       ->Args({4096, 1, 1, 1})->Args({1024, 2, 0, 1})->Args({4096, 2, 0, 1})->Args({1024, 1, 0, 0})     \
-      ->Args({4096, 1, 0, 0})->Unit(benchmark::kMillisecond)
+      ->Args({4096, 1, 0, 0})->Args({1024, 2, 1, 1})->Args({4096, 2, 1, 1})->Args({1024, 2, 0, 0})     \
+      ->Args({4096, 2, 0, 0})->Unit(benchmark::kMillisecond)->UseRealTime()
 BENCHMARK(BM_AttentionFused)->EF_ATTENTION_ARGS;
 BENCHMARK(BM_AttentionNaive)->EF_ATTENTION_ARGS;

@@ -10,6 +10,10 @@
 #include <tuple>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "core/thread_budget.h"
 #include "kernels/cpu/dnnl_engine.h"
 #include "kernels/cpu/parallel.h"
@@ -174,25 +178,137 @@ EF_ISA_CLONES float row_sum(const float* x, std::int64_t n) {
   for (int j = 0; j < 32; ++j) s += acc[j];
   return s;
 }
-// dS = P (dP - D_i) over a block, in place in dp.
-EF_ISA_CLONES void softmax_grad_rows(
-    float* dp, const float* p, std::int64_t ld, const float* di, std::int64_t rows, std::int64_t cols) {
-  for (std::int64_t r = 0; r < rows; ++r) {
-    float* d = dp + r * ld;
-    const float* pr = p + r * ld;
-    const float x = di[r];
-    for (std::int64_t c = 0; c < cols; ++c) d[c] = pr[c] * (d[c] - x);
-  }
-}
-void softmax_grad_rows(double* dp, const double* p, std::int64_t ld, const double* di, std::int64_t rows,
-                       std::int64_t cols) {
-  for (std::int64_t r = 0; r < rows; ++r)
-    for (std::int64_t c = 0; c < cols; ++c) dp[r * ld + c] = p[r * ld + c] * (dp[r * ld + c] - di[r]);
-}
 double row_sum(const double* x, std::int64_t n) {
   double s = 0;
   for (std::int64_t i = 0; i < n; ++i) s += x[i];
   return s;
+}
+
+// ---------------------------------------------------------------- fused AVX-512 passes
+// The softmax passes over a block of scores, fused: exp(s - m) with each row's sum in one pass
+// (forward), exp(s - lse) in one pass (backward), instead of a subtraction, an exp and a sum
+// each reading the block. The same SLEEF exp as ef's vector kernels (vec::kernels().unary_f32)
+// and the same summation order as row_sum above, so the numbers are bit-identical to the
+// unfused passes. Used where ef's kernels run AVX-512 (EF_ISA can cap that); elsewhere the
+// unfused passes run. A target pragma, not target_clones: no ifunc, so ThreadSanitizer is fine.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define EF_ATTENTION_AVX512 1
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+extern "C" __m512 Sleef_expf16_u10avx512f(__m512);
+
+// s[r * ld + c] = exp(s[r * ld + c] - m[r]) for c < cols; sums[r] = the row's sum in row_sum's
+// order (32 running lanes, the tail added first, then the lanes in order). A row with m[r] =
+// -inf (nothing visible yet) becomes zeros with sum 0.
+void exp_sub_sum_rows_avx512(float* s, std::int64_t ld, const float* m, std::int64_t rows, std::int64_t cols,
+                             float* sums) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    float* row = s + r * ld;
+    if (m[r] == -std::numeric_limits<float>::infinity()) {
+      std::fill(row, row + cols, 0.0f);
+      sums[r] = 0.0f;
+      continue;
+    }
+    const __m512 mv = _mm512_set1_ps(m[r]);
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+    std::int64_t c = 0;
+    for (; c + 32 <= cols; c += 32) {
+      __m512 e0 = Sleef_expf16_u10avx512f(_mm512_sub_ps(_mm512_loadu_ps(row + c), mv));
+      __m512 e1 = Sleef_expf16_u10avx512f(_mm512_sub_ps(_mm512_loadu_ps(row + c + 16), mv));
+      _mm512_storeu_ps(row + c, e0);
+      _mm512_storeu_ps(row + c + 16, e1);
+      acc0 = _mm512_add_ps(acc0, e0);
+      acc1 = _mm512_add_ps(acc1, e1);
+    }
+    float tail = 0.0f;
+    for (; c < cols; c += 16) {
+      const std::int64_t n = std::min<std::int64_t>(16, cols - c);
+      const __mmask16 k = static_cast<__mmask16>((1u << n) - 1u);
+      __m512 e = Sleef_expf16_u10avx512f(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, row + c), mv));
+      _mm512_mask_storeu_ps(row + c, k, e);
+      for (std::int64_t i = 0; i < n; ++i) tail += row[c + i];
+    }
+    alignas(64) float lanes[32];
+    _mm512_store_ps(lanes, acc0);
+    _mm512_store_ps(lanes + 16, acc1);
+    for (int j = 0; j < 32; ++j) tail += lanes[j];
+    sums[r] = tail;
+  }
+}
+
+// st[c * ld + r] = exp(st[c * ld + r] - sub[r]) for c < cols, r < rows (a transposed block).
+void exp_sub_cols_avx512(float* st, std::int64_t ld, const float* sub, std::int64_t cols, std::int64_t rows) {
+  for (std::int64_t c = 0; c < cols; ++c) {
+    float* row = st + c * ld;
+    std::int64_t r = 0;
+    for (; r + 16 <= rows; r += 16)
+      _mm512_storeu_ps(row + r, Sleef_expf16_u10avx512f(_mm512_sub_ps(_mm512_loadu_ps(row + r), _mm512_loadu_ps(sub + r))));
+    if (r < rows) {
+      const __mmask16 k = static_cast<__mmask16>((1u << (rows - r)) - 1u);
+      __m512 x = _mm512_sub_ps(_mm512_maskz_loadu_ps(k, row + r), _mm512_maskz_loadu_ps(k, sub + r));
+      _mm512_mask_storeu_ps(row + r, k, Sleef_expf16_u10avx512f(x));
+    }
+  }
+}
+#pragma GCC pop_options
+#endif
+
+bool fused_avx512() {
+#if defined(EF_ATTENTION_AVX512)
+  static const bool on = vec::kernels().isa == vec::Isa::avx512;
+  return on;
+#else
+  return false;
+#endif
+}
+
+// Forward: s = exp(s - m) row by row, sums[r] = row_sum of the result (rows with m = -inf: 0).
+void exp_sub_sum_rows(float* s, std::int64_t ld, const float* m, std::int64_t rows, std::int64_t cols, float* sums) {
+#if defined(EF_ATTENTION_AVX512)
+  if (fused_avx512()) return exp_sub_sum_rows_avx512(s, ld, m, rows, cols, sums);
+#endif
+  binary_rows(BinaryKind::sub, s, ld, m, 1, 0, rows, cols);
+  exp_rows(s, ld, rows, cols);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    float* row = s + r * ld;
+    if (m[r] == -std::numeric_limits<float>::infinity()) std::fill(row, row + cols, 0.0f);
+    sums[r] = row_sum(row, cols);
+  }
+}
+void exp_sub_sum_rows(double* s, std::int64_t ld, const double* m, std::int64_t rows, std::int64_t cols, double* sums) {
+  binary_rows(BinaryKind::sub, s, ld, m, 1, 0, rows, cols);
+  exp_rows(s, ld, rows, cols);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    double* row = s + r * ld;
+    if (m[r] == -std::numeric_limits<double>::infinity()) std::fill(row, row + cols, 0.0);
+    sums[r] = row_sum(row, cols);
+  }
+}
+// Backward, transposed blocks: st[c * ld + r] = exp(st[c * ld + r] - sub[r]).
+void exp_sub_cols(float* st, std::int64_t ld, const float* sub, std::int64_t cols, std::int64_t rows) {
+#if defined(EF_ATTENTION_AVX512)
+  if (fused_avx512()) return exp_sub_cols_avx512(st, ld, sub, cols, rows);
+#endif
+  binary_rows(BinaryKind::sub, st, ld, sub, 0, 1, cols, rows);
+  exp_rows(st, ld, cols, rows);
+}
+void exp_sub_cols(double* st, std::int64_t ld, const double* sub, std::int64_t cols, std::int64_t rows) {
+  binary_rows(BinaryKind::sub, st, ld, sub, 0, 1, cols, rows);
+  exp_rows(st, ld, cols, rows);
+}
+// dS^T = P^T (dP^T - D_i) over a transposed block, in place in dpt: D_i runs along each row.
+EF_ISA_CLONES void softmax_grad_cols(
+    float* dpt, const float* pt, std::int64_t ld, const float* di, std::int64_t cols, std::int64_t rows) {
+  for (std::int64_t c = 0; c < cols; ++c) {
+    float* d = dpt + c * ld;
+    const float* p = pt + c * ld;
+    for (std::int64_t r = 0; r < rows; ++r) d[r] = p[r] * (d[r] - di[r]);
+  }
+}
+void softmax_grad_cols(double* dpt, const double* pt, std::int64_t ld, const double* di, std::int64_t cols,
+                       std::int64_t rows) {
+  for (std::int64_t c = 0; c < cols; ++c)
+    for (std::int64_t r = 0; r < rows; ++r) dpt[c * ld + r] = pt[c * ld + r] * (dpt[c * ld + r] - di[r]);
 }
 
 // Hides keys in s[r * ld + c] (the scores of queries i0 + r and keys j0 + c) with -inf where
@@ -214,6 +330,26 @@ void hide_keys(T* s, std::int64_t ld, std::int64_t rows, std::int64_t cols, std:
     }
     if (cfg.causal)
       for (std::int64_t c = std::max<std::int64_t>(0, i + 1 - j0); c < cols; ++c) row[c] = hidden;
+  }
+}
+
+// hide_keys on a transposed block: st[c * ld + r] holds the score of query i0 + r and key j0 + c.
+template <class T>
+void hide_keys_t(T* st, std::int64_t ld, std::int64_t cols, std::int64_t rows, std::int64_t bh, std::int64_t heads,
+                 std::int64_t i0, std::int64_t j0, const AttentionMask& mask, const AttentionConfig& cfg) {
+  const T hidden = -std::numeric_limits<T>::infinity();
+  const bool* m0 = nullptr;
+  if (mask.data) m0 = mask.data + (bh / heads) * mask.stride[0] + (bh % heads) * mask.stride[1];
+  for (std::int64_t c = 0; c < cols; ++c) {
+    T* row = st + c * ld;
+    std::int64_t j = j0 + c;
+    if (m0) {
+      const bool* m = m0 + i0 * mask.stride[2] + j * mask.stride[3];
+      for (std::int64_t r = 0; r < rows; ++r)
+        if (!m[r * mask.stride[2]]) row[r] = hidden;
+    }
+    if (cfg.causal)  // query i0 + r sees key j only when j <= i0 + r
+      for (std::int64_t r = 0; r < std::min(rows, j - i0); ++r) row[r] = hidden;
   }
 }
 
@@ -261,7 +397,9 @@ void attention_forward(const T* q, const T* k, const T* v, const AttentionMask& 
     sc.m.resize(kQueryBlock);
     sc.l.resize(kQueryBlock);
     sc.alpha.resize(kQueryBlock);
+    sc.dvec.resize(kQueryBlock);
     T* s = sc.s.data();
+    T* sums = sc.dvec.data();
     T* acc = sc.acc.data();
     T* m = sc.m.data();
     T* l = sc.l.data();
@@ -293,13 +431,11 @@ void attention_forward(const T* q, const T* k, const T* v, const AttentionMask& 
           rescale |= alpha[r] != T(1);
           m[r] = mx;
         }
-        // s - max, exp (a row that sees nothing yet has max -inf: NaN here, zeroed below).
-        binary_rows(BinaryKind::sub, s, kKeyBlock, m, 1, 0, rows, cols);
-        exp_rows(s, kKeyBlock, rows, cols);
+        // exp(s - max) and each row's sum, in one pass (a row that sees nothing yet: zeros).
+        exp_sub_sum_rows(s, kKeyBlock, m, rows, cols, sums);
         for (std::int64_t r = 0; r < rows; ++r) {
           T* row = s + r * kKeyBlock;
-          if (m[r] == neg_inf) std::fill(row, row + cols, T(0));
-          l[r] = l[r] * alpha[r] + row_sum(row, cols);
+          l[r] = l[r] * alpha[r] + sums[r];
           if (cfg.dropout > 0) {
             std::uint64_t base = static_cast<std::uint64_t>((bh * d.q_len + i0 + r) * d.k_len + j0);
             for (std::int64_t c = 0; c < cols; ++c)
@@ -329,18 +465,28 @@ void attention_backward(const T* q, const T* k, const T* v, const T* out, const 
   const T neg_inf = -std::numeric_limits<T>::infinity();
   const std::int64_t cost = std::max<std::int64_t>(1, d.q_len * d.k_len * (2 * D + 3 * Dv));
   const std::int64_t kst = d.row_stride(D), vst = d.row_stride(Dv);  // q, k, dq, dk: kst; v, out, dout, dv: vst
+  const std::int64_t ldt = kQueryBlock;  // row length of the transposed blocks: one key per row
   // One head per unit: dq of a head gathers over all key blocks, dk/dv over all query blocks,
   // so a head is one thread's and nothing is shared.
+  //
+  // The blocks are held transposed, a key per row ([keys, queries]): S^T = K (scale Q)^T, P^T,
+  // dP^T = V dO^T and dS^T. Then dV += P^T dO and dK += dS^T (scale Q) read their left operand
+  // row-major, and dQ^T += K^T dS^T gathers dq transposed (written out once per head). oneDNN's
+  // matmul with a transposed left operand (what P^T dO and dS^T Q are in the [queries, keys]
+  // form) ran at ~145 GFLOPS against ~185 for the row-major one on this machine's AVX-512
+  // (128 x 256 x 64 blocks); the transposed form has no such product.
   parallel_for(BH, cost, [&](std::int64_t hb, std::int64_t he) {
     Scratch<T>& sc = scratch<T>();
-    sc.s.resize(static_cast<std::size_t>(kQueryBlock * kKeyBlock));
-    sc.p.resize(static_cast<std::size_t>(kQueryBlock * kKeyBlock));
+    sc.s.resize(static_cast<std::size_t>(kKeyBlock * ldt));
+    sc.p.resize(static_cast<std::size_t>(kKeyBlock * ldt));
     sc.dvec.resize(static_cast<std::size_t>(std::max<std::int64_t>(d.q_len, 1)));
     sc.qs.resize(static_cast<std::size_t>(std::max<std::int64_t>(d.q_len * D, 1)));
+    sc.acc.resize(static_cast<std::size_t>(std::max<std::int64_t>(d.q_len * D, 1)));
     sc.m.resize(static_cast<std::size_t>(std::max<std::int64_t>(d.q_len, 1)));
-    T* s = sc.s.data();   // probabilities P
-    T* dp = sc.p.data();  // dropped probabilities, then dP, then dS
+    T* st = sc.s.data();   // probabilities P^T
+    T* dpt = sc.p.data();  // dropped probabilities, then dP^T, then dS^T
     T* qs = sc.qs.data();  // the head's queries, scaled
+    T* dqt = sc.acc.data();  // the head's dq, transposed [D, q_len], unscaled
     T* lsafe = sc.m.data();  // lse, with 0 where a row sees no key (its probabilities are 0 anyway)
     for (std::int64_t bh = hb; bh < he; ++bh) {
       const T* kh = k + d.head_offset(bh, d.k_len, D);
@@ -352,7 +498,7 @@ void attention_backward(const T* q, const T* k, const T* v, const T* out, const 
       T* dkh = dk + d.head_offset(bh, d.k_len, D);
       T* dvh = dv + d.head_offset(bh, d.k_len, Dv);
       scale_rows(q + d.head_offset(bh, d.q_len, D), kst, qs, d.q_len, D, scale);
-      for (std::int64_t i = 0; i < d.q_len; ++i) std::fill(dqh + i * kst, dqh + i * kst + D, T(0));
+      std::fill(dqt, dqt + d.q_len * D, T(0));
       for (std::int64_t j = 0; j < d.k_len; ++j) {
         std::fill(dkh + j * kst, dkh + j * kst + D, T(0));
         std::fill(dvh + j * vst, dvh + j * vst + Dv, T(0));
@@ -365,45 +511,43 @@ void attention_backward(const T* q, const T* k, const T* v, const T* out, const 
         lsafe[i] = lh[i] == neg_inf ? T(0) : lh[i];
       }
       for (std::int64_t j0 = 0; j0 < d.k_len; j0 += kKeyBlock) {
-        std::int64_t cols = std::min(kKeyBlock, d.k_len - j0);
-        std::int64_t first_row = cfg.causal ? j0 : 0;  // earlier rows see none of these keys
+        std::int64_t cols = std::min(kKeyBlock, d.k_len - j0);  // keys: the rows of the transposed blocks
+        std::int64_t first_row = cfg.causal ? j0 : 0;  // earlier queries see none of these keys
         for (std::int64_t i0 = first_row; i0 < d.q_len; i0 += kQueryBlock) {
-          std::int64_t rows = std::min(kQueryBlock, d.q_len - i0);
-          block_gemm(qs + i0 * D, D, false, kh + j0 * kst, kst, true, s, kKeyBlock, rows, cols, D, false);
+          std::int64_t rows = std::min(kQueryBlock, d.q_len - i0);  // queries: the columns
+          // S^T = K (scale Q)^T
+          block_gemm(kh + j0 * kst, kst, false, qs + i0 * D, D, true, st, ldt, cols, rows, D, false);
           if (mask.data || (cfg.causal && j0 + cols > i0 + 1))
-            hide_keys(s, kKeyBlock, rows, cols, bh, d.heads, i0, j0, mask, cfg);
-          // P = exp(s - lse): the forward's probabilities, recomputed.
-          binary_rows(BinaryKind::sub, s, kKeyBlock, lsafe + i0, 1, 0, rows, cols);
-          exp_rows(s, kKeyBlock, rows, cols);
-          const T* pd = s;  // the probabilities that multiplied V
+            hide_keys_t(st, ldt, cols, rows, bh, d.heads, i0, j0, mask, cfg);
+          // P^T = exp(S^T - lse): the forward's probabilities, recomputed.
+          exp_sub_cols(st, ldt, lsafe + i0, cols, rows);
+          const T* pd = st;  // the probabilities that multiplied V
           if (cfg.dropout > 0) {
-            for (std::int64_t r = 0; r < rows; ++r) {
-              std::uint64_t base = static_cast<std::uint64_t>((bh * d.q_len + i0 + r) * d.k_len + j0);
-              for (std::int64_t c = 0; c < cols; ++c)
-                dp[r * kKeyBlock + c] =
-                    kept(cfg, base + static_cast<std::uint64_t>(c)) ? s[r * kKeyBlock + c] * inv_keep : T(0);
-            }
-            pd = dp;
+            for (std::int64_t c = 0; c < cols; ++c)
+              for (std::int64_t r = 0; r < rows; ++r) {
+                std::uint64_t flat = static_cast<std::uint64_t>((bh * d.q_len + i0 + r) * d.k_len + j0 + c);
+                dpt[c * ldt + r] = kept(cfg, flat) ? st[c * ldt + r] * inv_keep : T(0);
+              }
+            pd = dpt;
           }
           // dV += Pd^T dO
-          block_gemm(pd, kKeyBlock, true, doh + i0 * vst, vst, false, dvh + j0 * vst, vst, cols, Dv, rows, true);
-          // dP = dO V^T (dropout: through the kept mask), then dS = P (dP - D_i)
-          block_gemm(doh + i0 * vst, vst, false, vh + j0 * vst, vst, true, dp, kKeyBlock, rows, cols, Dv, false);
+          block_gemm(pd, ldt, false, doh + i0 * vst, vst, false, dvh + j0 * vst, vst, cols, Dv, rows, true);
+          // dP^T = V dO^T (dropout: through the kept mask), then dS^T = P^T (dP^T - D_i)
+          block_gemm(vh + j0 * vst, vst, false, doh + i0 * vst, vst, true, dpt, ldt, cols, rows, Dv, false);
           if (cfg.dropout > 0)
-            for (std::int64_t r = 0; r < rows; ++r) {
-              std::uint64_t base = static_cast<std::uint64_t>((bh * d.q_len + i0 + r) * d.k_len + j0);
-              T* dr = dp + r * kKeyBlock;
-              for (std::int64_t c = 0; c < cols; ++c)
-                dr[c] = kept(cfg, base + static_cast<std::uint64_t>(c)) ? dr[c] * inv_keep : T(0);
-            }
-          softmax_grad_rows(dp, s, kKeyBlock, sc.dvec.data() + i0, rows, cols);
-          // dQ += dS K (scaled once at the end);  dK += dS^T (scale Q)
-          block_gemm(dp, kKeyBlock, false, kh + j0 * kst, kst, false, dqh + i0 * kst, kst, rows, D, cols, true);
-          block_gemm(dp, kKeyBlock, true, qs + i0 * D, D, false, dkh + j0 * kst, kst, cols, D, rows, true);
+            for (std::int64_t c = 0; c < cols; ++c)
+              for (std::int64_t r = 0; r < rows; ++r) {
+                std::uint64_t flat = static_cast<std::uint64_t>((bh * d.q_len + i0 + r) * d.k_len + j0 + c);
+                dpt[c * ldt + r] = kept(cfg, flat) ? dpt[c * ldt + r] * inv_keep : T(0);
+              }
+          softmax_grad_cols(dpt, st, ldt, sc.dvec.data() + i0, cols, rows);
+          // dK += dS^T (scale Q);  dQ^T += K^T dS^T (scaled once at the end)
+          block_gemm(dpt, ldt, false, qs + i0 * D, D, false, dkh + j0 * kst, kst, cols, D, rows, true);
+          block_gemm(kh + j0 * kst, kst, true, dpt, ldt, false, dqt + i0, d.q_len, D, rows, cols, true);
         }
       }
       for (std::int64_t i = 0; i < d.q_len; ++i)
-        for (std::int64_t e = 0; e < D; ++e) dqh[i * kst + e] *= scale;
+        for (std::int64_t e = 0; e < D; ++e) dqh[i * kst + e] = dqt[e * d.q_len + i] * scale;
     }
   });
 }
