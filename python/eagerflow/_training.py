@@ -180,6 +180,8 @@ class _Training:
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0, **kwargs):
+        if isinstance(x, _core._data.Dataset):  # ef.data.Dataset: its own batches (python/src/dataset.cpp)
+            return self._fit_dataset(x, epochs, verbose, callbacks, validation_data, initial_epoch, **kwargs)
         unsupported = sorted(k for k, v in kwargs.items() if v is not None)
         if unsupported:
             raise TypeError(f"fit: not supported: {', '.join(unsupported)}")
@@ -218,6 +220,33 @@ class _Training:
         self.history = History(history, epochs_run, params, self)
         return self.history
 
+    def _fit_dataset(self, ds, epochs, verbose, callbacks, validation_data, initial_epoch, steps_per_epoch=None,
+                     validation_steps=None, **kwargs):
+        unsupported = sorted(k for k, v in kwargs.items() if v is not None)
+        if unsupported:
+            raise TypeError(f"fit(dataset): not supported: {', '.join(unsupported)}")
+        verbose = _verbose(verbose)
+        callbacks = list(callbacks or [])
+        n = ds.cardinality()
+        params = {"verbose": verbose, "epochs": epochs,
+                  "steps": int(steps_per_epoch) if steps_per_epoch else (n if n >= 0 else None)}
+        for cb in callbacks:
+            if not isinstance(cb, _t.Callback):
+                raise TypeError(f"callbacks must be ef.keras.callbacks.Callback objects, got {cb!r}")
+            if not _t._inst_ready(cb):
+                _t.Callback.__init__(cb)
+            if hasattr(cb, "set_model"):
+                cb.set_model(self)
+                cb.set_params(params)
+        if validation_data is not None and not isinstance(validation_data, _core._data.Dataset):
+            validation_data = tuple(validation_data)
+        sys.stdout.flush()
+        history, epochs_run = _core._data._fit(self, ds, int(epochs), int(initial_epoch),
+                                               -1 if steps_per_epoch is None else int(steps_per_epoch), validation_data,
+                                               -1 if validation_steps is None else int(validation_steps), callbacks, verbose)
+        self.history = History(history, epochs_run, params, self)
+        return self.history
+
     def _results(self, logs, return_dict):
         names = [k for k in self.metrics_names if k in logs] + sorted(k for k in logs if k not in self.metrics_names)
         if return_dict:
@@ -229,10 +258,14 @@ class _Training:
                  **kwargs):
         """The loss (a float) when compiled without metrics, else [loss, metric, ...] in
         metrics_names order, or a dict with return_dict=True, as Keras."""
+        steps = kwargs.pop("steps", None)
         unsupported = sorted(k for k, v in kwargs.items() if v is not None)
         if unsupported:
             raise TypeError(f"evaluate: not supported: {', '.join(unsupported)}")
         sys.stdout.flush()
+        if isinstance(x, _core._data.Dataset):
+            logs = _core._data._evaluate(self, x, _verbose(verbose), -1 if steps is None else int(steps))
+            return self._results(logs, return_dict)
         logs = self._evaluate(_as_data(x, "x"), _as_data(y, "y", labels=True),
                               32 if batch_size is None else int(batch_size), _verbose(verbose),
                               _as_data(sample_weight, "sample_weight"))
@@ -252,6 +285,10 @@ class _Training:
     def predict(self, x, batch_size=None, verbose="auto", **kwargs):
         """The outputs over x in batches (inference mode, through a traced predict step), as
         NumPy arrays: one array, or a list / dict for a model with several outputs."""
+        if isinstance(x, _core._data.Dataset):
+            steps = kwargs.get("steps")
+            outs = _core._data._predict(self, x, -1 if steps is None else int(steps))
+            return self._structured([o.numpy() for o in outs])
         outs = self._predict(_as_data(x, "x"), 32 if batch_size is None else int(batch_size))
         return self._structured([o.numpy() for o in outs])
 

@@ -1,9 +1,21 @@
-"""ef.data: the MNIST files (IDX, gzip) as NumPy arrays, and a generated stand-in."""
+"""ef.data: input pipelines (Dataset, as tf.data) and the MNIST files (IDX, gzip) as NumPy
+arrays, with a generated stand-in.
+
+Dataset runs in C++ (eagerflow/data/dataset.h): functions given to map/filter are traced once
+into a graph, which the pipeline's threads replay without Python. Generators (from_generator),
+and map functions run eagerly under ef.run_functions_eagerly, are Python on every element and
+run under the GIL, one at a time.
+"""
 import numpy as _np
 
 from . import _core
 
 _io = _core._io
+
+Dataset = _core._data.Dataset
+AUTOTUNE = _core._data.AUTOTUNE
+INFINITE_CARDINALITY = _core._data.INFINITE
+UNKNOWN_CARDINALITY = _core._data.UNKNOWN
 
 
 def find_mnist(flag=""):
@@ -35,4 +47,4 @@ def synthetic_digits(n, seed=0):
     return _arrays(_io._synthetic_digits(int(n), int(seed)))
 
 
-__all__ = ["find_mnist", "load_mnist_test", "load_idx", "synthetic_digits"]
+__all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "find_mnist", "load_mnist_test", "load_idx", "synthetic_digits"]

@@ -4,6 +4,10 @@
 
 #include "bindings.h"
 
+namespace efpy {
+void init_dataset(nb::module_& m);  // dataset.cpp: ef.data.Dataset (ef._core._data)
+}
+
 NB_MODULE(_core, m) {
   m.doc() = "eagerflow's C++ core (nanobind)";
   // A model held at module level whose layers are written in Python forms a cycle through C++
@@ -33,4 +37,5 @@ NB_MODULE(_core, m) {
   efpy::init_custom(m);
   efpy::init_saving_keras(m);
   efpy::init_scan(m);
+  efpy::init_dataset(m);
 }
