@@ -23,12 +23,13 @@ const char* op_text(ReduceOp op) {
 // What every rank says about its call: the op, its parameter, the dtype and the shape.
 constexpr std::size_t kMaxDims = 12, kHeader = 4 + kMaxDims;
 enum Code : std::int64_t { c_all_reduce = 1, c_broadcast, c_all_gather, c_reduce_scatter, c_reduce_to_root, c_barrier,
-                           c_all_gather_rows, c_reduce_scatter_rows };
+                           c_all_gather_rows, c_reduce_scatter_rows, c_bucket };
 
 struct Call {
   Code code;
   std::int64_t param;
-  const Tensor* x;  // null: no tensor (barrier)
+  const Tensor* x;  // null: no tensor (barrier), or `spec` below
+  const TensorSpec* spec = nullptr;
 };
 
 const char* code_name(std::int64_t c) {
@@ -41,6 +42,7 @@ const char* code_name(std::int64_t c) {
     case c_barrier: return "barrier";
     case c_all_gather_rows: return "all_gather_rows";
     case c_reduce_scatter_rows: return "reduce_scatter_rows";
+    case c_bucket: return "bucket_all_reduce";
   }
   return "an unknown collective";
 }
@@ -50,6 +52,7 @@ std::string describe_header(const std::int64_t* h) {
   if (h[0] == c_all_reduce) s += std::string("(") + op_text(static_cast<ReduceOp>(h[1])) + ")";
   else if (h[0] == c_broadcast || h[0] == c_reduce_to_root) s += "(root=" + std::to_string(h[1]) + ")";
   else if (h[0] == c_all_gather || h[0] == c_reduce_scatter) s += "(axis=" + std::to_string(h[1]) + ")";
+  else if (h[0] == c_bucket) s += "(" + std::to_string(h[1]) + " tensors)";
   if (h[0] == c_barrier) return s;
   if (h[2] < 0 || h[2] > static_cast<std::int64_t>(DType::bool_)) return s + " ?";
   s += " " + std::string(name_of(static_cast<DType>(h[2]))) + "[";
@@ -65,10 +68,11 @@ std::vector<std::int64_t> exchange(const char* name, const Call& call, int free_
   std::vector<std::int64_t> mine(kHeader, 0);
   mine[0] = call.code;
   mine[1] = call.param;
-  if (call.x) {
-    mine[2] = static_cast<std::int64_t>(call.x->dtype());
-    mine[3] = call.x->rank();
-    for (int a = 0; a < call.x->rank() && a < static_cast<int>(kMaxDims); ++a) mine[4 + static_cast<std::size_t>(a)] = call.x->dim(a);
+  if (call.x || call.spec) {
+    const TensorSpec s = call.x ? call.x->spec() : *call.spec;
+    mine[2] = static_cast<std::int64_t>(s.dtype);
+    mine[3] = s.shape.rank();
+    for (int a = 0; a < s.shape.rank() && a < static_cast<int>(kMaxDims); ++a) mine[4 + static_cast<std::size_t>(a)] = s.shape[a];
   }
   std::vector<std::int64_t> all = comm::allgather_ints(mine);
   const std::size_t n = all.size() / kHeader;
@@ -86,7 +90,8 @@ std::vector<std::int64_t> exchange(const char* name, const Call& call, int free_
     if (n > 8) text += ", ...";
     fail(name, text);
   }
-  if (too_many_dims) fail(name, "takes tensors of at most " + std::to_string(kMaxDims) + " dims, got " + call.x->spec().str());
+  if (too_many_dims)
+    fail(name, "takes tensors of at most " + std::to_string(kMaxDims) + " dims, got " + (call.x ? call.x->spec() : *call.spec).str());
   return all;
 }
 
@@ -374,6 +379,74 @@ std::vector<Tensor> ReduceScatter::vjp(std::span<const Tensor>, std::span<const 
   return {all_gather(cot[0], axis_)};
 }
 
+// ---------------------------------------------------------------- bucket_all_reduce
+std::vector<TensorSpec> BucketAllReduce::infer(std::span<const Tensor> in) const {
+  if (in.empty()) fail(name(), "needs the tensors and the example count");
+  for (const auto& t : in)
+    if (!t.defined()) fail(name(), "an input tensor is undefined (default-constructed)");
+  std::vector<TensorSpec> out;
+  for (std::size_t i = 0; i + 1 < in.size(); ++i) {
+    if (in[i].is_symbolic() && (!is_floating(in[i].dtype()) || in[i].dtype() != in[0].dtype()))
+      fail(name(), "takes tensors of one floating dtype, got " + describe(in));
+    out.push_back(in[i].spec());
+  }
+  return out;
+}
+
+namespace {
+template <class T>
+void bucket_kernel(std::span<const Tensor> in, std::span<Tensor> out, std::int64_t total) {
+  // One buffer per thread, kept: a replay allocates nothing here but the outputs.
+  thread_local std::vector<T> buffer;
+  buffer.resize(static_cast<std::size_t>(total + 1));
+  const double n = in.back().item<double>();
+  const bool keep = n > 0;
+  T* b = buffer.data();
+  const T scale = static_cast<T>(n);
+  std::int64_t at = 0;
+  for (std::size_t i = 0; i + 1 < in.size(); ++i) {
+    const std::int64_t m = in[i].num_elements();
+    const T* g = static_cast<const T*>(m ? in[i].raw_data() : nullptr);
+    if (keep)
+      for (std::int64_t j = 0; j < m; ++j) b[at + j] = g[j] * scale;
+    else
+      std::fill(b + at, b + at + m, T(0));
+    at += m;
+  }
+  b[total] = keep ? scale : T(0);
+  comm::allreduce(b, total + 1, dtype_v<T>, comm::Op::sum);
+  const T inv = T(1) / b[total];
+  at = 0;
+  for (std::size_t i = 0; i + 1 < in.size(); ++i) {
+    out[i] = Tensor::empty(in[i].dtype(), in[i].shape());
+    const std::int64_t m = in[i].num_elements();
+    T* o = static_cast<T*>(m ? out[i].raw_mutable_data() : nullptr);
+    for (std::int64_t j = 0; j < m; ++j) o[j] = b[at + j] * inv;
+    at += m;
+  }
+}
+}  // namespace
+
+void BucketAllReduce::eval(std::span<const Tensor> in, std::span<const TensorSpec>, std::span<Tensor> out) const {
+  std::int64_t total = 0;
+  bool same_dtype = true;
+  for (std::size_t i = 0; i + 1 < in.size(); ++i) {
+    total += in[i].num_elements();
+    same_dtype &= in[i].dtype() == in[0].dtype();
+  }
+  const TensorSpec whole{in.size() > 1 ? in[0].dtype() : DType::float32, Shape{total}, {}};
+  exchange(name(), {c_bucket, static_cast<std::int64_t>(in.size()) - 1, nullptr, &whole});
+  if (!same_dtype || (in.size() > 1 && !is_floating(in[0].dtype())) || in.back().num_elements() != 1)
+    fail(name(), "takes tensors of one floating dtype and a scalar count, got " + describe(in));
+  if (in.size() == 1) {  // nothing to reduce but the count
+    double n = in.back().item<double>();
+    comm::allreduce(&n, 1, DType::float64, comm::Op::sum);
+    return;
+  }
+  if (in[0].dtype() == DType::float32) bucket_kernel<float>(in, out, total);
+  else bucket_kernel<double>(in, out, total);
+}
+
 // ---------------------------------------------------------------- barrier
 std::vector<TensorSpec> Barrier::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 0);
@@ -423,6 +496,8 @@ Tensor all_gather_rows(const Tensor& x) {
 
 void abort_job(int code) { comm::abort_job(code); }
 
+bool is_file_writer() { return !comm::initialized() || comm::size() == 1 || comm::rank() == 0; }
+
 }  // namespace ef::dist
 
 namespace ef::detail {
@@ -441,5 +516,6 @@ void add_dist_factories(OpFactories& f) {
   f["reduce_scatter"] = [](const OpParams& p) { return std::make_shared<ReduceScatter>(p.axis("axis"), false); };
   f["reduce_scatter_rows"] = [](const OpParams&) { return std::make_shared<ReduceScatter>(0, true); };
   f["barrier"] = [](const OpParams&) { return std::make_shared<Barrier>(); };
+  f["bucket_all_reduce"] = [](const OpParams&) { return std::make_shared<BucketAllReduce>(); };
 }
 }  // namespace ef::detail

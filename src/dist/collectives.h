@@ -98,6 +98,18 @@ class ReduceScatter : public CollectiveBase<ReduceScatter> {
   bool rows_;
 };
 
+// DDP's bucket: inputs g_0..g_{k-1} (one floating dtype) and a float64 scalar n (this rank's
+// example count); outputs sum_r(n_r * g_i) / sum_r(n_r) for each i, packed into one buffer for
+// one all-reduce (a rank with n = 0 adds zeros, whatever its g). The data-parallel train step
+// applies it to its gradients after the backward pass; not differentiable.
+class BucketAllReduce : public CollectiveBase<BucketAllReduce> {
+ public:
+  const char* name() const override { return "bucket_all_reduce"; }
+  bool is_differentiable() const override { return false; }
+  std::vector<TensorSpec> infer(std::span<const Tensor> in) const override;
+  void eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const override;
+};
+
 class Barrier : public CollectiveBase<Barrier> {
  public:
   const char* name() const override { return "barrier"; }

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <map>
 
+#include "dist/collectives.h"
 #include "eagerflow/dist/dist.h"
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/ops/random.h"
@@ -36,40 +37,35 @@ void expect_same_count(const char* what, std::int64_t n) {
                                ", rank " + std::to_string(r) + " has " + std::to_string(all[r]));
 }
 
-// Sums `pieces` (flat, one dtype) across ranks in buckets of at most `bucket_bytes`; `extra`
-// (a [1] tensor, or undefined) rides at the end of the first bucket. Returns the reduced
-// pieces and the reduced extra.
-std::pair<std::vector<Tensor>, Tensor> bucketed_sum(const std::vector<Tensor>& pieces, Tensor extra, std::int64_t bucket_bytes,
-                                                    const Tensor& keep) {
-  std::vector<Tensor> out(pieces.size());
-  std::size_t i = 0;
-  bool first = true;
-  while (i < pieces.size() || (first && extra.defined())) {
-    std::vector<Tensor> parts;
-    std::vector<std::int64_t> sizes;
-    std::int64_t bytes = 0;
-    std::size_t start = i;
-    while (i < pieces.size() && (parts.empty() || bytes + pieces[i].num_elements() * static_cast<std::int64_t>(size_of(pieces[i].dtype())) <= bucket_bytes)) {
-      parts.push_back(pieces[i]);
-      sizes.push_back(pieces[i].shape()[0]);
-      bytes += pieces[i].num_elements() * static_cast<std::int64_t>(size_of(pieces[i].dtype()));
-      ++i;
+// Gradients of one dtype, in order, in buckets of at most `bucket_bytes`: one fused
+// all-reduce each (BucketAllReduce: packs g * n, sums across ranks with the counts, divides
+// by the global count).
+std::vector<Tensor> reduce_in_buckets(const std::vector<Tensor>& gradients, const Tensor& count, std::int64_t bucket_bytes) {
+  std::map<DType, std::vector<std::size_t>> by_dtype;
+  for (std::size_t i = 0; i < gradients.size(); ++i)
+    if (gradients[i].defined()) by_dtype[gradients[i].dtype()].push_back(i);
+  std::vector<Tensor> out(gradients.size());
+  for (const auto& [dtype, index] : by_dtype) {
+    std::size_t k = 0;
+    while (k < index.size()) {
+      std::vector<Tensor> inputs;
+      std::vector<std::size_t> which;
+      std::int64_t bytes = 0;
+      while (k < index.size()) {
+        const Tensor& g = gradients[index[k]];
+        std::int64_t b = g.num_elements() * static_cast<std::int64_t>(size_of(g.dtype()));
+        if (!inputs.empty() && bytes + b > bucket_bytes) break;
+        inputs.push_back(g);
+        which.push_back(index[k]);
+        bytes += b;
+        ++k;
+      }
+      inputs.push_back(count);
+      std::vector<Tensor> reduced = dispatch(BucketAllReduce(), inputs);
+      for (std::size_t j = 0; j < which.size(); ++j) out[which[j]] = reduced[j];
     }
-    Tensor flat = parts.empty() ? Tensor() : parts.size() == 1 ? parts[0] : concat(parts, 0);
-    // A rank without examples has NaN gradients (a mean over nothing): it adds zeros.
-    if (flat.defined() && keep.defined()) flat = where(keep, flat, zeros_like(flat));
-    bool with_extra = first && extra.defined();
-    if (with_extra) flat = flat.defined() ? concat({flat, cast(extra, flat.dtype())}, 0) : extra;
-    Tensor reduced = all_reduce(flat, ReduceOp::sum);
-    std::int64_t at = 0;
-    for (std::size_t k = 0; k < parts.size(); ++k) {
-      out[start + k] = sizes.size() == 1 && !with_extra ? reduced : slice(reduced, {at}, {at + sizes[k]});
-      at += sizes[k];
-    }
-    if (with_extra) extra = slice(reduced, {at}, {at + 1});
-    first = false;
   }
-  return {out, extra};
+  return out;
 }
 
 }  // namespace
@@ -82,40 +78,11 @@ DataParallel::DataParallel(DataParallelOptions options) : options_(options) {
 }
 
 std::vector<Tensor> DataParallel::reduce_gradients(const std::vector<Tensor>& gradients, const Tensor& local_count) {
-  // Grouped by dtype, in order; each flattened and weighted by the local count.
-  std::map<DType, std::vector<std::size_t>> by_dtype;
-  for (std::size_t i = 0; i < gradients.size(); ++i)
-    if (gradients[i].defined()) by_dtype[gradients[i].dtype()].push_back(i);
-  std::vector<Tensor> out(gradients.size());
-  Tensor count = reshape(cast(local_count, DType::float64), Shape{1});
-  Tensor keep = reshape(local_count > 0.0, Shape{});
-  Tensor total;
-  for (const auto& [dtype, index] : by_dtype) {
-    Tensor n = cast(reshape(local_count, Shape{}), dtype);
-    std::vector<Tensor> pieces;
-    for (std::size_t i : index) pieces.push_back(reshape(gradients[i] * n, Shape{-1}));
-    auto [reduced, extra] = bucketed_sum(pieces, total.defined() ? Tensor() : count, options_.bucket_bytes, keep);
-    if (!total.defined()) total = extra;
-    Tensor t = cast(reshape(total, Shape{}), dtype);
-    for (std::size_t k = 0; k < index.size(); ++k)
-      out[index[k]] = reshape(reduced[k], gradients[index[k]].shape()) / t;
-  }
-  return out;
+  return reduce_in_buckets(gradients, reshape(cast(local_count, DType::float64), Shape{}), options_.bucket_bytes);
 }
 
 std::vector<Tensor> DataParallel::average_gradients(const std::vector<Tensor>& gradients) {
-  std::map<DType, std::vector<std::size_t>> by_dtype;
-  for (std::size_t i = 0; i < gradients.size(); ++i)
-    if (gradients[i].defined()) by_dtype[gradients[i].dtype()].push_back(i);
-  std::vector<Tensor> out(gradients.size());
-  for (const auto& [dtype, index] : by_dtype) {
-    std::vector<Tensor> pieces;
-    for (std::size_t i : index) pieces.push_back(reshape(gradients[i], Shape{-1}));
-    auto [reduced, extra] = bucketed_sum(pieces, Tensor(), options_.bucket_bytes, Tensor());
-    for (std::size_t k = 0; k < index.size(); ++k)
-      out[index[k]] = reshape(reduced[k], gradients[index[k]].shape()) / static_cast<double>(world_);
-  }
-  return out;
+  return reduce_in_buckets(gradients, scalar<double>(1.0), options_.bucket_bytes);
 }
 
 std::pair<Tensor, Tensor> DataParallel::global_mean(const Tensor& local_mean, const Tensor& local_count) {
@@ -168,7 +135,10 @@ train::History DataParallel::run_fit(train::Model& model, const train::Data& x, 
   try {
     train::FitOptions local = options;
     if (!is_root()) local.verbose = 0;
-    if (!model.built() && !x.empty()) {
+    if (!model.built() && x.empty())
+      fail(model.name(), "fit(dataset) with a DataParallel strategy needs the model built first (model.build(shape), or "
+                         "call it once), so that rank 0's weights can be broadcast before training");
+    if (!model.built()) {
       // The weights must exist before rank 0's are broadcast: a predict on one example builds them.
       train::Data one = x;
       for (Tensor& t : one.tensors)

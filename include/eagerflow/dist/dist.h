@@ -48,6 +48,11 @@ Tensor reduce_scatter(const Tensor& x, int axis = 0);
 // sum over ranks of the cotangent.
 Tensor all_gather_rows(const Tensor& x);
 
+// False on the ranks other than 0 of a running MPI job of several processes (without starting
+// MPI): save_weights, save_model, ModelCheckpoint and Checkpoint::save write on rank 0 only,
+// so the ranks of a data-parallel job do not write the same file at once.
+bool is_file_writer();
+
 // Aborts every process of the job with `code` (MPI_Abort): what a distributed fit does on an
 // error, since the other ranks would otherwise wait forever in their next collective.
 [[noreturn]] void abort_job(int code = 1);
