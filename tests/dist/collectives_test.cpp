@@ -4,6 +4,7 @@
 #include <eagerflow/dist/dist.h>
 
 #include "../test_util.h"
+#include "dist/collectives.h"
 #include "dist_table.h"
 
 namespace ef {
@@ -130,6 +131,30 @@ TEST(Dist, DisagreementIsAnErrorOnEveryRank) {
   testing::expect_error([&] { dist::all_reduce(randn({2}, 1) > 0.0); }, {"all_reduce", "bool"});
   // Nothing is left half-done: the next collective works.
   EXPECT_EQ(dist::all_reduce(tensor(std::vector<std::int64_t>{1})).to_vector<std::int64_t>()[0], W());
+}
+
+TEST(Dist, BucketAllReduceIsTheCountWeightedMean) {
+  // Rank r: gradients g_r with count r (rank 0 has no examples: its NaN gradients add nothing).
+  Tensor count = scalar<double>(static_cast<double>(R()));
+  Tensor a = R() == 0 ? full({2, 3}, std::nan(""), DType::float32) : cast(input_of(R(), {2, 3}, 10), DType::float32);
+  Tensor b = R() == 0 ? full({4}, std::nan(""), DType::float32) : cast(input_of(R(), {4}, 11), DType::float32);
+  std::vector<Tensor> got = dispatch(dist::BucketAllReduce(), std::vector<Tensor>{a, b, count});
+  if (W() == 1) {  // no examples anywhere: 0 / 0
+    EXPECT_TRUE(std::isnan(got[0].to_vector<float>()[0]));
+    return;
+  }
+  Tensor wa = zeros_like(a), wb = zeros_like(b);
+  double n = 0;
+  for (int r = 1; r < W(); ++r) {
+    wa = wa + cast(input_of(r, {2, 3}, 10), DType::float32) * static_cast<float>(r);
+    wb = wb + cast(input_of(r, {4}, 11), DType::float32) * static_cast<float>(r);
+    n += r;
+  }
+  testing::expect_tensor_near(got[0], wa / static_cast<float>(n), 1e-6);
+  testing::expect_tensor_near(got[1], wb / static_cast<float>(n), 1e-6);
+  // Disagreeing buckets are an error on every rank.
+  std::vector<Tensor> odd = R() == 0 ? std::vector<Tensor>{a, count} : std::vector<Tensor>{a, b, count};
+  testing::expect_error([&] { dispatch(dist::BucketAllReduce(), odd); }, {"bucket_all_reduce", "rank 0 has", "rank 1 has"});
 }
 
 TEST(Dist, TracedCollectivesAreOrderedEffects) {
