@@ -20,7 +20,9 @@ python: deps
 
 demo: build python
 	./build/release/examples/seed_demo
+	rm -rf build/demo/logs
 	./build/release/examples/train_mnist
+	$(PYTHON) scripts/tensorboard_screenshot.py build/demo/logs build/demo/tensorboard.png
 	./build/release/examples/char_transformer
 	./build/release/examples/char_transformer --model lstm --seconds 45 --generate 200
 	cd build && $(PYTHON) ../examples/python/seed.py

@@ -117,7 +117,8 @@ int main(int argc, char** argv) {
                                   .prefetch(ef::data::kAutotune);
     ef::data::Dataset val_batches = ef::data::Dataset::from_tensor_slices({images(s.x_val), s.y_val}).batch(256);
     std::cout << "Input pipeline: " << train.element_spec().str() << ", " << train.cardinality() << " batches per epoch\n";
-    auto h2 = cnn.fit(train, {.epochs = epochs, .validation_data = val_batches});
+    auto h2 = cnn.fit(train, {.epochs = epochs, .validation_data = val_batches,
+                              .callbacks = {std::make_shared<ef::train::TensorBoard>(save_dir + "/logs", 1)}});  // docs/tensorboard.md
     cnn.summary();
     report("CNN", cnn, h2);
   } catch (const ef::Error& e) {

@@ -140,6 +140,7 @@ TEST(OpTable, CoversEveryOpClass) {
       "ef::(anonymous namespace)::FusedDense",   // made by passes only: passes_test
       "ef::(anonymous namespace)::FusedElementwise",
       "ef::(anonymous namespace)::Print",        // function_test (ef::print)
+      "ef::summary::(anonymous namespace)::WriteSummary",  // summary_test (ef::summary, an effect like print)
       "ef::RnnBackward",                         // recurrent_test (fused vs unrolled gradients)
   };
   for (const OpInfo& op : ef::testing::op_table()) {

@@ -41,6 +41,8 @@
 #include "eagerflow/train/losses.h"
 #include "eagerflow/train/metrics.h"
 #include "eagerflow/train/callbacks.h"
+#include "eagerflow/train/tensorboard.h"
+#include "eagerflow/summary/summary.h"
 #include "eagerflow/train/model.h"
 #include "eagerflow/train/functional.h"
 #include "eagerflow/data/mnist.h"

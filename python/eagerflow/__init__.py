@@ -69,3 +69,4 @@ _atexit.register(_core._set_log_handler, None)
 # ef.keras (a package: layers, Model/Sequential, optimizers, losses, metrics, callbacks),
 # ef.saved_model, ef.onnx, ef.data.
 from . import keras, saved_model, onnx, data  # noqa: E402
+from . import summary  # noqa: E402 - ef.summary, as tf.summary (TensorBoard event files)

@@ -37,5 +37,6 @@ NB_MODULE(_core, m) {
   efpy::init_custom(m);
   efpy::init_saving_keras(m);
   efpy::init_scan(m);
+  efpy::init_summary(m);
   efpy::init_dataset(m);
 }

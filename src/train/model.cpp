@@ -401,6 +401,7 @@ void Model::make_step(const StepData& example, bool train) {
   if (compile_options_.run_eagerly) {
     fn = [step](const StepData& d) { return step(d.x, d.y, d.sample_weight); };
     count = [] { return 0; };
+    if (train) train_traces_ = nullptr;
     return;
   }
   FunctionOptions options;
@@ -411,7 +412,20 @@ void Model::make_step(const StepData& example, bool train) {
   auto traced = function(step, options);
   fn = [traced](const StepData& d) { return traced(d.x, d.y, d.sample_weight); };
   count = [traced] { return traced.tracing_count(); };
+  if (train)
+    train_traces_ = [traced] {
+      std::vector<TraceRecord> records = traced.traces();
+      auto functions = traced.concrete_functions();
+      // Traces evicted from the cache (max_traces) have no function; the cached are the latest.
+      std::size_t evicted = records.size() - std::min(records.size(), functions.size());
+      std::vector<StepTrace> out;
+      for (std::size_t i = 0; i < records.size(); ++i)
+        out.push_back({records[i].number, records[i].reason, records[i].signature, i >= evicted ? functions[i - evicted] : nullptr});
+      return out;
+    };
 }
+
+std::vector<StepTrace> Model::train_step_traces() const { return train_traces_ ? train_traces_() : std::vector<StepTrace>{}; }
 
 int Model::tracing_count() const { return train_count_ ? train_count_() : 0; }
 int Model::test_tracing_count() const { return test_count_ ? test_count_() : 0; }

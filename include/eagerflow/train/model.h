@@ -28,6 +28,10 @@ namespace ef::data {
 class Dataset;  // eagerflow/data/dataset.h
 }  // namespace ef::data
 
+namespace ef {
+class ConcreteFunction;
+}
+
 namespace ef::train {
 
 class FunctionalGraph;  // eagerflow/train/functional.h
@@ -127,6 +131,14 @@ struct StepData {
 
 using StepLogs = std::map<std::string, Tensor>;
 
+// One trace of a model's train step (Model::train_step_traces): ef::function's trace record
+// and the traced function.
+struct StepTrace {
+  int number = 0;  // 1 for the first
+  std::string reason, signature;
+  std::shared_ptr<const ConcreteFunction> function;
+};
+
 class Model : public nn::Layer {
  public:
   explicit Model(std::string name = "");
@@ -202,6 +214,9 @@ class Model : public nn::Layer {
   int tracing_count() const;
   int test_tracing_count() const;
   int predict_tracing_count() const;
+  // The current train step's traces, in order, with their reasons and graphs (what the
+  // TensorBoard callback shows). Empty before the first train step and with run_eagerly.
+  std::vector<StepTrace> train_step_traces() const;
   // Keras' table: layer (type), output shape, parameter count; totals.
   virtual void summary(std::ostream& os) const;
   void summary() const;
@@ -267,6 +282,7 @@ class Model : public nn::Layer {
   StepFn train_fn_, test_fn_;
   std::function<std::vector<Tensor>(const std::vector<Tensor>&)> predict_fn_;
   std::function<int()> train_count_, test_count_, predict_count_;
+  std::function<std::vector<StepTrace>()> train_traces_;
   struct StepCache {
     std::vector<TensorSpec> signature;
     std::vector<bool> trainable_flags;  // of every layer, when the step was made

@@ -1,7 +1,7 @@
 """ef.keras.callbacks: subclass Callback in Python (Keras' method names; self.model is the
 model, self.model.stop_training = True ends fit after the epoch), or use the C++ ones:
 EarlyStopping, ModelCheckpoint, CSVLogger, LearningRateScheduler, TerminateOnNaN,
-ReduceLROnPlateau, LambdaCallback, BackupAndRestore.
+ReduceLROnPlateau, LambdaCallback, BackupAndRestore, TensorBoard.
 
 fit calls on_train_begin/end, on_epoch_begin/end and on_train_batch_begin/end (or
 on_batch_begin/end); evaluate and predict call no callbacks. Logs are dicts of floats."""
@@ -92,5 +92,28 @@ class BackupAndRestore(_t._BackupAndRestore):
         self.delete_checkpoint = delete_checkpoint
 
 
+class TensorBoard(_t._TensorBoard):
+    """Keras' TensorBoard callback (docs/tensorboard.md): runs log_dir/train and
+    log_dir/validation; epoch_<metric> scalars and epoch_learning_rate at each epoch's end,
+    batch_<metric> every update_freq batches ("batch": every batch; "epoch": none), weight
+    histograms every histogram_freq epochs, and with write_graph the traced train step's graph
+    with each trace's reason as text. write_images, profiling and embeddings are not supported."""
+
+    def __init__(self, log_dir="logs", histogram_freq=0, write_graph=True, write_images=False,
+                 write_steps_per_second=False, update_freq="epoch", profile_batch=0, embeddings_freq=0,
+                 embeddings_metadata=None):
+        for flag, value in (("write_images", write_images), ("write_steps_per_second", write_steps_per_second),
+                            ("profile_batch", profile_batch), ("embeddings_freq", embeddings_freq),
+                            ("embeddings_metadata", embeddings_metadata)):
+            if value:
+                raise ValueError(f"TensorBoard: {flag}={value!r} is not supported")
+        if isinstance(update_freq, bool) or not isinstance(update_freq, (int, str)):
+            raise ValueError(f"TensorBoard: update_freq must be 'epoch', 'batch' or an int, got {update_freq!r}")
+        super().__init__(str(log_dir), int(histogram_freq), bool(write_graph), update_freq)
+        self.histogram_freq = int(histogram_freq)
+        self.write_graph = bool(write_graph)
+        self.update_freq = update_freq
+
+
 __all__ = ["BackupAndRestore", "Callback", "CSVLogger", "EarlyStopping", "History", "LambdaCallback",
-           "LearningRateScheduler", "ModelCheckpoint", "ReduceLROnPlateau", "TerminateOnNaN"]
+           "LearningRateScheduler", "ModelCheckpoint", "ReduceLROnPlateau", "TensorBoard", "TerminateOnNaN"]
