@@ -51,9 +51,7 @@ double process_cpu_seconds() {
          1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
-void BM_TransformerBlockTrainStep(benchmark::State& state) {
-  ef::set_num_threads(static_cast<int>(state.range(0)));
-  ef::sync_thread_budget();
+std::shared_ptr<ef::train::Functional> block_model() {
   ef::Tensor in = ef::train::Input({kSeq, kWidth}, ef::DType::float32, "x");
   auto ln1 = std::make_shared<ef::nn::LayerNormalization>(1e-5, "ln1");
   auto mha = std::make_shared<ef::nn::MultiHeadAttention>(kHeads, kWidth / kHeads, ef::nn::MultiHeadAttentionOptions{},
@@ -74,6 +72,13 @@ void BM_TransformerBlockTrainStep(benchmark::State& state) {
   mha->output_kernel().assign(hashed({kHeads, kd, kWidth}, 14, lim));
   up->kernel().assign(hashed({kWidth, kHidden}, 15, lim_mlp));
   down->kernel().assign(hashed({kHidden, kWidth}, 16, lim_mlp));
+  return model;
+}
+
+void BM_TransformerBlockTrainStep(benchmark::State& state) {
+  ef::set_num_threads(static_cast<int>(state.range(0)));
+  ef::sync_thread_budget();
+  auto model = block_model();
   ef::Tensor x = hashed({kBatch, kSeq, kWidth}, 1, 1.0), y = hashed({kBatch, kSeq, kWidth}, 2, 1.0);
   model->compile(std::make_shared<ef::optim::Adam>(1e-3, 0.9, 0.999, 1e-7), ef::train::MeanSquaredError());
   double loss0 = model->train_on_batch(x, y).at("loss");  // traces; the loss before any update
@@ -96,6 +101,34 @@ void BM_TransformerBlockTrainStep(benchmark::State& state) {
   state.counters["traces"] = model->tracing_count();
 }
 
+// The same step without the optimizer: the loss and the gradients of every weight, traced
+// (the difference to the train step is Adam's share, for the profile in bench/RESULTS.md).
+void BM_TransformerBlockGradients(benchmark::State& state) {
+  ef::set_num_threads(static_cast<int>(state.range(0)));
+  ef::sync_thread_budget();
+  auto model = block_model();
+  std::vector<ef::Variable> ws = model->trainable_weights();
+  ef::Tensor x = hashed({kBatch, kSeq, kWidth}, 1, 1.0), y = hashed({kBatch, kSeq, kWidth}, 2, 1.0);
+  auto step = ef::function([&](const ef::Tensor& x, const ef::Tensor& y) {
+    ef::GradientTape tape;
+    ef::Tensor loss = ef::mean(ef::square((*model)(x, true) - y));
+    std::vector<ef::Tensor> out = tape.gradient(loss, ws);
+    out.push_back(loss);
+    return out;
+  });
+  double loss0 = step(x, y).back().item<float>();
+  std::vector<double> ms;
+  for (auto _ : state) {
+    auto t0 = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(step(x, y).back().item<float>());
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  state.counters["median_ms"] = ms.empty() ? 0.0 : ms[ms.size() / 2];
+  state.counters["loss0"] = loss0;
+}
+
 }  // namespace
 
+BENCHMARK(BM_TransformerBlockGradients)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_TransformerBlockTrainStep)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
