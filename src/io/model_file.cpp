@@ -20,6 +20,7 @@
 #include <typeinfo>
 
 #include "eagerflow/core/error.h"
+#include "eagerflow/dist/dist.h"
 #include "eagerflow/io/safetensors.h"
 #include "eagerflow/ops/primitive.h"
 #include "eagerflow/ops/random.h"
@@ -812,6 +813,7 @@ std::shared_ptr<nn::Layer> model_from_json(const std::string& json) {
 }
 
 void save_model(const train::Model& model, const std::string& path, const SaveModelOptions& options) {
+  if (!dist::is_file_writer()) return;  // rank 0 of a data-parallel job writes (eagerflow/dist/dist.h)
   Tensors tensors;
   ConfigMap header;
   header.set("format", "eagerflow-model");

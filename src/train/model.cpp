@@ -10,8 +10,10 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "eagerflow/autodiff/gradient_tape.h"
+#include "eagerflow/dist/data_parallel.h"
 #include "eagerflow/function/function.h"
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/ops/random.h"
@@ -117,6 +119,18 @@ Tensor class_weights_for(const std::string& model, const Tensor& y, const std::m
     if (it != class_weight.end()) weights[i] = static_cast<float>(it->second);
   }
   return tensor(weights);
+}
+
+// Data parallel (eagerflow/dist/data_parallel.h): this rank's share of a global batch, and
+// every rank's rows of a batch (for metrics over the global batch).
+StepData local_share(const dist::Strategy& s, const StepData& d) {
+  auto [begin, end] = s.local_rows(0, d.x.at(0).dim(0));
+  return batch_rows(d, begin, end);
+}
+std::vector<Tensor> all_rows(dist::Strategy& s, const std::vector<Tensor>& ts) {
+  std::vector<Tensor> out;
+  for (const auto& t : ts) out.push_back(t.defined() ? s.gather_rows(t) : t);
+  return out;
 }
 
 }  // namespace
@@ -320,7 +334,11 @@ Tensor Model::compute_loss(const StepData& data, const std::vector<Tensor>& y_pr
     if (!l.loss) continue;
     Tensor sw = data.sample_weight.empty() ? Tensor() : data.sample_weight[i];
     Tensor value = sw.defined() ? (*l.loss)(data.y[i], y_pred[i], sw) : (*l.loss)(data.y[i], y_pred[i]);
-    if (l.tracker) l.tracker->update_state_weighted(value, batch_count(y_pred[i]));
+    if (l.tracker) {
+      Tensor mean = value, count = batch_count(y_pred[i]);
+      if (distribution_) std::tie(mean, count) = distribution_->global_mean(mean, count);  // over every rank's examples
+      l.tracker->update_state_weighted(mean, count);
+    }
     if (l.weight != 1.0) value = value * scalar(static_cast<float>(l.weight));
     total = total.defined() ? total + value : value;
   }
@@ -349,15 +367,31 @@ StepLogs Model::train_step(const StepData& data) {
   std::vector<Tensor> y_pred = call_model(data.x, /*training=*/true);
   Tensor loss = compute_loss(data, y_pred);
   std::vector<Variable> vars = trainable_weights();
-  optimizer_->apply_gradients(tape.gradient(loss, vars), vars);
+  std::vector<Tensor> grads = tape.gradient(loss, vars);
+  Tensor count = batch_count(data.x.at(0));
+  // Data parallel: the gradient of the mean over every rank's examples (fused all-reduces).
+  if (distribution_) grads = distribution_->reduce_gradients(grads, count);
+  optimizer_->apply_gradients(grads, vars);
   apply_constraints();  // Keras projects constrained weights right after the update
-  loss_tracker_->update_state_weighted(loss, batch_count(data.x.at(0)));
+  if (distribution_) {  // logs of the global batch: the same on every rank
+    std::tie(loss, count) = distribution_->global_mean(loss, count);
+    loss_tracker_->update_state_weighted(loss, count);
+    return compute_metrics({all_rows(*distribution_, data.x), all_rows(*distribution_, data.y),
+                            all_rows(*distribution_, data.sample_weight)}, all_rows(*distribution_, y_pred));
+  }
+  loss_tracker_->update_state_weighted(loss, count);
   return compute_metrics(data, y_pred);
 }
 
 StepLogs Model::test_step(const StepData& data) {
   std::vector<Tensor> y_pred = call_model(data.x, /*training=*/false);
   Tensor loss = compute_loss(data, y_pred);
+  if (distribution_) {  // as train_step
+    auto [mean, count] = distribution_->global_mean(loss, batch_count(data.x.at(0)));
+    loss_tracker_->update_state_weighted(mean, count);
+    return compute_metrics({all_rows(*distribution_, data.x), all_rows(*distribution_, data.y),
+                            all_rows(*distribution_, data.sample_weight)}, all_rows(*distribution_, y_pred));
+  }
   loss_tracker_->update_state_weighted(loss, batch_count(data.x.at(0)));
   return compute_metrics(data, y_pred);
 }
@@ -567,12 +601,13 @@ Logs Model::evaluate_batches(detail::BatchSource& source, int verbose) {
   StepData batch;
   std::int64_t steps = 0;
   for (; source.next(batch); ++steps) {
+    if (distribution_) batch = local_share(*distribution_, batch);
     if (steps == 0) make_step(batch, false);
     last = run_test(batch);
   }
   if (steps == 0) fail(name(), "evaluate got no batches: there is no loss to report");
   Logs logs = to_logs(last);
-  if (verbose) {
+  if (verbose && (!distribution_ || distribution_->is_root())) {  // data parallel: rank 0 prints
     ProgressBar bar(std::cout, steps, verbose, false);
     OrderedLogs ordered;
     for (const auto& k : log_order(last))
@@ -607,7 +642,13 @@ std::vector<Tensor> Model::predict_outputs(const Data& x_data, std::int64_t batc
   if (n == 0) return predict_fn_(d.x);
   batch_size = clamped_batch(batch_size, n);
   std::vector<std::vector<Tensor>> parts;
-  for (std::int64_t b = 0; b < n; b += batch_size) parts.push_back(predict_fn_(rows(d.x, b, std::min(n, b + batch_size))));
+  for (std::int64_t b = 0; b < n; b += batch_size) {
+    std::int64_t begin = b, end = std::min(n, b + batch_size);
+    // Data parallel: each rank predicts its share of the batch; the rows are gathered.
+    if (distribution_) std::tie(begin, end) = distribution_->local_rows(begin, end);
+    parts.push_back(predict_fn_(rows(d.x, begin, end)));
+    if (distribution_) parts.back() = all_rows(*distribution_, parts.back());
+  }
   std::vector<Tensor> outs;
   for (std::size_t o = 0; o < parts[0].size(); ++o) {
     std::vector<Tensor> pieces;
@@ -649,6 +690,8 @@ void Model::build(const std::vector<Shape>& input_shapes) {
 }
 
 History Model::fit(const Data& x_in, const Data& y_in, const FitOptions& o) {
+  if (distribution_ && !distribution_->in_fit())  // data parallel: set-up, rank 0 prints, MPI_Abort on errors
+    return distribution_->run_fit(*this, x_in, o, [&](const FitOptions& local) { return fit(x_in, y_in, local); });
   require_compiled("fit");
   if (!o.class_weight.empty() && !o.sample_weight.empty())
     fail(name(), "fit got both class_weight and sample_weight; give one (Keras does not combine them)");
@@ -720,6 +763,7 @@ History Model::fit_batches(detail::BatchSource& source, detail::BatchSource* val
     std::int64_t b = 0;
     for (;; ++b) {
       if (!source.next(batch)) break;
+      if (distribution_) batch = local_share(*distribution_, batch);  // this rank's share of the global batch
       for (auto& cb : o.callbacks) cb->on_batch_begin(static_cast<int>(b));
       // Each fit checks the step against its data once (a new dtype or a frozen layer traces a
       // new step; the same data keeps the trace).

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "eagerflow/data/dataset.h"
+#include "eagerflow/dist/data_parallel.h"
 #include "eagerflow/ops/ops.h"
 #include "train/batch_source.h"
 
@@ -85,6 +86,8 @@ bool DatasetBatches::next(StepData& batch) {
 }  // namespace detail
 
 History Model::fit(const data::Dataset& dataset, const FitOptions& o) {
+  if (distribution_ && !distribution_->in_fit())  // data parallel (eagerflow/dist/data_parallel.h)
+    return distribution_->run_fit(*this, Data(), o, [&](const FitOptions& local) { return fit(dataset, local); });
   require_compiled("fit");
   if (!o.class_weight.empty())
     fail(name(), "fit(dataset): give per-example weights as the elements' third part (x, y, sample_weight) instead of class_weight");

@@ -28,6 +28,10 @@ namespace ef::data {
 class Dataset;  // eagerflow/data/dataset.h
 }  // namespace ef::data
 
+namespace ef::dist {
+class Strategy;  // eagerflow/dist/data_parallel.h
+}  // namespace ef::dist
+
 namespace ef {
 class ConcreteFunction;
 }
@@ -231,6 +235,16 @@ class Model : public nn::Layer {
   // then); skip_mismatch loads what fits and leaves the rest (Keras' option).
   void save_weights(const std::string& path) const;
   void load_weights(const std::string& path, bool skip_mismatch = false);
+  // Data parallelism over MPI (eagerflow/dist/data_parallel.h): fit, evaluate and predict split
+  // each global batch among the ranks and the train step averages the gradients; null (the
+  // default): this process alone. New steps are traced for it.
+  void set_distribution(std::shared_ptr<dist::Strategy> strategy) {
+    distribution_ = std::move(strategy);
+    train_fn_ = nullptr;
+    test_fn_ = nullptr;
+    predict_fn_ = nullptr;
+  }
+  const std::shared_ptr<dist::Strategy>& distribution() const { return distribution_; }
   bool stop_training = false;  // callbacks set it to end fit after this epoch
   // Set by a callback's on_train_begin (BackupAndRestore): fit starts at this epoch instead of
   // FitOptions::initial_epoch. fit resets it to -1 when it starts.
@@ -272,6 +286,7 @@ class Model : public nn::Layer {
   Logs evaluate_batches(detail::BatchSource& source, int verbose);
 
   std::shared_ptr<const FunctionalGraph> graph_;
+  std::shared_ptr<dist::Strategy> distribution_;
   std::shared_ptr<optim::Optimizer> optimizer_;
   std::vector<OutputLoss> losses_;
   std::shared_ptr<Mean> loss_tracker_;
