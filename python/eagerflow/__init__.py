@@ -7,6 +7,7 @@ import types as _types
 from . import _core
 from ._core import *  # noqa: F401,F403 - the op table as ef.<name>
 from ._core import Error, Tensor, TensorSpec, Variable, DType, ConcreteFunction, random, print  # noqa: F401
+from ._core import dist  # noqa: F401 - MPI collectives and DataParallel (docs/distributed.md)
 from ._function import Function, RetracingWarning, function, _log_warning
 from ._autodiff import GradientTape, grad, value_and_grad
 from ._core import jvp, linearize, jacfwd, jacrev, hessian, vmap  # noqa: F401 - docs/transforms.md

@@ -37,6 +37,7 @@ NB_MODULE(_core, m) {
   efpy::init_custom(m);
   efpy::init_saving_keras(m);
   efpy::init_scan(m);
-  efpy::init_summary(m);
+  efpy::init_dist(m);
   efpy::init_dataset(m);
+  efpy::init_summary(m);
 }
