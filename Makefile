@@ -22,6 +22,11 @@ demo: build python
 	./build/release/examples/seed_demo
 	rm -rf build/demo/logs
 	./build/release/examples/train_mnist
+	@# The MNIST MLP data parallel on 2 ranks (Open MPI, shared memory; rank 0 prints), next to one process.
+	@if [ -x ./build/release/examples/mnist_data_parallel ] && command -v mpirun >/dev/null; then \
+	  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe --bind-to none --mca btl self,vader \
+	    -x OMP_NUM_THREADS=1 -np 2 ./build/release/examples/mnist_data_parallel; \
+	else echo "mpirun not found: skipping the data-parallel demo (install openmpi-bin)"; fi
 	$(PYTHON) scripts/tensorboard_screenshot.py build/demo/logs build/demo/tensorboard.png
 	./build/release/examples/char_transformer
 	./build/release/examples/char_transformer --model lstm --seconds 45 --generate 200
