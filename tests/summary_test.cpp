@@ -236,6 +236,9 @@ TEST(Summary, BadInputsAreErrors) {
   auto scope = w.as_default();
   expect_error([] { summary::scalar("x", tensor({1.0f, 2.0f}), 0); }, {"summary.scalar", "'x'", "one element", "float32[2]"});
   expect_error([] { summary::scalar("", 1.0, 0); }, {"summary.scalar", "name"});
+  for (std::string bad : {std::string("\xff"), std::string("a\xc3"), std::string("\xc0\x80"), std::string("\xed\xa0\x80")})
+    expect_error([&] { summary::scalar(bad, 1.0, 0); }, {"summary.scalar", "UTF-8"});
+  EXPECT_TRUE(summary::scalar("ünïcode/λ/😀", 1.0, 0));
   expect_error([] { summary::scalar("x", Tensor(), 0); }, {"summary.scalar", "undefined"});
   expect_error([] { summary::scalar("x", 1.0, tensor({1.0f, 2.0f})); }, {"summary.scalar", "step", "float32[2]"});
   expect_error([] { summary::scalar("x", 1.0, scalar<bool>(true)); }, {"summary.scalar", "step", "bool"});
@@ -254,8 +257,9 @@ TEST(Summary, BadInputsAreErrors) {
   w.close();
   expect_error([] { summary::scalar("x", 1.0, 0); }, {"summary.scalar", "closed"});
   auto back = scalars_of(w.path());
-  ASSERT_EQ(back.size(), 1u);
-  EXPECT_EQ(std::get<1>(back[0]), 11);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(std::get<0>(back[0]), "ünïcode/λ/😀");
+  EXPECT_EQ(std::get<1>(back[1]), 11);
 }
 
 TEST(Summary, FlushesEveryMaxQueueRecordsAndOnFlush) {

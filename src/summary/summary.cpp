@@ -180,9 +180,30 @@ class WriteSummary : public PrimitiveBase<WriteSummary> {
   std::string text_;
 };
 
+// Protocol buffers' string fields must hold UTF-8: TensorBoard's reader rejects the whole event
+// otherwise, so a bad tag is refused here rather than written.
+bool valid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : 9;
+    if (n == 9 || (n && c < 0xC2 && n == 1) || i + n >= s.size() + (n ? 0 : 1)) return false;
+    std::uint32_t cp = n == 0 ? c : n == 1 ? (c & 0x1F) : n == 2 ? (c & 0x0F) : (c & 0x07);
+    for (std::size_t k = 1; k <= n; ++k) {
+      auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d >> 6) != 0x2) return false;
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    if ((n == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (n == 3 && (cp < 0x10000 || cp > 0x10FFFF))) return false;
+    i += n + 1;
+  }
+  return true;
+}
+
 bool write_summary(Kind kind, const std::string& tag, const Tensor* value, const Step& step, int buckets, std::string text) {
   const char* op = kind_name(kind);
   if (tag.empty()) fail(op, "needs a name, got an empty string");
+  if (!valid_utf8(tag)) fail(op, "the name must be UTF-8 text (TensorBoard cannot read other bytes in a tag)");
   if (value && !value->defined()) fail(op, "'" + tag + "': the tensor is undefined (default-constructed)");
   std::shared_ptr<detail::EventWriter> writer;
   {
