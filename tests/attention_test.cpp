@@ -45,8 +45,9 @@ const Case kCases[] = {
     {2, 3, 5, 7, 4, 6, false, false}, {1, 2, 130, 300, 8, 5, true, false}, {2, 1, 257, 257, 16, 16, false, true},
     {1, 2, 200, 140, 8, 8, true, true}, {1, 1, 1, 1, 3, 2, false, false},
     // head_dim 64 with partial blocks of queries (150 = 128 + 22) and keys (273 = 256 + 17, 520 =
-    // 2 * 256 + 8): the vector tails of the fused exp passes and of the transposed backward.
-    {1, 2, 150, 273, 64, 48, false, true}, {2, 1, 33, 520, 64, 64, true, false},
+    // 2 * 256 + 8): the vector tails of the fused exp passes and of the transposed backward;
+    // 300 x 600 crosses the forward's 256 x 512 blocks (non-causal) in both directions.
+    {1, 2, 150, 273, 64, 48, false, true}, {2, 1, 33, 520, 64, 64, true, false}, {1, 1, 300, 600, 16, 16, true, false},
 };
 
 Tensor mask_for(const Case& c, std::uint64_t seed) {

@@ -26,7 +26,9 @@ namespace {
 // in L2 and each oneDNN call has enough work that its fixed cost is small. Backward: 128 x 256
 // (measured against 64..512 x 128..512, all within the noise at seq 4096). Forward: 256 x 512
 // (seq 4096: 112 ms against 124 for 128 x 256, 1024: 6.9 against 7.6 ms; 512 x 512 and
-// 256 x 1024 no better), half the calls and half the passes over each key block.
+// 256 x 1024 no better), half the calls and half the passes over each key block; causal
+// attention keeps 128 x 256 (a 256-row diagonal block computes 4x the hidden scores: the
+// transformer block of bench/transformer_bench.cpp, causal at seq 256, lost 1.5 ms a step).
 constexpr std::int64_t kQueryBlock = 128;
 constexpr std::int64_t kKeyBlock = 256;
 constexpr std::int64_t kFwdQueryBlock = 256;
@@ -386,22 +388,24 @@ template <class T>
 void attention_forward(const T* q, const T* k, const T* v, const AttentionMask& mask, const AttentionConfig& cfg,
                        const AttentionDims& d, T* out, T* lse) {
   const std::int64_t BH = d.batch * d.heads, D = d.head_dim, Dv = d.value_dim;
-  const std::int64_t q_blocks = (d.q_len + kFwdQueryBlock - 1) / kFwdQueryBlock;
+  // Causal: the smaller blocks, whose diagonal blocks compute fewer hidden scores.
+  const std::int64_t qb = cfg.causal ? kQueryBlock : kFwdQueryBlock, kb = cfg.causal ? kKeyBlock : kFwdKeyBlock;
+  const std::int64_t q_blocks = (d.q_len + qb - 1) / qb;
   const std::int64_t units = BH * q_blocks;
   const T inv_keep = cfg.dropout > 0 ? static_cast<T>(1.0 / (1.0 - cfg.dropout)) : T(1);
   const T scale = static_cast<T>(cfg.scale);
   const T neg_inf = -std::numeric_limits<T>::infinity();
-  const std::int64_t cost = std::max<std::int64_t>(1, kFwdQueryBlock * d.k_len * (D + Dv));
+  const std::int64_t cost = std::max<std::int64_t>(1, qb * d.k_len * (D + Dv));
   const std::int64_t qst = d.row_stride(D), kst = d.row_stride(D), vst = d.row_stride(Dv);  // out rows: vst too
   parallel_for(units, cost, [&](std::int64_t ub, std::int64_t ue) {
     Scratch<T>& sc = scratch<T>();
-    sc.s.resize(static_cast<std::size_t>(kFwdQueryBlock * kFwdKeyBlock));
-    sc.acc.resize(static_cast<std::size_t>(kFwdQueryBlock * std::max<std::int64_t>(Dv, 1)));
-    sc.qs.resize(static_cast<std::size_t>(kFwdQueryBlock * std::max<std::int64_t>(D, 1)));
-    sc.m.resize(kFwdQueryBlock);
-    sc.l.resize(kFwdQueryBlock);
-    sc.alpha.resize(kFwdQueryBlock);
-    sc.dvec.resize(kFwdQueryBlock);
+    sc.s.resize(static_cast<std::size_t>(qb * kb));
+    sc.acc.resize(static_cast<std::size_t>(qb * std::max<std::int64_t>(Dv, 1)));
+    sc.qs.resize(static_cast<std::size_t>(qb * std::max<std::int64_t>(D, 1)));
+    sc.m.resize(qb);
+    sc.l.resize(qb);
+    sc.alpha.resize(qb);
+    sc.dvec.resize(qb);
     T* s = sc.s.data();
     T* sums = sc.dvec.data();
     T* acc = sc.acc.data();
@@ -409,8 +413,8 @@ void attention_forward(const T* q, const T* k, const T* v, const AttentionMask& 
     T* l = sc.l.data();
     T* alpha = sc.alpha.data();
     for (std::int64_t u = ub; u < ue; ++u) {
-      std::int64_t bh = u / q_blocks, i0 = (u % q_blocks) * kFwdQueryBlock;
-      std::int64_t rows = std::min(kFwdQueryBlock, d.q_len - i0);
+      std::int64_t bh = u / q_blocks, i0 = (u % q_blocks) * qb;
+      std::int64_t rows = std::min(qb, d.q_len - i0);
       scale_rows(q + d.head_offset(bh, d.q_len, D) + i0 * qst, qst, sc.qs.data(), rows, D, scale);
       const T* kh = k + d.head_offset(bh, d.k_len, D);
       const T* vh = v + d.head_offset(bh, d.k_len, Dv);
@@ -418,15 +422,15 @@ void attention_forward(const T* q, const T* k, const T* v, const AttentionMask& 
       std::fill(l, l + rows, T(0));
       std::fill(acc, acc + rows * Dv, T(0));
       std::int64_t kend = key_end(cfg, i0, rows, d.k_len);
-      for (std::int64_t j0 = 0; j0 < kend; j0 += kFwdKeyBlock) {
-        std::int64_t cols = std::min(kFwdKeyBlock, kend - j0);
-        block_gemm(sc.qs.data(), D, false, kh + j0 * kst, kst, true, s, kFwdKeyBlock, rows, cols, D, false);
+      for (std::int64_t j0 = 0; j0 < kend; j0 += kb) {
+        std::int64_t cols = std::min(kb, kend - j0);
+        block_gemm(sc.qs.data(), D, false, kh + j0 * kst, kst, true, s, kb, rows, cols, D, false);
         bool hides = mask.data || (cfg.causal && j0 + cols > i0 + 1);
-        if (hides) hide_keys(s, kFwdKeyBlock, rows, cols, bh, d.heads, i0, j0, mask, cfg);
+        if (hides) hide_keys(s, kb, rows, cols, bh, d.heads, i0, j0, mask, cfg);
         // Online softmax: the new running max, the factor that rescales what came before.
         bool rescale = false;
         for (std::int64_t r = 0; r < rows; ++r) {
-          T mx = std::max(m[r], row_max(s + r * kFwdKeyBlock, cols));
+          T mx = std::max(m[r], row_max(s + r * kb, cols));
           if (mx == neg_inf) {  // nothing visible yet in this row: its probabilities stay 0
             alpha[r] = T(1);
             continue;
@@ -436,9 +440,9 @@ void attention_forward(const T* q, const T* k, const T* v, const AttentionMask& 
           m[r] = mx;
         }
         // exp(s - max) and each row's sum, in one pass (a row that sees nothing yet: zeros).
-        exp_sub_sum_rows(s, kFwdKeyBlock, m, rows, cols, sums);
+        exp_sub_sum_rows(s, kb, m, rows, cols, sums);
         for (std::int64_t r = 0; r < rows; ++r) {
-          T* row = s + r * kFwdKeyBlock;
+          T* row = s + r * kb;
           l[r] = l[r] * alpha[r] + sums[r];
           if (cfg.dropout > 0) {
             std::uint64_t base = static_cast<std::uint64_t>((bh * d.q_len + i0 + r) * d.k_len + j0);
@@ -447,7 +451,7 @@ void attention_forward(const T* q, const T* k, const T* v, const AttentionMask& 
           }
         }
         if (rescale) binary_rows(BinaryKind::mul, acc, Dv, alpha, 1, 0, rows, Dv);
-        block_gemm(s, kFwdKeyBlock, false, vh + j0 * vst, vst, false, acc, Dv, rows, Dv, cols, true);
+        block_gemm(s, kb, false, vh + j0 * vst, vst, false, acc, Dv, rows, Dv, cols, true);
       }
       for (std::int64_t r = 0; r < rows; ++r) {
         T* o = out + d.head_offset(bh, d.q_len, Dv) + (i0 + r) * vst;
