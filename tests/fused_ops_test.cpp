@@ -2,6 +2,7 @@
 // its gradient) gives the composed formula's numbers within float rounding, in value and in
 // every gradient, for float32 and float64, eagerly and traced, with any thread count.
 #include <eagerflow/function/function.h>
+#include <eagerflow/nn/cross_entropy.h>
 
 #include "test_util.h"
 
@@ -179,4 +180,71 @@ TEST(FusedLayerNorm, APreNormTransformerLearnsToCopyThePreviousToken) {
   EXPECT_GT(loss.front(), 1.0);
   EXPECT_LT(loss.back(), 0.3) << "first " << loss.front() << ", last " << loss.back();
   EXPECT_EQ(model->tracing_count(), 1);
+}
+
+// The fused sparse softmax cross-entropy against the composed one (one_hot, log_softmax,
+// product, sum) in value and gradient, float32 and float64, with extreme logits.
+TEST(FusedSoftmaxCrossEntropy, MatchesTheComposedFormulaInValueAndGradient) {
+  for (DType dt : {DType::float64, DType::float32}) {
+    SCOPED_TRACE(std::string(name_of(dt)));
+    double tol = dt == DType::float64 ? 1e-12 : 3e-6;
+    for (Shape s : {Shape{1}, Shape{5, 3}, Shape{4, 9, 256}, Shape{2, 37}}) {
+      SCOPED_TRACE(s.str());
+      std::int64_t c = s[s.rank() - 1];
+      std::vector<std::int64_t> dims = s.dims(), lead(dims.begin(), dims.end() - 1);
+      Tensor labels = random::stateless_uniform(Shape(lead), 7, 0.0, static_cast<double>(c) - 1e-9, DType::float64);
+      labels = cast(floor(labels), DType::int32);
+      Tensor logits = cast(randn(s, 8) * 4.0, dt), w = cast(randn(Shape(lead), 9), dt);
+      auto run = [&](bool fused) {
+        Tensor z = identity(logits);
+        GradientTape tape;
+        tape.watch(z);
+        Tensor loss = fused ? nn::sparse_softmax_cross_entropy_with_logits(labels, z)
+                            : -sum(one_hot(labels, c, dt) * log_softmax(z, -1), {-1});
+        return std::vector<Tensor>{loss, tape.gradient(sum(loss * w), z)};
+      };
+      auto f = run(true), p = run(false);
+      expect_tensor_near(f[0], p[0], tol);
+      expect_tensor_near(f[1], p[1], tol);
+    }
+  }
+  // Huge and -inf logits: finite where the composed form is.
+  Tensor big = tensor(std::vector<float>{1e30f, 0.0f, -INFINITY, 3.0f}, Shape{1, 4});
+  Tensor one = tensor(std::vector<std::int32_t>{1}, Shape{1});
+  EXPECT_EQ(nn::sparse_softmax_cross_entropy_with_logits(one, big).to_vector<float>(), (std::vector<float>{1e30f}));
+}
+
+TEST(FusedSoftmaxCrossEntropy, TheKerasLossRunsOnItTracedAndEager) {
+  train::SparseCategoricalCrossentropy loss(true);
+  Tensor y = tensor(std::vector<std::int64_t>{2, 0, 1, 1, 0, 2}, Shape{2, 3});
+  Tensor p = cast(randn({2, 3, 3}, 10), DType::float32);
+  Tensor eager = loss(y, p);
+  auto f = function([&](const Tensor& a, const Tensor& b) { return loss(a, b); });
+  EXPECT_EQ(f(y, p).item<float>(), eager.item<float>());
+  std::string graph = f.get_concrete_function(y, p)->str();
+  EXPECT_NE(graph.find("sparse_softmax_cross_entropy"), std::string::npos) << graph;
+  Tensor want = mean(-sum(one_hot(y, 3, DType::float32) * log_softmax(p, -1), {-1}));
+  EXPECT_NEAR(eager.item<float>(), want.item<float>(), 1e-6);
+  // Labels out of range are still the loss's own error (checked before the fused op).
+  expect_error([&] { loss(tensor(std::vector<std::int64_t>{3, 0, 1, 1, 0, 2}, Shape{2, 3}), p); },
+               {"sparse_categorical_crossentropy", "3", "outside the valid range"});
+}
+
+TEST(FusedSoftmaxCrossEntropy, BadInputsAreNamedErrors) {
+  Tensor logits = zeros({2, 4});
+  Tensor labels = tensor(std::vector<std::int32_t>{0, 3}, Shape{2});
+  expect_error([&] { nn::sparse_softmax_cross_entropy_with_logits(tensor(std::vector<std::int32_t>{0, 4}, Shape{2}), logits); },
+               {"sparse_softmax_cross_entropy", "label 4", "[0, 4)"});
+  expect_error([&] { nn::sparse_softmax_cross_entropy_with_logits(tensor(std::vector<std::int32_t>{-1, 0}, Shape{2}), logits); },
+               {"sparse_softmax_cross_entropy", "label -1"});
+  expect_error([&] { nn::sparse_softmax_cross_entropy_with_logits(cast(labels, DType::float32), logits); },
+               {"sparse_softmax_cross_entropy", "int32 or int64 labels"});
+  expect_error([&] { nn::sparse_softmax_cross_entropy_with_logits(labels, cast(logits, DType::int32)); },
+               {"sparse_softmax_cross_entropy", "float32 or float64 logits"});
+  expect_error([&] { nn::sparse_softmax_cross_entropy_with_logits(tensor(std::vector<std::int32_t>{0, 1, 2}, Shape{3}), logits); },
+               {"sparse_softmax_cross_entropy", "without its last (class) axis", "int32[3]", "float32[2,4]"});
+  expect_error([&] { nn::sparse_softmax_cross_entropy_with_logits(labels, zeros({2, 0})); }, {"sparse_softmax_cross_entropy", "[0, 0)"});
+  // No rows: an empty loss and a zero gradient.
+  Tensor none = nn::sparse_softmax_cross_entropy_with_logits(tensor(std::vector<std::int32_t>{}, Shape{0}), zeros({0, 4}));
+  EXPECT_EQ(none.shape(), (Shape{0}));
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "eagerflow/nn/cross_entropy.h"
 #include "test_util.h"
 
 namespace ef::testing {
@@ -166,6 +167,18 @@ inline std::vector<OpInfo> op_table() {
                  std::vector<Tensor> d = tape.gradient(y, std::vector<Tensor>{a, g, b},
                                                        GradientOptions{UnconnectedGradients::none, x[3] * 1.0});
                  return concat({reshape(d[0], {-1}), reshape(d[1], {-1}), reshape(d[2], {-1})}, 0);
+               }});
+  // Fused sparse softmax cross-entropy from logits (eagerflow/nn/cross_entropy.h) and its
+  // gradient op as a function of the logits and the cotangent (second order through its rule).
+  t.push_back({"sparse_softmax_cross_entropy", {f({4, 5}), indices({0, 4, 2, 2})},
+               [](V x) { return nn::sparse_softmax_cross_entropy_with_logits(x[1], x[0]); }});
+  t.push_back({"sparse_softmax_cross_entropy_grad", {f({3, 4}), indices({3, 0, 1}), f({3})},
+               [](V x) {
+                 Tensor z = identity(x[0]);
+                 GradientTape tape;
+                 tape.watch(z);
+                 Tensor loss = nn::sparse_softmax_cross_entropy_with_logits(x[1], z);
+                 return tape.gradient(sum(loss * x[2]), z);
                }});
   // Shapes.
   t.push_back({"reshape", {f({3, 4})}, [](V x) { return reshape(x[0], {2, -1}); }});

@@ -12,6 +12,7 @@
 #include "function/scan_op.h"
 #include "ops/attention_op.h"
 #include "ops/layer_norm_op.h"
+#include "ops/softmax_cross_entropy_op.h"
 #include "ops/primitives.h"
 
 namespace ef::detail {
@@ -268,6 +269,7 @@ Rule rule_for(const Primitive& op, std::span<const Batched> in, std::span<const 
   if (Rule r = sequence_batching_rule(op, in)) return r;
   if (Rule r = attention_batching_rule(op, in, specs, batch)) return r;
   if (Rule r = layer_norm_batching_rule(op, in, batch)) return r;
+  if (Rule r = softmax_cross_entropy_batching_rule(op, in, batch)) return r;
   return std::nullopt;
 }
 

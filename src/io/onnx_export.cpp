@@ -18,6 +18,7 @@
 #include "eagerflow/passes/passes.h"
 #include "ops/attention_op.h"
 #include "ops/layer_norm_op.h"
+#include "ops/softmax_cross_entropy_op.h"
 #include "ops/primitives.h"
 #include "ops/rnn_op.h"
 #include "ops/sequence_primitives.h"
@@ -516,6 +517,23 @@ class Exporter {
     }
     if (auto* a = dynamic_cast<const ScaledDotProductAttention*>(&op)) {
       emit_attention(n, *a, in);
+      return;
+    }
+    if (dynamic_cast<const SparseSoftmaxCrossEntropy*>(&op)) {
+      // -log_softmax(logits)[label] (LogSoftmax, GatherElements at the unsqueezed labels) and
+      // the rows' ReduceLogSumExp.
+      std::string logp = fresh("ce_logp"), at = fresh("ce_labels"), picked = fresh("ce_picked"), sq = fresh("ce_sq");
+      std::string loss = fresh("ce_loss"), lse = fresh("ce_lse"), last = ints_initializer({-1});
+      attr_int(node("LogSoftmax", {in[0]}, {logp}), "axis", -1);
+      node("Unsqueeze", {in[1], last}, {at});
+      attr_int(node("GatherElements", {logp, at}, {picked}), "axis", -1);
+      node("Squeeze", {picked, last}, {sq});
+      node("Neg", {sq}, {loss});
+      pb::NodeProto& r = node("ReduceLogSumExp", {in[0]}, {lse});
+      attr_ints(r, "axes", {-1});
+      attr_int(r, "keepdims", 0);
+      names_[n.outputs[0]] = loss;
+      names_[n.outputs[1]] = lse;
       return;
     }
     if (auto* ln = dynamic_cast<const LayerNormOp*>(&op)) {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "eagerflow/nn/cross_entropy.h"
 #include "eagerflow/ops/checks.h"
 #include "eagerflow/ops/ops.h"
 #include "train/same_rank.h"
@@ -116,8 +117,11 @@ SparseCategoricalCrossentropy::SparseCategoricalCrossentropy(bool from_logits)
           fail(name, "labels " + y.spec().str() + " do not match predictions " + p.spec().str() +
                          " (expected class indices of shape [batch])");
         std::int64_t classes = p.shape()[p.rank() - 1];
-        Tensor onehot = one_hot(class_indices(labels, classes, name), classes, p.dtype());
-        return categorical(onehot, p, from_logits);
+        Tensor indices = class_indices(labels, classes, name);
+        // From logits: one fused op (logsumexp minus the label's logit; its gradient one pass).
+        if (from_logits && (p.dtype() == DType::float32 || p.dtype() == DType::float64))
+          return nn::sparse_softmax_cross_entropy_with_logits(indices, p);
+        return categorical(one_hot(indices, classes, p.dtype()), p, from_logits);
       }) {}
 
 namespace {
