@@ -106,6 +106,10 @@ TEST(TensorBoardCallback, KerasRunsTagsAndSteps) {
       bool scoped = false;
       for (const auto& n : nodes) scoped = scoped || n.name.find("dense") != std::string::npos;
       EXPECT_TRUE(scoped) << "layer scopes name the nodes";
+      // The optimizer's and the metrics' variable updates fold under variables/<path>.
+      bool iterations = false;
+      for (const auto& n : nodes) iterations = iterations || n.name.rfind("variables/Adam/iterations/", 0) == 0;
+      EXPECT_TRUE(iterations);
     }
     for (const auto& v : e.values)
       if (v.tag == "train_step/trace_reasons") reasons += v.string_val.at(0);

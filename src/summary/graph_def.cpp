@@ -63,7 +63,13 @@ std::string graph_def_bytes(const ir::Graph& g) {
     const ir::Node& node = g.nodes[i];
     auto* n = def.add_node();
     std::string op = node.op->name();
-    n->set_name((node.scope.empty() ? "" : clean(node.scope) + "/") + clean(op) + "_" + std::to_string(i));
+    std::string attrs = node.op->attrs();
+    // The layer scope is the name scope (TensorBoard folds each layer into a box). Reads and
+    // updates of variables outside any layer (the optimizer's, the metrics') go under
+    // variables/<variable path>, so they fold too instead of crowding the top level.
+    std::string scope = node.scope;
+    if (scope.empty() && attrs.rfind("var=", 0) == 0) scope = "variables/" + attrs.substr(4, attrs.find(' ') == std::string::npos ? std::string::npos : attrs.find(' ') - 4);
+    n->set_name((scope.empty() ? "" : clean(scope) + "/") + clean(op) + "_" + std::to_string(i));
     n->set_op(op);
     for (int v : node.inputs) {
       const auto& val = g.values[static_cast<std::size_t>(v)];
@@ -76,7 +82,6 @@ std::string graph_def_bytes(const ir::Graph& g) {
       }
       n->add_input(src);
     }
-    std::string attrs = node.op->attrs();
     if (!attrs.empty()) (*n->mutable_attr())["attrs"].set_s(attrs.size() > 4096 ? attrs.substr(0, 4096) + "..." : attrs);
     if (!node.scope.empty()) (*n->mutable_attr())["scope"].set_s(node.scope);
     if (node.op->has_effect()) (*n->mutable_attr())["effect"].set_b(true);
