@@ -92,3 +92,25 @@ def test_onnx_export_of_layer_normalization_runs_in_onnxruntime(tmp_path):
     session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
     got = session.run(None, {session.get_inputs()[0].name: x})[0]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_sparse_softmax_cross_entropy_with_logits_matches_numpy():
+    logits = rand(3, 4, 7, seed=11) * 3
+    labels = np.random.default_rng(12).integers(0, 7, size=(3, 4))
+    z = logits - logits.max(-1, keepdims=True)
+    log_p = z - np.log(np.exp(z).sum(-1, keepdims=True))
+    want = -np.take_along_axis(log_p, labels[..., None], -1)[..., 0]
+    got = ef.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    lt = ef.constant(logits)
+    w = rand(3, 4, seed=13)
+    with ef.GradientTape() as tape:
+        tape.watch(lt)
+        loss = ef.reduce_sum(ef.nn.sparse_softmax_cross_entropy_with_logits(labels, lt) * w)
+    onehot = np.eye(7)[labels]
+    np.testing.assert_allclose(tape.gradient(loss, lt).numpy(), (np.exp(log_p) - onehot) * w[..., None], rtol=1e-12, atol=1e-12)
+    # The Keras loss from logits gives the mean of the same numbers.
+    keras_loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    np.testing.assert_allclose(float(keras_loss(labels, logits.astype(np.float32)).numpy()), want.mean(), rtol=1e-5)
+    with pytest.raises(ef.Error, match=r"sparse_softmax_cross_entropy.*label 7.*\[0, 7\)"):
+        ef.nn.sparse_softmax_cross_entropy_with_logits(np.full((3, 4), 7), logits)
