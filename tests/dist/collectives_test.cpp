@@ -157,6 +157,24 @@ TEST(Dist, BucketAllReduceIsTheCountWeightedMean) {
   testing::expect_error([&] { dispatch(dist::BucketAllReduce(), odd); }, {"bucket_all_reduce", "rank 0 has", "rank 1 has"});
 }
 
+TEST(Dist, EmptyAndScalarTensors) {
+  // Nothing to move is still a collective every rank takes part in.
+  Tensor empty = Tensor::empty(DType::float32, Shape{0, 3});
+  EXPECT_EQ(dist::all_reduce(empty).shape(), empty.shape());
+  EXPECT_EQ(dist::broadcast(empty).shape(), empty.shape());
+  EXPECT_EQ(dist::all_gather(empty, 1).shape(), (Shape{0, 3 * W()}));
+  EXPECT_EQ(dist::reduce_scatter(Tensor::empty(DType::float32, Shape{W(), 0}), 0).shape(), (Shape{1, 0}));
+  EXPECT_EQ(dist::all_gather_rows(empty).shape(), (Shape{0, 3}));
+  // Scalars reduce and broadcast; they have no axis to gather along.
+  Tensor s = scalar<double>(R() + 1.0);
+  EXPECT_EQ(dist::all_reduce(s).item<double>(), W() * (W() + 1) / 2.0);
+  EXPECT_EQ(dist::broadcast(s, 0).item<double>(), 1.0);
+  testing::expect_error([&] { dist::all_gather(s); }, {"all_gather", "axis"});
+  testing::expect_error([&] { dist::all_gather_rows(s); }, {"all_gather_rows", "rows"});
+  testing::expect_error([&] { dist::reduce_scatter(s); }, {"reduce_scatter", "axis"});
+  EXPECT_EQ(dist::all_reduce(tensor(std::vector<std::int64_t>{1})).to_vector<std::int64_t>()[0], W());
+}
+
 TEST(Dist, TracedCollectivesAreOrderedEffects) {
   // Two identical all-reduces are not merged, and one whose result is unused is not dropped.
   auto f = function([](const Tensor& x) {

@@ -105,6 +105,23 @@ TEST(DataParallel, LastBatchSmallerThanTheWorld) {
   EXPECT_NEAR(got.history["loss"].back(), want.history["loss"].back(), 1e-5);
 }
 
+TEST(DataParallel, BucketSizesDoNotChangeTheResult) {
+  auto [x, y] = make_data(256);
+  train::FitOptions o;
+  o.batch_size = 64;
+  o.verbose = 0;
+  std::vector<std::shared_ptr<Sequential>> models;
+  for (std::int64_t bytes : {std::int64_t{1}, std::int64_t{16} << 20, std::int64_t{1} << 40}) {
+    auto m = make_mlp(std::make_shared<optim::SGD>(0.1));
+    m->set_distribution(std::make_shared<dist::DataParallel>(dist::DataParallelOptions{.bucket_bytes = bytes}));
+    m->fit(x, y, o);
+    models.push_back(m);
+  }
+  EXPECT_LT(max_weight_difference(*models[0], *models[1]), 1e-7);
+  EXPECT_LT(max_weight_difference(*models[2], *models[1]), 1e-7);
+  testing::expect_error([] { dist::DataParallel dp(dist::DataParallelOptions{.bucket_bytes = 0}); }, {"DataParallel", "bucket_bytes"});
+}
+
 TEST(DataParallel, CallbacksSeeTheSameLogsAndStopTogether) {
   auto [x, y] = make_data(256);
   train::FitOptions o;
