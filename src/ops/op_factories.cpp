@@ -22,6 +22,7 @@ const OpFactories& builtin_op_factories() {
     add_sort_factories(f);
     add_attention_factories(f);
     add_layer_norm_factories(f);
+    add_dist_factories(f);
     add_softmax_cross_entropy_factories(f);
     return f;
   }();
