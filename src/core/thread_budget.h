@@ -16,6 +16,11 @@ int threads_for_load(int budget, int cpus, double busy_elsewhere);
 // The cores this process may run on (its affinity mask).
 int usable_cpus();
 
+// Keeps the calling thread's parallel work on the thread itself (parallel_threads() returns 1
+// there): the input pipeline's workers (src/data/dataset_threads.cpp) run their ops alone, so
+// that a second OpenMP team does not fight the train step's for the cores.
+void set_single_threaded_here(bool on);
+
 // Sets the calling thread's OpenMP team size, which oneDNN reads when it creates and runs a
 // primitive (cheap when it already matches).
 void sync_omp_threads(int n);

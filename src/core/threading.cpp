@@ -41,6 +41,7 @@ std::atomic<int>& explicit_threads() {
   return n;
 }
 thread_local int synced_threads = 0;
+thread_local bool single_threaded_here = false;
 
 // ---- the default: measure what other processes use of our cores, and leave it to them.
 //
@@ -220,6 +221,7 @@ int threads_for_load(int budget, int cpus, double busy_elsewhere) {
 }
 
 int parallel_threads() {
+  if (single_threaded_here) return 1;
   int n = explicit_threads().load(std::memory_order_relaxed);
   if (n > 0) return n;
   LoadProbe& p = probe();
@@ -230,6 +232,8 @@ int parallel_threads() {
   int chosen = p.threads.load(std::memory_order_relaxed);
   return chosen > 0 ? chosen : default_threads();
 }
+
+void set_single_threaded_here(bool on) { single_threaded_here = on; }
 
 void sync_omp_threads(int n) {
   if (synced_threads != n) {

@@ -10,14 +10,19 @@
 #include <mutex>
 #include <thread>
 
+#include "core/thread_budget.h"
 #include "data/dataset_internal.h"
 
 namespace ef::data::detail {
 namespace {
 
+// A pipeline thread: counted (for the cancellation tests), and its ops run on itself alone.
 class ThreadCount {
  public:
-  ThreadCount() { note_thread(1); }
+  ThreadCount() {
+    note_thread(1);
+    ef::detail::set_single_threaded_here(true);
+  }
   ~ThreadCount() { note_thread(-1); }
 };
 
