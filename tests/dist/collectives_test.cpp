@@ -175,6 +175,21 @@ TEST(Dist, EmptyAndScalarTensors) {
   EXPECT_EQ(dist::all_reduce(tensor(std::vector<std::int64_t>{1})).to_vector<std::int64_t>()[0], W());
 }
 
+TEST(Dist, SavedGraphsKeepTheirCollectives) {
+  auto f = function([](const Tensor& x) {
+    dist::barrier();
+    Tensor m = dist::all_reduce(x, ReduceOp::mean);
+    return sum(dist::all_gather(dist::broadcast(m * x, W() - 1), 1)) + dist::reduce_scatter(concat(std::vector<Tensor>(static_cast<std::size_t>(W()), x), 0), 0);
+  });
+  Tensor x = input_of(R(), {2, 3}, 12);
+  auto cf = f.get_concrete_function(x);
+  std::filesystem::path dir = testing::fresh_temp_dir("dist_saved_rank" + std::to_string(R()));
+  save({{"f", cf}}, dir.string());
+  SavedModel loaded = load(dir.string());
+  testing::expect_tensor_near(loaded("f", {x})[0], f(x), 0);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Dist, TracedCollectivesAreOrderedEffects) {
   // Two identical all-reduces are not merged, and one whose result is unused is not dropped.
   auto f = function([](const Tensor& x) {
