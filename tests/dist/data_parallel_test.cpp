@@ -122,6 +122,33 @@ TEST(DataParallel, BucketSizesDoNotChangeTheResult) {
   testing::expect_error([] { dist::DataParallel dp(dist::DataParallelOptions{.bucket_bytes = 0}); }, {"DataParallel", "bucket_bytes"});
 }
 
+TEST(DataParallel, BatchNormalizationMovingStatisticsAgreeAcrossRanks) {
+  // The rule: batch statistics are each rank's own (Keras' synchronized=False), the moving
+  // statistics are averaged across ranks at each epoch's end, so every rank ends with the same
+  // model (and evaluates alike).
+  auto [x, y] = make_data(512);
+  random::set_seed(9);
+  auto m = std::make_shared<Sequential>("bn");
+  m->add<nn::Dense>(16);
+  auto& bn = m->add<nn::BatchNormalization>(0.9);
+  m->add<nn::Dense>(kClasses, nn::ActivationFn("softmax"));
+  m->build(Shape{kDynamic, kFeatures});
+  m->compile(std::make_shared<optim::SGD>(0.1), train::LossRef("sparse_categorical_crossentropy"), {"accuracy"});
+  m->set_distribution(std::make_shared<dist::DataParallel>());
+  train::FitOptions o;
+  o.batch_size = 64;
+  o.epochs = 3;
+  o.verbose = 0;
+  train::History h = m->fit(x, y, o);
+  EXPECT_LT(h.history["loss"].back(), h.history["loss"].front());
+  for (const Variable& v : m->weights()) testing::expect_tensor_near(dist::broadcast(v.value(), 0), v.value(), 0);
+  // The moving mean moved away from its initial zeros.
+  EXPECT_GT(max(abs(bn.moving_mean().value())).item<float>(), 0.0f);
+  train::Logs e = m->evaluate(x, y, 128);
+  Tensor mine = tensor(std::vector<double>{e["loss"], e["accuracy"]});
+  testing::expect_tensor_near(dist::broadcast(mine, 0), mine, 0);
+}
+
 TEST(DataParallel, CallbacksSeeTheSameLogsAndStopTogether) {
   auto [x, y] = make_data(256);
   train::FitOptions o;
