@@ -251,9 +251,18 @@ void SummaryWriter::write_graph(const ConcreteFunction& function, std::int64_t s
 }
 
 SummaryWriter create_file_writer(const std::string& logdir, const WriterOptions& options) {
-  auto w = std::make_shared<detail::EventWriter>(logdir, options);
-  detail::flush_periodically(w);
-  return SummaryWriter(std::move(w));
+  auto core = std::make_shared<detail::EventWriter>(logdir, options);
+  detail::flush_periodically(core);
+  // The handles users (and traced graphs) hold: when the last goes, the file is flushed and
+  // closed on that thread, at once, even while the background flusher holds the writer.
+  std::shared_ptr<detail::EventWriter> handle(core.get(), [core](detail::EventWriter*) mutable {
+    try {
+      core->close();
+    } catch (...) {
+    }
+    core.reset();
+  });
+  return SummaryWriter(std::move(handle));
 }
 
 void set_default_writer(const SummaryWriter& writer) {
