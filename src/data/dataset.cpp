@@ -148,7 +148,19 @@ ElementSpec Element::spec() const { return detail::spec_of(*this); }
 
 // ---------------------------------------------------------------- Iterator
 Iterator::Iterator(std::shared_ptr<detail::IteratorImpl> impl, std::shared_ptr<const detail::Node> node)
-    : impl_(std::move(impl)), node_(std::move(node)) {}
+    : node_(std::move(node)), impl_(std::move(impl)) {}
+
+Iterator::~Iterator() { impl_.reset(); }
+
+Iterator& Iterator::operator=(Iterator&& o) noexcept {
+  if (this != &o) {
+    impl_.reset();  // this pass's threads end while its nodes are still held
+    node_ = std::move(o.node_);
+    impl_ = std::move(o.impl_);
+    index_ = o.index_;
+  }
+  return *this;
+}
 
 std::optional<Element> Iterator::next() {
   if (!impl_) return std::nullopt;

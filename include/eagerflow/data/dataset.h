@@ -85,6 +85,12 @@ class Iterator {
  public:
   Iterator() = default;
   explicit Iterator(std::shared_ptr<detail::IteratorImpl> impl, std::shared_ptr<const detail::Node> node);
+  // The pass (and its threads, which read the dataset's nodes) ends before the nodes are let go.
+  ~Iterator();
+  Iterator(Iterator&&) noexcept = default;
+  Iterator& operator=(Iterator&& o) noexcept;
+  Iterator(const Iterator&) = delete;
+  Iterator& operator=(const Iterator&) = delete;
   std::optional<Element> next();
   std::int64_t index() const { return index_; }  // elements returned so far
 
@@ -104,8 +110,8 @@ class Iterator {
   };
 
  private:
+  std::shared_ptr<const detail::Node> node_;  // declared first: destroyed after impl_
   std::shared_ptr<detail::IteratorImpl> impl_;
-  std::shared_ptr<const detail::Node> node_;
   std::int64_t index_ = 0;
 };
 
