@@ -18,6 +18,21 @@ INFINITE_CARDINALITY = _core._data.INFINITE
 UNKNOWN_CARDINALITY = _core._data.UNKNOWN
 
 
+def _as_numpy_iterator(self):
+    """The elements as NumPy arrays (tf.data's Dataset.as_numpy_iterator): a tuple of arrays,
+    a dict of arrays or one array per element, in the structure of element_spec."""
+    for element in self:
+        if isinstance(element, tuple):
+            yield tuple(_np.asarray(t) for t in element)
+        elif isinstance(element, dict):
+            yield {k: _np.asarray(v) for k, v in element.items()}
+        else:
+            yield _np.asarray(element)
+
+
+Dataset.as_numpy_iterator = _as_numpy_iterator
+
+
 def find_mnist(flag=""):
     """The folder with the MNIST files: `flag` if given, else $EF_MNIST_DIR, else
     ../shared/data/mnist from the working directory or a parent; None when none has them."""

@@ -163,3 +163,14 @@ def test_fit_evaluate_predict_from_a_dataset():
     assert len(h.history["loss"]) == 2
     with pytest.raises(ef.Error, match="infinite"):
         b.fit(train.repeat(), epochs=1, verbose=0)
+
+
+def test_as_numpy_iterator_keeps_the_element_structure():
+    pairs = ef.data.Dataset.from_tensor_slices((np.arange(5, dtype=np.float32), np.arange(5))).batch(2)
+    got = list(pairs.as_numpy_iterator())
+    assert [len(g[0]) for g in got] == [2, 2, 1]
+    assert all(isinstance(a, np.ndarray) and isinstance(b, np.ndarray) for a, b in got)
+    np.testing.assert_array_equal(np.concatenate([a for a, _ in got]), np.arange(5, dtype=np.float32))
+    named = list(ef.data.Dataset.from_tensor_slices({"a": np.arange(3.0, dtype=np.float32)}).as_numpy_iterator())
+    assert [float(d["a"]) for d in named] == [0.0, 1.0, 2.0]
+    assert [int(v) for v in ef.data.Dataset.range(3).as_numpy_iterator()] == [0, 1, 2]
