@@ -281,6 +281,8 @@ TEST(Dataset, FilterZipEnumerate) {
   });
   EXPECT_EQ(ints(even), (std::vector<std::int64_t>{0, 2, 4, 6, 8}));
   expect_error([] { Dataset::range(3).filter([](const Element& e) { return ef::stack({e.tensor(), e.tensor()}); }); }, {"scalar"});
+  expect_error([] { Dataset::range(3).filter([](const Element& e) { return e.tensor() * ef::scalar<std::int64_t>(2); }); },
+               {"bool scalar", "int64"});
   auto z = Dataset::zip({Dataset::range(3), Dataset::range(10, 20)});
   EXPECT_EQ(z.element_spec().str(), "(int64[], int64[])");
   std::vector<std::int64_t> second;

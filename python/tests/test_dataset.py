@@ -174,3 +174,9 @@ def test_as_numpy_iterator_keeps_the_element_structure():
     named = list(ef.data.Dataset.from_tensor_slices({"a": np.arange(3.0, dtype=np.float32)}).as_numpy_iterator())
     assert [float(d["a"]) for d in named] == [0.0, 1.0, 2.0]
     assert [int(v) for v in ef.data.Dataset.range(3).as_numpy_iterator()] == [0, 1, 2]
+
+
+def test_filter_needs_a_bool_predicate_as_tf_data():
+    with pytest.raises(Exception, match="bool scalar"):
+        ef.data.Dataset.range(4).filter(lambda x: x * 2)
+    assert [int(v) for v in ef.data.Dataset.range(6).filter(lambda x: x > 3).as_numpy_iterator()] == [4, 5]

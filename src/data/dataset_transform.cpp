@@ -123,7 +123,7 @@ struct FilterNode final : Node {
           try {
             (*call)(out, keep);
             const Tensor& p = keep.at(0);
-            pass = p.dtype() == DType::bool_ ? p.data<bool>()[0] : cast(p, DType::float64).data<double>()[0] != 0.0;
+            pass = p.data<bool>()[0];  // a bool scalar: checked when the predicate was traced
           } catch (const std::exception& e) {
             throw Error(detail::with_index("filter", index, e.what()));
           }
@@ -536,9 +536,11 @@ Dataset Dataset::filter(Predicate predicate) const {
   if (!predicate) fail_data("filter needs a predicate");
   const NodePtr& in = need(node_);
   auto [call, spec] = traced("filter", in->spec, [predicate](const Element& e) { return Element(predicate(e)); });
-  if (spec.specs.size() != 1 || spec.specs[0].shape.rank() > 1 ||
+  // tf.data's rule: a bool scalar (a number is not read as a truth value, so x * 2 is an error,
+  // not a filter that keeps every nonzero element).
+  if (spec.specs.size() != 1 || spec.specs[0].dtype != DType::bool_ || spec.specs[0].shape.rank() > 1 ||
       (spec.specs[0].shape.rank() == 1 && spec.specs[0].shape[0] != 1))
-    fail_data("filter: the predicate must return a scalar, got " + spec.str());
+    fail_data("filter: the predicate must return a bool scalar, got " + spec.str());
   return Dataset(std::make_shared<FilterNode>(in, std::move(call)));
 }
 
