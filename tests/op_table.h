@@ -327,3 +327,35 @@ inline std::vector<OpInfo> op_table() {
 }
 
 }  // namespace ef::testing
+  // The fused optimizer updates (eagerflow/optim/optimizer.h) on variables set from the inputs
+  // (variable, slots, then the gradient): each returns the variable and its slots after one
+  // update, stacked, so that eager and traced runs compare. Effects, not differentiable.
+  using Update = std::function<void(const Variable&, const std::vector<Variable>&, const Tensor&)>;
+  auto update = [&](std::string name, int slots, Update apply) {
+    std::vector<InputSpec> in{f({3, 4})};
+    for (int k = 0; k < slots; ++k) in.push_back(f({3, 4}, Domain::positive));  // second moments are >= 0
+    in.push_back(f({3, 4}));
+    t.push_back({name, in, [slots, apply](V x) {
+                   auto made_from = [](const Tensor& value) {
+                     Variable v(zeros(value.shape(), value.dtype()), "updated", /*trainable=*/false);
+                     v.assign(value);
+                     return v;
+                   };
+                   Variable w = made_from(x[0]);
+                   std::vector<Variable> s;
+                   for (int k = 0; k < slots; ++k) s.push_back(made_from(x[static_cast<std::size_t>(k + 1)]));
+                   apply(w, s, x.back());
+                   std::vector<Tensor> out{Tensor(w)};
+                   for (const auto& v : s) out.push_back(Tensor(v));
+                   return stack(out, 0);
+                 }, false});
+  };
+  update("apply_sgd", 0, [](auto& w, auto&, auto& g) { optim::apply_sgd(w, g, scalar(0.1f)); });
+  update("apply_momentum_nesterov", 1, [](auto& w, auto& s, auto& g) { optim::apply_momentum(w, s[0], g, scalar(0.1f), 0.9, true); });
+  update("apply_adam", 2, [](auto& w, auto& s, auto& g) { optim::apply_adam(w, s[0], s[1], g, scalar(0.01f), scalar(3.0f)); });
+  update("apply_adamw", 2, [](auto& w, auto& s, auto& g) {
+    optim::apply_adam(w, s[0], s[1], g, scalar(0.01f), scalar(std::int64_t{2}), 0.8, 0.99, 1e-7, 0.1);
+  });
+  update("apply_rmsprop_momentum", 2, [](auto& w, auto& s, auto& g) {
+    optim::apply_rmsprop(w, s[0], g, scalar(0.01f), 0.9, 1e-7, s[1], 0.5);
+  });

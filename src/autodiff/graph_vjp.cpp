@@ -1,5 +1,6 @@
 #include "autodiff/tape_impl.h"
 #include "exec/interpret.h"
+#include "ops/optimizer_update_op.h"
 #include "ops/primitives.h"
 
 namespace ef::detail {
@@ -7,7 +8,7 @@ namespace ef::detail {
 std::vector<Tensor> graph_vjp(const ir::Graph& graph, std::span<const Tensor> inputs, std::span<const Tensor> cotangents,
                               const std::vector<bool>& needed) {
   for (const auto& node : graph.nodes)
-    if (dynamic_cast<const AssignVariable*>(node.op.get()))
+    if (!variables_written(*node.op).empty())  // assignments and fused optimizer updates
       fail("gradient", "cannot differentiate through a sub-graph of '" + graph.name +
                            "' that assigns variables (its forward pass would run again)");
   // The forward values of the sub-graph were not kept: run it again under a tape.

@@ -125,8 +125,16 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& gradients, const std:
   // schedule is an error at the step that produced it, before any weight changes.
   Tensor lr = schedule_.schedule() ? check_numerics((*schedule_.schedule())(step - 1.0f), name_ + ": learning_rate from the schedule")
                                    : Tensor(lr_);
-  for (std::size_t i = 0; i < variables.size(); ++i)
-    if (grads[i].defined()) update(variables[i], grads[i], cast(lr, variables[i].dtype()), cast(step, variables[i].dtype()));
+  // The rate and step in each variable's dtype, cast once per dtype (not once per variable).
+  std::map<DType, std::pair<Tensor, Tensor>> in_dtype;
+  for (std::size_t i = 0; i < variables.size(); ++i) {
+    if (!grads[i].defined()) continue;
+    DType dtype = variables[i].dtype();
+    auto it = in_dtype.find(dtype);
+    if (it == in_dtype.end())
+      it = in_dtype.emplace(dtype, std::pair{lr.dtype() == dtype ? lr : cast(lr, dtype), step.dtype() == dtype ? step : cast(step, dtype)}).first;
+    update(variables[i], grads[i], it->second.first, it->second.second);
+  }
   iterations_.assign_add(ones({}, DType::int64));
 }
 
@@ -136,15 +144,11 @@ SGD::SGD(LearningRate learning_rate, double momentum, bool nesterov, ClipOptions
   expect_in("SGD", "momentum", momentum, 0.0, 1.0, /*closed=*/true);
 }
 
+// The updates are fused ops (apply_sgd and friends, src/optim/fused_updates.cpp): one pass per
+// variable that writes the variable and its slots in place, eagerly and traced alike.
 void SGD::update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor&) {
-  if (momentum_ == 0.0) {
-    var.assign(Tensor(var) - grad * lr);
-    return;
-  }
-  Variable m = slot(var, "momentum");
-  m.assign(Tensor(m) * momentum_ - grad * lr);
-  if (nesterov_) var.assign_add(Tensor(m) * momentum_ - grad * lr);
-  else var.assign_add(Tensor(m));
+  if (momentum_ == 0.0) apply_sgd(var, grad, lr);
+  else apply_momentum(var, slot(var, "momentum"), grad, lr, momentum_, nesterov_);
 }
 
 // ---------------------------------------------------------------- Adam
@@ -155,19 +159,8 @@ Adam::Adam(LearningRate learning_rate, double beta_1, double beta_2, double epsi
   expect_epsilon(name(), epsilon);
 }
 
-// Each update is one expression assigned whole (not assign_add): in a traced step the
-// expression fuses into one loop and the assignment only swaps in the new tensor, instead of
-// a second pass that adds into the old one.
 void Adam::update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor& step) {
-  Variable m = slot(var, "m"), v = slot(var, "v");
-  Tensor m_next = Tensor(m) * beta_1_ + grad * (1.0 - beta_1_);
-  Tensor v_next = Tensor(v) * beta_2_ + square(grad) * (1.0 - beta_2_);
-  Tensor bias_1 = 1.0 - pow(full_like(step, beta_1_), step);
-  Tensor bias_2 = 1.0 - pow(full_like(step, beta_2_), step);
-  Tensor alpha = lr * sqrt(bias_2) / bias_1;
-  var.assign(Tensor(var) - m_next * alpha / (sqrt(v_next) + epsilon_));
-  m.assign(m_next);
-  v.assign(v_next);
+  apply_adam(var, slot(var, "m"), slot(var, "v"), grad, lr, step, beta_1_, beta_2_, epsilon_);
 }
 
 AdamW::AdamW(LearningRate learning_rate, double weight_decay, double beta_1, double beta_2, double epsilon, ClipOptions clip)
@@ -176,9 +169,9 @@ AdamW::AdamW(LearningRate learning_rate, double weight_decay, double beta_1, dou
     fail("AdamW", "weight_decay must be a finite number >= 0, got " + std::to_string(weight_decay));
 }
 
+// The decay happens inside the same pass, before the Adam step (var - var * lr * weight_decay).
 void AdamW::update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor& step) {
-  if (weight_decay_ != 0.0) var.assign_sub(Tensor(var) * lr * weight_decay_);
-  Adam::update(var, grad, lr, step);
+  apply_adam(var, slot(var, "m"), slot(var, "v"), grad, lr, step, beta_1_, beta_2_, epsilon_, weight_decay_);
 }
 
 // ---------------------------------------------------------------- RMSprop
@@ -191,15 +184,8 @@ RMSprop::RMSprop(LearningRate learning_rate, double rho, double momentum, double
 
 void RMSprop::update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor&) {
   Variable v = slot(var, "velocity");
-  v.assign(Tensor(v) * rho_ + square(grad) * (1.0 - rho_));
-  Tensor increment = lr * grad / sqrt(Tensor(v) + epsilon_);
-  if (momentum_ > 0) {
-    Variable m = slot(var, "momentum");
-    m.assign(Tensor(m) * momentum_ + increment);
-    var.assign_sub(Tensor(m));
-  } else {
-    var.assign_sub(increment);
-  }
+  if (momentum_ > 0) apply_rmsprop(var, v, grad, lr, rho_, epsilon_, slot(var, "momentum"), momentum_);
+  else apply_rmsprop(var, v, grad, lr, rho_, epsilon_);
 }
 
 }  // namespace ef::optim

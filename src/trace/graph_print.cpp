@@ -6,6 +6,7 @@
 
 #include "eagerflow/trace/graph.h"
 #include "eagerflow/variable.h"
+#include "ops/optimizer_update_op.h"
 #include "ops/primitives.h"
 
 namespace ef::ir {
@@ -47,10 +48,6 @@ const VariableState* read_of(const Node& n) {
   auto* r = dynamic_cast<const ReadVariable*>(n.op.get());
   return r ? r->variable().get() : nullptr;
 }
-const VariableState* assignment_of(const Node& n) {
-  auto* a = dynamic_cast<const AssignVariable*>(n.op.get());
-  return a ? a->variable().get() : nullptr;
-}
 
 struct Names {
   std::vector<std::string> name;  // per value
@@ -78,7 +75,7 @@ Names name_values(const Graph& g) {
       n.name[static_cast<std::size_t>(node.outputs[0])] = var->name;
       continue;
     }
-    if (const VariableState* var = assignment_of(node)) assigned.insert(var);
+    for (const VariableState* var : variables_written(*node.op)) assigned.insert(var);  // assignments, fused updates
     for (int o : node.outputs) n.name[static_cast<std::size_t>(o)] = letters(next++);
   }
   return n;

@@ -120,6 +120,26 @@ class RMSprop : public Optimizer {
   double rho_, momentum_, epsilon_;
 };
 
+// ---------------------------------------------------------------- fused update ops
+// The update ops the optimizers above run, one per variable and step (TF's raw
+// ResourceApplyGradientDescent / ...Momentum / ...Adam / ...RMSProp): one pass that reads the
+// variable, its slots and the gradient and writes the variable and the slots, in place when no
+// one else holds their values; eagerly, or as one ordered effect of a traced step. Not
+// differentiable. `lr` is a float scalar; `step` (Adam's bias correction) a scalar counting from
+// 1. The variable, the slots and the gradient share one dtype (float32 or float64) and shape.
+void apply_sgd(const Variable& var, const Tensor& grad, const Tensor& lr);
+// m = m * momentum - grad * lr; var += m (nesterov: var += m * momentum - grad * lr).
+void apply_momentum(const Variable& var, const Variable& m, const Tensor& grad, const Tensor& lr, double momentum,
+                    bool nesterov = false);
+// Keras' Adam; weight_decay > 0 first decays var by var * lr * weight_decay (AdamW), in the same pass.
+void apply_adam(const Variable& var, const Variable& m, const Variable& v, const Tensor& grad, const Tensor& lr,
+                const Tensor& step, double beta_1 = 0.9, double beta_2 = 0.999, double epsilon = 1e-7,
+                double weight_decay = 0.0);
+// Keras' RMSprop: velocity = rho * velocity + (1 - rho) * grad^2; with momentum > 0 the step
+// lr * grad / sqrt(velocity + epsilon) goes through the slot `m` (which must then be given).
+void apply_rmsprop(const Variable& var, const Variable& velocity, const Tensor& grad, const Tensor& lr, double rho = 0.9,
+                   double epsilon = 1e-7, const Variable& m = {}, double momentum = 0.0);
+
 // A new optimizer by Keras name with Keras' defaults: "sgd", "adam", "adamw", "rmsprop"
 // (case-insensitive); any other name is an ef::Error listing these (src/optim/by_name.cpp).
 std::shared_ptr<Optimizer> optimizer_by_name(const std::string& name);
