@@ -45,6 +45,29 @@ void BM_SeedLayerEager(benchmark::State& state) {
 }
 BENCHMARK(BM_SeedLayerEager)->ArgName("threads")->Arg(1)->Arg(2);
 
+// Batch-1 inference of the MLP 784-512-512-10 (ReLU), traced: three Dense layers on one row,
+// 2.7 MB of weights read per call (kernels/cpu/gemv.cpp), plus the call's own overhead.
+std::shared_ptr<ef::train::Sequential> inference_mlp() {
+  auto m = std::make_shared<ef::train::Sequential>();
+  m->add<ef::nn::Flatten>();
+  m->add<ef::nn::Dense>(512, "relu");
+  m->add<ef::nn::Dense>(512, "relu");
+  m->add<ef::nn::Dense>(10);
+  return m;
+}
+
+void BM_MlpInferenceBatch1(benchmark::State& state) {
+  ef::set_num_threads(static_cast<int>(state.range(0)));
+  ef::random::set_seed(1);
+  auto model = inference_mlp();
+  auto f = ef::function([&](const ef::Tensor& x) { return (*model)(x); });
+  ef::Tensor x = ef::random::uniform({1, 28, 28});
+  f(x);
+  for (auto _ : state) benchmark::DoNotOptimize(f(x));
+  state.SetBytesProcessed(state.iterations() * 4 * (784 * 512 + 512 * 512 + 512 * 10));
+}
+BENCHMARK(BM_MlpInferenceBatch1)->ArgName("threads")->Arg(1)->Arg(2);
+
 // Time to trace the seed layer (layer already built; a fresh function each iteration).
 void BM_TraceSeedLayer(benchmark::State& state) {
   SeedLayer layer;

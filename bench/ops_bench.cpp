@@ -24,7 +24,10 @@ BENCHMARK(BM_MatMul)->ArgNames({"batch", "m", "k", "n", "threads"})
     ->Args({60, 28, 28, 32, 1})->Args({60, 28, 28, 32, 2})
     ->Args({0, 128, 784, 512, 1})->Args({0, 128, 784, 512, 2})
     ->Args({0, 128, 512, 512, 2})->Args({0, 128, 512, 10, 2})
-    ->Args({0, 1024, 1024, 1024, 1})->Args({0, 1024, 1024, 1024, 2});
+    ->Args({0, 1024, 1024, 1024, 1})->Args({0, 1024, 1024, 1024, 2})
+    // A few rows (batch-1 inference): kernels/cpu/gemv.cpp, against oneDNN below.
+    ->Args({0, 1, 784, 512, 1})->Args({0, 2, 784, 512, 1})->Args({0, 4, 784, 512, 1})->Args({0, 8, 784, 512, 1})
+    ->Args({0, 16, 784, 512, 1})->Args({0, 1, 784, 512, 2})->Args({0, 8, 784, 512, 2});
 
 // The same GEMM through oneDNN directly, with the primitive and memories created once.
 void BM_OneDnnDirect(benchmark::State& state) {
@@ -50,7 +53,9 @@ void BM_OneDnnDirect(benchmark::State& state) {
 }
 BENCHMARK(BM_OneDnnDirect)->ArgNames({"batch", "m", "k", "n", "threads"})
     ->Args({60, 28, 28, 32, 1})->Args({60, 28, 28, 32, 2})
-    ->Args({0, 128, 784, 512, 1})->Args({0, 128, 784, 512, 2});
+    ->Args({0, 128, 784, 512, 1})->Args({0, 128, 784, 512, 2})
+    ->Args({0, 1, 784, 512, 1})->Args({0, 2, 784, 512, 1})->Args({0, 4, 784, 512, 1})->Args({0, 8, 784, 512, 1})
+    ->Args({0, 16, 784, 512, 1})->Args({0, 1, 784, 512, 2})->Args({0, 8, 784, 512, 2});
 
 void BM_Add1M(benchmark::State& state) {
   set_threads(state, 0);

@@ -9,6 +9,7 @@
 
 #include "kernels/cpu/dnnl_engine.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/gemv.h"
 #include "kernels/cpu/parallel.h"
 
 namespace ef::cpu {
@@ -119,6 +120,8 @@ std::size_t cached_primitives_on_this_thread() { return primitive_cache.lru.size
 void gemm_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
               std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias, bool a_transposed,
               bool b_transposed) {
+  if (gemv_applicable(m))  // a few rows: stream the weights once (kernels/cpu/gemv.cpp)
+    return gemv_f32(a, b, c, batch, m, k, n, a_broadcast, b_broadcast, bias, a_transposed, b_transposed);
   thread_local dnnl::stream stream(cpu_engine());
   int threads = threads_for_work(work_of({batch, m, k, n}), kGemmParallelGrain);
   detail::sync_omp_threads(threads);

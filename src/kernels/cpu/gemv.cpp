@@ -1,0 +1,208 @@
+// The few-rows product (see gemv.h). The library is compiled for baseline x86-64; only the
+// kernels below use AVX2+FMA, and they run only where the CPU has them (gemv_applicable).
+#include "kernels/cpu/gemv.h"
+
+#include <algorithm>
+#include <immintrin.h>
+#include <vector>
+
+#include "kernels/cpu/parallel.h"
+#include "kernels/cpu/vec_math.h"
+
+namespace ef::cpu {
+namespace {
+
+// Multiply-adds below which the product stays on the calling thread. A product of this size
+// reads about 1 MB of weights (~15 us on one core); waking a second thread pays from there on.
+constexpr std::int64_t kGemvParallelGrain = 1 << 18;
+
+// Columns of C kept hot while the weights stream past: M rows x kBlockFloats / M floats, 16 KB.
+constexpr std::int64_t kBlockFloats = 4096;
+
+// Lanes [0, r) on, for 0 < r <= 8.
+__attribute__((target("avx2,fma"))) inline __m256i tail_mask(std::int64_t r) {
+  alignas(32) static const std::int32_t bits[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bits + 8 - r));
+}
+
+// c[m, j0:j1] = sum over k in order of x[m, k] * b[k, j0:j1], for the M rows of x (row-major,
+// row stride ldx), with c's row stride ldc. The weights stream once, U rows at a time; the
+// columns of c being summed stay in L1.
+template <int M, int U>
+__attribute__((target("avx2,fma"))) void sweep_block(const float* x, std::int64_t ldx, const float* b, std::int64_t ldb,
+                                                     float* c, std::int64_t ldc, std::int64_t K, std::int64_t j0,
+                                                     std::int64_t j1) {
+  const std::int64_t full_end = j0 + (j1 - j0) / 8 * 8;
+  const std::int64_t rest = j1 - full_end;
+  const __m256i mask = tail_mask(rest > 0 ? rest : 8);
+  for (int m = 0; m < M; ++m)
+    for (std::int64_t j = j0; j < j1; ++j) c[m * ldc + j] = 0.0f;
+  std::int64_t k = 0;
+  for (; k + U <= K; k += U) {
+    __m256 xs[M][U];
+#pragma GCC unroll 8
+    for (int m = 0; m < M; ++m)
+#pragma GCC unroll 8
+      for (int u = 0; u < U; ++u) xs[m][u] = _mm256_set1_ps(x[m * ldx + k + u]);
+    const float* rows = b + k * ldb;
+    for (std::int64_t j = j0; j < full_end; j += 8) {
+      __m256 w[U];
+#pragma GCC unroll 8
+      for (int u = 0; u < U; ++u) w[u] = _mm256_loadu_ps(rows + u * ldb + j);
+#pragma GCC unroll 8
+      for (int m = 0; m < M; ++m) {
+        __m256 acc = _mm256_loadu_ps(c + m * ldc + j);
+#pragma GCC unroll 8
+        for (int u = 0; u < U; ++u) acc = _mm256_fmadd_ps(xs[m][u], w[u], acc);
+        _mm256_storeu_ps(c + m * ldc + j, acc);
+      }
+    }
+    if (rest) {
+      __m256 w[U];
+#pragma GCC unroll 8
+      for (int u = 0; u < U; ++u) w[u] = _mm256_maskload_ps(rows + u * ldb + full_end, mask);
+#pragma GCC unroll 8
+      for (int m = 0; m < M; ++m) {
+        __m256 acc = _mm256_maskload_ps(c + m * ldc + full_end, mask);
+#pragma GCC unroll 8
+        for (int u = 0; u < U; ++u) acc = _mm256_fmadd_ps(xs[m][u], w[u], acc);
+        _mm256_maskstore_ps(c + m * ldc + full_end, mask, acc);
+      }
+    }
+  }
+  for (; k < K; ++k) {  // the last K % U rows, one at a time: the same chain of multiply-adds
+    __m256 xs[M];
+    for (int m = 0; m < M; ++m) xs[m] = _mm256_set1_ps(x[m * ldx + k]);
+    const float* row = b + k * ldb;
+    for (std::int64_t j = j0; j < full_end; j += 8) {
+      __m256 w = _mm256_loadu_ps(row + j);
+      for (int m = 0; m < M; ++m)
+        _mm256_storeu_ps(c + m * ldc + j, _mm256_fmadd_ps(xs[m], w, _mm256_loadu_ps(c + m * ldc + j)));
+    }
+    if (rest) {
+      __m256 w = _mm256_maskload_ps(row + full_end, mask);
+      for (int m = 0; m < M; ++m)
+        _mm256_maskstore_ps(c + m * ldc + full_end, mask,
+                            _mm256_fmadd_ps(xs[m], w, _mm256_maskload_ps(c + m * ldc + full_end, mask)));
+    }
+  }
+}
+
+// B stored [K,N]: columns [n0, n1) of C, in blocks that keep C's part in L1.
+template <int M>
+__attribute__((target("avx2,fma"))) void sweep(const float* x, std::int64_t ldx, const float* b, std::int64_t ldb,
+                                               float* c, std::int64_t ldc, std::int64_t K, std::int64_t n0,
+                                               std::int64_t n1) {
+  constexpr std::int64_t block = std::max<std::int64_t>(kBlockFloats / M / 8 * 8, 64);
+  constexpr int U = M == 1 ? 8 : 4;
+  for (std::int64_t j = n0; j < n1; j += block) sweep_block<M, U>(x, ldx, b, ldb, c, ldc, K, j, std::min(j + block, n1));
+}
+
+// The dot product of two contiguous rows of K floats: four 8-lane accumulators over blocks of
+// 32, the leftover 8-float chunks into the first ones, a masked tail, then a fixed reduction.
+// The order depends on K only.
+__attribute__((target("avx2,fma"))) float dot(const float* x, const float* y, std::int64_t K) {
+  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+  std::int64_t k = 0;
+  for (; k + 32 <= K; k += 32)
+    for (int i = 0; i < 4; ++i)
+      acc[i] = _mm256_fmadd_ps(_mm256_loadu_ps(x + k + 8 * i), _mm256_loadu_ps(y + k + 8 * i), acc[i]);
+  int i = 0;
+  for (; k + 8 <= K; k += 8, ++i) acc[i] = _mm256_fmadd_ps(_mm256_loadu_ps(x + k), _mm256_loadu_ps(y + k), acc[i]);
+  if (k < K) {
+    __m256i mask = tail_mask(K - k);
+    acc[3] = _mm256_fmadd_ps(_mm256_maskload_ps(x + k, mask), _mm256_maskload_ps(y + k, mask), acc[3]);
+  }
+  __m256 s = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
+  __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+  h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+  h = _mm_add_ss(h, _mm_movehdup_ps(h));
+  return _mm_cvtss_f32(h);
+}
+
+// B stored [N,K]: c[m, n] = dot(x[m, :], b[n, :]) for n in [n0, n1).
+__attribute__((target("avx2,fma"))) void dots(const float* x, std::int64_t ldx, std::int64_t M, const float* b,
+                                              std::int64_t K, float* c, std::int64_t ldc, std::int64_t n0,
+                                              std::int64_t n1) {
+  for (std::int64_t n = n0; n < n1; ++n)
+    for (std::int64_t m = 0; m < M; ++m) c[m * ldc + n] = dot(x + m * ldx, b + n * K, K);
+}
+
+using SweepFn = void (*)(const float*, std::int64_t, const float*, std::int64_t, float*, std::int64_t, std::int64_t,
+                         std::int64_t, std::int64_t);
+constexpr std::int64_t kSweepRows = 8;
+constexpr SweepFn kSweeps[kSweepRows] = {sweep<1>, sweep<2>, sweep<3>, sweep<4>,
+                                           sweep<5>, sweep<6>, sweep<7>, sweep<8>};
+
+bool cpu_has_avx2_fma() {
+  static const bool ok = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+           vec::kernels().isa != vec::Isa::baseline;  // EF_ISA=baseline: oneDNN's GEMM, as before
+  }();
+  return ok;
+}
+
+}  // namespace
+
+bool gemv_applicable(std::int64_t m) { return m >= 1 && m <= kGemvMaxRows && cpu_has_avx2_fma(); }
+
+void gemv_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
+              std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias, bool a_transposed,
+              bool b_transposed) {
+  if (batch <= 0 || m <= 0 || n <= 0) return;
+  // A transposed operand (stored [K,M]) is copied to rows first: M*K floats, small beside B.
+  thread_local std::vector<float> packed;
+  std::int64_t a_matrices = a_broadcast ? 1 : batch;
+  if (a_transposed) {
+    packed.resize(static_cast<std::size_t>(a_matrices * m * k));
+    for (std::int64_t i = 0; i < a_matrices; ++i)
+      for (std::int64_t r = 0; r < m; ++r)
+        for (std::int64_t p = 0; p < k; ++p) packed[static_cast<std::size_t>((i * m + r) * k + p)] = a[(i * k + p) * m + r];
+    a = packed.data();
+  }
+  // Work is split over (batch, 8-column group) pairs; each thread takes a contiguous run.
+  const std::int64_t groups = (n + 7) / 8, total = batch * groups;
+  auto run = [&](std::int64_t g0, std::int64_t g1) {
+    for (std::int64_t g = g0; g < g1;) {
+      std::int64_t i = g / groups, first = g % groups, last = std::min(groups, first + (g1 - g));
+      const float* ai = a + (a_broadcast ? 0 : i * m * k);
+      const float* bi = b + (b_broadcast ? 0 : i * k * n);
+      float* ci = c + i * m * n;
+      std::int64_t n0 = first * 8, n1 = std::min(n, last * 8);
+      if (b_transposed) {
+        dots(ai, k, m, bi, k, ci, n, n0, n1);
+      } else {
+        for (std::int64_t r = 0; r < m; r += kSweepRows) {  // blocks of up to 8 rows, each a full pass over B
+          std::int64_t rows = std::min(kSweepRows, m - r);
+          kSweeps[rows - 1](ai + r * k, k, bi, n, ci + r * n, n, k, n0, n1);
+        }
+      }
+      if (bias)
+        for (std::int64_t r = 0; r < m; ++r)
+          for (std::int64_t j = n0; j < n1; ++j) ci[r * n + j] += bias[j];
+      g += last - first;
+    }
+  };
+  int threads = total < 2 ? 1 : threads_for_work(work_of({batch, m, k, n}), kGemvParallelGrain);
+  if (threads <= 1) {
+    run(0, total);
+    return;
+  }
+  detail::count_parallel_region();
+  [[maybe_unused]] char fork_join = 0;
+  EF_TSAN_RELEASE(&fork_join);
+#pragma omp parallel num_threads(threads)
+  {
+    EF_TSAN_ACQUIRE(&fork_join);
+    int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    if (t == 0) detail::note_parallel_team(nt);
+    std::int64_t chunk = (total + nt - 1) / nt;
+    std::int64_t begin = std::min(total, t * chunk), end = std::min(total, begin + chunk);
+    if (begin < end) run(begin, end);
+    EF_TSAN_RELEASE(&fork_join);
+  }
+  EF_TSAN_ACQUIRE(&fork_join);
+}
+
+}  // namespace ef::cpu
