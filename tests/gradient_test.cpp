@@ -138,6 +138,7 @@ TEST(OpTable, CoversEveryOpClass) {
       "ef::CustomGradientOp",                    // custom_gradient_test, custom_op_test
       "ef::RandomOp",                            // random_op_test
       "ef::(anonymous namespace)::FusedDense",   // made by passes only: passes_test
+      "ef::FusedConv2D", "ef::Conv2DBackpropFilterBias", "ef::MaxPool2DReluGrad",  // made by passes: conv_fusion_test
       "ef::(anonymous namespace)::FusedElementwise",
       "ef::(anonymous namespace)::Print",        // function_test (ef::print)
       "ef::summary::(anonymous namespace)::WriteSummary",  // summary_test (ef::summary, an effect like print)

@@ -75,6 +75,18 @@ inline std::vector<OpInfo> op_table() {
   unary("erf", erf);
   unary("sin", sin);
   unary("cos", cos);
+  // The one-pass activation gradients (relu_grad, gelu_grad): relu's and gelu's gradients for a
+  // cotangent x[1], differentiated again in both arguments (second order).
+  auto activation_grad = [&](std::string name, Tensor (*fn)(const Tensor&)) {
+    t.push_back({name, {f({3, 4}, Domain::away_from_zero), f({3, 4})}, [fn](V x) {
+                   Tensor in = x[0] * 1.0;
+                   GradientTape tape;
+                   tape.watch(in);
+                   return tape.gradient(fn(in), in, GradientOptions{UnconnectedGradients::none, x[1] * 1.0});
+                 }});
+  };
+  activation_grad("relu_grad", relu);
+  activation_grad("gelu_grad", gelu);
   // Binary ops, broadcasting in every direction.
   t.push_back({"add", {f({3, 4}), f({4})}, [](V x) { return x[0] + x[1]; }});
   t.push_back({"sub", {f({3, 1}), f({1, 4})}, [](V x) { return x[0] - x[1]; }});

@@ -10,6 +10,7 @@
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/variable.h"
 #include "function/scan_op.h"
+#include "ops/activation_grad_op.h"
 #include "ops/attention_op.h"
 #include "ops/layer_norm_op.h"
 #include "ops/softmax_cross_entropy_op.h"
@@ -219,7 +220,8 @@ namespace {
 Rule rule_for(const Primitive& op, std::span<const Batched> in, std::span<const TensorSpec> specs, std::int64_t batch) {
   if (dynamic_cast<const Unary*>(&op) || dynamic_cast<const Binary*>(&op) || dynamic_cast<const Where*>(&op) ||
       dynamic_cast<const Cast*>(&op) || dynamic_cast<const Identity*>(&op) || dynamic_cast<const CheckNumerics*>(&op) ||
-      dynamic_cast<const ClassIndices*>(&op) || dynamic_cast<const FillLike*>(&op) || dynamic_cast<const MatMul*>(&op))
+      dynamic_cast<const ClassIndices*>(&op) || dynamic_cast<const FillLike*>(&op) || dynamic_cast<const MatMul*>(&op) ||
+      dynamic_cast<const ActivationGrad*>(&op))
     return broadcasting(op, in);
   // A draw shaped like a batched tensor: fresh numbers for every example.
   if (dynamic_cast<const RandomOp*>(&op) && in.size() == 1) return broadcasting(op, in);

@@ -3,6 +3,10 @@
 
 #include "eagerflow/ops/ops.h"
 #include "kernels/cpu/conv.h"
+#include "kernels/cpu/parallel.h"
+#include "kernels/cpu/vec_math.h"
+#include "ops/activation_grad_op.h"
+#include "ops/fused_conv.h"
 #include "ops/primitives.h"
 #include "ops/op_factories.h"
 
@@ -119,7 +123,7 @@ void Conv2D::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs,
   }
   expect_kernel_sizes(*this, in[0].shape());
   cpu::conv2d_forward(conv_geometry(*this, p_, in[0].shape(), in[1].shape()), in[0].data<float>().data(),
-                      in[1].data<float>().data(), out[0].mutable_data<float>().data());
+                      in[1].data<float>().data(), nullptr, out[0].mutable_data<float>().data());
 }
 
 std::vector<Tensor> Conv2D::vjp(std::span<const Tensor> in, std::span<const Tensor>, std::span<const Tensor> cot,
@@ -171,13 +175,149 @@ void Conv2DBackpropFilter::eval(std::span<const Tensor> in, std::span<const Tens
   }
   expect_kernel_sizes(*this, in[0].shape());
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
-  cpu::conv2d_backward_weights(g, in[0].data<float>().data(), in[1].data<float>().data(), out[0].mutable_data<float>().data());
+  cpu::conv2d_backward_weights(g, in[0].data<float>().data(), in[1].data<float>().data(), out[0].mutable_data<float>().data(),
+                               nullptr);
 }
 
 std::vector<Tensor> Conv2DBackpropFilter::vjp(std::span<const Tensor> in, std::span<const Tensor>, std::span<const Tensor> cot,
                                               const std::vector<bool>& needed) const {
   return {needed[0] ? dispatch1(Conv2DBackpropInput(p_), {in[1], cot[0], in[0]}) : Tensor(),
           needed[1] ? dispatch1(Conv2D(p_), {in[0], cot[0]}) : Tensor(), Tensor()};
+}
+
+// ---------------------------------------------------------------- fused (made by passes)
+bool conv_fusible_activation(UnaryKind k) {
+  return k == UnaryKind::relu || k == UnaryKind::sigmoid || k == UnaryKind::tanh;
+}
+
+FusedConv2D::FusedConv2D(Conv2DParams p, bool has_bias, std::optional<UnaryKind> activation)
+    : p_(p), has_bias_(has_bias), activation_(activation) {
+  if (activation && !conv_fusible_activation(*activation))
+    fail("fused_conv2d", std::string("cannot fuse the activation ") + unary_name(*activation));
+}
+
+OpParams FusedConv2D::parameters() const {
+  OpParams o = p_.parameters();
+  o.add("bias", has_bias_);
+  if (activation_) o.add("activation", Word{unary_name(*activation_)});
+  return o;
+}
+
+std::vector<TensorSpec> FusedConv2D::infer(std::span<const Tensor> in) const {
+  expect_inputs(*this, in, has_bias_ ? 3 : 2);
+  Shape out = conv_output(*this, p_, in[0], in[1]);
+  if (has_bias_ && (in[2].dtype() != DType::float32 || in[2].rank() != 1 ||
+                    (in[2].shape()[0] != out[3] && in[2].shape()[0] != kDynamic)))
+    fail(name(), "expects a float32 bias [" + std::to_string(out[3]) + "], got " + describe(in));
+  return {{DType::float32, out, {}}};
+}
+
+void FusedConv2D::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
+  if (has_bias_ && in[2].shape() != Shape{in[1].shape()[3]})
+    fail(name(), "bias " + in[2].spec().str() + " does not match the kernel " + in[1].spec().str());
+  if (empty(specs[0].shape)) {
+    out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+    return;
+  }
+  if (empty(in[0].shape())) {  // no input channels or pixels: activation(bias)
+    Tensor z = zeros(specs[0].shape);
+    if (has_bias_) z = z + in[2];
+    out[0] = activation_ ? dispatch1(Unary(*activation_), {z}) : z;
+    return;
+  }
+  expect_kernel_sizes(*this, in[0].shape());
+  out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  float* y = out[0].mutable_data<float>().data();
+  cpu::conv2d_forward(conv_geometry(*this, p_, in[0].shape(), in[1].shape()), in[0].data<float>().data(),
+                      in[1].data<float>().data(), has_bias_ ? in[2].data<float>().data() : nullptr, y);
+  if (activation_) {
+    const auto& vk = cpu::vec::kernels();
+    UnaryKind act = *activation_;
+    cpu::parallel_for(out[0].num_elements(), 8, [&](std::int64_t b, std::int64_t e) { vk.unary_f32(act, y + b, y + b, e - b); });
+  }
+}
+
+// The unfused chain's gradients: through the activation (from the output), the bias add and
+// the convolution.
+std::vector<Tensor> FusedConv2D::vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,
+                                     const std::vector<bool>& needed) const {
+  const Tensor &y = out[0], &g = cot[0];
+  Tensor dz = g;
+  if (activation_ == UnaryKind::relu) dz = relu_grad(y, g);
+  else if (activation_ == UnaryKind::sigmoid) dz = g * y * (1.0 - y);
+  else if (activation_ == UnaryKind::tanh) dz = g * (1.0 - y * y);
+  std::vector<Tensor> grads = Conv2D(p_).vjp(in.first(2), out, std::span<const Tensor>(&dz, 1),
+                                             std::vector<bool>{needed[0], needed[1]});
+  if (has_bias_) grads.push_back(needed[2] ? sum_to(dz, in[2]) : Tensor());
+  return grads;
+}
+
+std::vector<TensorSpec> Conv2DBackpropFilterBias::infer(std::span<const Tensor> in) const {
+  expect_inputs(*this, in, 3);
+  Shape out = conv_output(*this, p_, in[0], in[2]);
+  if (in[1].dtype() != DType::float32 || in[1].rank() != 4)
+    fail(name(), "expects a float32 gradient " + out.str() + ", got " + describe(in));
+  return {{DType::float32, in[2].shape(), {}}, {DType::float32, Shape{in[2].shape()[3]}, {}}};
+}
+
+void Conv2DBackpropFilterBias::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
+  cpu::ConvGeometry g = conv_geometry(*this, p_, in[0].shape(), specs[0].shape);
+  if (in[1].shape() != Shape{g.n, g.oh, g.ow, g.f})
+    fail(name(), "gradient " + in[1].spec().str() + " does not fit the convolution of " + in[0].spec().str());
+  if (empty(in[0].shape()) || empty(in[1].shape())) {
+    out[0] = zeros(specs[0].shape);
+    out[1] = empty(in[1].shape()) ? zeros(specs[1].shape) : sum(in[1], {0, 1, 2});
+    return;
+  }
+  expect_kernel_sizes(*this, in[0].shape());
+  out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  out[1] = Tensor::empty(specs[1].dtype, specs[1].shape);
+  cpu::conv2d_backward_weights(g, in[0].data<float>().data(), in[1].data<float>().data(), out[0].mutable_data<float>().data(),
+                               out[1].mutable_data<float>().data());
+}
+
+// (dw, db) are linear in dy (and dw in x): the filter gradient's rule, plus db's cotangent
+// broadcast back over dy.
+std::vector<Tensor> Conv2DBackpropFilterBias::vjp(std::span<const Tensor> in, std::span<const Tensor>, std::span<const Tensor> cot,
+                                                  const std::vector<bool>& needed) const {
+  std::vector<Tensor> grads{Tensor(), Tensor(), Tensor()};
+  if (cot[0].defined()) grads = Conv2DBackpropFilter(p_).vjp(in, {}, cot.first(1), needed);
+  if (needed[1] && cot[1].defined()) {
+    Tensor from_bias = broadcast_like(reshape(cot[1], {1, 1, 1, -1}), in[1]);
+    grads[1] = grads[1].defined() ? grads[1] + from_bias : from_bias;
+  }
+  return grads;
+}
+
+MaxPool2DReluGrad::MaxPool2DReluGrad(Pool2DParams p) : p_(p) {
+  if (!p.max) fail("max_pool2d_relu_grad", "needs max pooling parameters");
+}
+
+std::vector<TensorSpec> MaxPool2DReluGrad::infer(std::span<const Tensor> in) const {
+  expect_inputs(*this, in, 2);
+  expect_nhwc(*this, in[0]);
+  expect_nhwc(*this, in[1]);
+  return {{DType::float32, in[0].shape(), {}}};
+}
+
+void MaxPool2DReluGrad::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
+  cpu::PoolGeometry g = pool_geometry(*this, p_, in[0].shape());
+  if (in[1].shape() != Shape{g.n, g.oh, g.ow, g.c})
+    fail(name(), "gradient " + in[1].spec().str() + " does not fit the pooling of " + in[0].spec().str());
+  if (empty(specs[0].shape) || empty(in[1].shape())) {
+    out[0] = zeros(specs[0].shape);
+    return;
+  }
+  expect_kernel_sizes(*this, in[0].shape());
+  out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  cpu::max_pool2d_backward(g, in[0].data<float>().data(), in[1].data<float>().data(), out[0].mutable_data<float>().data(),
+                           true);
+}
+
+// Linear in dy, as max_pool2d_grad (whose second derivative is not implemented either).
+std::vector<Tensor> MaxPool2DReluGrad::vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,
+                                           const std::vector<bool>& needed) const {
+  return Pool2DGrad(p_).vjp(in, out, cot, needed);
 }
 
 // ---------------------------------------------------------------- pooling

@@ -7,6 +7,7 @@
 #include "eagerflow/ops/primitive.h"
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/vec_math.h"
+#include "ops/activation_grad_op.h"
 #include "ops/elementwise_math.h"
 #include "ops/primitives.h"
 #include "ops/shape_rules.h"
@@ -87,11 +88,12 @@ std::vector<Tensor> Unary::vjp(std::span<const Tensor> in, std::span<const Tenso
     case UnaryKind::sqrt: return {g / (y * 2.0)};
     case UnaryKind::rsqrt: return {g * y * y * y * -0.5};
     case UnaryKind::square: return {g * x * 2.0};
-    case UnaryKind::relu: return {where(x > 0.0, g, scalar_like(g, 0.0))};
+    // relu and gelu: one-pass gradient ops (src/ops/activation_grad_op.h); relu's reads its
+    // output, so that the pre-activation need not outlive the forward pass.
+    case UnaryKind::relu: return {relu_grad(y, g)};
     case UnaryKind::sigmoid: return {g * y * (1.0 - y)};
     case UnaryKind::tanh: return {g * (1.0 - y * y)};
-    case UnaryKind::gelu:  // d/dx x*Phi(x) = Phi(x) + x*phi(x)
-      return {g * ((erf(x * 0.70710678118654752440) + 1.0) * 0.5 + x * exp(x * x * -0.5) * 0.39894228040143267794)};
+    case UnaryKind::gelu: return {gelu_grad(x, g)};  // d/dx x*Phi(x) = Phi(x) + x*phi(x)
     case UnaryKind::erf: return {g * exp(-(x * x)) * 1.12837916709551257390};
     case UnaryKind::sin: return {g * cos(x)};
     case UnaryKind::cos: return {-(g * sin(x))};
@@ -461,6 +463,7 @@ void detail::add_elementwise_factories(detail::OpFactories& f) {
   f["cast"] = [](const OpParams& p) { return std::make_shared<Cast>(p.dtype("dtype")); };
   f["identity"] = [](const OpParams&) { return std::make_shared<Identity>(false); };
   f["stop_gradient"] = [](const OpParams&) { return std::make_shared<Identity>(true); };
+  add_activation_grad_factories(f);
 }
 
 }  // namespace ef

@@ -409,6 +409,7 @@ class Conv2DBackpropFilter : public MergeablePrimitive<Conv2DBackpropFilter> {
   explicit Conv2DBackpropFilter(Conv2DParams p) : p_(p) {}
   const char* name() const override { return "conv2d_backprop_filter"; }
   OpParams parameters() const override { return p_.parameters(); }
+  const Conv2DParams& params() const { return p_; }
   EF_OP_RULES EF_OP_VJP
  private:
   Conv2DParams p_;
@@ -439,6 +440,7 @@ class Pool2DGrad : public MergeablePrimitive<Pool2DGrad> {
   explicit Pool2DGrad(Pool2DParams p) : p_(p) {}
   const char* name() const override { return p_.max ? "max_pool2d_grad" : "avg_pool2d_grad"; }
   OpParams parameters() const override { return p_.parameters(); }
+  const Pool2DParams& params() const { return p_; }
   EF_OP_RULES EF_OP_VJP
  private:
   Pool2DParams p_;

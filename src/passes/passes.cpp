@@ -6,16 +6,17 @@
 #include "eagerflow/passes/passes.h"
 #include "ops/fused.h"
 #include "ops/primitives.h"
+#include "passes/rebuild.h"
 #include <typeindex>
 
 namespace ef::passes {
-namespace {
+namespace detail {
 
 // Copies `g` keeping the nodes in `keep`, with value ids renumbered densely. `replace` maps a
 // value id to the id that stands for it (CSE); unmapped ids map to themselves.
 // `overrides` swaps a node's op and inputs (its outputs stay): how fusion replaces a chain.
 std::shared_ptr<ir::Graph> rebuild(const ir::Graph& g, const std::vector<bool>& keep, std::vector<int> replace,
-                                   const std::map<std::size_t, ir::Node>& overrides = {}) {
+                                   const std::map<std::size_t, ir::Node>& overrides) {
   auto out = std::make_shared<ir::Graph>();
   out->name = g.name;
   std::vector<int> remap(g.values.size(), -1);
@@ -56,7 +57,9 @@ std::vector<int> identity_map(std::size_t n) {
   return m;
 }
 
-}  // namespace
+}  // namespace detail
+using detail::identity_map;
+using detail::rebuild;
 
 std::shared_ptr<ir::Graph> eliminate_dead_code(const ir::Graph& g) {
   std::vector<bool> live_value(g.values.size(), false), keep(g.nodes.size(), false);
@@ -239,6 +242,7 @@ std::shared_ptr<ir::Graph> optimize(const ir::Graph& g, const PassOptions& optio
   if (options.common_subexpr) out = eliminate_common_subexpressions(*out);
   if (options.dead_code) out = eliminate_dead_code(*out);
   if (options.fuse_dense) out = fuse_dense(*out);
+  if (options.fuse_conv) out = fuse_conv(*out);
   if (options.fuse_elementwise) out = fuse_elementwise(*out);
   return out;
 }

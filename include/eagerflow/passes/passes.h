@@ -14,6 +14,11 @@ struct PassOptions {
   // bias and eltwise post-op. Bit-equal to the unfused ops with no activation or relu; within
   // float32 rounding (a few ulp) for sigmoid, tanh and gelu, whose oneDNN kernels differ.
   bool fuse_dense = true;
+  // conv2d -> add(bias) -> relu/sigmoid/tanh becomes one fused_conv2d (bias inside oneDNN's
+  // convolution, the activation over its output), and a filter gradient with its bias
+  // gradient (sum_to over the same dy) one oneDNN backward-weights primitive. Within float32
+  // rounding of the unfused ops (oneDNN sums the bias gradient in its own order).
+  bool fuse_conv = true;
   // Runs of consecutive float elementwise ops on one static shape become one blocked loop
   // (fewer passes over memory). Runs the same scalar math: bit-equal to the unfused ops.
   bool fuse_elementwise = true;
@@ -25,6 +30,7 @@ std::shared_ptr<ir::Graph> eliminate_dead_code(const ir::Graph& g);
 std::shared_ptr<ir::Graph> inline_calls(const ir::Graph& g);
 std::shared_ptr<ir::Graph> eliminate_common_subexpressions(const ir::Graph& g);
 std::shared_ptr<ir::Graph> fuse_dense(const ir::Graph& g);
+std::shared_ptr<ir::Graph> fuse_conv(const ir::Graph& g);  // src/passes/conv_fusion.cpp
 std::shared_ptr<ir::Graph> fuse_elementwise(const ir::Graph& g);
 
 }  // namespace ef::passes

@@ -15,9 +15,11 @@ struct ConvGeometry {
   std::int64_t pt, pl, pb, pr;    // padding top/left/bottom/right
 };
 
-void conv2d_forward(const ConvGeometry& g, const float* x, const float* w, float* y);
+// bias [f] (or null) is added inside the convolution; dbias (or null) is dy summed over
+// batch, height and width, computed with dw.
+void conv2d_forward(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y);
 void conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w, float* dx);
-void conv2d_backward_weights(const ConvGeometry& g, const float* x, const float* dy, float* dw);
+void conv2d_backward_weights(const ConvGeometry& g, const float* x, const float* dy, float* dw, float* dbias);
 
 enum class PoolKind { max, average };
 struct PoolGeometry {
@@ -28,8 +30,11 @@ struct PoolGeometry {
 };
 
 void pool2d_forward(const PoolGeometry& g, const float* x, float* y);
-// dx from dy; max pooling re-runs the forward pass for oneDNN's workspace (where the maxima were).
+// dx from dy. Max pooling finds each window's maxima again in the same pass that routes dy
+// to them (src/kernels/cpu/max_pool_grad.cpp), with no forward pass for a workspace.
 void pool2d_backward(const PoolGeometry& g, const float* x, const float* dy, float* dx);
+// relu_mask: route dy only to maxima > 0 (the gradient through a relu before the pooling).
+void max_pool2d_backward(const PoolGeometry& g, const float* x, const float* dy, float* dx, bool relu_mask = false);
 
 void release_conv_caches();
 

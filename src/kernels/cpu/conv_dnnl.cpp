@@ -1,6 +1,8 @@
 #include <atomic>
 #include <map>
 #include <optional>
+#include <string_view>
+#include <cstdlib>
 #include <vector>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <tuple>
@@ -60,14 +62,22 @@ ConvMemories conv_mds(const ConvGeometry& g) {
           {g.pb, g.pr}};
 }
 
-// Convolutions run best in oneDNN's blocked layouts (plain NHWC falls back to im2col + GEMM,
-// several times slower): the primitives choose their layouts ("any"), and each argument is
-// reordered from or to the user's plain NHWC / HWIO tensor when they differ.
-dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g) {
+// Which layout each convolution pass computes its activations in: plain NHWC (the user's
+// tensors, no reorders) or the primitive's own blocked layouts ("any"), each activation
+// reordered from or to the user's tensor. Weights always take the primitive's layout (a
+// reorder of a few KB). Both are jit:avx2 kernels on this oneDNN; blocked ones pay a reorder
+// of every activation in and out (measured in bench/RESULTS.md, issue 21).
+dnnl::memory::desc in_layout(const dnnl::memory::desc& d, bool plain) {
+  return plain ? d : dnnl::memory::desc(d.dims(), dt::f32, tag::any);
+}
+bool plain_layout(int pass, const ConvGeometry& g);
+
+dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, bool plain, bool bias) {
   ConvMemories m = conv_mds(g);
-  auto any = [](const dnnl::memory::desc& d) { return dnnl::memory::desc(d.dims(), dt::f32, tag::any); };
-  dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, any(m.src),
-                                    any(m.weights), any(m.dst), m.strides, m.dilates, m.pad_l, m.pad_r);
+  dnnl::memory::desc b = bias ? dnnl::memory::desc({g.f}, dt::f32, tag::a) : dnnl::memory::desc();
+  dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                                    in_layout(m.src, plain), in_layout(m.weights, false), b, in_layout(m.dst, plain),
+                                    m.strides, m.dilates, m.pad_l, m.pad_r);
   return dnnl::convolution_forward::primitive_desc(d, engine());
 }
 
@@ -83,7 +93,7 @@ struct Argument {
 
 struct Prepared {
   dnnl::primitive primitive;
-  std::vector<Argument> args;  // two inputs, then the output
+  std::vector<Argument> args;  // inputs, then outputs, in the order run() takes their data
   std::vector<dnnl_exec_arg_t> exec_args;
 };
 
@@ -100,7 +110,7 @@ Argument make_argument(bool input, const dnnl::memory::desc& user, const dnnl::m
   return a;
 }
 
-Prepared prepared(dnnl::primitive primitive, std::array<std::pair<int, Argument>, 3> args) {
+Prepared prepared(dnnl::primitive primitive, std::vector<std::pair<int, Argument>> args) {
   Prepared p{std::move(primitive), {}, {}};
   for (auto& [tag, a] : args) {
     p.exec_args.push_back({tag, (a.reorder ? a.internal : a.user).get()});
@@ -109,11 +119,11 @@ Prepared prepared(dnnl::primitive primitive, std::array<std::pair<int, Argument>
   return p;
 }
 
-void run(Prepared& p, const void* a, const void* b, void* c) {
-  const void* data[3] = {a, b, c};
+void run(Prepared& p, std::initializer_list<const void*> data) {
+  const void* const* d = data.begin();
   for (std::size_t i = 0; i < p.args.size(); ++i) {
     Argument& arg = p.args[i];
-    arg.user.set_data_handle(const_cast<void*>(data[i]));
+    arg.user.set_data_handle(const_cast<void*>(d[i]));
     if (arg.reorder && arg.input) dnnl_execute(*arg.reorder, arg.reorder_args, "conv2d");
   }
   dnnl_execute(p.primitive, p.exec_args, "conv2d");
@@ -122,35 +132,58 @@ void run(Prepared& p, const void* a, const void* b, void* c) {
   dnnl_wait();
 }
 
-Prepared& conv_prepared(int pass, const ConvGeometry& g) {
+enum Pass { kForward, kBackwardData, kBackwardWeights, kForwardBias, kBackwardWeightsBias };
+
+Prepared& conv_prepared(Pass pass, const ConvGeometry& g) {
   thread_local BoundedCache<ConvKey, Prepared> cache;
   int threads = threads_for_work(work_of({g.n, g.oh, g.ow, g.f, g.kh, g.kw, g.c}), kGemmParallelGrain);
   detail::sync_omp_threads(threads);
   return cache.get({pass, key_of(g), threads}, [&]() -> Prepared {
     ConvMemories m = conv_mds(g);
-    auto any = [](const dnnl::memory::desc& d) { return dnnl::memory::desc(d.dims(), dt::f32, tag::any); };
-    auto fwd = forward_pd(g);
-    if (pass == 0)
-      return prepared(dnnl::convolution_forward(fwd), {{{DNNL_ARG_SRC, make_argument(true, m.src, fwd.src_desc())},
-                                                        {DNNL_ARG_WEIGHTS, make_argument(true, m.weights, fwd.weights_desc())},
-                                                        {DNNL_ARG_DST, make_argument(false, m.dst, fwd.dst_desc())}}});
-    if (pass == 1) {
-      dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, any(m.src), any(m.weights), any(m.dst),
-                                              m.strides, m.dilates, m.pad_l, m.pad_r);
+    bool plain = plain_layout(pass, g);
+    dnnl::memory::desc bias({g.f}, dt::f32, tag::a);
+    if (pass == kForward || pass == kForwardBias) {
+      auto fwd = forward_pd(g, plain, pass == kForwardBias);
+      std::vector<std::pair<int, Argument>> args{{DNNL_ARG_SRC, make_argument(true, m.src, fwd.src_desc())},
+                                                 {DNNL_ARG_WEIGHTS, make_argument(true, m.weights, fwd.weights_desc())}};
+      if (pass == kForwardBias) args.push_back({DNNL_ARG_BIAS, make_argument(true, bias, fwd.bias_desc())});
+      args.push_back({DNNL_ARG_DST, make_argument(false, m.dst, fwd.dst_desc())});
+      return prepared(dnnl::convolution_forward(fwd), std::move(args));
+    }
+    auto fwd = forward_pd(g, plain, pass == kBackwardWeightsBias);
+    if (pass == kBackwardData) {
+      dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, in_layout(m.src, plain),
+                                              in_layout(m.weights, false), in_layout(m.dst, plain), m.strides, m.dilates,
+                                              m.pad_l, m.pad_r);
       dnnl::convolution_backward_data::primitive_desc pd(d, engine(), fwd);
       return prepared(dnnl::convolution_backward_data(pd),
-                      {{{DNNL_ARG_DIFF_DST, make_argument(true, m.dst, pd.diff_dst_desc())},
-                        {DNNL_ARG_WEIGHTS, make_argument(true, m.weights, pd.weights_desc())},
-                        {DNNL_ARG_DIFF_SRC, make_argument(false, m.src, pd.diff_src_desc())}}});
+                      {{DNNL_ARG_DIFF_DST, make_argument(true, m.dst, pd.diff_dst_desc())},
+                       {DNNL_ARG_WEIGHTS, make_argument(true, m.weights, pd.weights_desc())},
+                       {DNNL_ARG_DIFF_SRC, make_argument(false, m.src, pd.diff_src_desc())}});
     }
-    dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, any(m.src), any(m.weights), any(m.dst),
-                                               m.strides, m.dilates, m.pad_l, m.pad_r);
+    bool with_bias = pass == kBackwardWeightsBias;
+    dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, in_layout(m.src, plain),
+                                               in_layout(m.weights, false), with_bias ? bias : dnnl::memory::desc(),
+                                               in_layout(m.dst, plain), m.strides, m.dilates, m.pad_l, m.pad_r);
     dnnl::convolution_backward_weights::primitive_desc pd(d, engine(), fwd);
-    return prepared(dnnl::convolution_backward_weights(pd),
-                    {{{DNNL_ARG_SRC, make_argument(true, m.src, pd.src_desc())},
-                      {DNNL_ARG_DIFF_DST, make_argument(true, m.dst, pd.diff_dst_desc())},
-                      {DNNL_ARG_DIFF_WEIGHTS, make_argument(false, m.weights, pd.diff_weights_desc())}}});
+    std::vector<std::pair<int, Argument>> args{
+        {DNNL_ARG_SRC, make_argument(true, m.src, pd.src_desc())},
+        {DNNL_ARG_DIFF_DST, make_argument(true, m.dst, pd.diff_dst_desc())},
+        {DNNL_ARG_DIFF_WEIGHTS, make_argument(false, m.weights, pd.diff_weights_desc())}};
+    if (with_bias) args.push_back({DNNL_ARG_DIFF_BIAS, make_argument(false, bias, pd.diff_bias_desc())});
+    return prepared(dnnl::convolution_backward_weights(pd), std::move(args));
   });
+}
+
+bool plain_layout(int pass, const ConvGeometry& g) {
+  static const char* forced = std::getenv("EF_CONV_LAYOUT");  // "plain" or "blocked": for measuring
+  if (forced && std::string_view(forced) == "plain") return true;
+  if (forced && std::string_view(forced) == "blocked") return false;
+  // Measured on this oneDNN (2.6, jit:avx2) for the CNN of issue 21: the forward and the data
+  // gradient run as fast on NHWC as on blocked layouts, so the reorders around them are pure
+  // cost; the filter gradient is faster blocked (with its reorders) once there are 8 or more
+  // input channels, and 3x slower blocked for the first layer's 1 channel.
+  return pass != kBackwardWeights && pass != kBackwardWeightsBias ? true : g.c < 8;
 }
 
 // ---------------------------------------------------------------- pooling
@@ -201,12 +234,16 @@ PoolPrepared& pool_prepared(const PoolGeometry& g, bool with_backward) {
 
 }  // namespace
 
-void conv2d_forward(const ConvGeometry& g, const float* x, const float* w, float* y) { run(conv_prepared(0, g), x, w, y); }
-void conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w, float* dx) {
-  run(conv_prepared(1, g), dy, w, dx);
+void conv2d_forward(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y) {
+  if (bias) run(conv_prepared(kForwardBias, g), {x, w, bias, y});
+  else run(conv_prepared(kForward, g), {x, w, y});
 }
-void conv2d_backward_weights(const ConvGeometry& g, const float* x, const float* dy, float* dw) {
-  run(conv_prepared(2, g), x, dy, dw);
+void conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w, float* dx) {
+  run(conv_prepared(kBackwardData, g), {dy, w, dx});
+}
+void conv2d_backward_weights(const ConvGeometry& g, const float* x, const float* dy, float* dw, float* dbias) {
+  if (dbias) run(conv_prepared(kBackwardWeightsBias, g), {x, dy, dw, dbias});
+  else run(conv_prepared(kBackwardWeights, g), {x, dy, dw});
 }
 
 void pool2d_forward(const PoolGeometry& g, const float* x, float* y) {
@@ -218,6 +255,7 @@ void pool2d_forward(const PoolGeometry& g, const float* x, float* y) {
 }
 
 void pool2d_backward(const PoolGeometry& g, const float* x, const float* dy, float* dx) {
+  if (g.kind == PoolKind::max) return max_pool2d_backward(g, x, dy, dx);
   PoolPrepared& p = pool_prepared(g, true);
   p.src.set_data_handle(const_cast<float*>(x));
   // Max pooling: run the forward pass again for the workspace that records the maxima.

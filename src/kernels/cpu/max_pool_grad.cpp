@@ -1,0 +1,101 @@
+// Max pooling's gradient in one pass over x, NHWC: each window's maxima found and dy routed to
+// them in the same loop. oneDNN's backward needs a workspace from a forward pass, which
+// training had to run a second time (x read, y and the workspace written, dx zeroed, then the
+// backward): about twice the memory traffic.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernels/cpu/conv.h"
+#include "kernels/cpu/parallel.h"
+
+namespace ef::cpu {
+namespace {
+
+constexpr std::int64_t kChannelBlock = 64;
+
+// One window's channels [c0, c0 + cn): the first position holding the maximum (oneDNN's and
+// TF's choice on ties; positions in row-major order, padding excluded) gets dy, the others 0.
+// `accumulate`: overlapping windows add into dx (zeroed first); otherwise each position is
+// written once.
+void route_window(const PoolGeometry& g, const float* x, const float* dy, float* dx, std::int64_t h0, std::int64_t h1,
+                  std::int64_t w0, std::int64_t w1, std::int64_t cn, bool accumulate, bool relu_mask) {
+  float best[kChannelBlock];
+  std::int32_t at[kChannelBlock];
+  const std::int64_t row = g.w * g.c;
+  const float* first = x + h0 * row + w0 * g.c;
+  for (std::int64_t c = 0; c < cn; ++c) {
+    best[c] = first[c];
+    at[c] = 0;
+  }
+  std::int32_t k = 0;
+  for (std::int64_t h = h0; h < h1; ++h)
+    for (std::int64_t w = w0; w < w1; ++w, ++k) {
+      const float* p = x + h * row + w * g.c;
+      for (std::int64_t c = 0; c < cn; ++c) {
+        bool more = p[c] > best[c];
+        best[c] = more ? p[c] : best[c];
+        at[c] = more ? k : at[c];
+      }
+    }
+  if (relu_mask)  // relu's gradient is 0 where its output, the maximum, is not > 0 (NaN too)
+    for (std::int64_t c = 0; c < cn; ++c) at[c] = best[c] > 0.0f ? at[c] : -1;
+  k = 0;
+  for (std::int64_t h = h0; h < h1; ++h)
+    for (std::int64_t w = w0; w < w1; ++w, ++k) {
+      float* d = dx + h * row + w * g.c;
+      if (accumulate)
+        for (std::int64_t c = 0; c < cn; ++c) d[c] += at[c] == k ? dy[c] : 0.0f;
+      else
+        for (std::int64_t c = 0; c < cn; ++c) d[c] = at[c] == k ? dy[c] : 0.0f;
+    }
+}
+
+}  // namespace
+
+void max_pool2d_backward(const PoolGeometry& g, const float* x, const float* dy, float* dx, bool relu_mask) {
+  const std::int64_t image = g.h * g.w * g.c, out_image = g.oh * g.ow * g.c;
+  const bool overlap = g.kh > g.sh || g.kw > g.sw;
+  // The windows of output row `oh` of image `n`; dx already zeroed where needed.
+  auto route_row = [&](std::int64_t n, std::int64_t oh) {
+    std::int64_t h0 = std::max<std::int64_t>(oh * g.sh - g.pt, 0), h1 = std::min(oh * g.sh - g.pt + g.kh, g.h);
+    if (h1 <= h0) return;
+    for (std::int64_t ow = 0; ow < g.ow; ++ow) {
+      std::int64_t w0 = std::max<std::int64_t>(ow * g.sw - g.pl, 0), w1 = std::min(ow * g.sw - g.pl + g.kw, g.w);
+      if (w1 <= w0) continue;
+      const float* dyo = dy + n * out_image + (oh * g.ow + ow) * g.c;
+      for (std::int64_t c0 = 0; c0 < g.c; c0 += kChannelBlock)
+        route_window(g, x + n * image + c0, dyo + c0, dx + n * image + c0, h0, h1, w0, w1,
+                     std::min(kChannelBlock, g.c - c0), overlap, relu_mask);
+    }
+  };
+  std::int64_t window_cost = g.ow * g.kh * g.kw * g.c * 2;
+  if (overlap) {  // windows share rows: dx accumulates, one image per task
+    parallel_for(g.n, g.oh * window_cost, [&](std::int64_t n0, std::int64_t n1) {
+      for (std::int64_t n = n0; n < n1; ++n) {
+        std::memset(dx + n * image, 0, static_cast<std::size_t>(image) * sizeof(float));
+        for (std::int64_t oh = 0; oh < g.oh; ++oh) route_row(n, oh);
+      }
+    });
+    return;
+  }
+  // Windows apart: each dx row belongs to one output row (the rows from its windows' first to
+  // the next output row's first; the first and last output rows also take the rows before and
+  // after them), which zeroes it unless the windows tile the input exactly and then writes
+  // every element of its windows once.
+  const bool tiles = g.kh == g.sh && g.kw == g.sw && g.pt == 0 && g.pl == 0 && g.oh * g.kh == g.h && g.ow * g.kw == g.w;
+  parallel_for(g.n * g.oh, window_cost, [&](std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t r = r0; r < r1; ++r) {
+      std::int64_t n = r / g.oh, oh = r % g.oh;
+      if (!tiles) {
+        auto clamp = [&](std::int64_t h) { return std::min(std::max<std::int64_t>(h, 0), g.h); };
+        std::int64_t z0 = oh == 0 ? 0 : clamp(oh * g.sh - g.pt), z1 = oh + 1 == g.oh ? g.h : clamp((oh + 1) * g.sh - g.pt);
+        if (z1 > z0)
+          std::memset(dx + n * image + z0 * g.w * g.c, 0, static_cast<std::size_t>((z1 - z0) * g.w * g.c) * sizeof(float));
+      }
+      route_row(n, oh);
+    }
+  });
+}
+
+}  // namespace ef::cpu

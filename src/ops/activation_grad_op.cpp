@@ -1,0 +1,118 @@
+// relu_grad and gelu_grad: the activations' gradients in one pass each. relu's used to be
+// `where(x > 0, g, 0)` (a bool tensor written and read again), gelu's a chain of seven
+// elementwise ops; both ran over every activation of every train step.
+#include "ops/activation_grad_op.h"
+
+#include <algorithm>
+
+#include "eagerflow/core/error.h"
+#include "eagerflow/ops/ops.h"
+#include "kernels/cpu/parallel.h"
+#include "kernels/cpu/vec_math.h"
+#include "ops/shape_rules.h"
+
+namespace ef {
+namespace {
+
+constexpr double kInvSqrt2 = 0.70710678118654752440, kInvSqrt2Pi = 0.39894228040143267794;
+
+// The composed formulas: the reference the kernels reproduce, used where shapes broadcast.
+Tensor composed(UnaryKind kind, const Tensor& a, const Tensor& g) {
+  if (kind == UnaryKind::relu) return where(a > 0.0, g, scalar_like(g, 0.0));
+  return g * ((erf(a * kInvSqrt2) + 1.0) * 0.5 + a * exp(a * a * -0.5) * kInvSqrt2Pi);
+}
+
+template <class T>
+void relu_grad_loop(const T* y, const T* g, T* o, std::int64_t n) {
+  cpu::parallel_for(n, 1, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t i = b; i < e; ++i) o[i] = y[i] > T(0) ? g[i] : T(0);
+  });
+}
+
+// gelu's gradient block by block: erf and exp on ef's vector kernels over a block held in
+// cache, the rest in plain loops, in the composed formula's order of float operations (the
+// same numbers as the op chain, one pass over memory).
+template <class T>
+void gelu_grad_loop(const T* x, const T* g, T* o, std::int64_t n) {
+  const auto& vk = cpu::vec::kernels();
+  auto vec_unary = [&](UnaryKind k, const T* in, T* out, std::int64_t m) {
+    if constexpr (std::is_same_v<T, float>) vk.unary_f32(k, in, out, m);
+    else vk.unary_f64(k, in, out, m);
+  };
+  constexpr std::int64_t kBlock = 512;
+  cpu::parallel_for(n, 16, [&](std::int64_t b, std::int64_t e) {
+    alignas(64) T phi[kBlock], gauss[kBlock];
+    const T inv_sqrt2 = static_cast<T>(kInvSqrt2), inv_sqrt2pi = static_cast<T>(kInvSqrt2Pi);
+    for (std::int64_t s = b; s < e; s += kBlock) {
+      std::int64_t m = std::min(kBlock, e - s);
+      const T* xs = x + s;
+      for (std::int64_t i = 0; i < m; ++i) phi[i] = xs[i] * inv_sqrt2;
+      for (std::int64_t i = 0; i < m; ++i) gauss[i] = xs[i] * xs[i] * T(-0.5);
+      vec_unary(UnaryKind::erf, phi, phi, m);
+      vec_unary(UnaryKind::exp, gauss, gauss, m);
+      for (std::int64_t i = 0; i < m; ++i)
+        o[s + i] = g[s + i] * ((phi[i] + T(1)) * T(0.5) + xs[i] * gauss[i] * inv_sqrt2pi);
+    }
+  });
+}
+
+}  // namespace
+
+ActivationGrad::ActivationGrad(UnaryKind kind) : kind_(kind) {
+  if (kind != UnaryKind::relu && kind != UnaryKind::gelu)
+    fail("activation_grad", std::string("has no one-pass gradient for ") + unary_name(kind));
+}
+
+const char* ActivationGrad::name() const { return kind_ == UnaryKind::relu ? "relu_grad" : "gelu_grad"; }
+
+std::vector<TensorSpec> ActivationGrad::infer(std::span<const Tensor> in) const {
+  expect_inputs(*this, in, 2);
+  expect_same_dtype(*this, in);
+  DType t = in[0].dtype();
+  bool ok = kind_ == UnaryKind::relu ? t != DType::bool_ : is_floating(t);
+  if (!ok) fail(name(), std::string("does not support dtype ") + std::string(name_of(t)) + ": " + describe(in));
+  return {{t, broadcast_shapes(*this, in), {}}};
+}
+
+void ActivationGrad::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
+  const Tensor &a = in[0], &g = in[1];
+  if (a.shape() != specs[0].shape || g.shape() != specs[0].shape) {  // broadcasting: the composed ops
+    out[0] = composed(kind_, a, g);
+    return;
+  }
+  out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  std::int64_t n = specs[0].shape.num_elements();
+  if (n == 0) return;
+  dispatch_dtype(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>) {
+      const T* pa = a.data<T>().data();
+      const T* pg = g.data<T>().data();
+      T* po = out[0].mutable_data<T>().data();
+      if (kind_ == UnaryKind::relu) relu_grad_loop<T>(pa, pg, po, n);
+      else if constexpr (cpu::vec::vectorized<T>) gelu_grad_loop<T>(pa, pg, po, n);
+    }
+  });
+}
+
+// Both are linear in g. relu_grad is piecewise constant in y (no gradient there); gelu's second
+// derivative is phi(x) (2 - x^2).
+std::vector<Tensor> ActivationGrad::vjp(std::span<const Tensor> in, std::span<const Tensor>, std::span<const Tensor> cot,
+                                        const std::vector<bool>& needed) const {
+  const Tensor &a = in[0], &g = in[1], &c = cot[0];
+  Tensor da, dg;
+  if (needed[1]) dg = sum_to(dispatch1(*this, {a, c}), g);
+  if (needed[0] && kind_ == UnaryKind::gelu)
+    da = sum_to(c * g * (exp(a * a * -0.5) * kInvSqrt2Pi) * (2.0 - a * a), a);
+  return {da, dg};
+}
+
+Tensor relu_grad(const Tensor& y, const Tensor& g) { return dispatch1(ActivationGrad(UnaryKind::relu), {y, g}); }
+Tensor gelu_grad(const Tensor& x, const Tensor& g) { return dispatch1(ActivationGrad(UnaryKind::gelu), {x, g}); }
+
+void detail::add_activation_grad_factories(OpFactories& f) {
+  f["relu_grad"] = [](const OpParams&) { return std::make_shared<ActivationGrad>(UnaryKind::relu); };
+  f["gelu_grad"] = [](const OpParams&) { return std::make_shared<ActivationGrad>(UnaryKind::gelu); };
+}
+
+}  // namespace ef

@@ -1,0 +1,131 @@
+// relu_grad and gelu_grad (src/ops/activation_grad_op.h): the one-pass gradients of relu and
+// gelu give the composed formulas' numbers, run everywhere the gradient rules run (eager,
+// traced, vmap) and differentiate again.
+#include <cmath>
+#include <cstring>
+
+#include "ops/activation_grad_op.h"
+#include "test_util.h"
+
+using namespace ef;
+using ef::testing::randn;
+
+namespace {
+
+std::vector<std::uint64_t> bits(const Tensor& t) {
+  Tensor d = cast(t, DType::float64);
+  std::vector<double> v = d.to_vector<double>();
+  std::vector<std::uint64_t> b(v.size());
+  std::memcpy(b.data(), v.data(), v.size() * sizeof(double));
+  return b;
+}
+
+Tensor composed_relu_grad(const Tensor& x, const Tensor& g) { return where(x > 0.0, g, scalar_like(g, 0.0)); }
+Tensor composed_gelu_grad(const Tensor& x, const Tensor& g) {
+  return g * ((erf(x * 0.70710678118654752440) + 1.0) * 0.5 + x * exp(x * x * -0.5) * 0.39894228040143267794);
+}
+
+// Gradients of relu / gelu through a tape, for the cotangent g.
+Tensor tape_grad(Tensor (*act)(const Tensor&), const Tensor& x, const Tensor& g) {
+  Tensor in = x * 1.0;
+  GradientTape tape;
+  tape.watch(in);
+  return tape.gradient(act(in), in, GradientOptions{UnconnectedGradients::none, g});
+}
+
+}  // namespace
+
+TEST(ActivationGrad, EqualTheComposedFormulasBitForBit) {
+  // Large enough for the parallel loop and several gelu blocks; odd sizes leave tails.
+  for (DType dt : {DType::float32, DType::float64})
+    for (std::int64_t n : {1, 7, 513, 70001}) {
+      SCOPED_TRACE(std::string(name_of(dt)) + " n=" + std::to_string(n));
+      Tensor x = randn({n}, 1, dt) * 3.0, g = randn({n}, 2, dt);
+      EXPECT_EQ(bits(relu_grad(relu(x), g)), bits(composed_relu_grad(x, g)));
+      EXPECT_EQ(bits(gelu_grad(x, g)), bits(composed_gelu_grad(x, g)));
+      EXPECT_EQ(bits(tape_grad(relu, x, g)), bits(composed_relu_grad(x, g)));
+      EXPECT_EQ(bits(tape_grad(gelu, x, g)), bits(composed_gelu_grad(x, g)));
+    }
+}
+
+TEST(ActivationGrad, ReluGradFromTheOutputMatchesTheInputAtEdges) {
+  // relu's gradient reads relu's output: 0 where x <= 0, at -0, NaN and -inf; g where x > 0.
+  Tensor x = tensor(std::vector<float>{-0.0f, 0.0f, NAN, -INFINITY, INFINITY, 1e-38f, -1e-38f, 2.0f});
+  Tensor g = tensor(std::vector<float>{1, 2, 3, 4, 5, 6, 7, NAN});
+  EXPECT_EQ(bits(tape_grad(relu, x, g)), bits(composed_relu_grad(x, g)));
+  std::vector<float> got = tape_grad(relu, x, g).to_vector<float>();
+  EXPECT_EQ(got[0], 0.0f);
+  EXPECT_EQ(got[2], 0.0f);
+  EXPECT_EQ(got[4], 5.0f);
+  EXPECT_EQ(got[5], 6.0f);
+  EXPECT_TRUE(std::isnan(got[7]));  // the cotangent's NaN passes where x > 0
+  // Integer relu too (its gradient op takes every non-bool dtype).
+  Tensor xi = tensor(std::vector<std::int32_t>{-2, 0, 3}), gi = tensor(std::vector<std::int32_t>{5, 6, 7});
+  EXPECT_EQ(relu_grad(relu(xi), gi).to_vector<std::int32_t>(), (std::vector<std::int32_t>{0, 0, 7}));
+}
+
+TEST(ActivationGrad, TheGradientRulesEmitOneOp) {
+  auto f = function([](const Tensor& x) {
+    GradientTape tape;
+    tape.watch(x);
+    Tensor y = sum(relu(x) + gelu(x));
+    return tape.gradient(y, x);
+  });
+  std::string text = ir::to_text(f.get_concrete_function(TensorSpec{DType::float32, {4, 5}})->traced_graph());
+  EXPECT_NE(text.find("relu_grad"), std::string::npos) << text;
+  EXPECT_NE(text.find("gelu_grad"), std::string::npos) << text;
+  EXPECT_EQ(text.find("where"), std::string::npos) << text;
+  EXPECT_EQ(text.find("erf"), std::string::npos) << text;
+  Tensor x = randn({4, 5}, 3, DType::float32);
+  EXPECT_EQ(bits(f(x)), bits(composed_relu_grad(x, ones_like(x)) + composed_gelu_grad(x, ones_like(x))));
+}
+
+TEST(ActivationGrad, SecondOrderInDouble) {
+  Tensor x = randn({3, 4}, 4) * 2.0 + where(randn({3, 4}, 9) > 0.0, scalar<double>(0.1), scalar<double>(-0.1));
+  Tensor v = randn({3, 4}, 5);
+  auto hvp = [&](Tensor (*act)(const Tensor&)) {
+    return grad([&](const Tensor& z) { return sum(grad([&](const Tensor& w) { return sum(act(w)); })(z) * v); })(x);
+  };
+  // gelu'' = phi(x) (2 - x^2); relu'' = 0 away from 0.
+  Tensor want = v * exp(x * x * -0.5) * 0.39894228040143267794 * (2.0 - x * x);
+  ef::testing::expect_tensor_near(hvp(gelu), want, 1e-12);
+  ef::testing::expect_tensor_near(hvp(relu), zeros_like(x), 0.0);
+  // Central differences of the gradient op itself in x (gelu) and in g (both: linear).
+  double eps = 1e-6;
+  Tensor g = randn({3, 4}, 6);
+  Tensor dx = (gelu_grad(x + eps, g) - gelu_grad(x - eps, g)) / (2 * eps);
+  ef::testing::expect_tensor_near(dx, g * exp(x * x * -0.5) * 0.39894228040143267794 * (2.0 - x * x), 1e-7);
+  Tensor dg_numeric = (gelu_grad(x, g + eps * v) - gelu_grad(x, g - eps * v)) / (2 * eps);
+  ef::testing::expect_tensor_near(dg_numeric, gelu_grad(x, v), 1e-7);
+}
+
+TEST(ActivationGrad, TracedEqualsEagerAndVmapEqualsALoop) {
+  Tensor xs = randn({3, 6}, 7, DType::float32) * 2.0, gs = randn({3, 6}, 8, DType::float32);
+  auto per_example = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{tape_grad(relu, a[0], a[1]) + tape_grad(gelu, a[0], a[1])};
+  };
+  auto traced = function([&](const Tensor& x, const Tensor& g) { return per_example({x, g})[0]; });
+  EXPECT_EQ(bits(traced(xs, gs)), bits(per_example({xs, gs})[0]));
+  // Batched in both arguments, and in x only (g shared: the op broadcasts).
+  Tensor both = vmap([&](const Tensor& x, const Tensor& g) { return per_example({x, g})[0]; })(xs, gs);
+  Tensor g0 = slice(gs, {0, 0}, {1, 6});
+  Tensor shared = vmap([&](const Tensor& x) { return per_example({x, reshape(g0, {6})})[0]; })(xs);
+  for (std::int64_t i = 0; i < 3; ++i) {
+    Tensor xi = reshape(slice(xs, {i, 0}, {i + 1, 6}), {6}), gi = reshape(slice(gs, {i, 0}, {i + 1, 6}), {6});
+    ef::testing::expect_tensor_near(reshape(slice(both, {i, 0}, {i + 1, 6}), {6}), per_example({xi, gi})[0], 1e-6);
+    ef::testing::expect_tensor_near(reshape(slice(shared, {i, 0}, {i + 1, 6}), {6}), per_example({xi, reshape(g0, {6})})[0], 1e-6);
+  }
+}
+
+TEST(ActivationGrad, BadInputsAreErrors) {
+  Tensor x = ones({2, 3});
+  ef::testing::expect_error([&] { relu_grad(x, ones({2, 3}, DType::float64)); }, {"relu_grad", "float32[2,3]", "float64[2,3]"});
+  ef::testing::expect_error([&] { gelu_grad(x, ones({4})); }, {"gelu_grad"});
+  ef::testing::expect_error([&] { gelu_grad(tensor(std::vector<std::int32_t>{1}), tensor(std::vector<std::int32_t>{1})); },
+                            {"gelu_grad", "int32"});
+  ef::testing::expect_error([&] { relu_grad(x > 0.0, x > 0.0); }, {"relu_grad", "bool"});
+  // Broadcasting shapes take the composed path: the same numbers.
+  Tensor row = randn({3}, 9, DType::float32);
+  EXPECT_EQ(bits(gelu_grad(x, row)), bits(composed_gelu_grad(x, row)));
+  EXPECT_EQ(bits(relu_grad(row, x)), bits(composed_relu_grad(broadcast_to(row, {2, 3}), x)));
+}
