@@ -1,6 +1,5 @@
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -123,17 +122,21 @@ class FusedElementwise : public PrimitiveBase<FusedElementwise> {
       last_use[static_cast<std::size_t>(program_[p].a)] = static_cast<int>(p);
       if (program_[p].binary) last_use[static_cast<std::size_t>(program_[p].b)] = static_cast<int>(p);
     }
-    for (int r : outputs_) last_use[static_cast<std::size_t>(r)] = static_cast<int>(program_.size());  // until the copy out
+    // An output's instruction writes straight into the output tensor (no scratch slot, no copy
+    // out); later instructions read it there.
+    output_index_.assign(static_cast<std::size_t>(regs), -1);
+    for (std::size_t o = 0; o < outputs_.size(); ++o) output_index_[static_cast<std::size_t>(outputs_[o])] = static_cast<int>(o);
     slot_.assign(static_cast<std::size_t>(regs), -1);
     for (int i = 0; i < num_inputs_; ++i) slot_[static_cast<std::size_t>(i)] = i;
     std::vector<int> free_slots;
     num_slots_ = num_inputs_;
     for (std::size_t p = 0; p < program_.size(); ++p) {
       for (int r : {program_[p].a, program_[p].binary ? program_[p].b : -1})
-        if (r >= num_inputs_ && last_use[static_cast<std::size_t>(r)] == static_cast<int>(p) &&
+        if (r >= num_inputs_ && output_index_[static_cast<std::size_t>(r)] < 0 && last_use[static_cast<std::size_t>(r)] == static_cast<int>(p) &&
             std::find(free_slots.begin(), free_slots.end(), slot_[static_cast<std::size_t>(r)]) == free_slots.end())
           free_slots.push_back(slot_[static_cast<std::size_t>(r)]);
       int dst = num_inputs_ + static_cast<int>(p);
+      if (output_index_[static_cast<std::size_t>(dst)] >= 0) continue;  // lives in its output tensor
       if (!free_slots.empty()) {
         slot_[static_cast<std::size_t>(dst)] = free_slots.back();
         free_slots.pop_back();
@@ -210,15 +213,14 @@ class FusedElementwise : public PrimitiveBase<FusedElementwise> {
         for (std::size_t p = 0; p < program_.size(); ++p) {
           const FusedInstruction& ins = program_[p];
           int dst = num_inputs_ + static_cast<int>(p);
-          T* d = scratch[slot_[static_cast<std::size_t>(dst)]];
+          int o = output_index_[static_cast<std::size_t>(dst)];
+          T* d = o >= 0 ? outputs[static_cast<std::size_t>(o)] + start : scratch[slot_[static_cast<std::size_t>(dst)]];
           if (ins.binary)
             run_binary<T>(static_cast<BinaryKind>(ins.code), reg[static_cast<std::size_t>(ins.a)], reg[static_cast<std::size_t>(ins.b)], d, len);
           else
             run_unary<T>(static_cast<UnaryKind>(ins.code), reg[static_cast<std::size_t>(ins.a)], d, len);
           reg[static_cast<std::size_t>(dst)] = d;
         }
-        for (std::size_t o = 0; o < outputs_.size(); ++o)
-          std::memcpy(outputs[o] + start, reg[static_cast<std::size_t>(outputs_[o])], static_cast<std::size_t>(len) * sizeof(T));
       }
     });
   }
@@ -227,7 +229,8 @@ class FusedElementwise : public PrimitiveBase<FusedElementwise> {
   int num_inputs_;
   std::vector<int> outputs_;
   TensorSpec spec_;
-  std::vector<int> slot_;  // per register: its scratch slot
+  std::vector<int> slot_;  // per register: its scratch slot (-1: an input, or an output written in place)
+  std::vector<int> output_index_;  // per register: which output it is, or -1
   int num_slots_ = 0;
 };
 
