@@ -54,12 +54,12 @@ def once_ms(fn, repeats=5):
     return statistics.median(samples)
 
 
-def eagerflow(threads):
-    exe = os.path.join(ROOT, "build/release/bench/ef_bench")
-    out = subprocess.run([exe, "--benchmark_format=json", "--benchmark_repetitions=5",
-                          "--benchmark_report_aggregates_only=true", "--benchmark_min_time=0.3",
+def eagerflow(threads, exe=None, repetitions=5, min_time=0.3):
+    exe = exe or os.path.join(ROOT, "build/release/bench/ef_bench")
+    out = subprocess.run([exe, "--benchmark_format=json", f"--benchmark_repetitions={repetitions}",
+                          "--benchmark_report_aggregates_only=true", f"--benchmark_min_time={min_time}",
                           "--benchmark_filter=CachedCall|EagerAddOverhead|SeedLayer|TraceSeed|MatMul/batch:60|TrainStep|Chain15|"
-                          "MatMul/batch:0/m:1024|BiasAdd|Unary4M/tanh"],
+                          "MatMul/batch:0/m:1024|BiasAdd|Unary4M/tanh|MlpInferenceBatch1"],
                          capture_output=True, text=True, check=True).stdout
     res = {}
     for b in json.loads(out)["benchmarks"]:
@@ -78,7 +78,10 @@ def eagerflow(threads):
         "MLP 784-512-512-10 train step, Adam, batch 128 (ms)": (pick(f"BM_MlpTrainStep/threads:{threads}") or 0) / 1e3,
         "CNN conv16-pool-conv32-pool-dense10 train step, Adam, batch 128 (ms)":
             (pick(f"BM_CnnTrainStep/threads:{threads}") or 0) / 1e3,
-        "trace + prepare + first run of the MLP train step (ms)": (pick("BM_MlpTrainStepFirstCall") or 0) / 1e3,
+        FIRST: (pick("BM_MlpTrainStepFirstCall") or 0) / 1e3,
+        # eagerflow keeps no compile cache on disk: its first call is always "cold"
+        FIRST_COLD: (pick("BM_MlpTrainStepFirstCall") or 0) / 1e3,
+        INFER: pick(f"BM_MlpInferenceBatch1/threads:{threads}"),
         CHAIN_EAGER: (pick(f"BM_Chain15Eager/threads:{threads}") or 0) / 1e3,
         CHAIN_TRACED: (pick(f"BM_Chain15Traced/threads:{threads}") or 0) / 1e3,
         "15-op chain as one hand-written AVX-512 loop (SLEEF), 1 thread (ms)": (pick("BM_Chain15HandWritten") or 0) / 1e3,
@@ -113,9 +116,20 @@ def cpu_per_wall(fn, seconds=1.0):
     return (time.process_time() - c) / (time.perf_counter() - w)
 CNN = "CNN conv16-pool-conv32-pool-dense10 train step, Adam, batch 128 (ms)"
 FIRST = "trace + prepare + first run of the MLP train step (ms)"
+FIRST_COLD = "same, torch.compile with a cold compile cache (ms)"
+INFER = "MLP 784-512-512-10 inference, batch 1, traced (us)"
+FIT = "fit epoch, MLP, 8,000 x [784], batch 128, Adam (ms)"
+FIT_SAMPLES, FIT_BATCH = 8000, 128
 
 
-def torch_train(threads, compiled):
+def mnist_like(n=FIT_SAMPLES):
+    """Uniform [n, 784] inputs and labels 0..9 (the fit epoch's data; the numbers do not matter)."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    return rng.uniform(size=(n, 784)).astype(np.float32), rng.integers(0, 10, size=n).astype(np.int64)
+
+
+def torch_train(threads, compiled, fused=False):
     import torch
     import torch.nn as nn
     torch.manual_seed(0)
@@ -127,7 +141,7 @@ def torch_train(threads, compiled):
                         nn.Flatten(), nn.Linear(800, 10))
     out = {}
     for name, model, inp in ((MLP, mlp, x), (CNN, cnn, xc)):
-        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3, fused=fused or None)
         def step(inp=inp, model=model):
             loss = nn.functional.cross_entropy(model(inp), y)
             loss.backward()
@@ -143,6 +157,58 @@ def torch_train(threads, compiled):
             out[FIRST] = (time.perf_counter() - t) * 1e3
         out[name] = median_us(train, min_time=1.0) / 1e3
     return out
+
+
+def torch_mlp():
+    import torch.nn as nn
+    return nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
+
+
+def torch_inference(compiled):
+    """Batch-1 inference of the MLP: torch.jit.trace (frozen) or torch.compile, inference mode."""
+    import torch
+    torch.manual_seed(0)
+    model = torch_mlp().eval()
+    x = torch.rand(1, 784)
+    with torch.inference_mode():
+        fn = torch.compile(model) if compiled else torch.jit.freeze(torch.jit.trace(model, x))
+        fn(x)
+        return {INFER: median_us(lambda: fn(x))}
+
+
+def torch_fit(compiled, fused=False):
+    """One epoch as a torch user writes it: shuffled indices, batches of 128, Adam."""
+    import torch
+    import torch.nn as nn
+    torch.manual_seed(0)
+    xs, ys = (torch.from_numpy(a) for a in mnist_like())
+    model = torch_mlp()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3, fused=fused or None)
+    def step(x, y):
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        return loss
+    fn = torch.compile(step) if compiled else step
+    def epoch():
+        perm = torch.randperm(len(xs))
+        for i in range(0, len(xs), FIT_BATCH):
+            idx = perm[i:i + FIT_BATCH]
+            opt.zero_grad(set_to_none=True)
+            fn(xs[idx], ys[idx])
+            opt.step()
+    epoch()  # compiles both batch shapes (128 and the last 64)
+    return {FIT: once_ms(epoch, repeats=3)}
+
+
+def torch_fused_adam_peer(threads):
+    """torch eager with Adam(fused=True): one kernel for all of a step's parameter updates."""
+    return {**torch_train(threads, compiled=False, fused=True), FIT: torch_fit(False, fused=True)[FIT]}
+
+
+def torch_compile_first_call(threads):
+    """The MLP train step's first call under torch.compile in a fresh process, with the compile
+    cache in TORCHINDUCTOR_CACHE_DIR (set by the caller: empty for a cold cache)."""
+    return {FIRST: torch_train(threads, compiled=True)[FIRST]}
 
 
 def torch_peer(threads):
@@ -175,7 +241,7 @@ def torch_peer(threads):
             "cpu/wall": cpu_per_wall(lambda: m1 @ m2),
         }
         arrays[BIAS] = median_us(lambda: h + bias)
-    return {**inference, **arrays, **torch_train(threads, compiled=False)}
+    return {**inference, **arrays, **torch_train(threads, compiled=False), **torch_inference(False), **torch_fit(False)}
 
 
 def torch_compile_peer(threads):
@@ -184,7 +250,8 @@ def torch_compile_peer(threads):
     compiled = torch.compile(lambda a, b: chain15(torch, a, b))
     compiled(x4, y4)
     return {CHAIN_TRACED: median_us(lambda: compiled(x4, y4)) / 1e3,
-            "cpu/wall": cpu_per_wall(lambda: compiled(x4, y4)), **torch_train(threads, compiled=True)}
+            "cpu/wall": cpu_per_wall(lambda: compiled(x4, y4)), **torch_train(threads, compiled=True),
+            **torch_inference(True), **torch_fit(True)}
 
 
 def jax_peer(threads):
@@ -207,6 +274,7 @@ def jax_peer(threads):
         "time to trace the seed layer (ms)": once_ms(lambda: jax.jit(lambda x, w, b: x @ w + b).lower(x, w, bias).compile()),
         **jax_arrays(),
         **jax_train(),
+        **jax_inference_and_fit(),
     }
 
 
@@ -291,6 +359,63 @@ def jax_train():
     return out
 
 
+def jax_mlp_params(key):
+    import jax
+    params = []
+    for fan_in, fan_out in ((784, 512), (512, 512), (512, 10)):
+        key, sub = jax.random.split(key)
+        params += [jax.random.normal(sub, (fan_in, fan_out)) * 0.05, jax.numpy.zeros((fan_out,))]
+    return params
+
+
+def jax_mlp(p, x):
+    import jax
+    h = jax.nn.relu(x @ p[0] + p[1])
+    h = jax.nn.relu(h @ p[2] + p[3])
+    return h @ p[4] + p[5]
+
+
+def jax_inference_and_fit():
+    """Batch-1 inference under jax.jit, and an epoch as a JAX user writes it: a permutation,
+    batches of 128 sliced on the host, one jitted Adam step each."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    params = jax_mlp_params(jax.random.PRNGKey(0))
+    x1 = jax.random.uniform(jax.random.PRNGKey(1), (1, 784))
+    infer = jax.jit(jax_mlp)
+    infer(params, x1).block_until_ready()
+    out = {INFER: median_us(lambda: infer(params, x1).block_until_ready())}
+
+    def loss_fn(p, x, y):
+        return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(jax_mlp(p, x)), y[:, None], axis=1))
+
+    @jax.jit
+    def step(p, m, v, t, x, y):
+        loss, g = jax.value_and_grad(loss_fn)(p, x, y)
+        t = t + 1
+        m = [0.9 * a + 0.1 * b for a, b in zip(m, g)]
+        v = [0.999 * a + 0.001 * b * b for a, b in zip(v, g)]
+        alpha = 1e-3 * jnp.sqrt(1 - 0.999 ** t) / (1 - 0.9 ** t)
+        p = [q - alpha * a / (jnp.sqrt(b) + 1e-7) for q, a, b in zip(p, m, v)]
+        return p, m, v, t, loss
+
+    xs, ys = mnist_like()
+    state = [params, [jnp.zeros_like(q) for q in params], [jnp.zeros_like(q) for q in params], 0.0]
+    rng = np.random.default_rng(0)
+
+    def epoch():
+        perm = rng.permutation(len(xs))
+        loss = None
+        for i in range(0, len(xs), FIT_BATCH):
+            idx = perm[i:i + FIT_BATCH]
+            *state[:4], loss = step(*state, xs[idx], ys[idx])
+        jax.block_until_ready(loss)
+    epoch()  # compiles both batch shapes
+    out[FIT] = once_ms(epoch, repeats=3)
+    return out
+
+
 def tf_peer(threads):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import tensorflow as tf
@@ -311,6 +436,7 @@ def tf_peer(threads):
         "time to trace the seed layer (ms)": once_ms(trace),
         **tf_arrays(),
         **tf_train(),
+        **tf_inference_and_fit(),
     }
 
 
@@ -352,7 +478,27 @@ def tf_train():
     return out
 
 
-PEERS = {"torch": "torch_peer", "torch.compile": "torch_compile_peer", "jax": "jax_peer", "tensorflow": "tf_peer"}
+def tf_inference_and_fit():
+    """Batch-1 inference under tf.function (no XLA), and Keras' fit for one epoch."""
+    import tensorflow as tf
+    L = tf.keras.layers
+    tf.random.set_seed(0)
+    model = tf.keras.Sequential([tf.keras.Input((784,)), L.Dense(512, "relu"), L.Dense(512, "relu"), L.Dense(10)])
+    x1 = tf.random.uniform((1, 784))
+    infer = tf.function(lambda x: model(x, training=False))
+    infer(x1)
+    out = {INFER: median_us(lambda: infer(x1))}
+    xs, ys = mnist_like()
+    model.compile(tf.keras.optimizers.Adam(1e-3), tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])  # as eagerflow's BM_MlpFitEpoch
+    fit = lambda: model.fit(xs, ys, batch_size=FIT_BATCH, epochs=1, verbose=0)
+    fit()  # traces the train function
+    out[FIT] = once_ms(fit, repeats=3)
+    return out
+
+
+PEERS = {"torch": "torch_peer", "torch fused Adam": "torch_fused_adam_peer", "torch.compile": "torch_compile_peer",
+         "jax": "jax_peer", "tensorflow": "tf_peer"}
 
 
 def limit_threads(framework, threads):
@@ -420,16 +566,33 @@ def wait_for_quiet(max_wait=60.0, busy_limit=0.15):
         pass
 
 
-def run_peer(name, threads):
+def run_peer(name, threads, env=None):
     """Runs one peer in a child process; its results, or None when it is not installed."""
     wait_for_quiet()
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--peer", name, "--threads", str(threads)],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, env=None if env is None else {**os.environ, **env})
     for line in out.stdout.splitlines():
         if line.startswith("RESULT "):
             return json.loads(line[len("RESULT "):])
     print(f"{name}: no result ({out.stderr.strip().splitlines()[-1:] if out.stderr else 'no output'})", file=sys.stderr)
     return None
+
+
+EXTRA_JOBS = {"torch.compile first call": "torch_compile_first_call"}
+
+
+def torch_compile_first_calls(threads):
+    """torch.compile's first MLP train step in fresh processes: with an empty compile cache
+    (FIRST_COLD), then with the cache that call left (FIRST, a warm cache on disk)."""
+    import tempfile
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="ef_compare_inductor_") as d:
+        env = {"TORCHINDUCTOR_CACHE_DIR": os.path.join(d, "inductor"), "TRITON_CACHE_DIR": os.path.join(d, "triton")}
+        for row in (FIRST_COLD, FIRST):
+            r = run_peer("torch.compile first call", threads, env)
+            if r:
+                out[row] = r[FIRST]
+    return out
 
 
 def libtorch_cpp(threads):
@@ -487,7 +650,7 @@ def main():
     if args.peer:
         limit_threads(args.peer, args.threads)
         try:
-            print("RESULT " + json.dumps(globals()[PEERS[args.peer]](args.threads)))
+            print("RESULT " + json.dumps(globals()[{**PEERS, **EXTRA_JOBS}[args.peer]](args.threads)))
         except ImportError:
             pass
         return
@@ -502,6 +665,8 @@ def main():
         r = run_peer(name, args.threads)
         if r:
             results[name] = r
+    if "torch.compile" in results:
+        results["torch.compile"].update(torch_compile_first_calls(args.threads))
     cpp = libtorch_cpp(args.threads)
     if cpp:
         results["libtorch (C++)"] = cpp
