@@ -13,6 +13,7 @@ std::string_view name_of(DType t) {
     case DType::int32: return "int32";
     case DType::int64: return "int64";
     case DType::bool_: return "bool";
+    case DType::bfloat16: return "bfloat16";
   }
   return "?";
 }
@@ -24,8 +25,19 @@ std::string_view short_name_of(DType t) {
     case DType::int32: return "i32";
     case DType::int64: return "i64";
     case DType::bool_: return "bool";
+    case DType::bfloat16: return "bf16";
   }
   return "?";
+}
+
+std::optional<DType> dtype_named(std::string_view name) {
+  for (DType t : all_dtypes)
+    if (name == name_of(t) || name == short_name_of(t)) return t;
+  return std::nullopt;
+}
+
+void bfloat16_not_computed(const char* what) {
+  fail(what, "bfloat16 is a storage dtype: this kernel does not compute in it (cast to float32 with ef::cast)");
 }
 
 bool Shape::is_static() const {

@@ -134,6 +134,7 @@ EF_INSTANTIATE(double)
 EF_INSTANTIATE(std::int32_t)
 EF_INSTANTIATE(std::int64_t)
 EF_INSTANTIATE(bool)
+EF_INSTANTIATE(bfloat16)
 #undef EF_INSTANTIATE
 
 Tensor tensor(std::initializer_list<float> values) { return tensor(std::vector<float>(values)); }
@@ -150,7 +151,7 @@ Tensor tensor(std::initializer_list<std::initializer_list<float>> rows) {
 
 Tensor full(const Shape& shape, double value, DType dtype) {
   Tensor t = Tensor::empty(dtype, shape);
-  dispatch_dtype(dtype, [&](auto tag) {
+  dispatch_storage_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     T v = saturate_cast<T>(value);
     for (auto& x : t.mutable_data<T>()) x = v;
@@ -170,7 +171,7 @@ Tensor arange(double start, double stop, double step, DType dtype) {
                                             std::to_string(step) + " has too many elements");
   auto n = count > 0 ? static_cast<std::int64_t>(count) : std::int64_t{0};
   Tensor t = Tensor::empty(dtype, Shape{n});
-  dispatch_dtype(dtype, [&](auto tag) {
+  dispatch_storage_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     auto d = t.mutable_data<T>();
     for (std::int64_t i = 0; i < n; ++i) d[i] = saturate_cast<T>(start + static_cast<double>(i) * step);

@@ -135,6 +135,13 @@ struct Formatter {
 
 std::string format_values(const Tensor& t, int indent) {
   if (t.is_symbolic()) return "<symbolic " + t.spec().str() + ">";
+  if (t.dtype() == DType::bfloat16) {  // printed as its (exact) float32 values
+    Tensor f = Tensor::empty(DType::float32, t.shape());
+    auto in = t.data<bfloat16>();
+    auto out = f.mutable_data<float>();
+    for (std::size_t i = 0; i < in.size(); ++i) out[i] = in[i];
+    return format_values(f, indent);
+  }
   std::ostringstream os;
   Formatter f{t, t.num_elements() > kThreshold,
               t.rank() > kMaxNestedRank ? Shape{t.num_elements()} : t.shape()};

@@ -62,7 +62,7 @@ MPI_Datatype mpi_type(DType t) {
     case DType::float64: return MPI_DOUBLE;
     case DType::int32: return MPI_INT32_T;
     case DType::int64: return MPI_INT64_T;
-    case DType::bool_: break;
+    case DType::bool_: case DType::bfloat16: break;
   }
   fail("dist", "reductions take float32, float64, int32 or int64 tensors, not " + std::string(name_of(t)));
 }

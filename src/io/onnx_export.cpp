@@ -35,6 +35,7 @@ int onnx_dtype(DType t) {
     case DType::int32: return pb::TensorProto_DataType_INT32;
     case DType::int64: return pb::TensorProto_DataType_INT64;
     case DType::bool_: return pb::TensorProto_DataType_BOOL;
+    case DType::bfloat16: return pb::TensorProto_DataType_BFLOAT16;
   }
   return 0;
 }

@@ -25,6 +25,7 @@ const char* code_of(DType t) {
     case DType::int32: return "I32";
     case DType::int64: return "I64";
     case DType::bool_: return "BOOL";
+    case DType::bfloat16: return "BF16";
   }
   return "?";
 }
@@ -35,7 +36,8 @@ DType dtype_from_code(const std::string& code, const std::string& what) {
   if (code == "I32") return DType::int32;
   if (code == "I64") return DType::int64;
   if (code == "BOOL") return DType::bool_;
-  throw Error(what + ": dtype " + code + " is not supported (eagerflow reads F32, F64, I32, I64, BOOL)");
+  if (code == "BF16") return DType::bfloat16;
+  throw Error(what + ": dtype " + code + " is not supported (eagerflow reads F32, F64, I32, I64, BOOL, BF16)");
 }
 
 }  // namespace

@@ -327,7 +327,7 @@ void write_model(const std::vector<std::pair<std::string, std::shared_ptr<const 
 
 // ---------------------------------------------------------------- loading
 DType dtype_named(const std::string& s, const std::string& where) {
-  for (DType t : {DType::float32, DType::float64, DType::int32, DType::int64, DType::bool_})
+  for (DType t : all_dtypes)
     if (name_of(t) == s) return t;
   throw Error(where + ": unknown dtype '" + s + "'");
 }

@@ -12,8 +12,10 @@
 #include "eagerflow/core/keras_tensor.h"
 #include "eagerflow/core/log.h"
 #include "eagerflow/nn/recurrent.h"  // mask_of / set_mask
+#include "eagerflow/ops/ops.h"
 #include "eagerflow/ops/primitive.h"
 #include "eagerflow/trace/context.h"
+#include "core/autocast.h"
 
 namespace ef::nn {
 namespace {
@@ -73,7 +75,32 @@ class CallFrame {
   NameScope scope_;
 };
 
+// Layers that compute in float32 under a bfloat16 policy, as Keras 3's do (their statistics
+// need float32; their variables are not autocast): inputs go in as float32, outputs come out
+// in the compute dtype.
+bool computes_in_float32(const Layer& layer) {
+  std::string t = layer.type_name();
+  return t == "BatchNormalization" || t == "LayerNormalization";
+}
+
+// Keras' input autocast, for bfloat16 only (float64 inputs of float32 layers keep their
+// dtype, as before policies): a floating input whose dtype differs from `to`, where one of
+// them is bfloat16, is cast to `to`.
+std::vector<Tensor> autocast_inputs(std::span<const Tensor> inputs, DType to) {
+  std::vector<Tensor> out(inputs.begin(), inputs.end());
+  for (auto& t : out) {
+    DType d = t.dtype();
+    if (d != to && is_floating(d) && (d == DType::bfloat16 || to == DType::bfloat16)) t = cast(t, to);
+  }
+  return out;
+}
+
 }  // namespace
+
+void Layer::set_dtype_policy(const DTypePolicy& policy) {
+  std::lock_guard lock(mutex_);
+  dtype_policy_ = policy;
+}
 
 // A name given is kept as is; a default one is made when first needed (see name() and track()).
 struct Layer::ChildIndex {
@@ -178,9 +205,21 @@ std::vector<Tensor> Layer::invoke(std::span<const Tensor> inputs, bool single, b
       built_ = true;
     }
   }
+  // The dtype policy: inputs cast, variables read in the compute dtype while call() runs.
+  DType compute = dtype_policy_.compute_dtype();
+  bool wide = dtype_policy_.is_mixed() && compute == DType::bfloat16 && computes_in_float32(*this);
+  std::vector<Tensor> cast_inputs = autocast_inputs(inputs, wide ? DType::float32 : compute);
+  std::optional<DType> autocast;
+  if (dtype_policy_.is_mixed() && !wide) autocast = compute;
   std::vector<Tensor> outs;
-  if (multi) outs = call_multi(std::vector<Tensor>(inputs.begin(), inputs.end()), is_training);
-  else outs.push_back(single ? call(inputs[0], is_training) : call(std::vector<Tensor>(inputs.begin(), inputs.end()), is_training));
+  {
+    detail::AutocastScope scope(autocast);
+    if (multi) outs = call_multi(cast_inputs, is_training);
+    else outs.push_back(single ? call(cast_inputs[0], is_training) : call(cast_inputs, is_training));
+  }
+  if (wide)
+    for (auto& o : outs)
+      if (o.defined() && o.dtype() == DType::float32) o = cast(o, compute);
   if (!outs.empty() && outs[0].defined()) {
     const Tensor& out = outs[0];
     std::lock_guard lock(mutex_);
@@ -214,6 +253,8 @@ std::optional<TensorSpec> Layer::output_spec() const {
 
 Variable Layer::add_weight(const std::string& weight_name, const Shape& shape, const Initializer& initializer,
                            bool trainable, DType dtype) {
+  // Keras' add_weight(dtype=None): the policy's variable dtype (float32 is the default here).
+  if (dtype == DType::float32 && is_floating(dtype_policy_.variable_dtype())) dtype = dtype_policy_.variable_dtype();
   std::string path = NameScope::current_path();
   std::string full = (path.empty() ? name() : path) + "/" + weight_name;
   if (!shape.is_static())

@@ -10,6 +10,7 @@
 #include "eagerflow/core/tensor.h"
 #include "eagerflow/ops/primitive.h"
 #include "eagerflow/trace/recorder.h"
+#include "ops/bfloat16_dispatch.h"
 #include "ops/interpreters.h"
 
 namespace ef {
@@ -179,6 +180,8 @@ struct NestedError : Error, std::nested_exception {
 std::vector<Tensor> dispatch(const Primitive& op, std::span<const Tensor> inputs) {
   bool keras = false;
   bool symbolic = check_inputs(op, inputs, keras);
+  if (detail::any_bfloat16(inputs))
+    if (auto converted = detail::dispatch_bfloat16(op, inputs)) return std::move(*converted);
   if (keras) {
     try {
       return detail::record_keras_op(op, inputs);
@@ -192,6 +195,7 @@ std::vector<Tensor> dispatch(const Primitive& op, std::span<const Tensor> inputs
     std::vector<TensorSpec> specs;
     try {
       specs = op.infer(inputs);
+      detail::check_bfloat16_outputs(op, specs);
     } catch (...) {
       rethrow_as_error(op, inputs);
     }
@@ -201,6 +205,7 @@ std::vector<Tensor> dispatch(const Primitive& op, std::span<const Tensor> inputs
     detail::KernelScope kernel;
     try {
       std::vector<TensorSpec> specs = op.infer(inputs);
+      detail::check_bfloat16_outputs(op, specs);
       outputs.resize(specs.size());
       op.eval(inputs, specs, outputs);
     } catch (...) {
@@ -215,6 +220,7 @@ Tensor dispatch1(const Primitive& op, std::span<const Tensor> inputs) {
   bool keras = false;
   bool symbolic = check_inputs(op, inputs, keras);
   bool kernel = detail::in_kernel();
+  if (detail::any_bfloat16(inputs)) return dispatch(op, inputs).at(0);
   if (!kernel && (symbolic || keras || detail::tapes || ((op.has_effect() || op.is_stateful()) && trace::active_recorder())))
     return dispatch(op, inputs).at(0);
   // Eager fast path: one output, no vector of outputs.
@@ -223,6 +229,7 @@ Tensor dispatch1(const Primitive& op, std::span<const Tensor> inputs) {
   Tensor out;
   try {
     std::vector<TensorSpec> specs = op.infer(inputs);
+    detail::check_bfloat16_outputs(op, specs);
     op.eval(inputs, specs, std::span<Tensor>(&out, 1));
   } catch (...) {
     rethrow_as_error(op, inputs);

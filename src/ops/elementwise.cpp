@@ -366,7 +366,7 @@ void Cast::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, s
   // The vector kernels take DType's values as ints.
   static_assert(static_cast<int>(DType::float32) == 0 && static_cast<int>(DType::float64) == 1 &&
                 static_cast<int>(DType::int32) == 2 && static_cast<int>(DType::int64) == 3 &&
-                static_cast<int>(DType::bool_) == 4);
+                static_cast<int>(DType::bool_) == 4 && static_cast<int>(DType::bfloat16) == 5);
   const auto& vk = cpu::vec::kernels();
   const void* x = in[0].raw_data();
   void* y = out[0].raw_mutable_data();

@@ -243,7 +243,7 @@ DType OpParams::dtype(const std::string& name) const {
   if (auto* t = std::get_if<DType>(&v)) return *t;
   auto* r = std::get_if<Raw>(&v);
   if (!r) bad("parameter '" + name + "' is not a dtype");
-  for (DType t : {DType::float32, DType::float64, DType::int32, DType::int64, DType::bool_})
+  for (DType t : all_dtypes)
     if (name_of(t) == r->text) return t;
   bad("unknown dtype '" + r->text + "'");
 }

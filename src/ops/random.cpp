@@ -105,9 +105,9 @@ namespace {
 // Element i is draw(key, i): the same on every run and thread count.
 template <class Draw>
 void fill(Tensor& t, std::uint64_t key, Draw draw) {
-  dispatch_dtype(t.dtype(), [&](auto tag) {
+  dispatch_storage_dtype(t.dtype(), [&](auto tag) {  // bfloat16: each draw rounded once
     using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, bfloat16>) {
       auto d = t.mutable_data<T>();
       for (std::size_t i = 0; i < d.size(); ++i) d[i] = static_cast<T>(draw(key, i));
     }
@@ -175,9 +175,9 @@ void RandomOp::eval(std::span<const Tensor>, std::span<const TensorSpec> specs, 
   if (kind_ == RandomKind::uniform) {
     random::fill(out[0], key, [&](std::uint64_t k, std::size_t i) { return a + (b - a) * random::unit(k, i); });
     // Rounding to float32 can land exactly on maxval; the range is half-open.
-    dispatch_dtype(dtype_, [&](auto tag) {
+    dispatch_storage_dtype(dtype_, [&](auto tag) {
       using T = decltype(tag);
-      if constexpr (std::is_floating_point_v<T>)
+      if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, bfloat16>)
         for (T& v : out[0].mutable_data<T>())
           if (!(v < static_cast<T>(b))) v = static_cast<T>(a);
     });

@@ -71,7 +71,7 @@ void broadcast_kernel(const Tensor& x, const TensorSpec& spec, Tensor& out) {
   out = Tensor::empty(spec.dtype, spec.shape);
   if (out.num_elements() == 0) return;
   auto strides = cpu::broadcast_strides(x.shape(), spec.shape);
-  dispatch_dtype(spec.dtype, [&](auto tag) {
+  dispatch_storage_dtype(spec.dtype, [&](auto tag) {
     using T = decltype(tag);
     cpu::strided_copy(x.data<T>().data(), 0, strides, spec.shape, out.mutable_data<T>().data());
   });

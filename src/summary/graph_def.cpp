@@ -12,6 +12,7 @@ ef_tensorboard::DataType tf_dtype(DType t) {
     case DType::int32: return ef_tensorboard::DT_INT32;
     case DType::int64: return ef_tensorboard::DT_INT64;
     case DType::bool_: return ef_tensorboard::DT_BOOL;
+    case DType::bfloat16: return ef_tensorboard::DT_BFLOAT16;
   }
   return ef_tensorboard::DT_INVALID;
 }

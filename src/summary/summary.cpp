@@ -44,7 +44,7 @@ enum class Kind { scalar, histogram, text };
 const char* kind_name(Kind k) { return k == Kind::scalar ? "summary.scalar" : k == Kind::histogram ? "summary.histogram" : "summary.text"; }
 
 double read_double(const Tensor& t, std::int64_t i) {
-  return dispatch_dtype(t.dtype(), [&](auto tag) {
+  return dispatch_storage_dtype(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
     return static_cast<double>(t.data<T>()[static_cast<std::size_t>(i)]);
   });

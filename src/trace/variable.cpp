@@ -5,6 +5,7 @@
 #include "eagerflow/core/log.h"
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/trace/context.h"
+#include "core/autocast.h"
 #include "ops/interpreters.h"
 #include "ops/primitives.h"
 
@@ -102,6 +103,10 @@ Tensor Variable::value() const {
   state();
   Tensor t = trace::current() ? trace::current()->read_variable(state_) : state_->read();
   if (detail::innermost_tape()) detail::note_variable_read(state_, t);
+  // Inside the call of a layer with a mixed dtype policy, trainable float32 variables read as
+  // the compute dtype (Keras' autocast); the tape sees the float32 read, then the cast.
+  if (detail::autocast_dtype && state_->trainable && t.dtype() == DType::float32 && *detail::autocast_dtype != t.dtype())
+    return cast(t, *detail::autocast_dtype);
   return t;
 }
 

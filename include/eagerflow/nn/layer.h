@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "eagerflow/nn/dtype_policy.h"
 #include "eagerflow/nn/initializers.h"
 #include "eagerflow/nn/layer_config.h"
 #include "eagerflow/variable.h"
@@ -61,6 +62,15 @@ class Layer : public std::enable_shared_from_this<Layer> {
   std::string type_name() const;
   // The spec of the last output (the batch dim as the call saw it); empty before a call.
   std::optional<TensorSpec> output_spec() const;
+  // Keras' dtype policy (eagerflow/nn/dtype_policy.h): the global policy when the layer was
+  // made, unless set here (Keras' dtype= argument; before the first call, so that weights get
+  // the policy's variable dtype). Under a policy whose compute dtype is bfloat16 the layer
+  // casts floating inputs to it and reads its trainable float32 variables as bfloat16 inside
+  // call(); a float32 layer casts bfloat16 inputs back to float32.
+  const DTypePolicy& dtype_policy() const { return dtype_policy_; }
+  void set_dtype_policy(const DTypePolicy& policy);
+  DType compute_dtype() const { return dtype_policy_.compute_dtype(); }
+  DType variable_dtype() const { return dtype_policy_.variable_dtype(); }
   // Sets this layer and every sub-layer it has so far, as Keras' `layer.trainable = ...`.
   void set_trainable(bool trainable);
   // The input spec of the first (single-input) call with the batch dim dynamic: what ef::save
@@ -134,6 +144,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
   bool built_ = false;
   bool building_for_call_ = false;
   bool trainable_ = true;
+  DTypePolicy dtype_policy_ = global_policy();
   std::optional<TensorSpec> output_spec_;
   std::optional<TensorSpec> save_spec_;
   std::vector<Variable> own_weights_;

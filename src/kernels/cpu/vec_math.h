@@ -39,7 +39,7 @@ struct Kernels {
   void (*where_f64)(const bool* c, std::int64_t cs, const double* a, std::int64_t as, const double* b, std::int64_t bs,
                     double* out, std::int64_t n);
   // out[i] = x[i] converted from dtype `from` to dtype `to` (DType's values: float32 0,
-  // float64 1, int32 2, int64 3, bool 4) with ef's saturating rule (NaN -> 0, out-of-range
+  // float64 1, int32 2, int64 3, bool 4, bfloat16 5) with ef's saturating rule (NaN -> 0, out-of-range
   // floats clamp to the integer range, bool is x != 0). Returns false for pairs it lacks.
   bool (*cast)(int from, int to, const void* x, void* out, std::int64_t n);
   // Reductions of one contiguous row. sum_f32 adds blocks of floats in registers and the
