@@ -9,46 +9,67 @@
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/parallel.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace ef::cpu {
 namespace {
 
-constexpr std::int64_t kChannelBlock = 64;
-
-// One window's channels [c0, c0 + cn): the first position holding the maximum (oneDNN's and
+// One window's cn channels: the first position holding the maximum (oneDNN's and
 // TF's choice on ties; positions in row-major order, padding excluded) gets dy, the others 0.
 // `accumulate`: overlapping windows add into dx (zeroed first); otherwise each position is
-// written once.
+// written once. Four channels at a time on SSE2 selects (branchless: a branch per element
+// mispredicts on real data), the channels left over one at a time.
 void route_window(const PoolGeometry& g, const float* x, const float* dy, float* dx, std::int64_t h0, std::int64_t h1,
                   std::int64_t w0, std::int64_t w1, std::int64_t cn, bool accumulate, bool relu_mask) {
-  float best[kChannelBlock];
-  std::int32_t at[kChannelBlock];
   const std::int64_t row = g.w * g.c;
-  const float* first = x + h0 * row + w0 * g.c;
-  for (std::int64_t c = 0; c < cn; ++c) {
-    best[c] = first[c];
-    at[c] = 0;
-  }
-  std::int32_t k = 0;
-  for (std::int64_t h = h0; h < h1; ++h)
-    for (std::int64_t w = w0; w < w1; ++w, ++k) {
-      const float* p = x + h * row + w * g.c;
-      for (std::int64_t c = 0; c < cn; ++c) {
-        bool more = p[c] > best[c];
-        best[c] = more ? p[c] : best[c];
-        at[c] = more ? k : at[c];
+  std::int64_t c = 0;
+#if defined(__SSE2__)
+  for (; c + 4 <= cn; c += 4) {
+    __m128 best = _mm_loadu_ps(x + h0 * row + w0 * g.c + c);
+    __m128i at = _mm_setzero_si128();
+    std::int32_t k = 0;
+    for (std::int64_t h = h0; h < h1; ++h)
+      for (std::int64_t w = w0; w < w1; ++w, ++k) {
+        __m128 v = _mm_loadu_ps(x + h * row + w * g.c + c);
+        __m128 more = _mm_cmpgt_ps(v, best);
+        best = _mm_or_ps(_mm_and_ps(more, v), _mm_andnot_ps(more, best));
+        __m128i m = _mm_castps_si128(more);
+        at = _mm_or_si128(_mm_and_si128(m, _mm_set1_epi32(k)), _mm_andnot_si128(m, at));
       }
+    if (relu_mask) {  // relu's gradient is 0 where its output, the maximum, is not > 0 (NaN too)
+      __m128i positive = _mm_castps_si128(_mm_cmpgt_ps(best, _mm_setzero_ps()));
+      at = _mm_or_si128(_mm_and_si128(positive, at), _mm_andnot_si128(positive, _mm_set1_epi32(-1)));
     }
-  if (relu_mask)  // relu's gradient is 0 where its output, the maximum, is not > 0 (NaN too)
-    for (std::int64_t c = 0; c < cn; ++c) at[c] = best[c] > 0.0f ? at[c] : -1;
-  k = 0;
-  for (std::int64_t h = h0; h < h1; ++h)
-    for (std::int64_t w = w0; w < w1; ++w, ++k) {
-      float* d = dx + h * row + w * g.c;
-      if (accumulate)
-        for (std::int64_t c = 0; c < cn; ++c) d[c] += at[c] == k ? dy[c] : 0.0f;
-      else
-        for (std::int64_t c = 0; c < cn; ++c) d[c] = at[c] == k ? dy[c] : 0.0f;
-    }
+    __m128 grad = _mm_loadu_ps(dy + c);
+    k = 0;
+    for (std::int64_t h = h0; h < h1; ++h)
+      for (std::int64_t w = w0; w < w1; ++w, ++k) {
+        float* d = dx + h * row + w * g.c + c;
+        __m128 routed = _mm_and_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(at, _mm_set1_epi32(k))), grad);
+        _mm_storeu_ps(d, accumulate ? _mm_add_ps(_mm_loadu_ps(d), routed) : routed);
+      }
+  }
+#endif
+  for (; c < cn; ++c) {
+    float best = x[h0 * row + w0 * g.c + c];
+    std::int32_t at = 0, k = 0;
+    for (std::int64_t h = h0; h < h1; ++h)
+      for (std::int64_t w = w0; w < w1; ++w, ++k)
+        if (x[h * row + w * g.c + c] > best) {
+          best = x[h * row + w * g.c + c];
+          at = k;
+        }
+    if (relu_mask && !(best > 0.0f)) at = -1;
+    k = 0;
+    for (std::int64_t h = h0; h < h1; ++h)
+      for (std::int64_t w = w0; w < w1; ++w, ++k) {
+        float* d = dx + h * row + w * g.c + c;
+        float routed = at == k ? dy[c] : 0.0f;
+        *d = accumulate ? *d + routed : routed;
+      }
+  }
 }
 
 }  // namespace
@@ -64,9 +85,7 @@ void max_pool2d_backward(const PoolGeometry& g, const float* x, const float* dy,
       std::int64_t w0 = std::max<std::int64_t>(ow * g.sw - g.pl, 0), w1 = std::min(ow * g.sw - g.pl + g.kw, g.w);
       if (w1 <= w0) continue;
       const float* dyo = dy + n * out_image + (oh * g.ow + ow) * g.c;
-      for (std::int64_t c0 = 0; c0 < g.c; c0 += kChannelBlock)
-        route_window(g, x + n * image + c0, dyo + c0, dx + n * image + c0, h0, h1, w0, w1,
-                     std::min(kChannelBlock, g.c - c0), overlap, relu_mask);
+      route_window(g, x + n * image, dyo, dx + n * image, h0, h1, w0, w1, g.c, overlap, relu_mask);
     }
   };
   std::int64_t window_cost = g.ow * g.kh * g.kw * g.c * 2;
