@@ -47,25 +47,31 @@ void bench_allreduce() {
       std::printf("memcpy 64 MiB, one thread: %.2f GB/s (read + write %.2f GB/s)\n", a.size() / median(t) / 1e9,
                   2 * a.size() / median(t) / 1e9);
   }
+  // Both transports side by side: shared memory (the default) and MPI_Allreduce, alternating
+  // rep by rep so that both see the same machine.
+  const bool shm = ef::dist::shared_memory();
   if (rank == 0)
-    std::printf("%10s %12s %12s %12s\n", "bytes", "time (us)", "algbw GB/s", "busbw GB/s");
+    std::printf("%10s %14s %14s %12s %12s %8s\n", "bytes", "shm time (us)", "mpi time (us)", "shm GB/s", "mpi GB/s", "mpi/shm");
   for (std::int64_t bytes = 4 << 10; bytes <= (64 << 20); bytes *= 4) {
     ef::Tensor x = ef::full({bytes / 4}, 1.0, ef::DType::float32);
     int reps = bytes <= (1 << 20) ? 200 : 20;
-    for (int i = 0; i < 3; ++i) ef::dist::all_reduce(x);
-    std::vector<double> t;
-    for (int i = 0; i < reps; ++i) {
-      ef::dist::barrier();
-      auto t0 = Clock::now();
-      ef::dist::all_reduce(x);
-      t.push_back(seconds_since(t0));
-    }
-    double s = median(t);
-    // busbw: the bytes each rank sends and receives in a ring all-reduce, 2 (n - 1) / n of the data.
+    std::vector<double> t[2];
+    for (int i = 0; i < reps + 3; ++i)
+      for (int mode = 0; mode < 2; ++mode) {
+        ef::dist::use_shared_memory(mode == 0 && shm);
+        ef::dist::barrier();
+        auto t0 = Clock::now();
+        ef::dist::all_reduce(x);
+        if (i >= 3) t[mode].push_back(seconds_since(t0));
+      }
+    double s = median(t[0]), m = median(t[1]);
+    // For 2 ranks the bus bandwidth (2 (n - 1) / n of the data per rank) equals this one.
     if (rank == 0)
-      std::printf("%10lld %12.1f %12.2f %12.2f\n", static_cast<long long>(bytes), s * 1e6, bytes / s / 1e9,
-                  bytes / s / 1e9 * 2.0 * (world - 1) / world);
+      std::printf("%10lld %14.1f %14.1f %12.2f %12.2f %8.2f\n", static_cast<long long>(bytes), s * 1e6, m * 1e6, bytes / s / 1e9,
+                  bytes / m / 1e9, m / s);
   }
+  ef::dist::use_shared_memory(shm);
+  (void)world;
 }
 
 void bench_fit(int epochs) {
@@ -88,36 +94,51 @@ void bench_fit(int epochs) {
   }
   ef::train::FitOptions o{.batch_size = 128, .epochs = 1, .verbose = 0};
   mlp.fit(d.images, d.labels, o);  // warm-up: traces, caches
-  std::vector<double> t;
+  // Data parallel: epochs alternate between the two reductions' transports (shared memory,
+  // MPI_Allreduce), so that both see the same machine.
+  const bool shm = world > 1 && ef::dist::shared_memory();
+  const int modes = shm ? 2 : 1;
+  std::vector<double> t[2];
   double loss = 0;
-  for (int e = 0; e < epochs; ++e) {
-    auto t0 = Clock::now();
-    auto h = mlp.fit(d.images, d.labels, o);
-    t.push_back(seconds_since(t0));
-    loss = h.history["loss"].back();
+  for (int e = 0; e < epochs; ++e)
+    for (int mode = 0; mode < modes; ++mode) {
+      if (shm) ef::dist::use_shared_memory(mode == 0);
+      auto t0 = Clock::now();
+      auto h = mlp.fit(d.images, d.labels, o);
+      t[mode].push_back(seconds_since(t0));
+      loss = h.history["loss"].back();
+    }
+  if (shm) ef::dist::use_shared_memory(true);
+  double epoch = median(t[0]);
+  if (rank == 0) {
+    std::printf("fit epoch (64 steps of 128): %d rank(s) x %d thread(s)%s: %.3f s, %.2f ms/step, loss %.4f\n", world,
+                ef::num_threads(), world > 1 ? (shm ? ", shared memory" : ", MPI_Allreduce") : "", epoch, epoch / 64 * 1e3, loss);
+    if (shm)
+      std::printf("fit epoch (64 steps of 128): %d rank(s) x %d thread(s), MPI_Allreduce: %.3f s, %.2f ms/step\n", world,
+                  ef::num_threads(), median(t[1]), median(t[1]) / 64 * 1e3);
   }
-  double epoch = median(t);
-  if (rank == 0)
-    std::printf("fit epoch (64 steps of 128): %d rank(s) x %d thread(s): %.3f s, %.2f ms/step, loss %.4f\n", world,
-                ef::num_threads(), epoch, epoch / 64 * 1e3, loss);
   if (world > 1) {
     // The gradient all-reduce alone: every trainable weight's gradient, in the strategy's buckets.
     std::vector<ef::Tensor> grads;
     for (const auto& v : mlp.trainable_weights()) grads.push_back(ef::full(v.shape(), 1.0, ef::DType::float32));
     ef::Tensor count = ef::scalar<double>(64.0);
-    for (int i = 0; i < 3; ++i) dp->reduce_gradients(grads, count);
-    std::vector<double> c;
-    for (int i = 0; i < 30; ++i) {
-      ef::dist::barrier();
-      auto t0 = Clock::now();
-      auto r = dp->reduce_gradients(grads, count);
-      c.push_back(seconds_since(t0));
-    }
+    std::vector<double> c[2];
+    for (int i = 0; i < 33; ++i)
+      for (int mode = 0; mode < modes; ++mode) {
+        if (shm) ef::dist::use_shared_memory(mode == 0);
+        ef::dist::barrier();
+        auto t0 = Clock::now();
+        auto r = dp->reduce_gradients(grads, count);
+        if (i >= 3) c[mode].push_back(seconds_since(t0));
+      }
+    if (shm) ef::dist::use_shared_memory(true);
     std::int64_t n = 0;
     for (const auto& g : grads) n += g.num_elements();
-    if (rank == 0)
-      std::printf("gradient all-reduce (%lld floats, %.1f MB, eager, with the weighting): %.2f ms = %.0f%% of a step\n",
-                  static_cast<long long>(n), n * 4 / 1e6, median(c) * 1e3, 100 * median(c) / (epoch / 64));
+    for (int mode = 0; mode < modes; ++mode)
+      if (rank == 0)
+        std::printf("gradient all-reduce (%lld floats, %.1f MB, eager, with the weighting)%s: %.2f ms = %.0f%% of a step\n",
+                    static_cast<long long>(n), n * 4 / 1e6, mode == 0 && shm ? ", shared memory" : ", MPI_Allreduce",
+                    median(c[mode]) * 1e3, 100 * median(c[mode]) / (median(t[mode]) / 64));
   }
 }
 

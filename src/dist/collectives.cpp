@@ -155,8 +155,8 @@ void AllReduce::eval(std::span<const Tensor> in, std::span<const TensorSpec>, st
   exchange(name(), {c_all_reduce, static_cast<std::int64_t>(op_), &in[0]});
   expect_reducible(name(), in[0].dtype(), op_ == ReduceOp::mean);
   out[0] = Tensor::empty(in[0].dtype(), in[0].shape());
-  copy_tensor(in[0], out[0]);
-  comm::allreduce(out[0].raw_mutable_data(), out[0].num_elements(), out[0].dtype(), to_comm(op_));
+  if (in[0].num_elements())
+    comm::allreduce(in[0].raw_data(), out[0].raw_mutable_data(), out[0].num_elements(), out[0].dtype(), to_comm(op_));
   if (op_ == ReduceOp::mean) {
     double w = comm::size();
     if (out[0].dtype() == DType::float32)
@@ -394,36 +394,101 @@ std::vector<TensorSpec> BucketAllReduce::infer(std::span<const Tensor> in) const
 }
 
 namespace {
+// The bucket as one vector: element 0 is the example count, then every tensor's elements in
+// order. Calls f(i, j, at, m) for each piece of elements [first, first + n): m elements of
+// tensor i from its element j, at offset `at` from `first` (i = -1: the count).
+struct BucketLayout {
+  std::vector<std::int64_t> start;  // tensor i's first element; start.back() = total + 1
+
+  explicit BucketLayout(std::span<const Tensor> tensors) {
+    start.push_back(1);
+    for (const Tensor& t : tensors) start.push_back(start.back() + t.num_elements());
+  }
+  template <class F>
+  void pieces(std::int64_t first, std::int64_t n, F&& f) const {
+    std::int64_t at = first;
+    const std::int64_t end = first + n;
+    if (at == 0 && at < end) {
+      f(-1, 0, 0, 1);
+      ++at;
+    }
+    std::size_t i = 0;
+    while (i + 1 < start.size() && start[i + 1] <= at) ++i;
+    for (; at < end && i + 1 < start.size(); ++i) {
+      const std::int64_t stop = std::min(end, start[i + 1]);
+      if (stop > at) f(static_cast<std::ptrdiff_t>(i), at - start[i], at - first, stop - at);
+      at = std::max(at, stop);
+    }
+  }
+};
+
+// sum_r(n_r * g_r) / sum_r(n_r), the sum in rank order (the same bits on every rank).
+// Shared memory: each rank packs n * g straight into its segment of the window, and combines
+// every rank's segments straight into its outputs (no copy through MPI, no buffer of ours).
+// Otherwise: one buffer per thread, kept, and one MPI_Allreduce.
 template <class T>
 void bucket_kernel(std::span<const Tensor> in, std::span<Tensor> out, std::int64_t total) {
-  // One buffer per thread, kept: a replay allocates nothing here but the outputs.
-  thread_local std::vector<T> buffer;
-  buffer.resize(static_cast<std::size_t>(total + 1));
+  const std::span<const Tensor> tensors = in.first(in.size() - 1);
   const double n = in.back().item<double>();
   const bool keep = n > 0;
+  const T scale = keep ? static_cast<T>(n) : T(0);
+  std::vector<const T*> src;
+  std::vector<T*> dst;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    out[i] = Tensor::empty(tensors[i].dtype(), tensors[i].shape());
+    const bool some = tensors[i].num_elements() > 0;
+    src.push_back(some ? static_cast<const T*>(tensors[i].raw_data()) : nullptr);
+    dst.push_back(some ? static_cast<T*>(out[i].raw_mutable_data()) : nullptr);
+  }
+  const BucketLayout layout(tensors);
+  auto pack = [&](T* b, std::int64_t first, std::int64_t count) {
+    layout.pieces(first, count, [&](std::ptrdiff_t i, std::int64_t j, std::int64_t at, std::int64_t m) {
+      if (i < 0) b[at] = scale;
+      else if (keep)
+        for (std::int64_t q = 0; q < m; ++q) b[at + q] = src[static_cast<std::size_t>(i)][j + q] * scale;
+      else
+        std::fill(b + at, b + at + m, T(0));
+    });
+  };
+  T inv = 0;
+  if (comm::shared_memory_world()) {
+    comm::shared_reduce(
+        total + 1, sizeof(T), [&](void* mine, std::int64_t first, std::int64_t count) { pack(static_cast<T*>(mine), first, count); },
+        [&](std::span<const void* const> all, std::int64_t first, std::int64_t count) {
+          const T* a = static_cast<const T*>(all[0]);
+          const T* b = all.size() > 1 ? static_cast<const T*>(all[1]) : nullptr;
+          layout.pieces(first, count, [&](std::ptrdiff_t i, std::int64_t j, std::int64_t at, std::int64_t m) {
+            if (i < 0) {
+              T c = a[at];
+              for (std::size_t r = 1; r < all.size(); ++r) c += static_cast<const T*>(all[r])[at];
+              inv = T(1) / c;
+              return;
+            }
+            T* o = dst[static_cast<std::size_t>(i)] + j;
+            if (all.size() == 2) {
+              for (std::int64_t q = 0; q < m; ++q) o[q] = (a[at + q] + b[at + q]) * inv;
+              return;
+            }
+            std::copy(a + at, a + at + m, o);
+            for (std::size_t r = 1; r < all.size(); ++r) {
+              const T* c = static_cast<const T*>(all[r]) + at;
+              for (std::int64_t q = 0; q < m; ++q) o[q] += c[q];
+            }
+            for (std::int64_t q = 0; q < m; ++q) o[q] *= inv;
+          });
+        });
+    return;
+  }
+  thread_local std::vector<T> buffer;
+  buffer.resize(static_cast<std::size_t>(total + 1));
   T* b = buffer.data();
-  const T scale = static_cast<T>(n);
-  std::int64_t at = 0;
-  for (std::size_t i = 0; i + 1 < in.size(); ++i) {
-    const std::int64_t m = in[i].num_elements();
-    const T* g = static_cast<const T*>(m ? in[i].raw_data() : nullptr);
-    if (keep)
-      for (std::int64_t j = 0; j < m; ++j) b[at + j] = g[j] * scale;
-    else
-      std::fill(b + at, b + at + m, T(0));
-    at += m;
-  }
-  b[total] = keep ? scale : T(0);
+  pack(b, 0, total + 1);
   comm::allreduce(b, total + 1, dtype_v<T>, comm::Op::sum);
-  const T inv = T(1) / b[total];
-  at = 0;
-  for (std::size_t i = 0; i + 1 < in.size(); ++i) {
-    out[i] = Tensor::empty(in[i].dtype(), in[i].shape());
-    const std::int64_t m = in[i].num_elements();
-    T* o = static_cast<T*>(m ? out[i].raw_mutable_data() : nullptr);
-    for (std::int64_t j = 0; j < m; ++j) o[j] = b[at + j] * inv;
-    at += m;
-  }
+  inv = T(1) / b[0];
+  layout.pieces(1, total, [&](std::ptrdiff_t i, std::int64_t j, std::int64_t at, std::int64_t m) {
+    T* o = dst[static_cast<std::size_t>(i)] + j;
+    for (std::int64_t q = 0; q < m; ++q) o[q] = b[1 + at + q] * inv;
+  });
 }
 }  // namespace
 
@@ -463,6 +528,8 @@ void init() { comm::ensure_init(); }
 bool is_initialized() { return comm::initialized(); }
 int rank() { return comm::rank(); }
 int world_size() { return comm::size(); }
+void use_shared_memory(bool on) { comm::set_shared_memory(on); }
+bool shared_memory() { return comm::shared_memory_world(); }
 
 void barrier() {
   comm::ensure_init();

@@ -4,6 +4,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #include "eagerflow/core/error.h"
@@ -27,7 +28,11 @@ int rank() { no_mpi(); }
 int size() { no_mpi(); }
 void barrier() { no_mpi(); }
 std::vector<std::int64_t> allgather_ints(std::span<const std::int64_t>) { no_mpi(); }
-void allreduce(void*, std::int64_t, DType, Op) { no_mpi(); }
+void allreduce(const void*, void*, std::int64_t, DType, Op) { no_mpi(); }
+bool shared_memory_world() { return false; }
+void set_shared_memory(bool) { no_mpi(); }
+std::int64_t shared_chunk_bytes() { return 0; }
+void shared_reduce(std::int64_t, std::size_t, const SharedFill&, const SharedCombine&) { no_mpi(); }
 void reduce(const void*, void*, std::int64_t, DType, Op, int) { no_mpi(); }
 void bcast(void*, std::int64_t, int) { no_mpi(); }
 void allgatherv(const void*, std::int64_t, void*, std::span<const std::int64_t>, std::span<const std::int64_t>) { no_mpi(); }
@@ -146,16 +151,188 @@ std::vector<std::int64_t> allgather_ints(std::span<const std::int64_t> mine) {
 // Counts past INT_MAX go in chunks.
 constexpr std::int64_t kChunk = std::int64_t{1} << 28;
 
-void allreduce(void* data, std::int64_t count, DType dtype, Op op) {
+// ---------------------------------------------------------------- shared memory
+// One window over the ranks of this machine: each rank's segment holds two halves of
+// kSharedChunk bytes, used alternately (a rank may fill half h of round k + 1 while another
+// still reads half h' of round k; it cannot reach round k + 2 before every rank passed round
+// k + 1's barrier, which comes after its reads of round k).
+namespace {
+constexpr std::int64_t kSharedChunk = std::int64_t{4} << 20;
+
+struct SharedWindow {
+  int state = -1;  // -1 not decided yet, 0 not available, 1 available
+  bool enabled = true;  // set_shared_memory (and EF_DIST_SHARED_MEMORY=0 at the start)
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Win win = MPI_WIN_NULL;
+  std::vector<char*> segment;  // every rank's, rank order
+  unsigned round = 0;
+};
+
+SharedWindow& shared_window() {
+  static SharedWindow w;
+  return w;
+}
+
+void free_shared_window(SharedWindow& w) {
+  if (w.win != MPI_WIN_NULL) {
+    MPI_Win_unlock_all(w.win);
+    MPI_Win_free(&w.win);
+  }
+  if (w.node != MPI_COMM_NULL) MPI_Comm_free(&w.node);
+  w.segment.clear();
+  w.state = 0;
+}
+
+// MPI_Finalize deletes MPI_COMM_SELF's attributes first: the window goes before MPI does,
+// whoever finalizes (ef at exit, or mpi4py).
+int free_at_finalize(MPI_Comm, int, void*, void*) {
+  free_shared_window(shared_window());
+  return MPI_SUCCESS;
+}
+
+// Under the MPI mutex.
+SharedWindow* shared_window_locked() {
+  SharedWindow& w = shared_window();
+  if (w.state == 1) return w.enabled ? &w : nullptr;
+  if (w.state == 0) return nullptr;
+  w.state = 0;
+  const char* env = std::getenv("EF_DIST_SHARED_MEMORY");
+  if (env && std::strcmp(env, "0") == 0) w.enabled = false;
+  int world = 1, me = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  if (world < 2) return nullptr;
+  check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &w.node), "MPI_Comm_split_type");
+  int local = 0, local_rank = -1;
+  MPI_Comm_size(w.node, &local);
+  MPI_Comm_rank(w.node, &local_rank);
+  // Every rank takes the same decision: a job on several machines keeps MPI_Allreduce.
+  int all_local = local == world && local_rank == me, everywhere = 0;
+  check(MPI_Allreduce(&all_local, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+  if (!everywhere) {
+    MPI_Comm_free(&w.node);
+    return nullptr;
+  }
+  MPI_Info info;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "alloc_shared_noncontig", "true");  // each rank's segment on its own pages
+  char* mine = nullptr;
+  int rc = MPI_Win_allocate_shared(2 * kSharedChunk, 1, info, w.node, &mine, &w.win);
+  MPI_Info_free(&info);
+  check(rc, "MPI_Win_allocate_shared");
+  MPI_Win_set_errhandler(w.win, MPI_ERRORS_RETURN);
+  check(MPI_Win_lock_all(MPI_MODE_NOCHECK, w.win), "MPI_Win_lock_all");
+  w.segment.resize(static_cast<std::size_t>(world));
+  for (int r = 0; r < world; ++r) {
+    MPI_Aint bytes = 0;
+    int unit = 0;
+    check(MPI_Win_shared_query(w.win, r, &bytes, &unit, &w.segment[static_cast<std::size_t>(r)]), "MPI_Win_shared_query");
+  }
+  int key = MPI_KEYVAL_INVALID;
+  MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_at_finalize, &key, nullptr);
+  MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr);
+  w.state = 1;
+  return w.enabled ? &w : nullptr;
+}
+
+template <class T>
+void combine_values(std::span<const void* const> all, T* out, std::int64_t n, Op op) {
+  const T* a = static_cast<const T*>(all[0]);
+  auto apply = [op](T x, T y) { return op == Op::sum ? x + y : op == Op::max ? (x < y ? y : x) : (y < x ? y : x); };
+  if (all.size() == 2) {
+    const T* b = static_cast<const T*>(all[1]);
+    if (op == Op::sum)
+      for (std::int64_t j = 0; j < n; ++j) out[j] = a[j] + b[j];
+    else
+      for (std::int64_t j = 0; j < n; ++j) out[j] = apply(a[j], b[j]);
+    return;
+  }
+  std::memcpy(out, a, static_cast<std::size_t>(n) * sizeof(T));
+  for (std::size_t r = 1; r < all.size(); ++r) {  // rank order: the same bits on every rank
+    const T* b = static_cast<const T*>(all[r]);
+    for (std::int64_t j = 0; j < n; ++j) out[j] = apply(out[j], b[j]);
+  }
+}
+
+void shared_reduce_locked(SharedWindow& w, std::int64_t count, std::size_t element_size, const SharedFill& fill,
+                          const SharedCombine& combine) {
+  const std::int64_t es = static_cast<std::int64_t>(element_size);
+  const std::int64_t per_chunk = kSharedChunk / es;
+  std::vector<const void*> all(w.segment.size());
+  int me = 0;
+  MPI_Comm_rank(w.node, &me);
+  for (std::int64_t first = 0; first < count; first += per_chunk) {
+    const std::int64_t n = std::min(per_chunk, count - first);
+    const std::int64_t half = (w.round++ & 1u) * kSharedChunk;
+    fill(w.segment[static_cast<std::size_t>(me)] + half, first, n);
+    MPI_Win_sync(w.win);
+    check(MPI_Barrier(w.node), "MPI_Barrier");
+    MPI_Win_sync(w.win);
+    for (std::size_t r = 0; r < all.size(); ++r) all[r] = w.segment[r] + half;
+    combine(all, first, n);
+  }
+}
+
+}  // namespace
+
+bool shared_memory_world() {
   ensure_init();
-  MPI_Datatype t = mpi_type(dtype);
   std::lock_guard lock(mpi_mutex());
+  return shared_window_locked() != nullptr;
+}
+
+void set_shared_memory(bool on) {
+  ensure_init();
+  std::lock_guard lock(mpi_mutex());
+  shared_window_locked();  // decided (and the window made) on every rank alike, now
+  shared_window().enabled = on;
+}
+
+std::int64_t shared_chunk_bytes() { return kSharedChunk; }
+
+void shared_reduce(std::int64_t count, std::size_t element_size, const SharedFill& fill, const SharedCombine& combine) {
+  ensure_init();
+  if (element_size == 0 || kSharedChunk % static_cast<std::int64_t>(element_size) != 0)
+    fail("dist", "shared_reduce: element size " + std::to_string(element_size) + " does not divide the chunk");
+  std::lock_guard lock(mpi_mutex());
+  SharedWindow* w = shared_window_locked();
+  if (!w) fail("dist", "shared_reduce: the ranks do not all share this machine's memory");
+  shared_reduce_locked(*w, count, element_size, fill, combine);
+}
+
+namespace {
+void mpi_allreduce_locked(void* data, std::int64_t count, MPI_Datatype t, std::size_t es, Op op) {
   auto* p = static_cast<char*>(data);
   for (std::int64_t at = 0; at < count; at += kChunk) {
     int n = static_cast<int>(std::min(kChunk, count - at));
-    check(MPI_Allreduce(MPI_IN_PLACE, p + at * static_cast<std::int64_t>(size_of(dtype)), n, t, mpi_op(op), MPI_COMM_WORLD),
-          "MPI_Allreduce");
+    check(MPI_Allreduce(MPI_IN_PLACE, p + at * static_cast<std::int64_t>(es), n, t, mpi_op(op), MPI_COMM_WORLD), "MPI_Allreduce");
   }
+}
+}  // namespace
+
+void allreduce(const void* send, void* recv, std::int64_t count, DType dtype, Op op) {
+  ensure_init();
+  MPI_Datatype t = mpi_type(dtype);
+  const std::size_t es = size_of(dtype);
+  std::lock_guard lock(mpi_mutex());
+  if (SharedWindow* w = shared_window_locked()) {
+    const char* s = static_cast<const char*>(send);
+    char* r = static_cast<char*>(recv);
+    shared_reduce_locked(
+        *w, count, es, [&](void* mine, std::int64_t first, std::int64_t n) { std::memcpy(mine, s + first * es, static_cast<std::size_t>(n) * es); },
+        [&](std::span<const void* const> all, std::int64_t first, std::int64_t n) {
+          void* out = r + first * es;
+          switch (dtype) {
+            case DType::float32: combine_values(all, static_cast<float*>(out), n, op); break;
+            case DType::float64: combine_values(all, static_cast<double*>(out), n, op); break;
+            case DType::int32: combine_values(all, static_cast<std::int32_t*>(out), n, op); break;
+            default: combine_values(all, static_cast<std::int64_t*>(out), n, op); break;
+          }
+        });
+    return;
+  }
+  if (send != recv && count > 0) std::memcpy(recv, send, static_cast<std::size_t>(count) * es);
+  mpi_allreduce_locked(recv, count, t, es, op);
 }
 
 void reduce(const void* send, void* recv, std::int64_t count, DType dtype, Op op, int root) {

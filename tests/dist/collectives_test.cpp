@@ -157,6 +157,60 @@ TEST(Dist, BucketAllReduceIsTheCountWeightedMean) {
   testing::expect_error([&] { dispatch(dist::BucketAllReduce(), odd); }, {"bucket_all_reduce", "rank 0 has", "rank 1 has"});
 }
 
+TEST(Dist, SharedMemoryAndMpiAllreduceGiveTheSameBits) {
+  // Every rank on this machine: reductions go through the shared window unless switched off;
+  // both transports sum in rank order for 2 ranks, so they agree to the bit. 1.1M floats take
+  // two of the window's 4 MiB chunks.
+  const bool shm = dist::shared_memory();
+  EXPECT_EQ(shm, W() > 1);  // the tests run on one machine
+  for (std::int64_t n : {std::int64_t{5}, std::int64_t{1100000}})
+    for (DType dtype : {DType::float32, DType::float64, DType::int32, DType::int64})
+      for (ReduceOp op : {ReduceOp::sum, ReduceOp::max, ReduceOp::min, ReduceOp::mean}) {
+        if (op == ReduceOp::mean && !is_floating(dtype)) continue;
+        if (n > 5 && !((dtype == DType::float32 && op == ReduceOp::sum) || (dtype == DType::float64 && op == ReduceOp::max)))
+          continue;  // the chunked sizes for two cases only: the test stays short
+        SCOPED_TRACE(std::string(name_of(dtype)) + " n=" + std::to_string(n) + " op=" + std::to_string(static_cast<int>(op)));
+        Tensor x = cast(input_of(R(), {n}, 40) * 1000.0, dtype);
+        dist::use_shared_memory(true);
+        Tensor a = dist::all_reduce(x, op);
+        EXPECT_EQ(dist::shared_memory(), W() > 1);
+        dist::use_shared_memory(false);
+        EXPECT_FALSE(dist::shared_memory());
+        Tensor b = dist::all_reduce(x, op);
+        dist::use_shared_memory(shm);
+        testing::expect_tensor_near(a, b, 0);
+        // And what they must give: rank 0's input op rank 1's ..., in rank order.
+        if (n == 5) {
+          std::vector<Tensor> xs;
+          for (int r = 0; r < W(); ++r) xs.push_back(cast(input_of(r, {n}, 40) * 1000.0, dtype));
+          Tensor want = xs[0];
+          for (int r = 1; r < W(); ++r)
+            want = op == ReduceOp::max ? maximum(want, xs[static_cast<std::size_t>(r)])
+                 : op == ReduceOp::min ? minimum(want, xs[static_cast<std::size_t>(r)])
+                                       : want + xs[static_cast<std::size_t>(r)];
+          if (op == ReduceOp::mean) want = want / scalar_like(want, static_cast<double>(W()));
+          testing::expect_tensor_near(a, want, dtype == DType::float32 ? 1e-3 : 1e-9);
+        }
+      }
+  // The gradient bucket too, over more than one chunk.
+  Tensor g1 = cast(input_of(R(), {1000, 1100}, 41), DType::float32), g2 = cast(input_of(R(), {7}, 42), DType::float32);
+  Tensor count = scalar<double>(static_cast<double>(R() + 1));
+  dist::use_shared_memory(true);
+  std::vector<Tensor> a = dispatch(dist::BucketAllReduce(), std::vector<Tensor>{g1, g2, count});
+  dist::use_shared_memory(false);
+  std::vector<Tensor> b = dispatch(dist::BucketAllReduce(), std::vector<Tensor>{g1, g2, count});
+  dist::use_shared_memory(shm);
+  testing::expect_tensor_near(a[0], b[0], 0);
+  testing::expect_tensor_near(a[1], b[1], 0);
+  Tensor want = zeros_like(g2);
+  double n = 0;
+  for (int r = 0; r < W(); ++r) {
+    want = want + cast(input_of(r, {7}, 42), DType::float32) * static_cast<float>(r + 1);
+    n += r + 1;
+  }
+  testing::expect_tensor_near(a[1], want / static_cast<float>(n), 1e-6);
+}
+
 TEST(Dist, EmptyAndScalarTensors) {
   // Nothing to move is still a collective every rank takes part in.
   Tensor empty = Tensor::empty(DType::float32, Shape{0, 3});

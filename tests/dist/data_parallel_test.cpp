@@ -122,6 +122,25 @@ TEST(DataParallel, BucketSizesDoNotChangeTheResult) {
   testing::expect_error([] { dist::DataParallel dp(dist::DataParallelOptions{.bucket_bytes = 0}); }, {"DataParallel", "bucket_bytes"});
 }
 
+TEST(DataParallel, SharedMemoryAndMpiAllreduceTrainTheSameWeights) {
+  // The gradient buckets through the shared window or through MPI_Allreduce: the same bits.
+  auto [x, y] = make_data(256);
+  train::FitOptions o;
+  o.batch_size = 64;
+  o.verbose = 0;
+  const bool shm = dist::shared_memory();
+  std::vector<std::shared_ptr<Sequential>> models;
+  for (bool on : {true, false}) {
+    dist::use_shared_memory(on);
+    auto m = make_mlp(std::make_shared<optim::Adam>(0.01));
+    m->set_distribution(std::make_shared<dist::DataParallel>());
+    m->fit(x, y, o);
+    models.push_back(m);
+  }
+  dist::use_shared_memory(shm);
+  EXPECT_EQ(max_weight_difference(*models[0], *models[1]), 0.0);
+}
+
 TEST(DataParallel, BatchNormalizationMovingStatisticsAgreeAcrossRanks) {
   // The rule: batch statistics are each rank's own (Keras' synchronized=False), the moving
   // statistics are averaged across ranks at each epoch's end, so every rank ends with the same

@@ -48,6 +48,15 @@ Tensor reduce_scatter(const Tensor& x, int axis = 0);
 // sum over ranks of the cotangent.
 Tensor all_gather_rows(const Tensor& x);
 
+// How sums, maxima and minima (all_reduce, the data-parallel gradient buckets) travel when
+// every rank runs on this machine: through one MPI-3 shared-memory window (the default: each
+// rank writes its values once and reads the others' straight into its result, the same bits
+// on every rank) or through MPI_Allreduce (on = false; also EF_DIST_SHARED_MEMORY=0 in the
+// environment). A job across machines always uses MPI_Allreduce. Every rank must choose the
+// same, between collectives. shared_memory() says whether reductions use it now.
+void use_shared_memory(bool on);
+bool shared_memory();
+
 // False on the ranks other than 0 of a running MPI job of several processes (without starting
 // MPI): save_weights, save_model, ModelCheckpoint and Checkpoint::save write on rank 0 only,
 // so the ranks of a data-parallel job do not write the same file at once.
