@@ -34,6 +34,6 @@ if ! "$VENV/bin/python" -c "import safetensors, numpy, onnxruntime, nanobind, sc
   # interop tests are not registered.
   # nanobind + scikit-build-core build the Python package (python/), pytest runs its tests;
   # tensorboard reads back the event files eagerflow writes.
-  "$VENV/bin/pip" install -q --disable-pip-version-check safetensors numpy onnxruntime nanobind scikit-build-core pytest tensorboard ||
+  "$VENV/bin/pip" install -q --disable-pip-version-check safetensors numpy ml_dtypes onnxruntime nanobind scikit-build-core pytest tensorboard ||
     echo "WARNING: could not install the interop test packages into $VENV; the interop tests will not run" >&2
 fi

@@ -32,6 +32,7 @@ float64 = DType.float64
 int32 = DType.int32
 int64 = DType.int64
 bool = DType.bool  # noqa: A001 - TF's tf.bool
+bfloat16 = DType.bfloat16  # a storage dtype: ops compute in float32 (docs/mixed_precision.md)
 
 __version__ = "0.1.0"
 

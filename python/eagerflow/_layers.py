@@ -49,6 +49,8 @@ class _PythonLayer:
         super().__init__(name)
         if not trainable:
             self.trainable = False
+        if dtype is not None:  # Keras' dtype=: a policy name, a DTypePolicy or a dtype
+            self.dtype_policy = dtype
         cls = type(self)
         if "_ef_call_takes_training" not in cls.__dict__:
             try:

@@ -24,6 +24,7 @@ nb::dlpack::dtype to_dl(ef::DType d) {
     case ef::DType::int32: return nb::dtype<std::int32_t>();
     case ef::DType::int64: return nb::dtype<std::int64_t>();
     case ef::DType::bool_: return nb::dtype<bool>();
+    case ef::DType::bfloat16: return {static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat), 16, 1};
   }
   return nb::dtype<float>();
 }
@@ -34,6 +35,8 @@ std::optional<ef::DType> from_dl(nb::dlpack::dtype d) {
   if (d == nb::dtype<std::int32_t>()) return ef::DType::int32;
   if (d == nb::dtype<std::int64_t>()) return ef::DType::int64;
   if (d == nb::dtype<bool>()) return ef::DType::bool_;
+  if (d.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat) && d.bits == 16 && d.lanes == 1)
+    return ef::DType::bfloat16;
   return std::nullopt;
 }
 
@@ -44,8 +47,24 @@ const char* numpy_name(ef::DType d) {
     case ef::DType::int32: return "int32";
     case ef::DType::int64: return "int64";
     case ef::DType::bool_: return "bool";
+    case ef::DType::bfloat16: return "bfloat16";
   }
   return "float32";
+}
+
+// NumPy has no bfloat16 of its own: arrays of bfloat16 use ml_dtypes' (the type JAX and
+// TensorFlow use) when it is installed; without it, .numpy() of a bfloat16 tensor is an error
+// that says to install it or cast to float32.
+nb::object ml_dtypes_bfloat16() {
+  static nb::object* t = nullptr;
+  if (!t) {
+    try {
+      t = new nb::object(nb::module_::import_("ml_dtypes").attr("bfloat16"));  // leaked, as numpy()
+    } catch (nb::python_error&) {
+      return nb::none();
+    }
+  }
+  return *t;
 }
 
 // The ef dtype a NumPy dtype the library has no kernels for is widened to (TF's usual casts).
@@ -85,6 +104,11 @@ ef::Tensor wrap(CpuArray arr, ef::DType dtype) {
 
 ef::Tensor from_array_like(nb::handle h, bool python_literal) {
   nb::object arr = numpy().attr("asarray")(h);
+  if (nb::cast<std::string>(arr.attr("dtype").attr("name")) == "bfloat16") {  // ml_dtypes' bfloat16: the bits as they are
+    nb::object bits = numpy().attr("ascontiguousarray")(arr).attr("view")("uint16");
+    CpuArray a = nb::cast<CpuArray>(bits);
+    return wrap(std::move(a), ef::DType::bfloat16);
+  }
   std::string kind = nb::cast<std::string>(arr.attr("dtype").attr("kind"));
   int itemsize = nb::cast<int>(arr.attr("dtype").attr("itemsize"));
   std::string ks = kind + std::to_string(itemsize);
@@ -147,6 +171,14 @@ nb::object to_numpy(const ef::Tensor& t) {
   auto* keep = new ef::Tensor(t);
   nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<ef::Tensor*>(p); });
   void* data = const_cast<void*>(t.raw_data());
+  if (t.dtype() == ef::DType::bfloat16) {
+    nb::object bf16 = ml_dtypes_bfloat16();
+    if (bf16.is_none())
+      ef::fail("tensor", "a bfloat16 tensor becomes a NumPy array of ml_dtypes.bfloat16 (NumPy has no bfloat16): "
+                         "pip install ml_dtypes, or cast to float32 first (x.astype(ef.float32))");
+    nb::ndarray<nb::numpy> bits(data, dims.size(), dims.data(), owner, nullptr, nb::dtype<std::uint16_t>());
+    return nb::cast(bits, nb::rv_policy::reference).attr("view")(bf16);
+  }
   nb::ndarray<nb::numpy> arr(data, dims.size(), dims.data(), owner, nullptr, to_dl(t.dtype()));
   return nb::cast(arr, nb::rv_policy::reference);
 }
@@ -215,12 +247,15 @@ ef::Tensor getitem(const ef::Tensor& x, nb::handle key) {
 ef::DType dtype_from_py(nb::handle h) {
   ef::DType d;
   if (nb::try_cast(h, d)) return d;
+  if (nb::isinstance<nb::str>(h) && (nb::cast<std::string>(h) == "bfloat16" || nb::cast<std::string>(h) == "bf16"))
+    return ef::DType::bfloat16;  // (NumPy itself has no bfloat16)
   std::string name = nb::cast<std::string>(nb::str(numpy().attr("dtype")(h)));
   if (name == "float32") return ef::DType::float32;
   if (name == "float64") return ef::DType::float64;
   if (name == "int32") return ef::DType::int32;
   if (name == "int64") return ef::DType::int64;
   if (name == "bool") return ef::DType::bool_;
+  if (name == "bfloat16") return ef::DType::bfloat16;
   throw nb::type_error(("eagerflow has no dtype " + name).c_str());
 }
 
@@ -246,9 +281,18 @@ void init_tensor(nb::module_& m) {
       .value("int32", ef::DType::int32)
       .value("int64", ef::DType::int64)
       .value("bool", ef::DType::bool_)
+      .value("bfloat16", ef::DType::bfloat16)
       .def_prop_ro("name", [](ef::DType d) { return std::string(numpy_name(d)); })
       .def_prop_ro("is_floating", [](ef::DType d) { return ef::is_floating(d); })
-      .def_prop_ro("as_numpy_dtype", [](ef::DType d) { return numpy().attr("dtype")(numpy_name(d)); })
+      .def_prop_ro("as_numpy_dtype",
+                   [](ef::DType d) {
+                     if (d == ef::DType::bfloat16) {
+                       nb::object bf16 = ml_dtypes_bfloat16();
+                       if (bf16.is_none()) ef::fail("dtype", "bfloat16 as a NumPy dtype needs ml_dtypes (pip install ml_dtypes)");
+                       return numpy().attr("dtype")(bf16);
+                     }
+                     return numpy().attr("dtype")(numpy_name(d));
+                   })
       .def("__str__", [](ef::DType d) { return std::string("<dtype: '") + numpy_name(d) + "'>"; });
 
   nb::class_<ef::Tensor> cls(m, "Tensor",

@@ -30,6 +30,30 @@ def _set_activity_regularizer(self, regularizer):
 _core.Layer.activity_regularizer = property(_activity_regularizer, _set_activity_regularizer)
 
 
+def _accept_dtype(base):
+    """The C++ layer class with Keras' dtype= argument (the layer's dtype policy)."""
+    class Layer(base):
+        def __init__(self, *args, dtype=None, **kwargs):
+            super().__init__(*args, **kwargs)
+            if dtype is not None:
+                self.dtype_policy = dtype
+
+    Layer.__name__ = Layer.__qualname__ = base.__name__
+    Layer.__doc__ = base.__doc__
+    return Layer
+
+
+Activation = _accept_dtype(_core.Activation)
+Flatten = _accept_dtype(_core.Flatten)
+Dropout = _accept_dtype(_core.Dropout)
+Reshape = _accept_dtype(_core.Reshape)
+MaxPool2D = MaxPooling2D = _accept_dtype(_core.MaxPool2D)
+AveragePooling2D = AvgPool2D = _accept_dtype(_core.AveragePooling2D)
+GlobalAveragePooling2D = _accept_dtype(_core.GlobalAveragePooling2D)
+BatchNormalization = _accept_dtype(_core.BatchNormalization)
+LayerNormalization = _accept_dtype(_core.LayerNormalization)
+
+
 # What Keras' base Layer accepts besides a layer's own arguments. Anything else is a TypeError, as
 # in Keras (a misspelt kernel_initializer must not be dropped silently).
 _BASE_KWARGS = {"trainable", "dtype", "input_shape", "input_dim", "batch_size", "autocast"}
@@ -40,11 +64,17 @@ def _check_kwargs(cls, kwargs):
     if unknown:
         raise TypeError(f"Unrecognized keyword arguments passed to {cls}: {unknown}")
     dtype = kwargs.get("dtype")
-    if dtype not in (None, "float32") and getattr(dtype, "name", None) != "float32":
-        raise ValueError(f"{cls}: only dtype float32 layers are supported, got dtype={dtype!r}")
+    if dtype is not None:
+        try:
+            _core.DTypePolicy(dtype if isinstance(dtype, str) else getattr(dtype, "name", str(dtype)))
+        except _core.Error as e:
+            raise ValueError(f"{cls}: dtype={dtype!r} is not a policy eagerflow has (float32, float64, bfloat16, "
+                             f"mixed_bfloat16): {e}") from None
 
 
 def _apply_base_kwargs(layer, kwargs):
+    if kwargs.get("dtype") is not None:  # Keras' dtype=: a policy name, a DTypePolicy or a dtype
+        layer.dtype_policy = kwargs["dtype"]
     if kwargs.get("trainable") is False:
         layer.trainable = False
     # Keras 2's Dense(..., input_shape=(4,)) as the first layer of a Sequential builds it at once.

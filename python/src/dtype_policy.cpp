@@ -1,0 +1,57 @@
+// Keras' dtype policies: ef.keras.DTypePolicy, ef.keras.mixed_precision.set_global_policy, and
+// layer.dtype_policy / compute_dtype / variable_dtype (eagerflow/nn/dtype_policy.h).
+#include <nanobind/stl/string.h>
+
+#include "bindings.h"
+
+namespace efpy {
+namespace {
+
+ef::nn::DTypePolicy policy_of(nb::handle h) {
+  ef::nn::DTypePolicy* p = nullptr;
+  if (nb::try_cast(h, p, false) && p) return *p;
+  if (nb::isinstance<nb::str>(h)) return ef::nn::DTypePolicy(nb::cast<std::string>(h));
+  ef::DType d;
+  if (nb::try_cast(h, d)) return ef::nn::DTypePolicy(std::string(ef::name_of(d)));
+  if (nb::hasattr(h, "name")) return ef::nn::DTypePolicy(nb::cast<std::string>(nb::str(nb::object(h.attr("name")))));
+  throw nb::type_error("a dtype policy is a DTypePolicy, a policy name ('mixed_bfloat16') or a dtype");
+}
+
+std::string dtype_name(ef::DType d) { return std::string(ef::name_of(d)); }
+
+}  // namespace
+
+void init_dtype_policy(nb::module_& m) {
+  nb::class_<ef::nn::DTypePolicy>(m, "DTypePolicy",
+                                  "Keras' DTypePolicy: 'float32', 'float64', 'bfloat16' or 'mixed_bfloat16' "
+                                  "(variables float32, computation bfloat16).")
+      .def(nb::init<const std::string&>(), nb::arg("name") = "float32")
+      .def_prop_ro("name", &ef::nn::DTypePolicy::name)
+      .def_prop_ro("compute_dtype", [](const ef::nn::DTypePolicy& p) { return dtype_name(p.compute_dtype()); })
+      .def_prop_ro("variable_dtype", [](const ef::nn::DTypePolicy& p) { return dtype_name(p.variable_dtype()); })
+      .def("__eq__", [](const ef::nn::DTypePolicy& a, nb::handle b) {
+        ef::nn::DTypePolicy* p = nullptr;
+        if (nb::try_cast(b, p, false) && p) return a == *p;
+        return nb::isinstance<nb::str>(b) && a.name() == nb::cast<std::string>(b);
+      })
+      .def("__hash__", [](const ef::nn::DTypePolicy& p) { return nb::hash(nb::str(p.name().c_str())); })
+      .def("__repr__", [](const ef::nn::DTypePolicy& p) { return "<DTypePolicy \"" + p.name() + "\">"; });
+  m.def("set_global_policy", [](nb::handle p) { ef::nn::set_global_policy(policy_of(p)); }, nb::arg("policy"),
+        "Keras' set_global_policy: the policy that layers made from now on take.");
+  m.def("global_policy", &ef::nn::global_policy);
+
+  auto layer = nb::borrow<nb::object>(m.attr("Layer"));
+  auto prop = nb::module_::import_("builtins").attr("property");
+  layer.attr("dtype_policy") = prop(
+      nb::cpp_function([](const ef::nn::Layer& l) { return l.dtype_policy(); }),
+      nb::cpp_function([](ef::nn::Layer& l, nb::handle p) {
+        if (l.built())
+          throw nb::value_error(("layer '" + l.name() + "' is built: set its dtype policy before its first call").c_str());
+        l.set_dtype_policy(policy_of(p));
+      }));
+  layer.attr("compute_dtype") = prop(nb::cpp_function([](const ef::nn::Layer& l) { return dtype_name(l.compute_dtype()); }));
+  layer.attr("variable_dtype") = prop(nb::cpp_function([](const ef::nn::Layer& l) { return dtype_name(l.variable_dtype()); }));
+  layer.attr("dtype") = prop(nb::cpp_function([](const ef::nn::Layer& l) { return dtype_name(l.variable_dtype()); }));
+}
+
+}  // namespace efpy

@@ -1,0 +1,138 @@
+"""bfloat16 and Keras' mixed_bfloat16 policy from Python: the dtype, NumPy interop (ml_dtypes),
+casts and their gradients, the ops computing in float32 for it, the policy on layers and in fit."""
+import numpy as np
+import pytest
+
+import eagerflow as ef
+from eagerflow import keras
+
+
+@pytest.fixture(autouse=True)
+def _float32_policy_after():
+    yield
+    keras.mixed_precision.set_global_policy("float32")
+
+
+def bits_of(x):
+    return np.asarray(x.numpy()).view(np.uint16)
+
+
+def test_dtype_names_and_casts():
+    assert ef.bfloat16.name == "bfloat16"
+    assert ef.bfloat16.is_floating
+    x = ef.constant([1.0, 0.1, -2.5, 3.4e38, float("inf")])
+    b = ef.cast(x, ef.bfloat16)
+    assert b.dtype == ef.bfloat16
+    f = ef.cast(b, ef.float32).numpy()
+    assert f[0] == 1.0 and f[2] == -2.5
+    assert f[1] == np.float32(0.10009765625)  # 0.1 rounded to 8 significant bits
+    assert np.isinf(f[3]) and np.isinf(f[4])  # 3.4e38: over half a step past bfloat16's largest (3.39e38)
+    assert b.astype("float32").dtype == ef.float32
+    assert x.astype("bfloat16").dtype == ef.bfloat16
+    assert "dtype=bfloat16" in repr(b)
+
+
+def test_ties_round_to_even_and_nan_stays_nan():
+    halfway = np.array([0x3F808000, 0x3F818000, 0x7FC00000, 0x00018000], dtype=np.uint32).view(np.float32)
+    bits = bits_of(ef.cast(ef.constant(halfway), ef.bfloat16))
+    assert bits[0] == 0x3F80 and bits[1] == 0x3F82 and bits[3] == 0x0002
+    assert np.isnan(ef.cast(ef.cast(ef.constant(halfway), ef.bfloat16), ef.float32).numpy()[2])
+
+
+def test_numpy_interop_with_ml_dtypes():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    a = np.array([1.5, -0.25, 7.0], dtype=ml_dtypes.bfloat16)
+    t = ef.constant(a)
+    assert t.dtype == ef.bfloat16
+    back = t.numpy()
+    assert back.dtype == ml_dtypes.bfloat16
+    np.testing.assert_array_equal(back.astype(np.float32), [1.5, -0.25, 7.0])
+    # The same rounding as ml_dtypes (and so JAX and TensorFlow).
+    r = np.random.default_rng(0).standard_normal(1000).astype(np.float32)
+    ours = ef.cast(ef.constant(r), ef.bfloat16).numpy()
+    np.testing.assert_array_equal(ours.view(np.uint16), r.astype(ml_dtypes.bfloat16).view(np.uint16))
+    assert ef.bfloat16.as_numpy_dtype == np.dtype(ml_dtypes.bfloat16)
+
+
+def test_ops_compute_in_float32_and_match_within_bf16():
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((8, 32)).astype(np.float32)
+    w = rng.standard_normal((32, 4)).astype(np.float32)
+    ab, wb = ef.cast(ef.constant(a), ef.bfloat16), ef.cast(ef.constant(w), ef.bfloat16)
+    y = ef.matmul(ab, wb)
+    assert y.dtype == ef.bfloat16
+    np.testing.assert_allclose(ef.cast(y, ef.float32).numpy(), a @ w, rtol=3e-2, atol=0.15)
+    s = ef.softmax(ab)
+    assert s.dtype == ef.bfloat16
+    np.testing.assert_allclose(ef.cast(ef.reduce_sum(s, axis=1), ef.float32).numpy(), np.ones(8), atol=2e-2)
+    z = ef.relu(ab) * 2.0 + 1.0
+    assert z.dtype == ef.bfloat16
+
+
+def test_traced_equals_eager():
+    w = ef.cast(ef.constant(np.random.default_rng(2).standard_normal((6, 3)).astype(np.float32)), ef.bfloat16)
+
+    def body(x):
+        return ef.tanh(ef.matmul(x, w))
+
+    f = ef.function(body)
+    x = ef.cast(ef.constant(np.random.default_rng(3).standard_normal((4, 6)).astype(np.float32)), ef.bfloat16)
+    np.testing.assert_array_equal(bits_of(f(x)), bits_of(body(x)))
+
+
+def test_cast_gradient_is_the_cast_back():
+    v = ef.Variable(ef.constant([1.0, 2.0, 3.0]))
+    with ef.GradientTape() as tape:
+        y = ef.reduce_sum(ef.cast(v, ef.bfloat16) * 3.0)
+    g = tape.gradient(y, v)
+    assert g.dtype == ef.float32
+    np.testing.assert_array_equal(g.numpy(), [3.0, 3.0, 3.0])
+
+
+def test_unsupported_op_is_a_clear_error():
+    x = ef.cast(ef.constant([3.0, 1.0, 2.0]), ef.bfloat16)
+    with pytest.raises(ef.Error, match=r"\[sort\] does not support dtype bfloat16"):
+        ef.sort(x)
+    with pytest.raises(ef.Error, match="dtypes differ"):
+        ef.add(x, ef.constant([1.0, 1.0, 1.0]))
+
+
+def test_policy_api():
+    p = keras.mixed_precision.DTypePolicy("mixed_bfloat16")
+    assert p.name == "mixed_bfloat16"
+    assert p.compute_dtype == "bfloat16" and p.variable_dtype == "float32"
+    assert keras.mixed_precision.global_policy().name == "float32"
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    assert keras.mixed_precision.global_policy().name == "mixed_bfloat16"
+    with pytest.raises(ef.Error, match="float16"):
+        keras.mixed_precision.set_global_policy("mixed_float16")
+
+
+def test_layers_under_the_mixed_policy():
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    dense = keras.layers.Dense(4, activation="relu")
+    assert dense.dtype_policy.name == "mixed_bfloat16"
+    assert dense.compute_dtype == "bfloat16" and dense.variable_dtype == "float32"
+    y = dense(np.ones((2, 3), np.float32))
+    assert y.dtype == ef.bfloat16
+    assert all(w.dtype == ef.float32 for w in dense.weights)
+    out = keras.layers.Activation("softmax", dtype="float32")
+    assert out.dtype_policy.name == "float32"
+    assert out(y).dtype == ef.float32
+    with pytest.raises(ValueError, match="is built"):
+        dense.dtype_policy = "float32"
+
+
+def test_mixed_fit_keeps_float32_variables_and_learns():
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((64, 8)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.int64)
+    model = keras.Sequential([keras.layers.Dense(16, activation="relu"), keras.layers.Dense(2),
+                              keras.layers.Activation("softmax", dtype="float32")])
+    model.compile(optimizer=keras.optimizers.Adam(1e-2), loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    h = model.fit(x, y, batch_size=16, epochs=8, verbose=0)
+    assert h.history["loss"][-1] < h.history["loss"][0]
+    assert h.history["accuracy"][-1] > 0.8
+    assert all(w.dtype == ef.float32 for w in model.weights)
+    assert model.predict(x[:4], verbose=0).dtype == np.float32
