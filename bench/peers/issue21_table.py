@@ -40,7 +40,7 @@ ROWS = [MLP, CNN, FIT, INFER, FIRST, FIRST_COLD]
 def ef_rows(exe, threads):
     """The rows from an ef_bench binary (benchmarks it lacks are left out)."""
     flt = (f"BM_MlpTrainStep/threads:{threads}$|BM_CnnTrainStep/threads:{threads}$|"
-           f"BM_MlpInferenceBatch1/threads:{threads}$|BM_MlpFitEpoch.*threads:{threads}$|"
+           f"BM_MlpInferenceBatch1/threads:{threads}$|BM_MlpFitEpoch/threads:{threads}/|"
            f"BM_MlpGemmFloor.*threads:{threads}$|BM_MlpTrainStepFirstCall")
     out = subprocess.run([exe, f"--benchmark_filter={flt}", "--benchmark_format=json", "--benchmark_min_time=1",
                           "--benchmark_repetitions=3", "--benchmark_report_aggregates_only=true"],
