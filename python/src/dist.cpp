@@ -36,6 +36,10 @@ void init_dist(nb::module_& m) {
     ef::dist::barrier();
   });
   d.def("is_file_writer", &ef::dist::is_file_writer);
+  d.def("use_shared_memory", &ef::dist::use_shared_memory, nb::arg("on"),
+        "Reductions on one machine through an MPI-3 shared-memory window (True, the default) or MPI_Allreduce "
+        "(False); every rank must choose the same.");
+  d.def("shared_memory", &ef::dist::shared_memory, "Whether reductions go through the shared-memory window now.");
   d.def(
       "all_reduce",
       [](nb::handle x, const std::string& op) {

@@ -30,6 +30,11 @@ SCRIPT = textwrap.dedent(r'''
     out["sum"] = np.asarray(d.all_reduce(x)).tolist()
     out["mean"] = np.asarray(d.all_reduce(x, "mean")).tolist()
     out["max"] = np.asarray(d.all_reduce(x, op="max")).tolist()
+    out["shm"] = d.shared_memory()
+    d.use_shared_memory(False)
+    out["shm_off"] = d.shared_memory()
+    out["sum_mpi"] = np.asarray(d.all_reduce(x)).tolist()
+    d.use_shared_memory(True)
     out["bcast"] = np.asarray(d.broadcast(x, root=w - 1)).tolist()
     out["gather"] = np.asarray(d.all_gather(x, axis=1)).shape
     out["scatter"] = np.asarray(d.reduce_scatter(np.ones((2 * w, 2), np.float32))).tolist()
@@ -101,6 +106,7 @@ def test_two_ranks(tmp_path):
     for r, o in enumerate(outs):
         assert o["rank"] == r and o["world"] == 2
         assert o["sum"] == [[3.0] * 3] * 2 and o["mean"] == [[1.5] * 3] * 2 and o["max"] == [[2.0] * 3] * 2
+        assert o["shm"] is True and o["shm_off"] is False and o["sum_mpi"] == o["sum"]  # both transports
         assert o["bcast"] == [[2.0] * 3] * 2
         assert o["gather"] == [2, 6]
         assert o["scatter"] == [[2.0, 2.0], [2.0, 2.0]]
@@ -121,6 +127,7 @@ def test_two_ranks(tmp_path):
 def test_world_of_one_without_mpirun(tmp_path):
     (o,) = run(tmp_path, 0)
     assert o["world"] == 1 and o["sum"] == [[1.0] * 3] * 2 and o["gather"] == [2, 3]
+    assert o["shm"] is False and o["sum_mpi"] == o["sum"]  # nothing to share with
     assert "no error" == o["mismatch"]  # one rank always agrees with itself
     assert o["weight_diff"] < 1e-6
 
