@@ -25,7 +25,7 @@ fi
 # files, onnxruntime runs exported models), in a virtualenv outside the repository. The build
 # never needs Python.
 VENV="${EF_VENV:-$HOME/.cache/eagerflow/venv}"
-if ! "$VENV/bin/python" -c "import safetensors, numpy, onnxruntime, nanobind, scikit_build_core, pytest, tensorboard" 2>/dev/null; then
+if ! "$VENV/bin/python" -c "import safetensors, numpy, ml_dtypes, onnxruntime, nanobind, scikit_build_core, pytest, tensorboard" 2>/dev/null; then
   echo "Creating the interop test virtualenv in $VENV"
   command -v python3 >/dev/null || { $SUDO apt-get update -qq; $SUDO apt-get install -y -qq python3 python3-venv >/dev/null; }
   python3 -m venv "$VENV" 2>/dev/null || { $SUDO apt-get install -y -qq python3-venv >/dev/null; python3 -m venv "$VENV"; } ||
