@@ -92,6 +92,24 @@ cpu::PoolGeometry pool_geometry(const Primitive& op, const Pool2DParams& p, cons
 
 bool empty(const Shape& s) { return s.num_elements() == 0; }
 
+// dx from (x, dy) for max_pool2d_grad, avg_pool2d_grad and (relu_mask) max_pool2d_relu_grad.
+void pool_gradient(const Primitive& op, const Pool2DParams& p, std::span<const Tensor> in, std::span<const TensorSpec> specs,
+                   std::span<Tensor> out, bool relu_mask) {
+  cpu::PoolGeometry g = pool_geometry(op, p, in[0].shape());
+  if (in[1].shape() != Shape{g.n, g.oh, g.ow, g.c})
+    fail(op.name(), "gradient " + in[1].spec().str() + " does not fit the pooling of " + in[0].spec().str());
+  if (empty(specs[0].shape) || empty(in[1].shape())) {
+    out[0] = zeros(specs[0].shape);
+    return;
+  }
+  expect_kernel_sizes(op, in[0].shape());
+  out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  const float *x = in[0].data<float>().data(), *dy = in[1].data<float>().data();
+  float* dx = out[0].mutable_data<float>().data();
+  if (relu_mask) cpu::max_pool2d_backward(g, x, dy, dx, true);
+  else cpu::pool2d_backward(g, x, dy, dx);
+}
+
 }  // namespace
 
 OpParams Conv2DParams::parameters() const {
@@ -301,17 +319,7 @@ std::vector<TensorSpec> MaxPool2DReluGrad::infer(std::span<const Tensor> in) con
 }
 
 void MaxPool2DReluGrad::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
-  cpu::PoolGeometry g = pool_geometry(*this, p_, in[0].shape());
-  if (in[1].shape() != Shape{g.n, g.oh, g.ow, g.c})
-    fail(name(), "gradient " + in[1].spec().str() + " does not fit the pooling of " + in[0].spec().str());
-  if (empty(specs[0].shape) || empty(in[1].shape())) {
-    out[0] = zeros(specs[0].shape);
-    return;
-  }
-  expect_kernel_sizes(*this, in[0].shape());
-  out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
-  cpu::max_pool2d_backward(g, in[0].data<float>().data(), in[1].data<float>().data(), out[0].mutable_data<float>().data(),
-                           true);
+  pool_gradient(*this, p_, in, specs, out, true);
 }
 
 // Linear in dy, as max_pool2d_grad (whose second derivative is not implemented either).
@@ -347,16 +355,7 @@ std::vector<TensorSpec> Pool2DGrad::infer(std::span<const Tensor> in) const {
 }
 
 void Pool2DGrad::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
-  cpu::PoolGeometry g = pool_geometry(*this, p_, in[0].shape());
-  if (in[1].shape() != Shape{g.n, g.oh, g.ow, g.c})
-    fail(name(), "gradient " + in[1].spec().str() + " does not fit the pooling of " + in[0].spec().str());
-  if (empty(specs[0].shape) || empty(in[1].shape())) {
-    out[0] = zeros(specs[0].shape);
-    return;
-  }
-  expect_kernel_sizes(*this, in[0].shape());
-  out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
-  cpu::pool2d_backward(g, in[0].data<float>().data(), in[1].data<float>().data(), out[0].mutable_data<float>().data());
+  pool_gradient(*this, p_, in, specs, out, false);
 }
 
 // Average pooling's gradient is linear in dy: it flows back through the same pooling. Max
