@@ -335,10 +335,6 @@ inline std::vector<OpInfo> op_table() {
     GruOutputs o = gru(x[0], x[1] * 0.5, x[2] * 0.5, x[3], x[4] * 1.0, true);
     return concat({reshape(o.sequence, {2, 9}), o.h}, 1);
   });
-  return t;
-}
-
-}  // namespace ef::testing
   // The fused optimizer updates (eagerflow/optim/optimizer.h) on variables set from the inputs
   // (variable, slots, then the gradient): each returns the variable and its slots after one
   // update, stacked, so that eager and traced runs compare. Effects, not differentiable.
@@ -371,3 +367,7 @@ inline std::vector<OpInfo> op_table() {
   update("apply_rmsprop_momentum", 2, [](auto& w, auto& s, auto& g) {
     optim::apply_rmsprop(w, s[0], g, scalar(0.01f), 0.9, 1e-7, s[1], 0.5);
   });
+  return t;
+}
+
+}  // namespace ef::testing

@@ -13,8 +13,8 @@
 #include "ops/activation_grad_op.h"
 #include "ops/attention_op.h"
 #include "ops/layer_norm_op.h"
-#include "ops/softmax_cross_entropy_op.h"
 #include "ops/optimizer_update_op.h"
+#include "ops/softmax_cross_entropy_op.h"
 #include "ops/primitives.h"
 
 namespace ef::detail {
@@ -269,11 +269,11 @@ Rule rule_for(const Primitive& op, std::span<const Batched> in, std::span<const 
   if (auto* a = dynamic_cast<const AssignVariable*>(&op))
     fail("vmap", "cannot assign a batched value " + in[0].t.spec().str() + " to variable '" + a->variable()->name +
                      "' (each example would write its own value); assign outside ef::vmap");
-  if (Rule r = sequence_batching_rule(op, in)) return r;
-  if (Rule r = attention_batching_rule(op, in, specs, batch)) return r;
   if (auto* u = dynamic_cast<const ApplyUpdate*>(&op))
     fail("vmap", std::string("cannot apply an optimizer update (") + u->name() + ") to variable '" + u->variables()[0]->name +
                      "' with a batched gradient (each example would update it again); update outside ef::vmap");
+  if (Rule r = sequence_batching_rule(op, in)) return r;
+  if (Rule r = attention_batching_rule(op, in, specs, batch)) return r;
   if (Rule r = layer_norm_batching_rule(op, in, batch)) return r;
   if (Rule r = softmax_cross_entropy_batching_rule(op, in, batch)) return r;
   return std::nullopt;
