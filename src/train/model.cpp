@@ -346,6 +346,8 @@ Tensor Model::compute_loss(const StepData& data, const std::vector<Tensor>& y_pr
   return total;
 }
 
+// Reads data.y and data.sample_weight only: data parallel steps pass no x (gathering every
+// rank's inputs would move the largest tensor of the step for nothing).
 StepLogs Model::compute_metrics(const StepData& data, const std::vector<Tensor>& y_pred) {
   for (auto& m : metrics_) {
     Tensor sw = m.weighted && !data.sample_weight.empty() ? data.sample_weight.at(m.output) : Tensor();
@@ -376,8 +378,8 @@ StepLogs Model::train_step(const StepData& data) {
   if (distribution_) {  // logs of the global batch: the same on every rank
     std::tie(loss, count) = distribution_->global_mean(loss, count);
     loss_tracker_->update_state_weighted(loss, count);
-    return compute_metrics({all_rows(*distribution_, data.x), all_rows(*distribution_, data.y),
-                            all_rows(*distribution_, data.sample_weight)}, all_rows(*distribution_, y_pred));
+    return compute_metrics({{}, all_rows(*distribution_, data.y), all_rows(*distribution_, data.sample_weight)},
+                           all_rows(*distribution_, y_pred));
   }
   loss_tracker_->update_state_weighted(loss, count);
   return compute_metrics(data, y_pred);
@@ -389,8 +391,8 @@ StepLogs Model::test_step(const StepData& data) {
   if (distribution_) {  // as train_step
     auto [mean, count] = distribution_->global_mean(loss, batch_count(data.x.at(0)));
     loss_tracker_->update_state_weighted(mean, count);
-    return compute_metrics({all_rows(*distribution_, data.x), all_rows(*distribution_, data.y),
-                            all_rows(*distribution_, data.sample_weight)}, all_rows(*distribution_, y_pred));
+    return compute_metrics({{}, all_rows(*distribution_, data.y), all_rows(*distribution_, data.sample_weight)},
+                           all_rows(*distribution_, y_pred));
   }
   loss_tracker_->update_state_weighted(loss, batch_count(data.x.at(0)));
   return compute_metrics(data, y_pred);
