@@ -219,7 +219,10 @@ TEST(Hardening, PrimitiveCacheIsBounded) {
   for (std::int64_t n = 1; n <= 100; ++n) matmul(ones({n, 3}), ones({3, 2}));
   EXPECT_LE(allocator::cached_primitives(), 64u);
   allocator::release_cached();
-  matmul(ones({1, 3}), ones({3, 2}));
+  EXPECT_EQ(allocator::cached_primitives(), 0u);
+  matmul(ones({1, 3}), ones({3, 2}));  // a few rows: the gemv kernel, no oneDNN primitive
+  EXPECT_EQ(allocator::cached_primitives(), 0u);
+  matmul(ones({16, 3}), ones({3, 2}));
   EXPECT_EQ(allocator::cached_primitives(), 1u);
 }
 

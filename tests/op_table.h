@@ -28,6 +28,7 @@ struct OpInfo {
   double tolerance = 1e-6;  // relative, for the float64 gradient check
   double eps = 1e-6;        // central-difference step
   bool float32_only = false;  // oneDNN-only ops: checked in float32 (with a larger step)
+  bool writes_variables = false;  // effects on variables: vmap refuses them, saved functions cannot hold them
 };
 
 inline void PrintTo(const OpInfo& op, std::ostream* os) { *os << op.name; }
@@ -357,6 +358,7 @@ inline std::vector<OpInfo> op_table() {
                    for (const auto& v : s) out.push_back(Tensor(v));
                    return stack(out, 0);
                  }, false});
+    t.back().writes_variables = true;
   };
   update("apply_sgd", 0, [](auto& w, auto&, auto& g) { optim::apply_sgd(w, g, scalar(0.1f)); });
   update("apply_momentum_nesterov", 1, [](auto& w, auto& s, auto& g) { optim::apply_momentum(w, s[0], g, scalar(0.1f), 0.9, true); });

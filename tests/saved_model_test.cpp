@@ -262,6 +262,9 @@ TEST(SavedModel, EveryOpOfTheTableRoundTrips) {
   std::set<std::string> seen;
   for (const auto& op : ef::testing::op_table()) {
     SCOPED_TRACE(op.name);
+    // Optimizer updates write variables: a saved function holds no assignments (a train step
+    // is saved as its variables, tests/checkpoint_test.cpp), so there is nothing to round-trip.
+    if (op.writes_variables) continue;
     std::vector<Tensor> xs = ef::testing::make_inputs(op, DType::float32, 2);
     auto fwd = function([&](const std::vector<Tensor>& ys) { return op.fn(ys); });
     auto cf = fwd.get_concrete_function(xs);

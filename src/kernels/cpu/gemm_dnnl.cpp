@@ -115,7 +115,10 @@ void dnnl_execute(const dnnl::primitive& primitive, const std::vector<dnnl_exec_
 }
 
 void dnnl_wait() { thread_stream().wait(); }
-std::size_t cached_primitives_on_this_thread() { return primitive_cache.lru.size(); }
+// A release (release_primitive_caches) empties the cache at its next use: until then it holds none.
+std::size_t cached_primitives_on_this_thread() {
+  return primitive_cache.seen_generation == generation.load() ? primitive_cache.lru.size() : 0;
+}
 
 void gemm_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
               std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias, bool a_transposed,
