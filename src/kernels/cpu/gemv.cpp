@@ -184,25 +184,9 @@ void gemv_f32(const float* a, const float* b, float* c, std::int64_t batch, std:
       g += last - first;
     }
   };
-  int threads = total < 2 ? 1 : threads_for_work(work_of({batch, m, k, n}), kGemvParallelGrain);
-  if (threads <= 1) {
-    run(0, total);
-    return;
-  }
-  detail::count_parallel_region();
-  [[maybe_unused]] char fork_join = 0;
-  EF_TSAN_RELEASE(&fork_join);
-#pragma omp parallel num_threads(threads)
-  {
-    EF_TSAN_ACQUIRE(&fork_join);
-    int t = omp_get_thread_num(), nt = omp_get_num_threads();
-    if (t == 0) detail::note_parallel_team(nt);
-    std::int64_t chunk = (total + nt - 1) / nt;
-    std::int64_t begin = std::min(total, t * chunk), end = std::min(total, begin + chunk);
-    if (begin < end) run(begin, end);
-    EF_TSAN_RELEASE(&fork_join);
-  }
-  EF_TSAN_ACQUIRE(&fork_join);
+  // The grain counts multiply-adds: batch * m * k * n over the `total` groups.
+  std::int64_t per_group = std::max<std::int64_t>(work_of({batch, m, k, n}) / std::max<std::int64_t>(total, 1), 1);
+  parallel_for(total, per_group, run, kGemvParallelGrain);
 }
 
 }  // namespace ef::cpu

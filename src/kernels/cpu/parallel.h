@@ -42,9 +42,11 @@ inline int threads_for_work(std::int64_t work, std::int64_t grain) {
   return work < grain ? 1 : detail::parallel_threads();
 }
 
+// fn(begin, end) over [0, n) in one contiguous run per thread. `grain`: the work (n times
+// cost_per_item) below which the loop stays on the calling thread.
 template <class Fn>
-void parallel_for(std::int64_t n, std::int64_t cost_per_item, Fn&& fn) {
-  int threads = n < 2 ? 1 : threads_for_work(work_of({n, cost_per_item}), kParallelGrain);
+void parallel_for(std::int64_t n, std::int64_t cost_per_item, Fn&& fn, std::int64_t grain = kParallelGrain) {
+  int threads = n < 2 ? 1 : threads_for_work(work_of({n, cost_per_item}), grain);
   if (threads <= 1) {
     fn(std::int64_t{0}, n);
     return;
