@@ -286,16 +286,30 @@ TEST(BFloat16, GradientOfBf16InputsIsBf16) {
 }
 
 // ---------------------------------------------------------------- errors
-TEST(BFloat16, UnsupportedOpsNameTheOpAndTheDtype) {
+TEST(BFloat16, MixingDtypesAndUnwritableOutputsAreErrors) {
   Tensor x = bf16(tensor<float>({3.0f, 1.0f, 2.0f}));
-  expect_error([&] { sort(x); }, {"[sort]", "does not support dtype bfloat16", "bfloat16[3]", "ef::cast"});
-  expect_error([&] { cumprod(x); }, {"[cumprod]", "bfloat16"});
-  expect_error([&] { one_hot(tensor<std::int64_t>({1}), 3, DType::bfloat16); }, {"[one_hot]", "bfloat16"});
-  // bfloat16 and float32 do not mix silently.
+  // bfloat16 and float32 do not mix silently, as in TensorFlow (float64 meets the op's own rule).
   expect_error([&] { add(x, tensor<float>({1.0f, 1.0f, 1.0f})); }, {"[add]", "dtypes differ", "bfloat16[3]", "float32[3]"});
-  expect_error([&] { matmul(reshape(x, {1, 3}), ones({3, 1})); }, {"[matmul]", "dtypes differ"});
-  // The failed op left nothing behind: the same tensors still work.
+  expect_error([&] { matmul(reshape(x, {1, 3}), ones({3, 1})); }, {"[matmul]", "dtypes differ", "ef::cast"});
+  expect_error([&] { where(x > 1.0, x, tensor<double>({0.0, 0.0, 0.0})); }, {"[where]", "float64[3]", "computed in float32 for the bfloat16 inputs", "bfloat16[3]"});
+  // An op asked to produce bfloat16 from no bfloat16 input, whose kernel cannot write it.
+  expect_error([&] { one_hot(tensor<std::int64_t>({1}), 3, DType::bfloat16); }, {"[one_hot]", "bfloat16[1,3]"});
+  // The failed ops left nothing behind: the same tensors still work.
   EXPECT_EQ(values(x + x), (std::vector<float>{6, 2, 4}));
+}
+
+TEST(BFloat16, OpsBeyondMixedPrecisionsCoreComputeInFloat32Too) {
+  // sort, top_k, cumprod, einsum: no list names them; every op that computes does so in float32.
+  Tensor x = bf16(tensor<float>({3.0f, 1.0f, 2.5f, -4.0f}));
+  Tensor s = sort(x);
+  EXPECT_EQ(s.dtype(), DType::bfloat16);
+  EXPECT_EQ(values(s), (std::vector<float>{-4.0f, 1.0f, 2.5f, 3.0f}));
+  EXPECT_EQ(values(cumprod(x)), (std::vector<float>{3.0f, 3.0f, 7.5f, -30.0f}));
+  auto [v, i] = top_k(x, 2);
+  EXPECT_EQ(v.dtype(), DType::bfloat16);
+  EXPECT_EQ(i.dtype(), DType::int32);  // integer results keep their dtype
+  EXPECT_EQ(i.to_vector<std::int32_t>(), (std::vector<std::int32_t>{0, 2}));
+  EXPECT_EQ(argsort(x).dtype(), DType::int64);
 }
 
 // ---------------------------------------------------------------- saving

@@ -30,6 +30,7 @@ class CustomGradientOp : public PrimitiveBase<CustomGradientOp> {
       : function_(std::move(function)), num_inputs_(num_inputs), num_outputs_(num_outputs),
         num_residuals_(num_residuals), rule_(std::move(rule)) {}
   const char* name() const override { return "custom_gradient"; }
+  bool takes_bfloat16() const override { return true; }
   OpParams parameters() const override;
   std::vector<TensorSpec> infer(std::span<const Tensor> in) const override;
   void eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const override;

@@ -28,6 +28,7 @@ class CondOp : public PrimitiveBase<CondOp> {
   CondOp(SubGraph then_g, SubGraph else_g, std::vector<TensorSpec> specs)
       : then_(std::move(then_g)), else_(std::move(else_g)), specs_(std::move(specs)) {}
   const char* name() const override { return "cond"; }
+  bool takes_bfloat16() const override { return true; }
   std::string attrs() const override;
   bool has_effect() const override { return then_.touches_state() || else_.touches_state(); }
   std::vector<TensorSpec> infer(std::span<const Tensor>) const override { return specs_; }
@@ -63,6 +64,7 @@ class WhileOp : public PrimitiveBase<WhileOp> {
         max_iterations_(max_iterations) {}
   std::int64_t max_iterations() const { return max_iterations_; }
   const char* name() const override { return "while"; }
+  bool takes_bfloat16() const override { return true; }
   std::string attrs() const override;
   bool has_effect() const override { return cond_.touches_state() || body_.touches_state(); }
   std::vector<TensorSpec> infer(std::span<const Tensor> in) const override;

@@ -18,6 +18,7 @@ class ScanOp : public PrimitiveBase<ScanOp> {
   // length: the number of steps when there are no xs, else -1.
   ScanOp(SubGraph body, std::size_t n_carry, std::size_t n_xs, std::int64_t length, bool reverse);
   const char* name() const override { return "scan"; }
+  bool takes_bfloat16() const override { return true; }
   std::string attrs() const override;
   bool has_effect() const override { return effects_; }
   std::vector<TensorSpec> infer(std::span<const Tensor> in) const override;

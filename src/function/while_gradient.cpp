@@ -58,6 +58,7 @@ class WhileGrad : public PrimitiveBase<WhileGrad> {
             std::size_t n_caps)
       : body_(std::move(body)), saved_vars_(std::move(saved_vars)), n_vars_(n_vars), n_caps_(n_caps) {}
   const char* name() const override { return "while_grad"; }
+  bool takes_bfloat16() const override { return true; }
   std::string attrs() const override { return "body=" + body_->name(); }
   std::vector<TensorSpec> infer(std::span<const Tensor> in) const override {
     std::vector<TensorSpec> specs;

@@ -1,8 +1,7 @@
 #pragma once
-// bfloat16 at the dispatch point: ops that compute in float32 for bfloat16 inputs (converted
-// at the op's boundary, results rounded back), ops that move bfloat16 elements as they are,
-// and an ef::Error naming the op for the rest. See src/ops/bfloat16_dispatch.cpp.
-#include <optional>
+// bfloat16 at the dispatch point: an op that does not take bfloat16 as it is
+// (Primitive::takes_bfloat16) computes in float32 for bfloat16 inputs, converted at the op's
+// boundary and its float32 results rounded back. See src/ops/bfloat16_dispatch.cpp.
 #include <span>
 #include <vector>
 
@@ -10,24 +9,17 @@
 
 namespace ef::detail {
 
-inline bool any_bfloat16(std::span<const Tensor> inputs) {
-  for (const auto& t : inputs)
-    if (t.defined() && t.dtype() == DType::bfloat16) return true;
-  return false;
-}
-// For an op with a bfloat16 input: its outputs, computed as cast(op(cast(inputs, float32)),
-// bfloat16) through dispatch (so traces and tapes record the casts); nullopt when the op takes
-// bfloat16 as it is; an ef::Error when it does not support bfloat16.
-std::optional<std::vector<Tensor>> dispatch_bfloat16(const Primitive& op, std::span<const Tensor> inputs);
-// An ef::Error when an op that does not support bfloat16 would produce it (random draws or
-// one_hot asked for dtype bfloat16).
-inline void check_bfloat16_outputs(const Primitive& op, std::span<const TensorSpec> specs);
+// For an op with a bfloat16 input that does not take bfloat16 (checked by the caller): its
+// outputs, computed as cast(op(cast(inputs, float32)), bfloat16) through dispatch (so traces
+// and tapes record the casts); an ef::Error when bfloat16 meets float32.
+std::vector<Tensor> dispatch_via_float32(const Primitive& op, std::span<const Tensor> inputs);
+// An ef::Error for an op that would produce bfloat16 from no bfloat16 input without taking
+// bfloat16 (one_hot asked for dtype bfloat16): its kernel cannot write it.
 [[noreturn]] void bfloat16_output_unsupported(const Primitive& op, const TensorSpec& spec);
-bool takes_bfloat16_as_is(const Primitive& op);
 
 inline void check_bfloat16_outputs(const Primitive& op, std::span<const TensorSpec> specs) {
   for (const auto& s : specs)
-    if (s.dtype == DType::bfloat16 && !takes_bfloat16_as_is(op)) bfloat16_output_unsupported(op, s);
+    if (s.dtype == DType::bfloat16 && !op.takes_bfloat16()) bfloat16_output_unsupported(op, s);
 }
 
 }  // namespace ef::detail

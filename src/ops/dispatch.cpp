@@ -132,16 +132,23 @@ void expect_same_dtype(const Primitive& op, std::span<const Tensor> inputs) {
 
 namespace {
 
-// Whether any input is symbolic; `keras` tells whether any is a Keras tensor (functional API).
-bool check_inputs(const Primitive& op, std::span<const Tensor> inputs, bool& keras) {
-  bool symbolic = false;
-  keras = false;
+struct InputKinds {
+  bool symbolic = false;  // an input is symbolic (a trace records the op)
+  bool keras = false;     // an input is a Keras tensor (functional API)
+  bool bfloat16 = false;  // an input is bfloat16 (src/ops/bfloat16_dispatch.h)
+};
+
+// One pass over the inputs: every one defined, and what kinds of tensor they are.
+InputKinds check_inputs(const Primitive& op, std::span<const Tensor> inputs) {
+  InputKinds k;
   for (const auto& t : inputs) {
     if (!t.defined()) fail(op.name(), "an input tensor is undefined (default-constructed)");
-    symbolic |= t.is_symbolic();
-    keras |= t.is_keras_tensor();
+    const TensorImpl& impl = t.impl();
+    k.symbolic |= impl.graph != nullptr;
+    k.keras |= impl.keras_node != nullptr;
+    k.bfloat16 |= impl.dtype == DType::bfloat16;
   }
-  return symbolic;
+  return k;
 }
 
 // Every exception leaving an op is an ef::Error naming the op and its input shapes: a kernel
@@ -178,10 +185,8 @@ struct NestedError : Error, std::nested_exception {
 }  // namespace
 
 std::vector<Tensor> dispatch(const Primitive& op, std::span<const Tensor> inputs) {
-  bool keras = false;
-  bool symbolic = check_inputs(op, inputs, keras);
-  if (detail::any_bfloat16(inputs))
-    if (auto converted = detail::dispatch_bfloat16(op, inputs)) return std::move(*converted);
+  auto [symbolic, keras, bfloat16] = check_inputs(op, inputs);
+  if (bfloat16 && !op.takes_bfloat16()) return detail::dispatch_via_float32(op, inputs);
   if (keras) {
     try {
       return detail::record_keras_op(op, inputs);
@@ -217,10 +222,9 @@ std::vector<Tensor> dispatch(const Primitive& op, std::span<const Tensor> inputs
 }
 
 Tensor dispatch1(const Primitive& op, std::span<const Tensor> inputs) {
-  bool keras = false;
-  bool symbolic = check_inputs(op, inputs, keras);
+  auto [symbolic, keras, bfloat16] = check_inputs(op, inputs);
   bool kernel = detail::in_kernel();
-  if (detail::any_bfloat16(inputs)) return dispatch(op, inputs).at(0);
+  if (bfloat16 && !op.takes_bfloat16()) return detail::dispatch_via_float32(op, inputs).at(0);
   if (!kernel && (symbolic || keras || detail::tapes || ((op.has_effect() || op.is_stateful()) && trace::active_recorder())))
     return dispatch(op, inputs).at(0);
   // Eager fast path: one output, no vector of outputs.

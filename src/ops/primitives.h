@@ -57,6 +57,7 @@ class Cast : public MergeablePrimitive<Cast> {
  public:
   explicit Cast(DType to) : to_(to) {}
   const char* name() const override { return "cast"; }
+  bool takes_bfloat16() const override { return true; }
   OpParams parameters() const override;
   DType to() const { return to_; }
   EF_OP_RULES EF_OP_VJP
@@ -71,6 +72,7 @@ class Identity : public PrimitiveBase<Identity> {
   // stop: stop_gradient, the identity that gradients do not pass.
   explicit Identity(bool stop = false) : stop_(stop) {}
   const char* name() const override { return stop_ ? "stop_gradient" : "identity"; }
+  bool takes_bfloat16() const override { return true; }
   bool is_differentiable() const override { return !stop_; }
   EF_OP_RULES EF_OP_VJP
  private:
@@ -144,6 +146,7 @@ class Reshape : public MergeablePrimitive<Reshape> {
  public:
   explicit Reshape(Shape target) : target_(std::move(target)) {}
   const char* name() const override { return "reshape"; }
+  bool takes_bfloat16() const override { return true; }
   OpParams parameters() const override;
   EF_OP_RULES EF_OP_VJP
  private:
@@ -155,6 +158,7 @@ class Reshape : public MergeablePrimitive<Reshape> {
 class ReshapeLike : public MergeablePrimitive<ReshapeLike> {
  public:
   const char* name() const override { return "reshape_like"; }
+  bool takes_bfloat16() const override { return true; }
   EF_OP_RULES EF_OP_VJP
 };
 
@@ -162,6 +166,7 @@ class ExpandDims : public MergeablePrimitive<ExpandDims> {
  public:
   explicit ExpandDims(int axis) : axis_(axis) {}
   const char* name() const override { return "expand_dims"; }
+  bool takes_bfloat16() const override { return true; }
   OpParams parameters() const override { return OpParams().add("axis", axis_); }
   int axis() const { return axis_; }
   EF_OP_RULES EF_OP_VJP
@@ -173,6 +178,7 @@ class Squeeze : public MergeablePrimitive<Squeeze> {
  public:
   explicit Squeeze(std::vector<int> axes) : axes_(std::move(axes)) {}
   const char* name() const override { return "squeeze"; }
+  bool takes_bfloat16() const override { return true; }
   OpParams parameters() const override;
   const std::vector<int>& axes() const { return axes_; }
   EF_OP_RULES EF_OP_VJP
@@ -185,6 +191,7 @@ class Transpose : public MergeablePrimitive<Transpose> {
  public:
   explicit Transpose(std::vector<int> perm) : perm_(std::move(perm)) {}
   const char* name() const override { return "transpose"; }
+  bool takes_bfloat16() const override { return true; }
   OpParams parameters() const override;
   std::vector<int> resolved(int rank) const;
   const std::vector<int>& perm() const { return perm_; }
@@ -197,6 +204,7 @@ class Concat : public MergeablePrimitive<Concat> {
  public:
   explicit Concat(int axis) : axis_(axis) {}
   const char* name() const override { return "concat"; }
+  bool takes_bfloat16() const override { return true; }
   OpParams parameters() const override { return OpParams().add("axis", axis_); }
   int axis() const { return axis_; }
   EF_OP_RULES EF_OP_VJP
@@ -209,6 +217,7 @@ class Slice : public MergeablePrimitive<Slice> {
   Slice(std::vector<std::int64_t> b, std::vector<std::int64_t> e, std::vector<std::int64_t> s)
       : begin_(std::move(b)), end_(std::move(e)), strides_(std::move(s)) {}
   const char* name() const override { return "slice"; }
+  bool takes_bfloat16() const override { return true; }
   OpParams parameters() const override;
   struct Axis { std::int64_t start, step, count; };
   Axis resolve(int axis, std::int64_t n) const;  // Python slice semantics on one axis
@@ -236,6 +245,7 @@ class Gather : public MergeablePrimitive<Gather> {
  public:
   explicit Gather(int axis) : axis_(axis) {}
   const char* name() const override { return "gather"; }
+  bool takes_bfloat16() const override { return true; }
   OpParams parameters() const override { return OpParams().add("axis", axis_); }
   int axis() const { return axis_; }
   EF_OP_RULES EF_OP_VJP
@@ -274,6 +284,7 @@ class ShapeOf : public MergeablePrimitive<ShapeOf> {
  public:
   explicit ShapeOf(bool size) : size_(size) {}
   const char* name() const override { return size_ ? "size" : "shape"; }
+  bool takes_bfloat16() const override { return true; }
   bool is_differentiable() const override { return false; }
   EF_OP_RULES
  private:
@@ -285,6 +296,7 @@ class FillLike : public MergeablePrimitive<FillLike> {
  public:
   FillLike(double value, std::optional<DType> dtype) : value_(value), dtype_(dtype) {}
   const char* name() const override;
+  bool takes_bfloat16() const override { return true; }
   OpParams parameters() const override;
   std::vector<Tensor> vjp(std::span<const Tensor>, std::span<const Tensor>, std::span<const Tensor>,
                           const std::vector<bool>&) const override { return {Tensor()}; }
@@ -301,6 +313,7 @@ class BroadcastTo : public MergeablePrimitive<BroadcastTo> {
  public:
   explicit BroadcastTo(std::optional<Shape> shape) : shape_(std::move(shape)) {}
   const char* name() const override { return shape_ ? "broadcast_to" : "broadcast_like"; }
+  bool takes_bfloat16() const override { return true; }
   OpParams parameters() const override;
   EF_OP_RULES EF_OP_VJP
  private:
@@ -320,6 +333,7 @@ class ReadVariable : public PrimitiveBase<ReadVariable> {
  public:
   explicit ReadVariable(std::shared_ptr<VariableState> var) : var_(std::move(var)) {}
   const char* name() const override { return "read_variable"; }
+  bool takes_bfloat16() const override { return true; }
   OpParams parameters() const override;
   bool is_stateful() const override { return true; }
   const std::shared_ptr<VariableState>& variable() const { return var_; }
@@ -334,6 +348,7 @@ class AssignVariable : public PrimitiveBase<AssignVariable> {
  public:
   AssignVariable(std::shared_ptr<VariableState> var, AssignMode mode) : var_(std::move(var)), mode_(mode) {}
   const char* name() const override;
+  bool takes_bfloat16() const override { return true; }
   OpParams parameters() const override;
   bool has_effect() const override { return true; }
   bool is_differentiable() const override { return false; }
@@ -355,6 +370,7 @@ class RandomOp : public PrimitiveBase<RandomOp> {
   RandomOp(RandomKind kind, Shape shape, double a, double b, DType dtype, std::optional<std::uint64_t> seed,
            bool like, bool stateless = false);
   const char* name() const override { return kind_ == RandomKind::uniform ? "random_uniform" : "random_normal"; }
+  bool takes_bfloat16() const override { return true; }
   OpParams parameters() const override;
   bool is_stateful() const override { return !stateless_; }
   bool is_differentiable() const override { return false; }

@@ -56,6 +56,12 @@ class Primitive {
   // True when vjp takes an undefined cotangent for an output nothing differentiates (instead
   // of zeros): an op whose extra outputs rarely get gradients can then skip their work.
   virtual bool accepts_missing_cotangents() const { return false; }
+  // bfloat16 is a storage dtype (kernels compute in float32). False, the default: dispatch
+  // casts this op's bfloat16 inputs to float32, runs it, and rounds its float32 outputs to
+  // bfloat16 (src/ops/bfloat16_dispatch.cpp). True: the op takes bfloat16 as it is: its
+  // kernel only moves or converts elements (reshape, slice, cast, variable reads), or it
+  // runs a graph whose nodes convert for themselves (call, cond, while).
+  virtual bool takes_bfloat16() const { return false; }
   virtual std::shared_ptr<Primitive> clone() const = 0;
 };
 
