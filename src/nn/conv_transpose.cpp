@@ -44,8 +44,10 @@ void Conv2DTranspose::build(const Shape& s) {
 }
 
 Tensor Conv2DTranspose::call(const Tensor& inputs) {
-  if (inputs.rank() != 4 || inputs.dtype() != DType::float32)
-    fail(name(), "expects float32 inputs of rank 4 [batch, height, width, channels], got " + inputs.spec().str());
+  // bfloat16: a mixed precision policy's compute dtype (the op computes in float32 for it).
+  if (inputs.rank() != 4 || (inputs.dtype() != DType::float32 && inputs.dtype() != DType::bfloat16))
+    fail(name(), "expects float32 (or bfloat16) inputs of rank 4 [batch, height, width, channels], got " +
+                     inputs.spec().str());
   std::int64_t channels = kernel_.shape()[3];
   if (inputs.shape()[3] != channels)
     fail(name(), "input " + inputs.spec().str() + " has " + std::to_string(inputs.shape()[3]) +

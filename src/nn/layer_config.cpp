@@ -116,10 +116,44 @@ std::vector<std::int64_t> ConfigMap::ints(std::string_view key) const {
 
 // ---------------------------------------------------------------- sub-objects
 
+ConfigValue dtype_policy_config(const DTypePolicy& policy) {
+  // Keras 3's dtype_policies.serialize(layer.dtype_policy).
+  ConfigMap inner;
+  inner.set("name", policy.name());
+  ConfigMap m;
+  m.set("module", "keras");
+  m.set("class_name", "DTypePolicy");
+  m.set("config", std::move(inner));
+  m.set("registered_name", nullptr);
+  return m;
+}
+
+DTypePolicy dtype_policy_from_config(const ConfigValue& v, const std::string& where) {
+  auto policy = [&](const std::string& name) {
+    try {
+      return DTypePolicy(name);
+    } catch (const Error& e) {
+      throw Error(where + ": " + e.what());
+    }
+  };
+  if (const auto* name = std::get_if<std::string>(&v.value)) return policy(*name);  // Keras 3.0-3.1: the name
+  const auto* m = std::get_if<ConfigMap>(&v.value);
+  if (!m) throw Error(where + ": a dtype policy must be a name or a map {class_name, config: {name}}");
+  ConfigMap c = *m;
+  c.where = where;
+  const std::string& cls = c.text("class_name");
+  if (cls != "DTypePolicy" && cls != "FloatDTypePolicy" && cls != "Policy")
+    throw Error(where + ": dtype policy class '" + cls + "' (DTypePolicy expected; eagerflow has no quantized policies)");
+  ConfigMap inner = c.map("config");
+  inner.where = where;
+  return policy(inner.text("name"));
+}
+
 LayerConfig base_config(const Layer& layer, std::string class_name) {
   LayerConfig c{std::move(class_name), {}};
   c.config.set("name", layer.name());
   c.config.set("trainable", layer.trainable());
+  c.config.set("dtype", dtype_policy_config(layer.dtype_policy()));
   if (const Regularizer* r = layer.activity_regularizer())
     c.config.set("activity_regularizer", regularizer_config(*r, "layer '" + layer.name() + "' activity_regularizer"));
   return c;
@@ -127,6 +161,9 @@ LayerConfig base_config(const Layer& layer, std::string class_name) {
 
 void apply_base_config(Layer& layer, const ConfigMap& config) {
   if (config.has_value("trainable") && !config.flag("trainable")) layer.set_trainable(false);
+  // The policy the layer was saved with, whatever the global policy is now (files written
+  // before configs held it: the global policy, as the factory made the layer).
+  if (config.has_value("dtype")) layer.set_dtype_policy(dtype_policy_from_config(config.at("dtype"), config.where + " dtype"));
   if (config.has_value("activity_regularizer"))
     layer.set_activity_regularizer(regularizer_from_config(config.at("activity_regularizer"), config.where + " activity_regularizer"));
 }

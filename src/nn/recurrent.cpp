@@ -174,8 +174,10 @@ std::vector<Tensor> RNNBase::call_with(const Tensor& x, const Tensor& mask, cons
     fail(name(), "input " + x.spec().str() + " is incompatible: expected [batch, time, " +
                      std::to_string(kernel_.shape()[0]) + "]");
   if (!is_floating(x.dtype())) fail(name(), "expects floating inputs, got " + x.spec().str());
-  if (x.dtype() != kernel_.dtype())
-    fail(name(), "input " + x.spec().str() + " and weights (" + std::string(name_of(kernel_.dtype())) +
+  // Under a mixed policy the weights read as the compute dtype inside call() (autocast).
+  DType weights = dtype_policy().is_mixed() ? compute_dtype() : kernel_.dtype();
+  if (x.dtype() != weights)
+    fail(name(), "input " + x.spec().str() + " and weights (" + std::string(name_of(weights)) +
                      ") differ in dtype; the layer builds its weights in the dtype of its first input");
   if (!initial_state.empty() && static_cast<int>(initial_state.size()) != num_states())
     fail(name(), "takes " + std::to_string(num_states()) + " initial state tensor(s), got " +
@@ -199,7 +201,9 @@ std::vector<Tensor> RNNBase::call_with(const Tensor& x, const Tensor& mask, cons
 
 // Returns the outputs in processing order (Keras' go_backwards order), then the final states.
 std::vector<Tensor> RNNBase::run(const Tensor& x, const Tensor& mask, std::vector<Tensor> states, bool reverse) {
-  if (!mask.defined() && options_.allow_fused && x.dtype() == DType::float32 && default_activations()) {
+  // bfloat16 (mixed precision) runs the fused float32 op too, converted at its boundary.
+  bool fusable = x.dtype() == DType::float32 || x.dtype() == DType::bfloat16;
+  if (!mask.defined() && options_.allow_fused && fusable && default_activations()) {
     if (auto f = fused(x, states, reverse)) {
       std::vector<Tensor> r = std::move(*f);
       if (reverse) r[0] = flip_time(r[0]);
@@ -284,7 +288,7 @@ std::vector<Tensor> LSTM::step(const Tensor& p, const std::vector<Tensor>& s, co
 }
 
 std::optional<std::vector<Tensor>> LSTM::fused(const Tensor& x, const std::vector<Tensor>& s, bool reverse) {
-  Tensor b = options_.use_bias ? Tensor(bias_) : zeros(Shape{4 * units_}, DType::float32);
+  Tensor b = options_.use_bias ? Tensor(bias_) : zeros(Shape{4 * units_}, x.dtype());
   LstmOutputs o = lstm(x, kernel_, recurrent_kernel_, b, s[0], s[1], reverse);
   return std::vector<Tensor>{o.sequence, o.h, o.c};
 }
@@ -325,7 +329,7 @@ std::vector<Tensor> GRU::step(const Tensor& p, const std::vector<Tensor>& s, con
 
 std::optional<std::vector<Tensor>> GRU::fused(const Tensor& x, const std::vector<Tensor>& s, bool reverse) {
   if (!options_.reset_after) return std::nullopt;
-  Tensor b = options_.use_bias ? Tensor(bias_) : zeros(Shape{2, 3 * units_}, DType::float32);
+  Tensor b = options_.use_bias ? Tensor(bias_) : zeros(Shape{2, 3 * units_}, x.dtype());
   GruOutputs o = gru(x, kernel_, recurrent_kernel_, b, s[0], reverse);
   return std::vector<Tensor>{o.sequence, o.h};
 }
@@ -350,6 +354,7 @@ Bidirectional::Bidirectional(std::shared_ptr<RNNBase> layer, std::string merge_m
   RNNOptions o = forward_->options();
   o.go_backwards = !o.go_backwards;
   backward_ = make_rnn(*forward_, o, "backward_" + forward_->name());
+  backward_->set_dtype_policy(forward_->dtype_policy());  // both directions compute alike
 }
 
 void Bidirectional::build(const Shape& input_shape) {}

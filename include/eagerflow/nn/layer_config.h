@@ -35,6 +35,7 @@
 namespace ef::nn {
 
 class Layer;
+class DTypePolicy;
 class Regularizer;
 class Constraint;
 class ActivationFn;
@@ -97,11 +98,17 @@ struct LayerConfig {
   ConfigMap config;
 };
 
-// The config every layer starts from: {"name", "trainable"} and, when the layer has one, its
-// "activity_regularizer". apply_base_config sets trainable and the activity regularizer on a
-// layer a factory made (layer_from_config does this after every factory).
+// The config every layer starts from: {"name", "trainable", "dtype"} and, when the layer has
+// one, its "activity_regularizer". apply_base_config sets trainable, the dtype policy and the
+// activity regularizer on a layer a factory made (layer_from_config does this after every
+// factory).
 LayerConfig base_config(const Layer& layer, std::string class_name);
 void apply_base_config(Layer& layer, const ConfigMap& config);
+// A dtype policy as Keras 3 serializes it: {"module": "keras", "class_name": "DTypePolicy",
+// "config": {"name": "mixed_bfloat16"}, "registered_name": null}. Read back from that form or
+// from a bare name ("float32", as Keras 3.0 wrote it).
+ConfigValue dtype_policy_config(const DTypePolicy& policy);
+DTypePolicy dtype_policy_from_config(const ConfigValue& v, const std::string& where);
 
 // Sub-objects by Keras name and parameters. An activation, regularizer or constraint made from
 // a C++ function has no config: an ef::Error naming `where` and the argument.
