@@ -119,7 +119,17 @@ FIRST = "trace + prepare + first run of the MLP train step (ms)"
 FIRST_COLD = "same, torch.compile with a cold compile cache (ms)"
 INFER = "MLP 784-512-512-10 inference, batch 1, traced (us)"
 FIT = "fit epoch, MLP, 8,000 x [784], batch 128, Adam (ms)"
+FIT_FIRST = "first fit epoch of a new model (trace/compile of both batch sizes included) (ms)"
 FIT_SAMPLES, FIT_BATCH = 8000, 128
+
+
+def first_and_later(epoch, repeats=3):
+    """A fit epoch's time the first time (tracing/compiling, the last batch of 64 too) and the
+    median of `repeats` later ones."""
+    t = time.perf_counter()
+    epoch()
+    first = (time.perf_counter() - t) * 1e3
+    return {FIT_FIRST: first, FIT: once_ms(epoch, repeats=repeats)}
 
 
 def mnist_like(n=FIT_SAMPLES):
@@ -196,13 +206,12 @@ def torch_fit(compiled, fused=False):
             opt.zero_grad(set_to_none=True)
             fn(xs[idx], ys[idx])
             opt.step()
-    epoch()  # compiles both batch shapes (128 and the last 64)
-    return {FIT: once_ms(epoch, repeats=3)}
+    return first_and_later(epoch)  # the first compiles both batch shapes (128 and the last 64)
 
 
 def torch_fused_adam_peer(threads):
     """torch eager with Adam(fused=True): one kernel for all of a step's parameter updates."""
-    return {**torch_train(threads, compiled=False, fused=True), FIT: torch_fit(False, fused=True)[FIT]}
+    return {**torch_train(threads, compiled=False, fused=True), **torch_fit(False, fused=True)}
 
 
 def torch_compile_first_call(threads):
@@ -379,13 +388,20 @@ def jax_inference_and_fit():
     """Batch-1 inference under jax.jit, and an epoch as a JAX user writes it: a permutation,
     batches of 128 sliced on the host, one jitted Adam step each."""
     import jax
-    import jax.numpy as jnp
-    import numpy as np
     params = jax_mlp_params(jax.random.PRNGKey(0))
     x1 = jax.random.uniform(jax.random.PRNGKey(1), (1, 784))
     infer = jax.jit(jax_mlp)
     infer(params, x1).block_until_ready()
-    out = {INFER: median_us(lambda: infer(params, x1).block_until_ready())}
+    return {INFER: median_us(lambda: infer(params, x1).block_until_ready()), **jax_fit(params)}
+
+
+def jax_fit(params=None):
+    """An epoch as a JAX user writes it: a permutation, batches of 128 sliced on the host, one
+    jitted Adam step each (jax.jit compiles the last batch of 64 separately)."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    params = params if params is not None else jax_mlp_params(jax.random.PRNGKey(0))
 
     def loss_fn(p, x, y):
         return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(jax_mlp(p, x)), y[:, None], axis=1))
@@ -411,8 +427,8 @@ def jax_inference_and_fit():
             idx = perm[i:i + FIT_BATCH]
             *state[:4], loss = step(*state, xs[idx], ys[idx])
         jax.block_until_ready(loss)
-    epoch()  # compiles both batch shapes
-    out[FIT] = once_ms(epoch, repeats=3)
+    out = first_and_later(epoch)  # the first compiles both batch shapes
+    out["traces"] = step._cache_size()  # one compilation per batch shape: 2
     return out
 
 
@@ -487,13 +503,25 @@ def tf_inference_and_fit():
     x1 = tf.random.uniform((1, 784))
     infer = tf.function(lambda x: model(x, training=False))
     infer(x1)
-    out = {INFER: median_us(lambda: infer(x1))}
+    return {INFER: median_us(lambda: infer(x1)), **tf_fit(model)}
+
+
+def tf_fit(model=None):
+    """Keras' fit for one epoch at a time, with the accuracy metric as eagerflow's BM_MlpFitEpoch."""
+    import tensorflow as tf
+    L = tf.keras.layers
+    if model is None:
+        tf.random.set_seed(0)
+        model = tf.keras.Sequential([tf.keras.Input((784,)), L.Dense(512, "relu"), L.Dense(512, "relu"), L.Dense(10)])
     xs, ys = mnist_like()
     model.compile(tf.keras.optimizers.Adam(1e-3), tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                   metrics=["accuracy"])  # as eagerflow's BM_MlpFitEpoch
     fit = lambda: model.fit(xs, ys, batch_size=FIT_BATCH, epochs=1, verbose=0)
-    fit()  # traces the train function
-    out[FIT] = once_ms(fit, repeats=3)
+    out = first_and_later(fit)  # the first traces the train function
+    try:  # Keras 3 on TF: a tf.function; its traces over the epochs (the last batch is 64 rows)
+        out["traces"] = model.train_function.experimental_get_tracing_count()
+    except AttributeError:
+        pass
     return out
 
 
