@@ -14,6 +14,16 @@
 
 namespace ef::passes {
 
+bool detail::has_conv_fusion_candidates(const ir::Graph& g) {
+  for (const ir::Node& node : g.nodes) {
+    const Primitive* op = node.op.get();
+    if (dynamic_cast<const Conv2D*>(op) || dynamic_cast<const Conv2DBackpropFilter*>(op)) return true;
+    auto* grad = dynamic_cast<const ActivationGrad*>(op);
+    if (grad && grad->kind() == UnaryKind::relu) return true;
+  }
+  return false;
+}
+
 std::shared_ptr<ir::Graph> fuse_conv(const ir::Graph& g) {
   std::vector<int> uses(g.values.size(), 0), reader(g.values.size(), -1), producer(g.values.size(), -1);
   for (std::size_t n = 0; n < g.nodes.size(); ++n) {

@@ -242,7 +242,7 @@ std::shared_ptr<ir::Graph> optimize(const ir::Graph& g, const PassOptions& optio
   if (options.common_subexpr) out = eliminate_common_subexpressions(*out);
   if (options.dead_code) out = eliminate_dead_code(*out);
   if (options.fuse_dense) out = fuse_dense(*out);
-  if (options.fuse_conv) out = fuse_conv(*out);
+  if (options.fuse_conv && detail::has_conv_fusion_candidates(*out)) out = fuse_conv(*out);
   if (options.fuse_elementwise) out = fuse_elementwise(*out);
   return out;
 }

@@ -14,4 +14,8 @@ std::shared_ptr<ir::Graph> rebuild(const ir::Graph& g, const std::vector<bool>& 
                                    const std::map<std::size_t, ir::Node>& overrides = {});
 std::vector<int> identity_map(std::size_t n);
 
+// Whether `g` holds a node fuse_conv rewrites from (a convolution, its filter gradient or a
+// relu gradient): without one the pass would only copy the graph, which tracing pays for.
+bool has_conv_fusion_candidates(const ir::Graph& g);
+
 }  // namespace ef::passes::detail
