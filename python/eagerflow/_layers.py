@@ -76,7 +76,8 @@ class _PythonLayer:
                 raise NotImplementedError(
                     f"Layer {cls.__name__} ('{self.name}') has arguments {own} in `__init__()` and therefore must override "
                     "`get_config()` to be saved")
-        return {"name": self.name, "trainable": self.trainable}
+        # "dtype": the layer's policy as Keras 3 serializes it, so that from_config restores it.
+        return {"name": self.name, "trainable": self.trainable, "dtype": _core._serialize_dtype_policy(self.dtype_policy)}
 
     @classmethod
     def from_config(cls, config):

@@ -3,6 +3,8 @@
 #include <nanobind/stl/string.h>
 
 #include "bindings.h"
+#include "eagerflow/nn/layer_config.h"
+#include "py_layer.h"
 
 namespace efpy {
 namespace {
@@ -11,6 +13,8 @@ ef::nn::DTypePolicy policy_of(nb::handle h) {
   ef::nn::DTypePolicy* p = nullptr;
   if (nb::try_cast(h, p, false) && p) return *p;
   if (nb::isinstance<nb::str>(h)) return ef::nn::DTypePolicy(nb::cast<std::string>(h));
+  if (nb::isinstance<nb::dict>(h))  // Keras 3's serialized form, as get_config writes it
+    return ef::nn::dtype_policy_from_config(config_map_from_py(h, "dtype policy"), "dtype policy");
   ef::DType d;
   if (nb::try_cast(h, d)) return ef::nn::DTypePolicy(std::string(ef::name_of(d)));
   if (nb::hasattr(h, "name")) return ef::nn::DTypePolicy(nb::cast<std::string>(nb::str(nb::object(h.attr("name")))));
@@ -34,11 +38,22 @@ void init_dtype_policy(nb::module_& m) {
         if (nb::try_cast(b, p, false) && p) return a == *p;
         return nb::isinstance<nb::str>(b) && a.name() == nb::cast<std::string>(b);
       })
+      .def("get_config", [](const ef::nn::DTypePolicy& p) {
+        nb::dict d;
+        d["name"] = p.name();
+        return d;
+      })
+      .def_static("from_config", [](nb::dict config) { return policy_of(config["name"]); }, nb::arg("config"))
       .def("__hash__", [](const ef::nn::DTypePolicy& p) { return nb::hash(nb::str(p.name().c_str())); })
       .def("__repr__", [](const ef::nn::DTypePolicy& p) { return "<DTypePolicy \"" + p.name() + "\">"; });
   m.def("set_global_policy", [](nb::handle p) { ef::nn::set_global_policy(policy_of(p)); }, nb::arg("policy"),
         "Keras' set_global_policy: the policy that layers made from now on take.");
   m.def("global_policy", &ef::nn::global_policy);
+  m.def("_dtype_policy", &policy_of, nb::arg("policy"),
+        "A DTypePolicy from a name, a DTypePolicy, a dtype or Keras 3's serialized form "
+        "({'class_name': 'DTypePolicy', 'config': {'name': ...}}).");
+  m.def("_serialize_dtype_policy", [](nb::handle p) { return py_from_config(ef::nn::dtype_policy_config(policy_of(p))); },
+        nb::arg("policy"), "Keras 3's dtype_policies.serialize: the form layer configs hold.");
 
   auto layer = nb::borrow<nb::object>(m.attr("Layer"));
   auto prop = nb::module_::import_("builtins").attr("property");

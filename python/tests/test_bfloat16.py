@@ -89,12 +89,15 @@ def test_cast_gradient_is_the_cast_back():
     np.testing.assert_array_equal(g.numpy(), [3.0, 3.0, 3.0])
 
 
-def test_unsupported_op_is_a_clear_error():
-    x = ef.cast(ef.constant([3.0, 1.0, 2.0]), ef.bfloat16)
-    with pytest.raises(ef.Error, match=r"\[sort\] does not support dtype bfloat16"):
-        ef.sort(x)
-    with pytest.raises(ef.Error, match="dtypes differ"):
-        ef.add(x, ef.constant([1.0, 1.0, 1.0]))
+def test_every_op_computes_in_float32_and_mixing_is_a_clear_error():
+    x = ef.cast(ef.constant([3.0, 1.0, 2.5, -4.0]), ef.bfloat16)
+    # No list of names: every op that computes does so in float32 and rounds back.
+    s = ef.sort(x)
+    assert s.dtype == ef.bfloat16
+    np.testing.assert_array_equal(s.numpy().astype(np.float32), [-4.0, 1.0, 2.5, 3.0])
+    assert ef.argsort(x).dtype == ef.int64  # integer results keep their dtype
+    with pytest.raises(ef.Error, match=r"\[add\] dtypes differ.*bfloat16 and float32 do not mix"):
+        ef.add(x, ef.constant([1.0, 1.0, 1.0, 1.0]))
 
 
 def test_policy_api():
@@ -136,3 +139,93 @@ def test_mixed_fit_keeps_float32_variables_and_learns():
     assert h.history["accuracy"][-1] > 0.8
     assert all(w.dtype == ef.float32 for w in model.weights)
     assert model.predict(x[:4], verbose=0).dtype == np.float32
+
+
+def _fit_checked(model, x, y, loss, metrics, epochs=6):
+    model.compile(optimizer=keras.optimizers.Adam(1e-2), loss=loss, metrics=metrics)
+    h = model.fit(x, y, batch_size=8, epochs=epochs, shuffle=False, verbose=0)
+    losses = h.history["loss"]
+    assert all(np.isfinite(losses)) and losses[-1] < losses[0], losses
+    assert all(w.dtype == ef.float32 for w in model.weights)
+    assert np.isfinite(model.evaluate(x, y, batch_size=8, verbose=0)[0])
+    return model.predict(x, batch_size=8, verbose=0)
+
+
+def _tokens(n, steps, seed):
+    ids = np.random.default_rng(seed).integers(0, 20, size=(n, steps)).astype(np.int64)
+    return ids, (ids[:, 0] * 3 // 20).astype(np.int64)
+
+
+def test_recurrent_layers_train_under_the_mixed_policy():
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    ef.random.set_seed(31)
+    L = keras.layers
+    x, y = _tokens(32, 6, 1)
+    model = keras.Sequential([L.Embedding(20, 8), L.LSTM(8, return_sequences=True), L.GRU(8, return_sequences=True),
+                              L.Bidirectional(L.LSTM(4, return_sequences=True)), L.SimpleRNN(8), L.Dense(3)])
+    out = _fit_checked(model, x, y, keras.losses.SparseCategoricalCrossentropy(from_logits=True), ["accuracy"])
+    assert str(out.dtype) == "bfloat16"
+
+
+def test_conv_attention_normalization_and_pooling_train_under_the_mixed_policy():
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    ef.random.set_seed(32)
+    L = keras.layers
+    x, y = _tokens(32, 8, 2)
+    inp = keras.Input((8,), dtype="int64")
+    h = L.Conv1D(8, 3, padding="same", activation="relu")(L.Embedding(20, 8)(inp))
+    h = L.MaxPooling1D(2)(h)
+    h = L.LayerNormalization()(L.Add()([h, L.MultiHeadAttention(num_heads=2, key_dim=4)(h, h)]))
+    h = L.Dropout(0.1)(L.GlobalAveragePooling1D()(h))
+    out = L.Activation("softmax", dtype="float32")(L.Dense(3)(h))
+    model = keras.Model(inp, out)
+    pred = _fit_checked(model, x, y, "sparse_categorical_crossentropy", ["accuracy"])
+    assert pred.dtype == np.float32  # the float32 softmax, as Keras advises for the last layer
+
+    img = np.random.default_rng(3).uniform(size=(32, 8, 8, 1)).astype(np.float32)
+    label = (img.mean(axis=(1, 2, 3)) > 0.5).astype(np.float32)[:, None]
+    cnn = keras.Sequential([L.Conv2D(4, 3, padding="same", activation="relu"), L.BatchNormalization(),
+                            L.MaxPooling2D(), L.Conv2DTranspose(4, 2, strides=2), L.AveragePooling2D(),
+                            L.GlobalAveragePooling2D(), L.Dense(1, activation="sigmoid")])
+    pred = _fit_checked(cnn, img, label, "binary_crossentropy", ["accuracy", "mse"])
+    assert str(pred.dtype) == "bfloat16"
+
+
+@keras.saving.register_keras_serializable(package="efBf16")
+class _Scale(keras.layers.Layer):
+    def build(self, input_shape):
+        self.w = self.add_weight("w", (input_shape[-1],), initializer="ones")
+
+    def call(self, x):
+        return x * self.w
+
+
+def test_configs_hold_the_policy_as_keras_3_writes_it(tmp_path):
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    layer = _Scale()
+    config = layer.get_config()
+    assert config["dtype"] == {"module": "keras", "class_name": "DTypePolicy",
+                               "config": {"name": "mixed_bfloat16"}, "registered_name": None}
+    keras.mixed_precision.set_global_policy("float32")
+    back = _Scale.from_config(config)
+    assert back.dtype_policy.name == "mixed_bfloat16"
+    assert _Scale.from_config({**config, "dtype": "bfloat16"}).dtype_policy.name == "bfloat16"  # Keras 3.0's form
+    p = keras.mixed_precision.DTypePolicy("mixed_bfloat16")
+    assert keras.mixed_precision.DTypePolicy.from_config(p.get_config()) == p
+    with pytest.raises(ValueError, match="mixed_float16"):
+        keras.layers.Dense(2, dtype={"class_name": "DTypePolicy", "config": {"name": "mixed_float16"}})
+
+    # A model saved under the policy loads mixed under float32; the float32 softmax stays float32.
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    ef.random.set_seed(33)
+    model = keras.Sequential([keras.layers.Dense(8, activation="relu"), _Scale(),
+                              keras.layers.Dense(3), keras.layers.Activation("softmax", dtype="float32")])
+    x = np.random.default_rng(4).standard_normal((4, 5)).astype(np.float32)
+    want = np.asarray(model.predict(x, verbose=0))
+    path = str(tmp_path / "mixed.efmodel")
+    model.save(path)
+    keras.mixed_precision.set_global_policy("float32")
+    loaded = keras.models.load_model(path)
+    assert [layer.dtype_policy.name for layer in loaded.layers] == ["mixed_bfloat16"] * 3 + ["float32"]
+    assert all(w.dtype == ef.float32 for w in loaded.weights)
+    np.testing.assert_array_equal(np.asarray(loaded.predict(x, verbose=0)), want)

@@ -66,8 +66,8 @@ def _check_kwargs(cls, kwargs):
     dtype = kwargs.get("dtype")
     if dtype is not None:
         try:
-            _core.DTypePolicy(dtype if isinstance(dtype, str) else getattr(dtype, "name", str(dtype)))
-        except _core.Error as e:
+            _core._dtype_policy(dtype)  # a name, a DTypePolicy, a dtype or Keras 3's serialized form
+        except (_core.Error, TypeError) as e:
             raise ValueError(f"{cls}: dtype={dtype!r} is not a policy eagerflow has (float32, float64, bfloat16, "
                              f"mixed_bfloat16): {e}") from None
 

@@ -6,7 +6,10 @@ makes layers created afterwards keep float32 variables and compute in bfloat16 (
 variables cast inside each layer call); losses compute in float32, gradients arrive float32 at
 the variables, optimizer state and saved weights stay float32. Keep the last softmax in float32
 with ``Activation("softmax", dtype="float32")``. On CPUs without native bfloat16 (AVX-512 BF16 /
-AMX) the bfloat16 ops convert to float32 in software and run slower than float32.
+AMX) the bfloat16 ops convert to float32 in software and run slower than float32. Every layer
+kind trains under the policy; a layer's get_config() holds its policy as Keras 3 serializes it
+({"module": "keras", "class_name": "DTypePolicy", "config": {"name": ...}, ...}), so a saved model
+loads with the policies it was saved with, whatever the global policy is then.
 """
 from .. import _core
 
