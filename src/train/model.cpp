@@ -56,6 +56,27 @@ StepData batch_rows(const StepData& d, std::int64_t begin, std::int64_t end) {
   return {rows(d.x, begin, end), rows(d.y, begin, end), rows(d.sample_weight, begin, end)};
 }
 
+// Rows [begin, end) of a concrete tensor as a view of its storage, no copy: the in-order
+// batches of fit and evaluate, which the steps only read. (predict keeps copies: an output
+// may be its input, and must not alias the caller's data.)
+Tensor row_view(const Tensor& t, std::int64_t begin, std::int64_t end) {
+  if (t.is_symbolic() || !t.impl().storage || t.rank() == 0) return rows(t, begin, end);
+  std::vector<std::int64_t> dims = t.shape().dims();
+  std::size_t row_bytes = size_of(t.dtype());
+  for (std::size_t a = 1; a < dims.size(); ++a) row_bytes *= static_cast<std::size_t>(dims[a]);
+  auto impl = new_tensor_impl(t.impl());
+  impl->offset += static_cast<std::size_t>(begin) * row_bytes;
+  dims[0] = end - begin;
+  impl->shape = Shape(std::move(dims));
+  return Tensor(std::move(impl));
+}
+
+std::vector<Tensor> row_views(const std::vector<Tensor>& ts, std::int64_t begin, std::int64_t end) {
+  std::vector<Tensor> out;
+  for (const auto& t : ts) out.push_back(row_view(t, begin, end));
+  return out;
+}
+
 // Keras clamps the batch to the data: a batch_size of INT64_MAX over 10 examples is one batch.
 std::int64_t clamped_batch(std::int64_t batch_size, std::int64_t n) { return std::max<std::int64_t>(1, std::min(batch_size, n)); }
 
@@ -848,7 +869,7 @@ bool ArrayBatches::next(StepData& batch) {
     Tensor idx = tensor(std::vector<std::int64_t>(order_.begin() + begin, order_.begin() + end));
     batch = {gathered(data_.x, idx), gathered(data_.y, idx), gathered(data_.sample_weight, idx)};
   } else {
-    batch = batch_rows(data_, begin, end);
+    batch = {row_views(data_.x, begin, end), row_views(data_.y, begin, end), row_views(data_.sample_weight, begin, end)};
   }
   return true;
 }
