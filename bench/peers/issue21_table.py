@@ -307,9 +307,12 @@ def fit_table(runs, threads_list, jobs):
 
 
 class Locks:
-    """Holds /tmp/ef-bench.lock and /tmp/ef-build.lock (in that order) for a round."""
+    """Holds /tmp/ef-build.lock and /tmp/ef-bench.lock for a round, in the order of the team's
+    `flock /tmp/ef-build.lock flock /tmp/ef-bench.lock <cmd>` (the opposite order deadlocked
+    against it: this run held the bench lock waiting for the build lock held by one waiting
+    for the bench lock)."""
     def __enter__(self):
-        self.files = [open(p, "a") for p in ("/tmp/ef-bench.lock", "/tmp/ef-build.lock")]
+        self.files = [open(p, "a") for p in ("/tmp/ef-build.lock", "/tmp/ef-bench.lock")]
         for f in self.files:
             fcntl.flock(f, fcntl.LOCK_EX)
 
