@@ -101,6 +101,26 @@ class _PythonLayer:
         return f"<{type(self).__name__} name={self.name}>"
 
 
+def _cpp_layer_get_config(self):
+    """Keras' get_config: the constructor arguments that rebuild this layer, its "dtype" policy
+    included (the config save_model writes)."""
+    return _core._layer_config(self)
+
+
+@classmethod
+def _cpp_layer_from_config(cls, config):
+    """Keras' from_config: the layer rebuilt from get_config()'s dict, its policy included."""
+    for c in cls.__mro__:
+        if _core._saving.is_registered(c.__name__):
+            return _core._layer_from_config(c.__name__, config)
+    raise TypeError(f"{cls.__name__} has no from_config (no layer class of that name is registered)")
+
+
+# The C++ layers (Dense, LSTM, ...); layers written in Python override both (_PythonLayer).
+_core.Layer.get_config = _cpp_layer_get_config
+_core.Layer.from_config = _cpp_layer_from_config
+
+
 class Layer(_PythonLayer, _core.Layer):
     """Subclass it in Python: build(input_shape), call(inputs[, training]), add_weight(...).
 

@@ -1,5 +1,7 @@
 // Keras' dtype policies: ef.keras.DTypePolicy, ef.keras.mixed_precision.set_global_policy, and
 // layer.dtype_policy / compute_dtype / variable_dtype (eagerflow/nn/dtype_policy.h).
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 
 #include "bindings.h"
@@ -52,6 +54,24 @@ void init_dtype_policy(nb::module_& m) {
   m.def("_dtype_policy", &policy_of, nb::arg("policy"),
         "A DTypePolicy from a name, a DTypePolicy, a dtype or Keras 3's serialized form "
         "({'class_name': 'DTypePolicy', 'config': {'name': ...}}).");
+  // Keras' get_config / from_config for the C++ layers (layers written in Python define their
+  // own, python/eagerflow/_layers.py): the config save_model writes, "dtype" included.
+  m.def(
+      "_layer_config",
+      [](const ef::nn::Layer& l) {
+        std::optional<ef::nn::LayerConfig> c = l.get_config();
+        if (!c) throw nb::attribute_error(("layer '" + l.name() + "' (" + l.type_name() + ") has no config").c_str());
+        return py_from_config(ef::nn::ConfigValue(c->config));
+      },
+      nb::arg("layer"));
+  m.def(
+      "_layer_from_config",
+      [](const std::string& class_name, nb::handle config) {
+        std::string where = class_name + ".from_config";
+        ef::nn::LayerConfig c{class_name, config_map_from_py(config, where)};
+        return ef::nn::layer_from_config(c, where);
+      },
+      nb::arg("class_name"), nb::arg("config"));
   m.def("_serialize_dtype_policy", [](nb::handle p) { return py_from_config(ef::nn::dtype_policy_config(policy_of(p))); },
         nb::arg("policy"), "Keras 3's dtype_policies.serialize: the form layer configs hold.");
 

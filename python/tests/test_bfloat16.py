@@ -212,6 +212,15 @@ def test_configs_hold_the_policy_as_keras_3_writes_it(tmp_path):
     assert _Scale.from_config({**config, "dtype": "bfloat16"}).dtype_policy.name == "bfloat16"  # Keras 3.0's form
     p = keras.mixed_precision.DTypePolicy("mixed_bfloat16")
     assert keras.mixed_precision.DTypePolicy.from_config(p.get_config()) == p
+    # The C++ layers too: get_config holds the policy and from_config restores it.
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    lstm, dense = keras.layers.LSTM(4, return_sequences=True), keras.layers.Dense(3, activation="relu", name="d3")
+    keras.mixed_precision.set_global_policy("float32")
+    assert lstm.get_config()["dtype"]["config"]["name"] == "mixed_bfloat16"
+    back = keras.layers.Dense.from_config(dense.get_config())
+    assert back.dtype_policy.name == "mixed_bfloat16" and back.name == "d3"
+    assert keras.layers.LSTM.from_config(lstm.get_config()).dtype_policy.name == "mixed_bfloat16"
+    assert back(np.ones((2, 5), np.float32)).dtype == ef.bfloat16
     with pytest.raises(ValueError, match="mixed_float16"):
         keras.layers.Dense(2, dtype={"class_name": "DTypePolicy", "config": {"name": "mixed_float16"}})
 
