@@ -146,20 +146,36 @@ void BM_MlpAdamUpdate(benchmark::State& state) {
 }
 BENCHMARK(BM_MlpAdamUpdate)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
 
-// One fit epoch: 8,000 x [784] in batches of 128 (63 steps, shuffled, metric accuracy, silent),
-// after a first epoch that traced the step. Compare with 63 x BM_MlpTrainStep of the same run.
-void BM_MlpFitEpoch(benchmark::State& state) {
-  use_threads(state);
+// The fit benchmarks' data (8,000 x [784] uniform, labels 0..9, seeded), model (the MLP with
+// Adam and the accuracy metric) and options (batch 128: 63 steps, the last of 64; shuffled;
+// silent).
+std::pair<ef::Tensor, ef::Tensor> fit_data() {
   ef::random::set_seed(1);
-  auto model = mlp();
   ef::Tensor x = ef::random::uniform({8000, 784});
-  ef::Tensor y = ef::cast(ef::random::uniform({8000}, 0.0, 10.0), ef::DType::int64);
+  return {x, ef::cast(ef::random::uniform({8000}, 0.0, 10.0), ef::DType::int64)};
+}
+
+std::shared_ptr<ef::train::Sequential> fit_mlp() {
+  auto model = mlp();
   model->compile(std::make_shared<ef::optim::Adam>(1e-3), ef::train::SparseCategoricalCrossentropy(true), {"accuracy"});
+  return model;
+}
+
+ef::train::FitOptions fit_options() {
   ef::train::FitOptions o;
   o.batch_size = 128;
   o.verbose = 0;
-  model->fit(x, y, o);  // trace
-  for (auto _ : state) benchmark::DoNotOptimize(model->fit(x, y, o));
+  return o;
+}
+
+// One fit epoch, after a first epoch that traced the step. Compare with 63 x BM_MlpTrainStep
+// and with BM_MlpFitStepsOnly of the same run.
+void BM_MlpFitEpoch(benchmark::State& state) {
+  use_threads(state);
+  auto [x, y] = fit_data();
+  auto model = fit_mlp();
+  model->fit(x, y, fit_options());  // trace
+  for (auto _ : state) benchmark::DoNotOptimize(model->fit(x, y, fit_options()));
   state.counters["traces"] = model->tracing_count();
 }
 BENCHMARK(BM_MlpFitEpoch)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->MinTime(1.0);
@@ -168,20 +184,14 @@ BENCHMARK(BM_MlpFitEpoch)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::k
 // sizes, 128 and the last 64, made), beside BM_MlpFitEpoch's later epochs.
 void BM_MlpFitFirstEpoch(benchmark::State& state) {
   use_threads(state);
-  ef::random::set_seed(1);
-  ef::Tensor x = ef::random::uniform({8000, 784});
-  ef::Tensor y = ef::cast(ef::random::uniform({8000}, 0.0, 10.0), ef::DType::int64);
-  ef::train::FitOptions o;
-  o.batch_size = 128;
-  o.verbose = 0;
+  auto [x, y] = fit_data();
   int traces = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    auto model = mlp();
-    model->compile(std::make_shared<ef::optim::Adam>(1e-3), ef::train::SparseCategoricalCrossentropy(true), {"accuracy"});
+    auto model = fit_mlp();
     ef::allocator::release_cached();  // no primitives left by the previous model: a first epoch makes them
     state.ResumeTiming();
-    benchmark::DoNotOptimize(model->fit(x, y, o));
+    benchmark::DoNotOptimize(model->fit(x, y, fit_options()));
     traces = model->tracing_count();
   }
   state.counters["traces"] = traces;
@@ -193,11 +203,8 @@ BENCHMARK(BM_MlpFitFirstEpoch)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchma
 // the metrics and reads the logs every step: a little more than fit's loop needs).
 void BM_MlpFitStepsOnly(benchmark::State& state) {
   use_threads(state);
-  ef::random::set_seed(1);
-  auto model = mlp();
-  ef::Tensor x = ef::random::uniform({8000, 784});
-  ef::Tensor y = ef::cast(ef::random::uniform({8000}, 0.0, 10.0), ef::DType::int64);
-  model->compile(std::make_shared<ef::optim::Adam>(1e-3), ef::train::SparseCategoricalCrossentropy(true), {"accuracy"});
+  auto [x, y] = fit_data();
+  auto model = fit_mlp();
   std::vector<std::pair<ef::Tensor, ef::Tensor>> batches;
   for (std::int64_t b = 0; b < 8000; b += 128) {
     std::int64_t e = std::min<std::int64_t>(8000, b + 128);
@@ -214,9 +221,7 @@ BENCHMARK(BM_MlpFitStepsOnly)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmar
 // (the batches fit hands the step), without the steps.
 void BM_MlpFitBatchesOnly(benchmark::State& state) {
   use_threads(state);
-  ef::random::set_seed(1);
-  ef::Tensor x = ef::random::uniform({8000, 784});
-  ef::Tensor y = ef::cast(ef::random::uniform({8000}, 0.0, 10.0), ef::DType::int64);
+  auto [x, y] = fit_data();
   std::vector<std::int64_t> order(8000);
   std::iota(order.begin(), order.end(), 0);
   std::mt19937_64 rng(1);
