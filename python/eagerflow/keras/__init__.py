@@ -1,10 +1,10 @@
 """ef.keras: layers, Model/Sequential with compile/fit/evaluate/predict, optimizers, losses,
 metrics and callbacks, with Keras' names (README.md, "Python")."""
 from .. import _training
-from . import callbacks, initializers, layers, losses, metrics, mixed_precision, models, optimizers, saving
+from . import callbacks, config, initializers, layers, losses, metrics, mixed_precision, models, optimizers, saving
 from .mixed_precision import DTypePolicy
 from .layers import Input
 from .._training import History, Model, Sequential
 
-__all__ = ["Input", "History", "Model", "Sequential", "callbacks", "initializers", "layers", "losses", "metrics", "models",
+__all__ = ["Input", "History", "Model", "Sequential", "callbacks", "config", "initializers", "layers", "losses", "metrics", "models",
            "optimizers", "saving", "mixed_precision", "DTypePolicy"]

@@ -25,4 +25,8 @@ def global_policy():
     return _core.global_policy()
 
 
-__all__ = ["DTypePolicy", "Policy", "global_policy", "set_global_policy"]
+# Keras 3's newer names for the same two.
+set_dtype_policy = set_global_policy
+dtype_policy = global_policy
+
+__all__ = ["DTypePolicy", "Policy", "dtype_policy", "global_policy", "set_dtype_policy", "set_global_policy"]
