@@ -562,3 +562,39 @@ TEST(SaveModel, DamagedFilesAreErrorsNamingTheFile) {
   }
   EXPECT_GT(errors, 100);
 }
+
+// model_from_config / model_from_json build into the model classes make_model gives (the Python
+// package's own Sequential and Model), with fresh weights of the same shapes.
+TEST(SaveModel, ModelFromConfigUsesMakeModel) {
+  struct MySequential : train::Sequential {
+    using train::Sequential::Sequential;
+  };
+  auto m = std::make_shared<train::Sequential>("seq");
+  m->add(make<nn::Dense>(4, "relu"));
+  m->add(make<nn::Dense>(2));
+  Tensor x = cast(randn({3, 5}, 1), DType::float32);
+  m->predict(x);
+  std::vector<std::string> asked;
+  LoadModelOptions o;
+  o.make_model = [&](const std::string& cls, const std::string& name) -> std::shared_ptr<train::Model> {
+    asked.push_back(cls + ":" + name);
+    return std::make_shared<MySequential>(name);
+  };
+  auto copy = model_from_config(model_config(*m), o);
+  EXPECT_EQ(asked, std::vector<std::string>{"Sequential:seq"});
+  auto* mine = dynamic_cast<MySequential*>(copy.get());
+  ASSERT_NE(mine, nullptr);
+  mine->predict(x);
+  ASSERT_EQ(mine->weights().size(), m->weights().size());
+  for (std::size_t i = 0; i < m->weights().size(); ++i)
+    EXPECT_EQ(mine->weights()[i].value().shape(), m->weights()[i].value().shape());
+  ASSERT_EQ(mine->stack().size(), 2u);
+  EXPECT_EQ(mine->stack()[0]->name(), m->stack()[0]->name());
+  // The JSON path takes the same options; a factory that gives no Sequential is an error.
+  asked.clear();
+  auto again = model_from_json(model_to_json(*m), o);
+  EXPECT_EQ(asked.size(), 1u);
+  LoadModelOptions wrong;
+  wrong.make_model = [](const std::string&, const std::string& name) { return std::make_shared<train::Model>(name); };
+  expect_error([&] { model_from_config(model_config(*m), wrong); }, {"make_model", "Sequential"});
+}

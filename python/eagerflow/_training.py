@@ -134,6 +134,12 @@ def _verbose(v):
 
 
 # ---------------------------------------------------------------- History
+def _overrides_call(cls):
+    """A subclassed Model: its class (below Model) defines call()."""
+    return any("call" in c.__dict__ for c in cls.__mro__ if c not in (Model, Sequential, _Training) and
+               issubclass(c, _Training))
+
+
 class History:
     """What fit returns (Keras' History): .history maps "loss", "val_loss", metric names to one
     value per epoch; .epoch lists the epochs run (from 0); .params and .model as in Keras."""
@@ -352,6 +358,31 @@ class _Training:
             if layer.name == name:
                 return layer
         raise ValueError(f"No such layer: {name}. Existing layers are: {[layer.name for layer in layers]}.")
+
+    def get_config(self):
+        """Keras' get_config of a Sequential or functional model: its layers' configs nested (what
+        from_config and save_model use). A subclassed Model gives what its own get_config gives."""
+        if isinstance(self, Sequential) or (self._is_functional and not _overrides_call(type(self))):
+            from .keras import saving
+            return saving.model_config(self)["config"]
+        return super().get_config()
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """Keras' from_config: a new model (fresh weights) from get_config()'s dict."""
+        from .keras import saving
+        if issubclass(cls, Sequential):
+            make = (lambda class_name, name: cls(name=name or None)) if cls is not Sequential else None
+            return saving.model_from_config("Sequential", config, custom_objects, make)
+        if isinstance(config, dict) and "nodes" in config and "outputs" in config and not _overrides_call(cls):
+            return saving.model_from_config("Functional", config, custom_objects)
+        return super().from_config(config)
+
+    def to_json(self, **kwargs):
+        """Keras' to_json: the architecture as JSON text (ef.keras.models.model_from_json reads it)."""
+        import json
+        from .keras import saving
+        return json.dumps(saving.model_config(self), **kwargs)
 
     def save(self, filepath, *args, **kwargs):
         """Saves the model: to a whole-model file (ef.keras.saving.save_model) for paths ending in

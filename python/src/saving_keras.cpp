@@ -116,6 +116,40 @@ void init_saving_keras(nb::module_& m) {
       nb::arg("class_name"));
   s.def("is_registered", [](const std::string& class_name) { return ef::nn::is_layer_registered(class_name); });
   s.def("model_to_json", [](const ef::nn::Layer& model) { return ef::model_to_json(model); }, nb::arg("model"));
+  // Keras' Model.get_config / from_config / model_from_json for Sequential and functional models:
+  // the config save_model writes, rebuilt (fresh weights) into make_model's classes.
+  s.def(
+      "model_config",
+      [](const ef::nn::Layer& model) {
+        ef::nn::LayerConfig c = ef::model_config(model);
+        nb::dict d;
+        d["class_name"] = c.class_name;
+        d["config"] = py_from_config(ef::nn::ConfigValue(c.config));
+        return d;
+      },
+      nb::arg("model"));
+  auto options_with = [](nb::object make_model) {
+    ef::LoadModelOptions o;
+    o.make_model = [make_model](const std::string& cls, const std::string& name) {
+      nb::gil_scoped_acquire gil;
+      return nb::cast<std::shared_ptr<ef::train::Model>>(make_model(cls, name));
+    };
+    return o;
+  };
+  s.def(
+      "model_from_config",
+      [options_with](const std::string& class_name, nb::handle config, nb::object make_model) {
+        std::string where = class_name + ".from_config";
+        return ef::model_from_config(ef::nn::LayerConfig{class_name, config_map_from_py(config, where)},
+                                     options_with(make_model));
+      },
+      nb::arg("class_name"), nb::arg("config"), nb::arg("make_model"));
+  s.def(
+      "model_from_json",
+      [options_with](const std::string& json, nb::object make_model) {
+        return ef::model_from_json(json, options_with(make_model));
+      },
+      nb::arg("json"), nb::arg("make_model"));
   s.def("format_version", [] { return ef::kModelFormatVersion; });
 }
 

@@ -794,10 +794,11 @@ nn::LayerConfig model_config(const nn::Layer& model) {
   return config_of(model, t, 0);
 }
 
-std::shared_ptr<nn::Layer> model_from_config(const nn::LayerConfig& config) {
+std::shared_ptr<nn::Layer> model_from_config(const nn::LayerConfig& config, const LoadModelOptions& options) {
   Tensors t;
   std::map<std::string, Tensor> none;
   t.loaded = &none;
+  t.options = &options;
   return rebuild(config, t, 0, "model_from_config");
 }
 
@@ -807,9 +808,9 @@ std::string model_to_json(const nn::Layer& model) {
   return out;
 }
 
-std::shared_ptr<nn::Layer> model_from_json(const std::string& json) {
+std::shared_ptr<nn::Layer> model_from_json(const std::string& json, const LoadModelOptions& options) {
   ConfigValue v = from_json(io::parse_json(json, "model_from_json", true));
-  return model_from_config(layer_config_from(v, "model_from_json"));
+  return model_from_config(layer_config_from(v, "model_from_json"), options);
 }
 
 void save_model(const train::Model& model, const std::string& path, const SaveModelOptions& options) {

@@ -51,10 +51,11 @@ std::shared_ptr<train::Model> load_model(const std::string& path, const LoadMode
 // The architecture alone: {"class_name": ..., "config": ...} (Keras' get_config of a model,
 // with its layers' configs nested), and a new model (fresh weights) from it. A functional
 // model's constant op inputs need the file's tensors: model_from_config is for models without.
+// Of `options`, only make_model is used (the Python package's own Sequential / Model classes).
 nn::LayerConfig model_config(const nn::Layer& model);
-std::shared_ptr<nn::Layer> model_from_config(const nn::LayerConfig& config);
+std::shared_ptr<nn::Layer> model_from_config(const nn::LayerConfig& config, const LoadModelOptions& options = {});
 // The same as JSON text (Keras' to_json / model_from_json).
 std::string model_to_json(const nn::Layer& model);
-std::shared_ptr<nn::Layer> model_from_json(const std::string& json);
+std::shared_ptr<nn::Layer> model_from_json(const std::string& json, const LoadModelOptions& options = {});
 
 }  // namespace ef

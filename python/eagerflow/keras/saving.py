@@ -66,20 +66,17 @@ def _python_layer_classes(model, seen=None):
     return found, subclassed
 
 
-def save_model(model, filepath, overwrite=True, include_optimizer=True):
-    """Saves the whole model to `filepath` (one file, written atomically)."""
-    import os
-    filepath = os.fspath(filepath)
-    if not overwrite and os.path.exists(filepath):
-        raise FileExistsError(f"save_model: '{filepath}' exists and overwrite=False")
+def _check_savable(model, what):
+    """Registers the model's Python layer classes (under their class names unless registered) and
+    refuses subclassed Models, which have no config here."""
     if isinstance(model, _training.Model) and not model._is_functional:
-        raise TypeError(f"save_model: model '{model.name}' is a subclassed Model ({type(model).__name__}) written in "
+        raise TypeError(f"{what}: model '{model.name}' is a subclassed Model ({type(model).__name__}) written in "
                         "Python, which this version cannot save as a config; use a functional or Sequential model, "
                         "or save its weights with save_weights")
     classes, subclassed = _python_layer_classes(model)
     if subclassed:
         names = ", ".join(f"'{m.name}' ({type(m).__name__})" for m in subclassed)
-        raise TypeError(f"save_model: the model(s) {names} inside '{model.name}' are subclassed Models, which this "
+        raise TypeError(f"{what}: the model(s) {names} inside '{model.name}' are subclassed Models, which this "
                         "version cannot save as a config; write them as layers (ef.keras.layers.Layer with "
                         "get_config) or save the weights with save_weights")
     # A Python layer class not registered yet is saved under its class name, as Keras does; the
@@ -88,6 +85,49 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
         name = cls.__dict__.get("_ef_registered_name", cls.__name__)
         if name not in _registered:
             _register(name, cls)
+
+
+def _use_custom_objects(custom_objects, what):
+    for key, obj in (custom_objects or {}).items():
+        if not (isinstance(obj, type) and issubclass(obj, _PythonLayer)):
+            raise TypeError(f"{what}: custom_objects['{key}'] must be a Layer class written in Python, got {obj!r}")
+        for name in {key, obj.__dict__.get("_ef_registered_name", obj.__name__)}:
+            if _registered.get(name) is not obj:
+                _register(name, obj, replace=True)
+
+
+def model_config(model):
+    """{"class_name": "Sequential" | "Functional", "config": ...}: the architecture save_model writes."""
+    _check_savable(model, "get_config")
+    return _s.model_config(model)
+
+
+def model_from_config(class_name, config, custom_objects=None, make_model=None):
+    """A new model (fresh weights) of the architecture in `config`."""
+    _use_custom_objects(custom_objects, "from_config")
+    return _s.model_from_config(class_name, config, make_model or _make_model)
+
+
+def model_from_json(json_string, custom_objects=None):
+    """Keras' model_from_json: a new model (fresh weights) from model.to_json()'s text."""
+    _use_custom_objects(custom_objects, "model_from_json")
+    return _s.model_from_json(json_string, _make_model)
+
+
+def clone_model(model, custom_objects=None):
+    """Keras' clone_model for Sequential and functional models: the same architecture, new layers
+    with freshly initialized weights (not compiled)."""
+    c = model_config(model)
+    return model_from_config(c["class_name"], c["config"], custom_objects)
+
+
+def save_model(model, filepath, overwrite=True, include_optimizer=True):
+    """Saves the whole model to `filepath` (one file, written atomically)."""
+    import os
+    filepath = os.fspath(filepath)
+    if not overwrite and os.path.exists(filepath):
+        raise FileExistsError(f"save_model: '{filepath}' exists and overwrite=False")
+    _check_savable(model, "save_model")
     _s.save_model(model, filepath, include_optimizer)
 
 
@@ -103,12 +143,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     written in Python are rebuilt by their class's from_config: registered classes, and those
     in custom_objects ({"MyLayer": MyLayer}, by the name saved or the class name)."""
     import os
-    for key, obj in (custom_objects or {}).items():
-        if not (isinstance(obj, type) and issubclass(obj, _PythonLayer)):
-            raise TypeError(f"load_model: custom_objects['{key}'] must be a Layer class written in Python, got {obj!r}")
-        for name in {key, obj.__dict__.get("_ef_registered_name", obj.__name__)}:
-            if _registered.get(name) is not obj:
-                _register(name, obj, replace=True)
+    _use_custom_objects(custom_objects, "load_model")
     return _s.load_model(os.fspath(filepath), compile, _make_model)
 
 
