@@ -31,27 +31,19 @@ _core.Layer.activity_regularizer = property(_activity_regularizer, _set_activity
 
 
 def _accept_dtype(base):
-    """The C++ layer class with Keras' dtype= argument (the layer's dtype policy)."""
+    """The C++ layer class with the arguments of Keras' base Layer (dtype=, trainable=,
+    input_shape= / input_dim= / batch_size= as Keras 2's first layer of a Sequential, autocast=):
+    Flatten(input_shape=(28, 28)), BatchNormalization(trainable=False)."""
     class Layer(base):
-        def __init__(self, *args, dtype=None, **kwargs):
+        def __init__(self, *args, **kwargs):
+            common = {k: kwargs.pop(k) for k in list(kwargs) if k in _BASE_KWARGS}
+            _check_kwargs(base.__name__, common)
             super().__init__(*args, **kwargs)
-            if dtype is not None:
-                self.dtype_policy = dtype
+            _apply_base_kwargs(self, common)
 
     Layer.__name__ = Layer.__qualname__ = base.__name__
     Layer.__doc__ = base.__doc__
     return Layer
-
-
-Activation = _accept_dtype(_core.Activation)
-Flatten = _accept_dtype(_core.Flatten)
-Dropout = _accept_dtype(_core.Dropout)
-Reshape = _accept_dtype(_core.Reshape)
-MaxPool2D = MaxPooling2D = _accept_dtype(_core.MaxPool2D)
-AveragePooling2D = AvgPool2D = _accept_dtype(_core.AveragePooling2D)
-GlobalAveragePooling2D = _accept_dtype(_core.GlobalAveragePooling2D)
-BatchNormalization = _accept_dtype(_core.BatchNormalization)
-LayerNormalization = _accept_dtype(_core.LayerNormalization)
 
 
 # What Keras' base Layer accepts besides a layer's own arguments. Anything else is a TypeError, as
@@ -83,6 +75,18 @@ def _apply_base_kwargs(layer, kwargs):
         shape = (int(kwargs["input_dim"]),)
     if shape is not None:
         layer._ef_declared_input_shape = (kwargs.get("batch_size"),) + tuple(shape)
+
+
+Activation = _accept_dtype(_core.Activation)
+Flatten = _accept_dtype(_core.Flatten)
+Dropout = _accept_dtype(_core.Dropout)
+Reshape = _accept_dtype(_core.Reshape)
+MaxPool2D = MaxPooling2D = _accept_dtype(_core.MaxPool2D)
+AveragePooling2D = AvgPool2D = _accept_dtype(_core.AveragePooling2D)
+GlobalAveragePooling2D = _accept_dtype(_core.GlobalAveragePooling2D)
+BatchNormalization = _accept_dtype(_core.BatchNormalization)
+LayerNormalization = _accept_dtype(_core.LayerNormalization)
+
 
 
 class Dense(_core.Dense):
