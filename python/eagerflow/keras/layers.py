@@ -8,14 +8,6 @@ from . import activations, constraints, regularizers  # noqa: F401 - ef.keras.<m
 
 # Issue 17's layers (python/src/layers_keras.cpp): every Layer also has add_loss(x), .losses,
 # apply_constraints() and activity_regularizer.
-Lambda = _core.Lambda
-Rescaling = _core.Rescaling
-Normalization = _core.Normalization
-LeakyReLU = _core.LeakyReLU
-ELU = _core.ELU
-UpSampling2D = _core.UpSampling2D
-ZeroPadding2D = _core.ZeroPadding2D
-Conv2DTranspose = Convolution2DTranspose = _core.Conv2DTranspose
 
 
 def _activity_regularizer(self):
@@ -38,6 +30,8 @@ def _accept_dtype(base):
         def __init__(self, *args, **kwargs):
             common = {k: kwargs.pop(k) for k in list(kwargs) if k in _BASE_KWARGS}
             _check_kwargs(base.__name__, common)
+            if "name" in kwargs and kwargs["name"] is None:  # Keras' default name=None
+                del kwargs["name"]
             super().__init__(*args, **kwargs)
             _apply_base_kwargs(self, common)
 
@@ -86,6 +80,17 @@ AveragePooling2D = AvgPool2D = _accept_dtype(_core.AveragePooling2D)
 GlobalAveragePooling2D = _accept_dtype(_core.GlobalAveragePooling2D)
 BatchNormalization = _accept_dtype(_core.BatchNormalization)
 LayerNormalization = _accept_dtype(_core.LayerNormalization)
+Lambda = _accept_dtype(_core.Lambda)
+Rescaling = _accept_dtype(_core.Rescaling)
+Normalization = _accept_dtype(_core.Normalization)
+LeakyReLU = _accept_dtype(_core.LeakyReLU)
+ELU = _accept_dtype(_core.ELU)
+UpSampling2D = _accept_dtype(_core.UpSampling2D)
+ZeroPadding2D = _accept_dtype(_core.ZeroPadding2D)
+Conv2DTranspose = Convolution2DTranspose = _accept_dtype(_core.Conv2DTranspose)
+Add = _accept_dtype(_core.Add)
+Embedding = _accept_dtype(Embedding)
+Concatenate = _accept_dtype(_core.Concatenate)
 
 
 
@@ -132,22 +137,22 @@ __all__ = ["Activation", "Add", "AveragePooling2D", "AvgPool2D", "BatchNormaliza
 
 # Issue 18's attention layers (python/src/attention.cpp): Keras 3's MultiHeadAttention on the fused
 # attention op, and a learned token + position embedding (keras_hub's TokenAndPositionEmbedding).
-MultiHeadAttention = _core.MultiHeadAttention
-PositionalEmbedding = TokenAndPositionEmbedding = _core.PositionalEmbedding
+MultiHeadAttention = _accept_dtype(_core.MultiHeadAttention)
+PositionalEmbedding = TokenAndPositionEmbedding = _accept_dtype(_core.PositionalEmbedding)
 __all__ += ["MultiHeadAttention", "PositionalEmbedding", "TokenAndPositionEmbedding"]
 
 # Issue 18's recurrent and 1-D layers (python/src/recurrent.cpp): Keras 3's SimpleRNN, LSTM, GRU
 # (LSTM / GRU on oneDNN's fused RNN primitives where they apply), Bidirectional, Conv1D and pooling.
-SimpleRNN = _core.SimpleRNN
-LSTM = _core.LSTM
-GRU = _core.GRU
-Bidirectional = _core.Bidirectional
-Conv1D = Convolution1D = _core.Conv1D
-MaxPooling1D = MaxPool1D = _core.MaxPooling1D
-AveragePooling1D = AvgPool1D = _core.AveragePooling1D
-GlobalAveragePooling1D = GlobalAvgPool1D = _core.GlobalAveragePooling1D
-GlobalMaxPooling1D = GlobalMaxPool1D = _core.GlobalMaxPooling1D
-GlobalMaxPooling2D = GlobalMaxPool2D = _core.GlobalMaxPooling2D
+SimpleRNN = _accept_dtype(_core.SimpleRNN)
+LSTM = _accept_dtype(_core.LSTM)
+GRU = _accept_dtype(_core.GRU)
+Bidirectional = _accept_dtype(_core.Bidirectional)
+Conv1D = Convolution1D = _accept_dtype(_core.Conv1D)
+MaxPooling1D = MaxPool1D = _accept_dtype(_core.MaxPooling1D)
+AveragePooling1D = AvgPool1D = _accept_dtype(_core.AveragePooling1D)
+GlobalAveragePooling1D = GlobalAvgPool1D = _accept_dtype(_core.GlobalAveragePooling1D)
+GlobalMaxPooling1D = GlobalMaxPool1D = _accept_dtype(_core.GlobalMaxPooling1D)
+GlobalMaxPooling2D = GlobalMaxPool2D = _accept_dtype(_core.GlobalMaxPooling2D)
 __all__ += ["SimpleRNN", "LSTM", "GRU", "Bidirectional", "Conv1D", "Convolution1D", "MaxPooling1D", "MaxPool1D",
             "AveragePooling1D", "AvgPool1D", "GlobalAveragePooling1D", "GlobalAvgPool1D", "GlobalMaxPooling1D",
             "GlobalMaxPool1D", "GlobalMaxPooling2D", "GlobalMaxPool2D"]
