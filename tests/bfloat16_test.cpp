@@ -8,6 +8,7 @@
 
 #include "eagerflow/io/safetensors.h"
 #include "kernels/cpu/vec_math.h"
+#include "ops/primitives.h"
 #include "test_util.h"
 
 using namespace ef;
@@ -292,8 +293,12 @@ TEST(BFloat16, MixingDtypesAndUnwritableOutputsAreErrors) {
   expect_error([&] { add(x, tensor<float>({1.0f, 1.0f, 1.0f})); }, {"[add]", "dtypes differ", "bfloat16[3]", "float32[3]"});
   expect_error([&] { matmul(reshape(x, {1, 3}), ones({3, 1})); }, {"[matmul]", "dtypes differ", "ef::cast"});
   expect_error([&] { where(x > 1.0, x, tensor<double>({0.0, 0.0, 0.0})); }, {"[where]", "float64[3]", "computed in float32 for the bfloat16 inputs", "bfloat16[3]"});
-  // An op asked to produce bfloat16 from no bfloat16 input, whose kernel cannot write it.
-  expect_error([&] { one_hot(tensor<std::int64_t>({1}), 3, DType::bfloat16); }, {"[one_hot]", "bfloat16[1,3]"});
+  // An op asked to produce bfloat16 from no bfloat16 input, whose kernel cannot write it (the
+  // primitive itself; ef::one_hot makes float32 rows and casts them).
+  expect_error([&] { dispatch1(OneHot(3, DType::bfloat16), {tensor<std::int64_t>({1})}); }, {"[one_hot]", "bfloat16[1,3]"});
+  Tensor hot = one_hot(tensor<std::int64_t>({1, 0}), 3, DType::bfloat16);
+  EXPECT_EQ(hot.dtype(), DType::bfloat16);
+  EXPECT_EQ(values(hot), (std::vector<float>{0, 1, 0, 1, 0, 0}));
   // The failed ops left nothing behind: the same tensors still work.
   EXPECT_EQ(values(x + x), (std::vector<float>{6, 2, 4}));
 }

@@ -238,3 +238,9 @@ def test_configs_hold_the_policy_as_keras_3_writes_it(tmp_path):
     assert [layer.dtype_policy.name for layer in loaded.layers] == ["mixed_bfloat16"] * 3 + ["float32"]
     assert all(w.dtype == ef.float32 for w in loaded.weights)
     np.testing.assert_array_equal(np.asarray(loaded.predict(x, verbose=0)), want)
+
+
+def test_one_hot_in_bfloat16():
+    hot = ef.one_hot(np.array([2, 0]), 3, dtype=ef.bfloat16)
+    assert hot.dtype == ef.bfloat16
+    np.testing.assert_array_equal(np.asarray(hot).astype(np.float32), [[0, 0, 1], [1, 0, 0]])

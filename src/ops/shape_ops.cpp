@@ -550,7 +550,12 @@ Tensor slice(const Tensor& x, std::vector<std::int64_t> begin, std::vector<std::
   return dispatch1(Slice(std::move(begin), std::move(end), std::move(strides)), {x});
 }
 Tensor gather(const Tensor& x, const Tensor& indices, int axis) { return dispatch1(Gather(axis), {x, indices}); }
-Tensor one_hot(const Tensor& indices, std::int64_t depth, DType dtype) { return dispatch1(OneHot(depth, dtype), {indices}); }
+Tensor one_hot(const Tensor& indices, std::int64_t depth, DType dtype) {
+  // bfloat16 is a storage dtype (src/ops/bfloat16_dispatch.cpp): the rows are made in float32
+  // (0 and 1 are exact in both) and cast.
+  if (dtype == DType::bfloat16) return cast(dispatch1(OneHot(depth, DType::float32), {indices}), DType::bfloat16);
+  return dispatch1(OneHot(depth, dtype), {indices});
+}
 
 
 void detail::add_shape_factories(detail::OpFactories& f) {
