@@ -437,3 +437,33 @@ TEST(MixedPrecisionLayers, PolicyConfigsReadBothKerasFormsAndRejectOthers) {
   quantized.set("class_name", "QuantizedDTypePolicy").set("config", nn::ConfigMap());
   ef::testing::expect_error([&] { with(quantized); }, {"QuantizedDTypePolicy"});
 }
+
+// Normalization returns its compute dtype, as Keras' does: bfloat16 under mixed_bfloat16 (the
+// float32 result rounded), float64 under float64; float32 statistics either way.
+TEST(MixedPrecision, NormalizationReturnsItsComputeDtype) {
+  Tensor data = reshape(tensor<float>({1.0f, 2.0f, 3.0f, 4.0f, 10.0f, 20.0f, 30.0f, 40.0f}), {4, 2});
+  auto reference = std::make_shared<nn::Normalization>();
+  reference->adapt(data);
+  Tensor want = (*reference)(data);
+  ASSERT_EQ(want.dtype(), DType::float32);
+  {
+    PolicyScope policy("mixed_bfloat16");
+    auto norm = std::make_shared<nn::Normalization>();
+    norm->adapt(data);
+    Tensor got = (*norm)(data);
+    EXPECT_EQ(got.dtype(), DType::bfloat16);
+    EXPECT_EQ(cast(got, DType::float32).to_vector<float>(), cast(cast(want, DType::bfloat16), DType::float32).to_vector<float>());
+    for (const auto& w : norm->weights())  // mean and variance; the example count is int64
+      if (is_floating(w.value().dtype())) EXPECT_EQ(w.value().dtype(), DType::float32);
+  }
+  {
+    PolicyScope policy("float64");
+    auto norm = std::make_shared<nn::Normalization>();
+    norm->adapt(cast(data, DType::float64));
+    Tensor got = (*norm)(cast(data, DType::float64));
+    EXPECT_EQ(got.dtype(), DType::float64);
+    std::vector<double> g = got.to_vector<double>();
+    std::vector<float> w = want.to_vector<float>();
+    for (std::size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], w[i], 1e-6);
+  }
+}

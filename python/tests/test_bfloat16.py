@@ -244,3 +244,28 @@ def test_one_hot_in_bfloat16():
     hot = ef.one_hot(np.array([2, 0]), 3, dtype=ef.bfloat16)
     assert hot.dtype == ef.bfloat16
     np.testing.assert_array_equal(np.asarray(hot).astype(np.float32), [[0, 0, 1], [1, 0, 0]])
+
+
+def test_normalization_returns_the_compute_dtype():
+    data = np.array([[1.0, 10.0], [2.0, 20.0], [3.0, 30.0], [4.0, 40.0]], np.float32)
+    ref = keras.layers.Normalization()
+    ref.adapt(data)
+    want = np.asarray(ref(data))
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        norm = keras.layers.Normalization()
+        norm.adapt(data)
+        got = norm(data)
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    assert got.dtype == ef.bfloat16
+    np.testing.assert_allclose(np.asarray(got).astype(np.float32), want, rtol=1e-2, atol=1e-2)
+    keras.mixed_precision.set_global_policy("float64")
+    try:
+        norm = keras.layers.Normalization()
+        norm.adapt(data.astype(np.float64))  # statistics in float64 variables
+        got = norm(data.astype(np.float64))
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    assert got.dtype == ef.float64
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, atol=1e-6)

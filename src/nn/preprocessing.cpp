@@ -142,8 +142,9 @@ void Normalization::adapt(const Tensor& data) {
   Tensor var = reduce_.empty() ? zeros_like(x) : ef::mean(square(x - m), reduce_, /*keepdims=*/true);
   std::int64_t count = 1;
   for (int d : reduce_) count *= data.shape()[d];
-  adapt_mean_.assign(cast(reshape(m, stats_shape_), DType::float32));
-  adapt_variance_.assign(cast(reshape(var, stats_shape_), DType::float32));
+  // Stored in the variables' dtype (float32; float64 under a float64 policy).
+  adapt_mean_.assign(cast(reshape(m, stats_shape_), adapt_mean_.dtype()));
+  adapt_variance_.assign(cast(reshape(var, stats_shape_), adapt_variance_.dtype()));
   count_.assign(full(Shape{}, static_cast<double>(count), DType::int64));
 }
 
@@ -164,11 +165,17 @@ Tensor Normalization::call(const Tensor& inputs) {
     if (inputs.shape()[d] != built_shape_[d])
       fail(name(), "input " + inputs.spec().str() + " differs from the built shape " + built_shape_.str() +
                        " on kept axis " + std::to_string(d));
-  Tensor x = cast(inputs, DType::float32);
+  // Computed in float32 (float64 under a float64 policy) from the float32 statistics; the result
+  // in the layer's compute dtype, as Keras gives it (bfloat16 under mixed_bfloat16).
+  const DType out = compute_dtype(), work = out == DType::float64 ? DType::float64 : DType::float32;
+  Tensor x = cast(inputs, work);
   Tensor m = fixed_mean_.defined() ? fixed_mean_ : reshape(Tensor(adapt_mean_), broadcast_shape_);
   Tensor v = fixed_variance_.defined() ? fixed_variance_ : reshape(Tensor(adapt_variance_), broadcast_shape_);
+  if (m.dtype() != work) m = cast(m, work);
+  if (v.dtype() != work) v = cast(v, work);
   Tensor scale = maximum(sqrt(v), scalar_like(v, kEpsilon));
-  return invert_ ? m + x * scale : (x - m) / scale;
+  Tensor y = invert_ ? m + x * scale : (x - m) / scale;
+  return y.dtype() == out || !is_floating(out) ? y : cast(y, out);
 }
 
 }  // namespace ef::nn
