@@ -8,8 +8,6 @@ from . import activations, constraints, regularizers  # noqa: F401 - ef.keras.<m
 
 # Issue 17's layers (python/src/layers_keras.cpp): every Layer also has add_loss(x), .losses,
 # apply_constraints() and activity_regularizer.
-
-
 def _activity_regularizer(self):
     return self._activity_regularizer
 
@@ -22,7 +20,7 @@ def _set_activity_regularizer(self, regularizer):
 _core.Layer.activity_regularizer = property(_activity_regularizer, _set_activity_regularizer)
 
 
-def _accept_dtype(base):
+def _with_base_arguments(base):
     """The C++ layer class with the arguments of Keras' base Layer (dtype=, trainable=,
     input_shape= / input_dim= / batch_size= as Keras 2's first layer of a Sequential, autocast=):
     Flatten(input_shape=(28, 28)), BatchNormalization(trainable=False)."""
@@ -71,27 +69,26 @@ def _apply_base_kwargs(layer, kwargs):
         layer._ef_declared_input_shape = (kwargs.get("batch_size"),) + tuple(shape)
 
 
-Activation = _accept_dtype(_core.Activation)
-Flatten = _accept_dtype(_core.Flatten)
-Dropout = _accept_dtype(_core.Dropout)
-Reshape = _accept_dtype(_core.Reshape)
-MaxPool2D = MaxPooling2D = _accept_dtype(_core.MaxPool2D)
-AveragePooling2D = AvgPool2D = _accept_dtype(_core.AveragePooling2D)
-GlobalAveragePooling2D = _accept_dtype(_core.GlobalAveragePooling2D)
-BatchNormalization = _accept_dtype(_core.BatchNormalization)
-LayerNormalization = _accept_dtype(_core.LayerNormalization)
-Lambda = _accept_dtype(_core.Lambda)
-Rescaling = _accept_dtype(_core.Rescaling)
-Normalization = _accept_dtype(_core.Normalization)
-LeakyReLU = _accept_dtype(_core.LeakyReLU)
-ELU = _accept_dtype(_core.ELU)
-UpSampling2D = _accept_dtype(_core.UpSampling2D)
-ZeroPadding2D = _accept_dtype(_core.ZeroPadding2D)
-Conv2DTranspose = Convolution2DTranspose = _accept_dtype(_core.Conv2DTranspose)
-Add = _accept_dtype(_core.Add)
-Embedding = _accept_dtype(Embedding)
-Concatenate = _accept_dtype(_core.Concatenate)
-
+Activation = _with_base_arguments(_core.Activation)
+Flatten = _with_base_arguments(_core.Flatten)
+Dropout = _with_base_arguments(_core.Dropout)
+Reshape = _with_base_arguments(_core.Reshape)
+MaxPool2D = MaxPooling2D = _with_base_arguments(_core.MaxPool2D)
+AveragePooling2D = AvgPool2D = _with_base_arguments(_core.AveragePooling2D)
+GlobalAveragePooling2D = _with_base_arguments(_core.GlobalAveragePooling2D)
+BatchNormalization = _with_base_arguments(_core.BatchNormalization)
+LayerNormalization = _with_base_arguments(_core.LayerNormalization)
+Lambda = _with_base_arguments(_core.Lambda)
+Rescaling = _with_base_arguments(_core.Rescaling)
+Normalization = _with_base_arguments(_core.Normalization)
+LeakyReLU = _with_base_arguments(_core.LeakyReLU)
+ELU = _with_base_arguments(_core.ELU)
+UpSampling2D = _with_base_arguments(_core.UpSampling2D)
+ZeroPadding2D = _with_base_arguments(_core.ZeroPadding2D)
+Conv2DTranspose = Convolution2DTranspose = _with_base_arguments(_core.Conv2DTranspose)
+Add = _with_base_arguments(_core.Add)
+Embedding = _with_base_arguments(Embedding)
+Concatenate = _with_base_arguments(_core.Concatenate)
 
 
 class Dense(_core.Dense):
@@ -137,22 +134,22 @@ __all__ = ["Activation", "Add", "AveragePooling2D", "AvgPool2D", "BatchNormaliza
 
 # Issue 18's attention layers (python/src/attention.cpp): Keras 3's MultiHeadAttention on the fused
 # attention op, and a learned token + position embedding (keras_hub's TokenAndPositionEmbedding).
-MultiHeadAttention = _accept_dtype(_core.MultiHeadAttention)
-PositionalEmbedding = TokenAndPositionEmbedding = _accept_dtype(_core.PositionalEmbedding)
+MultiHeadAttention = _with_base_arguments(_core.MultiHeadAttention)
+PositionalEmbedding = TokenAndPositionEmbedding = _with_base_arguments(_core.PositionalEmbedding)
 __all__ += ["MultiHeadAttention", "PositionalEmbedding", "TokenAndPositionEmbedding"]
 
 # Issue 18's recurrent and 1-D layers (python/src/recurrent.cpp): Keras 3's SimpleRNN, LSTM, GRU
 # (LSTM / GRU on oneDNN's fused RNN primitives where they apply), Bidirectional, Conv1D and pooling.
-SimpleRNN = _accept_dtype(_core.SimpleRNN)
-LSTM = _accept_dtype(_core.LSTM)
-GRU = _accept_dtype(_core.GRU)
-Bidirectional = _accept_dtype(_core.Bidirectional)
-Conv1D = Convolution1D = _accept_dtype(_core.Conv1D)
-MaxPooling1D = MaxPool1D = _accept_dtype(_core.MaxPooling1D)
-AveragePooling1D = AvgPool1D = _accept_dtype(_core.AveragePooling1D)
-GlobalAveragePooling1D = GlobalAvgPool1D = _accept_dtype(_core.GlobalAveragePooling1D)
-GlobalMaxPooling1D = GlobalMaxPool1D = _accept_dtype(_core.GlobalMaxPooling1D)
-GlobalMaxPooling2D = GlobalMaxPool2D = _accept_dtype(_core.GlobalMaxPooling2D)
+SimpleRNN = _with_base_arguments(_core.SimpleRNN)
+LSTM = _with_base_arguments(_core.LSTM)
+GRU = _with_base_arguments(_core.GRU)
+Bidirectional = _with_base_arguments(_core.Bidirectional)
+Conv1D = Convolution1D = _with_base_arguments(_core.Conv1D)
+MaxPooling1D = MaxPool1D = _with_base_arguments(_core.MaxPooling1D)
+AveragePooling1D = AvgPool1D = _with_base_arguments(_core.AveragePooling1D)
+GlobalAveragePooling1D = GlobalAvgPool1D = _with_base_arguments(_core.GlobalAveragePooling1D)
+GlobalMaxPooling1D = GlobalMaxPool1D = _with_base_arguments(_core.GlobalMaxPooling1D)
+GlobalMaxPooling2D = GlobalMaxPool2D = _with_base_arguments(_core.GlobalMaxPooling2D)
 __all__ += ["SimpleRNN", "LSTM", "GRU", "Bidirectional", "Conv1D", "Convolution1D", "MaxPooling1D", "MaxPool1D",
             "AveragePooling1D", "AvgPool1D", "GlobalAveragePooling1D", "GlobalAvgPool1D", "GlobalMaxPooling1D",
             "GlobalMaxPool1D", "GlobalMaxPooling2D", "GlobalMaxPool2D"]
