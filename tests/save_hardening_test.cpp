@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstring>
@@ -188,13 +189,31 @@ TEST(SaveHardening, KilledWeightWritersLeaveNoTemporaryFilesBehind) {
   std::string path = (dir / "w.safetensors").string();
   model->save_weights(path);
   int orphans = 0;  // the most seen after a kill (each save removes the earlier killed writers')
-  for (int trial = 0; trial < 30 && (trial < 4 || orphans == 0); ++trial) {
+  // Kills land at a random phase of a save: delays spread over a few save durations, measured
+  // here (a save under ThreadSanitizer on a busy machine takes many times as long as in release).
+  auto t0 = std::chrono::steady_clock::now();
+  model->save_weights(path);
+  auto save_us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 60 && (trial < 4 || orphans == 0); ++trial) {
+    // The child says when it starts saving, so that the kill's delay does not depend on how
+    // long a fork takes to get going (long under ThreadSanitizer on a busy machine).
+    int ready[2];
+    ASSERT_EQ(::pipe(ready), 0);
     pid_t child = ::fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
+      ::close(ready[0]);
+      char go = 1;
+      if (::write(ready[1], &go, 1) != 1) ::_exit(1);
       for (;;) model->save_weights(path);
     }
-    ::usleep(static_cast<useconds_t>(3000 + trial * 1500));
+    ::close(ready[1]);
+    char go = 0;
+    ASSERT_EQ(::read(ready[0], &go, 1), 1);
+    ::close(ready[0]);
+    double phase = 1.0 + 3.0 * std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+    ::usleep(static_cast<useconds_t>(std::min<double>(2e5, 500.0 + phase * static_cast<double>(save_us))));
     ::kill(child, SIGKILL);
     int status = 0;
     ::waitpid(child, &status, 0);
