@@ -10,7 +10,7 @@
 #include "eagerflow/core/error.h"
 
 #ifdef EF_WITH_MPI
-#include <mpi.h>
+#include "dist/mpi_loader.h"  // <mpi.h>, and Open MPI loaded at run time
 #endif
 
 namespace ef::dist::comm {
@@ -44,6 +44,10 @@ void abort_job(int code) {
 
 #else
 
+// Every MPI function and predefined handle comes from mpi_library() (dist/mpi_loader.h): Open
+// MPI is dlopen'ed by the first call that needs it, and a machine without it gets an ef::Error
+// saying what to install from ensure_init (every ef::dist call) but `false` from initialized().
+
 namespace {
 
 // MPI_THREAD_SERIALIZED: any thread may call, one at a time (this mutex).
@@ -57,22 +61,26 @@ void check(int rc, const char* what) {
   if (rc == MPI_SUCCESS) return;
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
-  MPI_Error_string(rc, text, &len);
+  mpi_library().Error_string(rc, text, &len);
   fail("dist", std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
 }
 
 MPI_Datatype mpi_type(DType t) {
+  const MpiLibrary& mpi = mpi_library();
   switch (t) {
-    case DType::float32: return MPI_FLOAT;
-    case DType::float64: return MPI_DOUBLE;
-    case DType::int32: return MPI_INT32_T;
-    case DType::int64: return MPI_INT64_T;
+    case DType::float32: return mpi.type_float;
+    case DType::float64: return mpi.type_double;
+    case DType::int32: return mpi.type_int32;
+    case DType::int64: return mpi.type_int64;
     case DType::bool_: case DType::bfloat16: break;
   }
   fail("dist", "reductions take float32, float64, int32 or int64 tensors, not " + std::string(name_of(t)));
 }
 
-MPI_Op mpi_op(Op op) { return op == Op::sum ? MPI_SUM : op == Op::max ? MPI_MAX : MPI_MIN; }
+MPI_Op mpi_op(Op op) {
+  const MpiLibrary& mpi = mpi_library();
+  return op == Op::sum ? mpi.op_sum : op == Op::max ? mpi.op_max : mpi.op_min;
+}
 
 int as_int(std::int64_t v, const char* what) {
   if (v < 0 || v > INT_MAX) fail("dist", std::string(what) + ": " + std::to_string(v) + " is more than MPI's int counts take (2^31 - 1)");
@@ -80,24 +88,26 @@ int as_int(std::int64_t v, const char* what) {
 }
 
 void finalize_at_exit() {
+  const MpiLibrary& mpi = mpi_library();
   int done = 0;
-  MPI_Finalized(&done);
-  if (!done) MPI_Finalize();
+  mpi.Finalized(&done);
+  if (!done) mpi.Finalize();
 }
 
 void ensure_init_locked() {
+  const MpiLibrary& mpi = mpi_library();  // loads Open MPI, or throws saying what to install
   int done = 0;
-  MPI_Finalized(&done);
+  mpi.Finalized(&done);
   if (done) fail("dist", "MPI was finalized already; ef::dist cannot start it again in this process");
   int inited = 0;
-  MPI_Initialized(&inited);
+  mpi.Initialized(&inited);
   if (inited) return;
   int provided = 0;
-  check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
+  check(mpi.Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
   we_initialized = true;
   std::atexit(finalize_at_exit);
   // Errors come back as return codes (turned into ef::Error), not as MPI's default abort.
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  mpi.Comm_set_errhandler(mpi.comm_world, mpi.errors_return);
   if (provided < MPI_THREAD_SERIALIZED && provided < MPI_THREAD_FUNNELED)
     fail("dist", "this MPI gives thread level " + std::to_string(provided) + "; ef::dist needs MPI_THREAD_FUNNELED or more");
 }
@@ -112,38 +122,46 @@ void ensure_init() {
 }
 
 bool initialized() {
+  // Without libmpi in the process nobody started MPI: false, and Open MPI stays unloaded (a
+  // program that saves weights asks this; so does abort_job), or absent without an error.
+  const MpiLibrary* mpi = mpi_library_if_loaded();
+  if (!mpi) return false;
   int inited = 0, done = 0;
-  MPI_Initialized(&inited);
-  MPI_Finalized(&done);
+  mpi->Initialized(&inited);
+  mpi->Finalized(&done);
   return inited && !done;
 }
 
 int rank() {
   ensure_init();
+  const MpiLibrary& mpi = mpi_library();
   int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  mpi.Comm_rank(mpi.comm_world, &r);
   return r;
 }
 
 int size() {
   ensure_init();
+  const MpiLibrary& mpi = mpi_library();
   int n = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  mpi.Comm_size(mpi.comm_world, &n);
   return n;
 }
 
 void barrier() {
   ensure_init();
+  const MpiLibrary& mpi = mpi_library();
   std::lock_guard lock(mpi_mutex());
-  check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+  check(mpi.Barrier(mpi.comm_world), "MPI_Barrier");
 }
 
 std::vector<std::int64_t> allgather_ints(std::span<const std::int64_t> mine) {
   int n = size();
+  const MpiLibrary& mpi = mpi_library();
   std::vector<std::int64_t> all(mine.size() * static_cast<std::size_t>(n));
   std::lock_guard lock(mpi_mutex());
-  check(MPI_Allgather(mine.data(), as_int(static_cast<std::int64_t>(mine.size()), "header"), MPI_INT64_T, all.data(),
-                      static_cast<int>(mine.size()), MPI_INT64_T, MPI_COMM_WORLD),
+  check(mpi.Allgather(mine.data(), as_int(static_cast<std::int64_t>(mine.size()), "header"), mpi.type_int64, all.data(),
+                      static_cast<int>(mine.size()), mpi.type_int64, mpi.comm_world),
         "MPI_Allgather");
   return all;
 }
@@ -162,8 +180,10 @@ constexpr std::int64_t kSharedChunk = std::int64_t{4} << 20;
 struct SharedWindow {
   int state = -1;  // -1 not decided yet, 0 not available, 1 available
   bool enabled = true;  // set_shared_memory (and EF_DIST_SHARED_MEMORY=0 at the start)
-  MPI_Comm node = MPI_COMM_NULL;
-  MPI_Win win = MPI_WIN_NULL;
+  // MPI_COMM_NULL and MPI_WIN_NULL from the first decision on (the handles exist only once
+  // Open MPI is loaded); nullptr before.
+  MPI_Comm node = nullptr;
+  MPI_Win win = nullptr;
   std::vector<char*> segment;  // every rank's, rank order
   unsigned round = 0;
 };
@@ -174,11 +194,12 @@ SharedWindow& shared_window() {
 }
 
 void free_shared_window(SharedWindow& w) {
-  if (w.win != MPI_WIN_NULL) {
-    MPI_Win_unlock_all(w.win);
-    MPI_Win_free(&w.win);
+  const MpiLibrary& mpi = mpi_library();
+  if (w.win != mpi.win_null) {
+    mpi.Win_unlock_all(w.win);
+    mpi.Win_free(&w.win);
   }
-  if (w.node != MPI_COMM_NULL) MPI_Comm_free(&w.node);
+  if (w.node != mpi.comm_null) mpi.Comm_free(&w.node);
   w.segment.clear();
   w.state = 0;
 }
@@ -195,42 +216,45 @@ SharedWindow* shared_window_locked() {
   SharedWindow& w = shared_window();
   if (w.state == 1) return w.enabled ? &w : nullptr;
   if (w.state == 0) return nullptr;
+  const MpiLibrary& mpi = mpi_library();
   w.state = 0;
+  w.node = mpi.comm_null;
+  w.win = mpi.win_null;
   const char* env = std::getenv("EF_DIST_SHARED_MEMORY");
   if (env && std::strcmp(env, "0") == 0) w.enabled = false;
   int world = 1, me = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &world);
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  mpi.Comm_size(mpi.comm_world, &world);
+  mpi.Comm_rank(mpi.comm_world, &me);
   if (world < 2) return nullptr;
-  check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &w.node), "MPI_Comm_split_type");
+  check(mpi.Comm_split_type(mpi.comm_world, MPI_COMM_TYPE_SHARED, me, mpi.info_null, &w.node), "MPI_Comm_split_type");
   int local = 0, local_rank = -1;
-  MPI_Comm_size(w.node, &local);
-  MPI_Comm_rank(w.node, &local_rank);
+  mpi.Comm_size(w.node, &local);
+  mpi.Comm_rank(w.node, &local_rank);
   // Every rank takes the same decision: a job on several machines keeps MPI_Allreduce.
   int all_local = local == world && local_rank == me, everywhere = 0;
-  check(MPI_Allreduce(&all_local, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+  check(mpi.Allreduce(&all_local, &everywhere, 1, mpi.type_int, mpi.op_min, mpi.comm_world), "MPI_Allreduce");
   if (!everywhere) {
-    MPI_Comm_free(&w.node);
+    mpi.Comm_free(&w.node);
     return nullptr;
   }
   MPI_Info info;
-  MPI_Info_create(&info);
-  MPI_Info_set(info, "alloc_shared_noncontig", "true");  // each rank's segment on its own pages
+  mpi.Info_create(&info);
+  mpi.Info_set(info, "alloc_shared_noncontig", "true");  // each rank's segment on its own pages
   char* mine = nullptr;
-  int rc = MPI_Win_allocate_shared(2 * kSharedChunk, 1, info, w.node, &mine, &w.win);
-  MPI_Info_free(&info);
+  int rc = mpi.Win_allocate_shared(2 * kSharedChunk, 1, info, w.node, &mine, &w.win);
+  mpi.Info_free(&info);
   check(rc, "MPI_Win_allocate_shared");
-  MPI_Win_set_errhandler(w.win, MPI_ERRORS_RETURN);
-  check(MPI_Win_lock_all(MPI_MODE_NOCHECK, w.win), "MPI_Win_lock_all");
+  mpi.Win_set_errhandler(w.win, mpi.errors_return);
+  check(mpi.Win_lock_all(MPI_MODE_NOCHECK, w.win), "MPI_Win_lock_all");
   w.segment.resize(static_cast<std::size_t>(world));
   for (int r = 0; r < world; ++r) {
     MPI_Aint bytes = 0;
     int unit = 0;
-    check(MPI_Win_shared_query(w.win, r, &bytes, &unit, &w.segment[static_cast<std::size_t>(r)]), "MPI_Win_shared_query");
+    check(mpi.Win_shared_query(w.win, r, &bytes, &unit, &w.segment[static_cast<std::size_t>(r)]), "MPI_Win_shared_query");
   }
   int key = MPI_KEYVAL_INVALID;
-  MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_at_finalize, &key, nullptr);
-  MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr);
+  mpi.Comm_create_keyval(mpi.comm_null_copy_fn, free_at_finalize, &key, nullptr);
+  mpi.Comm_set_attr(mpi.comm_self, key, nullptr);
   w.state = 1;
   return w.enabled ? &w : nullptr;
 }
@@ -258,16 +282,17 @@ void shared_reduce_locked(SharedWindow& w, std::int64_t count, std::size_t eleme
                           const SharedCombine& combine) {
   const std::int64_t es = static_cast<std::int64_t>(element_size);
   const std::int64_t per_chunk = kSharedChunk / es;
+  const MpiLibrary& mpi = mpi_library();
   std::vector<const void*> all(w.segment.size());
   int me = 0;
-  MPI_Comm_rank(w.node, &me);
+  mpi.Comm_rank(w.node, &me);
   for (std::int64_t first = 0; first < count; first += per_chunk) {
     const std::int64_t n = std::min(per_chunk, count - first);
     const std::int64_t half = (w.round++ & 1u) * kSharedChunk;
     fill(w.segment[static_cast<std::size_t>(me)] + half, first, n);
-    MPI_Win_sync(w.win);
-    check(MPI_Barrier(w.node), "MPI_Barrier");
-    MPI_Win_sync(w.win);
+    mpi.Win_sync(w.win);
+    check(mpi.Barrier(w.node), "MPI_Barrier");
+    mpi.Win_sync(w.win);
     for (std::size_t r = 0; r < all.size(); ++r) all[r] = w.segment[r] + half;
     combine(all, first, n);
   }
@@ -302,10 +327,11 @@ void shared_reduce(std::int64_t count, std::size_t element_size, const SharedFil
 
 namespace {
 void mpi_allreduce_locked(void* data, std::int64_t count, MPI_Datatype t, std::size_t es, Op op) {
+  const MpiLibrary& mpi = mpi_library();
   auto* p = static_cast<char*>(data);
   for (std::int64_t at = 0; at < count; at += kChunk) {
     int n = static_cast<int>(std::min(kChunk, count - at));
-    check(MPI_Allreduce(MPI_IN_PLACE, p + at * static_cast<std::int64_t>(es), n, t, mpi_op(op), MPI_COMM_WORLD), "MPI_Allreduce");
+    check(mpi.Allreduce(MPI_IN_PLACE, p + at * static_cast<std::int64_t>(es), n, t, mpi_op(op), mpi.comm_world), "MPI_Allreduce");
   }
 }
 }  // namespace
@@ -337,6 +363,7 @@ void allreduce(const void* send, void* recv, std::int64_t count, DType dtype, Op
 
 void reduce(const void* send, void* recv, std::int64_t count, DType dtype, Op op, int root) {
   ensure_init();
+  const MpiLibrary& mpi = mpi_library();
   MPI_Datatype t = mpi_type(dtype);
   std::lock_guard lock(mpi_mutex());
   const auto* s = static_cast<const char*>(send);
@@ -344,17 +371,18 @@ void reduce(const void* send, void* recv, std::int64_t count, DType dtype, Op op
   std::int64_t es = static_cast<std::int64_t>(size_of(dtype));
   for (std::int64_t at = 0; at < count; at += kChunk) {
     int n = static_cast<int>(std::min(kChunk, count - at));
-    check(MPI_Reduce(s + at * es, r + at * es, n, t, mpi_op(op), root, MPI_COMM_WORLD), "MPI_Reduce");
+    check(mpi.Reduce(s + at * es, r + at * es, n, t, mpi_op(op), root, mpi.comm_world), "MPI_Reduce");
   }
 }
 
 void bcast(void* data, std::int64_t bytes, int root) {
   ensure_init();
+  const MpiLibrary& mpi = mpi_library();
   std::lock_guard lock(mpi_mutex());
   auto* p = static_cast<char*>(data);
   for (std::int64_t at = 0; at < bytes; at += kChunk * 4) {
     int n = static_cast<int>(std::min(kChunk * 4, bytes - at));
-    check(MPI_Bcast(p + at, n, MPI_BYTE, root, MPI_COMM_WORLD), "MPI_Bcast");
+    check(mpi.Bcast(p + at, n, mpi.type_byte, root, mpi.comm_world), "MPI_Bcast");
   }
 }
 
@@ -366,9 +394,10 @@ void allgatherv(const void* send, std::int64_t send_bytes, void* recv, std::span
     counts.push_back(as_int(bytes[r], "all_gather bytes"));
     offsets.push_back(as_int(displs[r], "all_gather bytes"));
   }
+  const MpiLibrary& mpi = mpi_library();
   std::lock_guard lock(mpi_mutex());
-  check(MPI_Allgatherv(send, as_int(send_bytes, "all_gather bytes"), MPI_BYTE, recv, counts.data(), offsets.data(), MPI_BYTE,
-                       MPI_COMM_WORLD),
+  check(mpi.Allgatherv(send, as_int(send_bytes, "all_gather bytes"), mpi.type_byte, recv, counts.data(), offsets.data(),
+                       mpi.type_byte, mpi.comm_world),
         "MPI_Allgatherv");
 }
 
@@ -377,13 +406,17 @@ void reduce_scatter(const void* send, void* recv, std::span<const std::int64_t> 
   MPI_Datatype t = mpi_type(dtype);
   std::vector<int> c;
   for (std::int64_t v : counts) c.push_back(as_int(v, "reduce_scatter elements"));
+  const MpiLibrary& mpi = mpi_library();
   std::lock_guard lock(mpi_mutex());
-  check(MPI_Reduce_scatter(send, recv, c.data(), t, mpi_op(op), MPI_COMM_WORLD), "MPI_Reduce_scatter");
+  check(mpi.Reduce_scatter(send, recv, c.data(), t, mpi_op(op), mpi.comm_world), "MPI_Reduce_scatter");
 }
 
 void abort_job(int code) {
   std::fflush(nullptr);
-  if (initialized()) MPI_Abort(MPI_COMM_WORLD, code);
+  if (initialized()) {
+    const MpiLibrary& mpi = mpi_library();
+    mpi.Abort(mpi.comm_world, code);
+  }
   std::_Exit(code);
 }
 
