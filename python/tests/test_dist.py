@@ -159,6 +159,55 @@ def test_a_failing_rank_ends_the_job(tmp_path):
     assert took < 30, took
 
 
+WITHOUT_OPEN_MPI = textwrap.dedent(r'''
+    import json
+    import numpy as np
+    import eagerflow as ef
+    keras = ef.keras
+    out = {"available": ef.dist.available(), "initialized": ef.dist.is_initialized()}
+    # Everything but ef.dist works: ops, a fit, saving (which asks ef.dist.is_file_writer()).
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    out["sum"] = float(np.asarray(ef.sum(x)))
+    m = keras.Sequential([keras.layers.Dense(2)])
+    m.compile(optimizer="sgd", loss="mse")
+    m.fit(x, np.zeros((2, 2), np.float32), epochs=1, verbose=0)
+    m.save_weights(__import__("sys").argv[1] + "/w.safetensors")
+    out["writer"] = ef.dist.is_file_writer()
+    errors = {}
+    for name, call in [("init", ef.dist.init), ("rank", ef.dist.rank), ("all_reduce", lambda: ef.dist.all_reduce(x)),
+                       ("DataParallel", ef.dist.DataParallel)]:
+        try:
+            call()
+            errors[name] = None
+        except ef.Error as e:
+            errors[name] = str(e)
+    out["errors"] = errors
+    out["libmpi_loaded"] = "libmpi" in open("/proc/self/maps").read()
+    print(json.dumps(out))
+''')
+
+
+@pytest.mark.skipif(not ef.dist.available(), reason="this build has no MPI")
+def test_without_open_mpi_installed_only_dist_asks_for_it(tmp_path):
+    # Open MPI is loaded at run time (dlopen of libmpi.so.40 by the first ef.dist call), so a
+    # wheel runs on a machine without it; EF_MPI_LIBRARY names a missing library instead.
+    script = tmp_path / "no_mpi.py"
+    script.write_text(WITHOUT_OPEN_MPI)
+    env = dict(os.environ, EF_MPI_LIBRARY="libdoesnotexist.so.0", OMP_NUM_THREADS="1")
+    p = subprocess.run([sys.executable, str(script), str(tmp_path)], env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    o = json.loads(p.stdout.strip().splitlines()[-1])
+    assert o["available"] is True and o["initialized"] is False and o["writer"] is True
+    assert o["sum"] == 15.0 and (tmp_path / "w.safetensors").exists()
+    for name, message in o["errors"].items():
+        assert message is not None, name
+        for part in ["[dist]", "Open MPI's library libdoesnotexist.so.0", "EF_MPI_LIBRARY", "install Open MPI",
+                     "apt-get install openmpi-bin", "everything else in eagerflow works without it"]:
+            assert part in message, (name, part, message)
+    assert "cannot open shared object file" in o["errors"]["init"]
+    assert o["libmpi_loaded"] is False
+
+
 @pytest.mark.skipif(ef.dist.available(), reason="this build has MPI")
 def test_without_mpi_every_call_says_so():
     with pytest.raises(ef.Error, match="this build has no MPI"):
