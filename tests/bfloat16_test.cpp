@@ -122,7 +122,7 @@ TEST(BFloat16, VectorCastsMatchTheScalarRuleOnEveryInstructionSet) {
     std::vector<float> back(xs.size());
     ASSERT_TRUE(k->cast(5, 0, out.data(), back.data(), static_cast<std::int64_t>(xs.size())));
     for (std::size_t i = 0; i < xs.size(); ++i)
-      if (!std::isnan(xs[i])) EXPECT_EQ(std::bit_cast<std::uint32_t>(back[i]), std::uint32_t{out[i]} << 16);
+      if (!std::isnan(xs[i])) { EXPECT_EQ(std::bit_cast<std::uint32_t>(back[i]), std::uint32_t{out[i]} << 16); }
   }
 }
 

@@ -48,7 +48,7 @@ void expect_same_weights(const nn::Layer& a, const nn::Layer& b) {
     EXPECT_EQ(wa[i].first, wb[i].first);
     Tensor x = wa[i].second.value(), y = wb[i].second.value();
     ASSERT_EQ(x.nbytes(), y.nbytes());
-    if (x.nbytes()) EXPECT_EQ(std::memcmp(x.raw_data(), y.raw_data(), x.nbytes()), 0) << wa[i].first << " differs";
+    if (x.nbytes()) { EXPECT_EQ(std::memcmp(x.raw_data(), y.raw_data(), x.nbytes()), 0) << wa[i].first << " differs"; }
   }
 }
 
@@ -77,7 +77,7 @@ TEST(Safetensors, RoundTripsEveryDtypeAndShape) {
     const Tensor* got = out.find(t.name);
     ASSERT_NE(got, nullptr) << t.name;
     EXPECT_EQ(got->spec(), t.value.spec()) << t.name;
-    if (t.value.nbytes()) EXPECT_EQ(std::memcmp(got->raw_data(), t.value.raw_data(), t.value.nbytes()), 0) << t.name;
+    if (t.value.nbytes()) { EXPECT_EQ(std::memcmp(got->raw_data(), t.value.raw_data(), t.value.nbytes()), 0) << t.name; }
   }
   expect_error([&] { io::serialize_safetensors({{"a", ones({1})}, {"a", ones({1})}}); }, {"'a'", "twice"});
   expect_error([&] { io::serialize_safetensors({{"", ones({1})}}); }, {"empty name"});

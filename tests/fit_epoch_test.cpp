@@ -96,7 +96,7 @@ TEST(FitEpoch, PerBatchLogsDoNotChangeTheEpoch) {
     if (with_callback) o.callbacks.push_back(cb);
     CaptureStdout quiet;
     train::History h = model->fit(d.images, d.labels, o);
-    if (with_callback) EXPECT_EQ(cb->batches, 10);  // 2 epochs x (4 of 32 + one of 22)
+    if (with_callback) { EXPECT_EQ(cb->batches, 10); }  // 2 epochs x (4 of 32 + one of 22)
     return std::make_pair(weights_of(*model), h.history);
   };
   auto silent = run(false), logged = run(true);

@@ -163,7 +163,7 @@ TEST(Gemv, RowsThreadsAndBiasDoNotChangeTheBits) {
   set_num_threads(2);
   std::int64_t regions = detail::parallel_regions_opened();
   auto eight_2 = gemm(a, b, 8, k, n, false, false);
-  if (cpu::gemv_applicable(8)) EXPECT_GT(detail::parallel_regions_opened(), regions);  // split over N
+  if (cpu::gemv_applicable(8)) { EXPECT_GT(detail::parallel_regions_opened(), regions); }  // split over N
   EXPECT_TRUE(bit_equal(eight, eight_2));
   for (std::int64_t r = 0; r < 8; ++r) {
     std::vector<float> row(a.begin() + r * k, a.begin() + (r + 1) * k);

@@ -254,7 +254,7 @@ Checked fit_and_check(train::Sequential& model, const Tensor& x, const Tensor& y
   EXPECT_EQ(model.tracing_count(), 1);
   for (const auto& w : model.weights()) EXPECT_EQ(w.dtype(), DType::float32) << w.name();
   for (const auto& w : model.optimizer()->variables())  // slots float32 (the step counter is an integer)
-    if (is_floating(w.dtype())) EXPECT_EQ(w.dtype(), DType::float32) << w.name();
+    if (is_floating(w.dtype())) { EXPECT_EQ(w.dtype(), DType::float32) << w.name(); }
   auto logs = model.evaluate(x, y, 8);
   EXPECT_TRUE(std::isfinite(logs.at("loss")));
   Tensor p = model.predict(x, 8);
@@ -454,7 +454,7 @@ TEST(MixedPrecision, NormalizationReturnsItsComputeDtype) {
     EXPECT_EQ(got.dtype(), DType::bfloat16);
     EXPECT_EQ(cast(got, DType::float32).to_vector<float>(), cast(cast(want, DType::bfloat16), DType::float32).to_vector<float>());
     for (const auto& w : norm->weights())  // mean and variance; the example count is int64
-      if (is_floating(w.value().dtype())) EXPECT_EQ(w.value().dtype(), DType::float32);
+      if (is_floating(w.value().dtype())) { EXPECT_EQ(w.value().dtype(), DType::float32); }
   }
   {
     PolicyScope policy("float64");

@@ -153,7 +153,7 @@ TEST(OpFuzz, EagerAndTracedAgreeOrFailAlike) {
       ASSERT_TRUE(traced.value) << "eager ran, traced failed: " << traced.error;
       EXPECT_TRUE(same_values(*eager.value, *traced.value)) << "eager " << eager.value->str() << "\ntraced " << traced.value->str();
       // A dynamic graph may reject what a static one accepts only with a clear error.
-      if (dynamic.value) EXPECT_TRUE(same_values(*eager.value, *dynamic.value)) << dynamic.value->str();
+      if (dynamic.value) { EXPECT_TRUE(same_values(*eager.value, *dynamic.value)) << dynamic.value->str(); }
       ++agreed_values;
     } else {
       ASSERT_FALSE(traced.value) << "eager failed (" << eager.error << "), traced gave " << traced.value->str();
@@ -161,8 +161,8 @@ TEST(OpFuzz, EagerAndTracedAgreeOrFailAlike) {
       // tracing, before any kernel runs, so a trace-time error may come before the run-time
       // (value) error that eager execution met first.
       bool traced_at_trace_time = traced.error.find("while running function") == std::string::npos;
-      if (!traced_at_trace_time || tag_of(eager.error) == tag_of(traced.error))
-        EXPECT_EQ(tag_of(eager.error), tag_of(traced.error)) << "eager: " << eager.error << "\ntraced: " << traced.error;
+      if (!traced_at_trace_time || tag_of(eager.error) == tag_of(traced.error)) {
+        EXPECT_EQ(tag_of(eager.error), tag_of(traced.error)) << "eager: " << eager.error << "\ntraced: " << traced.error; }
       ++agreed_errors;
     }
     EXPECT_EQ(eager.error.find("std::"), std::string::npos) << eager.error;

@@ -32,7 +32,7 @@ void write_text(const fs::path& p, const std::string& text) {
 
 void expect_bits_equal(const Tensor& a, const Tensor& b) {
   ASSERT_EQ(a.spec(), b.spec());
-  if (a.nbytes()) EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()), 0);
+  if (a.nbytes()) { EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()), 0); }
 }
 
 std::shared_ptr<train::Sequential> cnn() {

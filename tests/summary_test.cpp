@@ -28,11 +28,6 @@ std::vector<fs::path> event_files(const fs::path& dir) {
   return out;
 }
 
-std::string file_bytes(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 void write_bytes(const fs::path& p, const std::string& s) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
   out << s;
@@ -201,7 +196,7 @@ TEST(Summary, HistogramAndText) {
   std::map<std::string, summary::SummaryValue> by_tag;
   for (const auto& e : summary::read_events(w.path()))
     for (const auto& v : e.values) {
-      if (v.tag != "big_step") EXPECT_EQ(e.step, 4);
+      if (v.tag != "big_step") { EXPECT_EQ(e.step, 4); }
       by_tag[v.tag] = v;
     }
   const auto& h = by_tag.at("w");
@@ -227,7 +222,7 @@ TEST(Summary, HistogramAndText) {
   EXPECT_EQ(wide.bucket_limit, (std::vector<double>{0.0, 1.7e308}));
   for (const auto& e : summary::read_events(w.path()))
     for (const auto& v : e.values)
-      if (v.tag == "big_step") EXPECT_EQ(e.step, std::numeric_limits<std::int64_t>::max());
+      if (v.tag == "big_step") { EXPECT_EQ(e.step, std::numeric_limits<std::int64_t>::max()); }
 }
 
 TEST(Summary, BadInputsAreErrors) {

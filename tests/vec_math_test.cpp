@@ -186,8 +186,8 @@ TEST(VecMath, InstructionSetsAgreeWithinTheBound) {
     for (std::size_t s = 1; s < sets.size(); ++s) {
       sets[s]->unary_f32(kind, x.data(), other.data(), static_cast<std::int64_t>(x.size()));
       for (std::size_t i = 0; i < x.size(); ++i)
-        if (std::fabs(first[i]) > 1e-30f)
-          EXPECT_LE(ulp_distance(first[i], other[i]), 8) << sets[s]->name << " kind " << static_cast<int>(kind) << " x=" << x[i];
+        if (std::fabs(first[i]) > 1e-30f) {
+          EXPECT_LE(ulp_distance(first[i], other[i]), 8) << sets[s]->name << " kind " << static_cast<int>(kind) << " x=" << x[i]; }
     }
   }
 }
@@ -201,10 +201,10 @@ TEST(VecMath, BinaryArithmeticIsExactAndMaxKeepsNaN) {
   for (const Kernels* k : available()) {
     k->binary_f32(BinaryKind::mul, a.data(), 0, 1, b.data(), 0, 1, y.data(), 1, n);
     for (std::size_t i = 0; i < a.size(); ++i)
-      if (!std::isnan(a[i] * b[i])) EXPECT_EQ(y[i], a[i] * b[i]);
+      if (!std::isnan(a[i] * b[i])) { EXPECT_EQ(y[i], a[i] * b[i]); }
     k->binary_f32(BinaryKind::div, a.data(), 0, 1, b.data(), 0, 0, y.data(), 1, n);  // b[0] for every row
     for (std::size_t i = 0; i < a.size(); ++i)
-      if (!std::isnan(a[i])) EXPECT_EQ(y[i], a[i] / b[0]);
+      if (!std::isnan(a[i])) { EXPECT_EQ(y[i], a[i] / b[0]); }
     k->binary_f32(BinaryKind::maximum, a.data(), 0, 1, b.data(), 0, 1, y.data(), 1, n);
     EXPECT_TRUE(std::isnan(y[2]) && std::isnan(y[3]) && std::isnan(y[4])) << k->name;
     EXPECT_EQ(y[0], 1.5f);

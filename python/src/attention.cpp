@@ -112,7 +112,7 @@ void init_attention(nb::module_& m) {
       .def(
           "__call__",
           [](nb::handle self, nb::handle query, nb::handle value, nb::handle key, nb::handle attention_mask,
-             bool return_attention_scores, std::optional<bool> training, bool use_causal_mask, nb::handle query_mask,
+             bool return_attention_scores, nb::handle training, bool use_causal_mask, nb::handle query_mask,
              nb::handle value_mask, nb::handle key_mask) -> nb::object {
             reject(query_mask, "query_mask");
             reject(value_mask, "value_mask");
@@ -123,7 +123,7 @@ void init_attention(nb::module_& m) {
             if (auto t = optional_tensor(key)) c.key = *t;
             if (auto t = optional_tensor(attention_mask)) c.attention_mask = *t;
             c.use_causal_mask = use_causal_mask;
-            c.training = training;
+            if (!training.is_none()) c.training = nb::cast<bool>(training);  // None: the layer decides
             // On Keras tensors the functional graph keeps the layer: hold it by its shared_ptr.
             std::vector<Tensor> all{q, v};
             if (c.key.defined()) all.push_back(c.key);

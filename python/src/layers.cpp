@@ -126,7 +126,7 @@ nb::object layer_call(nb::handle self, nb::handle inputs, std::optional<bool> tr
     if (kind == PyLayerAccess::OutputKind::single && outs.size() == 1) return nb::cast(outs[0]);
     nb::list items;
     for (auto& o : outs) items.append(nb::cast(o));
-    if (kind == PyLayerAccess::OutputKind::list) return std::move(items);
+    if (kind == PyLayerAccess::OutputKind::list) return items;
     return nb::tuple(items);
   }
   return nb::cast(list ? layer(xs, training) : layer(xs[0], training));

@@ -63,7 +63,7 @@ nb::object rnn_call(nb::handle self, nb::handle inputs, nb::handle initial_state
   if (outs.size() == 1) return nb::cast(outs[0]);
   nb::list l;
   for (auto& o : outs) l.append(nb::cast(o));
-  return std::move(l);
+  return l;
 }
 
 template <class T>

@@ -62,11 +62,11 @@ nb::object py_from_config(const ef::nn::ConfigValue& value) {
         else if constexpr (std::is_same_v<T, ef::nn::ConfigList>) {
           nb::list out;
           for (const auto& item : v) out.append(py_from_config(item));
-          return std::move(out);
+          return out;
         } else if constexpr (std::is_same_v<T, ef::nn::ConfigMap>) {
           nb::dict out;
           for (const auto& [k, item] : v.items()) out[nb::str(k.c_str())] = py_from_config(item);
-          return std::move(out);
+          return out;
         } else {
           return nb::cast(v);
         }

@@ -235,8 +235,11 @@ void ApplyUpdate::eval(std::span<const Tensor> in, std::span<const TensorSpec>, 
   const std::size_t count = vars_.size();
   std::array<VariableState*, 3> order{};
   std::array<std::size_t, 3> index{0, 1, 2};
-  std::sort(index.begin(), index.begin() + static_cast<std::ptrdiff_t>(count),
-            [&](std::size_t a, std::size_t b) { return vars_[a].get() < vars_[b].get(); });
+  // At most three: an insertion sort (std::sort's unrolled insertion pass reads past a 3-array
+  // in GCC 12's eyes, -Warray-bounds, though it never does).
+  for (std::size_t i = 1; i < count; ++i)
+    for (std::size_t j = i; j > 0 && vars_[index[j]].get() < vars_[index[j - 1]].get(); --j)
+      std::swap(index[j], index[j - 1]);
   for (std::size_t i = 0; i < count; ++i) order[i] = vars_[index[i]].get();
   std::array<const Tensor*, 3> current{};
   std::array<Tensor, 3> next;

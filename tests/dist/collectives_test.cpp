@@ -306,9 +306,9 @@ TEST_P(DistOp, GradientMatchesFiniteDifferencesAcrossRanks) {
         Tensor xv = reshape(tensor(v), x.shape());
         f[s] = dist::all_reduce(objective(xv)).item<double>();
       }
-      if (owner == R())
+      if (owner == R()) {
         EXPECT_NEAR(a[static_cast<std::size_t>(i)], (f[0] - f[1]) / (2 * eps), op.tolerance)
-            << op.name << " element " << i << " of rank " << owner;
+            << op.name << " element " << i << " of rank " << owner; }
     }
 }
 

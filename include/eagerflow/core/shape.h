@@ -1,6 +1,7 @@
 #pragma once
 // Shape: a list of dims; a dim of -1 (kDynamic) is unknown until a graph runs.
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -20,7 +21,7 @@ class Shape {
   Shape& operator=(const Shape&) = default;
   // A moved-from shape is the scalar shape [] (its heap dims went to the new owner).
   Shape(Shape&& o) noexcept : rank_(o.rank_), heap_(std::move(o.heap_)) {
-    for (int i = 0; i < kInline; ++i) inline_[i] = o.inline_[i];
+    std::memcpy(inline_, o.inline_, sizeof inline_);  // not a loop: GCC 12 -Warray-bounds false positive
     o.rank_ = 0;
     o.heap_.clear();
   }
