@@ -2,6 +2,7 @@
 // the traced step without a retrace), LambdaCallback, EarlyStopping's and TerminateOnNaN's
 // messages, and BackupAndRestore: a fit killed with SIGKILL (mid-epoch and mid-backup) and
 // restarted ends with the uninterrupted run's weights, bit for bit; damaged backups are errors.
+#include "ef_test_paths.h"
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>

@@ -1,5 +1,6 @@
 // Keras layers: shapes, errors that name the layer, training vs inference, and every layer's
 // gradients (inputs and weights) against finite differences.
+#include "ef_test_paths.h"
 #include <functional>
 
 #include "test_util.h"

@@ -1,6 +1,7 @@
 // Keras' mixed_bfloat16 policy: variables float32, computation bfloat16, losses float32,
 // gradients float32 at the variables, per-layer float32 overrides, saving (weights, and the
 // policy in layer configs), every layer kind in fit, MNIST accuracy of an MLP and a CNN.
+#include "ef_test_paths.h"
 #include <functional>
 
 #include "test_util.h"

@@ -1,5 +1,6 @@
 // Saved models: what ef::save writes, ef::load (here and in another process) runs with the
 // same results; damaged, unknown or newer files are clear errors; the loader is fuzzed.
+#include "ef_test_paths.h"
 #include <unistd.h>
 
 #include <chrono>

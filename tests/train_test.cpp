@@ -1,4 +1,5 @@
 // Training: optimizers, losses, metrics, Model.fit on MNIST, callbacks, the progress bar.
+#include "ef_test_paths.h"
 #include <cstdio>
 #include <fstream>
 #include <sstream>

@@ -42,7 +42,7 @@ allowed = ("libc.so", "libm.so", "libstdc++.so", "libgcc_s.so", "libpthread.so",
 ldd = run(["ldd", core])
 assert "not found" not in ldd, ldd
 for line in ldd.splitlines():
-    name = line.split()[0]
+    name = os.path.basename(line.split()[0])
     if name.startswith(allowed):
         continue
     assert "eagerflow.libs" in line or "eagerflow/" in line, f"{name} is not bundled in the wheel:\n{ldd}"
