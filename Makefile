@@ -1,6 +1,6 @@
 # The two set-up commands: `make demo` and `make test`. Both install what is missing first.
 # Each build and test step prints a summary; the full output goes to build/logs/ (named there).
-.PHONY: deps configure build python install-python wheel demo test test-asan test-tsan bench clean
+.PHONY: deps configure build build-demo python install-python wheel demo test test-asan test-tsan bench clean
 
 EF_VENV ?= $(HOME)/.cache/eagerflow/venv
 PYTHON := $(EF_VENV)/bin/python
@@ -29,7 +29,13 @@ python: install-python
 wheel: build
 	@$(PYTHON) scripts/make_wheel.py --build build/release --out build/wheel
 
-demo: build
+# The demo needs the library, the examples and the Python package, not the tests and benchmarks.
+DEMO_TARGETS := seed_demo train_mnist mnist_data_parallel char_transformer _core ef_python_package
+build-demo: configure
+	@$(STEP) --kind build --label "build (release, demo programs)" --log $(LOGS)/build-demo.log -- \
+	  cmake --build --preset release --target $(DEMO_TARGETS)
+
+demo: build-demo
 	@rm -rf build/demo/logs
 	./build/release/examples/seed_demo
 	./build/release/examples/train_mnist
