@@ -17,7 +17,7 @@ configure: deps
 	@cmake --preset release -DEF_BUILD_PYTHON=ON -DPython_EXECUTABLE=$(PYTHON) > /dev/null
 
 build: configure
-	@$(STEP) --kind build --label "build (release)" --log $(LOGS)/build-release.log -- cmake --build --preset release
+	@$(STEP) --kind build --label "build (release)" --build-dir build/release --log $(LOGS)/build-release.log -- cmake --build --preset release
 
 # `pip install .` into the virtualenv, as a user would (a separate build under build/python/;
 # make test and make demo use the release tree's package instead).
@@ -32,7 +32,7 @@ wheel: build
 # The demo needs the library, the examples and the Python package, not the tests and benchmarks.
 DEMO_TARGETS := seed_demo train_mnist mnist_data_parallel char_transformer _core ef_python_package
 build-demo: configure
-	@$(STEP) --kind build --label "build (release, demo programs)" --log $(LOGS)/build-demo.log -- \
+	@$(STEP) --kind build --label "build (release, demo programs)" --build-dir build/release --log $(LOGS)/build-demo.log -- \
 	  cmake --build --preset release --target $(DEMO_TARGETS)
 
 demo: build-demo
@@ -57,12 +57,12 @@ test: build
 
 test-asan: deps
 	@cmake --preset asan > /dev/null
-	@$(STEP) --kind build --label "build (asan)" --log $(LOGS)/build-asan.log -- cmake --build --preset asan
+	@$(STEP) --kind build --label "build (asan)" --build-dir build/asan --log $(LOGS)/build-asan.log -- cmake --build --preset asan
 	@$(STEP) --kind ctest --label "ctest (asan)" --log $(LOGS)/ctest-asan.log -- ctest --preset asan
 
 test-tsan: deps
 	@cmake --preset tsan > /dev/null
-	@$(STEP) --kind build --label "build (tsan)" --log $(LOGS)/build-tsan.log -- cmake --build --preset tsan
+	@$(STEP) --kind build --label "build (tsan)" --build-dir build/tsan --log $(LOGS)/build-tsan.log -- cmake --build --preset tsan
 	@$(STEP) --kind ctest --label "ctest (tsan, label threads)" --log $(LOGS)/ctest-tsan.log -- ctest --preset tsan
 
 bench: build

@@ -4,7 +4,7 @@ prints a short summary instead of the stream: progress every tenth, then what a 
 (the warnings or errors of a build, the slowest and the failed tests, the runner's closing
 line). Exits with the command's status; a build that warns in our own files fails too.
 
-    step.py --kind build|ctest|pytest --label TEXT --log FILE -- COMMAND...
+    step.py --kind build|ctest|pytest --label TEXT --log FILE [--build-dir DIR] -- COMMAND...
 """
 import argparse
 import os
@@ -19,19 +19,21 @@ NINJA_STEP = re.compile(r"^\[(\d+)/(\d+)\]")
 CTEST_STEP = re.compile(r"^\s*\d+/(\d+) Test\s+#\d+: (\S+) \.+\**\s*(\w[\w ]*?)\s+([\d.]+) sec")
 
 
-def our_file(path):
-    """A file of this repository, not a system header, a dependency or generated code."""
-    full = os.path.realpath(os.path.join(ROOT, path) if not os.path.isabs(path) else path)
+def our_file(path, build_dir):
+    """A file of this repository, not a system header, a dependency or generated code. A relative
+    path is the compiler's, relative to the build folder it runs in (ccache's base_dir makes
+    every path under the checkout relative)."""
+    full = os.path.realpath(path if os.path.isabs(path) else os.path.join(build_dir, path))
     return full.startswith(ROOT + os.sep) and not full.startswith(os.path.join(ROOT, "build") + os.sep)
 
 
-def build_warnings(lines):
+def build_warnings(lines, build_dir):
     """Distinct warnings located in our files (a header's warning is reported once)."""
     seen, out = set(), []
     for line in lines:
         m = WARNING.match(line.strip())
-        if m and our_file(m.group("file")):
-            key = (os.path.realpath(m.group("file")), m.group("line"), m.group("text"))
+        if m and our_file(m.group("file"), build_dir):
+            key = (os.path.realpath(os.path.join(build_dir, m.group("file"))), m.group("line"), m.group("text"))
             if key not in seen:
                 seen.add(key)
                 out.append(line.strip())
@@ -54,8 +56,8 @@ def progress(kind, line, state):
     return None
 
 
-def summarize_build(lines, rc):
-    warnings = build_warnings(lines)
+def summarize_build(lines, rc, build_dir):
+    warnings = build_warnings(lines, build_dir)
     for w in warnings[:60]:
         print("  " + w)
     if len(warnings) > 60:
@@ -123,6 +125,7 @@ def main():
     p.add_argument("--kind", choices=["build", "ctest", "pytest"], required=True)
     p.add_argument("--label", required=True)
     p.add_argument("--log", required=True)
+    p.add_argument("--build-dir", default=".", help="where the compiler runs (its relative paths start there)")
     p.add_argument("command", nargs=argparse.REMAINDER)
     a = p.parse_args()
     cmd = a.command[1:] if a.command and a.command[0] == "--" else a.command
@@ -143,7 +146,7 @@ def main():
     seconds = time.monotonic() - start
     warnings = []
     if a.kind == "build":
-        warnings = summarize_build(lines, rc)
+        warnings = summarize_build(lines, rc, os.path.abspath(a.build_dir))
     elif a.kind == "ctest":
         summarize_ctest(lines, rc)
     else:
