@@ -6,7 +6,7 @@ train_on_batch) and torch (torch.autocast("cpu", torch.bfloat16) around forward 
 
 Every job is a process of its own pinned (taskset) to the first N cores, its pools limited to N
 threads and checked (process CPU time / wall time); jobs are interleaved (rotated each round)
-and each round holds /tmp/ef-bench.lock and /tmp/ef-build.lock. Medians over rounds.
+and each round holds /tmp/ef-build.lock and then /tmp/ef-bench.lock. Medians over rounds.
 
     ~/.cache/eagerflow/peers/bin/python bench/peers/mixed_precision.py --rounds 3 --threads 1
 """
@@ -129,7 +129,8 @@ def main():
         return
     runs = {}
     for r in range(args.rounds):
-        files = [open(f, "a") for f in ("/tmp/ef-bench.lock", "/tmp/ef-build.lock")]
+        # Build lock first, then the bench lock: the order CONTRIBUTING.md sets (the other deadlocks).
+        files = [open(f, "a") for f in ("/tmp/ef-build.lock", "/tmp/ef-bench.lock")]
         for f in files:
             fcntl.flock(f, fcntl.LOCK_EX)
         try:
