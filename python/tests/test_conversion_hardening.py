@@ -272,6 +272,9 @@ def test_integer_like_indices_still_work():
     lambda: ef.random.normal([2], seed="s"),
     lambda: ef.TensorSpec(["a"]),
     lambda: ef.ones([2, 2])[None, "x"],
+    lambda: ef.data.Dataset.range(3).padded_batch(2, padded_shapes=["a"]),
+    lambda: ef.keras.layers.Conv2D(2, kernel_size="a"),
+    lambda: ef.transpose(ef.ones([2, 2]), ["a", 0]),
 ])
 def test_wrong_argument_types_are_type_errors_not_bad_cast(call):
     with pytest.raises(TypeError) as e:
@@ -289,6 +292,10 @@ def test_huge_integers_as_arguments_are_clear():
     with pytest.raises((ValueError, TypeError)) as e:
         ef.ones([2, 2])[2**64]
     assert "bad_cast" not in str(e.value)
+    with pytest.raises(ef.ConversionError, match="step"):
+        ef.summary.scalar("a", 1.0, step=2**64)
+    with pytest.raises(ef.ConversionError, match="kernel_size"):
+        ef.keras.layers.Conv2D(2, kernel_size=2**70)
 
 
 # --- copies: no tensor aliases memory the caller can write -----------------------------------
