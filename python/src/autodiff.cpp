@@ -15,6 +15,8 @@ ef::GradientSource source_of(nb::handle h) {
   return to_tensor(h);
 }
 
+ef::Tensor value_for(const ef::Variable& v, nb::handle x) { return to_tensor_as(x, v.dtype()); }
+
 nb::object none_or(const ef::Tensor& t) { return t.defined() ? nb::cast(t) : nb::none(); }
 
 // A tape records from its construction (__enter__) to __exit__, then stays paused so that
@@ -63,9 +65,9 @@ void init_autodiff(nb::module_& m) {
            nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none())
       // Python values become the variable's dtype, refusing what it cannot hold (TF's assign
       // converts with dtype=variable.dtype); a tensor of another dtype is the op's error.
-      .def("assign", [](const ef::Variable& v, nb::handle x) { v.assign(to_tensor_as(x, v.dtype())); return v; })
-      .def("assign_add", [](const ef::Variable& v, nb::handle x) { v.assign_add(to_tensor_as(x, v.dtype())); return v; })
-      .def("assign_sub", [](const ef::Variable& v, nb::handle x) { v.assign_sub(to_tensor_as(x, v.dtype())); return v; })
+      .def("assign", [](const ef::Variable& v, nb::handle x) { v.assign(value_for(v, x)); return v; })
+      .def("assign_add", [](const ef::Variable& v, nb::handle x) { v.assign_add(value_for(v, x)); return v; })
+      .def("assign_sub", [](const ef::Variable& v, nb::handle x) { v.assign_sub(value_for(v, x)); return v; })
       .def("_same_as", &ef::Variable::same_as)
       .def("__hash__", [](const ef::Variable& v) { return reinterpret_cast<std::intptr_t>(v.state_ptr().get()); })
       .def("__repr__", [](const ef::Variable& v) {

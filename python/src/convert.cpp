@@ -45,7 +45,8 @@ const char* name(ef::DType d) {
 }
 
 bool fits(long long v, ef::DType d) {
-  if (d == ef::DType::int32) return v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max();
+  if (d == ef::DType::int32)
+    return v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max();
   return true;  // int64 (the caller has the value as a long long)
 }
 
@@ -121,7 +122,8 @@ ef::Tensor copy_out(const RoArray& a, ef::DType d) {
   std::vector<std::int64_t> dims(a.ndim());
   for (std::size_t i = 0; i < a.ndim(); ++i) dims[i] = static_cast<std::int64_t>(a.shape(i));
   ef::Tensor t = ef::Tensor::empty(d, ef::Shape(dims));
-  if (t.nbytes() != a.nbytes()) ef::fail("convert", "array of " + std::to_string(a.nbytes()) + " bytes for " + t.spec().str());
+  if (t.nbytes() != a.nbytes())
+    ef::fail("convert", "array of " + std::to_string(a.nbytes()) + " bytes for " + t.spec().str());
   if (a.nbytes()) std::memcpy(t.raw_mutable_data(), a.data(), a.nbytes());
   return t;
 }
@@ -134,16 +136,18 @@ nb::object c_contiguous(nb::object arr) {
 RoArray as_ro(nb::handle arr) {
   RoArray a;
   if (!nb::try_cast(arr, a, /*convert=*/false))
-    throw nb::type_error(("eagerflow: cannot read the memory of a NumPy array of dtype " + str_of(arr.attr("dtype"))).c_str());
+    throw nb::type_error(
+        ("eagerflow: cannot read the memory of a NumPy array of dtype " + str_of(arr.attr("dtype"))).c_str());
   return a;
 }
 
 [[noreturn]] void unsupported_dtype(nb::handle dtype, const std::string& kind) {
-  std::string why = kind == "c" ? " (complex numbers are not supported)"
+  std::string why = kind == "c"                    ? " (complex numbers are not supported)"
                     : (kind == "U" || kind == "S") ? " (strings are not numbers)"
                     : kind == "O" ? " (Python objects: a list mixing numbers with other things, or ints beyond int64)"
                                   : "";
-  throw nb::type_error(("eagerflow: cannot make a tensor of NumPy dtype " + str_of(dtype) + why + "; " + kAccepted).c_str());
+  throw nb::type_error(
+      ("eagerflow: cannot make a tensor of NumPy dtype " + str_of(dtype) + why + "; " + kAccepted).c_str());
 }
 
 // A copy of a NumPy array as a tensor. `literal`: the array came from a Python list, whose
@@ -161,7 +165,8 @@ ef::Tensor from_array(nb::object arr, bool literal) {
   const char* via = nullptr;  // the NumPy dtype to widen to first (exact)
   if (kind == "f" && size == 2) out = ef::DType::float32, via = "float32";
   else if (kind == "f" && size == 4) out = ef::DType::float32;
-  else if (kind == "f" && size == 8) out = literal ? ef::DType::float32 : ef::DType::float64, via = literal ? "float32" : nullptr;
+  else if (kind == "f" && size == 8)
+    out = literal ? ef::DType::float32 : ef::DType::float64, via = literal ? "float32" : nullptr;
   else if ((kind == "i" || kind == "u") && size <= 2) out = ef::DType::int32, via = "int32";
   else if (kind == "i" && size == 4) out = ef::DType::int32;
   else if (kind == "i" && size == 8) out = ef::DType::int64;
@@ -174,8 +179,9 @@ ef::Tensor from_array(nb::object arr, bool literal) {
     const auto* p = static_cast<const std::uint64_t*>(a.data());
     for (std::size_t i = 0; i < a.size(); ++i)
       if (p[i] > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-        conversion_error("the uint64 value " + std::to_string(p[i]) +
-                         " does not fit int64, the widest integer dtype (converting it would wrap to a negative number)");
+        conversion_error(
+            "the uint64 value " + std::to_string(p[i]) +
+            " does not fit int64, the widest integer dtype (converting it would wrap to a negative number)");
   }
   if (literal && out == ef::DType::int64) {
     RoArray a = as_ro(arr);
@@ -191,7 +197,7 @@ ef::Tensor from_array(nb::object arr, bool literal) {
 // What a (nested) list holds, found without building anything.
 struct Scan {
   bool floats = false, ints = false, bools = false, other = false, complex = false, ranged = false;
-  long long lo = 0, hi = 0;  // of the ints that fit int64 (when `ranged`)
+  long long lo = 0, hi = 0;     // of the ints that fit int64 (when `ranged`)
   PyObject* too_big = nullptr;  // the first int beyond int64
 };
 
@@ -239,12 +245,13 @@ ef::Tensor from_literal(nb::handle h, std::optional<ef::DType> target, std::opti
                      (!s.floats && !s.too_big && (!s.ints || (fits(s.lo, *hint) && fits(s.hi, *hint))));
     if (fits_hint) target = hint;
   }
-  ef::DType out = target ? *target
+  ef::DType out = target     ? *target
                   : s.floats ? ef::DType::float32
-                  : s.ints   ? (s.too_big || !fits(s.lo, ef::DType::int32) || !fits(s.hi, ef::DType::int32) ? ef::DType::int64
-                                                                                                          : ef::DType::int32)
-                  : s.bools  ? ef::DType::bool_
-                             : ef::DType::float32;  // [] (TF: float32)
+                  : s.ints
+                      ? (s.too_big || !fits(s.lo, ef::DType::int32) || !fits(s.hi, ef::DType::int32) ? ef::DType::int64
+                                                                                                     : ef::DType::int32)
+                  : s.bools ? ef::DType::bool_
+                            : ef::DType::float32;  // [] (TF: float32)
   bool floating_out = ef::is_floating(out);
   if (s.too_big && !floating_out)
     conversion_error("the Python int " + str_of(s.too_big) + " does not fit " +
@@ -252,12 +259,12 @@ ef::Tensor from_literal(nb::handle h, std::optional<ef::DType> target, std::opti
   if (ef::is_integer(out) && !s.floats && s.ints && (!fits(s.lo, out) || !fits(s.hi, out)))
     conversion_error("the Python int " + std::to_string(fits(s.lo, out) ? s.hi : s.lo) + " does not fit " + name(out));
   // NumPy builds the array in a dtype that holds every value exactly; checked_cast narrows.
-  const char* build = out == ef::DType::float64                  ? "float64"
-                      : floating_out                             ? "float32"
-                      : s.floats                                 ? "float64"
-                      : out == ef::DType::bool_                  ? "bool"
-                      : out == ef::DType::int64                  ? "int64"
-                                                                 : "int32";
+  const char* build = out == ef::DType::float64 ? "float64"
+                      : floating_out            ? "float32"
+                      : s.floats                ? "float64"
+                      : out == ef::DType::bool_ ? "bool"
+                      : out == ef::DType::int64 ? "int64"
+                                                : "int32";
   ef::Tensor t = from_array(numpy_module().attr("asarray")(h, "dtype"_a = build), /*literal=*/false);
   return checked_cast(t, out);
 }
@@ -319,7 +326,8 @@ std::vector<std::int64_t> dims_arg(nb::handle h, const char* what, bool allow_un
   if (nb::isinstance<ef::Tensor>(h)) {
     ef::Tensor t = nb::cast<ef::Tensor>(h);
     if (!ef::is_integer(t.dtype()) || t.rank() > 1)
-      throw nb::type_error((std::string(what) + " must be ints or a 1-d integer tensor, got a tensor " + t.spec().str()).c_str());
+      throw nb::type_error(
+          (std::string(what) + " must be ints or a 1-d integer tensor, got a tensor " + t.spec().str()).c_str());
     return ef::cast(t, ef::DType::int64).to_vector<std::int64_t>();
   }
   if (PyIndex_Check(h.ptr())) return {int_arg(h, what)};
@@ -330,7 +338,8 @@ std::vector<std::int64_t> dims_arg(nb::handle h, const char* what, bool allow_un
     if (d.is_none() && allow_unknown) dims.push_back(ef::kDynamic);
     else if (!PyIndex_Check(d.ptr()))
       throw nb::type_error((std::string(what) + " must be a sequence of ints" + (allow_unknown ? " (or None)" : "") +
-                            ", got " + describe(d) + " in " + describe(h)).c_str());
+                            ", got " + describe(d) + " in " + describe(h))
+                               .c_str());
     else dims.push_back(int_arg(d, what));
   }
   return dims;
@@ -348,7 +357,8 @@ std::vector<int> axes_arg(nb::handle h, const char* what) {
 }
 
 std::uint64_t seed_arg(nb::handle h, const char* what) {
-  if (!PyIndex_Check(h.ptr())) throw nb::type_error((std::string(what) + " must be an int or None, got " + describe(h)).c_str());
+  if (!PyIndex_Check(h.ptr()))
+    throw nb::type_error((std::string(what) + " must be an int or None, got " + describe(h)).c_str());
   nb::object i = nb::steal(PyNumber_Index(h.ptr()));
   if (!i) throw nb::python_error();
   unsigned long long v = PyLong_AsUnsignedLongLong(i.ptr());
@@ -379,14 +389,17 @@ ef::Tensor checked_cast(const ef::Tensor& t, ef::DType d) {
 
 double fill_value(nb::handle h, ef::DType d, const char* what) {
   ef::Tensor t = to_tensor_as(h, d);
-  if (t.rank() != 0) throw nb::value_error((std::string(what) + " must be a scalar, got shape " + t.shape().str()).c_str());
+  if (t.rank() != 0)
+    throw nb::value_error((std::string(what) + " must be a scalar, got shape " + t.shape().str()).c_str());
   if (t.is_symbolic() || t.is_keras_tensor())
-    throw nb::type_error((std::string(what) + " must be a number known when the op is made, got a symbolic tensor").c_str());
+    throw nb::type_error(
+        (std::string(what) + " must be a number known when the op is made, got a symbolic tensor").c_str());
   if (t.dtype() == ef::DType::int64) {
     std::int64_t v = t.item<std::int64_t>();
     double dv = static_cast<double>(v);
     if (dv >= 0x1p63 || static_cast<std::int64_t>(dv) != v)
-      conversion_error(std::string(what) + " = " + std::to_string(v) + " is beyond 2^53, where this op cannot hold it exactly");
+      conversion_error(std::string(what) + " = " + std::to_string(v) +
+                       " is beyond 2^53, where this op cannot hold it exactly");
   }
   return ef::cast(t, ef::DType::float64).item<double>();
 }

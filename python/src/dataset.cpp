@@ -309,7 +309,8 @@ void init_dataset(nb::module_& m) {
             }
             if (!padding_values.is_none()) {
               if (one || PyFloat_Check(padding_values.ptr()) || PyLong_Check(padding_values.ptr()))
-                values.assign(one ? 1 : self.element_spec().specs.size(), float_arg(padding_values, "padded_batch: padding_values"));
+                values.assign(one ? 1 : self.element_spec().specs.size(),
+                              float_arg(padding_values, "padded_batch: padding_values"));
               else
                 for (auto v : padding_values) values.push_back(float_arg(v, "padded_batch: padding_values"));
             }

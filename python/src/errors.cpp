@@ -35,9 +35,9 @@ void init_errors(nb::module_& m) {
       error.ptr());
   // tf.errors.InvalidArgumentError: an argument's value is wrong (a zero step). An ef.Error, so
   // `except ef.Error` and `except RuntimeError` see it too; ef.errors re-exports it.
-  g_invalid_argument = PyErr_NewExceptionWithDoc("eagerflow.errors.InvalidArgumentError",
-                                                 "An argument's value is invalid for the op (TF's tf.errors.InvalidArgumentError).",
-                                                 error.ptr(), nullptr);
+  g_invalid_argument = PyErr_NewExceptionWithDoc(
+      "eagerflow.errors.InvalidArgumentError",
+      "An argument's value is invalid for the op (TF's tf.errors.InvalidArgumentError).", error.ptr(), nullptr);
   if (!g_invalid_argument) throw nb::python_error();
   m.attr("InvalidArgumentError") = nb::borrow(g_invalid_argument);
   // The backstop for a Python value of a type a binding cannot take (nanobind's cast_error is

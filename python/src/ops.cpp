@@ -58,7 +58,8 @@ ef::DType range_arg_dtype(H h, const char* what) {
   if (PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr())) return to_tensor(h).dtype();
   Tensor t = to_tensor(h);
   if (t.rank() != 0)
-    throw nb::value_error((std::string("ef.range: ") + what + " must be a scalar, got shape " + t.shape().str()).c_str());
+    throw nb::value_error(
+        (std::string("ef.range: ") + what + " must be a scalar, got shape " + t.shape().str()).c_str());
   if (t.dtype() == ef::DType::bool_)
     throw nb::type_error((std::string("ef.range: ") + what + " must be a number, got a bool tensor").c_str());
   return t.dtype();
@@ -181,8 +182,13 @@ void init_ops(nb::module_& m) {
         nb::arg("indices"), nb::arg("depth"), nb::arg("dtype") = nb::none());
   m.def("shape", [](H x) { return ef::shape(T(x)); }, nb::arg("x"));
   m.def("size", [](H x) { return ef::size(T(x)); }, nb::arg("x"));
-  m.def("full_like", [](H x, H v) { Tensor t = T(x); return ef::full_like(t, fill_value(v, t.dtype(), "full_like: value")); },
-        nb::arg("x"), nb::arg("value"));
+  m.def(
+      "full_like",
+      [](H x, H v) {
+        Tensor t = T(x);
+        return ef::full_like(t, fill_value(v, t.dtype(), "full_like: value"));
+      },
+      nb::arg("x"), nb::arg("value"));
   m.def("broadcast_to", [](H x, H shape) { return ef::broadcast_to(T(x), shape_of(shape)); }, nb::arg("x"),
         nb::arg("shape"));
   m.def("broadcast_like", [](H x, H like) { return ef::broadcast_like(T(x), T(like)); });

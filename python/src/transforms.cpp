@@ -55,7 +55,8 @@ ef::InAxes in_axes_of(nb::handle h) {
   }
   if (PyTuple_Check(h.ptr()) || PyList_Check(h.ptr())) {
     std::vector<std::optional<int>> axes;
-    for (auto a : h) axes.push_back(a.is_none() ? std::nullopt : std::optional<int>(static_cast<int>(int_arg(a, "in_axes"))));
+    for (auto a : h)
+      axes.push_back(a.is_none() ? std::nullopt : std::optional<int>(static_cast<int>(int_arg(a, "in_axes"))));
     return ef::InAxes(std::move(axes));
   }
   return ef::InAxes(static_cast<int>(int_arg(h, "in_axes")));
