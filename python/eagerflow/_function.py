@@ -6,9 +6,11 @@ containers of them), replays the cached graph otherwise, and records a reason fo
 """
 import functools
 import inspect
+import itertools
 import os
 import sys
 import warnings
+import weakref
 
 import numpy as _np
 
@@ -51,16 +53,62 @@ def _as_tensor(x):
     return x if isinstance(x, _Tensor) else _core.convert_to_tensor(x)
 
 
+_PRIMITIVES = (type(None), bool, int, float, str)
+
+# Keys of static Python objects that are neither numbers, strings nor containers: a token per
+# object, never reused. id() alone is not a key: Python reuses an id once its object is freed,
+# so a fresh config object would match a freed one's trace and run with its captured values.
+_tokens = itertools.count(1)
+_by_value = {}  # (type, object) -> token: objects whose class defines __eq__ and __hash__ (TF's rule)
+_by_identity = {}  # id(object) -> (weak reference, token): the others, while they live
+_strong = {}  # id(object) -> (object, token): identity-keyed objects that take no weak reference
+
+
+def _forget(ref, key):
+    entry = _by_identity.get(key)
+    if entry is not None and entry[0] is ref:
+        del _by_identity[key]
+
+
+def _value_hashable(t):
+    return t.__hash__ is not None and t.__hash__ is not object.__hash__ and t.__eq__ is not object.__eq__
+
+
+def _object_token(x):
+    t = type(x)
+    if _value_hashable(t):
+        try:
+            k = (t, x)
+            token = _by_value.get(k)
+            if token is None:
+                token = _by_value[k] = next(_tokens)
+            return token
+        except TypeError:  # a __hash__ that raises: keyed by identity instead
+            pass
+    key = id(x)
+    entry = _by_identity.get(key)
+    if entry is not None and entry[0]() is x:
+        return entry[1]
+    held = _strong.get(key)
+    if held is not None and held[0] is x:
+        return held[1]
+    token = next(_tokens)
+    try:
+        _by_identity[key] = (weakref.ref(x, lambda r, k=key: _forget(r, k)), token)
+    except TypeError:  # no weak references (object(), __slots__ classes): held, so its id stays its own
+        _strong[key] = (x, token)
+    return token
+
+
 def _static_key(x):
-    """A text key for a static Python value (a structure without tensors)."""
-    if x is None or isinstance(x, (bool, int, float, str)):
+    """A key for a static Python value (a structure without tensors)."""
+    if type(x) in _PRIMITIVES:
         return x
     if isinstance(x, (list, tuple)):
         return type(x).__name__ + "(" + ", ".join(repr(_static_key(e)) for e in x) + ")"
     if isinstance(x, dict):
         return "dict(" + ", ".join(f"{k!r}: {_static_key(v)!r}" for k, v in sorted(x.items(), key=lambda kv: repr(kv[0]))) + ")"
-    # Other objects (a layer, a function) are keyed by identity, like TF's weak references.
-    return f"<{type(x).__name__} at {id(x):#x}>"
+    return f"<{type(x).__qualname__} #{_object_token(x)}>"
 
 
 def _describe(value, tensors):
@@ -133,6 +181,10 @@ class Function:
 
     def __init__(self, fn, input_signature=None, reduce_retracing=False, name=None):
         self._fn = fn
+        # Refused at the call, as TF refuses at the trace: decorating alone is not an error.
+        self._generator = ("generator" if inspect.isgeneratorfunction(fn) else
+                           "async generator" if inspect.isasyncgenfunction(fn) else
+                           "coroutine (async)" if inspect.iscoroutinefunction(fn) else None)
         self._input_signature = list(input_signature) if input_signature is not None else None
         if name is None:
             name = getattr(fn, "__name__", None) or getattr(fn, "name", None) or type(fn).__name__
@@ -165,13 +217,24 @@ class Function:
         args = tuple(_rebuild(a, it) for a in args)
         kwargs = {k: _rebuild(v, it) for k, v in kwargs.items()}
         out = self._fn(*args, **kwargs)
+        if inspect.isgenerator(out) or inspect.iscoroutine(out) or inspect.isasyncgen(out):
+            out.close()
+            raise TypeError(self._generator_message(f"which returned a {type(out).__name__}"))
         flat = []
         if isinstance(out, (_Tensor, _core.Variable)):
             return [_as_tensor(out)], None
         tree = _flatten_out(out, flat)
         return flat, tree
 
+    def _generator_message(self, what):
+        return (f"ef.function cannot trace {self._core.name!r}, {what}: a generator's (or coroutine's) body runs "
+                "only when it is iterated (awaited), after the trace has ended, so nothing in it could be traced. "
+                "Return tensors (a list of them for a sequence), loop with a Python for-loop or ef.while_loop "
+                "inside the function, or feed data with ef.data.Dataset.from_generator")
+
     def __call__(self, *args, **kwargs):
+        if self._generator is not None:
+            raise TypeError(self._generator_message(f"a {self._generator} function"))
         # Inside another function's trace the call is one node holding this function's own
         # trace (the passes inline it); a call from its own body (recursion) is inlined.
         if _core.functions_run_eagerly() or (_core._in_trace() and self._core.tracing_here()):
@@ -203,6 +266,8 @@ class Function:
 
     def get_concrete_function(self, *args, **kwargs):
         """The trace for these arguments (ef.TensorSpec allowed for tensors), traced if needed."""
+        if self._generator is not None:
+            raise TypeError(self._generator_message(f"a {self._generator} function"))
         if not args and not kwargs and self._input_signature is not None:
             args = tuple(self._input_signature)
         args, kwargs = self._canonical(args, kwargs)

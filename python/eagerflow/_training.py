@@ -75,7 +75,8 @@ def _metric_layout(metrics):
 # ---------------------------------------------------------------- data
 def _as_input(a, what, labels=False):
     """A tensor argument: ef tensors as they are; NumPy arrays and lists as arrays, floats in
-    float32 (Keras' floatx) and boolean labels as floats. Arrays are shared, not copied."""
+    float32 (Keras' floatx) and boolean labels as floats. The tensor made of it is a copy
+    (python/src/convert.cpp): writing to the array during fit changes nothing."""
     if a is None or isinstance(a, (_core.Tensor, _core.Variable)):
         return a
     if isinstance(a, dict):

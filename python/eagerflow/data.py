@@ -41,7 +41,7 @@ def find_mnist(flag=""):
 
 def _arrays(pair):
     images, labels = pair
-    return _np.asarray(images), _np.asarray(labels)
+    return _np.array(images), _np.array(labels)  # arrays of their own, writable as Keras' load_data
 
 
 def load_mnist_test(dir=None):  # noqa: A002 - the C++ name

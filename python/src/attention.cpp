@@ -6,7 +6,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include "bindings.h"
+#include "convert.h"
 #include "py_layer.h"  // py_from_config, config_map_from_py
 
 namespace efpy {
@@ -27,9 +27,8 @@ std::optional<Tensor> optional_tensor(nb::handle h) {
 // Keras' output_shape: an int, or a 1-tuple (the output's last dim).
 std::optional<std::int64_t> output_dim_of(nb::handle h) {
   if (h.is_none()) return std::nullopt;
-  if (PyLong_Check(h.ptr())) return nb::cast<std::int64_t>(h);
-  std::vector<std::int64_t> v;
-  for (auto x : h) v.push_back(nb::cast<std::int64_t>(x));
+  if (PyIndex_Check(h.ptr())) return int_arg(h, "MultiHeadAttention: output_shape");
+  std::vector<std::int64_t> v = dims_arg(h, "MultiHeadAttention: output_shape", /*allow_unknown=*/false);
   if (v.size() != 1)
     throw nb::value_error("MultiHeadAttention: output_shape must be an int or a 1-tuple (the output's last dim)");
   return v[0];

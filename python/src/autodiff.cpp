@@ -3,7 +3,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include "bindings.h"
+#include "convert.h"
 
 namespace efpy {
 namespace {
@@ -14,6 +14,8 @@ ef::GradientSource source_of(nb::handle h) {
   if (nb::try_cast(h, v, false) && v) return *v;
   return to_tensor(h);
 }
+
+ef::Tensor value_for(const ef::Variable& v, nb::handle x) { return to_tensor_as(x, v.dtype()); }
 
 nb::object none_or(const ef::Tensor& t) { return t.defined() ? nb::cast(t) : nb::none(); }
 
@@ -31,8 +33,14 @@ void init_autodiff(nb::module_& m) {
   nb::class_<ef::Variable>(m, "Variable")
       .def("__init__",
            [](ef::Variable* self, nb::handle initial_value, const std::string& name, bool trainable, nb::handle dtype) {
-             ef::Tensor init = to_tensor(initial_value);
-             if (!dtype.is_none() && dtype_from_py(dtype) != init.dtype()) init = ef::cast(init, dtype_from_py(dtype));
+             ef::Tensor init;
+             if (dtype.is_none()) {
+               init = to_tensor(initial_value);
+             } else {
+               ef::DType d = dtype_from_py(dtype);
+               init = to_tensor_as(initial_value, d);  // refuses what d cannot hold
+               if (init.dtype() != d) init = ef::cast(init, d);
+             }
              new (self) ef::Variable(init, name, trainable);
            },
            nb::arg("initial_value"), nb::arg("name") = "Variable", nb::arg("trainable") = true,
@@ -55,9 +63,11 @@ void init_autodiff(nb::module_& m) {
              return nb::cast(v.value()).attr("__array__")(dtype, copy);
            },
            nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none())
-      .def("assign", [](const ef::Variable& v, nb::handle x) { v.assign(to_tensor(x, nullptr)); return v; })
-      .def("assign_add", [](const ef::Variable& v, nb::handle x) { v.assign_add(to_tensor(x)); return v; })
-      .def("assign_sub", [](const ef::Variable& v, nb::handle x) { v.assign_sub(to_tensor(x)); return v; })
+      // Python values become the variable's dtype, refusing what it cannot hold (TF's assign
+      // converts with dtype=variable.dtype); a tensor of another dtype is the op's error.
+      .def("assign", [](const ef::Variable& v, nb::handle x) { v.assign(value_for(v, x)); return v; })
+      .def("assign_add", [](const ef::Variable& v, nb::handle x) { v.assign_add(value_for(v, x)); return v; })
+      .def("assign_sub", [](const ef::Variable& v, nb::handle x) { v.assign_sub(value_for(v, x)); return v; })
       .def("_same_as", &ef::Variable::same_as)
       .def("__hash__", [](const ef::Variable& v) { return reinterpret_cast<std::intptr_t>(v.state_ptr().get()); })
       .def("__repr__", [](const ef::Variable& v) {

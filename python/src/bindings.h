@@ -37,9 +37,9 @@ void init_dtype_policy(nb::module_& m);  // dtype_policy.cpp: DTypePolicy, set_g
 void drain_log_warnings();
 
 // A tensor from anything a tensor is accepted as: an ef.Tensor, a NumPy array (or any object
-// with the buffer protocol / __array__, shared without a copy when it is C-contiguous and of
-// an ef dtype), a Python scalar or a nested list. `like` gives Python scalars their dtype
-// (a float next to a float64 tensor is float64), as TF's weak types do.
+// with the buffer protocol / __array__; always copied), a Python scalar or a nested list, with
+// TF's dtype rules and no silent narrowing (convert.cpp). `like` gives Python scalars their
+// dtype (a float next to a float64 tensor is float64), as TF's weak types do.
 ef::Tensor to_tensor(nb::handle h, const ef::Tensor* like = nullptr);
 ef::DType dtype_from_py(nb::handle h);
 nb::object dtype_to_py(ef::DType d);

@@ -18,7 +18,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "bindings.h"
+#include "convert.h"
 
 namespace efpy {
 namespace {
@@ -299,9 +299,7 @@ void init_dataset(nb::module_& m) {
             std::vector<ef::Shape> shapes;
             std::vector<double> values;
             auto shape_of = [](nb::handle s) {
-              std::vector<std::int64_t> dims;
-              for (auto x : s) dims.push_back(x.is_none() ? ef::kDynamic : nb::cast<std::int64_t>(x));
-              return ef::Shape(dims);
+              return ef::Shape(dims_arg(s, "padded_batch: padded_shapes"));
             };
             const bool one = self.element_spec().structure == Structure::tensor;
             if (!padded_shapes.is_none()) {
@@ -311,9 +309,10 @@ void init_dataset(nb::module_& m) {
             }
             if (!padding_values.is_none()) {
               if (one || PyFloat_Check(padding_values.ptr()) || PyLong_Check(padding_values.ptr()))
-                values.assign(one ? 1 : self.element_spec().specs.size(), nb::cast<double>(padding_values));
+                values.assign(one ? 1 : self.element_spec().specs.size(),
+                              float_arg(padding_values, "padded_batch: padding_values"));
               else
-                for (auto v : padding_values) values.push_back(nb::cast<double>(v));
+                for (auto v : padding_values) values.push_back(float_arg(v, "padded_batch: padding_values"));
             }
             return self.padded_batch(batch_size, shapes, values, drop_remainder);
           },

@@ -1,9 +1,19 @@
 // ef.Error: every ef::Error (the C++ message: tag, op, shapes, layer path) as a Python exception.
 #include <cstring>
+#include <typeinfo>
 
-#include "bindings.h"
+#include "convert.h"
 
 namespace efpy {
+namespace {
+PyObject* g_invalid_argument = nullptr;
+}
+
+void invalid_argument(const std::string& message) {
+  PyErr_SetString(g_invalid_argument, message.c_str());
+  throw nb::python_error();
+}
+
 void init_errors(nb::module_& m) {
   // A subclass of RuntimeError, so `except RuntimeError` code keeps working.
   nb::exception<ef::Error> error(m, "Error", PyExc_RuntimeError);
@@ -23,5 +33,24 @@ void init_errors(nb::module_& m) {
         }
       },
       error.ptr());
+  // tf.errors.InvalidArgumentError: an argument's value is wrong (a zero step). An ef.Error, so
+  // `except ef.Error` and `except RuntimeError` see it too; ef.errors re-exports it.
+  g_invalid_argument = PyErr_NewExceptionWithDoc(
+      "eagerflow.errors.InvalidArgumentError",
+      "An argument's value is invalid for the op (TF's tf.errors.InvalidArgumentError).", error.ptr(), nullptr);
+  if (!g_invalid_argument) throw nb::python_error();
+  m.attr("InvalidArgumentError") = nb::borrow(g_invalid_argument);
+  // The backstop for a Python value of a type a binding cannot take (nanobind's cast_error is
+  // std::bad_cast, which it would raise as RuntimeError("std::bad_cast")). The common paths
+  // check their arguments first and name them (convert.h); this says at least what went wrong.
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const std::bad_cast&) {
+      PyErr_SetString(PyExc_TypeError,
+                      "eagerflow: an argument has a type this function does not accept (a Python value could not be "
+                      "converted to the C++ type it expects); see help() of the function for the accepted types");
+    }
+  });
 }
 }  // namespace efpy

@@ -10,7 +10,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include "bindings.h"
+#include "convert.h"
 
 namespace efpy {
 namespace {
@@ -21,8 +21,7 @@ using ef::Tensor;
 
 ef::TensorSpec spec_from(nb::handle shape, nb::handle dtype, const std::string& name) {
   std::vector<std::int64_t> dims;
-  if (!shape.is_none())
-    for (auto d : shape) dims.push_back(d.is_none() ? ef::kDynamic : nb::cast<std::int64_t>(d));
+  if (!shape.is_none()) dims = dims_arg(shape, "TensorSpec: shape");
   return {dtype.is_none() ? ef::DType::float32 : dtype_from_py(dtype), ef::Shape(dims), name};
 }
 

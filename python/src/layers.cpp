@@ -11,6 +11,7 @@
 #include "eagerflow/nn/embedding_merge.h"
 #include "eagerflow/nn/normalization.h"
 #include "eagerflow/ops/random.h"
+#include "convert.h"
 #include "py_layer.h"
 
 namespace efpy {
@@ -134,12 +135,8 @@ nb::object layer_call(nb::handle self, nb::handle inputs, std::optional<bool> tr
 
 // Keras' int-or-pair arguments (kernel_size=3, strides=(2, 1)).
 ef::Stride2 pair_of(nb::handle h, const char* what) {
-  if (PyLong_Check(h.ptr())) {
-    auto v = nb::cast<std::int64_t>(h);
-    return {v, v};
-  }
-  std::vector<std::int64_t> v;
-  for (auto x : h) v.push_back(nb::cast<std::int64_t>(x));
+  std::vector<std::int64_t> v = dims_arg(h, what, /*allow_unknown=*/false);
+  if (v.size() == 1 && PyIndex_Check(h.ptr())) return {v[0], v[0]};
   if (v.size() != 2) throw nb::value_error((std::string(what) + " must be an int or a pair of ints").c_str());
   return {v[0], v[1]};
 }
@@ -217,8 +214,7 @@ void init_layers(nb::module_& m) {
              nb::handle dtype) {
             auto* py = dynamic_cast<PyLayerAccess*>(&self);
             if (!py) throw nb::type_error("add_weight is for layers written in Python");
-            std::vector<std::int64_t> dims;
-            for (auto d : shape) dims.push_back(nb::cast<std::int64_t>(d));
+            std::vector<std::int64_t> dims = dims_arg(shape, "add_weight: shape", /*allow_unknown=*/false);
             return py->add_weight_(name, ef::Shape(dims), initializer_of(initializer), trainable,
                                    dtype.is_none() ? ef::DType::float32 : dtype_from_py(dtype));
           },

@@ -11,6 +11,7 @@
 #include "eagerflow/nn/conv_transpose.h"
 #include "eagerflow/nn/preprocessing.h"
 #include "eagerflow/nn/reshaping.h"
+#include "convert.h"
 #include "py_layer.h"
 
 namespace efpy {
@@ -65,12 +66,8 @@ ef::nn::ActivationFn activation_of(nb::handle a) {
 
 // Keras' int-or-pair arguments (kernel_size=3, strides=(2, 1)).
 std::pair<std::int64_t, std::int64_t> int_pair(nb::handle h, const char* what) {
-  if (PyLong_Check(h.ptr())) {
-    auto v = nb::cast<std::int64_t>(h);
-    return {v, v};
-  }
-  std::vector<std::int64_t> v;
-  for (auto x : h) v.push_back(nb::cast<std::int64_t>(x));
+  std::vector<std::int64_t> v = dims_arg(h, what, /*allow_unknown=*/false);
+  if (v.size() == 1 && PyIndex_Check(h.ptr())) return {v[0], v[0]};
   if (v.size() != 2) throw nb::value_error((std::string(what) + " must be an int or a pair of ints").c_str());
   return {v[0], v[1]};
 }
@@ -80,13 +77,7 @@ ef::Stride2 stride_of(nb::handle h, const char* what) {
 }
 
 // Keras' axis: an int, a sequence of ints, or None (one statistic for everything).
-std::vector<int> axes_of(nb::handle h) {
-  if (h.is_none()) return {};
-  if (PyLong_Check(h.ptr())) return {nb::cast<int>(h)};
-  std::vector<int> out;
-  for (auto a : h) out.push_back(nb::cast<int>(a));
-  return out;
-}
+std::vector<int> axes_of(nb::handle h) { return axes_arg(h, "axis"); }
 
 void check_channels_last(const std::optional<std::string>& data_format, const char* layer) {
   if (data_format && *data_format != "channels_last")
@@ -228,7 +219,7 @@ void init_layers_keras(nb::module_& m) {
              check_channels_last(data_format, "ZeroPadding2D");
              ef::nn::Padding2D p;
              if (PyLong_Check(padding.ptr())) {
-               auto v = nb::cast<std::int64_t>(padding);
+               auto v = int_arg(padding, "ZeroPadding2D: padding");
                p = {v, v, v, v};
              } else {
                std::vector<nb::object> parts;

@@ -12,7 +12,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include "bindings.h"
+#include "convert.h"
 
 namespace efpy {
 namespace {
@@ -25,8 +25,10 @@ Tensor optional_tensor(nb::handle h) { return h.is_none() ? Tensor() : to_tensor
 // Keras' `thresholds`: None, a number, or a list of numbers.
 std::vector<double> thresholds_of(nb::handle h) {
   if (h.is_none()) return {};
-  if (PyFloat_Check(h.ptr()) || PyLong_Check(h.ptr())) return {nb::cast<double>(h)};
-  return nb::cast<std::vector<double>>(h);
+  if (PyFloat_Check(h.ptr()) || PyLong_Check(h.ptr())) return {float_arg(h, "thresholds")};
+  std::vector<double> out;
+  for (auto x : h) out.push_back(float_arg(x, "thresholds"));
+  return out;
 }
 
 // Keras' `dtype` argument: metrics here compute in float32 with float64 running totals.

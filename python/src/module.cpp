@@ -6,6 +6,7 @@
 
 namespace efpy {
 void init_dataset(nb::module_& m);  // dataset.cpp: ef.data.Dataset (ef._core._data)
+void init_convert(nb::module_& m);  // convert.cpp: ef.ConversionError
 }
 
 NB_MODULE(_core, m) {
@@ -18,6 +19,7 @@ NB_MODULE(_core, m) {
   if (const char* v = std::getenv("EF_NB_LEAK_WARNINGS"); !(v && std::string_view(v) == "1"))
     nanobind::set_leak_warnings(false);
   efpy::init_errors(m);
+  efpy::init_convert(m);
   efpy::init_tensor(m);
   efpy::init_ops(m);
   efpy::init_sequence_ops(m);

@@ -1,10 +1,12 @@
 // The op table as ef.<name>: every argument that is a tensor also takes arrays and numbers.
+#include <cmath>
+
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include "bindings.h"
+#include "convert.h"
 
 namespace efpy {
 namespace {
@@ -24,26 +26,13 @@ std::pair<Tensor, Tensor> T2(H a, H b) {
   return {to_tensor(a, &y), y};
 }
 
-std::vector<int> axes_of(H axis) {
-  if (axis.is_none()) return {};
-  if (PyLong_Check(axis.ptr())) return {nb::cast<int>(axis)};
-  return nb::cast<std::vector<int>>(axis);
-}
+std::vector<int> axes_of(H axis) { return axes_arg(axis, "axis"); }
 
-ef::Shape shape_of(H shape) {
-  if (nb::isinstance<Tensor>(shape)) return ef::Shape(nb::cast<Tensor>(shape).to_vector<std::int64_t>());
-  if (PyLong_Check(shape.ptr())) return ef::Shape{nb::cast<std::int64_t>(shape)};
-  std::vector<std::int64_t> dims;
-  for (auto d : shape) dims.push_back(d.is_none() ? ef::kDynamic : nb::cast<std::int64_t>(d));
-  return ef::Shape(dims);
-}
+ef::Shape shape_of(H shape) { return ef::Shape(dims_arg(shape, "shape")); }
 
 ef::Stride2 stride2(H s) {
-  if (PyLong_Check(s.ptr())) {
-    auto v = nb::cast<std::int64_t>(s);
-    return {v, v};
-  }
-  auto v = nb::cast<std::vector<std::int64_t>>(s);
+  auto v = dims_arg(s, "strides", /*allow_unknown=*/false);
+  if (v.size() == 1) return {v[0], v[0]};
   if (v.size() != 2) throw nb::value_error("expected an int or a pair of ints");
   return {v[0], v[1]};
 }
@@ -56,11 +45,67 @@ std::vector<Tensor> tensor_list(H xs) {
 
 std::optional<std::uint64_t> seed_of(H seed) {
   if (seed.is_none()) return std::nullopt;
-  return nb::cast<std::uint64_t>(seed);
+  return seed_arg(seed, "seed");
 }
 
 ef::DType dtype_or(H d, ef::DType fallback) { return d.is_none() ? fallback : dtype_from_py(d); }
 
+// A tf.range argument's dtype: a Python int is int32 (int64 beyond), a float float32, a
+// tensor or array its own (a scalar of a numeric dtype).
+ef::DType range_arg_dtype(H h, const char* what) {
+  if (PyBool_Check(h.ptr()))
+    throw nb::type_error((std::string("ef.range: ") + what + " must be a number, got bool").c_str());
+  if (PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr())) return to_tensor(h).dtype();
+  Tensor t = to_tensor(h);
+  if (t.rank() != 0)
+    throw nb::value_error(
+        (std::string("ef.range: ") + what + " must be a scalar, got shape " + t.shape().str()).c_str());
+  if (t.dtype() == ef::DType::bool_)
+    throw nb::type_error((std::string("ef.range: ") + what + " must be a number, got a bool tensor").c_str());
+  return t.dtype();
+}
+
+int range_rank(ef::DType d) {
+  switch (d) {
+    case ef::DType::int32: return 0;
+    case ef::DType::int64: return 1;
+    case ef::DType::bfloat16: return 2;
+    case ef::DType::float32: return 3;
+    case ef::DType::float64: return 4;
+    case ef::DType::bool_: return -1;
+  }
+  return -1;
+}
+
+// One argument as a number of dtype `d`: Python numbers must hold in d (1.5 as int32 is an
+// error, as in TF); tensors are cast (truncated), as TF casts them.
+double range_value(H h, ef::DType d) {
+  Tensor t = PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr()) ? to_tensor_as(h, d) : to_tensor(h);
+  return ef::cast(ef::cast(t, d), ef::DType::float64).item<double>();
+}
+
+Tensor range_op(H start, H limit, H delta, H dtype, H /*name*/) {
+  nb::object zero = nb::int_(0);
+  if (limit.is_none()) limit = start, start = zero;
+  ef::DType d;
+  if (!dtype.is_none()) {
+    d = dtype_from_py(dtype);
+    if (d == ef::DType::bool_) throw nb::type_error("ef.range: dtype must be numeric, got bool");
+  } else {
+    d = range_arg_dtype(start, "start");
+    const std::pair<H, const char*> rest[] = {{limit, "limit"}, {delta, "delta"}};
+    for (const auto& [h, what] : rest) {
+      ef::DType a = range_arg_dtype(h, what);
+      if (range_rank(a) > range_rank(d)) d = a;
+    }
+  }
+  double lo = range_value(start, d), hi = range_value(limit, d), step = range_value(delta, d);
+  if (step == 0) invalid_argument("[range] requires delta != 0");
+  if (!std::isfinite(lo) || !std::isfinite(hi) || !std::isfinite(step))
+    invalid_argument("[range] start, limit and delta must be finite, got " + std::to_string(lo) + ", " +
+                     std::to_string(hi) + ", " + std::to_string(step));
+  return ef::arange(lo, hi, step, d);
+}
 
 }  // namespace
 
@@ -137,7 +182,13 @@ void init_ops(nb::module_& m) {
         nb::arg("indices"), nb::arg("depth"), nb::arg("dtype") = nb::none());
   m.def("shape", [](H x) { return ef::shape(T(x)); }, nb::arg("x"));
   m.def("size", [](H x) { return ef::size(T(x)); }, nb::arg("x"));
-  m.def("full_like", [](H x, double v) { return ef::full_like(T(x), v); }, nb::arg("x"), nb::arg("value"));
+  m.def(
+      "full_like",
+      [](H x, H v) {
+        Tensor t = T(x);
+        return ef::full_like(t, fill_value(v, t.dtype(), "full_like: value"));
+      },
+      nb::arg("x"), nb::arg("value"));
   m.def("broadcast_to", [](H x, H shape) { return ef::broadcast_to(T(x), shape_of(shape)); }, nb::arg("x"),
         nb::arg("shape"));
   m.def("broadcast_like", [](H x, H like) { return ef::broadcast_like(T(x), T(like)); });
@@ -147,14 +198,17 @@ void init_ops(nb::module_& m) {
         nb::arg("shape"), nb::arg("dtype") = nb::none());
   m.def("ones", [](H shape, H dtype) { return ef::ones(shape_of(shape), dtype_or(dtype, ef::DType::float32)); },
         nb::arg("shape"), nb::arg("dtype") = nb::none());
-  m.def("fill", [](H shape, double v, H dtype) { return ef::full(shape_of(shape), v, dtype_or(dtype, ef::DType::float32)); },
-        nb::arg("dims"), nb::arg("value"), nb::arg("dtype") = nb::none());
-  m.def("range",
-        [](double start, H limit, double delta, H dtype) {
-          if (limit.is_none()) return ef::arange(0, start, delta, dtype_or(dtype, ef::DType::int32));
-          return ef::arange(start, nb::cast<double>(limit), delta, dtype_or(dtype, ef::DType::int32));
+  // tf.fill: the dtype is the value's (int32 for a Python int, float32 for a float) unless given.
+  m.def("fill",
+        [](H shape, H v, H dtype) {
+          ef::DType d = dtype.is_none() ? T(v).dtype() : dtype_from_py(dtype);
+          return ef::full(shape_of(shape), fill_value(v, d, "fill: value"), d);
         },
-        nb::arg("start"), nb::arg("limit") = nb::none(), nb::arg("delta") = 1.0, nb::arg("dtype") = nb::none());
+        nb::arg("dims"), nb::arg("value"), nb::arg("dtype") = nb::none());
+  m.def("range", &range_op, nb::arg("start"), nb::arg("limit") = nb::none(), nb::arg("delta") = 1,
+        nb::arg("dtype") = nb::none(), nb::arg("name") = nb::none(),
+        "tf.range: [start, limit) by delta; the dtype is the widest of the arguments' (int32 < int64 < float32 < "
+        "float64: a Python int is int32, a float float32) unless `dtype` is given.");
   m.def("check_numerics", [](H x, const std::string& msg) { return ef::check_numerics(T(x), msg); }, nb::arg("x"),
         nb::arg("message"));
   m.def("class_indices", [](H x, std::int64_t n, const std::string& who) { return ef::class_indices(T(x), n, who); });

@@ -5,7 +5,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include "bindings.h"
+#include "convert.h"
 
 namespace efpy {
 namespace {
@@ -19,29 +19,14 @@ bool is_number(H h) { return PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr()) || 
 
 std::optional<std::uint64_t> seed_of(H seed) {
   if (seed.is_none()) return std::nullopt;
-  return nb::cast<std::uint64_t>(seed);
+  return seed_arg(seed, "seed");
 }
 
-ef::Shape shape_of(H shape) {
-  if (PyLong_Check(shape.ptr())) return ef::Shape{nb::cast<std::int64_t>(shape)};
-  std::vector<std::int64_t> dims;
-  for (auto d : shape) dims.push_back(nb::cast<std::int64_t>(d));
-  return ef::Shape(dims);
-}
+ef::Shape shape_of(H shape) { return ef::Shape(dims_arg(shape, "shape", /*allow_unknown=*/false)); }
 
-std::vector<int> axes_of(H axis) {
-  if (axis.is_none()) return {};
-  if (PyLong_Check(axis.ptr())) return {nb::cast<int>(axis)};
-  return nb::cast<std::vector<int>>(axis);
-}
+std::vector<int> axes_of(H axis) { return axes_arg(axis, "axis"); }
 
-std::vector<std::int64_t> ints_of(H v) {
-  if (PyLong_Check(v.ptr())) return {nb::cast<std::int64_t>(v)};
-  if (nb::isinstance<Tensor>(v)) return nb::cast<Tensor>(v).to_vector<std::int64_t>();
-  std::vector<std::int64_t> out;
-  for (auto x : v) out.push_back(nb::cast<std::int64_t>(x));
-  return out;
-}
+std::vector<std::int64_t> ints_of(H v) { return dims_arg(v, "value", /*allow_unknown=*/false); }
 
 // np.pad's pad_width / tf.pad's paddings: an int (every side of every axis), one pair (every
 // axis), or one pair per axis.
@@ -54,14 +39,14 @@ std::vector<std::pair<std::int64_t, std::int64_t>> paddings_of(H p, int rank) {
     return out;
   }
   if (PyLong_Check(p.ptr())) {
-    auto n = nb::cast<std::int64_t>(p);
+    auto n = int_arg(p, "paddings");
     return std::vector<std::pair<std::int64_t, std::int64_t>>(static_cast<std::size_t>(rank), {n, n});
   }
   std::vector<nb::handle> items;
   for (auto x : p) items.push_back(x);
   if (items.size() == 2 && PyLong_Check(items[0].ptr()) && PyLong_Check(items[1].ptr()))
     return std::vector<std::pair<std::int64_t, std::int64_t>>(
-        static_cast<std::size_t>(rank), {nb::cast<std::int64_t>(items[0]), nb::cast<std::int64_t>(items[1])});
+        static_cast<std::size_t>(rank), {int_arg(items[0], "paddings"), int_arg(items[1], "paddings")});
   std::vector<std::pair<std::int64_t, std::int64_t>> out;
   for (auto x : items) {
     std::vector<std::int64_t> pair = ints_of(x);
@@ -98,18 +83,18 @@ void init_sequence_ops(nb::module_& m) {
   m.attr("reduce_all") = m.attr("all");
   m.def(
       "pad",
-      [](H x, H paddings, const std::string& mode, double value) {
+      [](H x, H paddings, const std::string& mode, H value) {
         Tensor t = T(x);
-        return ef::pad(t, paddings_of(paddings, t.rank()), mode, value);
+        return ef::pad(t, paddings_of(paddings, t.rank()), mode, fill_value(value, t.dtype(), "pad: constant_values"));
       },
-      nb::arg("x"), nb::arg("paddings"), nb::arg("mode") = "constant", nb::arg("constant_values") = 0.0,
+      nb::arg("x"), nb::arg("paddings"), nb::arg("mode") = "constant", nb::arg("constant_values") = 0,
       "np.pad / tf.pad: paddings an int, a (before, after) pair or one pair per axis; mode 'constant', "
       "'reflect' or 'symmetric' (any case).");
   m.def("tile", [](H x, H multiples) { return ef::tile(T(x), ints_of(multiples)); }, nb::arg("x"), nb::arg("multiples"));
   m.def(
       "repeat",
       [](H x, H repeats, std::optional<int> axis) {
-        if (PyLong_Check(repeats.ptr())) return ef::repeat(T(x), nb::cast<std::int64_t>(repeats), axis);
+        if (PyLong_Check(repeats.ptr())) return ef::repeat(T(x), int_arg(repeats, "repeats"), axis);
         return ef::repeat(T(x), ints_of(repeats), axis);
       },
       nb::arg("x"), nb::arg("repeats"), nb::arg("axis") = nb::none());
@@ -167,7 +152,7 @@ void init_sequence_ops(nb::module_& m) {
   r.def(
       "permutation",
       [](H x, H seed) {
-        if (PyLong_Check(x.ptr())) return ef::random::permutation(nb::cast<std::int64_t>(x), seed_of(seed));
+        if (PyLong_Check(x.ptr())) return ef::random::permutation(int_arg(x, "x"), seed_of(seed));
         Tensor t = T(x);  // np.random.permutation(array): shuffled along axis 0
         if (t.rank() == 0) throw nb::value_error("permutation: x must be an int or have rank >= 1");
         return ef::gather(t, ef::random::permutation(t.dim(0), seed_of(seed)), 0);

@@ -4,7 +4,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include "bindings.h"
+#include "convert.h"
 #include "eagerflow/summary/event_file.h"
 #include "eagerflow/summary/summary.h"
 #include "eagerflow/train/tensorboard.h"
@@ -17,7 +17,7 @@ namespace {
 summary::Step to_step(nb::handle step) {
   if (step.is_none()) return {};
   if (nb::isinstance<nb::bool_>(step)) throw nb::type_error("summary: step must be an integer or a tensor, got a bool");
-  if (nb::isinstance<nb::int_>(step)) return summary::Step(nb::cast<std::int64_t>(step));
+  if (nb::isinstance<nb::int_>(step)) return summary::Step(int_arg(step, "summary: step"));
   return summary::Step(to_tensor(step));
 }
 

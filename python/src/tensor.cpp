@@ -1,4 +1,4 @@
-// ef.Tensor: dtype, shape, NumPy interop without copies, operators, indexing, repr.
+// ef.Tensor: dtype, shape, NumPy interop (numpy() copies, np.asarray views read-only), operators, indexing, repr.
 #include <cstring>
 #include <limits>
 
@@ -7,15 +7,10 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include "bindings.h"
+#include "convert.h"
 
 namespace efpy {
 namespace {
-
-nb::module_& numpy() {
-  static nb::module_* np = new nb::module_(nb::module_::import_("numpy"));  // leaked: outlives interpreter teardown
-  return *np;
-}
 
 nb::dlpack::dtype to_dl(ef::DType d) {
   switch (d) {
@@ -27,17 +22,6 @@ nb::dlpack::dtype to_dl(ef::DType d) {
     case ef::DType::bfloat16: return {static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat), 16, 1};
   }
   return nb::dtype<float>();
-}
-
-std::optional<ef::DType> from_dl(nb::dlpack::dtype d) {
-  if (d == nb::dtype<float>()) return ef::DType::float32;
-  if (d == nb::dtype<double>()) return ef::DType::float64;
-  if (d == nb::dtype<std::int32_t>()) return ef::DType::int32;
-  if (d == nb::dtype<std::int64_t>()) return ef::DType::int64;
-  if (d == nb::dtype<bool>()) return ef::DType::bool_;
-  if (d.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat) && d.bits == 16 && d.lanes == 1)
-    return ef::DType::bfloat16;
-  return std::nullopt;
 }
 
 const char* numpy_name(ef::DType d) {
@@ -67,81 +51,6 @@ nb::object ml_dtypes_bfloat16() {
   return *t;
 }
 
-// The ef dtype a NumPy dtype the library has no kernels for is widened to (TF's usual casts).
-const char* widened(const std::string& kind_size) {
-  if (kind_size == "f2") return "float32";
-  if (kind_size == "i1" || kind_size == "i2" || kind_size == "u1" || kind_size == "u2") return "int32";
-  if (kind_size == "u4" || kind_size == "u8") return "int64";
-  return nullptr;
-}
-
-using CpuArray = nb::ndarray<nb::c_contig, nb::device::cpu>;
-
-// A tensor over the array's memory: the storage record points into the array, and its deleter
-// keeps the array (and whatever owns its memory) alive until the last tensor view is gone.
-ef::Tensor wrap(CpuArray arr, ef::DType dtype) {
-  std::vector<std::int64_t> dims(arr.ndim());
-  for (std::size_t i = 0; i < arr.ndim(); ++i) dims[i] = arr.shape(i);
-  auto* holder = new CpuArray(std::move(arr));
-  auto* storage = new ef::Storage(0);  // allocates nothing
-  storage->data = holder->data();
-  storage->nbytes = holder->nbytes();
-  std::shared_ptr<ef::Storage> sp(storage, [holder](ef::Storage* s) {
-    s->data = nullptr;  // not the allocator's memory
-    s->nbytes = 0;
-    delete s;
-    if (Py_IsInitialized()) {
-      nb::gil_scoped_acquire gil;  // the last handle may go on a thread without the GIL
-      delete holder;
-    }
-  });
-  auto impl = ef::new_tensor_impl();
-  impl->dtype = dtype;
-  impl->shape = ef::Shape(dims);
-  impl->storage = std::move(sp);
-  return ef::Tensor(std::move(impl));
-}
-
-ef::Tensor from_array_like(nb::handle h, bool python_literal) {
-  nb::object arr = numpy().attr("asarray")(h);
-  if (nb::cast<std::string>(arr.attr("dtype").attr("name")) == "bfloat16") {  // ml_dtypes' bfloat16: the bits as they are
-    nb::object bits = numpy().attr("ascontiguousarray")(arr).attr("view")("uint16");
-    CpuArray a = nb::cast<CpuArray>(bits);
-    return wrap(std::move(a), ef::DType::bfloat16);
-  }
-  std::string kind = nb::cast<std::string>(arr.attr("dtype").attr("kind"));
-  int itemsize = nb::cast<int>(arr.attr("dtype").attr("itemsize"));
-  std::string ks = kind + std::to_string(itemsize);
-  // Python lists follow TF's defaults: floats are float32, integers int32.
-  if (python_literal && ks == "f8") arr = arr.attr("astype")("float32");
-  else if (python_literal && ks == "i8") arr = arr.attr("astype")("int32");
-  else if (const char* w = widened(ks)) arr = arr.attr("astype")(w);
-  else if (kind != "f" && kind != "i" && kind != "b")
-    throw nb::type_error(("eagerflow: cannot make a tensor of NumPy dtype " +
-                          nb::cast<std::string>(nb::str(arr.attr("dtype")))).c_str());
-  CpuArray a;
-  if (!nb::try_cast(arr, a, /*convert=*/true))
-    arr = numpy().attr("ascontiguousarray")(arr), a = nb::cast<CpuArray>(arr);
-  auto dt = from_dl(a.dtype());
-  if (!dt) throw nb::type_error("eagerflow: unsupported array dtype");
-  return wrap(std::move(a), *dt);
-}
-
-ef::Tensor scalar_of(nb::handle h, const ef::Tensor* like) {
-  if (PyBool_Check(h.ptr())) return ef::scalar<bool>(h.ptr() == Py_True);
-  if (PyLong_Check(h.ptr())) {
-    if (like && like->defined() && like->dtype() != ef::DType::bool_)
-      return ef::full(ef::Shape{}, static_cast<double>(nb::cast<std::int64_t>(h)), like->dtype());
-    long long v = nb::cast<long long>(h);
-    if (v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max())
-      return ef::scalar<std::int32_t>(static_cast<std::int32_t>(v));
-    return ef::scalar<std::int64_t>(v);
-  }
-  double v = nb::cast<double>(h);
-  if (like && like->defined() && ef::is_floating(like->dtype())) return ef::full(ef::Shape{}, v, like->dtype());
-  return ef::scalar<float>(static_cast<float>(v));
-}
-
 std::string shape_tuple(const ef::Shape& s) {
   std::string out = "(";
   for (int i = 0; i < s.rank(); ++i) {
@@ -163,33 +72,50 @@ std::string shape_tuple(const ef::Shape& s) {
                          "branches, and ef.print(...) to print values at every call");
 }
 
-nb::object to_numpy(const ef::Tensor& t) {
+// A read-only NumPy view of the tensor's memory (the array keeps the tensor's storage alive):
+// tensors are immutable, and a writable view would let `np.asarray(t)[0] = 1` change t, every
+// tensor sharing its storage and a Variable's current value behind the variable's back.
+nb::object view_numpy(const ef::Tensor& t) {
   if (t.is_symbolic() || t.is_keras_tensor()) symbolic_value_error(t, "value (.numpy())");
   const auto& shape = t.shape();
   std::vector<std::size_t> dims(shape.begin(), shape.end());
-  // The capsule owns a handle: the array keeps the tensor's storage alive, no copy.
   auto* keep = new ef::Tensor(t);
   nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<ef::Tensor*>(p); });
   void* data = const_cast<void*>(t.raw_data());
+  nb::object out;
   if (t.dtype() == ef::DType::bfloat16) {
     nb::object bf16 = ml_dtypes_bfloat16();
     if (bf16.is_none())
       ef::fail("tensor", "a bfloat16 tensor becomes a NumPy array of ml_dtypes.bfloat16 (NumPy has no bfloat16): "
                          "pip install ml_dtypes, or cast to float32 first (x.astype(ef.float32))");
-    nb::ndarray<nb::numpy> bits(data, dims.size(), dims.data(), owner, nullptr, nb::dtype<std::uint16_t>());
-    return nb::cast(bits, nb::rv_policy::reference).attr("view")(bf16);
+    nb::ndarray<nb::numpy, nb::ro> bits(data, dims.size(), dims.data(), owner, nullptr, nb::dtype<std::uint16_t>());
+    out = nb::cast(bits, nb::rv_policy::reference).attr("view")(bf16);
+  } else {
+    nb::ndarray<nb::numpy, nb::ro> arr(data, dims.size(), dims.data(), owner, nullptr, to_dl(t.dtype()));
+    out = nb::cast(arr, nb::rv_policy::reference);
   }
-  nb::ndarray<nb::numpy> arr(data, dims.size(), dims.data(), owner, nullptr, to_dl(t.dtype()));
-  return nb::cast(arr, nb::rv_policy::reference);
+  out.attr("setflags")("write"_a = false);
+  return out;
 }
 
+// .numpy(): a copy the caller owns and may write (as TF's numpy() is), so writing to
+// `v.numpy()` never changes a Variable and `model.predict(x)` results can be edited in place.
+nb::object to_numpy(const ef::Tensor& t) { return view_numpy(t).attr("copy")(); }
+
 ef::Tensor operand(nb::handle h, const ef::Tensor& like) { return to_tensor(h, &like); }
+
+[[noreturn]] void bad_index(nb::handle key) {
+  throw nb::type_error(("only integers, slices (`:`), ellipsis (`...`), None (a new axis) and integer tensors or "
+                        "lists of integers are valid indices, got " + describe(key)).c_str());
+}
 
 // Python-style indexing: ints, slices, None, Ellipsis (a tuple of them); a tensor or list of
 // ints gathers along axis 0.
 ef::Tensor getitem(const ef::Tensor& x, nb::handle key) {
   if (nb::isinstance<ef::Tensor>(key) || PyList_Check(key.ptr()) || nb::hasattr(key, "__array_interface__")) {
-    return ef::gather(x, to_tensor(key), 0);
+    ef::Tensor idx = to_tensor(key);
+    if (!ef::is_integer(idx.dtype())) bad_index(key);
+    return ef::gather(x, idx, 0);
   }
   std::vector<nb::handle> items;
   nb::tuple tup;
@@ -226,7 +152,8 @@ ef::Tensor getitem(const ef::Tensor& x, nb::handle key) {
       begin.push_back(start), end.push_back(stop), strides.push_back(step);
       ++axis, ++out_axis;
     } else {
-      std::int64_t i = nb::cast<std::int64_t>(it);
+      if (!PyIndex_Check(it.ptr())) bad_index(it);
+      std::int64_t i = int_arg(it, "index");
       std::int64_t n = x.dim(axis);
       if (i < -n || i >= n) throw nb::index_error(("index " + std::to_string(i) + " is out of bounds for axis " +
                                                    std::to_string(axis) + " with size " + std::to_string(n)).c_str());
@@ -249,7 +176,7 @@ ef::DType dtype_from_py(nb::handle h) {
   if (nb::try_cast(h, d)) return d;
   if (nb::isinstance<nb::str>(h) && (nb::cast<std::string>(h) == "bfloat16" || nb::cast<std::string>(h) == "bf16"))
     return ef::DType::bfloat16;  // (NumPy itself has no bfloat16)
-  std::string name = nb::cast<std::string>(nb::str(numpy().attr("dtype")(h)));
+  std::string name = nb::cast<std::string>(nb::str(numpy_module().attr("dtype")(h)));
   if (name == "float32") return ef::DType::float32;
   if (name == "float64") return ef::DType::float64;
   if (name == "int32") return ef::DType::int32;
@@ -260,19 +187,6 @@ ef::DType dtype_from_py(nb::handle h) {
 }
 
 nb::object dtype_to_py(ef::DType d) { return nb::cast(d); }
-
-ef::Tensor to_tensor(nb::handle h, const ef::Tensor* like) {
-  ef::Tensor* t;
-  if (nb::try_cast(h, t, false) && t) return *t;
-  if (PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr())) return scalar_of(h, like);
-  if (nb::hasattr(h, "_ef_tensor")) return to_tensor(h.attr("_ef_tensor")(), like);  // e.g. Variable
-  bool literal = PyList_Check(h.ptr()) || PyTuple_Check(h.ptr());
-  if (!literal && PyObject_CheckBuffer(h.ptr()) == 0 && !nb::hasattr(h, "__array__") && !nb::hasattr(h, "__dlpack__") &&
-      !nb::hasattr(h, "dtype"))
-    throw nb::type_error(("eagerflow: expected a tensor, a NumPy array or a number, got " +
-                          nb::cast<std::string>(nb::str(h.type().attr("__name__")))).c_str());
-  return from_array_like(h, literal);
-}
 
 void init_tensor(nb::module_& m) {
   nb::enum_<ef::DType>(m, "DType")
@@ -289,16 +203,16 @@ void init_tensor(nb::module_& m) {
                      if (d == ef::DType::bfloat16) {
                        nb::object bf16 = ml_dtypes_bfloat16();
                        if (bf16.is_none()) ef::fail("dtype", "bfloat16 as a NumPy dtype needs ml_dtypes (pip install ml_dtypes)");
-                       return numpy().attr("dtype")(bf16);
+                       return numpy_module().attr("dtype")(bf16);
                      }
-                     return numpy().attr("dtype")(numpy_name(d));
+                     return numpy_module().attr("dtype")(numpy_name(d));
                    })
       .def("__str__", [](ef::DType d) { return std::string("<dtype: '") + numpy_name(d) + "'>"; });
 
   nb::class_<ef::Tensor> cls(m, "Tensor",
                              "An n-dimensional array: concrete (with values) or, inside ef.function, symbolic.");
   cls.def("__init__", [](ef::Tensor* self, nb::handle value) { new (self) ef::Tensor(to_tensor(value)); },
-          nb::arg("value"))
+          nb::arg("value").none())
       .def_prop_ro("dtype", [](const ef::Tensor& t) { return t.dtype(); })
       .def_prop_ro("_shape_tuple",
                    [](const ef::Tensor& t) {
@@ -316,11 +230,12 @@ void init_tensor(nb::module_& m) {
              if (t.rank() == 0) throw nb::type_error("len() of a 0-d tensor");
              return t.dim(0);
            })
-      .def("numpy", &to_numpy, "The values as a NumPy array sharing the tensor's memory (no copy).")
+      .def("numpy", &to_numpy, "The values as a NumPy array of its own (a copy, writable, as in TF).")
       .def(
           "__array__",
           [](const ef::Tensor& t, nb::handle dtype, nb::handle copy) {
-            nb::object a = to_numpy(t);
+            // np.asarray(t): a read-only view, no copy; np.array(t) and copy=True: a copy.
+            nb::object a = view_numpy(t);
             if (!dtype.is_none()) a = a.attr("astype")(dtype, "copy"_a = false);
             if (!copy.is_none() && nb::cast<bool>(copy)) a = a.attr("copy")();
             return a;
@@ -332,7 +247,7 @@ void init_tensor(nb::module_& m) {
                return "<ef.Tensor shape=" + shape_tuple(t.shape()) + ", dtype=" + numpy_name(t.dtype()) + " (symbolic)>";
              if (t.is_keras_tensor())
                return "<KerasTensor shape=" + shape_tuple(t.shape()) + ", dtype=" + numpy_name(t.dtype()) + ">";
-             std::string values = nb::cast<std::string>(nb::repr(to_numpy(t)));
+             std::string values = nb::cast<std::string>(nb::repr(view_numpy(t)));
              return "<ef.Tensor: shape=" + shape_tuple(t.shape()) + ", dtype=" + numpy_name(t.dtype()) +
                     ", numpy=" + (t.rank() > 1 ? "\n" : "") + values + ">";
            })
@@ -402,22 +317,47 @@ void init_tensor(nb::module_& m) {
   m.def(
       "constant",
       [](nb::handle value, nb::handle dtype, nb::handle shape) {
-        ef::Tensor t = to_tensor(value);
-        if (!dtype.is_none()) {
+        ef::Tensor t;
+        if (dtype.is_none()) {
+          t = to_tensor(value);
+        } else {
           ef::DType d = dtype_from_py(dtype);
-          if (d != t.dtype()) t = ef::cast(t, d);
+          t = to_tensor_as(value, d);  // refuses what d cannot hold
+          if (d != t.dtype()) t = ef::cast(t, d);  // a tensor argument: cast like tf.constant
         }
         if (!shape.is_none()) {
-          auto dims = nb::cast<std::vector<std::int64_t>>(shape);
-          ef::Shape s(dims);
+          ef::Shape s(dims_arg(shape, "ef.constant: shape", /*allow_unknown=*/false));
           if (t.rank() == 0 && s.is_static() && s.num_elements() != 1) t = ef::broadcast_to(t, s);
           else t = ef::reshape(t, s);
         }
         return t;
       },
-      nb::arg("value"), nb::arg("dtype") = nb::none(), nb::arg("shape") = nb::none(),
-      "A tensor of `value` (a NumPy array of an ef dtype shares its memory, no copy).");
-  m.def("convert_to_tensor", [](nb::handle v) { return to_tensor(v); }, nb::arg("value"));
+      nb::arg("value").none(), nb::arg("dtype") = nb::none(), nb::arg("shape") = nb::none(),
+      "A tensor of `value` (always a copy: writing to the NumPy array later does not change it).");
+  m.def(
+      "convert_to_tensor",
+      [](nb::handle v, nb::handle dtype, nb::handle dtype_hint) {
+        if (!dtype.is_none()) {
+          ef::DType d = dtype_from_py(dtype);
+          ef::Tensor t = to_tensor_as(v, d);
+          if (t.dtype() != d)  // a tensor of another dtype: TF's ValueError, no silent cast
+            throw nb::value_error(("convert_to_tensor: requested dtype " + std::string(ef::name_of(d)) +
+                                   " for a tensor of dtype " + std::string(ef::name_of(t.dtype())) +
+                                   "; use ef.cast to change a tensor's dtype").c_str());
+          return t;
+        }
+        if (!dtype_hint.is_none()) {
+          ef::DType d = dtype_from_py(dtype_hint);
+          ef::Tensor hint = ef::zeros(ef::Shape{}, d);
+          try {
+            return to_tensor(v, &hint);  // numbers and lists take the hint where they fit it
+          } catch (nb::python_error& e) {
+            if (!is_conversion_error(e)) throw;
+          }
+        }
+        return to_tensor(v);
+      },
+      nb::arg("value").none(), nb::arg("dtype") = nb::none(), nb::arg("dtype_hint") = nb::none());
   m.def("_is_symbolic", [](const ef::Tensor& t) { return t.is_symbolic(); });
 }
 

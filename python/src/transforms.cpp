@@ -6,7 +6,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include "bindings.h"
+#include "convert.h"
 
 namespace efpy {
 namespace {
@@ -55,19 +55,20 @@ ef::InAxes in_axes_of(nb::handle h) {
   }
   if (PyTuple_Check(h.ptr()) || PyList_Check(h.ptr())) {
     std::vector<std::optional<int>> axes;
-    for (auto a : h) axes.push_back(a.is_none() ? std::nullopt : std::optional<int>(nb::cast<int>(a)));
+    for (auto a : h)
+      axes.push_back(a.is_none() ? std::nullopt : std::optional<int>(static_cast<int>(int_arg(a, "in_axes"))));
     return ef::InAxes(std::move(axes));
   }
-  return ef::InAxes(nb::cast<int>(h));
+  return ef::InAxes(static_cast<int>(int_arg(h, "in_axes")));
 }
 
 ef::OutAxes out_axes_of(nb::handle h) {
   if (PyTuple_Check(h.ptr()) || PyList_Check(h.ptr())) {
     std::vector<int> axes;
-    for (auto a : h) axes.push_back(nb::cast<int>(a));
+    for (auto a : h) axes.push_back(static_cast<int>(int_arg(a, "out_axes")));
     return ef::OutAxes(std::move(axes));
   }
-  return ef::OutAxes(nb::cast<int>(h));
+  return ef::OutAxes(static_cast<int>(int_arg(h, "out_axes")));
 }
 
 enum class Jacobian { forward, reverse, hessian };

@@ -7,16 +7,21 @@ DTYPES = [np.float32, np.float64, np.int32, np.int64, np.bool_]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_numpy_round_trip_shares_memory(dtype):
+def test_numpy_round_trip_copies(dtype):
+    # No tensor aliases an array its caller can write (issue 29): constant copies, numpy()
+    # is a writable copy, np.asarray(t) a read-only view of the tensor's own memory.
     a = (np.arange(12) % 3).astype(dtype).reshape(3, 4)
     t = ef.constant(a)
     assert t.shape == (3, 4)
     assert t.dtype.name == np.dtype(dtype).name
     b = t.numpy()
     c = np.asarray(t)
-    assert np.shares_memory(a, b) and np.shares_memory(a, c)
-    assert t._data_ptr() == a.__array_interface__["data"][0]
+    assert not np.shares_memory(a, b) and not np.shares_memory(a, c) and not np.shares_memory(b, c)
+    assert t._data_ptr() != a.__array_interface__["data"][0]
+    assert c.__array_interface__["data"][0] == t._data_ptr() and not c.flags.writeable
+    assert b.flags.writeable
     np.testing.assert_array_equal(b, a)
+    np.testing.assert_array_equal(c, a)
 
 
 def test_owner_kept_alive():

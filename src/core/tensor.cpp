@@ -166,6 +166,10 @@ Tensor arange(double start, double stop, double step, DType dtype) {
   if (!std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step))
     fail("arange", "start, stop and step must be finite, got " + std::to_string(start) + ", " + std::to_string(stop) +
                        ", " + std::to_string(step));
+  if (is_integer(dtype) && (start != std::trunc(start) || stop != std::trunc(stop) || step != std::trunc(step)))
+    fail("arange", "an " + std::string(name_of(dtype)) + " range needs whole numbers, got start " +
+                       std::to_string(start) + ", stop " + std::to_string(stop) + ", step " + std::to_string(step) +
+                       " (truncating them would give another range); use a floating dtype");
   double count = std::ceil((stop - start) / step);
   if (!(count < 0x1p48)) fail("arange", "[" + std::to_string(start) + ", " + std::to_string(stop) + ") with step " +
                                             std::to_string(step) + " has too many elements");

@@ -1,6 +1,7 @@
 #pragma once
 // Tensor: a cheap, shared handle. Concrete tensors own row-major storage (shared between
 // views); symbolic tensors exist only inside a trace and name a value of the graph being built.
+#include <concepts>
 #include <cstdint>
 #include <initializer_list>
 #include <iosfwd>
@@ -110,8 +111,15 @@ template <class T> Tensor scalar(T value) { return tensor(std::vector<T>{value},
 Tensor zeros(const Shape& shape, DType dtype = DType::float32);
 Tensor ones(const Shape& shape, DType dtype = DType::float32);
 Tensor full(const Shape& shape, double value, DType dtype = DType::float32);
-// [start, stop) with step, like numpy.arange.
+// [start, stop) with step, like numpy.arange. An integer dtype takes whole numbers only (a
+// fraction would be truncated into a different range: an error, as in TF).
 Tensor arange(double start, double stop, double step = 1.0, DType dtype = DType::float32);
 Tensor arange(std::int64_t stop, DType dtype = DType::int64);
+// A floating stop counts in floats (float32 by default): without this, arange(2.5) would
+// convert to the int64 overload above and truncate to [0, 1].
+template <std::floating_point F>
+Tensor arange(F stop, DType dtype = DType::float32) {
+  return arange(0.0, static_cast<double>(stop), 1.0, dtype);
+}
 
 }  // namespace ef
