@@ -121,6 +121,22 @@ _core.Layer.get_config = _cpp_layer_get_config
 _core.Layer.from_config = _cpp_layer_from_config
 
 
+def _layer_get_weights(self):
+    """Keras' get_weights: every weight's value as a NumPy array, in self.weights order."""
+    import numpy as np
+    return [np.array(v.numpy()) for v in self.weights]
+
+
+def _layer_set_weights(self, weights):
+    """Keras' set_weights: checks the count, every shape and dtype first (ValueError naming each
+    mismatch), then assigns them all; on an error nothing changes."""
+    _core._train._set_weights(self, list(weights))
+
+
+_core.Layer.get_weights = _layer_get_weights
+_core.Layer.set_weights = _layer_set_weights
+
+
 class Layer(_PythonLayer, _core.Layer):
     """Subclass it in Python: build(input_shape), call(inputs[, training]), add_weight(...).
 

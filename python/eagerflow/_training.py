@@ -185,6 +185,23 @@ class _Training:
     def metrics_names(self):
         return list(_t._metrics_names(self))
 
+    @property
+    def metrics(self):
+        """Keras' model.metrics: the loss tracker and compiled metrics, then the metrics assigned
+        as attributes (a custom train_step's trackers). fit resets each one when an epoch starts,
+        evaluate (and validation) when it starts; a subclass may override this property."""
+        out = list(self._compiled_metrics)
+        seen = {id(m) for m in out}
+        for value in list(getattr(self, "__dict__", {}).values()):
+            if isinstance(value, _t.Metric) and id(value) not in seen:
+                seen.add(id(value))
+                out.append(value)
+        return out
+
+    def _ef_metrics(self):
+        # What the C++ loop resets (python/src/training.cpp): the property, overridden or not.
+        return list(self.metrics)
+
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0, **kwargs):
         if isinstance(x, _core._data.Dataset):  # ef.data.Dataset: its own batches (python/src/dataset.cpp)
@@ -340,11 +357,9 @@ class _Training:
         return [_np.array(v.numpy()) for v in self.weights]
 
     def set_weights(self, weights):
-        variables = self.weights
-        if len(weights) != len(variables):
-            raise ValueError(f"set_weights: the model has {len(variables)} weights, got {len(weights)} arrays")
-        for v, w in zip(variables, weights):
-            v.assign(_np.asarray(w, dtype=v.numpy().dtype))
+        """Keras' set_weights: checks the count, every shape and dtype first (ValueError naming each
+        mismatch), then assigns them all; on an error nothing changes."""
+        _t._set_weights(self, list(weights))
 
     def get_layer(self, name=None, index=None):
         """Keras' get_layer: one of this model's layers by name or by index."""
@@ -429,7 +444,11 @@ class _Training:
     def _ef_build_from_input(self):
         shape = getattr(self, "_ef_input_shape", None)
         if shape is not None and not self.built and self.layers:
-            self.build(shape)
+            dtype = getattr(self, "_ef_input_dtype", None)
+            if dtype is None:
+                self.build(shape)
+            else:
+                self._build_specs([[-1 if d is None else int(d) for d in shape]], [dtype])
 
 
 class Model(_Training, _PythonLayer, _t.Model):
@@ -485,6 +504,8 @@ class Sequential(_Training, _t.Sequential):
     def __init__(self, layers=None, name=None, trainable=True):
         super().__init__(name or "")
         self._ef_input_shape = None
+        self._ef_input_dtype = None
+        self._ef_input_name = None
         if not trainable:
             self.trainable = False
         for layer in layers or []:
@@ -497,6 +518,10 @@ class Sequential(_Training, _t.Sequential):
             if self._ef_input_shape is not None or self.layers:
                 raise ValueError("Sequential: an Input can only come first")
             self._ef_input_shape = layer.shape if isinstance(layer, InputLayer) else tuple(layer._shape_tuple)
+            # The Input's dtype and name as the functional API keeps them (an int64 Input for an
+            # Embedding builds the model for int64 ids).
+            self._ef_input_dtype = getattr(layer, "dtype", None)
+            self._ef_input_name = getattr(layer, "name", None) or None
             return
         if not isinstance(layer, _core.Layer):
             raise TypeError(f"Sequential.add expects a layer, got {layer!r}")

@@ -14,7 +14,9 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "eagerflow/train/checkpoint.h"
 #include "eagerflow/train/functional.h"
+#include "eagerflow/train/interrupt.h"
 #include "py_layer.h"
 
 namespace efpy {
@@ -315,6 +317,29 @@ class PyModel : public PyLayerT<Model> {
   StepLogs test_step(const StepData& d) override {
     return logs_step("test_step", d, [&] { return Model::test_step(d); });
   }
+  // Keras resets every metric of model.metrics at each epoch and evaluation: the Python
+  // property's list (python/eagerflow/_training.py: the compiled ones, metrics assigned as
+  // attributes, or what a subclass's override gives).
+  std::vector<std::shared_ptr<Metric>> metrics() const override {
+    {
+      nb::gil_scoped_acquire gil;
+      nb::detail::ticket t(nb_trampoline, "_ef_metrics", nb::detail::str_hash("_ef_metrics"), false);
+      if (t.key.is_valid()) {
+        nb::object list = nb_trampoline.base().attr(t.key)();
+        std::vector<std::shared_ptr<Metric>> out;
+        for (nb::handle m : list) {
+          std::shared_ptr<Metric> metric;
+          if (!nb::try_cast(m, metric) || !metric)
+            throw nb::type_error(("model.metrics must list ef.keras.metrics.Metric objects, got " +
+                                  nb::cast<std::string>(nb::repr(m)))
+                                     .c_str());
+          out.push_back(std::move(metric));
+        }
+        return out;
+      }
+    }
+    return Model::metrics();
+  }
   std::vector<Tensor> predict_step(const std::vector<Tensor>& x) override {
     {
       nb::gil_scoped_acquire gil;
@@ -358,9 +383,55 @@ nb::dict logs_of(const StepLogs& logs) {
   return d;
 }
 
+// Ctrl-C during fit/evaluate/predict (eagerflow/train/interrupt.h): between batches the C++
+// loop runs Python's signal handlers; KeyboardInterrupt (or whatever a handler raises) leaves
+// the loop as a python_error, which the binding raises again. Only Python's main thread runs
+// handlers, so other threads do not take the GIL for it.
+unsigned long main_thread_ident = 0;
+void check_python_signals() {
+  if (!Py_IsInitialized() || PyThread_get_thread_ident() != main_thread_ident) return;
+  nb::gil_scoped_acquire gil;
+  if (PyErr_CheckSignals() != 0) throw nb::python_error();
+}
+
+// Keras' set_weights: arrays converted to each weight's dtype where that keeps their values
+// (float64 into float32, integers into floats); the C++ side checks everything, then assigns.
+void set_weights_from_python(Layer& layer, nb::handle values) {
+  std::vector<ef::Variable> vars = layer.weights();
+  std::vector<Tensor> ts;
+  std::size_t i = 0;
+  for (nb::handle v : values) {
+    Tensor t;
+    try {
+      t = to_tensor(v);
+    } catch (const nb::python_error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw nb::value_error(("set_weights: value " + std::to_string(i) + " is not a numeric array (" +
+                             nb::cast<std::string>(nb::repr(v)) + "): " + e.what() + " (nothing was assigned)")
+                                .c_str());
+    }
+    if (i < vars.size() && t.dtype() != vars[i].dtype()) {
+      ef::DType want = vars[i].dtype();
+      bool keeps = (ef::is_floating(want) && (ef::is_floating(t.dtype()) || ef::is_integer(t.dtype()))) ||
+                   (ef::is_integer(want) && ef::is_integer(t.dtype()));
+      if (keeps) t = ef::cast(t, want);
+    }
+    ts.push_back(std::move(t));
+    ++i;
+  }
+  try {
+    ef::train::set_layer_weights(layer, ts);
+  } catch (const ef::Error& e) {
+    throw nb::value_error(e.what());
+  }
+}
+
 }  // namespace
 
 void init_training(nb::module_& m) {
+  main_thread_ident = nb::cast<unsigned long>(nb::module_::import_("threading").attr("main_thread")().attr("ident"));
+  ef::train::set_interrupt_check(&check_python_signals);
   nb::module_ t = m.def_submodule("_train");
   // A Python object whose C++ part exists (a subclass's __init__ may skip super().__init__()).
   t.def("_inst_ready", [](nb::handle h) { return nb::inst_ready(h); });
@@ -771,6 +842,22 @@ void init_training(nb::module_& m) {
           },
           "shapes"_a)
       .def(
+          "_build_specs",
+          [](Model& self, std::vector<std::vector<std::int64_t>> shapes, nb::handle dtypes) {
+            // A Sequential's Input in its own dtype (an int64 Input before an Embedding).
+            std::vector<ef::TensorSpec> specs;
+            std::size_t i = 0;
+            std::vector<nb::handle> dts;
+            for (nb::handle d : dtypes) dts.push_back(d);
+            for (auto& dims : shapes) {
+              nb::handle d = i < dts.size() ? dts[i] : nb::none();
+              specs.push_back({d.is_none() ? ef::DType::float32 : dtype_from_py(d), ef::Shape(dims), {}});
+              ++i;
+            }
+            self.Model::build_for_specs(specs);
+          },
+          "shapes"_a, "dtypes"_a)
+      .def(
           "train_step", [](Model& self, nb::handle data) {
             nb::sequence seq = nb::borrow<nb::sequence>(data);
             StepData d = step_data_of(seq[0], nb::len(seq) > 1 ? seq[1] : nb::none(), nb::len(seq) > 2 ? seq[2] : nb::none());
@@ -804,7 +891,8 @@ void init_training(nb::module_& m) {
           },
           "x"_a = nb::none(), "y"_a = nb::none(), "y_pred"_a = nb::none(), "sample_weight"_a = nb::none(),
           "Updates the compiled metrics; returns every metric's result (the loss from the loss tracker).")
-      .def_prop_ro("metrics", &Model::metrics)
+      // The compiled metrics (the loss trackers first); Python's model.metrics adds the others.
+      .def_prop_ro("_compiled_metrics", [](const Model& self) { return self.Model::metrics(); })
       .def_prop_ro("optimizer", &Model::optimizer)
       .def_rw("stop_training", &Model::stop_training)
       .def("tracing_count", &Model::tracing_count, "Traces of the train step so far (1 after any fit).")
@@ -828,6 +916,8 @@ void init_training(nb::module_& m) {
       },
       "shape"_a, "dtype"_a.none(), "name"_a, "batch_size"_a.none());
   t.def("_metrics_names", [](const Model& m) { return m.metrics_names(); });
+  t.def("_set_weights", &set_weights_from_python, "layer"_a, "weights"_a);
+  t.def("_get_weights", [](const Layer& layer) { return ef::train::layer_weights(layer); }, "layer"_a);
 
   nb::class_<Sequential, Model>(t, "Sequential")
       .def(nb::init<std::string>(), "name"_a = "")

@@ -3,6 +3,7 @@
 #include <cxxabi.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -44,14 +45,37 @@ class Index {
   std::unordered_map<std::string, const Tensor*> by_name_;
 };
 
-// The optimizer's class ("SGD", "Adam", "AdamW", or a user's), as checkpoints record it.
-std::string optimizer_type(const optim::Optimizer& opt) {
+// A class's name without its namespaces ("Adam", "CosineDecay", or a user's class).
+std::string class_name(const std::type_info& type) {
   int status = 0;
-  char* demangled = abi::__cxa_demangle(typeid(opt).name(), nullptr, nullptr, &status);
-  std::string name = status == 0 && demangled ? demangled : typeid(opt).name();
+  char* demangled = abi::__cxa_demangle(type.name(), nullptr, nullptr, &status);
+  std::string name = status == 0 && demangled ? demangled : type.name();
   std::free(demangled);
   if (auto pos = name.rfind("::"); pos != std::string::npos) name = name.substr(pos + 2);
   return name;
+}
+
+// The optimizer's class ("SGD", "Adam", "AdamW", or a user's), as checkpoints record it.
+std::string optimizer_type(const optim::Optimizer& opt) { return class_name(typeid(opt)); }
+
+// The shortest text that reads back as exactly `v`.
+std::string exact(double v) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+// A learning-rate schedule as checkpoints record it: its kind and every setting, exactly, so
+// that two schedules compare equal only when they give the same rates. A user's schedule is
+// known by its class name alone.
+std::string schedule_text(const optim::LearningRateSchedule& s) {
+  if (const auto* e = dynamic_cast<const optim::ExponentialDecay*>(&s))
+    return "ExponentialDecay(initial=" + exact(e->initial()) + ", decay_steps=" + exact(e->decay_steps()) +
+           ", decay_rate=" + exact(e->decay_rate()) + ", staircase=" + (e->staircase() ? "true" : "false") + ")";
+  if (const auto* c = dynamic_cast<const optim::CosineDecay*>(&s))
+    return "CosineDecay(initial=" + exact(c->initial()) + ", decay_steps=" + exact(c->decay_steps()) +
+           ", alpha=" + exact(c->alpha()) + ")";
+  return class_name(typeid(s)) + "()";
 }
 
 std::string joined(const std::set<std::string>& names) {
@@ -162,6 +186,38 @@ void Model::load_weights(const std::string& path, bool skip_mismatch) {
   for (auto& a : assignments) a.target.assign(a.value);
 }
 
+std::vector<Tensor> layer_weights(const nn::Layer& layer) {
+  std::vector<Tensor> out;
+  for (const Variable& v : layer.weights()) out.push_back(v.value());
+  return out;
+}
+
+void set_layer_weights(nn::Layer& layer, const std::vector<Tensor>& values) {
+  std::vector<Variable> vars = layer.weights();
+  if (values.size() != vars.size())
+    fail(layer.name(), "set_weights got a list of " + std::to_string(values.size()) + " values, but the layer has " +
+                           std::to_string(vars.size()) + " weights (nothing was assigned)");
+  std::vector<std::string> problems;
+  for (std::size_t i = 0; i < vars.size(); ++i) {
+    const Tensor& t = values[i];
+    std::string which = "weight " + std::to_string(i) + " ('" + vars[i].name() + "', " + spec_text(vars[i].dtype(), vars[i].shape()) + ")";
+    if (!t.defined()) problems.push_back(which + ": the value is undefined");
+    else if (t.is_symbolic() || t.is_keras_tensor()) problems.push_back(which + ": the value is a placeholder, not data");
+    else if (t.shape() != vars[i].shape()) problems.push_back(which + ": the value has shape " + t.shape().str());
+    else if (t.dtype() != vars[i].dtype()) problems.push_back(which + ": the value is " + std::string(name_of(t.dtype())));
+  }
+  if (!problems.empty()) {
+    std::string msg = layer.name() + ".set_weights: " + std::to_string(problems.size()) + " mismatch" +
+                      (problems.size() == 1 ? "" : "es") + " (nothing was assigned):";
+    for (const auto& p : problems) msg += "\n  " + p;
+    throw Error(msg);
+  }
+  for (std::size_t i = 0; i < vars.size(); ++i) vars[i].assign(values[i]);
+}
+
+std::vector<Tensor> Model::get_weights() const { return layer_weights(*this); }
+void Model::set_weights(const std::vector<Tensor>& values) { set_layer_weights(*this, values); }
+
 void Checkpoint::check_name(const std::string& name) const {
   if (name.empty() || name.find('/') != std::string::npos || name == "rng")
     fail("Checkpoint", "object names must be non-empty, without '/', and not 'rng': got '" + name + "'");
@@ -221,7 +277,12 @@ void Checkpoint::save(const std::string& path) const {
     metadata[e.name + "/type"] = optimizer_type(opt);
     metadata[e.name + "/slot_names"] = slot_names.empty() ? "" : joined(slot_names);
     if (opt.iterations().defined()) tensors.push_back({e.name + "/iterations", opt.iterations().value()});
-    tensors.push_back({e.name + "/learning_rate", opt.learning_rate_variable().value()});
+    // A scheduled rate is a function of the step (saved above): its configuration is what
+    // restoring needs; the constant-rate variable is unused (0) then.
+    if (const auto& schedule = opt.learning_rate_setting().schedule())
+      metadata[e.name + "/learning_rate_schedule"] = schedule_text(*schedule);
+    else
+      tensors.push_back({e.name + "/learning_rate", opt.learning_rate_variable().value()});
     for (const auto& [owner_key, owner] : k.vars) {
       for (const auto& [slot, var] : opt.slots_of(owner))
         tensors.push_back({e.name + "/slots/" + owner_key + "/" + slot, var.value()});
@@ -345,10 +406,30 @@ void Checkpoint::restore(const std::string& path, bool skip_mismatch) {
     const Tensor* it = index.find(e.name + "/iterations");
     if (it && (it->dtype() != DType::int64 || it->rank() != 0)) problems.push_back("'" + e.name + "/iterations' is not an int64 scalar");
     const Tensor* lr = index.find(e.name + "/learning_rate");
-    if (!lr) problems.push_back("missing in the file: '" + e.name + "/learning_rate'");
-    else if (lr->dtype() != DType::float32 || lr->rank() != 0) problems.push_back("'" + e.name + "/learning_rate' is not a float32 scalar");
-    else if (float v = lr->item<float>(); !(std::isfinite(v) && v > 0))
-      problems.push_back("'" + e.name + "/learning_rate' is " + std::to_string(v) + ": not a rate that trains");
+    const auto& schedule = e.optimizer->learning_rate_setting().schedule();
+    auto saved = file.metadata.find(e.name + "/learning_rate_schedule");
+    bool lr_trains = lr && lr->dtype() == DType::float32 && lr->rank() == 0 && std::isfinite(lr->item<float>()) &&
+                     lr->item<float>() > 0;
+    if (schedule) {
+      std::string own = schedule_text(*schedule);
+      if (saved != file.metadata.end() && saved->second != own)
+        problems.push_back("optimizer '" + e.name + "': the file's learning rate follows " + saved->second +
+                           ", this optimizer's follows " + own);
+      else if (saved == file.metadata.end() && lr_trains)
+        problems.push_back("optimizer '" + e.name + "': the file has the constant learning rate " +
+                           std::to_string(lr->item<float>()) + ", this optimizer's follows " + own);
+      // Files written before schedules were recorded hold a rate of 0 here: the schedule and
+      // the step restore the rate, so they load.
+    } else if (saved != file.metadata.end()) {
+      problems.push_back("optimizer '" + e.name + "': the file's learning rate follows " + saved->second +
+                         ", this optimizer has a constant rate");
+    } else if (!lr) {
+      problems.push_back("missing in the file: '" + e.name + "/learning_rate'");
+    } else if (lr->dtype() != DType::float32 || lr->rank() != 0) {
+      problems.push_back("'" + e.name + "/learning_rate' is not a float32 scalar");
+    } else if (!lr_trains) {
+      problems.push_back("'" + e.name + "/learning_rate' is " + std::to_string(lr->item<float>()) + ": not a rate that trains");
+    }
   }
   const Tensor *seed = index.find("rng/seed"), *counter = index.find("rng/counter");
   if (random_state_) {
@@ -371,7 +452,8 @@ void Checkpoint::restore(const std::string& path, bool skip_mismatch) {
     const Tensor* it = index.find(e.name + "/iterations");
     if (it && it->dtype() == DType::int64 && it->rank() == 0) e.optimizer->get_or_create_iterations().assign(*it);
     const Tensor* lr = index.find(e.name + "/learning_rate");
-    if (lr && lr->dtype() == DType::float32 && lr->rank() == 0 && std::isfinite(lr->item<float>()) && lr->item<float>() > 0)
+    if (!e.optimizer->learning_rate_setting().schedule() && lr && lr->dtype() == DType::float32 && lr->rank() == 0 &&
+        std::isfinite(lr->item<float>()) && lr->item<float>() > 0)
       e.optimizer->learning_rate_variable().assign(*lr);
   }
   if (random_state_ && seed && counter && seed->dtype() == DType::int64 && counter->dtype() == DType::int64 &&

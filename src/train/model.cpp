@@ -19,6 +19,7 @@
 #include "eagerflow/ops/random.h"
 #include "eagerflow/trace/context.h"
 #include "eagerflow/train/functional.h"
+#include "eagerflow/train/interrupt.h"
 #include "train/batch_source.h"
 #include "train/progress_bar.h"
 
@@ -285,8 +286,21 @@ void Model::compile(CompileOptions o) {
   metrics_ = std::move(metrics);
   loss_tracker_ = std::make_shared<Mean>("loss");
   compile_options_ = std::move(o);
-  train_fn_ = nullptr;  // new steps for the new configuration
-  test_fn_ = nullptr;
+  std::lock_guard lock(steps_mutex_);
+  train_ = nullptr;  // new steps for the new configuration
+  test_ = nullptr;
+}
+
+void Model::set_distribution(std::shared_ptr<dist::Strategy> strategy) {
+  distribution_ = std::move(strategy);
+  drop_steps();
+}
+
+void Model::drop_steps() {
+  std::lock_guard lock(steps_mutex_);
+  train_ = nullptr;
+  test_ = nullptr;
+  predict_ = nullptr;
 }
 
 void Model::require_compiled(const char* what) const {
@@ -434,17 +448,36 @@ std::vector<TensorSpec> step_signature(const StepData& example) {
 }
 }  // namespace
 
+struct Model::Step {
+  using TrainOrTest = std::function<StepLogs(const StepData&)>;
+  using Predict = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+  TrainOrTest run;
+  Predict predict;
+  std::function<int()> count;
+  std::function<std::vector<StepTrace>()> traces;  // the train step's, when traced
+  std::vector<TensorSpec> signature;
+  std::vector<bool> trainable_flags;  // of every layer, when the step was made
+};
+
+std::shared_ptr<const Model::Step> Model::current_step(const std::shared_ptr<const Step>& slot) const {
+  std::lock_guard lock(steps_mutex_);
+  return slot;
+}
+
 // The train and test steps are made (traced) each for its own data: validation data with
 // sample weights, say, gives the test step its own signature and leaves the train step's trace.
-void Model::make_step(const StepData& example, bool train) {
+// Under steps_mutex_: threads making the first call at once make one step (ef::function then
+// traces it once); making only wraps the function, so the lock is held briefly.
+std::shared_ptr<const Model::Step> Model::make_step(const StepData& example, bool train) {
   std::vector<TensorSpec> signature = step_signature(example);
   std::vector<bool> flags;
   trainable_flags(*this, flags);
-  StepFn& fn = train ? train_fn_ : test_fn_;
-  StepCache& cache = train ? train_cache_ : test_cache_;
-  if (fn && signature == cache.signature && flags == cache.trainable_flags) return;
-  cache.signature = std::move(signature);
-  cache.trainable_flags = std::move(flags);
+  std::lock_guard lock(steps_mutex_);
+  std::shared_ptr<const Step>& slot = train ? train_ : test_;
+  if (slot && signature == slot->signature && flags == slot->trainable_flags) return slot;
+  auto made = std::make_shared<Step>();
+  made->signature = std::move(signature);
+  made->trainable_flags = std::move(flags);
   std::function<StepLogs(const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vector<Tensor>&)> step;
   if (train)
     step = [this](const std::vector<Tensor>& x, const std::vector<Tensor>& y, const std::vector<Tensor>& sw) {
@@ -454,12 +487,11 @@ void Model::make_step(const StepData& example, bool train) {
     step = [this](const std::vector<Tensor>& x, const std::vector<Tensor>& y, const std::vector<Tensor>& sw) {
       return test_step(StepData{x, y, sw});
     };
-  std::function<int()>& count = train ? train_count_ : test_count_;
   if (compile_options_.run_eagerly) {
-    fn = [step](const StepData& d) { return step(d.x, d.y, d.sample_weight); };
-    count = [] { return 0; };
-    if (train) train_traces_ = nullptr;
-    return;
+    made->run = [step](const StepData& d) { return step(d.x, d.y, d.sample_weight); };
+    made->count = [] { return 0; };
+    slot = made;
+    return slot;
   }
   FunctionOptions options;
   options.input_signature =
@@ -467,10 +499,10 @@ void Model::make_step(const StepData& example, bool train) {
   options.arg_names = {"x", "y", "sample_weight"};
   options.name = name() + (train ? "/train_step" : "/test_step");
   auto traced = function(step, options);
-  fn = [traced](const StepData& d) { return traced(d.x, d.y, d.sample_weight); };
-  count = [traced] { return traced.tracing_count(); };
+  made->run = [traced](const StepData& d) { return traced(d.x, d.y, d.sample_weight); };
+  made->count = [traced] { return traced.tracing_count(); };
   if (train)
-    train_traces_ = [traced] {
+    made->traces = [traced] {
       std::vector<TraceRecord> records = traced.traces();
       auto functions = traced.concrete_functions();
       // Traces evicted from the cache (max_traces) have no function; the cached are the latest.
@@ -480,13 +512,48 @@ void Model::make_step(const StepData& example, bool train) {
         out.push_back({records[i].number, records[i].reason, records[i].signature, i >= evicted ? functions[i - evicted] : nullptr});
       return out;
     };
+  slot = made;
+  return slot;
 }
 
-std::vector<StepTrace> Model::train_step_traces() const { return train_traces_ ? train_traces_() : std::vector<StepTrace>{}; }
+std::shared_ptr<const Model::Step> Model::make_predict_step(const std::vector<TensorSpec>& signature) {
+  std::lock_guard lock(steps_mutex_);
+  if (predict_ && predict_->signature == signature) return predict_;
+  auto made = std::make_shared<Step>();
+  made->signature = signature;
+  if (compile_options_.run_eagerly) {
+    made->predict = [this](const std::vector<Tensor>& x) { return predict_step(x); };
+    made->count = [] { return 0; };
+  } else {
+    FunctionOptions options;
+    options.input_signature = InputSignature{ArgSpec(signature)};
+    options.arg_names = {"x"};
+    options.name = name() + "/predict_step";
+    auto fn = function([this](const std::vector<Tensor>& x) { return predict_step(x); }, options);
+    made->predict = [fn](const std::vector<Tensor>& x) { return fn(x); };
+    made->count = [fn] { return fn.tracing_count(); };
+  }
+  predict_ = made;
+  return predict_;
+}
 
-int Model::tracing_count() const { return train_count_ ? train_count_() : 0; }
-int Model::test_tracing_count() const { return test_count_ ? test_count_() : 0; }
-int Model::predict_tracing_count() const { return predict_count_ ? predict_count_() : 0; }
+std::vector<StepTrace> Model::train_step_traces() const {
+  auto step = current_step(train_);
+  return step && step->traces ? step->traces() : std::vector<StepTrace>{};
+}
+
+int Model::tracing_count() const {
+  auto step = current_step(train_);
+  return step ? step->count() : 0;
+}
+int Model::test_tracing_count() const {
+  auto step = current_step(test_);
+  return step ? step->count() : 0;
+}
+int Model::predict_tracing_count() const {
+  auto step = current_step(predict_);
+  return step ? step->count() : 0;
+}
 
 void Model::reset_metrics() {
   for (auto& m : metrics()) m->reset_state();
@@ -514,13 +581,15 @@ Logs Model::to_logs(const StepLogs& logs) const {
 
 StepLogs Model::run_train(const StepData& batch) {
   // A callback may compile the model again during fit: the next batch runs the new steps.
-  if (!train_fn_) make_step(batch, true);
-  return train_fn_(batch);
+  auto step = current_step(train_);
+  if (!step) step = make_step(batch, true);
+  return step->run(batch);
 }
 
 StepLogs Model::run_test(const StepData& batch) {
-  if (!test_fn_) make_step(batch, false);
-  return test_fn_(batch);
+  auto step = current_step(test_);
+  if (!step) step = make_step(batch, false);
+  return step->run(batch);
 }
 
 std::vector<Tensor> Model::order_by_name(const char* what, const Data& d, const std::vector<std::string>& names) const {
@@ -624,6 +693,7 @@ Logs Model::evaluate_batches(detail::BatchSource& source, int verbose) {
   StepData batch;
   std::int64_t steps = 0;
   for (; source.next(batch); ++steps) {
+    if (steps > 0) check_interrupt();  // Ctrl-C stops between batches
     if (distribution_) batch = local_share(*distribution_, batch);
     if (steps == 0) make_step(batch, false);
     last = run_test(batch);
@@ -646,30 +716,17 @@ std::vector<Tensor> Model::predict_outputs(const Data& x_data, std::int64_t batc
   std::int64_t n = d.x[0].dim(0);
   for (const auto& t : d.x)
     if (t.dim(0) != n) fail(name(), "predict: the inputs have different numbers of examples");
-  std::vector<TensorSpec> signature = batch_specs(d.x);
-  if (!predict_fn_ || signature != step_signature_predict_) {
-    step_signature_predict_ = signature;
-    if (compile_options_.run_eagerly) {
-      predict_fn_ = [this](const std::vector<Tensor>& x) { return predict_step(x); };
-      predict_count_ = [] { return 0; };
-    } else {
-      FunctionOptions options;
-      options.input_signature = InputSignature{ArgSpec(signature)};
-      options.arg_names = {"x"};
-      options.name = name() + "/predict_step";
-      auto fn = function([this](const std::vector<Tensor>& x) { return predict_step(x); }, options);
-      predict_fn_ = [fn](const std::vector<Tensor>& x) { return fn(x); };
-      predict_count_ = [fn] { return fn.tracing_count(); };
-    }
-  }
-  if (n == 0) return predict_fn_(d.x);
+  // This call keeps its step alive, whatever another thread's call makes meanwhile.
+  std::shared_ptr<const Step> step = make_predict_step(batch_specs(d.x));
+  if (n == 0) return step->predict(d.x);
   batch_size = clamped_batch(batch_size, n);
   std::vector<std::vector<Tensor>> parts;
   for (std::int64_t b = 0; b < n; b += batch_size) {
+    if (b > 0) check_interrupt();  // Ctrl-C stops between batches
     std::int64_t begin = b, end = std::min(n, b + batch_size);
     // Data parallel: each rank predicts its share of the batch; the rows are gathered.
     if (distribution_) std::tie(begin, end) = distribution_->local_rows(begin, end);
-    parts.push_back(predict_fn_(rows(d.x, begin, end)));
+    parts.push_back(step->predict(rows(d.x, begin, end)));
     if (distribution_) parts.back() = all_rows(*distribution_, parts.back());
   }
   std::vector<Tensor> outs;
@@ -694,15 +751,23 @@ void Model::build(const std::vector<Shape>& input_shapes) {
   // From a first call the call itself builds the sub-layers; from the user, a symbolic call
   // (nothing runs) does, as Keras' Model.build.
   if (building_for_call() || building_) return;
-  if (input_shapes.empty()) fail(name(), "build needs an input shape");
+  std::vector<TensorSpec> specs;
+  for (const auto& s : input_shapes) specs.push_back(TensorSpec{DType::float32, s, {}});
+  build_for_specs(specs);
+}
+
+void Model::build_for_specs(const std::vector<TensorSpec>& input_specs) {
+  if (building_for_call() || building_) return;
+  if (input_specs.empty()) fail(name(), "build needs an input shape");
   building_ = true;
   try {
     trace::TraceContext ctx(name() + "/build", /*allow_variable_creation=*/true);
     trace::TraceScope scope(ctx);
     std::vector<Tensor> inputs;
-    for (const auto& s : input_shapes) {
-      if (s.rank() < 1) fail(name(), "build takes the input shape with its batch axis (kDynamic for any), got " + s.str());
-      inputs.push_back(ctx.add_input(TensorSpec{DType::float32, s, {}}));
+    for (const auto& spec : input_specs) {
+      if (spec.shape.rank() < 1)
+        fail(name(), "build takes the input shape with its batch axis (kDynamic for any), got " + spec.shape.str());
+      inputs.push_back(ctx.add_input(spec));
     }
     call_outputs(inputs, false);
   } catch (...) {
@@ -786,6 +851,8 @@ History Model::fit_batches(detail::BatchSource& source, detail::BatchSource* val
     std::int64_t b = 0;
     for (;; ++b) {
       if (!source.next(batch)) break;
+      // Ctrl-C stops between batches, the weights as the last step left them (as Keras).
+      if (!first_batch) check_interrupt();
       if (distribution_) batch = local_share(*distribution_, batch);  // this rank's share of the global batch
       for (auto& cb : o.callbacks) cb->on_batch_begin(static_cast<int>(b));
       // Each fit checks the step against its data once (a new dtype or a frozen layer traces a

@@ -5,6 +5,7 @@
 #include "eagerflow/data/dataset.h"
 #include "eagerflow/dist/data_parallel.h"
 #include "eagerflow/ops/ops.h"
+#include "eagerflow/train/interrupt.h"
 #include "train/batch_source.h"
 
 namespace ef::train {
@@ -125,6 +126,7 @@ std::vector<Tensor> Model::predict_outputs(const data::Dataset& dataset, std::in
   std::vector<std::vector<Tensor>> parts;
   StepData batch;
   while (source.next(batch)) {
+    if (!parts.empty()) check_interrupt();  // Ctrl-C stops between batches
     Data x(batch.x);
     parts.push_back(predict_outputs(x, std::numeric_limits<std::int64_t>::max()));
   }

@@ -12,7 +12,11 @@
 //
 // Keys: "model/dense/kernel" (a weight's path below its layer), "optimizer/iterations",
 // "optimizer/learning_rate", "optimizer/slots/model/dense/kernel/m" (a slot by the key of
-// the variable it belongs to), "rng/seed", "rng/counter".
+// the variable it belongs to), "rng/seed", "rng/counter". An optimizer whose rate follows a
+// schedule has no "learning_rate" tensor: its rate is a function of "iterations", and the
+// schedule's configuration is recorded in the metadata ("optimizer/learning_rate_schedule",
+// e.g. "CosineDecay(initial=0.1, decay_steps=100, alpha=0)"), which restore compares with
+// the optimizer's own.
 #include <string>
 #include <vector>
 
@@ -51,5 +55,11 @@ class Checkpoint {
 
 // Weights of `layer` keyed by their paths below it ("dense/kernel" for "my_model/dense/kernel").
 std::vector<std::pair<std::string, Variable>> weights_by_key(const nn::Layer& layer);
+
+// Keras' Layer.get_weights / set_weights: the values of layer.weights(), in that order.
+// set_layer_weights checks the count, every shape and every dtype first and reports every
+// mismatch in one ef::Error; it assigns only when all fit (a bad entry changes nothing).
+std::vector<Tensor> layer_weights(const nn::Layer& layer);
+void set_layer_weights(nn::Layer& layer, const std::vector<Tensor>& values);
 
 }  // namespace ef::train

@@ -13,6 +13,7 @@
 #include <iosfwd>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <variant>
@@ -193,8 +194,10 @@ class Model : public nn::Layer {
   // compiled metrics and returns every metric's result, "loss" from the loss tracker.
   Tensor compute_loss(const StepData& data, const std::vector<Tensor>& y_pred);
   StepLogs compute_metrics(const StepData& data, const std::vector<Tensor>& y_pred);
-  // The loss tracker ("loss"), per-output loss trackers, then the compiled metrics.
-  std::vector<std::shared_ptr<Metric>> metrics() const;
+  // The loss tracker ("loss"), per-output loss trackers, then the compiled metrics. fit resets
+  // every one at each epoch's start, evaluate (and validation) at its start, as Keras: a model
+  // with a custom train_step and metrics of its own overrides this to list them too.
+  virtual std::vector<std::shared_ptr<Metric>> metrics() const;
   // The names they log under, in that order (Keras' metrics_names): "loss", "<output>_loss",
   // "<metric>" or, with several outputs, "<output>_<metric>".
   std::vector<std::string> metrics_names() const;
@@ -235,15 +238,17 @@ class Model : public nn::Layer {
   // then); skip_mismatch loads what fits and leaves the rest (Keras' option).
   void save_weights(const std::string& path) const;
   void load_weights(const std::string& path, bool skip_mismatch = false);
+  // Keras' get_weights / set_weights: every weight's value, in weights() order. set_weights
+  // checks the count, every shape and every dtype first (one ef::Error listing each mismatch)
+  // and assigns only when all fit.
+  std::vector<Tensor> get_weights() const;
+  void set_weights(const std::vector<Tensor>& values);
+  // Keras' Model.build for inputs of other dtypes (a Sequential whose Input is int64).
+  void build_for_specs(const std::vector<TensorSpec>& input_specs);
   // Data parallelism over MPI (eagerflow/dist/data_parallel.h): fit, evaluate and predict split
   // each global batch among the ranks and the train step averages the gradients; null (the
   // default): this process alone. New steps are traced for it.
-  void set_distribution(std::shared_ptr<dist::Strategy> strategy) {
-    distribution_ = std::move(strategy);
-    train_fn_ = nullptr;
-    test_fn_ = nullptr;
-    predict_fn_ = nullptr;
-  }
+  void set_distribution(std::shared_ptr<dist::Strategy> strategy);
   const std::shared_ptr<dist::Strategy>& distribution() const { return distribution_; }
   bool stop_training = false;  // callbacks set it to end fit after this epoch
   // Set by a callback's on_train_begin (BackupAndRestore): fit starts at this epoch instead of
@@ -270,8 +275,15 @@ class Model : public nn::Layer {
     bool weighted = false;  // a weighted_metrics entry: updated with the sample weights
   };
   struct Batching;  // src/train/model.cpp
+  // A step as made (traced) for one configuration. Made at most once per configuration, under
+  // steps_mutex_; a call takes a copy of the pointer under the lock and runs without it, so a
+  // step replaced meanwhile (compile, new data) stays alive until every call through it returns.
+  struct Step;  // src/train/model.cpp
   void require_compiled(const char* what) const;
-  void make_step(const StepData& example, bool train);
+  std::shared_ptr<const Step> make_step(const StepData& example, bool train);
+  std::shared_ptr<const Step> make_predict_step(const std::vector<TensorSpec>& signature);
+  std::shared_ptr<const Step> current_step(const std::shared_ptr<const Step>& slot) const;
+  void drop_steps();
   void reset_metrics();
   std::vector<std::string> log_order(const StepLogs& logs) const;
   Logs to_logs(const StepLogs& logs) const;
@@ -293,17 +305,8 @@ class Model : public nn::Layer {
   std::vector<OutputMetric> metrics_;
   CompileOptions compile_options_;
   bool building_ = false;
-  using StepFn = std::function<StepLogs(const StepData&)>;
-  StepFn train_fn_, test_fn_;
-  std::function<std::vector<Tensor>(const std::vector<Tensor>&)> predict_fn_;
-  std::function<int()> train_count_, test_count_, predict_count_;
-  std::function<std::vector<StepTrace>()> train_traces_;
-  struct StepCache {
-    std::vector<TensorSpec> signature;
-    std::vector<bool> trainable_flags;  // of every layer, when the step was made
-  };
-  StepCache train_cache_, test_cache_;
-  std::vector<TensorSpec> step_signature_predict_;
+  mutable std::mutex steps_mutex_;
+  std::shared_ptr<const Step> train_, test_, predict_;
 };
 
 // A stack of layers, each fed the previous one's output.
