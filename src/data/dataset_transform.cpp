@@ -345,6 +345,7 @@ struct RepeatNode final : Node {
             produced = true;
             return true;
           }
+          if (detail::pass_cancelled()) return false;  // kept: its threads may be stuck, joined later
           in.reset();
           ++pass;
           if (!produced) return false;  // an empty pass: repeating it forever would never yield
@@ -474,6 +475,7 @@ struct InterleaveNode final : Node {
               if (++in_block == node->block) advance();
               return true;
             }
+            if (detail::pass_cancelled()) return false;  // kept: its threads may be stuck, joined later
             slot.second.reset();
             slot.first.reset();
             --open;
