@@ -1,6 +1,8 @@
 // ef.Error: every ef::Error (the C++ message: tag, op, shapes, layer path) as a Python exception.
 #include <cstring>
 
+#include <eagerflow/nn/layer_name.h>
+
 #include "bindings.h"
 
 namespace efpy {
@@ -23,5 +25,7 @@ void init_errors(nb::module_& m) {
         }
       },
       error.ptr());
+  // Names Keras refuses with ValueError (after the ef::Error translator: tried before it).
+  nb::exception<ef::nn::InvalidLayerName>(m, "InvalidLayerNameError", PyExc_ValueError);
 }
 }  // namespace efpy
