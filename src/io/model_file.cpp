@@ -22,6 +22,7 @@
 #include "eagerflow/core/error.h"
 #include "eagerflow/dist/dist.h"
 #include "eagerflow/io/safetensors.h"
+#include "eagerflow/nn/layer_name.h"
 #include "eagerflow/ops/primitive.h"
 #include "eagerflow/ops/random.h"
 #include "eagerflow/trace/context.h"
@@ -871,6 +872,9 @@ std::shared_ptr<train::Model> load_model_impl(const std::string& path, const Loa
 std::shared_ptr<train::Model> load_model(const std::string& path, const LoadModelOptions& options) {
   try {
     return load_model_impl(path, options);
+  } catch (const nn::InvalidLayerName& e) {
+    if (std::string(e.what()).find(path) != std::string::npos) throw;
+    throw nn::InvalidLayerName("load_model('" + path + "'): " + e.what());
   } catch (const Error& e) {
     // Every error names the file (one from a layer or op factory may not).
     if (std::string(e.what()).find(path) != std::string::npos) throw;
