@@ -1,5 +1,6 @@
 // Memory and time that grow with use: RSS after matmuls of 3000 different shapes (bounded
-// primitive caches), and the cost of one more trace when thousands are cached.
+// primitive caches), the cost of one more trace when thousands are cached, and the RSS an
+// eager scan over 1e6 scalar steps adds (issue 29: 538 MB when each step's ys were kept).
 #include <eagerflow/eagerflow.h>
 
 #include <chrono>
@@ -8,12 +9,14 @@
 #include <string>
 
 namespace {
-long rss_kb() {
+long status_kb(const std::string& field) {
   std::ifstream f("/proc/self/status");
   for (std::string l; std::getline(f, l);)
-    if (l.rfind("VmRSS:", 0) == 0) return std::stol(l.substr(6));
+    if (l.rfind(field, 0) == 0) return std::stol(l.substr(field.size()));
   return 0;
 }
+long rss_kb() { return status_kb("VmRSS:"); }
+long peak_kb() { return status_kb("VmHWM:"); }
 }  // namespace
 
 int main() {
@@ -34,5 +37,20 @@ int main() {
     for (std::size_t n = cached + 1; n <= cached + 200; ++n) f(ef::ones({static_cast<std::int64_t>(n)}));
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / 200;
     std::cout << "one more trace with " << cached << " signatures cached: " << ms << " ms\n";
+  }
+  {
+    auto body = [](const std::vector<ef::Tensor>& c, const std::vector<ef::Tensor>& x) {
+      ef::Tensor next = c[0] + x[0];
+      return std::pair{std::vector<ef::Tensor>{next}, std::vector<ef::Tensor>{next}};
+    };
+    ef::Tensor xs = ef::ones({1000000});
+    ef::scan(body, {ef::scalar(0.0f)}, {ef::ones({1000})});
+    long start = rss_kb(), start_peak = peak_kb();
+    auto t0 = std::chrono::steady_clock::now();
+    auto [carry, ys] = ef::scan(body, {ef::scalar(0.0f)}, {xs});
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::cout << "eager scan over 1e6 scalar steps: RSS +" << (rss_kb() - start) / 1024.0 << " MB, peak +"
+              << (peak_kb() - start_peak) / 1024.0 << " MB (the ys are 3.8 MB), " << s << " s, last carry "
+              << carry[0].item<float>() << "\n";
   }
 }

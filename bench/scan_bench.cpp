@@ -78,3 +78,20 @@ void BM_ScanSmallSteps(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(BM_ScanSmallSteps)->Unit(benchmark::kMicrosecond);
+
+namespace {
+// Eager scan over scalar steps (issue 29): per-step cost of the eager loop, no tape. The
+// memory it keeps is measured by ef_growth ("eager scan over 1e6 scalar steps").
+void BM_ScanEagerScalarSteps(benchmark::State& state) {
+  ef::set_num_threads(1);
+  ef::Tensor xs = ef::ones({state.range(0)});
+  auto body = [](const std::vector<ef::Tensor>& c, const std::vector<ef::Tensor>& x) {
+    ef::Tensor next = c[0] + x[0];
+    return std::pair{std::vector<ef::Tensor>{next}, std::vector<ef::Tensor>{next}};
+  };
+  for (auto _ : state) benchmark::DoNotOptimize(ef::scan(body, {ef::scalar(0.0f)}, {xs}));
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+}  // namespace
+
+BENCHMARK(BM_ScanEagerScalarSteps)->ArgNames({"steps"})->Arg(10000)->Unit(benchmark::kMillisecond);

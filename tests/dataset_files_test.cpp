@@ -48,6 +48,27 @@ TEST(DatasetFiles, TextLinesAcrossFiles) {
   fs::remove_all(dir);
 }
 
+TEST(DatasetFiles, TextLinesLongerThanTheBoundAreErrorsNamingFileAndLine) {
+  auto dir = ef::testing::fresh_temp_dir("ds_text_long");
+  // Exactly at the bound (with or without "\r\n") reads; one byte over is an error.
+  write(dir / "a.txt", "abcd\r\nwxyz\nok\n12345\nnever");
+  std::string a = (dir / "a.txt").string();
+  ef::data::TextLineOptions four{.max_line_bytes = 4};
+  ef::data::Iterator it = Dataset::text_line({a}, four).iterator();
+  EXPECT_EQ(ef::data::to_string(it.next()->tensor()), "abcd");
+  EXPECT_EQ(ef::data::to_string(it.next()->tensor()), "wxyz");
+  EXPECT_EQ(ef::data::to_string(it.next()->tensor()), "ok");
+  expect_error([&] { it.next(); }, {"text_line", a, "line 4", "max_line_bytes (4 bytes)"});
+  // An unterminated last line, and the default bound (16 MiB) against a longer line.
+  write(dir / "b.txt", "x\n" + std::string(5, 'y'));
+  expect_error([&] { lines(Dataset::text_line({(dir / "b.txt").string()}, four)); }, {"b.txt", "line 2"});
+  EXPECT_EQ(ef::data::TextLineOptions{}.max_line_bytes, std::size_t{1} << 24);
+  write(dir / "c.txt", "short\n" + std::string((std::size_t{1} << 24) + 1, 'z') + "\n");
+  expect_error([&] { lines(Dataset::text_line({(dir / "c.txt").string()})); }, {"c.txt", "line 2", "16777216 bytes"});
+  expect_error([&] { Dataset::text_line({a}, {.max_line_bytes = 0}); }, {"max_line_bytes must be positive"});
+  fs::remove_all(dir);
+}
+
 TEST(DatasetFiles, CsvTypedColumnsQuotingAndDefaults) {
   auto dir = ef::testing::fresh_temp_dir("ds_csv");
   write(dir / "a.csv", "x,\"label, int\",w\n1.5,\"3\",0.25\r\n\n-2e3,4,\n");

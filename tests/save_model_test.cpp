@@ -66,11 +66,12 @@ void put_u64(Bytes& b, std::size_t at, std::uint64_t v) {
   for (int i = 0; i < 8; ++i) b[at + static_cast<std::size_t>(i)] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
 }
 
-// The documented checksum (FNV-1a 64 of everything after the 40-byte preamble), recomputed so
-// that a test can change the header and still reach the parser.
+// The documented checksum (FNV-1a 64 of everything after the 40-byte preamble; version 1 files
+// started from a mistyped basis), recomputed so that a test can change the header and still
+// reach the parser.
 void fix_checksum(Bytes& b) {
   if (b.size() < 40) return;
-  std::uint64_t h = 1469598103934665603ull;
+  std::uint64_t h = static_cast<unsigned char>(b[8]) == 1 ? 1469598103934665603ull : 14695981039346656037ull;
   for (std::size_t i = 40; i < b.size(); ++i) h = (h ^ static_cast<unsigned char>(b[i])) * 1099511628211ull;
   put_u64(b, 32, h);
 }
@@ -504,8 +505,8 @@ TEST(SaveModel, DamagedFilesAreErrorsNamingTheFile) {
   expect_load_error(Bytes(good.begin() + 8, good.end()), {"no EFMODEL magic"});
   expect_load_error(Bytes(good.begin(), good.end() - 3), {"truncated"});
   Bytes future = good;
-  future[8] = std::byte{2};
-  expect_load_error(future, {"format version 2", "newer eagerflow"});
+  future[8] = std::byte{kModelFormatVersion + 1};
+  expect_load_error(future, {"format version " + std::to_string(kModelFormatVersion + 1), "newer eagerflow"});
   Bytes flipped = good;
   flipped[good.size() - 5] ^= std::byte{0x10};
   expect_load_error(flipped, {"checksum"});

@@ -6,6 +6,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings.h"
+#include "interpreter_exit.h"
 
 namespace efpy {
 namespace {
@@ -14,7 +15,8 @@ using ef::Tensor;
 
 std::shared_ptr<nb::object> hold(nb::handle fn) {
   return std::shared_ptr<nb::object>(new nb::object(nb::borrow(fn)), [](nb::object* o) {
-    if (!Py_IsInitialized()) return;  // leaked at interpreter exit, as nanobind does
+    // Leaked at interpreter exit, as nanobind does (taking the GIL then would end the thread).
+    if (!Py_IsInitialized() || gil_would_end_this_thread()) return;
     nb::gil_scoped_acquire gil;
     delete o;
   });

@@ -6,6 +6,11 @@
 // ef.run_functions_eagerly) are Python on every element: the worker threads take the GIL for
 // them, so they run one at a time. Iteration releases the GIL while it waits for an element,
 // and an iterator is closed (its threads joined) with the GIL released.
+//
+// Interpreter exit: an atexit hook (run before CPython finalizes, while every thread may still
+// take the GIL) closes every live iterator, the ones a daemon thread is waiting in included;
+// after that, worker threads refuse the GIL and waiting threads never return into Python
+// (interpreter_exit.h), so a script may end with pipelines running.
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
@@ -15,10 +20,16 @@
 
 #include <eagerflow/data/dataset.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <iostream>
+#include <mutex>
+#include <set>
 
+#include "bindings.h"
 #include "convert.h"
+#include "interpreter_exit.h"
 
 namespace efpy {
 namespace {
@@ -32,7 +43,8 @@ using ef::data::Structure;
 // A Python object that may be released on any thread (the pipeline's workers).
 std::shared_ptr<nb::object> hold_py(nb::handle h) {
   return std::shared_ptr<nb::object>(new nb::object(nb::borrow(h)), [](nb::object* o) {
-    if (!Py_IsInitialized()) return;  // leaked at interpreter exit, as nanobind does
+    // Leaked at interpreter exit, as nanobind does (taking the GIL then would end the thread).
+    if (!Py_IsInitialized() || gil_would_end_this_thread()) return;
     nb::gil_scoped_acquire gil;
     delete o;
   });
@@ -135,19 +147,98 @@ nb::object call_with(const nb::object& fn, const Element& e) {
   throw ef::Error(msg);
 }
 
+// One Python iterator's pass, shared with the registry of live passes that the exit hook closes.
+// Python calls next() on one thread at a time, but close() may come from another (the hook, or
+// a garbage collection while a daemon thread waits in next()).
+class Pass {
+ public:
+  explicit Pass(ef::data::Iterator it) : it_(std::make_unique<ef::data::Iterator>(std::move(it))) {}
+
+  // nullopt at the end or once closed. Called with the GIL released.
+  std::optional<Element> next() {
+    {
+      std::lock_guard lk(mu_);
+      if (closed_ || !it_) return std::nullopt;
+      ++busy_;
+    }
+    struct Leave {
+      Pass& p;
+      ~Leave() {
+        std::lock_guard lk(p.mu_);
+        --p.busy_;
+        p.idle_.notify_all();
+      }
+    } leave{*this};
+    return it_->next();
+  }
+
+  // Ends the pass: wakes a next() waiting on another thread, waits for it to leave, and joins
+  // the pipeline's threads. With `patience`, false when the next() did not leave in time (an
+  // element stuck in user code): the pass must then be kept alive, not destroyed, since that
+  // thread still uses it. Called with the GIL released.
+  bool close(std::optional<std::chrono::milliseconds> patience = std::nullopt) {
+    std::unique_ptr<ef::data::Iterator> it;
+    {
+      std::unique_lock lk(mu_);
+      if (closed_ && it_) return busy_ == 0;  // another close is under way or gave up
+      if (!it_) return true;
+      closed_ = true;
+      it_->cancel();
+      auto left = [&] { return busy_ == 0; };
+      if (patience) {
+        if (!idle_.wait_for(lk, *patience, left)) return false;
+      } else {
+        idle_.wait(lk, left);
+      }
+      it = std::move(it_);
+    }
+    it.reset();
+    return true;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable idle_;
+  std::unique_ptr<ef::data::Iterator> it_;
+  int busy_ = 0;
+  bool closed_ = false;
+};
+
+std::mutex g_passes_mu;
+std::set<std::shared_ptr<Pass>>& live_passes() {
+  static auto* s = new std::set<std::shared_ptr<Pass>>();  // never destroyed: used at exit
+  return *s;
+}
+
+// Runs the call with the GIL released when this thread holds it.
+template <class F>
+void without_gil(F&& f) {
+  if (PyGILState_Check()) {
+    ReleasedGil release;
+    f();
+  } else {
+    f();
+  }
+}
+
 class PyIterator {
  public:
   explicit PyIterator(const Dataset& ds) {
-    nb::gil_scoped_release release;
-    it_ = std::make_unique<ef::data::Iterator>(ds.iterator());
+    {
+      ReleasedGil release;
+      pass_ = std::make_shared<Pass>(ds.iterator());
+    }
+    std::lock_guard lk(g_passes_mu);
+    live_passes().insert(pass_);
   }
   ~PyIterator() { close(); }
   nb::object next() {
-    if (!it_) throw nb::stop_iteration();
+    if (!pass_) throw nb::stop_iteration();
+    std::shared_ptr<Pass> p = pass_;  // close() on another thread may let go of pass_ meanwhile
     std::optional<Element> e;
     {
-      nb::gil_scoped_release release;
-      e = it_->next();
+      ReleasedGil release;
+      e = p->next();
     }
     if (!e) {
       close();
@@ -156,24 +247,38 @@ class PyIterator {
     return element_to_py(*e);
   }
   void close() {
-    if (!it_) return;
-    if (PyGILState_Check()) {
-      nb::gil_scoped_release release;  // the workers may need the GIL to finish their element
-      it_.reset();
-    } else {
-      it_.reset();
+    if (!pass_) return;
+    std::shared_ptr<Pass> p = std::move(pass_);
+    {
+      std::lock_guard lk(g_passes_mu);
+      live_passes().erase(p);
     }
+    without_gil([&] { p->close(); });  // the workers may need the GIL to finish their element
   }
 
  private:
-  std::unique_ptr<ef::data::Iterator> it_;
+  std::shared_ptr<Pass> pass_;
 };
+
+// The exit hook: every live pass ends while the interpreter is still whole.
+void close_live_passes() {
+  std::vector<std::shared_ptr<Pass>> passes;
+  {
+    std::lock_guard lk(g_passes_mu);
+    passes.assign(live_passes().begin(), live_passes().end());
+    live_passes().clear();
+  }
+  without_gil([&] {
+    for (auto& p : passes)
+      if (!p->close(std::chrono::seconds(2))) new std::shared_ptr<Pass>(p);  // still in use: kept, never freed
+  });
+}
 
 Dataset::MapFn map_fn(nb::handle fn) {
   if (!PyCallable_Check(fn.ptr())) throw nb::type_error("map needs a callable");
   auto held = hold_py(fn);
   return [held](const Element& e) -> Element {
-    nb::gil_scoped_acquire gil;
+    WorkerGil gil;
     try {
       return element_from_py(call_with(*held, e));
     } catch (nb::python_error& err) {
@@ -202,6 +307,9 @@ void init_dataset(nb::module_& m) {
   d.attr("INFINITE") = ef::data::kInfiniteCardinality;
   d.attr("UNKNOWN") = ef::data::kUnknownCardinality;
   d.attr("AUTOTUNE") = ef::data::kAutotune;
+  note_main_thread();
+  nb::module_::import_("atexit").attr("register")(nb::cpp_function(&close_live_passes));
+  d.def("_close_live_iterators", &close_live_passes, "Closes every live Dataset iterator (the exit hook).");
 
   nb::class_<PyIterator>(d, "DatasetIterator")
       .def("__iter__", [](nb::handle self) { return nb::borrow(self); })
@@ -227,7 +335,7 @@ void init_dataset(nb::module_& m) {
             auto gen = hold_py(generator);
             return Dataset::from_generator(
                 [gen, spec]() -> Dataset::Generator {
-                  nb::gil_scoped_acquire gil;
+                  WorkerGil gil;
                   std::shared_ptr<nb::object> it;
                   try {
                     it = hold_py(nb::iter((*gen)()));
@@ -235,7 +343,7 @@ void init_dataset(nb::module_& m) {
                     rethrow_python(e);
                   }
                   return [it, spec]() -> std::optional<Element> {
-                    nb::gil_scoped_acquire gil;
+                    WorkerGil gil;
                     PyObject* item = PyIter_Next(it->ptr());
                     if (!item) {
                       if (PyErr_Occurred()) {
@@ -255,7 +363,17 @@ void init_dataset(nb::module_& m) {
                 spec);
           },
           "generator"_a, "output_signature"_a)
-      .def_static("text_line", &Dataset::text_line, "filenames"_a)
+      .def_static(
+          "text_line",
+          [](std::vector<std::string> files, std::optional<std::int64_t> max_line_bytes) {
+            ef::data::TextLineOptions o;
+            if (max_line_bytes) {
+              if (*max_line_bytes < 1) throw nb::value_error("text_line: max_line_bytes must be positive");
+              o.max_line_bytes = static_cast<std::size_t>(*max_line_bytes);
+            }
+            return Dataset::text_line(std::move(files), o);
+          },
+          "filenames"_a, "max_line_bytes"_a = nb::none())
       .def_static(
           "csv",
           [](std::vector<std::string> files, std::optional<std::vector<nb::handle>> column_types, bool header,
@@ -330,7 +448,7 @@ void init_dataset(nb::module_& m) {
             auto held = hold_py(fn);
             return self.interleave(
                 [held](const Element& e) -> Dataset {
-                  nb::gil_scoped_acquire gil;
+                  WorkerGil gil;
                   try {
                     nb::object r = call_with(*held, e);
                     Dataset* ds = nullptr;
@@ -381,7 +499,7 @@ void init_dataset(nb::module_& m) {
           for (auto cb : callbacks) o.callbacks.emplace_back(callback_of(cb), [](ef::train::Callback*) {});
         ef::train::History h;
         {
-          nb::gil_scoped_release release;
+          ReleasedGil release;
           h = model.fit(ds, o);
           flush_c();
         }
@@ -397,7 +515,7 @@ void init_dataset(nb::module_& m) {
       [](ef::train::Model& model, const Dataset& ds, int verbose, std::int64_t steps) {
         ef::train::Logs logs;
         {
-          nb::gil_scoped_release release;
+          ReleasedGil release;
           logs = model.evaluate(ds, verbose, steps);
           flush_c();
         }
@@ -410,7 +528,7 @@ void init_dataset(nb::module_& m) {
       [](ef::train::Model& model, const Dataset& ds, std::int64_t steps) {
         std::vector<Tensor> outs;
         {
-          nb::gil_scoped_release release;
+          ReleasedGil release;
           outs = model.predict_outputs(ds, steps);
         }
         drain_log_warnings();

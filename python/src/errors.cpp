@@ -2,6 +2,9 @@
 #include <cstring>
 #include <typeinfo>
 
+#include <eagerflow/nn/layer_name.h>
+
+#include "bindings.h"
 #include "convert.h"
 
 namespace efpy {
@@ -52,5 +55,7 @@ void init_errors(nb::module_& m) {
                       "converted to the C++ type it expects); see help() of the function for the accepted types");
     }
   });
+  // Names Keras refuses with ValueError (after the ef::Error translator: tried before it).
+  nb::exception<ef::nn::InvalidLayerName>(m, "InvalidLayerNameError", PyExc_ValueError);
 }
 }  // namespace efpy

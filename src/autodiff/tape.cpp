@@ -2,6 +2,7 @@
 
 #include "autodiff/tape_impl.h"
 #include "eagerflow/ops/ops.h"
+#include "ops/output_checks.h"
 #include "ops/primitives.h"
 
 namespace ef {
@@ -155,6 +156,7 @@ std::vector<Tensor> TapeImpl::gradient(std::span<const Tensor> targets, std::spa
       for (std::size_t o = 0; o < e.outputs.size(); ++o)
         if (!cot[o].defined()) cot[o] = zeros_like(e.outputs[o]);
     std::vector<Tensor> in_grads = e.op->vjp(e.inputs, e.outputs, cot, needed);
+    check_vjp_outputs(*e.op, e.inputs, needed, in_grads);
     for (std::size_t i = 0; i < e.inputs.size() && i < in_grads.size(); ++i)
       if (needed[i] && in_grads[i].defined()) accumulate(e.inputs[i], in_grads[i]);
   }

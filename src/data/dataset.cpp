@@ -68,7 +68,32 @@ std::int64_t autotune_threads() {
 
 namespace {
 std::atomic<std::int64_t> g_threads{0};
+thread_local std::shared_ptr<CancelGroup> t_group;
+}  // namespace
+
+void CancelGroup::add(Cancellable* member) {
+  std::lock_guard lk(mu_);
+  members_.push_back(member);
+  if (cancelled()) member->cancel();
 }
+
+void CancelGroup::remove(Cancellable* member) {
+  std::lock_guard lk(mu_);
+  std::erase(members_, member);
+}
+
+void CancelGroup::cancel() {
+  std::lock_guard lk(mu_);  // members leave under it: none is destroyed while it is told
+  cancelled_.store(true, std::memory_order_release);
+  for (Cancellable* m : members_) m->cancel();
+}
+
+const std::shared_ptr<CancelGroup>& current_cancel_group() { return t_group; }
+bool pass_cancelled() { return t_group && t_group->cancelled(); }
+CancelGroupScope::CancelGroupScope(std::shared_ptr<CancelGroup> group) : saved_(std::move(t_group)) {
+  t_group = std::move(group);
+}
+CancelGroupScope::~CancelGroupScope() { t_group = std::move(saved_); }
 std::int64_t live_pipeline_threads() { return g_threads.load(); }
 void note_thread(int delta) { g_threads.fetch_add(delta); }
 
@@ -156,17 +181,29 @@ Iterator& Iterator::operator=(Iterator&& o) noexcept {
   if (this != &o) {
     impl_.reset();  // this pass's threads end while its nodes are still held
     node_ = std::move(o.node_);
+    group_ = std::move(o.group_);
     impl_ = std::move(o.impl_);
     index_ = o.index_;
   }
   return *this;
 }
 
+void Iterator::cancel() {
+  if (group_) group_->cancel();
+}
+
 std::optional<Element> Iterator::next() {
-  if (!impl_) return std::nullopt;
+  if (!impl_ || (group_ && group_->cancelled())) return std::nullopt;
   detail::Flat flat;
-  if (!impl_->next(flat)) {
-    impl_.reset();  // the pass is over: its threads end now
+  bool got;
+  {
+    detail::CancelGroupScope scope(group_);  // inner passes made now (interleave) join the group
+    got = impl_->next(flat);
+  }
+  if (!got) {
+    // The pass is over: its threads end now, unless it was cancelled (from another thread,
+    // maybe while a source is stuck): then the destructor joins them, and next() returns at once.
+    if (!group_ || !group_->cancelled()) impl_.reset();
     return std::nullopt;
   }
   ++index_;
@@ -207,7 +244,11 @@ std::int64_t Dataset::cardinality() const { return (node_ ? node_ : empty_node()
 
 Iterator Dataset::iterator() const {
   const auto& node = node_ ? node_ : empty_node();
-  return Iterator(std::shared_ptr<detail::IteratorImpl>(node->iterate()), node);
+  auto group = std::make_shared<detail::CancelGroup>();
+  detail::CancelGroupScope scope(group);
+  Iterator it(std::shared_ptr<detail::IteratorImpl>(node->iterate()), node);
+  it.group_ = std::move(group);
+  return it;
 }
 
 Iterator::Position Dataset::begin() const { return Iterator::Position(std::make_shared<Iterator>(iterator())); }

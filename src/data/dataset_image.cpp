@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "core/checked.h"
 #include "data/dataset_internal.h"
 #include "eagerflow/io/safetensors.h"
 
@@ -215,8 +216,10 @@ Dataset Dataset::image_folder(const std::string& dir, ImageFolderOptions options
   if (options.channels < 0 || options.channels > 4 || options.channels == 2)
     fail_data("image_folder: channels must be 0 (as stored), 1, 3 or 4, got " + std::to_string(options.channels));
   if (options.image_size && (options.image_size->first < 1 || options.image_size->second < 1 ||
-                             static_cast<std::uint64_t>(options.image_size->first) * static_cast<std::uint64_t>(options.image_size->second) > kMaxPixels))
-    fail_data("image_folder: image_size must be positive and at most 2^28 pixels");
+                             !checked_product({options.image_size->first, options.image_size->second},
+                                              static_cast<std::int64_t>(kMaxPixels))))
+    fail_data("image_folder: image_size must be positive and at most 2^28 pixels, got (" +
+              std::to_string(options.image_size->first) + ", " + std::to_string(options.image_size->second) + ")");
   std::vector<std::string> classes = image_folder_classes(dir);
   if (classes.empty()) fail_data("image_folder: " + dir + " has no class sub-folders (dir/<class>/<image>)");
   std::vector<std::pair<std::string, std::int64_t>> files;

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,48 @@ struct Node {
 };
 
 [[noreturn]] void fail_data(const std::string& message);  // "[data] ..."
+
+// The threaded nodes of one pass (prefetch, parallel map), wherever they sit in the chain
+// (interleave makes inner passes while it runs), so that Iterator::cancel() wakes every wait:
+// a consumer blocked in next() on another thread returns the end instead of waiting for an
+// element that may never come.
+struct Cancellable {
+  virtual void cancel() = 0;
+
+ protected:
+  ~Cancellable() = default;
+};
+
+class CancelGroup {
+ public:
+  void add(Cancellable* member);  // cancels it at once when the group already is
+  void remove(Cancellable* member);
+  void cancel();
+  bool cancelled() const { return cancelled_.load(std::memory_order_acquire); }
+
+ private:
+  std::mutex mu_;
+  std::vector<Cancellable*> members_;
+  std::atomic<bool> cancelled_{false};
+};
+
+// The group of the pass this thread works for: set by Iterator while it makes and advances its
+// pass, and by the pipeline's threads for theirs; null outside a pass.
+const std::shared_ptr<CancelGroup>& current_cancel_group();
+// Whether this thread's pass was cancelled: nodes that drop an input pass when it ends (repeat,
+// interleave) keep it instead, since its end may be the cancellation and dropping it would
+// join threads that wait on a stuck source.
+bool pass_cancelled();
+class CancelGroupScope {
+ public:
+  explicit CancelGroupScope(std::shared_ptr<CancelGroup> group);
+  ~CancelGroupScope();
+  CancelGroupScope(const CancelGroupScope&) = delete;
+  CancelGroupScope& operator=(const CancelGroupScope&) = delete;
+
+ private:
+  std::shared_ptr<CancelGroup> saved_;
+};
 
 // Whether `t` fits `spec` (kDynamic dims match any size).
 bool fits(const TensorSpec& spec, const Tensor& t);

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <limits>
 
 #include "data/dataset_internal.h"
 #include "data/dataset_rows.h"
@@ -147,9 +148,13 @@ struct RangeNode final : detail::Node {
   std::int64_t start, stop, step;
   RangeNode(std::int64_t a, std::int64_t b, std::int64_t s, DType d)
       : Node(ElementSpec{Structure::tensor, {}, {TensorSpec{d, Shape{}, {}}}}), start(a), stop(b), step(s) {}
+  // Counted in 128 bits: range(-2^63, 2^63 - 1) has 2^64 - 1 elements, counted as the most
+  // int64 holds (never reached) rather than wrapped to a negative "infinite".
   std::int64_t cardinality() const override {
-    if (step > 0) return stop <= start ? 0 : static_cast<std::int64_t>((static_cast<__int128>(stop) - start + step - 1) / step);
-    return stop >= start ? 0 : static_cast<std::int64_t>((static_cast<__int128>(start) - stop - step - 1) / -static_cast<__int128>(step));
+    __int128 n = 0;
+    if (step > 0 && stop > start) n = (static_cast<__int128>(stop) - start + step - 1) / step;
+    if (step < 0 && stop < start) n = (static_cast<__int128>(start) - stop - step - 1) / -static_cast<__int128>(step);
+    return n > std::numeric_limits<std::int64_t>::max() ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(n);
   }
   std::unique_ptr<detail::IteratorImpl> iterate() const override {
     struct It final : detail::IteratorImpl {
@@ -158,7 +163,7 @@ struct RangeNode final : detail::Node {
       explicit It(const RangeNode* r) : node(r), n(r->cardinality()) {}
       bool next(Flat& out) override {
         if (i >= n) return false;
-        std::int64_t v = node->start + i * node->step;
+        auto v = static_cast<std::int64_t>(node->start + static_cast<__int128>(i) * node->step);  // in [start, stop)
         ++i;
         out.clear();
         DType d = node->spec.specs[0].dtype;
@@ -229,7 +234,16 @@ Dataset Dataset::range(std::int64_t stop) { return range(0, stop); }
 Dataset Dataset::range(std::int64_t start, std::int64_t stop, std::int64_t step, DType dtype) {
   if (step == 0) fail_data("range: step must not be 0");
   if (dtype == DType::bool_) fail_data("range: dtype must be numeric, got bool");
-  return Dataset(std::make_shared<RangeNode>(start, stop, step, dtype));
+  // Every value must fit the dtype: an int32 range past 2^31 would wrap.
+  auto n = std::make_shared<RangeNode>(start, stop, step, dtype);
+  if (dtype == DType::int32 && n->cardinality() > 0) {
+    __int128 last = start + static_cast<__int128>(n->cardinality() - 1) * step;
+    auto fits = [](__int128 v) { return v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max(); };
+    if (!fits(start) || !fits(last))
+      fail_data("range(" + std::to_string(start) + ", " + std::to_string(stop) + ", " + std::to_string(step) +
+                "): values outside int32 (use int64)");
+  }
+  return Dataset(std::move(n));
 }
 
 }  // namespace ef::data

@@ -65,8 +65,9 @@ void check_files(const char* what, const std::vector<std::string>& files) {
 // ---------------------------------------------------------------- text_line
 struct TextLineNode final : detail::Node {
   std::vector<std::string> files;
-  explicit TextLineNode(std::vector<std::string> f)
-      : Node(ElementSpec{Structure::tensor, {}, {TensorSpec{DType::int32, Shape{kDynamic}, {}}}}), files(std::move(f)) {}
+  TextLineOptions options;
+  TextLineNode(std::vector<std::string> f, TextLineOptions o)
+      : Node(ElementSpec{Structure::tensor, {}, {TensorSpec{DType::int32, Shape{kDynamic}, {}}}}), files(std::move(f)), options(o) {}
   std::int64_t cardinality() const override { return files.empty() ? 0 : kUnknownCardinality; }
   std::unique_ptr<detail::IteratorImpl> iterate() const override {
     struct It final : detail::IteratorImpl {
@@ -74,11 +75,15 @@ struct TextLineNode final : detail::Node {
       std::size_t file = 0;
       std::unique_ptr<ByteReader> r;
       std::vector<std::int32_t> line;
+      std::int64_t line_number = 0;  // of the line being read, from 1
       bool next(Flat& out) override {
+        // One byte more than the bound: a "\r\n" line exactly at it still fits.
+        const std::size_t limit = node->options.max_line_bytes + 1;
         for (;;) {
           if (!r) {
             if (file >= node->files.size()) return false;
             r = std::make_unique<ByteReader>(node->files[file++], "text_line");
+            line_number = 0;
           }
           line.clear();
           int c = r->get();
@@ -86,15 +91,22 @@ struct TextLineNode final : detail::Node {
             r.reset();
             continue;
           }
+          ++line_number;
           while (c >= 0 && c != '\n') {
+            if (line.size() == limit) too_long();
             line.push_back(c);
             c = r->get();
           }
+          if (line.size() == limit && line.back() != '\r') too_long();
           if (!line.empty() && line.back() == '\r') line.pop_back();
           out.clear();
           out.push_back(tensor(line, Shape{static_cast<std::int64_t>(line.size())}));
           return true;
         }
+      }
+      [[noreturn]] void too_long() const {
+        fail_data("text_line: " + r->path() + ": line " + std::to_string(line_number) + " is longer than max_line_bytes (" +
+                  std::to_string(node->options.max_line_bytes) + " bytes); raise the bound to read it");
       }
     };
     auto it = std::make_unique<It>();
@@ -262,9 +274,10 @@ struct CsvNode final : detail::Node {
 
 }  // namespace
 
-Dataset Dataset::text_line(std::vector<std::string> files) {
+Dataset Dataset::text_line(std::vector<std::string> files, TextLineOptions options) {
   check_files("text_line", files);
-  return Dataset(std::make_shared<TextLineNode>(std::move(files)));
+  if (options.max_line_bytes < 1) fail_data("text_line: max_line_bytes must be positive");
+  return Dataset(std::make_shared<TextLineNode>(std::move(files), options));
 }
 
 Dataset Dataset::csv(std::vector<std::string> files, CsvOptions options) {

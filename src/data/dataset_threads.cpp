@@ -2,7 +2,8 @@
 // (at most num_parallel_calls elements taken from the input and not yet returned; at most the
 // buffer size waiting), start their threads on the first next(), and cancel and join them
 // when the iterator is destroyed (a worker busy in the input or the function finishes that
-// element first).
+// element first). Both join their pass's CancelGroup: Iterator::cancel() ends every wait,
+// the consumer's included (its next() then returns the end).
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -16,17 +17,40 @@
 namespace ef::data::detail {
 namespace {
 
-// A pipeline thread: counted (for the cancellation tests), and its ops run on itself alone.
+// A pipeline thread: counted (for the cancellation tests), its ops run on itself alone, and
+// the passes it makes (interleave's inner ones) join its pass's group.
 class ThreadCount {
  public:
-  ThreadCount() {
+  explicit ThreadCount(std::shared_ptr<CancelGroup> group) : scope_(std::move(group)) {
     note_thread(1);
     ef::detail::set_single_threaded_here(true);
   }
   ~ThreadCount() { note_thread(-1); }
+
+ private:
+  CancelGroupScope scope_;
 };
 
-struct ParallelMap final : IteratorImpl {
+// Membership of the group current when the node's pass was made (none outside Iterator).
+class GroupMember {
+ public:
+  explicit GroupMember(Cancellable* self) : self_(self), group_(current_cancel_group()) {}
+  void join() {
+    if (group_) group_->add(self_);
+  }
+  ~GroupMember() {
+    if (group_) group_->remove(self_);
+  }
+  GroupMember(const GroupMember&) = delete;
+  GroupMember& operator=(const GroupMember&) = delete;
+  const std::shared_ptr<CancelGroup>& group() const { return group_; }
+
+ private:
+  Cancellable* self_;
+  std::shared_ptr<CancelGroup> group_;
+};
+
+struct ParallelMap final : IteratorImpl, Cancellable {
   struct Result {
     Flat out;
     std::exception_ptr error;
@@ -46,22 +70,30 @@ struct ParallelMap final : IteratorImpl {
   std::int64_t in_flight = 0, next_emit = 0, end_seq = -1;
   bool input_done = false, cancelled = false, failed = false;
   std::vector<std::thread> workers;
+  GroupMember member{this};  // declared last: leaves the group before the rest is destroyed
 
   ParallelMap(std::unique_ptr<IteratorImpl> input, std::shared_ptr<const std::function<void(const Flat&, Flat&)>> f,
               std::int64_t threads, bool det)
-      : in(std::move(input)), fn(std::move(f)), capacity(threads), deterministic(det) {}
+      : in(std::move(input)), fn(std::move(f)), capacity(threads), deterministic(det) {
+    member.join();
+  }
 
   ~ParallelMap() override {
+    cancel();
+    for (auto& t : workers) t.join();
+  }
+
+  void cancel() override {
     {
       std::lock_guard lk(mu);
       cancelled = true;
     }
     to_workers.notify_all();
-    for (auto& t : workers) t.join();
+    to_consumer.notify_all();
   }
 
   void work() {
-    ThreadCount count;
+    ThreadCount count(member.group());
     for (;;) {
       {
         std::unique_lock lk(mu);
@@ -124,13 +156,14 @@ struct ParallelMap final : IteratorImpl {
 
   bool next(Flat& out) override {
     std::unique_lock lk(mu);
-    if (failed) return false;
+    if (failed || cancelled) return false;
     if (workers.empty()) {
       lk.unlock();
       for (std::int64_t i = 0; i < capacity; ++i) workers.emplace_back([this] { work(); });
       lk.lock();
     }
     for (;;) {
+      if (cancelled) return false;
       auto it = deterministic ? ready.find(next_emit) : ready.begin();
       if (it != ready.end()) {
         Result r = std::move(it->second);
@@ -150,7 +183,7 @@ struct ParallelMap final : IteratorImpl {
   }
 };
 
-struct Prefetch final : IteratorImpl {
+struct Prefetch final : IteratorImpl, Cancellable {
   std::unique_ptr<IteratorImpl> in;
   std::int64_t limit, max_limit;
   bool autotune;
@@ -160,24 +193,31 @@ struct Prefetch final : IteratorImpl {
   std::exception_ptr error;
   bool done = false, cancelled = false, started = false;
   std::thread producer;
+  GroupMember member{this};  // declared last: leaves the group before the rest is destroyed
 
   Prefetch(std::unique_ptr<IteratorImpl> input, std::int64_t size) : in(std::move(input)) {
     autotune = size == kAutotune;
     limit = autotune ? 1 : size;
     max_limit = autotune ? 16 : size;
+    member.join();
   }
 
   ~Prefetch() override {
+    cancel();
+    if (producer.joinable()) producer.join();
+  }
+
+  void cancel() override {
     {
       std::lock_guard lk(mu);
       cancelled = true;
     }
     to_producer.notify_all();
-    if (producer.joinable()) producer.join();
+    to_consumer.notify_all();
   }
 
   void produce() {
-    ThreadCount count;
+    ThreadCount count(member.group());
     for (;;) {
       {
         std::unique_lock lk(mu);
@@ -206,15 +246,17 @@ struct Prefetch final : IteratorImpl {
 
   bool next(Flat& out) override {
     std::unique_lock lk(mu);
+    if (cancelled) return false;
     if (!started) {
-      started = true;
       producer = std::thread([this] { produce(); });
+      started = true;  // after: a thread that could not start is tried again, not waited for
     }
     if (buffer.empty() && !done && autotune && limit < max_limit) {
       ++limit;  // the consumer waits: a deeper buffer
       to_producer.notify_one();
     }
-    to_consumer.wait(lk, [&] { return !buffer.empty() || done; });
+    to_consumer.wait(lk, [&] { return !buffer.empty() || done || cancelled; });
+    if (cancelled) return false;
     if (!buffer.empty()) {
       out = std::move(buffer.front());
       buffer.pop_front();

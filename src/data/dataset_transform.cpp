@@ -345,6 +345,7 @@ struct RepeatNode final : Node {
             produced = true;
             return true;
           }
+          if (detail::pass_cancelled()) return false;  // kept: its threads may be stuck, joined later
           in.reset();
           ++pass;
           if (!produced) return false;  // an empty pass: repeating it forever would never yield
@@ -474,6 +475,7 @@ struct InterleaveNode final : Node {
               if (++in_block == node->block) advance();
               return true;
             }
+            if (detail::pass_cancelled()) return false;  // kept: its threads may be stuck, joined later
             slot.second.reset();
             slot.first.reset();
             --open;
@@ -618,6 +620,11 @@ Dataset Dataset::zip(const std::vector<Dataset>& datasets) {
 }
 
 Dataset Dataset::enumerate(std::int64_t start) const {
+  // The indices are range(start, 2^63 - 1): a dataset longer than that would be cut short.
+  std::int64_t n = cardinality();
+  if (start > 0 && n > std::numeric_limits<std::int64_t>::max() - start)
+    fail_data("enumerate: start " + std::to_string(start) + " with " + std::to_string(n) +
+              " elements needs indices past 2^63 - 2, the last an int64 range gives");
   return zip({range(start, std::numeric_limits<std::int64_t>::max()), *this});
 }
 

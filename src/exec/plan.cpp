@@ -7,6 +7,7 @@
 #include <new>
 
 #include "ops/interpreters.h"
+#include "ops/output_checks.h"
 
 namespace ef::exec {
 namespace {
@@ -98,10 +99,13 @@ void Plan::execute(std::span<Tensor> slots, std::span<const Tensor> inputs, std:
     std::span<Tensor> outs = slots.subspan(static_cast<std::size_t>(ins.first_output), static_cast<std::size_t>(ins.num_outputs));
     try {
       if (ins.first_spec >= 0) {
-        ins.op->eval(args, std::span<const TensorSpec>(specs_.data() + ins.first_spec, static_cast<std::size_t>(ins.num_outputs)), outs);
+        std::span<const TensorSpec> specs(specs_.data() + ins.first_spec, static_cast<std::size_t>(ins.num_outputs));
+        ins.op->eval(args, specs, outs);
+        ef::detail::check_kernel_outputs(*ins.op, specs, outs);
       } else {
         std::vector<TensorSpec> specs = ins.op->infer(args);
         ins.op->eval(args, specs, outs);
+        ef::detail::check_kernel_outputs(*ins.op, specs, outs);
       }
     } catch (const Error& e) {
       // Name where the op came from, as errors at trace time do.

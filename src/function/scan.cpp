@@ -163,15 +163,21 @@ TracedBody trace_body(trace::TraceContext& outer, const ScanBody& f, const std::
   return body;
 }
 
+// Without a tape to record them, the steps keep nothing: x is a view of its row, and each
+// step's ys are copied into the stacked outputs at once (a million scalar steps held each
+// step's tensors, ~500 bytes apiece, until the end). Under a tape the steps run as ops
+// (slices, a final stack) that the tape records and differentiates.
 std::pair<std::vector<Tensor>, std::vector<Tensor>> eager_scan(const ScanBody& f, std::vector<Tensor> carry,
                                                                const std::vector<Tensor>& xs, std::int64_t n, bool reverse) {
   const std::vector<Tensor> init = carry;
-  std::vector<std::vector<Tensor>> ys_at(static_cast<std::size_t>(n));
+  const bool taped = detail::tapes_recording();
+  std::vector<std::vector<Tensor>> ys_at(taped ? static_cast<std::size_t>(n) : 0);
+  std::vector<Tensor> stacked;
   std::vector<TensorSpec> y_specs;
   for (std::int64_t t = 0; t < n; ++t) {
     std::int64_t i = reverse ? n - 1 - t : t;
     std::vector<Tensor> x;
-    for (const auto& s : xs) x.push_back(row_op(s, i));
+    for (const auto& s : xs) x.push_back(taped ? row_op(s, i) : row_view(s, i));
     std::pair<std::vector<Tensor>, std::vector<Tensor>> r;
     try {
       r = f(carry, x);
@@ -180,11 +186,24 @@ std::pair<std::vector<Tensor>, std::vector<Tensor>> eager_scan(const ScanBody& f
     }
     check_carry(init, r.first, "at " + step_text(i, n));
     check_defined(r.second, "y");
-    if (t == 0) y_specs = specs_of(r.second);
-    else if (specs_of(r.second) != y_specs)
+    if (t == 0) {
+      y_specs = specs_of(r.second);
+      if (!taped)
+        for (const auto& spec : y_specs) stacked.push_back(Tensor::empty(spec.dtype, stacked_spec(spec, n).shape));
+    } else if (specs_of(r.second) != y_specs) {
       fail("scan", "the body's ys changed at " + step_text(i, n) + ": " + specs_str(specs_of(r.second)) + ", earlier " + specs_str(y_specs));
+    }
     carry = std::move(r.first);
-    ys_at[static_cast<std::size_t>(i)] = std::move(r.second);
+    if (taped) {
+      ys_at[static_cast<std::size_t>(i)] = std::move(r.second);
+      continue;
+    }
+    for (std::size_t k = 0; k < r.second.size(); ++k) {
+      const Tensor& y = r.second[k];
+      if (y.is_symbolic()) fail("scan", "the body returned a symbolic y outside of a trace");
+      const std::size_t bytes = y.nbytes();
+      if (bytes) std::memcpy(static_cast<std::byte*>(stacked[k].raw_mutable_data()) + static_cast<std::size_t>(i) * bytes, y.raw_data(), bytes);
+    }
   }
   std::vector<Tensor> ys;
   if (n == 0) {
@@ -200,6 +219,7 @@ std::pair<std::vector<Tensor>, std::vector<Tensor>> eager_scan(const ScanBody& f
     }
     return {carry, ys};
   }
+  if (!taped) return {carry, stacked};
   for (std::size_t k = 0; k < y_specs.size(); ++k) {
     std::vector<Tensor> rows;
     for (auto& step : ys_at) rows.push_back(step[k]);

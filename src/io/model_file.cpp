@@ -22,11 +22,13 @@
 #include "eagerflow/core/error.h"
 #include "eagerflow/dist/dist.h"
 #include "eagerflow/io/safetensors.h"
+#include "eagerflow/nn/layer_name.h"
 #include "eagerflow/ops/primitive.h"
 #include "eagerflow/ops/random.h"
 #include "eagerflow/trace/context.h"
 #include "eagerflow/train/checkpoint.h"
 #include "eagerflow/train/functional.h"
+#include "io/fnv1a.h"
 #include "io/json.h"
 #include "io/op_codec.h"
 
@@ -42,10 +44,11 @@ constexpr char kMagic[8] = {'E', 'F', 'M', 'O', 'D', 'E', 'L', '\0'};
 constexpr std::size_t kPreamble = 40;
 constexpr std::uint64_t kMaxHeader = std::uint64_t{1} << 28;  // 256 MiB of JSON
 
-std::uint64_t fnv1a(const std::byte* p, std::size_t n) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (std::size_t i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(p[i])) * 1099511628211ull;
-  return h;
+// Version 1 files were checksummed from a mistyped offset basis (a digit missing): version 2
+// uses FNV-1a's own, and version 1 files are still read with theirs.
+constexpr std::uint32_t kFirstStandardFnvVersion = 2;
+std::uint64_t checksum(const std::byte* p, std::size_t n, std::uint64_t version) {
+  return io::fnv1a(p, n, version < kFirstStandardFnvVersion ? io::kLegacyFnvBasis : io::kFnvBasis);
 }
 
 void put_u32(std::vector<std::byte>& b, std::size_t at, std::uint32_t v) {
@@ -742,7 +745,7 @@ std::vector<std::byte> encode(const std::string& header, const std::vector<std::
   out.reserve(kPreamble + header.size() + payload.size());
   for (char ch : header) out.push_back(static_cast<std::byte>(ch));
   out.insert(out.end(), payload.begin(), payload.end());
-  put_u64(out, 32, fnv1a(out.data() + kPreamble, out.size() - kPreamble));
+  put_u64(out, 32, checksum(out.data() + kPreamble, out.size() - kPreamble, kModelFormatVersion));
   return out;
 }
 
@@ -767,7 +770,7 @@ Decoded decode(const std::vector<std::byte>& b, const std::string& what) {
   if (h > kMaxHeader || h > rest || p != rest - h)
     throw bad("the file is damaged or truncated: its sections (header " + std::to_string(h) + " bytes, payload " +
               std::to_string(p) + " bytes) do not fit its " + std::to_string(b.size()) + " bytes");
-  if (get_u(b, 32, 8) != fnv1a(b.data() + kPreamble, static_cast<std::size_t>(rest)))
+  if (get_u(b, 32, 8) != checksum(b.data() + kPreamble, static_cast<std::size_t>(rest), version))
     throw bad("the file is damaged: its contents do not match the checksum it was saved with");
   std::string_view text(reinterpret_cast<const char*>(b.data() + kPreamble), static_cast<std::size_t>(h));
   io::Json j = io::parse_json(text, "load_model(" + what + ") header", /*allow_reals=*/true);
@@ -869,6 +872,9 @@ std::shared_ptr<train::Model> load_model_impl(const std::string& path, const Loa
 std::shared_ptr<train::Model> load_model(const std::string& path, const LoadModelOptions& options) {
   try {
     return load_model_impl(path, options);
+  } catch (const nn::InvalidLayerName& e) {
+    if (std::string(e.what()).find(path) != std::string::npos) throw;
+    throw nn::InvalidLayerName("load_model('" + path + "'): " + e.what());
   } catch (const Error& e) {
     // Every error names the file (one from a layer or op factory may not).
     if (std::string(e.what()).find(path) != std::string::npos) throw;

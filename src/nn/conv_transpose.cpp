@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/checked.h"
 #include "eagerflow/ops/primitive.h"
 #include "ops/primitives.h"
 
@@ -23,7 +24,13 @@ Conv2DTranspose::Conv2DTranspose(std::int64_t filters, Stride2 kernel_size, Conv
 }
 
 std::int64_t Conv2DTranspose::output_length(std::int64_t in, std::int64_t kernel, std::int64_t stride, bool same) {
-  return same ? in * stride : in * stride + std::max<std::int64_t>(kernel - stride, 0);
+  // Checked: strides and inputs are user sizes, and a wrapped product would be a small size.
+  std::optional<std::int64_t> n = checked_mul(in, stride);
+  std::int64_t extra = same ? 0 : std::max<std::int64_t>(kernel - stride, 0);
+  if (!n || *n > std::numeric_limits<std::int64_t>::max() - extra)
+    fail("conv2d_transpose", "the output length of an input of " + std::to_string(in) + " with stride " + std::to_string(stride) +
+                                 " and kernel " + std::to_string(kernel) + " does not fit int64");
+  return *n + extra;
 }
 
 void Conv2DTranspose::build(const Shape& s) {

@@ -1,8 +1,10 @@
 #include "eagerflow/nn/layer.h"
+#include "eagerflow/nn/layer_name.h"
 
 #include <cxxabi.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <typeinfo>
@@ -109,8 +111,27 @@ struct Layer::ChildIndex {
   std::unordered_map<std::string, std::uint64_t> next_suffix;  // per default base name
 };
 
+void check_layer_name(const std::string& name) {
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    auto c = static_cast<unsigned char>(name[i]);
+    if (c >= 0x20 && c != 0x7f && c != '/') continue;
+    std::string shown;
+    for (unsigned char b : name) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", b);
+      shown += b >= 0x20 && b < 0x7f ? std::string(1, static_cast<char>(b)) : std::string(hex);
+    }
+    throw InvalidLayerName("[layer] invalid layer name '" + shown + "': " +
+                           (c == '/' ? std::string("it cannot contain '/'")
+                                     : "it holds the control character " + std::to_string(c) + " at byte " + std::to_string(i)) +
+                           " (names are printable text without '/')");
+  }
+}
+
 Layer::Layer(std::string name)
-    : name_(std::move(name)), explicit_name_(!name_.empty()), child_index_(std::make_unique<ChildIndex>()) {}
+    : name_(std::move(name)), explicit_name_(!name_.empty()), child_index_(std::make_unique<ChildIndex>()) {
+  check_layer_name(name_);
+}
 
 const std::string& Layer::name() const {
   // The dynamic type is not known in the constructor, so a default name is given lazily.

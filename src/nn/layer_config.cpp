@@ -4,6 +4,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12: a false positive on copies of std::variant
 #endif
 #include "eagerflow/nn/layer_config.h"
+#include "eagerflow/nn/layer_name.h"
 
 #include <cmath>
 #include <cstring>
@@ -481,6 +482,8 @@ std::shared_ptr<Layer> layer_from_config(const LayerConfig& config, const std::s
   std::shared_ptr<Layer> layer;
   try {
     layer = factory(c);
+  } catch (const InvalidLayerName&) {
+    throw;  // as it is: its type makes Python's ValueError; the label would repeat the raw name (a NUL cuts it)
   } catch (const Error& e) {
     std::string msg = e.what();
     if (msg.rfind(label, 0) == 0) throw;

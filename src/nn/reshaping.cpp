@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/checked.h"
+
 namespace ef::nn {
 namespace {
 
@@ -83,6 +85,14 @@ Tensor UpSampling2D::call(const Tensor& inputs) {
   expect_images(*this, inputs);
   if (inputs.shape()[1] == kDynamic || inputs.shape()[2] == kDynamic)
     fail(name(), "needs a known height and width, got " + inputs.spec().str());
+  // The index tables are made before any tensor: their sizes are checked first (a wrapped
+  // product would be a small table and a wrong shape).
+  constexpr std::int64_t kMaxLength = std::int64_t{1} << 31;
+  std::optional<std::int64_t> oh = checked_product({inputs.shape()[1], size_.h}, kMaxLength),
+                              ow = checked_product({inputs.shape()[2], size_.w}, kMaxLength);
+  if (!oh || !ow)
+    fail(name(), "size (" + std::to_string(size_.h) + ", " + std::to_string(size_.w) + ") makes an image of more than 2^31 rows or columns from " +
+                     inputs.spec().str());
   if (interpolation_ == "nearest") {
     Tensor y = size_.h == 1 ? inputs : gather(inputs, nearest_indices(inputs.shape()[1], size_.h), 1);
     return size_.w == 1 ? y : gather(y, nearest_indices(inputs.shape()[2], size_.w), 2);

@@ -12,6 +12,7 @@
 #include "eagerflow/trace/recorder.h"
 #include "ops/bfloat16_dispatch.h"
 #include "ops/interpreters.h"
+#include "ops/output_checks.h"
 
 namespace ef {
 
@@ -104,6 +105,45 @@ KernelScope::KernelScope() { ++kernel_depth; }
 KernelScope::~KernelScope() { --kernel_depth; }
 OutsideKernel::OutsideKernel() : saved_(kernel_depth) { kernel_depth = 0; }
 OutsideKernel::~OutsideKernel() { kernel_depth = saved_; }
+
+namespace {
+// Dims agree where both are known (symbolic tensors have kDynamic dims while tracing).
+bool dims_agree(const Shape& want, const Shape& got) {
+  if (want.rank() != got.rank()) return false;
+  for (int a = 0; a < want.rank(); ++a)
+    if (want[a] != kDynamic && got[a] != kDynamic && want[a] != got[a]) return false;
+  return true;
+}
+}  // namespace
+
+void check_kernel_outputs(const Primitive& op, std::span<const TensorSpec> specs, std::span<const Tensor> outputs) {
+  if (outputs.size() != specs.size())
+    fail(op.name(), "the kernel made " + std::to_string(outputs.size()) + " outputs where the shape rule (infer) declared " +
+                        std::to_string(specs.size()));
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const Tensor& t = outputs[i];
+    const TensorSpec& s = specs[i];
+    if (t.defined() && t.dtype() == s.dtype && dims_agree(s.shape, t.shape())) continue;
+    fail(op.name(), "the kernel (eval) returned " + (t.defined() ? t.spec().str() : std::string("an undefined tensor")) +
+                        " as output " + std::to_string(i) + " where the shape rule (infer) declared " + s.str());
+  }
+}
+
+void check_vjp_outputs(const Primitive& op, std::span<const Tensor> inputs, const std::vector<bool>& needed,
+                       std::span<const Tensor> gradients) {
+  if (gradients.size() != inputs.size())
+    fail("gradient", std::string("the gradient rule (vjp) of '") + op.name() + "' returned " + std::to_string(gradients.size()) +
+                         " gradients for its " + std::to_string(inputs.size()) + " inputs (" + describe(inputs) +
+                         "); it must return one per input (an undefined tensor for none)");
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& g = gradients[i];
+    if (i >= needed.size() || !needed[i] || !g.defined()) continue;
+    if (g.dtype() == inputs[i].dtype() && dims_agree(inputs[i].shape(), g.shape())) continue;
+    fail("gradient", std::string("the gradient rule (vjp) of '") + op.name() + "' returned " + g.spec().str() +
+                         " as the gradient of input " + std::to_string(i) + ", which is " + inputs[i].spec().str() +
+                         " (a gradient has its input's shape and dtype)");
+  }
+}
 
 }  // namespace detail
 
@@ -213,6 +253,7 @@ std::vector<Tensor> dispatch(const Primitive& op, std::span<const Tensor> inputs
       detail::check_bfloat16_outputs(op, specs);
       outputs.resize(specs.size());
       op.eval(inputs, specs, outputs);
+      detail::check_kernel_outputs(op, specs, outputs);
     } catch (...) {
       rethrow_as_error(op, inputs);
     }
@@ -235,6 +276,7 @@ Tensor dispatch1(const Primitive& op, std::span<const Tensor> inputs) {
     std::vector<TensorSpec> specs = op.infer(inputs);
     detail::check_bfloat16_outputs(op, specs);
     op.eval(inputs, specs, std::span<Tensor>(&out, 1));
+    detail::check_kernel_outputs(op, specs, std::span<const Tensor>(&out, 1));
   } catch (...) {
     rethrow_as_error(op, inputs);
   }

@@ -18,6 +18,7 @@
 #include "eagerflow/io/safetensors.h"
 #include "eagerflow/ops/random.h"
 #include "eagerflow/train/model.h"
+#include "io/fnv1a.h"
 
 namespace ef::train {
 namespace {
@@ -119,12 +120,11 @@ Tensor u64_scalar(std::uint64_t v) { return scalar(static_cast<std::int64_t>(v))
 // FNV-1a over the metadata and every tensor's name, dtype, shape and bytes (by name): a file
 // damaged after it was written (a flipped byte in the data, which the safetensors format
 // cannot notice) is an error, not silently different weights. Any one changed byte changes it.
-std::string content_checksum(const std::vector<io::NamedTensor>& tensors, const std::map<std::string, std::string>& metadata) {
-  std::uint64_t h = 1469598103934665603ull;
-  auto add = [&h](const void* p, std::size_t n) {
-    const auto* b = static_cast<const unsigned char*>(p);
-    for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
-  };
+// Files written before the standard basis (io/fnv1a.h) carry one made from kLegacyFnvBasis.
+std::string content_checksum(const std::vector<io::NamedTensor>& tensors, const std::map<std::string, std::string>& metadata,
+                             std::uint64_t basis = io::kFnvBasis) {
+  std::uint64_t h = basis;
+  auto add = [&h](const void* p, std::size_t n) { h = io::fnv1a(p, n, h); };
   auto add_text = [&](const std::string& t) {
     std::uint64_t n = t.size();
     add(&n, sizeof n);
@@ -314,7 +314,8 @@ void Checkpoint::restore(const std::string& path, bool skip_mismatch) {
   io::TensorFile file = io::load_safetensors(path);
   // Files from before checksums have none; a checksum that does not match is damage.
   if (auto sum = file.metadata.find("checksum"); sum != file.metadata.end() &&
-                                                 sum->second != content_checksum(file.tensors, file.metadata))
+                                                 sum->second != content_checksum(file.tensors, file.metadata) &&
+                                                 sum->second != content_checksum(file.tensors, file.metadata, io::kLegacyFnvBasis))
     fail("Checkpoint", "restore('" + path + "'): the file is damaged: its contents do not match the checksum it was "
                        "saved with (nothing was loaded)");
   Index index(file);

@@ -77,10 +77,12 @@ class Element {
 namespace detail {
 struct Node;          // src/data/dataset_internal.h
 struct IteratorImpl;  // one pass over a node
+class CancelGroup;    // the pass's threaded nodes
 }  // namespace detail
 
 // One pass over a dataset. next() returns nullopt at the end. Holds the pipeline's threads;
-// destroying it cancels and joins them.
+// destroying it cancels and joins them. One thread at a time calls next(); cancel() may come
+// from any thread.
 class Iterator {
  public:
   Iterator() = default;
@@ -93,6 +95,11 @@ class Iterator {
   Iterator& operator=(const Iterator&) = delete;
   std::optional<Element> next();
   std::int64_t index() const { return index_; }  // elements returned so far
+  // Ends the pass from any thread: a next() waiting on the pipeline's threads (here or on
+  // another thread) returns nullopt soon (a worker busy in a function or a source finishes
+  // that element first), and every later next() returns nullopt. The threads are joined when
+  // the iterator is destroyed.
+  void cancel();
 
   // Input-iterator interface for range-for.
   class Position {
@@ -111,6 +118,8 @@ class Iterator {
 
  private:
   std::shared_ptr<const detail::Node> node_;  // declared first: destroyed after impl_
+  friend class Dataset;  // iterator() gives the pass its group
+  std::shared_ptr<detail::CancelGroup> group_;
   std::shared_ptr<detail::IteratorImpl> impl_;
   std::int64_t index_ = 0;
 };
@@ -125,6 +134,12 @@ struct CsvOptions {
   // Bounds against hostile files (errors, never a crash or a quadratic read).
   std::size_t max_record_bytes = std::size_t{1} << 24;
   std::size_t max_columns = 1 << 16;
+};
+
+struct TextLineOptions {
+  // A longer line is an ef::Error naming the file, the line and this bound (a line is one
+  // int32 element per byte: a 16 MiB line is a 64 MiB tensor). At least 1.
+  std::size_t max_line_bytes = std::size_t{1} << 24;
 };
 
 struct ImageFolderOptions {
@@ -153,7 +168,7 @@ class Dataset {
   static Dataset range(std::int64_t start, std::int64_t stop, std::int64_t step = 1, DType dtype = DType::int64);
   // The lines of the files, in order, without their line endings ("\n" or "\r\n"): each an
   // int32 [length] tensor of the line's bytes (ef has no string dtype; to_string() reads one).
-  static Dataset text_line(std::vector<std::string> files);
+  static Dataset text_line(std::vector<std::string> files, TextLineOptions options = {});
   // RFC 4180 CSV: a map by column name (header) or a tuple of columns, each a scalar of the
   // column's dtype. A bad row is an ef::Error naming file:line and the column.
   static Dataset csv(std::vector<std::string> files, CsvOptions options = {});

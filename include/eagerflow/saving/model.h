@@ -42,8 +42,9 @@ struct LoadModelOptions {
   std::function<std::shared_ptr<train::Model>(const std::string& class_name, const std::string& name)> make_model;
 };
 
-// The newest format version this eagerflow writes and reads.
-inline constexpr int kModelFormatVersion = 1;
+// The newest format version this eagerflow writes and reads (2: the standard FNV-1a offset
+// basis in the checksum; version 1 files, with the old basis, are still read).
+inline constexpr int kModelFormatVersion = 2;
 
 void save_model(const train::Model& model, const std::string& path, const SaveModelOptions& options = {});
 std::shared_ptr<train::Model> load_model(const std::string& path, const LoadModelOptions& options = {});

@@ -1,0 +1,44 @@
+#pragma once
+// The GIL at interpreter exit. Once CPython finalizes, a thread other than the finalizing (main)
+// one that takes the GIL is ended by pthread_exit inside take_gil (CPython 3.8-3.13); the forced
+// unwinding through C++ frames (noexcept destructors, catch (...)) then aborts the process
+// ("terminate called without an active exception"). So threads that CPython did not start (the
+// data pipeline's workers) refuse the GIL then, and calls that wait with the GIL released never
+// return into Python then: the thread sleeps until the process ends (CPython 3.14's own rule).
+#include <nanobind/nanobind.h>
+
+namespace efpy {
+
+// CPython's finalization has begun.
+bool interpreter_finalizing();
+// Finalization has begun and this is not the thread running it: taking the GIL would end it.
+bool gil_would_end_this_thread();
+void note_main_thread();  // at import: the thread that finalizes is the main one
+
+// The GIL for a worker thread: an ef::Error ("the interpreter is shutting down") instead of a
+// thread ended inside C++.
+class WorkerGil {
+ public:
+  WorkerGil();
+  ~WorkerGil();
+  WorkerGil(const WorkerGil&) = delete;
+  WorkerGil& operator=(const WorkerGil&) = delete;
+
+ private:
+  PyGILState_STATE state_;
+};
+
+// The GIL released around a blocking call from Python; taken back on return unless that would
+// end the thread (then it sleeps until the process ends).
+class ReleasedGil {
+ public:
+  ReleasedGil();
+  ~ReleasedGil();
+  ReleasedGil(const ReleasedGil&) = delete;
+  ReleasedGil& operator=(const ReleasedGil&) = delete;
+
+ private:
+  PyThreadState* saved_;
+};
+
+}  // namespace efpy
