@@ -29,6 +29,29 @@ BENCHMARK(BM_MatMul)->ArgNames({"batch", "m", "k", "n", "threads"})
     ->Args({0, 1, 784, 512, 1})->Args({0, 2, 784, 512, 1})->Args({0, 4, 784, 512, 1})->Args({0, 8, 784, 512, 1})
     ->Args({0, 16, 784, 512, 1})->Args({0, 1, 784, 512, 2})->Args({0, 8, 784, 512, 2});
 
+// Args: m, k, n, transpose_a, transpose_b, threads: the products a training step's gradients
+// run (dX = dY W^T stores B as [N,K], dW = X^T dY stores A as [K,M]), batch-1 attention's
+// q K^T, and a predict batch of 300 rows.
+void BM_MatMulStored(benchmark::State& state) {
+  set_threads(state, 5);
+  std::int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  bool ta = state.range(3) != 0, tb = state.range(4) != 0;
+  ef::Tensor a = ta ? ef::random::uniform({k, m}) : ef::random::uniform({m, k});
+  ef::Tensor b = tb ? ef::random::uniform({n, k}) : ef::random::uniform({k, n});
+  for (auto _ : state) benchmark::DoNotOptimize(ef::matmul(a, b, ta, tb));
+  double flops = 2.0 * static_cast<double>(m * k * n);
+  state.counters["GFLOPS"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate,
+                                                benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_MatMulStored)
+    ->ArgNames({"m", "k", "n", "ta", "tb", "threads"})
+    ->Args({128, 512, 784, 0, 1, 1})
+    ->Args({784, 128, 512, 1, 0, 1})
+    ->Args({1, 784, 512, 0, 1, 1})
+    ->Args({300, 97, 64, 0, 0, 1})
+    ->Args({128, 512, 784, 0, 1, 2})
+    ->Args({784, 128, 512, 1, 0, 2});
+
 // The same GEMM through oneDNN directly, with the primitive and memories created once.
 void BM_OneDnnDirect(benchmark::State& state) {
   set_threads(state, 4);

@@ -9,6 +9,7 @@
 
 #include "kernels/cpu/dnnl_engine.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/gemm_chain.h"
 #include "kernels/cpu/gemv.h"
 #include "kernels/cpu/parallel.h"
 
@@ -125,6 +126,8 @@ void gemm_f32(const float* a, const float* b, float* c, std::int64_t batch, std:
               bool b_transposed) {
   if (gemv_applicable(m))  // a few rows: stream the weights once (kernels/cpu/gemv.cpp)
     return gemv_f32(a, b, c, batch, m, k, n, a_broadcast, b_broadcast, bias, a_transposed, b_transposed);
+  if (gemm_chain_applicable())  // more rows: the same arithmetic per element, blocked (gemm_chain.cpp)
+    return gemm_chain_f32(a, b, c, batch, m, k, n, a_broadcast, b_broadcast, bias, a_transposed, b_transposed);
   thread_local dnnl::stream stream(cpu_engine());
   int threads = threads_for_work(work_of({batch, m, k, n}), kGemmParallelGrain);
   detail::sync_omp_threads(threads);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/cpu/parallel.h"
+#include "kernels/cpu/transpose8.h"
 #include "kernels/cpu/vec_math.h"
 
 namespace ef::cpu {
@@ -98,34 +99,39 @@ __attribute__((target("avx2,fma"))) void sweep(const float* x, std::int64_t ldx,
   for (std::int64_t j = n0; j < n1; j += block) sweep_block<M, U>(x, ldx, b, ldb, c, ldc, K, j, std::min(j + block, n1));
 }
 
-// The dot product of two contiguous rows of K floats: four 8-lane accumulators over blocks of
-// 32, the leftover 8-float chunks into the first ones, a masked tail, then a fixed reduction.
-// The order depends on K only.
-__attribute__((target("avx2,fma"))) float dot(const float* x, const float* y, std::int64_t K) {
-  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-  std::int64_t k = 0;
-  for (; k + 32 <= K; k += 32)
-    for (int i = 0; i < 4; ++i)
-      acc[i] = _mm256_fmadd_ps(_mm256_loadu_ps(x + k + 8 * i), _mm256_loadu_ps(y + k + 8 * i), acc[i]);
-  int i = 0;
-  for (; k + 8 <= K; k += 8, ++i) acc[i] = _mm256_fmadd_ps(_mm256_loadu_ps(x + k), _mm256_loadu_ps(y + k), acc[i]);
-  if (k < K) {
-    __m256i mask = tail_mask(K - k);
-    acc[3] = _mm256_fmadd_ps(_mm256_maskload_ps(x + k, mask), _mm256_maskload_ps(y + k, mask), acc[3]);
+// B stored [N,K]: c[m, n] for n in [n0, n1) by the same chain as sweep, k in order. Eight
+// rows of B are read 8 floats at a time and transposed in registers, so the lanes are 8
+// columns of C and each of them sees x[m, k] * b[n, k] for k = 0, 1, ... in turn.
+template <int M>
+__attribute__((target("avx2,fma"))) void dots(const float* x, std::int64_t ldx, const float* b, std::int64_t K,
+                                              float* c, std::int64_t ldc, std::int64_t n0, std::int64_t n1) {
+  for (std::int64_t n = n0; n < n1; n += 8) {
+    const std::int64_t cols = std::min<std::int64_t>(8, n1 - n);
+    const float* rows[8];
+    for (std::int64_t i = 0; i < 8; ++i) rows[i] = b + (n + std::min(i, cols - 1)) * K;  // repeats are not stored
+    __m256 acc[M];
+    for (int m = 0; m < M; ++m) acc[m] = _mm256_setzero_ps();
+    std::int64_t k = 0;
+    for (; k + 8 <= K; k += 8) {
+      __m256 t[8];
+      for (int i = 0; i < 8; ++i) t[i] = _mm256_loadu_ps(rows[i] + k);
+      transpose8(t);
+#pragma GCC unroll 8
+      for (int u = 0; u < 8; ++u)
+#pragma GCC unroll 8
+        for (int m = 0; m < M; ++m) acc[m] = _mm256_fmadd_ps(_mm256_set1_ps(x[m * ldx + k + u]), t[u], acc[m]);
+    }
+    if (k < K) {
+      const __m256i mask = tail_mask(K - k);
+      __m256 t[8];
+      for (int i = 0; i < 8; ++i) t[i] = _mm256_maskload_ps(rows[i] + k, mask);
+      transpose8(t);
+      for (std::int64_t u = 0; u < K - k; ++u)
+        for (int m = 0; m < M; ++m) acc[m] = _mm256_fmadd_ps(_mm256_set1_ps(x[m * ldx + k + u]), t[u], acc[m]);
+    }
+    const __m256i out = tail_mask(cols);
+    for (int m = 0; m < M; ++m) _mm256_maskstore_ps(c + m * ldc + n, out, acc[m]);
   }
-  __m256 s = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
-  __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
-  h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-  h = _mm_add_ss(h, _mm_movehdup_ps(h));
-  return _mm_cvtss_f32(h);
-}
-
-// B stored [N,K]: c[m, n] = dot(x[m, :], b[n, :]) for n in [n0, n1).
-__attribute__((target("avx2,fma"))) void dots(const float* x, std::int64_t ldx, std::int64_t M, const float* b,
-                                              std::int64_t K, float* c, std::int64_t ldc, std::int64_t n0,
-                                              std::int64_t n1) {
-  for (std::int64_t n = n0; n < n1; ++n)
-    for (std::int64_t m = 0; m < M; ++m) c[m * ldc + n] = dot(x + m * ldx, b + n * K, K);
 }
 
 using SweepFn = void (*)(const float*, std::int64_t, const float*, std::int64_t, float*, std::int64_t, std::int64_t,
@@ -133,6 +139,9 @@ using SweepFn = void (*)(const float*, std::int64_t, const float*, std::int64_t,
 constexpr std::int64_t kSweepRows = 8;
 constexpr SweepFn kSweeps[kSweepRows] = {sweep<1>, sweep<2>, sweep<3>, sweep<4>,
                                            sweep<5>, sweep<6>, sweep<7>, sweep<8>};
+using DotsFn = void (*)(const float*, std::int64_t, const float*, std::int64_t, float*, std::int64_t, std::int64_t,
+                        std::int64_t);
+constexpr DotsFn kDots[kSweepRows] = {dots<1>, dots<2>, dots<3>, dots<4>, dots<5>, dots<6>, dots<7>, dots<8>};
 
 bool cpu_has_avx2_fma() {
   static const bool ok = [] {
@@ -170,13 +179,10 @@ void gemv_f32(const float* a, const float* b, float* c, std::int64_t batch, std:
       const float* bi = b + (b_broadcast ? 0 : i * k * n);
       float* ci = c + i * m * n;
       std::int64_t n0 = first * 8, n1 = std::min(n, last * 8);
-      if (b_transposed) {
-        dots(ai, k, m, bi, k, ci, n, n0, n1);
-      } else {
-        for (std::int64_t r = 0; r < m; r += kSweepRows) {  // blocks of up to 8 rows, each a full pass over B
-          std::int64_t rows = std::min(kSweepRows, m - r);
-          kSweeps[rows - 1](ai + r * k, k, bi, n, ci + r * n, n, k, n0, n1);
-        }
+      for (std::int64_t r = 0; r < m; r += kSweepRows) {  // blocks of up to 8 rows, each a full pass over B
+        std::int64_t rows = std::min(kSweepRows, m - r);
+        if (b_transposed) kDots[rows - 1](ai + r * k, k, bi, k, ci + r * n, n, n0, n1);
+        else kSweeps[rows - 1](ai + r * k, k, bi, n, ci + r * n, n, k, n0, n1);
       }
       if (bias)
         for (std::int64_t r = 0; r < m; ++r)

@@ -4,10 +4,10 @@
 // their stored layout. oneDNN's GEMM, built for blocks of rows, reads a [K,N] weight matrix at
 // M=1 at well below the speed memory allows.
 //
-// Each output element is one fused multiply-add chain over k in order (B stored [K,N]) or a
-// fixed 32-lane dot product (B stored [N,K]), whatever M, the thread count or the split over N:
-// a row's result does not depend on the rows computed with it. The bias is added after the
-// sum, so a product with bias gives the bits of the product followed by a separate add.
+// Each output element is one fused multiply-add chain over k in order from +0, B stored either
+// way, whatever M, the thread count or the split over N, and the bias is added after the sum
+// (the bits of the product followed by a separate add). The GEMM for more rows
+// (gemm_chain.h) computes the same chain, so a row's bits do not depend on the batch.
 #include <cstdint>
 
 namespace ef::cpu {

@@ -1,0 +1,23 @@
+#pragma once
+// The blocked GEMM behind gemm_f32 for products of more than a few rows, on AVX2+FMA.
+//
+// It computes each element of C exactly as the few-rows kernel (gemv.h) does: one fused
+// multiply-add chain over k = 0, 1, ..., K-1 starting from +0, then the bias in a separate
+// add. K is cut into blocks for the caches, but a block continues the chain from the value
+// the previous one stored, so the blocking changes no bit; nor do M, the tile a row falls in,
+// the split over threads or which operand is stored transposed. A row of a product therefore
+// has the same bits whatever rows are computed with it (users compare predict(x)[i] with
+// model(x[i:i+1])). oneDNN's GEMM, which it replaces here, picks its K order by shape.
+#include <cstdint>
+
+namespace ef::cpu {
+
+// True where gemm_chain_f32 runs: AVX2 and FMA, and EF_ISA does not ask for the baseline.
+bool gemm_chain_applicable();
+
+// gemm_f32's contract (see gemm.h), any m.
+void gemm_chain_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
+                    std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias, bool a_transposed,
+                    bool b_transposed);
+
+}  // namespace ef::cpu
