@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <mutex>
+#include <string>
 
 #include "eagerflow/core/error.h"
 
@@ -87,11 +89,71 @@ int as_int(std::int64_t v, const char* what) {
   return static_cast<int>(v);
 }
 
-void finalize_at_exit() {
+int world_rank(const MpiLibrary& mpi) {
+  int r = 0;
+  mpi.Comm_rank(mpi.comm_world, &r);
+  return r;
+}
+int world_size(const MpiLibrary& mpi) {
+  int n = 1;
+  mpi.Comm_size(mpi.comm_world, &n);
+  return n;
+}
+
+// The end of a process that started MPI. MPI_Finalize waits for every rank to finalize too,
+// and a rank still waiting in a collective for this one never will: the job would hang. So a
+// process that ends with a non-zero status (exit(1), a return of 1 from main, Python's
+// sys.exit(1) or uncaught exception, which reach exit() with 1) has failed, and it ends every
+// rank with MPI_Abort instead; status 0 is a normal end and finalizes, waiting for the others
+// as MPI requires (they may still be working: a slow rank is no error). No MPI call here
+// takes the MPI mutex: another thread may hold it, blocked in a collective.
+void end_at_exit(int status, void*) {
   const MpiLibrary& mpi = mpi_library();
   int done = 0;
   mpi.Finalized(&done);
-  if (!done) mpi.Finalize();
+  if (done) return;
+  if (status != 0) {
+    std::fprintf(stderr,
+                 "[dist] rank %d of %d exits with status %d: ending every rank of the job (MPI_Abort), "
+                 "whose next collective would wait for it forever\n",
+                 world_rank(mpi), world_size(mpi), status);
+    std::fflush(nullptr);
+    mpi.Abort(mpi.comm_world, status);
+  }
+  mpi.Finalize();
+}
+
+// An uncaught C++ exception ends this process through std::terminate; with MPI running, the
+// others would wait for it forever in their next collective (Open MPI may see the abort
+// signal late, or not at all where a handler catches it), so it ends every rank at once,
+// saying what was thrown.
+std::terminate_handler previous_terminate = nullptr;
+[[noreturn]] void terminate_job() {
+  const MpiLibrary* mpi = mpi_library_if_loaded();
+  int inited = 0, done = 1;
+  if (mpi) {
+    mpi->Initialized(&inited);
+    mpi->Finalized(&done);
+  }
+  if (inited && !done) {
+    std::string what = "not a std::exception";
+    if (std::exception_ptr e = std::current_exception()) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& x) {
+        what = x.what();
+      } catch (...) {}
+    } else {
+      what = "std::terminate called without an exception";
+    }
+    std::fprintf(stderr,
+                 "[dist] rank %d of %d: uncaught exception: %s\n[dist] ending every rank of the job (MPI_Abort)\n",
+                 world_rank(*mpi), world_size(*mpi), what.c_str());
+    std::fflush(nullptr);
+    mpi->Abort(mpi->comm_world, 1);
+  }
+  if (previous_terminate) previous_terminate();
+  std::abort();
 }
 
 void ensure_init_locked() {
@@ -105,7 +167,13 @@ void ensure_init_locked() {
   int provided = 0;
   check(mpi.Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
   we_initialized = true;
-  std::atexit(finalize_at_exit);
+  // on_exit (glibc) rather than atexit: the handler needs the exit status.
+#ifdef __GLIBC__
+  on_exit(end_at_exit, nullptr);
+#else
+  std::atexit([] { end_at_exit(0, nullptr); });
+#endif
+  previous_terminate = std::set_terminate(terminate_job);
   // Errors come back as return codes (turned into ef::Error), not as MPI's default abort.
   mpi.Comm_set_errhandler(mpi.comm_world, mpi.errors_return);
   if (provided < MPI_THREAD_SERIALIZED && provided < MPI_THREAD_FUNNELED)

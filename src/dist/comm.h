@@ -16,7 +16,9 @@ namespace ef::dist::comm {
 enum class Op { sum, max, min };
 
 bool built_with_mpi();
-// MPI_Init_thread (MPI_THREAD_SERIALIZED) once; MPI_Finalize at exit. Throws ef::Error in a
+// MPI_Init_thread (MPI_THREAD_SERIALIZED) once; at exit MPI_Finalize after a status of 0, and
+// MPI_Abort of the whole job after any other status or an uncaught C++ exception (a failed
+// rank must not leave the others waiting in a collective forever). Throws ef::Error in a
 // build without MPI, or when MPI was finalized already.
 void ensure_init();
 bool initialized();  // by ef or by someone else (mpi4py), and not finalized

@@ -88,6 +88,34 @@ TEST(DataParallel, UnevenLastBatchAndAdam) {
   EXPECT_LT(max_weight_difference(*model, *reference), 1e-5);
 }
 
+// mnist_data_parallel's set-up (Adam, a last batch smaller than the others, validation data
+// evaluated after every epoch) over several epochs, with and without shuffling: the two
+// ranks hold what one process trains, epoch after epoch, not only after the first.
+TEST(DataParallel, SeveralEpochsWithValidationEqualOneProcess) {
+  auto [x, y] = make_data(1000);  // batch 128: 7 full batches and one of 104
+  auto [vx, vy] = make_data(300);
+  for (bool shuffle : {true, false}) {
+    SCOPED_TRACE(shuffle ? "shuffle" : "no shuffle");
+    train::FitOptions o;
+    o.batch_size = 128;
+    o.epochs = 4;
+    o.verbose = 0;
+    o.shuffle = shuffle;
+    o.validation_data = train::ValidationData{vx, vy};
+    auto reference = make_mlp(std::make_shared<optim::Adam>(1e-2));
+    train::History want = reference->fit(x, y, o);
+    auto model = make_mlp(std::make_shared<optim::Adam>(1e-2));
+    model->set_distribution(std::make_shared<dist::DataParallel>());
+    train::History got = model->fit(x, y, o);
+    EXPECT_LT(max_weight_difference(*model, *reference), 1e-5);
+    ASSERT_EQ(got.history["loss"].size(), 4u);
+    for (std::size_t e = 0; e < 4; ++e) {
+      EXPECT_NEAR(got.history["loss"][e], want.history["loss"][e], 1e-5) << "epoch " << e;
+      EXPECT_NEAR(got.history["val_loss"][e], want.history["val_loss"][e], 1e-5) << "epoch " << e;
+    }
+  }
+}
+
 TEST(DataParallel, LastBatchSmallerThanTheWorld) {
   // 65 examples, batch 64: the last batch has one row, so some rank trains on none.
   auto [x, y] = make_data(65);
