@@ -32,17 +32,7 @@ constexpr const char* kAccepted =
 
 std::string str_of(nb::handle h) { return nb::cast<std::string>(nb::str(h)); }
 
-const char* name(ef::DType d) {
-  switch (d) {
-    case ef::DType::float32: return "float32";
-    case ef::DType::float64: return "float64";
-    case ef::DType::int32: return "int32";
-    case ef::DType::int64: return "int64";
-    case ef::DType::bool_: return "bool";
-    case ef::DType::bfloat16: return "bfloat16";
-  }
-  return "float32";
-}
+std::string name(ef::DType d) { return std::string(ef::name_of(d)); }
 
 bool fits(long long v, ef::DType d) {
   if (d == ef::DType::int32)
