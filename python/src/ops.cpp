@@ -278,21 +278,52 @@ void init_ops(nb::module_& m) {
 
   nb::module_ r = m.def_submodule("random", "Random draws: stateful ops (fresh numbers at every call of a graph).");
   r.def("set_seed", &ef::random::set_seed, nb::arg("seed"));
+  // keras.random.SeedGenerator: a seed with its own draw counter; pass it as seed= to draw its
+  // sequence (each draw the next set of numbers, the same sequence for another generator of the
+  // same seed).
+  using Generator = ef::random::SeedGenerator;
+  nb::class_<Generator>(r, "SeedGenerator")
+      .def("__init__",
+           [](Generator* g, H seed) {
+             if (seed.is_none()) new (g) Generator();
+             else new (g) Generator(seed_arg(seed, "seed"));
+           },
+           nb::arg("seed") = nb::none())
+      .def_prop_ro("seed", &Generator::seed)
+      .def_prop_rw("draws", &Generator::draws, [](Generator& g, std::uint64_t n) { g.set_draws(n); })
+      .def("__repr__", [](const Generator& g) {
+        return "<SeedGenerator seed=" + std::to_string(g.seed()) + " draws=" + std::to_string(g.draws()) + ">";
+      });
+  auto generator_of = [](H seed) -> const Generator* {
+    return nb::isinstance<Generator>(seed) ? nb::inst_ptr<Generator>(seed) : nullptr;
+  };
   r.def("uniform",
-        [](H shape, double lo, double hi, H dtype, H seed) {
-          return ef::random::uniform(shape_of(shape), lo, hi, dtype_or(dtype, ef::DType::float32), seed_of(seed));
+        [generator_of](H shape, double lo, double hi, H dtype, H seed) {
+          ef::DType d = dtype_or(dtype, ef::DType::float32);
+          if (auto* g = generator_of(seed)) return ef::random::uniform(shape_of(shape), lo, hi, d, *g);
+          return ef::random::uniform(shape_of(shape), lo, hi, d, seed_of(seed));
         },
         nb::arg("shape"), nb::arg("minval") = 0.0, nb::arg("maxval") = 1.0, nb::arg("dtype") = nb::none(),
         nb::arg("seed") = nb::none());
   r.def("normal",
-        [](H shape, double mean, double stddev, H dtype, H seed) {
-          return ef::random::normal(shape_of(shape), mean, stddev, dtype_or(dtype, ef::DType::float32), seed_of(seed));
+        [generator_of](H shape, double mean, double stddev, H dtype, H seed) {
+          ef::DType d = dtype_or(dtype, ef::DType::float32);
+          if (auto* g = generator_of(seed)) return ef::random::normal(shape_of(shape), mean, stddev, d, *g);
+          return ef::random::normal(shape_of(shape), mean, stddev, d, seed_of(seed));
         },
         nb::arg("shape"), nb::arg("mean") = 0.0, nb::arg("stddev") = 1.0, nb::arg("dtype") = nb::none(),
         nb::arg("seed") = nb::none());
-  r.def("uniform_like", [](H x, double lo, double hi, H seed) { return ef::random::uniform_like(T(x), lo, hi, seed_of(seed)); },
+  r.def("uniform_like",
+        [generator_of](H x, double lo, double hi, H seed) {
+          if (auto* g = generator_of(seed)) return ef::random::uniform_like(T(x), lo, hi, *g);
+          return ef::random::uniform_like(T(x), lo, hi, seed_of(seed));
+        },
         nb::arg("x"), nb::arg("minval") = 0.0, nb::arg("maxval") = 1.0, nb::arg("seed") = nb::none());
-  r.def("normal_like", [](H x, double mean, double sd, H seed) { return ef::random::normal_like(T(x), mean, sd, seed_of(seed)); },
+  r.def("normal_like",
+        [generator_of](H x, double mean, double sd, H seed) {
+          if (auto* g = generator_of(seed)) return ef::random::normal_like(T(x), mean, sd, *g);
+          return ef::random::normal_like(T(x), mean, sd, seed_of(seed));
+        },
         nb::arg("x"), nb::arg("mean") = 0.0, nb::arg("stddev") = 1.0, nb::arg("seed") = nb::none());
   r.def("stateless_uniform",
         [](H shape, std::uint64_t seed, double lo, double hi, H dtype) {

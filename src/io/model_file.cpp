@@ -860,6 +860,8 @@ void save_model(const train::Model& model, const std::string& path, const SaveMo
   }
   std::int64_t count = static_cast<std::int64_t>(g.seeded.size());
   payload.push_back({"rng/seeded", tensor(std::move(rows), Shape{count, 2})});
+  for (const auto& [key, generator] : train::seed_generators_by_key(model))
+    payload.push_back({"rng/generators/" + (key.empty() ? model.name() : key), scalar(static_cast<std::int64_t>(generator->draws()))});
   std::string text;
   write_json(header, text);
   io::write_file_atomically(path, encode(text, io::serialize_safetensors(payload, {{"format", "eagerflow-model-payload"}})));
@@ -1005,7 +1007,17 @@ std::shared_ptr<train::Model> load_model_impl(const std::string& path, const Loa
     if (auto it = by_name.find("optimizer/iterations"); it != by_name.end()) opt.get_or_create_iterations().assign(it->second);
     opt.learning_rate_variable().assign(by_name.at("optimizer/learning_rate"));
   }
+  // The layers' own sequences (Dropout(seed=)) are the model's state, restored always (files
+  // from before them have none); the global generator only when asked.
+  std::vector<std::pair<const random::SeedGenerator*, std::uint64_t>> draws;
+  for (const auto& [path, generator] : train::seed_generators_by_key(*model))
+    if (auto it = by_name.find("rng/generators/" + (path.empty() ? model->name() : path)); it != by_name.end()) {
+      if (it->second.dtype() != DType::int64 || it->second.rank() != 0)
+        throw Error(where + ": " + it->first + " must be an int64 scalar, got " + spec_text(it->second));
+      draws.emplace_back(generator, static_cast<std::uint64_t>(it->second.item<std::int64_t>()));
+    }
   if (rng) random::set_global_state(std::move(*rng));
+  for (auto [generator, n] : draws) generator->set_draws(n);
   return model;
 }
 

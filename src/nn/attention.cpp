@@ -41,7 +41,9 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   std::vector<Tensor> in{q, k, v};
   if (p.has_mask) in.push_back(o.mask);
   // A fresh seed per call (a stateful draw, so also per traced replay); the op itself is pure.
-  if (p.dropout > 0) in.push_back(random::uniform(Shape{}, 0.0, 9007199254740992.0, DType::float64, o.seed));
+  if (p.dropout > 0)
+    in.push_back(o.seed_generator ? random::uniform(Shape{}, 0.0, 9007199254740992.0, DType::float64, *o.seed_generator)
+                                  : random::uniform(Shape{}, 0.0, 9007199254740992.0, DType::float64, o.seed));
   return dispatch(ScaledDotProductAttention(p), in)[0];
 }
 
@@ -126,6 +128,7 @@ MultiHeadAttention::MultiHeadAttention(std::int64_t num_heads, std::int64_t key_
     fail(who, "output_shape must be positive, got " + std::to_string(*options_.output_shape));
   initializer_named(options_.kernel_initializer, who);
   initializer_named(options_.bias_initializer, who);
+  if (options_.seed) generator_.emplace(*options_.seed);
 }
 
 void MultiHeadAttention::build(const std::vector<Shape>& shapes) {
@@ -209,13 +212,14 @@ std::vector<Tensor> MultiHeadAttention::attend(const std::vector<Tensor>& in, bo
     probs = attention_probabilities(heads_second(q), heads_second(k), o);
     Tensor used = probs;
     if (rate > 0) {
-      Tensor keep = greater_equal(random::uniform_like(probs, 0.0, 1.0, options_.seed), scalar_like(probs, rate));
+      Tensor draw = generator_ ? random::uniform_like(probs, 0.0, 1.0, *generator_) : random::uniform_like(probs, 0.0, 1.0);
+      Tensor keep = greater_equal(draw, scalar_like(probs, rate));
       used = where(keep, probs * (1.0 / (1.0 - rate)), zeros_like(probs));
     }
     attended = heads_second(matmul(used, heads_second(v)));
   } else {
     o.dropout = rate;
-    o.seed = options_.seed;
+    o.seed_generator = generator_;
     o.bshd = true;
     attended = scaled_dot_product_attention(q, k, v, o);
   }

@@ -10,6 +10,7 @@
 
 #include "eagerflow/ops/op_params.h"
 #include "eagerflow/ops/primitive.h"
+#include "eagerflow/ops/random.h"
 #include "ops/elementwise_math.h"
 
 namespace ef {
@@ -368,7 +369,7 @@ class RandomOp : public PrimitiveBase<RandomOp> {
  public:
   // stateless: the same numbers on every execution (needs a seed): TF's stateless_uniform.
   RandomOp(RandomKind kind, Shape shape, double a, double b, DType dtype, std::optional<std::uint64_t> seed,
-           bool like, bool stateless = false);
+           bool like, bool stateless = false, std::shared_ptr<random::SeedGenerator::State> generator = nullptr);
   const char* name() const override { return kind_ == RandomKind::uniform ? "random_uniform" : "random_normal"; }
   bool takes_bfloat16() const override { return true; }
   OpParams parameters() const override;
@@ -382,9 +383,10 @@ class RandomOp : public PrimitiveBase<RandomOp> {
   DType dtype_;
   std::optional<std::uint64_t> seed_;
   bool like_;
-  // Draws so far of all ops with this seed (seeded ops): shared by eager calls and traced
-  // replays, so an eager and a traced run draw the same sequence.
-  std::atomic<std::uint64_t>* seeded_draws_ = nullptr;
+  // Draws so far of this op's sequence (seeded ops): the counter of all ops with this seed, or
+  // of the SeedGenerator it draws from; shared by eager calls and traced replays, so an eager
+  // and a traced run draw the same sequence.
+  std::shared_ptr<random::SeedGenerator::State> seeded_draws_;
   bool stateless_ = false;
 };
 

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "ops/primitives.h"
+#include "ops/random_state.h"
 #include "ops/op_factories.h"
 
 namespace ef::random {
@@ -35,36 +36,51 @@ GlobalSeed& global() {
 
 // One draw counter per explicit seed (TF keeps one per op seed too): the k-th execution of any
 // op with seed s draws the k-th set of numbers, whether it runs eagerly (a new op per call) or
-// replays in a graph. set_seed restarts every sequence. Counters live as long as the program,
-// at stable addresses, so that ops keep a pointer and replay takes no lock.
+// replays in a graph. set_seed restarts every sequence (SeedGenerators' too). Counters live as
+// long as the program; ops hold them by shared pointer, so replay takes no lock.
 class SeededCounters {
  public:
-  std::atomic<std::uint64_t>* counter(std::uint64_t seed) {
+  std::shared_ptr<SeedGenerator::State> counter(std::uint64_t seed) {
     std::lock_guard lock(mutex_);
     auto& slot = counters_[seed];
-    if (!slot) slot = std::make_unique<std::atomic<std::uint64_t>>(0);
-    return slot.get();
+    if (!slot) slot = std::make_shared<SeedGenerator::State>(seed);
+    return slot;
   }
-  void reset() {
+  // Generators register so that set_seed can restart them; expired ones are dropped as the
+  // list grows, so a program that makes layers in a loop keeps it short.
+  void add_generator(const std::shared_ptr<SeedGenerator::State>& g) {
     std::lock_guard lock(mutex_);
-    for (auto& [seed, c] : counters_) c->store(0);
+    if (generators_.size() >= 2 * live_after_purge_ + 16) {
+      std::erase_if(generators_, [](const auto& w) { return w.expired(); });
+      live_after_purge_ = generators_.size();
+    }
+    generators_.push_back(g);
+  }
+  void reset(bool with_generators) {
+    std::lock_guard lock(mutex_);
+    for (auto& [seed, c] : counters_) c->draws.store(0);
+    if (with_generators)
+      for (auto& w : generators_)
+        if (auto g = w.lock()) g->draws.store(0);
   }
   std::vector<std::pair<std::uint64_t, std::uint64_t>> snapshot() {
     std::lock_guard lock(mutex_);
     std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
     for (auto& [seed, c] : counters_)
-      if (std::uint64_t n = c->load()) out.emplace_back(seed, n);
+      if (std::uint64_t n = c->draws.load()) out.emplace_back(seed, n);
     std::sort(out.begin(), out.end());
     return out;
   }
   void restore(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& state) {
-    reset();
-    for (auto [seed, n] : state) counter(seed)->store(n);
+    reset(/*with_generators=*/false);
+    for (auto [seed, n] : state) counter(seed)->draws.store(n);
   }
 
  private:
   std::mutex mutex_;
-  std::unordered_map<std::uint64_t, std::unique_ptr<std::atomic<std::uint64_t>>> counters_;
+  std::unordered_map<std::uint64_t, std::shared_ptr<SeedGenerator::State>> counters_;
+  std::vector<std::weak_ptr<SeedGenerator::State>> generators_;
+  std::size_t live_after_purge_ = 0;
 };
 SeededCounters& seeded_counters() {
   static auto* counters = new SeededCounters;  // never destroyed: graphs may outlive statics
@@ -89,8 +105,16 @@ void check_float(DType dtype, const char* op) {
 void set_seed(std::uint64_t seed) {
   global().seed.store(seed);
   global().counter.store(0);
-  seeded_counters().reset();
+  seeded_counters().reset(/*with_generators=*/true);
 }
+
+SeedGenerator::SeedGenerator(std::uint64_t seed) : state_(std::make_shared<State>(seed)) {
+  seeded_counters().add_generator(state_);
+}
+SeedGenerator::SeedGenerator() : SeedGenerator(op_seed(std::nullopt)) {}
+std::uint64_t SeedGenerator::seed() const { return state_->seed; }
+std::uint64_t SeedGenerator::draws() const { return state_->draws.load(); }
+void SeedGenerator::set_draws(std::uint64_t n) const { state_->draws.store(n); }
 
 GeneratorState get_global_state() { return {global().seed.load(), global().counter.load(), seeded_counters().snapshot()}; }
 
@@ -115,12 +139,12 @@ void fill(Tensor& t, std::uint64_t key, Draw draw) {
 }
 
 Tensor draw(RandomKind kind, const Shape& shape, double a, double b, DType dtype, std::optional<std::uint64_t> seed,
-            const Tensor* like, bool stateless = false) {
+            const Tensor* like, bool stateless = false, std::shared_ptr<SeedGenerator::State> generator = nullptr) {
   const char* op = kind == RandomKind::uniform ? "random.uniform" : "random.normal";
   check_float(dtype, op);
   if (kind == RandomKind::uniform && !(a < b)) fail(op, "needs minval < maxval");
   if (kind == RandomKind::normal && !(b >= 0)) fail(op, "needs stddev >= 0");
-  RandomOp r(kind, shape, a, b, dtype, seed, like != nullptr, stateless);
+  RandomOp r(kind, shape, a, b, dtype, seed, like != nullptr, stateless, std::move(generator));
   if (like) return dispatch1(r, {*like});
   return dispatch1(r, std::span<const Tensor>());
 }
@@ -132,10 +156,12 @@ Tensor draw(RandomKind kind, const Shape& shape, double a, double b, DType dtype
 namespace ef {
 
 RandomOp::RandomOp(RandomKind kind, Shape shape, double a, double b, DType dtype, std::optional<std::uint64_t> seed,
-                   bool like, bool stateless)
+                   bool like, bool stateless, std::shared_ptr<random::SeedGenerator::State> generator)
     : kind_(kind), shape_(std::move(shape)), a_(a), b_(b), dtype_(dtype), seed_(seed), like_(like),
-      seeded_draws_(seed && !stateless ? random::seeded_counters().counter(*seed) : nullptr), stateless_(stateless) {
+      seeded_draws_(std::move(generator)), stateless_(stateless) {
   if (stateless && !seed) fail(name(), "a stateless draw needs a seed");
+  if (seeded_draws_ && (stateless || seed != seeded_draws_->seed)) fail(name(), "a generator's draw takes the generator's seed");
+  if (seed && !stateless && !seeded_draws_) seeded_draws_ = random::seeded_counters().counter(*seed);
 }
 
 OpParams RandomOp::parameters() const {
@@ -165,7 +191,7 @@ void RandomOp::eval(std::span<const Tensor>, std::span<const TensorSpec> specs, 
   if (stateless_) {
     key = random::op_seed(seed_);
   } else if (seed_) {
-    std::uint64_t k = seeded_draws_->fetch_add(1);
+    std::uint64_t k = seeded_draws_->draws.fetch_add(1);
     key = random::op_seed(seed_);
     if (k) key = random::mix(key ^ random::mix(k));
   } else {
@@ -210,6 +236,24 @@ Tensor uniform_like(const Tensor& like, double minval, double maxval, std::optio
 Tensor normal_like(const Tensor& like, double mean, double stddev, std::optional<std::uint64_t> seed) {
   if (!like.defined()) fail("random.normal", "the shape tensor is undefined");
   return draw(RandomKind::normal, Shape{}, mean, stddev, like.dtype(), seed, &like);
+}
+
+Tensor uniform_like(const Tensor& like, double minval, double maxval, const SeedGenerator& generator) {
+  if (!like.defined()) fail("random.uniform", "the shape tensor is undefined");
+  return draw(RandomKind::uniform, Shape{}, minval, maxval, like.dtype(), generator.seed(), &like, false, generator.state());
+}
+
+Tensor normal_like(const Tensor& like, double mean, double stddev, const SeedGenerator& generator) {
+  if (!like.defined()) fail("random.normal", "the shape tensor is undefined");
+  return draw(RandomKind::normal, Shape{}, mean, stddev, like.dtype(), generator.seed(), &like, false, generator.state());
+}
+
+Tensor uniform(const Shape& shape, double minval, double maxval, DType dtype, const SeedGenerator& generator) {
+  return draw(RandomKind::uniform, shape, minval, maxval, dtype, generator.seed(), nullptr, false, generator.state());
+}
+
+Tensor normal(const Shape& shape, double mean, double stddev, DType dtype, const SeedGenerator& generator) {
+  return draw(RandomKind::normal, shape, mean, stddev, dtype, generator.seed(), nullptr, false, generator.state());
 }
 
 Tensor stateless_uniform(const Shape& shape, std::uint64_t seed, double minval, double maxval, DType dtype) {

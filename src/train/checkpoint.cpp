@@ -155,6 +155,25 @@ std::string content_checksum(const std::vector<io::NamedTensor>& tensors, const 
 
 }  // namespace
 
+namespace {
+void add_seed_generators(const std::string& key, const nn::Layer& layer, std::map<std::string, int>& seen,
+                         std::vector<std::pair<std::string, const random::SeedGenerator*>>& out) {
+  if (const random::SeedGenerator* g = layer.seed_generator()) {
+    int n = ++seen[key];
+    out.emplace_back(n == 1 ? key : key + "#" + std::to_string(n), g);
+  }
+  for (const nn::Layer* child : layer.layers())
+    if (child) add_seed_generators(key.empty() ? child->name() : key + "/" + child->name(), *child, seen, out);
+}
+}  // namespace
+
+std::vector<std::pair<std::string, const random::SeedGenerator*>> seed_generators_by_key(const nn::Layer& layer) {
+  std::vector<std::pair<std::string, const random::SeedGenerator*>> out;
+  std::map<std::string, int> seen;
+  add_seed_generators("", layer, seen, out);
+  return out;
+}
+
 std::vector<std::pair<std::string, Variable>> weights_by_key(const nn::Layer& layer) {
   std::vector<std::pair<std::string, Variable>> out;
   std::string prefix = layer.name() + "/";
@@ -305,6 +324,8 @@ void Checkpoint::save(const std::string& path) const {
     }
     std::int64_t count = static_cast<std::int64_t>(g.seeded.size());
     tensors.push_back({"rng/seeded", tensor(std::move(rows), Shape{count, 2})});
+    for (const auto& [key, generator] : seed_generators())
+      tensors.push_back({key, u64_scalar(generator->draws())});
   }
   metadata["checksum"] = content_checksum(tensors, metadata);
   io::save_safetensors(path, tensors, metadata);
@@ -391,6 +412,8 @@ void Checkpoint::restore(const std::string& path, bool skip_mismatch) {
     known.insert("rng/seed");
     known.insert("rng/counter");
     known.insert("rng/seeded");  // optional: files from before it restore seeded ops from the start
+    // Optional too: a layer's generator missing in the file (an older file) keeps its count.
+    for (const auto& [key, generator] : seed_generators()) known.insert(key);
   }
   std::vector<Assignment> assignments;
   match(file, index, wanted, known, assignments, problems);
@@ -440,6 +463,9 @@ void Checkpoint::restore(const std::string& path, bool skip_mismatch) {
     if (const Tensor* seeded = index.find("rng/seeded");
         seeded && (seeded->dtype() != DType::int64 || seeded->rank() != 2 || seeded->shape()[1] != 2))
       problems.push_back("rng/seeded must be int64[n,2] (seed, draws), got " + seeded->spec().str());
+    for (const auto& [key, generator] : seed_generators())
+      if (const Tensor* t = index.find(key); t && (t->dtype() != DType::int64 || t->rank() != 0))
+        problems.push_back("'" + key + "' (a layer's seed generator) must be an int64 scalar, got " + t->spec().str());
   }
   if (!problems.empty() && !skip_mismatch) report("Checkpoint.restore('" + path + "')", problems);
 
@@ -469,6 +495,19 @@ void Checkpoint::restore(const std::string& path, bool skip_mismatch) {
     }
     random::set_global_state(std::move(g));
   }
+  if (random_state_)
+    for (const auto& [key, generator] : seed_generators())
+      if (const Tensor* t = index.find(key); t && t->dtype() == DType::int64 && t->rank() == 0)
+        generator->set_draws(static_cast<std::uint64_t>(t->item<std::int64_t>()));
+}
+
+std::vector<std::pair<std::string, const random::SeedGenerator*>> Checkpoint::seed_generators() const {
+  std::vector<std::pair<std::string, const random::SeedGenerator*>> out;
+  for (const auto& e : entries_)
+    if (e.layer)
+      for (auto& [key, g] : seed_generators_by_key(*e.layer))
+        out.emplace_back("rng/generators/" + e.name + (key.empty() ? "" : "/" + key), g);
+  return out;
 }
 
 }  // namespace ef::train

@@ -22,6 +22,8 @@ struct AttentionOptions {
   // draws a fresh mask (also on traced replay); the gradient reuses the forward's mask.
   double dropout = 0.0;
   std::optional<std::uint64_t> seed;
+  // Draws the masks from this generator's sequence instead (a layer's own seed); its seed wins.
+  std::optional<random::SeedGenerator> seed_generator;
   // q, k, v and the result laid out [batch, seq, heads, head_dim] (Keras' and JAX's layout:
   // a Dense projection reshaped, no transposes) instead of [batch, heads, seq, head_dim]. The
   // mask is broadcast to [batch, heads, q_len, k_len] either way.
@@ -100,6 +102,7 @@ class MultiHeadAttention : public Layer {
   Variable output_bias() const { return bo_; }
 
   std::optional<LayerConfig> get_config() const override;
+  const random::SeedGenerator* seed_generator() const override { return generator_ ? &*generator_ : nullptr; }
   static std::shared_ptr<MultiHeadAttention> from_config(const LayerConfig& config);
 
  protected:
@@ -115,6 +118,7 @@ class MultiHeadAttention : public Layer {
   // How the list inputs of the latest call are laid out: {query, value[, key][, mask]}.
   bool has_key_ = false, has_mask_ = false, causal_ = false, return_scores_ = false;
   Variable wq_, bq_, wk_, bk_, wv_, bv_, wo_, bo_;
+  std::optional<random::SeedGenerator> generator_;  // with options.seed: this layer's masks
 };
 
 // Token embedding plus a learned position embedding (keras_hub's TokenAndPositionEmbedding):

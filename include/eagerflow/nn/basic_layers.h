@@ -33,13 +33,15 @@ class Reshape : public Layer {
 
 // While training, zeroes each element with probability `rate` and scales the rest by
 // 1 / (1 - rate) (Keras' inverted dropout); the identity otherwise. A fresh mask is drawn on
-// every call, also when replayed from a traced function.
+// every call, also when replayed from a traced function; with a seed, the layer's k-th call
+// draws the k-th mask of that seed (two layers with one seed draw alike, as in Keras 3).
 class Dropout : public Layer {
  public:
   explicit Dropout(double rate, std::optional<std::uint64_t> seed = std::nullopt, std::string name = "");
   double rate() const { return rate_; }
   std::optional<LayerConfig> get_config() const override;
   bool supports_masking() const override { return true; }
+  const random::SeedGenerator* seed_generator() const override { return generator_ ? &*generator_ : nullptr; }
 
  protected:
   Tensor call(const Tensor& inputs, bool training) override;
@@ -47,6 +49,9 @@ class Dropout : public Layer {
  private:
   double rate_;
   std::optional<std::uint64_t> seed_;
+  // With a seed, the layer's own sequence of masks (Keras 3's seed_generator): a second layer
+  // with the same seed repeats them. Without, masks come from the global generator.
+  std::optional<random::SeedGenerator> generator_;
 };
 
 // Applies an activation: Activation("relu").

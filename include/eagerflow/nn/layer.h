@@ -15,6 +15,7 @@
 #include "eagerflow/nn/dtype_policy.h"
 #include "eagerflow/nn/initializers.h"
 #include "eagerflow/nn/layer_config.h"
+#include "eagerflow/ops/random.h"
 #include "eagerflow/variable.h"
 
 namespace ef::detail {
@@ -103,6 +104,9 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // Embedding(mask_zero) -> Dropout -> LSTM still masks. Layers that use masks read them
   // themselves (recurrent layers, GlobalAveragePooling1D); others drop them (false).
   virtual bool supports_masking() const { return false; }
+  // The generator of a layer that draws random numbers with a seed of its own (Dropout(seed=),
+  // MultiHeadAttention(seed=)): checkpoints save and restore its draw count. nullptr: none.
+  virtual const random::SeedGenerator* seed_generator() const { return nullptr; }
 
  protected:
   virtual void build(const Shape& input_shape) {}

@@ -49,12 +49,19 @@ class Checkpoint {
     Variable variable;
   };
   void check_name(const std::string& name) const;
+  std::vector<std::pair<std::string, const random::SeedGenerator*>> seed_generators() const;
   std::vector<Entry> entries_;
   bool random_state_ = true;
 };
 
 // Weights of `layer` keyed by their paths below it ("dense/kernel" for "my_model/dense/kernel").
 std::vector<std::pair<std::string, Variable>> weights_by_key(const nn::Layer& layer);
+
+// The seed generators of `layer` and its sub-layers (Dropout(seed=), ...) by their paths below
+// it ("dropout", "block/dropout"; "" for the layer's own); a path met twice gets "#2", "#3" in
+// walk order.
+// Checkpoints and saved models keep their draw counts, so a restored model continues its masks.
+std::vector<std::pair<std::string, const random::SeedGenerator*>> seed_generators_by_key(const nn::Layer& layer);
 
 // Keras' Layer.get_weights / set_weights: the values of layer.weights(), in that order.
 // set_layer_weights checks the count, every shape and every dtype first and reports every
