@@ -13,15 +13,6 @@ namespace {
 
 using ef::Tensor;
 
-std::shared_ptr<nb::object> hold(nb::handle fn) {
-  return std::shared_ptr<nb::object>(new nb::object(nb::borrow(fn)), [](nb::object* o) {
-    // Leaked at interpreter exit, as nanobind does (taking the GIL then would end the thread).
-    if (!Py_IsInitialized() || gil_would_end_this_thread()) return;
-    nb::gil_scoped_acquire gil;
-    delete o;
-  });
-}
-
 // A list of tensors from a Python sequence; None is an undefined tensor ("no gradient").
 std::vector<Tensor> tensors_of(nb::handle seq, const std::string& what) {
   if (!nb::isinstance<nb::list>(seq) && !nb::isinstance<nb::tuple>(seq))
@@ -42,7 +33,7 @@ nb::list py_list(const std::vector<Tensor>& ts) {
 void init_custom(nb::module_& m) {
   // body(inputs) -> (outputs, grad) with grad(cotangents) -> gradients (lists of tensors).
   m.def("_custom_gradient_call", [](const std::string& name, nb::handle body, nb::handle inputs) {
-    std::shared_ptr<nb::object> fn = hold(body);
+    std::shared_ptr<nb::object> fn = hold_py(body);
     ef::CustomGradientBody call = [fn, name](const std::vector<Tensor>& xs) {
       nb::gil_scoped_acquire gil;
       nb::object r = (*fn)(py_list(xs));
@@ -51,7 +42,7 @@ void init_custom(nb::module_& m) {
       ef::OutputsAndGrad out;
       out.outputs = tensors_of(r[0], "the outputs of '" + name + "'");
       if (!r[1].is_none()) {
-        std::shared_ptr<nb::object> grad = hold(r[1]);
+        std::shared_ptr<nb::object> grad = hold_py(r[1]);
         out.grad = [grad, name](const std::vector<Tensor>& dys) {
           nb::gil_scoped_acquire gil;
           return tensors_of((*grad)(py_list(dys)), "the gradients returned by the gradient function of '" + name + "'");
@@ -64,7 +55,7 @@ void init_custom(nb::module_& m) {
 
   // primal(inputs) -> outputs; fwd(inputs) -> (outputs, residuals); bwd(residuals, cotangents) -> gradients.
   m.def("_custom_vjp_call", [](const std::string& name, nb::handle primal, nb::handle fwd, nb::handle bwd, nb::handle inputs) {
-    std::shared_ptr<nb::object> p = hold(primal), f = hold(fwd), b = hold(bwd);
+    std::shared_ptr<nb::object> p = hold_py(primal), f = hold_py(fwd), b = hold_py(bwd);
     ef::CustomVjp v(name, [p, name](const std::vector<Tensor>& xs) {
       nb::gil_scoped_acquire gil;
       return tensors_of((*p)(py_list(xs)), "the outputs of '" + name + "'");

@@ -40,15 +40,6 @@ using ef::data::Element;
 using ef::data::ElementSpec;
 using ef::data::Structure;
 
-// A Python object that may be released on any thread (the pipeline's workers).
-std::shared_ptr<nb::object> hold_py(nb::handle h) {
-  return std::shared_ptr<nb::object>(new nb::object(nb::borrow(h)), [](nb::object* o) {
-    // Leaked at interpreter exit, as nanobind does (taking the GIL then would end the thread).
-    if (!Py_IsInitialized() || gil_would_end_this_thread()) return;
-    nb::gil_scoped_acquire gil;
-    delete o;
-  });
-}
 
 nb::object element_to_py(const Element& e) {
   switch (e.structure()) {
@@ -308,7 +299,10 @@ void init_dataset(nb::module_& m) {
   d.attr("UNKNOWN") = ef::data::kUnknownCardinality;
   d.attr("AUTOTUNE") = ef::data::kAutotune;
   note_main_thread();
-  nb::module_::import_("atexit").attr("register")(nb::cpp_function(&close_live_passes));
+  nb::module_::import_("atexit").attr("register")(nb::cpp_function([] {
+    close_live_passes();
+    close_gil_to_other_threads();
+  }));
   d.def("_close_live_iterators", &close_live_passes, "Closes every live Dataset iterator (the exit hook).");
 
   nb::class_<PyIterator>(d, "DatasetIterator")

@@ -192,11 +192,18 @@ _INTERRUPT_SCRIPT = textwrap.dedent(r"""
     from eagerflow import keras
     from eagerflow.keras import layers
 
+    # Ctrl-C as an interactive Python has it: a process started in the background by a shell
+    # without job control (a CI script's `cmd &`) inherits SIGINT ignored, and Python then
+    # installs no handler, so no KeyboardInterrupt could come.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
     model = keras.Sequential([keras.Input(shape=(8,)), layers.Dense(16, activation="relu"), layers.Dense(1)])
     model.compile(optimizer="sgd", loss="mse")
     x = np.ones((64, 8), np.float32)
     y = np.ones((64, 1), np.float32)
-    EPOCHS, STEPS = 2000, 64  # batch_size 1: 128,000 steps, far longer than the interrupt takes
+    # batch_size 1: 6.4 million steps (minutes): the interrupt lands long before the end on any
+    # machine (128,000 steps took under 2 s on a fast one, before the signal came).
+    EPOCHS, STEPS = 100000, 64
 
     def interrupt_soon():
         # SIGINT from another process: a Python thread would need the GIL to send it, and
@@ -218,12 +225,12 @@ _INTERRUPT_SCRIPT = textwrap.dedent(r"""
             sys.exit(2)
 
     # evaluate and predict over many batches, interrupted the same way.
-    big = np.ones((200000, 8), np.float32)
+    big = np.ones((4000000, 8), np.float32)
     for what in ("evaluate", "predict"):
         interrupt_soon()
         try:
             if what == "evaluate":
-                model.evaluate(big, np.ones((200000, 1), np.float32), batch_size=1, verbose=0)
+                model.evaluate(big, np.ones((4000000, 1), np.float32), batch_size=1, verbose=0)
             else:
                 model.predict(big, batch_size=1, verbose=0)
             print(what + ": not interrupted")
