@@ -7,6 +7,7 @@
 namespace efpy {
 void init_dataset(nb::module_& m);  // dataset.cpp: ef.data.Dataset (ef._core._data)
 void init_convert(nb::module_& m);  // convert.cpp: ef.ConversionError
+void init_device(nb::module_& m);   // device.cpp: ef.device, Tensor.device
 }
 
 NB_MODULE(_core, m) {
@@ -21,6 +22,7 @@ NB_MODULE(_core, m) {
   efpy::init_errors(m);
   efpy::init_convert(m);
   efpy::init_tensor(m);
+  efpy::init_device(m);
   efpy::init_ops(m);
   efpy::init_sequence_ops(m);
   efpy::init_function(m);

@@ -5,11 +5,14 @@
 #include <ostream>
 
 #include "eagerflow/core/allocator.h"
+#include "eagerflow/core/device.h"
 
 namespace ef {
 
 Storage::Storage(std::size_t n) : data(allocator::allocate(n)), nbytes(n) {}
 Storage::~Storage() { allocator::deallocate(data, nbytes); }
+
+Device Tensor::device() const { return impl().storage ? impl().storage->device : Device::cpu; }
 
 TensorImpl& Tensor::impl() const {
   if (!impl_) throw Error("[tensor] use of an undefined (default-constructed) Tensor");
@@ -52,6 +55,7 @@ Tensor Tensor::clone() const {
   check_readable(dtype(), "clone");
   Tensor c = Tensor::empty(dtype(), shape());
   if (nbytes()) std::memcpy(c.raw_mutable_data(), raw_data(), nbytes());
+  c.impl().storage->device = device();
   return c;
 }
 

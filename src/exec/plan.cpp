@@ -6,6 +6,7 @@
 #include <memory>
 #include <new>
 
+#include "eagerflow/ops/device_kernels.h"
 #include "ops/interpreters.h"
 #include "ops/output_checks.h"
 
@@ -13,6 +14,15 @@ namespace ef::exec {
 namespace {
 constexpr std::size_t kStackSlots = 64;
 constexpr std::size_t kStackArgs = 8;
+
+// The op's kernel on the device of its arguments (eagerflow/ops/device_kernels.h), as eager
+// dispatch chooses it; a CPU-only program pays one load.
+void run_op(const Primitive& op, std::span<const Tensor> args, std::span<const TensorSpec> specs, std::span<Tensor> outs) {
+  if (detail::devices_in_use()) [[unlikely]]
+    detail::run_kernel(op, detail::device_of_inputs(op, args), args, specs, outs);
+  else
+    op.eval(args, specs, outs);
+}
 }  // namespace
 
 Plan::Plan(std::shared_ptr<const ir::Graph> graph) : graph_(std::move(graph)) {
@@ -100,11 +110,11 @@ void Plan::execute(std::span<Tensor> slots, std::span<const Tensor> inputs, std:
     try {
       if (ins.first_spec >= 0) {
         std::span<const TensorSpec> specs(specs_.data() + ins.first_spec, static_cast<std::size_t>(ins.num_outputs));
-        ins.op->eval(args, specs, outs);
+        run_op(*ins.op, args, specs, outs);
         ef::detail::check_kernel_outputs(*ins.op, specs, outs);
       } else {
         std::vector<TensorSpec> specs = ins.op->infer(args);
-        ins.op->eval(args, specs, outs);
+        run_op(*ins.op, args, specs, outs);
         ef::detail::check_kernel_outputs(*ins.op, specs, outs);
       }
     } catch (const Error& e) {

@@ -8,6 +8,7 @@
 
 #include "eagerflow/core/keras_tensor.h"
 #include "eagerflow/core/tensor.h"
+#include "eagerflow/ops/device_kernels.h"
 #include "eagerflow/ops/primitive.h"
 #include "eagerflow/trace/recorder.h"
 #include "ops/bfloat16_dispatch.h"
@@ -252,7 +253,10 @@ std::vector<Tensor> dispatch(const Primitive& op, std::span<const Tensor> inputs
       std::vector<TensorSpec> specs = op.infer(inputs);
       detail::check_bfloat16_outputs(op, specs);
       outputs.resize(specs.size());
-      op.eval(inputs, specs, outputs);
+      if (detail::devices_in_use()) [[unlikely]]
+        detail::run_kernel(op, detail::device_of_inputs(op, inputs), inputs, specs, outputs);
+      else
+        op.eval(inputs, specs, outputs);
       detail::check_kernel_outputs(op, specs, outputs);
     } catch (...) {
       rethrow_as_error(op, inputs);
@@ -275,7 +279,10 @@ Tensor dispatch1(const Primitive& op, std::span<const Tensor> inputs) {
   try {
     std::vector<TensorSpec> specs = op.infer(inputs);
     detail::check_bfloat16_outputs(op, specs);
-    op.eval(inputs, specs, std::span<Tensor>(&out, 1));
+    if (detail::devices_in_use()) [[unlikely]]
+      detail::run_kernel(op, detail::device_of_inputs(op, inputs), inputs, specs, std::span<Tensor>(&out, 1));
+    else
+      op.eval(inputs, specs, std::span<Tensor>(&out, 1));
     detail::check_kernel_outputs(op, specs, std::span<const Tensor>(&out, 1));
   } catch (...) {
     rethrow_as_error(op, inputs);

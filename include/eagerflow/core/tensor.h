@@ -18,11 +18,13 @@
 namespace ef {
 
 namespace ir { class Graph; }
+enum class Device : std::uint8_t;  // eagerflow/core/device.h (not included: most programs never name one)
 struct KerasNode;  // eagerflow/core/keras_tensor.h
 
 struct Storage {
   void* data = nullptr;
   std::size_t nbytes = 0;
+  Device device{};  // Device::cpu
   explicit Storage(std::size_t n);
   ~Storage();
   Storage(const Storage&) = delete;
@@ -68,6 +70,8 @@ class Tensor {
   std::size_t nbytes() const { return static_cast<std::size_t>(num_elements()) * size_of(dtype()); }
   TensorSpec spec() const { return {dtype(), shape(), {}}; }
   bool is_symbolic() const { return impl().graph != nullptr; }
+  // Where the storage lives (eagerflow/core/device.h); cpu for tensors without storage.
+  Device device() const;
   // A placeholder of the functional API (ef::train::Input and what layers make of it).
   bool is_keras_tensor() const { return impl().keras_node != nullptr; }
 
