@@ -42,6 +42,11 @@ class Primitive {
   virtual bool is_equivalent(const Primitive& other) const { return false; }
   // Effects (printing, assignment) are never removed, merged or reordered.
   virtual bool has_effect() const { return false; }
+  // True for an effect that only shows something (print, a summary write): a sub-graph run
+  // again to differentiate it (its forward values were not kept) skips it, so that it is not
+  // shown twice. Every other effect runs again: a collective such as barrier, which the other
+  // ranks wait for, must run as often on every rank.
+  virtual bool skip_on_gradient_rerun() const { return false; }
   // Reads state that is not an input (random draws, variable reads): recorded whenever a trace
   // is active, even without symbolic inputs, and never merged.
   virtual bool is_stateful() const { return false; }
