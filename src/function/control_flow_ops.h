@@ -7,17 +7,37 @@
 
 #include "eagerflow/exec/plan.h"
 #include "eagerflow/ops/primitive.h"
+#include "eagerflow/passes/passes.h"
 
 namespace ef {
 
 class GraphFunction;
 
-// A traced sub-graph ready to run: the graph as traced (for gradients), the optimized graph
-// and its plan.
+namespace detail {
+// The pass options of the ef::function whose body this thread traces (FunctionOptions::passes),
+// for the sub-graphs made meanwhile (cond branches, loop and scan bodies, and those a gradient
+// traces); the defaults when no function traces.
+const passes::PassOptions& tracing_pass_options();
+// Makes `options` the tracing pass options on this thread for the scope's lifetime.
+class TracingPassOptions {
+ public:
+  explicit TracingPassOptions(const passes::PassOptions& options);
+  ~TracingPassOptions();
+  TracingPassOptions(const TracingPassOptions&) = delete;
+  TracingPassOptions& operator=(const TracingPassOptions&) = delete;
+
+ private:
+  const passes::PassOptions* previous_;
+};
+}  // namespace detail
+
+// A traced sub-graph ready to run: the graph as traced (for gradients), the graph optimized
+// with `options` (the passes of the function whose trace made it) and its plan.
 struct SubGraph {
   std::shared_ptr<ir::Graph> traced, graph;
   std::shared_ptr<exec::Plan> plan;
-  explicit SubGraph(std::shared_ptr<ir::Graph> traced_graph);
+  passes::PassOptions options;  // also for the sub-graphs derived from this one (gradients)
+  SubGraph(std::shared_ptr<ir::Graph> traced_graph, const passes::PassOptions& pass_options);
   std::vector<Tensor> run(std::span<const Tensor> inputs) const;
   bool touches_state() const;
 };
