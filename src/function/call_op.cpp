@@ -73,6 +73,12 @@ std::shared_ptr<const GraphFunction> GraphFunction::backward_for(const std::vect
   return slot;
 }
 
+std::vector<SubGraphRef> CallOp::subgraphs() const {
+  const GraphFunction& run = with_residuals_ ? *fn_->gradient().forward : *fn_;
+  return {{"function '" + fn_->name() + "' (traced)", &run.traced()},
+          {"function '" + fn_->name() + "' (optimized)", &run.optimized()}};
+}
+
 std::string CallOp::attrs() const {
   return "f=" + fn_->name() + (with_residuals_ ? " residuals=" + std::to_string(fn_->gradient().num_residuals) : "");
 }

@@ -77,6 +77,7 @@ class CallOp : public PrimitiveBase<CallOp> {
   std::vector<Tensor> vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,
                           const std::vector<bool>& needed) const override;
   bool accepts_missing_cotangents() const override { return true; }
+  std::vector<SubGraphRef> subgraphs() const override;
   const std::shared_ptr<const GraphFunction>& function() const { return fn_; }
   bool with_residuals() const { return with_residuals_; }
 

@@ -52,6 +52,11 @@ SubGraph::SubGraph(std::shared_ptr<ir::Graph> traced_graph, const passes::PassOp
       plan(std::make_shared<exec::Plan>(graph)),
       options(pass_options) {}
 
+void SubGraph::add_refs(std::vector<SubGraphRef>& refs, const std::string& role) const {
+  refs.push_back({role + " (traced)", traced.get()});
+  refs.push_back({role + " (optimized)", graph.get()});
+}
+
 std::vector<Tensor> SubGraph::run(std::span<const Tensor> inputs) const {
   std::vector<Tensor> out(plan->num_outputs());
   plan->run(inputs, out);
@@ -62,6 +67,20 @@ bool SubGraph::touches_state() const {
   for (const auto& n : graph->nodes)
     if (n.op->has_effect() || n.op->is_stateful()) return true;
   return false;
+}
+
+std::vector<SubGraphRef> CondOp::subgraphs() const {
+  std::vector<SubGraphRef> refs;
+  then_.add_refs(refs, "then branch");
+  else_.add_refs(refs, "else branch");
+  return refs;
+}
+
+std::vector<SubGraphRef> WhileOp::subgraphs() const {
+  std::vector<SubGraphRef> refs;
+  cond_.add_refs(refs, "condition");
+  body_.add_refs(refs, "body");
+  return refs;
 }
 
 std::string CondOp::attrs() const {

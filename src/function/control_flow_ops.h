@@ -40,6 +40,8 @@ struct SubGraph {
   SubGraph(std::shared_ptr<ir::Graph> traced_graph, const passes::PassOptions& pass_options);
   std::vector<Tensor> run(std::span<const Tensor> inputs) const;
   bool touches_state() const;
+  // Adds "<role> (traced)" and "<role> (optimized)" for the IR verifier.
+  void add_refs(std::vector<SubGraphRef>& refs, const std::string& role) const;
 };
 
 // Inputs: the predicate, then the captures both branches take (in the same order).
@@ -59,6 +61,7 @@ class CondOp : public PrimitiveBase<CondOp> {
   std::vector<Tensor> vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,
                           const std::vector<bool>& needed) const override;
   bool accepts_missing_cotangents() const override { return residuals_ != nullptr; }
+  std::vector<SubGraphRef> subgraphs() const override;
   const SubGraph& then_branch() const { return then_; }
   const SubGraph& else_branch() const { return else_; }
   // The variant whose outputs are followed by both branches' residuals (the branch not taken
@@ -97,6 +100,7 @@ class WhileOp : public PrimitiveBase<WhileOp> {
   // The variant whose outputs are followed by the iteration count and, stacked over the
   // iterations, the values the body's gradient needs; nullopt when the body has no gradient.
   std::optional<WhileOp> with_residuals() const;
+  std::vector<SubGraphRef> subgraphs() const override;
 
  private:
   struct Residuals;

@@ -244,6 +244,12 @@ std::string ScanOp::attrs() const {
   return s + "carries=" + std::to_string(n_carry_) + " xs=" + std::to_string(n_xs_) + "\n      body=" + body;
 }
 
+std::vector<SubGraphRef> ScanOp::subgraphs() const {
+  std::vector<SubGraphRef> refs;
+  body_.add_refs(refs, "body");
+  return refs;
+}
+
 std::vector<TensorSpec> ScanOp::infer(std::span<const Tensor> in) const {
   const ir::Graph& g = *body_.traced;
   if (in.size() != g.inputs.size())

@@ -60,6 +60,10 @@ class WhileGrad : public PrimitiveBase<WhileGrad> {
   const char* name() const override { return "while_grad"; }
   bool takes_bfloat16() const override { return true; }
   std::string attrs() const override { return "body=" + body_->name(); }
+  std::vector<SubGraphRef> subgraphs() const override {
+    const GraphFunction& backward = *body_->gradient().backward;
+    return {{"backward body (traced)", &backward.traced()}, {"backward body (optimized)", &backward.optimized()}};
+  }
   std::vector<TensorSpec> infer(std::span<const Tensor> in) const override {
     std::vector<TensorSpec> specs;
     const auto& body_inputs = body_->input_specs();
