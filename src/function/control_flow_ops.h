@@ -86,6 +86,11 @@ class WhileOp : public PrimitiveBase<WhileOp> {
       : cond_(std::move(cond)), body_(std::move(body)), n_vars_(n_vars), n_cond_caps_(n_cond_caps),
         max_iterations_(max_iterations) {}
   std::int64_t max_iterations() const { return max_iterations_; }
+  const SubGraph& condition() const { return cond_; }
+  const SubGraph& body() const { return body_; }
+  std::size_t num_vars() const { return n_vars_; }
+  std::size_t num_cond_captures() const { return n_cond_caps_; }
+  bool has_residuals() const { return residuals_ != nullptr; }
   const char* name() const override { return "while"; }
   bool takes_bfloat16() const override { return true; }
   std::string attrs() const override;
