@@ -50,9 +50,10 @@ demo: build-demo
 	cd build && $(IN_TREE_PYTHON) $(PYTHON) ../examples/python/seed.py
 	cd build && $(IN_TREE_PYTHON) $(PYTHON) ../examples/python/train_mnist.py
 
+# The Python tests verify the IR after every pass (EF_VERIFY_IR=1), as the C++ test programs do.
 test: build
 	@$(STEP) --kind ctest --label "ctest (release)" --log $(LOGS)/ctest-release.log -- ctest --preset release
-	@cd build && $(IN_TREE_PYTHON) $(STEP) --kind pytest --label "pytest" --log logs/pytest.log -- \
+	@cd build && EF_VERIFY_IR=1 $(IN_TREE_PYTHON) $(STEP) --kind pytest --label "pytest" --log logs/pytest.log -- \
 	  $(PYTHON) -m pytest -q --durations=5 ../python/tests
 
 test-asan: deps

@@ -1,7 +1,28 @@
+#include <atomic>
+
+#include "autodiff/tape_impl.h"
+#include "dist/collectives.h"
+#include "exec/interpret.h"
 #include "test_util.h"
 
 using namespace ef;
 using ef::testing::expect_error;
+
+namespace {
+
+// An output-less effect that is not a print (as a barrier is): counts its runs. Outside
+// namespace ef, as OpTable.CoversEveryOpClass asks of the ops tests define.
+std::atomic<int> effect_runs{0};
+
+class CountingEffect : public PrimitiveBase<CountingEffect> {
+ public:
+  const char* name() const override { return "counting_effect"; }
+  bool has_effect() const override { return true; }
+  std::vector<TensorSpec> infer(std::span<const Tensor>) const override { return {}; }
+  void eval(std::span<const Tensor>, std::span<const TensorSpec>, std::span<Tensor>) const override { ++effect_runs; }
+};
+
+}  // namespace
 
 TEST(Cond, EagerRunsOneBranch) {
   int then_runs = 0, else_runs = 0;
@@ -84,4 +105,40 @@ TEST(WhileLoop, UpdatesVariablesEachIteration) {
   EXPECT_EQ(total.value().item<float>(), 6.f);
   f(scalar(4.f));
   EXPECT_EQ(total.value().item<float>(), 12.f);
+}
+
+// A sub-graph run again to differentiate it (its forward values were not kept) skips what only
+// shows something, the ops whose skip_on_gradient_rerun() is true (print), and runs every other
+// effect: a barrier skipped on one rank would leave the others waiting.
+TEST(SubGraphRerun, SkipsPrintsAndRunsOtherEffects) {
+  EXPECT_TRUE(dispatch(CountingEffect(), std::vector<Tensor>{}).empty());  // eager: runs now
+  EXPECT_EQ(effect_runs.load(), 1);
+  auto f = function([](const Tensor& x) {
+    dispatch(CountingEffect(), std::vector<Tensor>{x});
+    ef::print("x is", x);
+    return sum(x * x);
+  });
+  Tensor x = tensor<double>({1.0, -2.0});
+  const ir::Graph& g = f.get_concrete_function(x)->traced_graph();
+  std::vector<std::string> printed;
+  set_print_sink([&](std::string_view s) { printed.emplace_back(s); });
+  effect_runs = 0;
+  exec::interpret(g, std::vector<Tensor>{x});  // a plain run: both
+  EXPECT_EQ(effect_runs.load(), 1);
+  EXPECT_EQ(printed.size(), 1u);
+  exec::interpret(g, std::vector<Tensor>{x}, exec::Effects::skip_prints);
+  EXPECT_EQ(effect_runs.load(), 2);
+  EXPECT_EQ(printed.size(), 1u);
+  // What a cond's gradient by re-running its branch calls.
+  std::vector<Tensor> dx = detail::graph_vjp(g, std::vector<Tensor>{x}, std::vector<Tensor>{scalar(1.0)}, {true});
+  EXPECT_EQ(dx[0].to_vector<double>(), (std::vector<double>{2.0, -4.0}));
+  EXPECT_EQ(effect_runs.load(), 3);
+  EXPECT_EQ(printed.size(), 1u);
+  set_print_sink(nullptr);
+  // The trait, op by op: print only (and summary writes); a barrier runs again.
+  std::vector<std::string> skipped;
+  for (const auto& node : g.nodes)
+    if (node.op->skip_on_gradient_rerun()) skipped.emplace_back(node.op->name());
+  EXPECT_EQ(skipped, (std::vector<std::string>{"print"}));
+  EXPECT_FALSE(dist::Barrier().skip_on_gradient_rerun());
 }

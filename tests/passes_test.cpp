@@ -1,4 +1,6 @@
 // Golden printed graphs: the traced form and what the passes make of it.
+#include "function/call_op.h"
+#include "function/scan_op.h"
 #include "test_util.h"
 
 using namespace ef;
@@ -229,4 +231,70 @@ TEST(Passes, CseStillMergesEqualPureOps) {
   int exps = 0;
   for (const auto& n : cf->graph().nodes) exps += std::string(n.op->name()) == "exp";
   EXPECT_EQ(exps, 1);
+}
+
+// FunctionOptions::passes reach the graphs inside the function's graph: cond branches, while
+// and scan bodies (and the variants a gradient derives from them), and a called function's
+// graph, which follows the options of the function it was traced for.
+TEST(Passes, SubGraphsHonourTheFunctionsPassOptions) {
+  auto body = [](const Tensor& x) {
+    Tensor c = cond(sum(x) > 0.0f, [&] { Tensor unused = exp(x); return x * 2.0f; }, [&] { return x - 1.0f; });
+    std::vector<Tensor> w = while_loop([](const std::vector<Tensor>& v) { return v[1] < scalar<std::int64_t>(3); },
+                                       [](const std::vector<Tensor>& v) {
+                                         Tensor unused = log(v[0]);
+                                         return std::vector<Tensor>{v[0] + 1.0f, v[1] + scalar<std::int64_t>(1)};
+                                       },
+                                       {c, scalar<std::int64_t>(0)});
+    auto [h, ys] = scan([](const Tensor& acc, const Tensor& row) {
+      Tensor unused = sqrt(row);
+      return std::pair{acc + row, acc};
+    }, scalar(0.0f), w[0]);
+    return ys + h;
+  };
+  TensorSpec s{DType::float32, {3}};
+  // Elementwise fusion off, so that the ops print as nodes of their own.
+  std::string pruned = traced_text(body, s, {.fuse_elementwise = false});
+  std::string kept = traced_text(body, s, {.dead_code = false, .fuse_elementwise = false});
+  for (const char* op : {" = exp ", " = log ", " = sqrt "}) {
+    EXPECT_EQ(pruned.find(op), std::string::npos) << op << pruned;
+    EXPECT_NE(kept.find(op), std::string::npos) << op << kept;
+  }
+  // Fusion on: the branch's dead exp is fused into its loop, the body's dead log too.
+  std::string fused = traced_text(body, s, {.dead_code = false});
+  EXPECT_NE(fused.find("t0=exp(i0)"), std::string::npos) << fused;
+  EXPECT_NE(fused.find("t0=log(i0)"), std::string::npos) << fused;
+  EXPECT_EQ(traced_text(body, s).find("exp"), std::string::npos);
+
+  // Under a tape the cond records its variant with residuals, made with the same options.
+  auto with_tape = function([](const Tensor& x) {
+    GradientTape tape;
+    tape.watch(x);
+    Tensor y = sum(cond(sum(x) > 0.0f, [&] { return x * x; }, [&] { return sin(x); }));
+    return tape.gradient(y, x);
+  }, {.passes = {.dead_code = false}});
+  std::size_t conds = 0;
+  for (const auto& node : with_tape.get_concrete_function(s)->traced_graph().nodes)
+    if (auto* c = dynamic_cast<const CondOp*>(node.op.get())) {
+      ++conds;
+      EXPECT_FALSE(c->then_branch().options.dead_code);
+      EXPECT_FALSE(c->else_branch().options.dead_code);
+    }
+  EXPECT_GE(conds, 2u);  // the forward cond and its gradient's
+
+  // A called function kept as a call node (inlining off in the caller) runs its graph
+  // optimized with its own options.
+  auto dead_code_in = [](const passes::PassOptions& inner_passes) {
+    auto inner = function([](const Tensor& x) { Tensor unused = exp(x); return x * 2.0f; }, {.passes = inner_passes});
+    auto outer = function([&](const Tensor& x) { return inner(x) + 1.0f; }, {.passes = {.inline_calls = false}});
+    std::size_t calls = 0, exps = 0;
+    for (const auto& node : outer.get_concrete_function(TensorSpec{DType::float32, {3}})->graph().nodes)
+      if (auto* call = dynamic_cast<const CallOp*>(node.op.get())) {
+        ++calls;
+        for (const auto& n : call->function()->optimized().nodes) exps += std::string(n.op->name()) == "exp";
+      }
+    EXPECT_EQ(calls, 1u);
+    return exps;
+  };
+  EXPECT_EQ(dead_code_in({.fuse_elementwise = false}), 0u);
+  EXPECT_EQ(dead_code_in({.dead_code = false, .fuse_elementwise = false}), 1u);
 }

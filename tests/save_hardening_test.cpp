@@ -307,19 +307,27 @@ TEST(SaveHardening, ACheckpointOfOneOptimizerDoesNotRestoreIntoAnother) {
 }
 
 // ---------------------------------------------------------------- control flow
-TEST(SaveHardening, SavingControlFlowSaysItCannotBeSavedYet) {
+TEST(SaveHardening, SavingADifferentiatedCondOrLoopSaysItCannotBeSavedYet) {
+  // cond and while_loop save (saved_model_test); their variants that keep a gradient's
+  // values, recorded when a tape inside the function watches them, do not yet.
   auto looped = function([](const Tensor& x) {
-    return while_loop([](const std::vector<Tensor>& v) { return less(sum(v[0]), scalar(100.0f)); },
-                      [](const std::vector<Tensor>& v) { return std::vector<Tensor>{v[0] * 2.0f}; }, {x})[0];
+    GradientTape tape;
+    tape.watch(x);
+    Tensor y = sum(while_loop([](const std::vector<Tensor>& v) { return less(sum(v[0]), scalar(100.0f)); },
+                              [](const std::vector<Tensor>& v) { return std::vector<Tensor>{v[0] * 2.0f}; }, {x})[0]);
+    return tape.gradient(y, x);
   });
   looped(ones({3}));
   fs::path dir = ef::testing::fresh_temp_dir("save_control_flow");
-  expect_error([&] { save(looped, (dir / "loop").string()); }, {"control flow cannot be saved yet", "ef::while_loop"});
+  expect_error([&] { save(looped, (dir / "loop").string()); }, {"differentiates an ef::while_loop", "cannot be saved yet"});
   auto branched = function([](const Tensor& x) {
-    return cond(greater(sum(x), scalar(0.0f)), [&] { return x * 2.0f; }, [&] { return x - 1.0f; });
+    GradientTape tape;
+    tape.watch(x);
+    Tensor y = sum(cond(greater(sum(x), scalar(0.0f)), [&] { return x * x; }, [&] { return x - 1.0f; }));
+    return tape.gradient(y, x);
   });
   branched(ones({3}));
-  expect_error([&] { save(branched, (dir / "cond").string()); }, {"control flow cannot be saved yet", "ef::cond"});
+  expect_error([&] { save(branched, (dir / "cond").string()); }, {"differentiates an ef::cond", "cannot be saved yet"});
   EXPECT_FALSE(fs::exists(dir / "loop"));
   EXPECT_EQ(entries(dir), std::set<std::string>{}) << "a failed save leaves nothing behind";
   fs::remove_all(dir);

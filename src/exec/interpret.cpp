@@ -26,14 +26,14 @@ std::vector<Tensor> replay(const ir::Graph& g, std::span<const Tensor> inputs, c
 }
 
 std::vector<Tensor> interpret(const ir::Graph& g, std::span<const Tensor> inputs, Effects effects) {
-  std::vector<Tensor> out = replay(g, inputs, [&](const ir::Node& node, std::span<const Tensor> args) -> std::vector<Tensor> {
-    if (effects == Effects::skip_prints && node.op->has_effect() && node.outputs.empty() &&
-        !dynamic_cast<const AssignVariable*>(node.op.get()))
-      return {};
-    std::vector<Tensor> outs = dispatch(*node.op, args);
-    if (auto* read = dynamic_cast<const ReadVariable*>(node.op.get())) detail::note_variable_read(read->variable(), outs[0]);
-    return outs;
-  });
+  std::vector<Tensor> out = replay(
+      g, inputs, [&](const ir::Node& node, std::span<const Tensor> args) -> std::vector<Tensor> {
+        if (effects == Effects::skip_prints && node.op->skip_on_gradient_rerun() && node.outputs.empty()) return {};
+        std::vector<Tensor> outs = dispatch(*node.op, args);
+        if (auto* read = dynamic_cast<const ReadVariable*>(node.op.get()))
+          detail::note_variable_read(read->variable(), outs[0]);
+        return outs;
+      });
   for (std::size_t i = 0; i < out.size(); ++i)
     if (g.values[static_cast<std::size_t>(g.outputs[i])].kind == ir::ValueKind::constant) out[i] = out[i].clone();  // the caller's own
   return out;

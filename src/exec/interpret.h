@@ -17,6 +17,8 @@ using NodeRunner = std::function<std::vector<Tensor>(const ir::Node& node, std::
 // outputs are the graph's values themselves (a constant output is the graph's constant).
 std::vector<Tensor> replay(const ir::Graph& graph, std::span<const Tensor> inputs, const NodeRunner& run_node = {});
 
+// skip_prints: skip the ops whose skip_on_gradient_rerun() is true (print, summary writes), for
+// a sub-graph run again to differentiate it; every other effect runs.
 enum class Effects { run, skip_prints };
 // replay, telling tapes of the variable reads, optionally skipping prints; outputs that are
 // constants are copies of their own.

@@ -2,6 +2,7 @@
 
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/passes/passes.h"
+#include "function/control_flow_ops.h"
 #include "ops/interpreters.h"
 
 namespace ef {
@@ -15,8 +16,8 @@ std::string specs_str(const std::vector<TensorSpec>& specs) {
 
 }  // namespace
 
-GraphFunction::GraphFunction(std::shared_ptr<const ir::Graph> traced)
-    : traced_(std::move(traced)), plan_(passes::optimize(*traced_)) {
+GraphFunction::GraphFunction(std::shared_ptr<const ir::Graph> traced, const passes::PassOptions& options)
+    : traced_(std::move(traced)), plan_(passes::optimize(*traced_, options)), options_(options) {
   for (int v : traced_->inputs) input_specs_.push_back(traced_->values[static_cast<std::size_t>(v)].spec);
   for (int v : traced_->outputs) output_specs_.push_back(traced_->values[static_cast<std::size_t>(v)].spec);
   for (const auto& n : plan_.graph().nodes) {
@@ -28,12 +29,13 @@ GraphFunction::GraphFunction(std::shared_ptr<const ir::Graph> traced)
 const GraphFunction::Gradient& GraphFunction::gradient() const {
   std::call_once(gradient_once_, [this] {
     detail::OutsideKernel outside;
+    detail::TracingPassOptions pass_scope(options_);  // for the sub-graphs the backward pass traces
     try {
       auto g = std::make_unique<Gradient>();
       g->split = detail::split_for_gradient(*traced_);
-      g->forward = std::make_shared<const GraphFunction>(g->split.forward);
+      g->forward = std::make_shared<const GraphFunction>(g->split.forward, options_);
       g->num_residuals = g->split.num_residuals;
-      g->backward = std::make_shared<const GraphFunction>(g->split.backward);
+      g->backward = std::make_shared<const GraphFunction>(g->split.backward, options_);
       gradient_ = std::move(g);
     } catch (const Error& e) {
       gradient_error_ = e.what();
@@ -66,9 +68,15 @@ std::shared_ptr<const GraphFunction> GraphFunction::backward_for(const std::vect
     pruned->outputs.clear();
     for (std::size_t k = 0; k < needed.size(); ++k)
       if (needed[k]) pruned->outputs.push_back(g.split.backward->outputs[k]);
-    slot = std::make_shared<const GraphFunction>(std::move(pruned));
+    slot = std::make_shared<const GraphFunction>(std::move(pruned), options_);
   }
   return slot;
+}
+
+std::vector<SubGraphRef> CallOp::subgraphs() const {
+  const GraphFunction& run = with_residuals_ ? *fn_->gradient().forward : *fn_;
+  return {{"function '" + fn_->name() + "' (traced)", &run.traced()},
+          {"function '" + fn_->name() + "' (optimized)", &run.optimized()}};
 }
 
 std::string CallOp::attrs() const {

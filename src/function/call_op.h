@@ -12,17 +12,20 @@
 #include "autodiff/gradient_split.h"
 #include "eagerflow/exec/plan.h"
 #include "eagerflow/ops/primitive.h"
+#include "eagerflow/passes/passes.h"
 
 namespace ef {
 
 // A graph ready to be called: the graph as traced (what gradients are derived from), and the
-// optimized plan that runs it.
+// plan that runs it, optimized with `options` (which its gradient graphs keep).
 class GraphFunction {
  public:
-  explicit GraphFunction(std::shared_ptr<const ir::Graph> traced);
+  GraphFunction(std::shared_ptr<const ir::Graph> traced, const passes::PassOptions& options);
 
   const std::string& name() const { return traced_->name; }
   const ir::Graph& traced() const { return *traced_; }
+  const ir::Graph& optimized() const { return plan_.graph(); }
+  const passes::PassOptions& options() const { return options_; }
   const std::vector<TensorSpec>& input_specs() const { return input_specs_; }
   const std::vector<TensorSpec>& output_specs() const { return output_specs_; }
   bool has_effect() const { return has_effect_; }
@@ -51,6 +54,7 @@ class GraphFunction {
   exec::Plan plan_;
   std::vector<TensorSpec> input_specs_, output_specs_;
   bool has_effect_ = false, is_stateful_ = false;
+  passes::PassOptions options_;
   mutable std::once_flag gradient_once_;
   mutable std::unique_ptr<Gradient> gradient_;
   mutable std::string gradient_error_;
@@ -73,6 +77,7 @@ class CallOp : public PrimitiveBase<CallOp> {
   std::vector<Tensor> vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,
                           const std::vector<bool>& needed) const override;
   bool accepts_missing_cotangents() const override { return true; }
+  std::vector<SubGraphRef> subgraphs() const override;
   const std::shared_ptr<const GraphFunction>& function() const { return fn_; }
   bool with_residuals() const { return with_residuals_; }
 

@@ -12,14 +12,15 @@ namespace ef {
 
 ConcreteFunction::ConcreteFunction(std::string name, Signature signature, std::vector<std::string> arg_names,
                                    std::shared_ptr<ir::Graph> traced, std::shared_ptr<ir::Graph> optimized,
-                                   detail::OutputStructure outputs)
+                                   detail::OutputStructure outputs, const passes::PassOptions& pass_options)
     : name_(std::move(name)),
       signature_(std::move(signature)),
       arg_names_(std::move(arg_names)),
       traced_(std::move(traced)),
       optimized_(optimized),
       plan_(optimized),
-      outputs_(std::move(outputs)) {}
+      outputs_(std::move(outputs)),
+      passes_(pass_options) {}
 
 std::string ConcreteFunction::signature_str() const { return ef::signature_str(signature_, arg_names_); }
 
@@ -47,7 +48,7 @@ const ConcreteFunction::Callable& ConcreteFunction::callable() const {
   std::call_once(callable_once_, [this] {
     ir::HoistedReads hoisted = ir::hoist_variable_reads(*traced_);
     auto c = std::make_shared<Callable>();
-    c->function = std::make_shared<const GraphFunction>(hoisted.graph);
+    c->function = std::make_shared<const GraphFunction>(hoisted.graph, passes_);
     c->variables = std::move(hoisted.variables);
     callable_ = std::move(c);
   });

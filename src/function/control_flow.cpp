@@ -29,8 +29,33 @@ std::string specs_str(const std::vector<TensorSpec>& specs) {
 
 }  // namespace
 
-SubGraph::SubGraph(std::shared_ptr<ir::Graph> traced_graph)
-    : traced(std::move(traced_graph)), graph(passes::optimize(*traced)), plan(std::make_shared<exec::Plan>(graph)) {}
+namespace detail {
+namespace {
+thread_local const passes::PassOptions* tracing_options = nullptr;
+}  // namespace
+
+const passes::PassOptions& tracing_pass_options() {
+  static const passes::PassOptions defaults;
+  return tracing_options ? *tracing_options : defaults;
+}
+
+TracingPassOptions::TracingPassOptions(const passes::PassOptions& options) : previous_(tracing_options) {
+  tracing_options = &options;
+}
+TracingPassOptions::~TracingPassOptions() { tracing_options = previous_; }
+
+}  // namespace detail
+
+SubGraph::SubGraph(std::shared_ptr<ir::Graph> traced_graph, const passes::PassOptions& pass_options)
+    : traced(std::move(traced_graph)),
+      graph(passes::optimize(*traced, pass_options)),
+      plan(std::make_shared<exec::Plan>(graph)),
+      options(pass_options) {}
+
+void SubGraph::add_refs(std::vector<SubGraphRef>& refs, const std::string& role) const {
+  refs.push_back({role + " (traced)", traced.get()});
+  refs.push_back({role + " (optimized)", graph.get()});
+}
 
 std::vector<Tensor> SubGraph::run(std::span<const Tensor> inputs) const {
   std::vector<Tensor> out(plan->num_outputs());
@@ -42,6 +67,20 @@ bool SubGraph::touches_state() const {
   for (const auto& n : graph->nodes)
     if (n.op->has_effect() || n.op->is_stateful()) return true;
   return false;
+}
+
+std::vector<SubGraphRef> CondOp::subgraphs() const {
+  std::vector<SubGraphRef> refs;
+  then_.add_refs(refs, "then branch");
+  else_.add_refs(refs, "else branch");
+  return refs;
+}
+
+std::vector<SubGraphRef> WhileOp::subgraphs() const {
+  std::vector<SubGraphRef> refs;
+  cond_.add_refs(refs, "condition");
+  body_.add_refs(refs, "body");
+  return refs;
 }
 
 std::string CondOp::attrs() const {
@@ -81,8 +120,8 @@ TensorSpec merged_with_empty(const TensorSpec& spec) {
 std::optional<CondOp> CondOp::with_residuals() const {
   if (residuals_) return *this;
   auto r = std::make_shared<Residuals>();
-  r->then_fn = std::make_shared<const GraphFunction>(then_.traced);
-  r->else_fn = std::make_shared<const GraphFunction>(else_.traced);
+  r->then_fn = std::make_shared<const GraphFunction>(then_.traced, then_.options);
+  r->else_fn = std::make_shared<const GraphFunction>(else_.traced, else_.options);
   if (!r->then_fn->has_gradient() || !r->else_fn->has_gradient()) return std::nullopt;
   const GraphFunction::Gradient& gt = r->then_fn->gradient();
   const GraphFunction::Gradient& ge = r->else_fn->gradient();
@@ -104,7 +143,7 @@ std::optional<CondOp> CondOp::with_residuals() const {
   std::vector<TensorSpec> specs = specs_;
   for (std::size_t k = 0; k < r->then_count; ++k) specs.push_back(merged_with_empty(then_specs[r->outputs + k]));
   for (std::size_t k = 0; k < r->else_count; ++k) specs.push_back(merged_with_empty(else_specs[r->outputs + k]));
-  CondOp variant(SubGraph(then_g), SubGraph(else_g), std::move(specs));
+  CondOp variant(SubGraph(then_g, then_.options), SubGraph(else_g, else_.options), std::move(specs));
   variant.residuals_ = std::move(r);
   return variant;
 }
@@ -259,7 +298,8 @@ std::vector<Tensor> cond_impl(const Tensor& pred, const Branch& then_fn, const B
   }
   std::vector<Tensor> inputs{pred};
   inputs.insert(inputs.end(), captures.begin(), captures.end());
-  CondOp op(SubGraph(then_ctx.graph()), SubGraph(else_ctx.graph()), merged);
+  const passes::PassOptions& pass_options = detail::tracing_pass_options();
+  CondOp op(SubGraph(then_ctx.graph(), pass_options), SubGraph(else_ctx.graph(), pass_options), merged);
   // Under a tape, the variant that keeps the forward values the gradient needs.
   std::optional<CondOp> variant = detail::tapes_recording() ? op.with_residuals() : std::nullopt;
   std::vector<Tensor> out = dispatch(variant ? *variant : op, inputs);
@@ -327,8 +367,9 @@ std::vector<Tensor> while_loop(const LoopCond& cond_fn, const LoopBody& body_fn,
   std::vector<Tensor> inputs = vars;
   inputs.insert(inputs.end(), cond_ctx.lifted().begin(), cond_ctx.lifted().end());
   inputs.insert(inputs.end(), body_ctx.lifted().begin(), body_ctx.lifted().end());
-  WhileOp op(SubGraph(cond_ctx.graph()), SubGraph(body_ctx.graph()), vars.size(), cond_ctx.lifted().size(),
-             maximum_iterations.value_or(-1));
+  const passes::PassOptions& pass_options = detail::tracing_pass_options();
+  WhileOp op(SubGraph(cond_ctx.graph(), pass_options), SubGraph(body_ctx.graph(), pass_options), vars.size(),
+             cond_ctx.lifted().size(), maximum_iterations.value_or(-1));
   // Under a tape, the variant that keeps what each iteration's gradient needs.
   std::optional<WhileOp> variant = detail::tapes_recording() ? op.with_residuals() : std::nullopt;
   std::vector<Tensor> out = dispatch(variant ? *variant : op, inputs);

@@ -7,19 +7,41 @@
 
 #include "eagerflow/exec/plan.h"
 #include "eagerflow/ops/primitive.h"
+#include "eagerflow/passes/passes.h"
 
 namespace ef {
 
 class GraphFunction;
 
-// A traced sub-graph ready to run: the graph as traced (for gradients), the optimized graph
-// and its plan.
+namespace detail {
+// The pass options of the ef::function whose body this thread traces (FunctionOptions::passes),
+// for the sub-graphs made meanwhile (cond branches, loop and scan bodies, and those a gradient
+// traces); the defaults when no function traces.
+const passes::PassOptions& tracing_pass_options();
+// Makes `options` the tracing pass options on this thread for the scope's lifetime.
+class TracingPassOptions {
+ public:
+  explicit TracingPassOptions(const passes::PassOptions& options);
+  ~TracingPassOptions();
+  TracingPassOptions(const TracingPassOptions&) = delete;
+  TracingPassOptions& operator=(const TracingPassOptions&) = delete;
+
+ private:
+  const passes::PassOptions* previous_;
+};
+}  // namespace detail
+
+// A traced sub-graph ready to run: the graph as traced (for gradients), the graph optimized
+// with `options` (the passes of the function whose trace made it) and its plan.
 struct SubGraph {
   std::shared_ptr<ir::Graph> traced, graph;
   std::shared_ptr<exec::Plan> plan;
-  explicit SubGraph(std::shared_ptr<ir::Graph> traced_graph);
+  passes::PassOptions options;  // also for the sub-graphs derived from this one (gradients)
+  SubGraph(std::shared_ptr<ir::Graph> traced_graph, const passes::PassOptions& pass_options);
   std::vector<Tensor> run(std::span<const Tensor> inputs) const;
   bool touches_state() const;
+  // Adds "<role> (traced)" and "<role> (optimized)" for the IR verifier.
+  void add_refs(std::vector<SubGraphRef>& refs, const std::string& role) const;
 };
 
 // Inputs: the predicate, then the captures both branches take (in the same order).
@@ -39,6 +61,7 @@ class CondOp : public PrimitiveBase<CondOp> {
   std::vector<Tensor> vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,
                           const std::vector<bool>& needed) const override;
   bool accepts_missing_cotangents() const override { return residuals_ != nullptr; }
+  std::vector<SubGraphRef> subgraphs() const override;
   const SubGraph& then_branch() const { return then_; }
   const SubGraph& else_branch() const { return else_; }
   // The variant whose outputs are followed by both branches' residuals (the branch not taken
@@ -63,6 +86,11 @@ class WhileOp : public PrimitiveBase<WhileOp> {
       : cond_(std::move(cond)), body_(std::move(body)), n_vars_(n_vars), n_cond_caps_(n_cond_caps),
         max_iterations_(max_iterations) {}
   std::int64_t max_iterations() const { return max_iterations_; }
+  const SubGraph& condition() const { return cond_; }
+  const SubGraph& body() const { return body_; }
+  std::size_t num_vars() const { return n_vars_; }
+  std::size_t num_cond_captures() const { return n_cond_caps_; }
+  bool has_residuals() const { return residuals_ != nullptr; }
   const char* name() const override { return "while"; }
   bool takes_bfloat16() const override { return true; }
   std::string attrs() const override;
@@ -77,6 +105,7 @@ class WhileOp : public PrimitiveBase<WhileOp> {
   // The variant whose outputs are followed by the iteration count and, stacked over the
   // iterations, the values the body's gradient needs; nullopt when the body has no gradient.
   std::optional<WhileOp> with_residuals() const;
+  std::vector<SubGraphRef> subgraphs() const override;
 
  private:
   struct Residuals;

@@ -11,6 +11,7 @@
 
 #include "eagerflow/core/log.h"
 #include "eagerflow/function/function.h"
+#include "function/control_flow_ops.h"
 #include "ops/interpreters.h"
 
 namespace ef {
@@ -353,12 +354,13 @@ FunctionCore::NestedCall FunctionCore::trace_new(const Signature& requested, con
         ~Pop() { tracing_now.pop_back(); }
       } pop;
       SuspendTapes hide_tapes;  // the body's symbolic ops belong to the graph, not to a tape outside
+      TracingPassOptions pass_scope(options_.passes);  // for the body's cond, while and scan sub-graphs
       trace::TraceScope scope(ctx);
       body(ctx, sig, structure);
     }
     auto optimized = passes::optimize(*ctx.graph(), options_.passes);
     auto cf = std::make_shared<const ConcreteFunction>(options_.name, sig, options_.arg_names, ctx.graph(), optimized,
-                                                       std::move(structure));
+                                                       std::move(structure), options_.passes);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     result.function = cf;
     result.captures = ctx.lifted();

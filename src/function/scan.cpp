@@ -244,6 +244,12 @@ std::string ScanOp::attrs() const {
   return s + "carries=" + std::to_string(n_carry_) + " xs=" + std::to_string(n_xs_) + "\n      body=" + body;
 }
 
+std::vector<SubGraphRef> ScanOp::subgraphs() const {
+  std::vector<SubGraphRef> refs;
+  body_.add_refs(refs, "body");
+  return refs;
+}
+
 std::vector<TensorSpec> ScanOp::infer(std::span<const Tensor> in) const {
   const ir::Graph& g = *body_.traced;
   if (in.size() != g.inputs.size())
@@ -332,7 +338,8 @@ std::pair<std::vector<Tensor>, std::vector<Tensor>> scan(const ScanBody& f, std:
   std::vector<Tensor> inputs = init;
   inputs.insert(inputs.end(), xs.begin(), xs.end());
   inputs.insert(inputs.end(), body.captures.begin(), body.captures.end());
-  ScanOp op(SubGraph(body.graph), init.size(), xs.size(), options.length.value_or(-1), options.reverse);
+  ScanOp op(SubGraph(body.graph, detail::tracing_pass_options()), init.size(), xs.size(), options.length.value_or(-1),
+            options.reverse);
   // Under a tape, the variant that keeps what each step's gradient needs.
   std::optional<ScanOp> variant = detail::tapes_recording() ? op.with_residuals() : std::nullopt;
   std::vector<Tensor> out = dispatch(variant ? *variant : op, inputs);

@@ -27,7 +27,7 @@ struct ScanOp::Residuals {
 std::optional<ScanOp> ScanOp::with_residuals() const {
   if (residuals_) return *this;
   auto r = std::make_shared<Residuals>();
-  r->body = std::make_shared<const GraphFunction>(body_.traced);
+  r->body = std::make_shared<const GraphFunction>(body_.traced, body_.options);
   if (!r->body->has_gradient()) return std::nullopt;
   const GraphFunction::Gradient& g = r->body->gradient();
   r->n_ys = n_ys_;
@@ -36,7 +36,7 @@ std::optional<ScanOp> ScanOp::with_residuals() const {
   // The forward graph returns (carries, ys, residuals); the saved carries follow as more ys.
   auto body = std::make_shared<ir::Graph>(*g.split.forward);
   for (std::size_t p : r->saved_carries) body->outputs.push_back(body->inputs[p]);
-  ScanOp variant(SubGraph(body), n_carry_, n_xs_, length_, reverse_);
+  ScanOp variant(SubGraph(body, body_.options), n_carry_, n_xs_, length_, reverse_);
   variant.residuals_ = std::move(r);
   return variant;
 }
@@ -47,7 +47,7 @@ ScanOp ScanOp::over_kept_stacks(std::shared_ptr<const GraphFunction> fn, std::ve
   r->body = fn;
   r->n_ys = 0;
   r->saved_carries = std::move(saved_carries);
-  ScanOp op(SubGraph(std::make_shared<ir::Graph>(fn->traced())), n_carry, 0, -1, false);
+  ScanOp op(SubGraph(std::make_shared<ir::Graph>(fn->traced()), fn->options()), n_carry, 0, -1, false);
   op.residuals_ = std::move(r);
   return op;
 }
@@ -69,7 +69,8 @@ std::vector<Tensor> ScanOp::vjp(std::span<const Tensor> in, std::span<const Tens
   ScanOp plain = *this;
   plain.residuals_ = nullptr;  // the residual ys become ordinary ys
   std::optional<ScanOp> variant = plain.with_residuals();
-  if (!variant) GraphFunction(body_.traced).gradient();  // throws the split's ef::Error (an op without a gradient)
+  if (!variant)
+    GraphFunction(body_.traced, body_.options).gradient();  // throws the split's ef::Error (an op without a gradient)
   std::vector<Tensor> rerun = dispatch(*variant, in);
   std::vector<Tensor> cots(rerun.size());
   std::copy(cot.begin(), cot.end(), cots.begin());

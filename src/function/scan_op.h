@@ -32,6 +32,7 @@ class ScanOp : public PrimitiveBase<ScanOp> {
   // The variant whose ys are followed by, stacked over the steps, the body's residuals and
   // the carries its backward graph reads; nullopt when the body has no gradient.
   std::optional<ScanOp> with_residuals() const;
+  std::vector<SubGraphRef> subgraphs() const override;
 
   // ef::while_loop's gradient (src/function/while_gradient.cpp): a loop that kept, stacked over
   // its iterations, the residuals of `fn` (its body's gradient split) and the carries

@@ -60,6 +60,10 @@ class WhileGrad : public PrimitiveBase<WhileGrad> {
   const char* name() const override { return "while_grad"; }
   bool takes_bfloat16() const override { return true; }
   std::string attrs() const override { return "body=" + body_->name(); }
+  std::vector<SubGraphRef> subgraphs() const override {
+    const GraphFunction& backward = *body_->gradient().backward;
+    return {{"backward body (traced)", &backward.traced()}, {"backward body (optimized)", &backward.optimized()}};
+  }
   std::vector<TensorSpec> infer(std::span<const Tensor> in) const override {
     std::vector<TensorSpec> specs;
     const auto& body_inputs = body_->input_specs();
@@ -123,7 +127,7 @@ class WhileGrad : public PrimitiveBase<WhileGrad> {
 std::optional<WhileOp> WhileOp::with_residuals() const {
   if (residuals_) return *this;
   auto r = std::make_shared<Residuals>();
-  r->body = std::make_shared<const GraphFunction>(body_.traced);
+  r->body = std::make_shared<const GraphFunction>(body_.traced, body_.options);
   if (!r->body->has_gradient()) return std::nullopt;
   const GraphFunction& forward = *r->body->gradient().forward;
   for (std::size_t k = 0; k < r->body->gradient().num_residuals; ++k) r->rows.push_back(forward.output_specs()[n_vars_ + k]);
@@ -208,7 +212,7 @@ std::vector<Tensor> WhileOp::vjp(std::span<const Tensor> in, std::span<const Ten
       body->inputs.insert(body->inputs.begin() + static_cast<std::ptrdiff_t>(n_vars_), row);
       for (std::size_t i = 0; i < body->inputs.size(); ++i)
         body->values[static_cast<std::size_t>(body->inputs[i])].index = static_cast<int>(i);
-      ScanOp loop(SubGraph(body), n_vars_, 1, -1, false);
+      ScanOp loop(SubGraph(body, body_.options), n_vars_, 1, -1, false);
       s_in.insert(s_in.begin() + static_cast<std::ptrdiff_t>(n_vars_), out[n_vars_ + 1]);
       s_needed.insert(s_needed.begin() + static_cast<std::ptrdiff_t>(n_vars_), false);
       s_grads = loop.vjp(s_in, s_out, s_cot, s_needed);

@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "eagerflow/core/error.h"
+#include "eagerflow/function/control_flow.h"
 #include "eagerflow/function/function.h"
 #include "eagerflow/function/scan.h"
 #include "eagerflow/io/safetensors.h"
@@ -78,6 +79,13 @@ struct VariableTable {
   }
 };
 
+// A cond or loop differentiated inside the function keeps its gradient's values (its variant
+// with residuals), which the format does not hold.
+std::string cannot_save_differentiated(const std::string& fn, const char* flow) {
+  return "function '" + fn + "' differentiates an " + flow + " inside it (a GradientTape around it in the function): " +
+         "such a function cannot be saved yet; save the function without the gradient, or save_weights";
+}
+
 std::string encode_graph(const ir::Graph& g, const std::string& fn, VariableTable& vars, std::vector<io::NamedTensor>& tensors) {
   std::string out = "{\"values\":[";
   for (std::size_t v = 0; v < g.values.size(); ++v) out += (v ? "," : "") + spec_json(g.values[v].spec);
@@ -107,17 +115,29 @@ std::string encode_graph(const ir::Graph& g, const std::string& fn, VariableTabl
       out += ",\"scan\":{\"carries\":" + std::to_string(scan->num_carries()) + ",\"xs\":" + std::to_string(scan->num_xs()) +
              ",\"length\":" + std::to_string(scan->length()) + ",\"reverse\":" + (scan->reverse() ? "true" : "false") +
              ",\"body\":" + encode_graph(*body, fn + "/scan" + std::to_string(n), vars, tensors) + "}";
+    } else if (auto* c = dynamic_cast<const CondOp*>(&op)) {
+      // ef::cond: both branches as nested graphs (calls inlined); loading traces ef::cond again.
+      if (c->has_residuals()) fail("save", cannot_save_differentiated(fn, "ef::cond"));
+      std::string at = fn + "/cond" + std::to_string(n);
+      out += ",\"cond\":{\"then\":" +
+             encode_graph(*passes::inline_calls(*c->then_branch().traced), at + "/then", vars, tensors) +
+             ",\"else\":" + encode_graph(*passes::inline_calls(*c->else_branch().traced), at + "/else", vars, tensors) +
+             "}";
+    } else if (auto* w = dynamic_cast<const WhileOp*>(&op)) {
+      // ef::while_loop: its condition and body as nested graphs, and the input counts.
+      if (w->has_residuals()) fail("save", cannot_save_differentiated(fn, "ef::while_loop"));
+      std::string at = fn + "/while" + std::to_string(n);
+      out += ",\"while\":{\"vars\":" + std::to_string(w->num_vars()) +
+             ",\"cond_captures\":" + std::to_string(w->num_cond_captures()) +
+             ",\"maximum_iterations\":" + std::to_string(w->max_iterations()) +
+             ",\"cond\":" + encode_graph(*passes::inline_calls(*w->condition().traced), at + "/cond", vars, tensors) +
+             ",\"body\":" + encode_graph(*passes::inline_calls(*w->body().traced), at + "/body", vars, tensors) + "}";
     } else if (auto* pieces = print_pieces(op)) {
       out += ",\"pieces\":[";
       for (std::size_t i = 0; i < pieces->size(); ++i)
         out += std::string(i ? "," : "") + ((*pieces)[i].is_tensor ? "null" : io::json_quote((*pieces)[i].text));
       out += "]";
     } else {
-      // Control flow is recognized by its op type, not its printed name ("cond", "while").
-      const char* flow = dynamic_cast<const CondOp*>(&op) ? "ef::cond" : dynamic_cast<const WhileOp*>(&op) ? "ef::while_loop" : nullptr;
-      if (flow)
-        fail("save", "function '" + fn + "' uses op '" + name + "' (" + flow + "): control flow cannot be saved yet " +
-                         "(the saved-model format has no ef::cond or ef::while_loop; save the function without them, or save_weights)");
       if (!io::can_decode(name))
         fail("save", "function '" + fn + "' uses op '" + name + "', which the saved-model format cannot hold: if it is " +
                          "your own op, register it with ef::register_op<YourOp>(\"" + name + "\", factory)");
@@ -356,9 +376,11 @@ const io::Json& member(const io::Json& j, const char* key, const std::string& wh
 struct GraphDesc;
 
 struct NodeDesc {
-  enum class Kind { op, read, assign, print, scan } kind = Kind::op;
-  // ef::scan: its body, and ScanOp's parameters.
-  std::shared_ptr<const GraphDesc> body;
+  enum class Kind { op, read, assign, print, scan, cond, while_loop } kind = Kind::op;
+  // ef::scan: its body, and ScanOp's parameters. ef::cond: body and other are the then and
+  // else branches. ef::while_loop: body and other are the body and the condition, carries the
+  // loop variables, xs the condition's captures, length the maximum iterations (-1: none).
+  std::shared_ptr<const GraphDesc> body, other;
   std::size_t carries = 0, xs = 0;
   std::int64_t length = -1;
   bool reverse = false;
@@ -398,7 +420,7 @@ const Tensor* find_tensor(const TensorIndex& index, const std::string& key) {
 GraphDesc read_graph(const io::Json& j, const std::string& fn, const TensorIndex& tensors, std::size_t num_variables,
                      int depth = 0) {
   std::string where = "saved function '" + fn + "'";
-  if (depth > 64) throw Error(where + ": scans nested more than 64 deep (the file is damaged)");
+  if (depth > 64) throw Error(where + ": scans, conds or loops nested more than 64 deep (the file is damaged)");
   GraphDesc g;
   g.name = fn;
   const auto& values = member(j, "values", where).array(where + " values");
@@ -447,6 +469,41 @@ GraphDesc read_graph(const io::Json& j, const std::string& fn, const TensorIndex
       if (d.body->inputs.size() != d.inputs.size() || d.body->outputs.size() != d.outputs.size() ||
           d.body->outputs.size() < d.carries)
         throw Error(at + ": its body's inputs and outputs disagree with the node's (the file is damaged)");
+    } else if (op == "cond") {
+      d.kind = NodeDesc::Kind::cond;
+      const io::Json& cj = member(node, "cond", at);
+      std::string sub = fn + "/cond" + std::to_string(g.nodes.size());
+      d.body = std::make_shared<const GraphDesc>(
+          read_graph(member(cj, "then", at), sub + "/then", tensors, num_variables, depth + 1));
+      d.other = std::make_shared<const GraphDesc>(
+          read_graph(member(cj, "else", at), sub + "/else", tensors, num_variables, depth + 1));
+      for (const GraphDesc* branch : {d.body.get(), d.other.get()})
+        if (d.inputs.empty() || branch->inputs.size() + 1 != d.inputs.size() ||
+            branch->outputs.size() != d.outputs.size())
+          throw Error(at + ": its branches' inputs and outputs disagree with the node's (the file is damaged)");
+    } else if (op == "while") {
+      d.kind = NodeDesc::Kind::while_loop;
+      const io::Json& wj = member(node, "while", at);
+      auto count = [&](const char* key) {
+        std::int64_t v = member(wj, key, at).integer(at + " " + key);
+        if (v < 0 || static_cast<std::size_t>(v) > d.inputs.size())
+          throw Error(at + ": bad " + key + " count " + std::to_string(v));
+        return static_cast<std::size_t>(v);
+      };
+      d.carries = count("vars");
+      d.xs = count("cond_captures");
+      d.length = member(wj, "maximum_iterations", at).integer(at + " maximum_iterations");
+      if (d.carries + d.xs > d.inputs.size() || d.length < -1 || d.outputs.size() != d.carries)
+        throw Error(at + ": inconsistent vars/cond_captures/maximum_iterations (the file is damaged)");
+      std::string sub = fn + "/while" + std::to_string(g.nodes.size());
+      d.other = std::make_shared<const GraphDesc>(
+          read_graph(member(wj, "cond", at), sub + "/cond", tensors, num_variables, depth + 1));
+      d.body = std::make_shared<const GraphDesc>(
+          read_graph(member(wj, "body", at), sub + "/body", tensors, num_variables, depth + 1));
+      if (d.other->inputs.size() != d.carries + d.xs || d.other->outputs.size() != 1 ||
+          d.body->inputs.size() != d.inputs.size() - d.xs || d.body->outputs.size() != d.carries)
+        throw Error(at +
+                    ": its condition's or body's inputs and outputs disagree with the node's (the file is damaged)");
     } else if (op == "print") {
       d.kind = NodeDesc::Kind::print;
       std::size_t tensors_named = 0;
@@ -517,6 +574,28 @@ std::vector<Tensor> replay(const GraphDesc& g, const std::vector<Variable>& vars
         auto [carry, ys] = scan(body, init, xs, options);
         out = carry;
         out.insert(out.end(), ys.begin(), ys.end());
+        break;
+      }
+      case NodeDesc::Kind::cond: {
+        std::vector<Tensor> captures(in.begin() + 1, in.end());
+        out = detail::cond_impl(
+            in[0], [&] { return replay(*node.body, vars, captures); },
+            [&] { return replay(*node.other, vars, captures); });
+        break;
+      }
+      case NodeDesc::Kind::while_loop: {
+        auto at = [&](std::size_t k) { return in.begin() + static_cast<std::ptrdiff_t>(k); };
+        std::vector<Tensor> init(in.begin(), at(node.carries));
+        std::vector<Tensor> cond_captures(at(node.carries), at(node.carries + node.xs)),
+            body_captures(at(node.carries + node.xs), in.end());
+        auto with = [](std::vector<Tensor> v, const std::vector<Tensor>& captures) {
+          v.insert(v.end(), captures.begin(), captures.end());
+          return v;
+        };
+        out = while_loop(
+            [&](const std::vector<Tensor>& v) { return replay(*node.other, vars, with(v, cond_captures)).at(0); },
+            [&](const std::vector<Tensor>& v) { return replay(*node.body, vars, with(v, body_captures)); }, init,
+            node.length >= 0 ? std::optional<std::int64_t>(node.length) : std::nullopt);
         break;
       }
       case NodeDesc::Kind::op: out = dispatch(*node.op, in); break;

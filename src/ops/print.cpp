@@ -26,6 +26,7 @@ class Print : public PrimitiveBase<Print> {
     return s + "\"";
   }
   bool has_effect() const override { return true; }
+  bool skip_on_gradient_rerun() const override { return true; }
   std::vector<TensorSpec> infer(std::span<const Tensor> in) const override {
     for (const auto& t : in)
       if (!t.defined()) fail(name(), "an input tensor is undefined (default-constructed)");

@@ -1,13 +1,18 @@
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <map>
 #include <set>
+#include <string_view>
 #include <tuple>
+#include <typeindex>
 
 #include "eagerflow/passes/passes.h"
 #include "ops/fused.h"
 #include "ops/primitives.h"
+#include "passes/pipeline.h"
 #include "passes/rebuild.h"
-#include <typeindex>
+#include "trace/verify.h"
 
 namespace ef::passes {
 namespace detail {
@@ -236,15 +241,61 @@ std::shared_ptr<ir::Graph> fuse_elementwise(const ir::Graph& g) {
   return rebuild(g, keep, identity_map(g.values.size()), overrides);
 }
 
-std::shared_ptr<ir::Graph> optimize(const ir::Graph& g, const PassOptions& options) {
+namespace {
+
+std::atomic<bool>& verify_flag() {
+  static std::atomic<bool> on = [] {
+    if (const char* env = std::getenv("EF_VERIFY_IR"); env && *env) return std::string_view(env) != "0";
+#ifdef NDEBUG
+    return false;
+#else
+    return true;
+#endif
+  }();
+  return on;
+}
+
+}  // namespace
+
+void set_verify_passes(bool on) { verify_flag().store(on); }
+bool verify_passes() { return verify_flag().load(std::memory_order_relaxed); }
+
+namespace detail {
+
+std::shared_ptr<ir::Graph> run_passes(const ir::Graph& g, const std::vector<Pass>& passes) {
+  bool verify = verify_passes();
+  // Sub-graphs (branches, bodies, called graphs) are shared by the passes' results: each is
+  // checked once. The intermediate graphs stay alive meanwhile, so that no address in
+  // `verified` is reused by a new graph.
+  std::set<const ir::Graph*> verified;
+  std::vector<std::shared_ptr<ir::Graph>> kept;
+  if (verify) ir::verify(g, "before the passes", &verified);  // a broken graph would crash the copy
   std::shared_ptr<ir::Graph> out = rebuild(g, std::vector<bool>(g.nodes.size(), true), identity_map(g.values.size()));
-  if (options.inline_calls) out = inline_calls(*out);
-  if (options.common_subexpr) out = eliminate_common_subexpressions(*out);
-  if (options.dead_code) out = eliminate_dead_code(*out);
-  if (options.fuse_dense) out = fuse_dense(*out);
-  if (options.fuse_conv && detail::has_conv_fusion_candidates(*out)) out = fuse_conv(*out);
-  if (options.fuse_elementwise) out = fuse_elementwise(*out);
+  if (verify) ir::verify(*out, "after pass 'copy'", &verified);
+  for (const Pass& pass : passes) {
+    std::shared_ptr<ir::Graph> next = pass.run(*out);
+    if (!next) continue;
+    if (verify) kept.push_back(out);
+    out = std::move(next);
+    if (verify) ir::verify(*out, "after pass '" + pass.name + "'", &verified);
+  }
   return out;
+}
+
+}  // namespace detail
+
+std::shared_ptr<ir::Graph> optimize(const ir::Graph& g, const PassOptions& options) {
+  std::vector<detail::Pass> pipeline;
+  if (options.inline_calls) pipeline.push_back({"inline_calls", inline_calls});
+  if (options.common_subexpr) pipeline.push_back({"common_subexpr", eliminate_common_subexpressions});
+  if (options.dead_code) pipeline.push_back({"dead_code", eliminate_dead_code});
+  if (options.fuse_dense) pipeline.push_back({"fuse_dense", fuse_dense});
+  if (options.fuse_conv)
+    pipeline.push_back({"fuse_conv", [](const ir::Graph& in) {
+                          return detail::has_conv_fusion_candidates(in) ? fuse_conv(in) : nullptr;
+                        }});
+  if (options.fuse_elementwise) pipeline.push_back({"fuse_elementwise", fuse_elementwise});
+  return detail::run_passes(g, pipeline);
 }
 
 }  // namespace ef::passes

@@ -125,6 +125,7 @@ class WriteSummary : public PrimitiveBase<WriteSummary> {
     return s;
   }
   bool has_effect() const override { return true; }
+  bool skip_on_gradient_rerun() const override { return true; }  // a second event for the same step
   bool is_differentiable() const override { return false; }
   std::vector<TensorSpec> infer(std::span<const Tensor> in) const override {
     const std::size_t want = (has_value_ ? 1u : 0u) + (step_ ? 0u : 1u);

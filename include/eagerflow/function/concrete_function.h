@@ -7,6 +7,7 @@
 
 #include "eagerflow/exec/plan.h"
 #include "eagerflow/function/args.h"
+#include "eagerflow/passes/passes.h"
 
 namespace ef {
 
@@ -15,9 +16,10 @@ struct VariableState;
 
 class ConcreteFunction {
  public:
+  // `pass_options`: the options that made `optimized`, for the graphs derived from it (a call's).
   ConcreteFunction(std::string name, Signature signature, std::vector<std::string> arg_names,
                    std::shared_ptr<ir::Graph> traced, std::shared_ptr<ir::Graph> optimized,
-                   detail::OutputStructure outputs);
+                   detail::OutputStructure outputs, const passes::PassOptions& pass_options = {});
 
   const std::string& name() const { return name_; }
   const Signature& signature() const { return signature_; }
@@ -52,6 +54,7 @@ class ConcreteFunction {
   std::shared_ptr<ir::Graph> traced_, optimized_;
   exec::Plan plan_;
   detail::OutputStructure outputs_;
+  passes::PassOptions passes_;
   // The graph with its variable reads as trailing inputs, made on the first call().
   struct Callable {
     std::shared_ptr<const GraphFunction> function;

@@ -19,6 +19,17 @@
 
 namespace ef {
 
+namespace ir {
+class Graph;
+}
+
+// A graph an op runs (a cond's branch, a loop's body, a called function), named by its role
+// ("then (optimized)"): what the IR verifier checks inside a node (src/trace/verify.h).
+struct SubGraphRef {
+  std::string role;
+  const ir::Graph* graph = nullptr;
+};
+
 class Primitive {
  public:
   virtual ~Primitive() = default;
@@ -42,6 +53,14 @@ class Primitive {
   virtual bool is_equivalent(const Primitive& other) const { return false; }
   // Effects (printing, assignment) are never removed, merged or reordered.
   virtual bool has_effect() const { return false; }
+  // True for an effect that only shows something (print, a summary write): a sub-graph run
+  // again to differentiate it (its forward values were not kept) skips it, so that it is not
+  // shown twice. Every other effect runs again: a collective such as barrier, which the other
+  // ranks wait for, must run as often on every rank.
+  virtual bool skip_on_gradient_rerun() const { return false; }
+  // The graphs this op runs (a cond's branches, a loop's condition and body, a scan's body, a
+  // called function), for the IR verifier. None by default.
+  virtual std::vector<SubGraphRef> subgraphs() const { return {}; }
   // Reads state that is not an input (random draws, variable reads): recorded whenever a trace
   // is active, even without symbolic inputs, and never merged.
   virtual bool is_stateful() const { return false; }

@@ -26,6 +26,16 @@ struct PassOptions {
 
 // Returns a new graph; the input graph is left as traced.
 std::shared_ptr<ir::Graph> optimize(const ir::Graph& g, const PassOptions& options = {});
+
+// The IR verifier between passes: optimize checks the graph it is given and each pass's result
+// (every value defined before use, node types agreeing with their ops' shape rules, sub-graphs
+// too; src/trace/verify.h) and throws an ef::Error naming the pass and the broken node. Graphs
+// are optimized when they are made (a trace, a loaded model, a gradient), never on replay.
+// On by default in builds without NDEBUG (the asan and tsan presets) and off in release;
+// EF_VERIFY_IR=1 (or 0) in the environment overrides that; set_verify_passes overrides both
+// (the test programs turn it on).
+void set_verify_passes(bool on);
+bool verify_passes();
 std::shared_ptr<ir::Graph> eliminate_dead_code(const ir::Graph& g);
 std::shared_ptr<ir::Graph> inline_calls(const ir::Graph& g);
 std::shared_ptr<ir::Graph> eliminate_common_subexpressions(const ir::Graph& g);
