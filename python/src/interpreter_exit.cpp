@@ -30,7 +30,8 @@ bool gil_would_end_this_thread() {
 }
 
 WorkerGil::WorkerGil() {
-  if (gil_would_end_this_thread()) throw ef::Error("[data] the Python interpreter is shutting down");
+  if (gil_would_end_this_thread())
+    throw ef::Error(ef::ErrorCode::cancelled, "[data] the Python interpreter is shutting down");
   state_ = PyGILState_Ensure();
 }
 WorkerGil::~WorkerGil() { PyGILState_Release(state_); }
