@@ -5,6 +5,7 @@ import sys as _sys
 import types as _types
 
 from . import _core
+from . import errors  # noqa: F401 - tf.errors' classes; first, so that every error of the core has its class
 from ._core import *  # noqa: F401,F403 - the op table as ef.<name>
 from ._core import ConversionError, Error, Tensor, TensorSpec, Variable, DType, ConcreteFunction, random, print  # noqa: F401
 from ._core import dist  # noqa: F401 - MPI collectives and DataParallel (docs/distributed.md)
@@ -71,5 +72,4 @@ _atexit.register(_core._set_log_handler, None)
 # ef.keras (a package: layers, Model/Sequential, optimizers, losses, metrics, callbacks),
 # ef.saved_model, ef.onnx, ef.data.
 from . import keras, saved_model, onnx, data  # noqa: E402
-from . import errors  # noqa: E402 - ef.errors.InvalidArgumentError, as tf.errors
 from . import summary  # noqa: E402 - ef.summary, as tf.summary (TensorBoard event files)

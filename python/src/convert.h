@@ -20,8 +20,14 @@ std::string describe(nb::handle h);
 // Raises ef.ConversionError with the message.
 [[noreturn]] void conversion_error(const std::string& message);
 bool is_conversion_error(nb::python_error& e);
-// Raises ef.errors.InvalidArgumentError (an ef.Error) with the message (errors.cpp).
+// Raises ef.errors.InvalidArgumentError (an ef.Error and a ValueError) with the message (errors.cpp).
 [[noreturn]] void invalid_argument(const std::string& message);
+// The kind of a Python exception, for a C++ error that carries it on (a dataset function's or a
+// scan body's): an ef.errors class's own code (and its TypeError, ...); for Python's built-ins
+// the codes TF's py_function gives them (ValueError INVALID_ARGUMENT, TypeError too, with
+// TypeError kept, NotImplementedError UNIMPLEMENTED, StopIteration and IndexError OUT_OF_RANGE,
+// MemoryError RESOURCE_EXHAUSTED, FileNotFoundError NOT_FOUND), UNKNOWN for the rest. Needs the GIL.
+ef::ErrorKind kind_of_python(nb::python_error& e);
 
 // An integer: a Python int, a NumPy integer, or anything with __index__ (a 0-d integer tensor).
 std::int64_t int_arg(nb::handle h, const char* what);

@@ -135,7 +135,7 @@ nb::object call_with(const nb::object& fn, const Element& e) {
 
 [[noreturn]] void rethrow_python(nb::python_error& e) {
   std::string msg = e.what();
-  throw ef::Error(msg);
+  throw ef::Error(kind_of_python(e), msg);
 }
 
 // One Python iterator's pass, shared with the registry of live passes that the exit hook closes.
@@ -223,8 +223,9 @@ class PyIterator {
     live_passes().insert(pass_);
   }
   ~PyIterator() { close(); }
-  nb::object next() {
-    if (!pass_) throw nb::stop_iteration();
+  // The next element; nullopt past the end (the pass is closed then).
+  std::optional<nb::object> try_next() {
+    if (!pass_) return std::nullopt;
     std::shared_ptr<Pass> p = pass_;  // close() on another thread may let go of pass_ meanwhile
     std::optional<Element> e;
     {
@@ -233,9 +234,18 @@ class PyIterator {
     }
     if (!e) {
       close();
-      throw nb::stop_iteration();
+      return std::nullopt;
     }
     return element_to_py(*e);
+  }
+  nb::object next() {
+    if (auto r = try_next()) return std::move(*r);
+    throw nb::stop_iteration();
+  }
+  // tf.data's iterator.get_next(): OUT_OF_RANGE past the end.
+  nb::object get_next() {
+    if (auto r = try_next()) return std::move(*r);
+    throw ef::Error(ef::ErrorCode::out_of_range, "[data] get_next: end of sequence (the dataset has no more elements)");
   }
   void close() {
     if (!pass_) return;
@@ -308,6 +318,9 @@ void init_dataset(nb::module_& m) {
   nb::class_<PyIterator>(d, "DatasetIterator")
       .def("__iter__", [](nb::handle self) { return nb::borrow(self); })
       .def("__next__", &PyIterator::next)
+      .def("get_next", &PyIterator::get_next,
+           "The next element, as tf.data's iterator.get_next(): past the end ef.errors.OutOfRangeError (next() "
+           "raises StopIteration).")
       .def("close", &PyIterator::close, "Stops the pipeline's threads now (as the end of iteration does).");
 
   nb::class_<Dataset>(d, "Dataset")
@@ -446,7 +459,8 @@ void init_dataset(nb::module_& m) {
                   try {
                     nb::object r = call_with(*held, e);
                     Dataset* ds = nullptr;
-                    if (!nb::try_cast(r, ds, false) || !ds) throw ef::Error("[data] interleave: the function must return an ef.data.Dataset");
+                    if (!nb::try_cast(r, ds, false) || !ds)
+                      throw ef::Error(ef::kWrongType, "[data] interleave: the function must return an ef.data.Dataset");
                     return *ds;
                   } catch (nb::python_error& err) {
                     rethrow_python(err);

@@ -72,7 +72,7 @@ std::shared_ptr<nanobind::object> hold_py(nanobind::handle h) {
 }
 
 WorkerGil::WorkerGil() {
-  if (!begin_taking_gil()) throw ef::Error("[data] the Python interpreter is shutting down");
+  if (!begin_taking_gil()) throw ef::Error(ef::ErrorCode::cancelled, "[data] the Python interpreter is shutting down");
   state_ = PyGILState_Ensure();
   end_taking_gil();
 }

@@ -26,12 +26,14 @@ std::vector<ef::Tensor> call_results(const std::string& layer, nb::handle result
   bool tuple = PyTuple_Check(result.ptr()), list = PyList_Check(result.ptr());
   if (!tuple && !list) {
     if (PyDict_Check(result.ptr()))
-      throw ef::Error("layer '" + layer + "': call() returned a dict; return a tensor, or a tuple or list of tensors");
+      throw ef::Error(ef::kWrongType,
+                      "layer '" + layer + "': call() returned a dict; return a tensor, or a tuple or list of tensors");
     kind = PyLayerAccess::OutputKind::single;
     try {
       return {to_tensor(result)};
     } catch (const std::exception& e) {
-      throw ef::Error("layer '" + layer + "': call() must return a tensor (or a tuple or list of them): " + e.what());
+      throw ef::Error(ef::kind_of(e),
+                      "layer '" + layer + "': call() must return a tensor (or a tuple or list of them): " + e.what());
     }
   }
   kind = tuple ? PyLayerAccess::OutputKind::tuple : PyLayerAccess::OutputKind::list;
@@ -40,9 +42,10 @@ std::vector<ef::Tensor> call_results(const std::string& layer, nb::handle result
   for (nb::handle item : result) {
     ef::Tensor* t;
     if (!nb::try_cast(item, t, false) || !t)
-      throw ef::Error("layer '" + layer + "': call() returned a " + (tuple ? "tuple" : "list") + " whose item " +
-                      std::to_string(i) + " is a " + nb::cast<std::string>(nb::str(item.type().attr("__name__"))) +
-                      ", not a tensor (several outputs are each a tensor)");
+      throw ef::Error(ef::kWrongType, "layer '" + layer + "': call() returned a " + (tuple ? "tuple" : "list") +
+                                          " whose item " + std::to_string(i) + " is a " +
+                                          nb::cast<std::string>(nb::str(item.type().attr("__name__"))) +
+                                          ", not a tensor (several outputs are each a tensor)");
     outs.push_back(*t);
     ++i;
   }

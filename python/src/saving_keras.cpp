@@ -108,8 +108,9 @@ void init_saving_keras(nb::module_& m) {
               nb::module_::import_("eagerflow.keras.saving").attr("_from_config")(c.class_name, py_from_config(c.config));
           std::shared_ptr<ef::nn::Layer> out;
           if (!nb::try_cast(layer, out) || !out)
-            throw ef::Error("from_config of '" + c.class_name + "' returned a " +
-                            nb::cast<std::string>(nb::str(layer.type().attr("__name__"))) + ", not a layer");
+            throw ef::Error(ef::kWrongType, "from_config of '" + c.class_name + "' returned a " +
+                                                nb::cast<std::string>(nb::str(layer.type().attr("__name__"))) +
+                                                ", not a layer");
           return out;
         });
       },

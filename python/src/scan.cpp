@@ -7,13 +7,14 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings.h"
+#include "convert.h"
 
 namespace efpy {
 namespace {
 
 std::vector<ef::Tensor> tensors_of(nb::handle seq, const char* what) {
   if (!(PyTuple_Check(seq.ptr()) || PyList_Check(seq.ptr())))
-    ef::fail("scan", std::string(what) + " must be a list or tuple of tensors");
+    ef::fail(ef::kWrongType, "scan", std::string(what) + " must be a list or tuple of tensors");
   std::vector<ef::Tensor> out;
   for (nb::handle h : seq) out.push_back(to_tensor(h));
   return out;
@@ -34,10 +35,10 @@ void init_scan(nb::module_& m) {
             // An ef.Error from the body becomes the ef::Error it was, so that ef::scan names
             // the step (or the traced specs) in front of it; other exceptions pass unchanged.
             if (!e.matches(error_type)) throw;
-            throw ef::Error(nb::cast<std::string>(nb::str(e.value())));
+            throw ef::Error(kind_of_python(e), nb::cast<std::string>(nb::str(e.value())));
           }
           if (!PyTuple_Check(r.ptr()) || nb::len(r) != 2)
-            ef::fail("scan", "the body must return a pair (carry, y)");
+            ef::fail(ef::kWrongType, "scan", "the body must return a pair (carry, y)");
           return std::pair{tensors_of(r[0], "the body's carry"), tensors_of(r[1], "the body's y")};
         };
         auto [carry, ys] = ef::scan(f, tensors_of(init, "init"), tensors_of(xs, "xs"),

@@ -1,6 +1,7 @@
 // ef.Tensor: dtype, shape, NumPy interop (numpy() copies, np.asarray views read-only), operators, indexing, repr.
 #include <cstring>
 #include <limits>
+#include <string_view>
 
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -62,14 +63,22 @@ std::string shape_tuple(const ef::Shape& s) {
 }
 
 [[noreturn]] void symbolic_value_error(const ef::Tensor& t, const char* what) {
+  // TF raises NotImplementedError for NumPy's view of a symbolic tensor, TypeError for bool(),
+  // int(), float() and indexing with one (OperatorNotAllowedInGraphError is a TypeError).
+  const ef::ErrorKind kind{ef::ErrorCode::failed_precondition,
+                           std::string_view(what).find("numpy") != std::string_view::npos
+                               ? ef::PythonBuiltin::not_implemented_error
+                               : ef::PythonBuiltin::type_error};
   if (t.is_keras_tensor())
-    ef::fail("tensor", std::string("cannot use a Keras tensor ") + t.spec().str() + " as a Python " + what +
-                           ": it is a placeholder of the functional API (ef.keras.Input and the layers called on it). "
-                           "Build a model with ef.keras.Model(inputs, outputs) and call it on data");
-  ef::fail("tensor", std::string("cannot use a symbolic tensor ") + t.spec().str() + " as a Python " + what +
-                         " inside ef.function: its value exists only when the graph runs, while Python code runs "
-                         "once at trace time. Use ef.cond(pred, true_fn, false_fn) (or ef.where) for data-dependent "
-                         "branches, and ef.print(...) to print values at every call");
+    ef::fail(kind, "tensor",
+             std::string("cannot use a Keras tensor ") + t.spec().str() + " as a Python " + what +
+                 ": it is a placeholder of the functional API (ef.keras.Input and the layers called on it). "
+                 "Build a model with ef.keras.Model(inputs, outputs) and call it on data");
+  ef::fail(kind, "tensor",
+           std::string("cannot use a symbolic tensor ") + t.spec().str() + " as a Python " + what +
+               " inside ef.function: its value exists only when the graph runs, while Python code runs "
+               "once at trace time. Use ef.cond(pred, true_fn, false_fn) (or ef.where) for data-dependent "
+               "branches, and ef.print(...) to print values at every call");
 }
 
 // A read-only NumPy view of the tensor's memory (the array keeps the tensor's storage alive):
@@ -86,8 +95,9 @@ nb::object view_numpy(const ef::Tensor& t) {
   if (t.dtype() == ef::DType::bfloat16) {
     nb::object bf16 = ml_dtypes_bfloat16();
     if (bf16.is_none())
-      ef::fail("tensor", "a bfloat16 tensor becomes a NumPy array of ml_dtypes.bfloat16 (NumPy has no bfloat16): "
-                         "pip install ml_dtypes, or cast to float32 first (x.astype(ef.float32))");
+      ef::fail(ef::ErrorCode::failed_precondition, "tensor",
+               "a bfloat16 tensor becomes a NumPy array of ml_dtypes.bfloat16 (NumPy has no bfloat16): "
+               "pip install ml_dtypes, or cast to float32 first (x.astype(ef.float32))");
     nb::ndarray<nb::numpy, nb::ro> bits(data, dims.size(), dims.data(), owner, nullptr, nb::dtype<std::uint16_t>());
     out = nb::cast(bits, nb::rv_policy::reference).attr("view")(bf16);
   } else {
@@ -202,7 +212,9 @@ void init_tensor(nb::module_& m) {
                    [](ef::DType d) {
                      if (d == ef::DType::bfloat16) {
                        nb::object bf16 = ml_dtypes_bfloat16();
-                       if (bf16.is_none()) ef::fail("dtype", "bfloat16 as a NumPy dtype needs ml_dtypes (pip install ml_dtypes)");
+                       if (bf16.is_none())
+                         ef::fail(ef::ErrorCode::failed_precondition, "dtype",
+                                  "bfloat16 as a NumPy dtype needs ml_dtypes (pip install ml_dtypes)");
                        return numpy_module().attr("dtype")(bf16);
                      }
                      return numpy_module().attr("dtype")(numpy_name(d));

@@ -534,7 +534,9 @@ void init_training(nb::module_& m) {
              new (self.p) Loss(n, [weak, n](const Tensor& y_true, const Tensor& y_pred) {
                nb::gil_scoped_acquire gil;
                nb::handle obj = PyWeakref_GetObject(weak->ptr());
-               if (obj.is_none()) ef::fail(n, "this loss object no longer exists (compile keeps its own reference)");
+               if (obj.is_none())
+                 ef::fail(ef::ErrorCode::failed_precondition, n,
+                          "this loss object no longer exists (compile keeps its own reference)");
                if (!nb::hasattr(nb::handle(Py_TYPE(obj.ptr())), "call"))
                  throw nb::type_error(("loss '" + n + "': a subclass of ef.keras.losses.Loss implements "
                                        "call(y_true, y_pred), giving the loss of each example").c_str());

@@ -41,7 +41,7 @@ nb::object call(const nb::callable& f, const std::vector<ef::Tensor>& xs) {
 
 std::vector<ef::Tensor> tensors_of(nb::handle seq, const char* what, bool allow_none) {
   if (!(PyTuple_Check(seq.ptr()) || PyList_Check(seq.ptr())))
-    throw ef::Error(std::string("[jvp] ") + what + " must be a tuple or list of tensors");
+    throw ef::Error(ef::kWrongType, std::string("[jvp] ") + what + " must be a tuple or list of tensors");
   std::vector<ef::Tensor> out;
   for (auto e : seq) out.push_back(allow_none && e.is_none() ? ef::Tensor() : to_tensor(e));
   return out;

@@ -267,11 +267,13 @@ Rule rule_for(const Primitive& op, std::span<const Batched> in, std::span<const 
   if (dynamic_cast<const Pool2DGrad*>(&op)) return image_rule(op, in, specs, batch, {true, true});
   if (dynamic_cast<const Conv2DBackpropInput*>(&op)) return image_rule(op, in, specs, batch, {true, false, true});
   if (auto* a = dynamic_cast<const AssignVariable*>(&op))
-    fail("vmap", "cannot assign a batched value " + in[0].t.spec().str() + " to variable '" + a->variable()->name +
-                     "' (each example would write its own value); assign outside ef::vmap");
+    fail(ErrorCode::unimplemented, "vmap",
+         "cannot assign a batched value " + in[0].t.spec().str() + " to variable '" + a->variable()->name +
+             "' (each example would write its own value); assign outside ef::vmap");
   if (auto* u = dynamic_cast<const ApplyUpdate*>(&op))
-    fail("vmap", std::string("cannot apply an optimizer update (") + u->name() + ") to variable '" + u->variables()[0]->name +
-                     "' with a batched gradient (each example would update it again); update outside ef::vmap");
+    fail(ErrorCode::unimplemented, "vmap",
+         std::string("cannot apply an optimizer update (") + u->name() + ") to variable '" + u->variables()[0]->name +
+             "' with a batched gradient (each example would update it again); update outside ef::vmap");
   if (Rule r = sequence_batching_rule(op, in)) return r;
   if (Rule r = attention_batching_rule(op, in, specs, batch)) return r;
   if (Rule r = layer_norm_batching_rule(op, in, batch)) return r;

@@ -170,7 +170,7 @@ CustomVjp& CustomVjp::defvjp(VjpFwdFn fwd, VjpBwdFn bwd) {
 
 std::vector<Tensor> CustomVjp::operator()(const std::vector<Tensor>& inputs) const {
   const std::string tag = "custom_vjp";
-  if (!fwd_) fail(tag, "'" + name_ + "': call defvjp(fwd, bwd) before calling it");
+  if (!fwd_) fail(ErrorCode::failed_precondition, tag, "'" + name_ + "': call defvjp(fwd, bwd) before calling it");
   check_inputs(tag, name_, inputs);
   if (!needs_rule()) {
     std::vector<Tensor> out = primal_(inputs);

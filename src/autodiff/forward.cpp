@@ -15,7 +15,8 @@ namespace ef {
 namespace {
 
 [[noreturn]] void rethrow_for_jvp(const Error& e) {
-  fail("jvp", std::string("forward mode differentiates each op's gradient rule, and that failed: ") + e.what());
+  fail(e.kind(), "jvp",
+       std::string("forward mode differentiates each op's gradient rule, and that failed: ") + e.what());
 }
 
 void check_tangent(const Tensor& primal, const Tensor& tangent, std::size_t i) {
@@ -98,7 +99,7 @@ Shape concat_shapes(const Shape& a, const Shape& b) {
 void expect_static_floating(const Tensor& t, const char* what, const char* fn) {
   if (!t.defined()) fail(fn, std::string(what) + " is undefined");
   if (!is_floating(t.dtype()))
-    fail(fn, std::string(what) + " is " + t.spec().str() + "; Jacobians exist for floating tensors only");
+    fail(kWrongType, fn, std::string(what) + " is " + t.spec().str() + "; Jacobians exist for floating tensors only");
   if (!t.shape().is_static())
     fail(fn, std::string(what) + " is " + t.spec().str() + "; a Jacobian needs a static shape (one basis vector per element)");
 }
@@ -146,7 +147,7 @@ std::pair<std::vector<Tensor>, std::vector<Tensor>> jvp(const TensorListFn& f, c
 std::pair<Tensor, std::function<Tensor(const Tensor&)>> linearize(const std::function<Tensor(const Tensor&)>& f,
                                                                   const Tensor& x) {
   if (!f) fail("linearize", "the function is empty");
-  if (!x.defined() || !is_floating(x.dtype())) fail("linearize", "the primal must be a floating tensor");
+  if (!x.defined() || !is_floating(x.dtype())) fail(kWrongType, "linearize", "the primal must be a floating tensor");
   // The forward pass runs once, on a persistent tape kept (paused) by the linear map.
   struct State {
     GradientTape tape{true, false};

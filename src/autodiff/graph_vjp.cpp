@@ -9,8 +9,9 @@ std::vector<Tensor> graph_vjp(const ir::Graph& graph, std::span<const Tensor> in
                               const std::vector<bool>& needed) {
   for (const auto& node : graph.nodes)
     if (!variables_written(*node.op).empty())  // assignments and fused optimizer updates
-      fail("gradient", "cannot differentiate through a sub-graph of '" + graph.name +
-                           "' that assigns variables (its forward pass would run again)");
+      fail(ErrorCode::unimplemented, "gradient",
+           "cannot differentiate through a sub-graph of '" + graph.name +
+               "' that assigns variables (its forward pass would run again)");
   // The forward values of the sub-graph were not kept: run it again under a tape.
   TapeImpl tape(/*persistent=*/false, /*watch_accessed_variables=*/false);
   std::vector<GradientSource> sources;

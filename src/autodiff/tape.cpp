@@ -12,8 +12,9 @@ namespace {
 void expect_floating(const Tensor& t, const std::string& what) {
   if (!t.defined()) fail("gradient", what + " is undefined");
   if (!is_floating(t.dtype()))
-    fail("gradient", what + " is " + t.spec().str() + "; gradients exist only for floating dtypes (float32, float64)" +
-                         " — integer, bool, comparison and argmax results are not differentiable");
+    fail(kWrongType, "gradient",
+         what + " is " + t.spec().str() + "; gradients exist only for floating dtypes (float32, float64)" +
+             " — integer, bool, comparison and argmax results are not differentiable");
 }
 
 }  // namespace
@@ -80,8 +81,9 @@ void TapeImpl::reset() {
 std::vector<Tensor> TapeImpl::gradient(std::span<const Tensor> targets, std::span<const Tensor> output_gradients,
                                        std::span<const GradientSource> sources, UnconnectedGradients unconnected) {
   if (used_ && !persistent_)
-    fail("GradientTape", "a non-persistent tape computes gradients once; create it with persistent = true to call "
-                         "gradient() several times");
+    fail(ErrorCode::failed_precondition, "GradientTape",
+         "a non-persistent tape computes gradients once; create it with persistent = true to call "
+         "gradient() several times");
   if (!output_gradients.empty() && output_gradients.size() != targets.size())
     fail("GradientTape", "got " + std::to_string(output_gradients.size()) + " output gradients for " +
                              std::to_string(targets.size()) + " targets");
@@ -94,8 +96,9 @@ std::vector<Tensor> TapeImpl::gradient(std::span<const Tensor> targets, std::spa
     if (src.is_variable()) {
       const Variable& v = src.variable();
       if (!is_floating(v.dtype()))
-        fail("gradient", what + " (variable '" + v.name() + "') is " + v.state_ptr()->spec.str() +
-                             "; gradients exist only for floating dtypes");
+        fail(kWrongType, "gradient",
+             what + " (variable '" + v.name() + "') is " + v.state_ptr()->spec.str() +
+                 "; gradients exist only for floating dtypes");
       for (const auto& [var, t] : variable_reads_)
         if (var.same_as(v)) source_ids[s].push_back(t.impl_ptr().get());
     } else {

@@ -74,7 +74,7 @@ class VmapTrace : public trace::TraceContext {
         return value;
       }
     }
-    fail("vmap", "a tensor " + t.spec().str() + " of vmap's trace has no value (internal error)");
+    fail(ErrorCode::internal, "vmap", "a tensor " + t.spec().str() + " of vmap's trace has no value (internal error)");
   }
 
   std::vector<Tensor> record(const Primitive& op, std::span<const Tensor> inputs, std::vector<TensorSpec> specs) override {
@@ -112,8 +112,9 @@ class VmapTrace : public trace::TraceContext {
       return r;
     });
     if (out.size() != specs.size())
-      fail("vmap", std::string("the batching rule of '") + op.name() + "' returned " + std::to_string(out.size()) +
-                       " outputs for " + std::to_string(specs.size()) + " (internal error)");
+      fail(ErrorCode::internal, "vmap",
+           std::string("the batching rule of '") + op.name() + "' returned " + std::to_string(out.size()) +
+               " outputs for " + std::to_string(specs.size()) + " (internal error)");
     std::vector<Tensor> result;
     for (std::size_t i = 0; i < out.size(); ++i) {
       check_shape(op, out[i], specs[i]);
@@ -132,9 +133,9 @@ class VmapTrace : public trace::TraceContext {
     }
     if (b.batched && batch_ != kDynamic && s[0] != kDynamic) ok = ok && s[0] == batch_;
     if (!ok)
-      fail("vmap", std::string("the batching rule of '") + op.name() + "' made " + b.t.spec().str() +
-                       (b.batched ? " (batched)" : " (unbatched)") + " for an example of " + spec.str() +
-                       " (internal error)");
+      fail(ErrorCode::internal, "vmap",
+           std::string("the batching rule of '") + op.name() + "' made " + b.t.spec().str() +
+               (b.batched ? " (batched)" : " (unbatched)") + " for an example of " + spec.str() + " (internal error)");
   }
 
   trace::TraceContext* outer_;

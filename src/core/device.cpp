@@ -22,7 +22,7 @@ class Registry {
     std::lock_guard lock(mutex_);
     for (std::size_t i = 0; i < names_.size(); ++i)
       if (names_[i] == name) return static_cast<Device>(i);
-    if (names_.size() >= 255) fail("device", "too many devices registered (255)");
+    if (names_.size() >= 255) fail(ErrorCode::resource_exhausted, "device", "too many devices registered (255)");
     names_.push_back(name);
     return static_cast<Device>(names_.size() - 1);
   }
@@ -58,7 +58,7 @@ std::string device_name(Device device) { return registry().name(device); }
 
 Device device_named(const std::string& name) {
   if (auto d = registry().find(name)) return *d;
-  fail("device", "no device named '" + name + "' (registered: cpu and the backends' own)");
+  fail(ErrorCode::not_found, "device", "no device named '" + name + "' (registered: cpu and the backends' own)");
 }
 
 DeviceScope::DeviceScope(Device device) : saved_(t_scope) {
@@ -74,7 +74,7 @@ std::optional<Device> detail::scoped_device() {
 
 Tensor to_device(const Tensor& t, Device device) {
   if (t.device() == device && t.impl().storage) return t;
-  if (t.is_symbolic() || t.is_keras_tensor()) fail("to_device", "needs a concrete tensor, got a placeholder " + t.spec().str());
+  if (t.is_symbolic() || t.is_keras_tensor()) fail(ErrorCode::failed_precondition, "to_device", "needs a concrete tensor, got a placeholder " + t.spec().str());
   if (device != Device::cpu) g_in_use.store(true, std::memory_order_relaxed);
   Tensor c = Tensor::empty(t.dtype(), t.shape());
   if (t.nbytes()) std::memcpy(c.raw_mutable_data(), t.raw_data(), t.nbytes());

@@ -37,7 +37,8 @@ std::optional<DType> dtype_named(std::string_view name) {
 }
 
 void bfloat16_not_computed(const char* what) {
-  fail(what, "bfloat16 is a storage dtype: this kernel does not compute in it (cast to float32 with ef::cast)");
+  fail(kWrongType, what,
+       "bfloat16 is a storage dtype: this kernel does not compute in it (cast to float32 with ef::cast)");
 }
 
 bool Shape::is_static() const {

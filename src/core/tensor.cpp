@@ -28,7 +28,8 @@ Tensor Tensor::empty(DType dtype, const Shape& shape) {
   std::uint64_t bytes = shape.num_elements() == 0 ? 0 : size_of(dtype);  // a zero dim: nothing to allocate
   for (auto d : shape) {
     if (__builtin_mul_overflow(bytes, static_cast<std::uint64_t>(d), &bytes) || bytes > (std::uint64_t{1} << 48))
-      fail("tensor", "shape " + shape.str() + " of " + std::string(name_of(dtype)) + " is too large to allocate");
+      fail(ErrorCode::resource_exhausted, "tensor",
+           "shape " + shape.str() + " of " + std::string(name_of(dtype)) + " is too large to allocate");
   }
   auto impl = new_tensor_impl();
   impl->dtype = dtype;
@@ -36,8 +37,9 @@ Tensor Tensor::empty(DType dtype, const Shape& shape) {
   try {
     impl->storage = std::allocate_shared<Storage>(detail::PoolAllocator<Storage>{}, static_cast<std::size_t>(bytes));
   } catch (const std::bad_alloc&) {
-    fail("tensor", "out of memory allocating " + std::to_string(bytes) + " bytes for " + std::string(name_of(dtype)) +
-                       shape.str());
+    fail(ErrorCode::resource_exhausted, "tensor",
+         "out of memory allocating " + std::to_string(bytes) + " bytes for " + std::string(name_of(dtype)) +
+             shape.str());
   }
   return Tensor(std::move(impl));
 }
@@ -71,18 +73,19 @@ std::int64_t Tensor::dim(int axis) const {
 
 void Tensor::check_readable(DType requested, const char* what) const {
   if (is_keras_tensor())
-    fail(what, "cannot read the value of a Keras tensor " + spec().str() +
-                   ": it is a placeholder of the functional API (ef::train::Input and the layers called on it). "
-                   "Build a model with ef::train::Functional(inputs, outputs) and call it on data");
+    fail(ErrorCode::failed_precondition, what,
+         "cannot read the value of a Keras tensor " + spec().str() +
+             ": it is a placeholder of the functional API (ef::train::Input and the layers called on it). "
+             "Build a model with ef::train::Functional(inputs, outputs) and call it on data");
   if (is_symbolic())
-    fail(what,
+    fail(ErrorCode::failed_precondition, what,
          "cannot read the value of a symbolic tensor " + spec().str() +
              ": inside ef::function the value exists only when the graph runs. Use "
              "ef::print(...) to print it at run time, ef::cond(...) to branch on it, or "
              "ef::run_functions_eagerly(true) to debug the function eagerly");
   if (requested != dtype())
-    fail(what, "requested " + std::string(name_of(requested)) + " from a tensor of dtype " +
-                   std::string(name_of(dtype())));
+    fail(kWrongType, what,
+         "requested " + std::string(name_of(requested)) + " from a tensor of dtype " + std::string(name_of(dtype())));
 }
 
 const void* Tensor::raw_data() const {

@@ -12,6 +12,7 @@ namespace ef::data {
 namespace detail {
 
 void fail_data(const std::string& message) { fail("data", message); }
+void fail_data(ErrorKind kind, const std::string& message) { fail(kind, "data", message); }
 
 bool fits(const TensorSpec& spec, const Tensor& t) {
   if (!t.defined() || t.dtype() != spec.dtype || t.rank() != spec.shape.rank()) return false;
@@ -147,8 +148,8 @@ Element::Element(Structure structure, std::vector<std::string> keys, std::vector
 
 const Tensor& Element::operator[](std::size_t i) const {
   if (i >= values_.size())
-    fail_data("element index " + std::to_string(i) + " is out of range for an element of " + std::to_string(values_.size()) +
-              " tensors");
+    fail_data(ErrorCode::out_of_range, "element index " + std::to_string(i) + " is out of range for an element of " +
+                                           std::to_string(values_.size()) + " tensors");
   return values_[i];
 }
 

@@ -58,12 +58,13 @@ struct CacheReader final : detail::IteratorImpl {
       if (bytes.size() >= sizeof(kMagic) - 1 && std::memcmp(bytes.data(), kMagic, sizeof(kMagic) - 1) == 0)
         fail_data("cache: the file " + path + " holds elements of another spec than " + spec.str() +
                   " (a cache of another pipeline; delete it)");
-      fail_data("cache: " + path + " is not a dataset cache file");
+      fail_data(ErrorCode::data_loss, "cache: " + path + " is not a dataset cache file");
     }
     pos = head.size();
   }
   void take(void* dst, std::size_t n) {
-    if (bytes.size() - pos < n) fail_data("cache: " + path + " is truncated (element " + std::to_string(index) + ")");
+    if (bytes.size() - pos < n)
+      fail_data(ErrorCode::data_loss, "cache: " + path + " is truncated (element " + std::to_string(index) + ")");
     if (n) std::memcpy(dst, bytes.data() + pos, n);
     pos += n;
   }
@@ -73,18 +74,21 @@ struct CacheReader final : detail::IteratorImpl {
     for (const auto& c : spec.specs) {
       std::uint8_t rank = 0;
       take(&rank, 1);
-      if (rank != c.shape.rank()) fail_data("cache: " + path + " is damaged (element " + std::to_string(index) + ")");
+      if (rank != c.shape.rank())
+        fail_data(ErrorCode::data_loss, "cache: " + path + " is damaged (element " + std::to_string(index) + ")");
       std::vector<std::int64_t> dims(rank);
       for (auto& d : dims) {
         take(&d, sizeof d);
-        if (d < 0 || d > (std::int64_t{1} << 40)) fail_data("cache: " + path + " is damaged (element " + std::to_string(index) + ")");
+        if (d < 0 || d > (std::int64_t{1} << 40))
+          fail_data(ErrorCode::data_loss, "cache: " + path + " is damaged (element " + std::to_string(index) + ")");
       }
       Shape shape(dims);
       // Checked before allocating: a damaged size is an error, not a huge allocation.
       std::uint64_t n = size_of(c.dtype);
       for (auto d : dims)
         if (__builtin_mul_overflow(n, static_cast<std::uint64_t>(d), &n)) n = UINT64_MAX;
-      if (n > bytes.size() - pos) fail_data("cache: " + path + " is truncated (element " + std::to_string(index) + ")");
+      if (n > bytes.size() - pos)
+        fail_data(ErrorCode::data_loss, "cache: " + path + " is truncated (element " + std::to_string(index) + ")");
       Tensor t = Tensor::empty(c.dtype, shape);
       take(t.raw_mutable_data(), t.nbytes());
       out.push_back(std::move(t));

@@ -42,7 +42,7 @@ Decoded decode_png(const std::vector<std::byte>& bytes, const std::string& path,
   std::memset(&image, 0, sizeof image);
   image.version = PNG_IMAGE_VERSION;
   if (!png_image_begin_read_from_memory(&image, bytes.data(), bytes.size()))
-    fail_data("image_folder: " + path + " is not a readable PNG: " + image.message);
+    fail_data(ErrorCode::data_loss, "image_folder: " + path + " is not a readable PNG: " + image.message);
   Decoded d;
   if (channels == 0) channels = (image.format & PNG_FORMAT_FLAG_COLOR ? 3 : 1) + (image.format & PNG_FORMAT_FLAG_ALPHA ? 1 : 0);
   if (channels == 2) channels = 4;  // gray + alpha: as RGBA
@@ -57,7 +57,7 @@ Decoded decode_png(const std::vector<std::byte>& bytes, const std::string& path,
   d.channels = channels;
   d.pixels.resize(PNG_IMAGE_SIZE(image));
   if (!png_image_finish_read(&image, nullptr, d.pixels.data(), 0, nullptr))
-    fail_data("image_folder: " + path + " is a damaged PNG: " + image.message);
+    fail_data(ErrorCode::data_loss, "image_folder: " + path + " is a damaged PNG: " + image.message);
   return d;
 }
 
@@ -89,7 +89,7 @@ Decoded decode_jpeg(const std::vector<std::byte>& bytes, const std::string& path
     jpeg_destroy_decompress(&cinfo);
     delete d;
     delete row;
-    fail_data("image_folder: " + path + " is a damaged JPEG: " + err.message);
+    fail_data(ErrorCode::data_loss, "image_folder: " + path + " is a damaged JPEG: " + err.message);
   }
   jpeg_create_decompress(&cinfo);
   jpeg_mem_src(&cinfo, reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<unsigned long>(bytes.size()));

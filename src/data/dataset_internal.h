@@ -31,7 +31,8 @@ struct Node {
   ElementSpec spec;
 };
 
-[[noreturn]] void fail_data(const std::string& message);  // "[data] ..."
+[[noreturn]] void fail_data(const std::string& message);  // "[data] ...", INVALID_ARGUMENT
+[[noreturn]] void fail_data(ErrorKind kind, const std::string& message);
 
 // The threaded nodes of one pass (prefetch, parallel map), wherever they sit in the chain
 // (interleave makes inner passes while it runs), so that Iterator::cancel() wakes every wait:

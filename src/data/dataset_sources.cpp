@@ -117,7 +117,7 @@ struct GeneratorNode final : detail::Node {
           e = gen();
         } catch (const std::exception& ex) {
           done = true;
-          throw Error(detail::with_index("from_generator", index, ex.what()));
+          throw Error(kind_of(ex), detail::with_index("from_generator", index, ex.what()));
         }
         if (!e) {
           done = true;

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "data/dataset_internal.h"
+#include "io/atomic_file.h"
 
 namespace ef::data {
 using detail::fail_data;
@@ -21,10 +22,16 @@ class ByteReader {
  public:
   explicit ByteReader(const std::string& path, const char* what) : path_(path) {
     std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec))
-      fail_data(std::string(what) + ": " + path + (std::filesystem::exists(path, ec) ? " is not a regular file" : " does not exist"));
+    if (!std::filesystem::is_regular_file(path, ec)) {
+      if (std::filesystem::exists(path, ec))
+        fail_data(ErrorCode::failed_precondition, std::string(what) + ": " + path + " is not a regular file");
+      fail_data(kFileNotFound, std::string(what) + ": " + path + " does not exist");
+    }
     f_ = std::fopen(path.c_str(), "rb");
-    if (!f_) fail_data(std::string(what) + ": cannot open " + path + ": " + std::strerror(errno));
+    if (!f_) {
+      const int e = errno;
+      fail_data(io::detail::errno_kind(e), std::string(what) + ": cannot open " + path + ": " + std::strerror(e));
+    }
   }
   ~ByteReader() {
     if (f_) std::fclose(f_);
@@ -57,8 +64,9 @@ class ByteReader {
 void check_files(const char* what, const std::vector<std::string>& files) {
   for (const auto& f : files) {
     std::error_code ec;
-    if (!std::filesystem::exists(f, ec)) fail_data(std::string(what) + ": " + f + " does not exist");
-    if (!std::filesystem::is_regular_file(f, ec)) fail_data(std::string(what) + ": " + f + " is not a regular file");
+    if (!std::filesystem::exists(f, ec)) fail_data(kFileNotFound, std::string(what) + ": " + f + " does not exist");
+    if (!std::filesystem::is_regular_file(f, ec))
+      fail_data(ErrorCode::failed_precondition, std::string(what) + ": " + f + " is not a regular file");
   }
 }
 

@@ -137,9 +137,9 @@ struct ParallelMap final : IteratorImpl, Cancellable {
         try {
           (*fn)(x, r.out);
         } catch (const std::exception& e) {
-          r.error = std::make_exception_ptr(Error(with_index("map", seq, e.what())));
+          r.error = std::make_exception_ptr(Error(kind_of(e), with_index("map", seq, e.what())));
         } catch (...) {
-          r.error = std::make_exception_ptr(Error(with_index("map", seq, "unknown exception")));
+          r.error = std::make_exception_ptr(Error(ErrorCode::unknown, with_index("map", seq, "unknown exception")));
         }
       }
       std::lock_guard lk(mu);

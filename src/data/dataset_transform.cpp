@@ -55,7 +55,7 @@ struct MapNode final : Node {
         try {
           (*call)(buf, out);
         } catch (const std::exception& e) {
-          throw Error(detail::with_index("map", index, e.what()));
+          throw Error(kind_of(e), detail::with_index("map", index, e.what()));
         }
         ++index;
         return true;
@@ -96,7 +96,7 @@ std::pair<std::shared_ptr<const CallFn>, ElementSpec> traced(const std::string& 
   try {
     f.get_concrete_function(in.specs);
   } catch (const std::exception& e) {
-    fail_data(what + ": tracing the function for the element spec " + in.str() + " failed: " + e.what());
+    fail_data(kind_of(e), what + ": tracing the function for the element spec " + in.str() + " failed: " + e.what());
   }
   auto call = std::make_shared<const CallFn>([f](const Flat& x, Flat& y) { y = f(x); });
   return {std::move(call), *out_spec};
@@ -125,7 +125,7 @@ struct FilterNode final : Node {
             const Tensor& p = keep.at(0);
             pass = p.data<bool>()[0];  // a bool scalar: checked when the predicate was traced
           } catch (const std::exception& e) {
-            throw Error(detail::with_index("filter", index, e.what()));
+            throw Error(kind_of(e), detail::with_index("filter", index, e.what()));
           }
           ++index;
           if (pass) return true;
@@ -490,7 +490,7 @@ struct InterleaveNode final : Node {
             try {
               d = node->fn(detail::element_of(node->input->spec, std::move(e)));
             } catch (const std::exception& ex) {
-              throw Error(detail::with_index("interleave", opened, ex.what()));
+              throw Error(kind_of(ex), detail::with_index("interleave", opened, ex.what()));
             }
             if (!(d.element_spec() == node->spec) && d.node()) {
               bool ok = d.element_spec().specs.size() == node->spec.specs.size();

@@ -20,10 +20,11 @@ std::vector<unsigned char> read_all(const std::string& path) {
   // regular files (after symlinks) are data files.
   std::error_code ec;
   auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) fail("mnist", "cannot open '" + path + "': no such file");
-  if (!std::filesystem::is_regular_file(status)) fail("mnist", "'" + path + "' is not a regular file");
+  if (ec || !std::filesystem::exists(status)) fail(kFileNotFound, "mnist", "cannot open '" + path + "': no such file");
+  if (!std::filesystem::is_regular_file(status))
+    fail(ErrorCode::failed_precondition, "mnist", "'" + path + "' is not a regular file");
   gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) fail("mnist", "cannot open '" + path + "'");
+  if (!f) fail(ErrorCode::permission_denied, "mnist", "cannot open '" + path + "'");
   std::unique_ptr<gzFile_s, int (*)(gzFile)> closer(f, gzclose);
   std::vector<unsigned char> data;
   unsigned char buf[1 << 16];
@@ -32,7 +33,7 @@ std::vector<unsigned char> read_all(const std::string& path) {
     if (n < 0) {
       int err = 0;
       const char* msg = gzerror(f, &err);
-      fail("mnist", "'" + path + "' is damaged: " + (msg ? msg : "read error"));
+      fail(ErrorCode::data_loss, "mnist", "'" + path + "' is damaged: " + (msg ? msg : "read error"));
     }
     if (n == 0) break;
     data.insert(data.end(), buf, buf + n);
@@ -48,7 +49,9 @@ std::uint32_t big_endian(const std::vector<unsigned char>& d, std::size_t at) {
 
 // Checks the header (magic, dims) and returns the dims.
 std::vector<std::int64_t> idx_dims(const std::vector<unsigned char>& d, const std::string& path, std::uint32_t magic, int rank) {
-  if (d.size() < 4) fail("mnist", "'" + path + "' is truncated: " + std::to_string(d.size()) + " bytes, no IDX header");
+  if (d.size() < 4)
+    fail(ErrorCode::data_loss, "mnist",
+         "'" + path + "' is truncated: " + std::to_string(d.size()) + " bytes, no IDX header");
   if (big_endian(d, 0) != magic)
     fail("mnist", "'" + path + "' is not an IDX file of this kind: magic 0x" + [&] {
       char b[16];
@@ -60,7 +63,7 @@ std::vector<std::int64_t> idx_dims(const std::vector<unsigned char>& d, const st
       return std::string(b);
     }());
   std::size_t header = 4 + 4 * static_cast<std::size_t>(rank);
-  if (d.size() < header) fail("mnist", "'" + path + "' is truncated inside its header");
+  if (d.size() < header) fail(ErrorCode::data_loss, "mnist", "'" + path + "' is truncated inside its header");
   std::vector<std::int64_t> dims;
   std::uint64_t count = 1;
   bool saturated = false;  // dims of up to 2^32 each: the product may not fit 64 bits
@@ -72,9 +75,10 @@ std::vector<std::int64_t> idx_dims(const std::vector<unsigned char>& d, const st
   }
   for (auto dim : dims) if (dim == 0) saturated = false, count = 0;
   if (saturated || d.size() - header != count)
-    fail("mnist", "'" + path + "' holds " + std::to_string(d.size() - header) + " bytes of data where its header promises " +
-                      (saturated ? std::string("more than 2^40") : std::to_string(count)) +
-                      (saturated || d.size() - header < count ? " (truncated)" : ""));
+    fail(ErrorCode::data_loss, "mnist",
+         "'" + path + "' holds " + std::to_string(d.size() - header) + " bytes of data where its header promises " +
+             (saturated ? std::string("more than 2^40") : std::to_string(count)) +
+             (saturated || d.size() - header < count ? " (truncated)" : ""));
   return dims;
 }
 

@@ -16,10 +16,11 @@ std::string read_text(const std::string& path, std::size_t max_bytes) {
   // regular files (after symlinks) are read.
   std::error_code ec;
   auto status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) fail("read_text", "cannot open '" + path + "': no such file");
-  if (!fs::is_regular_file(status)) fail("read_text", "'" + path + "' is not a regular file");
+  if (ec || !fs::exists(status)) fail(kFileNotFound, "read_text", "cannot open '" + path + "': no such file");
+  if (!fs::is_regular_file(status))
+    fail(ErrorCode::failed_precondition, "read_text", "'" + path + "' is not a regular file");
   gzFile f = gzopen(path.c_str(), "rb");  // reads plain files as they are
-  if (!f) fail("read_text", "cannot open '" + path + "'");
+  if (!f) fail(ErrorCode::permission_denied, "read_text", "cannot open '" + path + "'");
   std::unique_ptr<gzFile_s, int (*)(gzFile)> closer(f, gzclose);
   std::string out;
   std::vector<char> buf(1 << 16);
@@ -28,12 +29,13 @@ std::string read_text(const std::string& path, std::size_t max_bytes) {
     if (n < 0) {
       int err = 0;
       const char* msg = gzerror(f, &err);
-      fail("read_text", "'" + path + "' is damaged: " + (msg ? msg : "read error"));
+      fail(ErrorCode::data_loss, "read_text", "'" + path + "' is damaged: " + (msg ? msg : "read error"));
     }
     if (n == 0) break;
     out.append(buf.data(), static_cast<std::size_t>(n));
     if (out.size() > max_bytes)
-      fail("read_text", "'" + path + "' holds more than " + std::to_string(max_bytes) + " bytes (max_bytes)");
+      fail(ErrorCode::resource_exhausted, "read_text",
+           "'" + path + "' holds more than " + std::to_string(max_bytes) + " bytes (max_bytes)");
   }
   return out;
 }

@@ -104,8 +104,9 @@ void expect_defined(const Primitive& op, std::span<const Tensor> in, std::size_t
 void expect_reducible(const char* name, DType t, bool mean) {
   bool ok = t == DType::float32 || t == DType::float64 || t == DType::int32 || t == DType::int64;
   if (!ok || (mean && !is_floating(t)))
-    fail(name, std::string("takes ") + (mean ? "float32 or float64" : "float32, float64, int32 or int64") + " tensors, got " +
-                   std::string(name_of(t)));
+    fail(kWrongType, name,
+         std::string("takes ") + (mean ? "float32 or float64" : "float32, float64, int32 or int64") + " tensors, got " +
+             std::string(name_of(t)));
 }
 
 // x's dims with dim `axis` replaced.
@@ -387,7 +388,7 @@ std::vector<TensorSpec> BucketAllReduce::infer(std::span<const Tensor> in) const
   std::vector<TensorSpec> out;
   for (std::size_t i = 0; i + 1 < in.size(); ++i) {
     if (in[i].is_symbolic() && (!is_floating(in[i].dtype()) || in[i].dtype() != in[0].dtype()))
-      fail(name(), "takes tensors of one floating dtype, got " + describe(in));
+      fail(kWrongType, name(), "takes tensors of one floating dtype, got " + describe(in));
     out.push_back(in[i].spec());
   }
   return out;
@@ -502,7 +503,7 @@ void BucketAllReduce::eval(std::span<const Tensor> in, std::span<const TensorSpe
   const TensorSpec whole{in.size() > 1 ? in[0].dtype() : DType::float32, Shape{total}, {}};
   exchange(name(), {c_bucket, static_cast<std::int64_t>(in.size()) - 1, nullptr, &whole});
   if (!same_dtype || (in.size() > 1 && !is_floating(in[0].dtype())) || in.back().num_elements() != 1)
-    fail(name(), "takes tensors of one floating dtype and a scalar count, got " + describe(in));
+    fail(kWrongType, name(), "takes tensors of one floating dtype and a scalar count, got " + describe(in));
   if (in.size() == 1) {  // nothing to reduce but the count
     double n = in.back().item<double>();
     comm::allreduce(&n, 1, DType::float64, comm::Op::sum);

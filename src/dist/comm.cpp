@@ -21,8 +21,9 @@ namespace ef::dist::comm {
 
 bool built_with_mpi() { return false; }
 [[noreturn]] static void no_mpi() {
-  fail("dist", "this build has no MPI: ef::dist needs eagerflow built with EF_WITH_MPI=ON (install Open MPI, "
-               "e.g. Debian's libopenmpi-dev, and configure again)");
+  fail(ErrorCode::unimplemented, "dist",
+       "this build has no MPI: ef::dist needs eagerflow built with EF_WITH_MPI=ON (install Open MPI, "
+       "e.g. Debian's libopenmpi-dev, and configure again)");
 }
 void ensure_init() { no_mpi(); }
 bool initialized() { return false; }
@@ -64,7 +65,8 @@ void check(int rc, const char* what) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   mpi_library().Error_string(rc, text, &len);
-  fail("dist", std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
+  fail(ErrorCode::unavailable, "dist",
+       std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
 }
 
 MPI_Datatype mpi_type(DType t) {
@@ -76,7 +78,7 @@ MPI_Datatype mpi_type(DType t) {
     case DType::int64: return mpi.type_int64;
     case DType::bool_: case DType::bfloat16: break;
   }
-  fail("dist", "reductions take float32, float64, int32 or int64 tensors, not " + std::string(name_of(t)));
+  fail(kWrongType, "dist", "reductions take float32, float64, int32 or int64 tensors, not " + std::string(name_of(t)));
 }
 
 MPI_Op mpi_op(Op op) {
@@ -160,7 +162,9 @@ void ensure_init_locked() {
   const MpiLibrary& mpi = mpi_library();  // loads Open MPI, or throws saying what to install
   int done = 0;
   mpi.Finalized(&done);
-  if (done) fail("dist", "MPI was finalized already; ef::dist cannot start it again in this process");
+  if (done)
+    fail(ErrorCode::failed_precondition, "dist",
+         "MPI was finalized already; ef::dist cannot start it again in this process");
   int inited = 0;
   mpi.Initialized(&inited);
   if (inited) return;
@@ -177,7 +181,8 @@ void ensure_init_locked() {
   // Errors come back as return codes (turned into ef::Error), not as MPI's default abort.
   mpi.Comm_set_errhandler(mpi.comm_world, mpi.errors_return);
   if (provided < MPI_THREAD_SERIALIZED && provided < MPI_THREAD_FUNNELED)
-    fail("dist", "this MPI gives thread level " + std::to_string(provided) + "; ef::dist needs MPI_THREAD_FUNNELED or more");
+    fail(ErrorCode::failed_precondition, "dist",
+         "this MPI gives thread level " + std::to_string(provided) + "; ef::dist needs MPI_THREAD_FUNNELED or more");
 }
 
 }  // namespace
@@ -389,7 +394,8 @@ void shared_reduce(std::int64_t count, std::size_t element_size, const SharedFil
     fail("dist", "shared_reduce: element size " + std::to_string(element_size) + " does not divide the chunk");
   std::lock_guard lock(mpi_mutex());
   SharedWindow* w = shared_window_locked();
-  if (!w) fail("dist", "shared_reduce: the ranks do not all share this machine's memory");
+  if (!w)
+    fail(ErrorCode::failed_precondition, "dist", "shared_reduce: the ranks do not all share this machine's memory");
   shared_reduce_locked(*w, count, element_size, fill, combine);
 }
 

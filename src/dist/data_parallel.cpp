@@ -136,8 +136,9 @@ train::History DataParallel::run_fit(train::Model& model, const train::Data& x, 
     train::FitOptions local = options;
     if (!is_root()) local.verbose = 0;
     if (!model.built() && x.empty())
-      fail(model.name(), "fit(dataset) with a DataParallel strategy needs the model built first (model.build(shape), or "
-                         "call it once), so that rank 0's weights can be broadcast before training");
+      fail(ErrorCode::failed_precondition, model.name(),
+           "fit(dataset) with a DataParallel strategy needs the model built first (model.build(shape), or "
+           "call it once), so that rank 0's weights can be broadcast before training");
     if (!model.built()) {
       // The weights must exist before rank 0's are broadcast: a predict on one example builds them.
       train::Data one = x;

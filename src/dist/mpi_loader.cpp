@@ -78,7 +78,7 @@ const Loaded& loaded() {
 
 const MpiLibrary& mpi_library() {
   const Loaded& l = loaded();
-  if (!l.error.empty()) fail("dist", l.error);
+  if (!l.error.empty()) fail(ErrorCode::unavailable, "dist", l.error);
   return l.lib;
 }
 

@@ -120,18 +120,19 @@ void Plan::execute(std::span<Tensor> slots, std::span<const Tensor> inputs, std:
     } catch (const Error& e) {
       // Name where the op came from, as errors at trace time do.
       const std::string& scope = g.nodes[static_cast<std::size_t>(&ins - instructions_.data())].scope;
-      throw Error(std::string(e.what()) + " (while running function '" + g.name + "'" +
-                  (scope.empty() ? "" : ", traced in layer " + scope) + ")");
+      throw Error(e.kind(), std::string(e.what()) + " (while running function '" + g.name + "'" +
+                                (scope.empty() ? "" : ", traced in layer " + scope) + ")");
     } catch (const std::exception& e) {
       // A kernel library's exception (or std::bad_alloc) leaves as an ef::Error naming the op
       // and its input shapes, as dispatch does for eager calls.
       const std::string& scope = g.nodes[static_cast<std::size_t>(&ins - instructions_.data())].scope;
       std::string shapes;
       for (const Tensor& a : args) shapes += (shapes.empty() ? "" : ", ") + (a.defined() ? a.spec().str() : std::string("undefined"));
-      throw Error("[" + std::string(ins.op->name()) + "] " +
-                  (dynamic_cast<const std::bad_alloc*>(&e) ? "out of memory (" : "the kernel failed (") + e.what() +
-                  "); inputs " + shapes + " (while running function '" + g.name + "'" +
-                  (scope.empty() ? "" : ", traced in layer " + scope) + ")");
+      throw Error(kind_of(e),
+                  "[" + std::string(ins.op->name()) + "] " +
+                      (dynamic_cast<const std::bad_alloc*>(&e) ? "out of memory (" : "the kernel failed (") + e.what() +
+                      "); inputs " + shapes + " (while running function '" + g.name + "'" +
+                      (scope.empty() ? "" : ", traced in layer " + scope) + ")");
     }
     for (auto& a : args) a = Tensor();
     for (int r = 0; r < ins.num_release; ++r)

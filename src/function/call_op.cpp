@@ -39,9 +39,10 @@ const GraphFunction::Gradient& GraphFunction::gradient() const {
       gradient_ = std::move(g);
     } catch (const Error& e) {
       gradient_error_ = e.what();
+      gradient_error_kind_ = e.kind();
     }
   });
-  if (!gradient_) throw Error(gradient_error_);
+  if (!gradient_) throw Error(gradient_error_kind_, gradient_error_);
   return *gradient_;
 }
 

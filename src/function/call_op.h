@@ -58,6 +58,7 @@ class GraphFunction {
   mutable std::once_flag gradient_once_;
   mutable std::unique_ptr<Gradient> gradient_;
   mutable std::string gradient_error_;
+  mutable ErrorKind gradient_error_kind_;
   mutable std::mutex backward_mutex_;
   mutable std::map<std::vector<bool>, std::shared_ptr<const GraphFunction>> backward_for_;
 };

@@ -232,7 +232,7 @@ namespace {
 void check_predicate(const Tensor& pred, const char* op) {
   if (!pred.defined()) fail(op, "the predicate is undefined");
   if (pred.dtype() != DType::bool_ || !(pred.shape().is_static() && pred.num_elements() == 1))
-    fail(op, "the predicate must be a bool scalar, got " + pred.spec().str());
+    fail(kWrongType, op, "the predicate must be a bool scalar, got " + pred.spec().str());
 }
 
 std::vector<Tensor> trace_branch(trace::TraceContext& ctx, const detail::Branch& fn) {

@@ -310,7 +310,8 @@ bool FunctionCore::tracing_on_this_thread() const {
 
 FunctionCore::NestedCall FunctionCore::get_or_trace_inside(const Signature& requested, const TraceBody& body) {
   trace::TraceContext* outer = trace::current();
-  if (!outer) fail("function " + options_.name, "internal: get_or_trace_inside needs an active trace");
+  if (!outer)
+    fail(ErrorCode::internal, "function " + options_.name, "internal: get_or_trace_inside needs an active trace");
   return trace_new(requested, body, outer);
 }
 
@@ -319,9 +320,10 @@ FunctionCore::NestedCall FunctionCore::trace_new(const Signature& requested, con
   // Before the cache: a dynamic dim of a cached entry would accept a dim of -7.
   check_signature_dims(requested, options_.arg_names, "function " + options_.name);
   if (tracing_on_this_thread())
-    fail("function " + options_.name, "a new signature " + signature_str(requested, options_.arg_names) +
-                                          " was requested from inside this function's own trace (get_concrete_function "
-                                          "or a call from a log sink); calls inside the body inline instead");
+    fail(ErrorCode::failed_precondition, "function " + options_.name,
+         "a new signature " + signature_str(requested, options_.arg_names) +
+             " was requested from inside this function's own trace (get_concrete_function "
+             "or a call from a log sink); calls inside the body inline instead");
   std::vector<std::pair<LogLevel, std::string>> messages;  // logged after the lock is released
   NestedCall result;
   {

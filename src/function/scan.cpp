@@ -135,7 +135,9 @@ TracedBody trace_body(trace::TraceContext& outer, const ScanBody& f, const std::
     try {
       r = f(carry, x);
     } catch (const Error& e) {
-      fail("scan", "tracing the body with carry " + specs_str(specs_of(carry)) + " and x " + specs_str(specs_of(x)) + ": " + e.what());
+      fail(e.kind(), "scan",
+           "tracing the body with carry " + specs_str(specs_of(carry)) + " and x " + specs_str(specs_of(x)) + ": " +
+               e.what());
     }
     check_carry(carry, r.first, "traced,", /*traced=*/true);
     check_defined(r.second, "y");
@@ -182,7 +184,9 @@ std::pair<std::vector<Tensor>, std::vector<Tensor>> eager_scan(const ScanBody& f
     try {
       r = f(carry, x);
     } catch (const Error& e) {
-      fail("scan", step_text(i, n) + " (carry " + specs_str(specs_of(carry)) + ", x " + specs_str(specs_of(x)) + "): " + e.what());
+      fail(e.kind(), "scan",
+           step_text(i, n) + " (carry " + specs_str(specs_of(carry)) + ", x " + specs_str(specs_of(x)) +
+               "): " + e.what());
     }
     check_carry(init, r.first, "at " + step_text(i, n));
     check_defined(r.second, "y");
@@ -289,7 +293,9 @@ void ScanOp::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs,
     try {
       body_.plan->run(args, outs);
     } catch (const Error& e) {
-      fail("scan", step_text(i, n) + " (carry " + specs_str(specs_of(std::span<const Tensor>(args).first(n_carry_))) + "): " + e.what());
+      fail(e.kind(), "scan",
+           step_text(i, n) + " (carry " + specs_str(specs_of(std::span<const Tensor>(args).first(n_carry_))) +
+               "): " + e.what());
     }
     for (std::size_t c = 0; c < n_carry_; ++c) {
       if (outs[c].shape() != args[c].shape())

@@ -62,10 +62,12 @@ std::vector<Tensor> ScanOp::vjp(std::span<const Tensor> in, std::span<const Tens
   // scan once more, keeping this op's every output's residuals. A body with effects or random
   // draws cannot run twice.
   if (effects_)
-    fail("gradient", std::string("ef::scan: ") +
-                         (residuals_ ? "a second-order gradient through a scan" : "a scan recorded without the values its gradient needs") +
-                         " would run its body again, and the body has effects or random draws (" + body_.traced->name +
-                         "); take the gradient inside the same trace as the scan, with a body without random draws");
+    fail(ErrorCode::unimplemented, "gradient",
+         std::string("ef::scan: ") +
+             (residuals_ ? "a second-order gradient through a scan"
+                         : "a scan recorded without the values its gradient needs") +
+             " would run its body again, and the body has effects or random draws (" + body_.traced->name +
+             "); take the gradient inside the same trace as the scan, with a body without random draws");
   ScanOp plain = *this;
   plain.residuals_ = nullptr;  // the residual ys become ordinary ys
   std::optional<ScanOp> variant = plain.with_residuals();

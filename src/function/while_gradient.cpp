@@ -112,7 +112,8 @@ class WhileGrad : public PrimitiveBase<WhileGrad> {
   }
   std::vector<Tensor> vjp(std::span<const Tensor>, std::span<const Tensor>, std::span<const Tensor>,
                           const std::vector<bool>&) const override {
-    fail("gradient", "second-order gradients through ef::while_loop '" + body_->name() + "' are not supported yet");
+    fail(ErrorCode::unimplemented, "gradient",
+         "second-order gradients through ef::while_loop '" + body_->name() + "' are not supported yet");
   }
 
  private:
@@ -223,7 +224,8 @@ std::vector<Tensor> WhileOp::vjp(std::span<const Tensor> in, std::span<const Ten
     return grads;
   }
   if (through_stacks)
-    fail("gradient", "second-order gradients through ef::while_loop '" + body_.graph->name + "' are not supported yet");
+    fail(ErrorCode::unimplemented, "gradient",
+         "second-order gradients through ef::while_loop '" + body_.graph->name + "' are not supported yet");
   std::vector<Tensor> args{out[n_vars_]};
   for (std::size_t k = 0; k < g.num_residuals + residuals_->saved_vars.size(); ++k) args.push_back(out[n_vars_ + 1 + k]);
   for (std::size_t k = 0; k < n_caps; ++k) args.push_back(in[n_vars_ + n_cond_caps_ + k]);

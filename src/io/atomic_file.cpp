@@ -24,6 +24,12 @@ std::string os_error(const std::string& what, const std::string& path) {
   return what + " '" + path + "': " + std::strerror(errno);
 }
 
+// An ef::Error of errno's kind saying what failed on `path` (read errno before anything can change it).
+Error os_failure(const std::string& what, const std::string& path, const std::string& suffix = "") {
+  const int e = errno;
+  return Error(detail::errno_kind(e), what + " '" + path + "': " + std::strerror(e) + suffix);
+}
+
 struct Fd {
   int fd = -1;
   ~Fd() {
@@ -134,6 +140,27 @@ void remove_orphans(const std::filesystem::path& target) {
   }
 }
 
+ErrorKind errno_kind(int errnum) {
+  switch (errnum) {
+    case ENOENT: return kFileNotFound;
+    case EACCES:
+    case EPERM:
+    case EROFS: return ErrorCode::permission_denied;
+    case ENOSPC:
+    case EDQUOT:
+    case EMFILE:
+    case ENFILE:
+    case ENOMEM:
+    case EFBIG: return ErrorCode::resource_exhausted;
+    case EEXIST: return ErrorCode::already_exists;
+    case EISDIR:
+    case ENOTDIR: return ErrorCode::failed_precondition;
+    case ENAMETOOLONG:
+    case EINVAL: return ErrorCode::invalid_argument;
+    default: return ErrorCode::unknown;
+  }
+}
+
 std::filesystem::path checked_file_target(const std::string& path, const std::string& what) {
   namespace fs = std::filesystem;
   if (path.empty()) fail(what, "the path is empty");
@@ -142,15 +169,15 @@ std::filesystem::path checked_file_target(const std::string& path, const std::st
   struct stat st {};
   if (::lstat(p.c_str(), &st) != 0) {
     if (errno == ENOENT) return p;  // a new file (a missing folder is reported when writing)
-    fail(what, os_error("cannot use", path));
+    fail(errno_kind(errno), what, os_error("cannot use", path));
   }
   if (S_ISLNK(st.st_mode)) {
     // Replace the file the link points to, not the link.
     char* real = ::realpath(p.c_str(), nullptr);
-    if (!real) fail(what, os_error("cannot follow the symbolic link", path));
+    if (!real) fail(errno_kind(errno), what, os_error("cannot follow the symbolic link", path));
     p = real;
     std::free(real);
-    if (::stat(p.c_str(), &st) != 0) fail(what, os_error("cannot use", p.string()));
+    if (::stat(p.c_str(), &st) != 0) fail(errno_kind(errno), what, os_error("cannot use", p.string()));
   }
   if (!S_ISREG(st.st_mode)) {
     const char* kind = S_ISDIR(st.st_mode)    ? "a folder"
@@ -182,13 +209,13 @@ void write_file_atomically(const std::string& path, std::span<const std::byte> b
   fs::path temp = folder / detail::temp_name(target.filename().string(), "tmp");
   Fd file;
   file.fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (file.fd < 0) throw Error(os_error("cannot create a temporary file in", folder.string()));
+  if (file.fd < 0) throw os_failure("cannot create a temporary file in", folder.string());
   auto cleanup_fail = [&](const std::string& why) {
-    std::string message = os_error(why, path);
+    Error error = os_failure(why, path, " (the previous file, if any, is unchanged)");
     ::close(file.fd);
     file.fd = -1;
     ::unlink(temp.c_str());
-    throw Error(message + " (the previous file, if any, is unchanged)");
+    throw error;
   };
   std::size_t done = 0;
   while (done < bytes.size()) {
@@ -201,15 +228,16 @@ void write_file_atomically(const std::string& path, std::span<const std::byte> b
   }
   if (::fsync(file.fd) != 0) cleanup_fail("cannot sync");
   if (::close(file.fd) != 0) {
+    Error error = os_failure("cannot close", path, " (the previous file, if any, is unchanged)");
     file.fd = -1;
     ::unlink(temp.c_str());
-    throw Error(os_error("cannot close", path) + " (the previous file, if any, is unchanged)");
+    throw error;
   }
   file.fd = -1;
   if (::rename(temp.c_str(), target.c_str()) != 0) {
-    std::string message = os_error("cannot replace", path);
+    Error error = os_failure("cannot replace", path, " (the previous file, if any, is unchanged)");
     ::unlink(temp.c_str());
-    throw Error(message + " (the previous file, if any, is unchanged)");
+    throw error;
   }
   // The rename itself survives a crash only once the folder is synced.
   detail::sync_folder(folder);
@@ -221,21 +249,22 @@ std::vector<std::byte> read_file(const std::string& path, std::size_t max_bytes)
   // O_NONBLOCK: opening a FIFO must not wait for a writer (it is then refused as not a regular
   // file); for regular files the flag changes nothing.
   file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (file.fd < 0) throw Error(os_error("cannot open", path));
+  if (file.fd < 0) throw os_failure("cannot open", path);
   struct stat st {};
-  if (::fstat(file.fd, &st) != 0) throw Error(os_error("cannot stat", path));
-  if (!S_ISREG(st.st_mode)) throw Error("'" + path + "' is not a regular file");
+  if (::fstat(file.fd, &st) != 0) throw os_failure("cannot stat", path);
+  if (!S_ISREG(st.st_mode)) throw Error(ErrorCode::failed_precondition, "'" + path + "' is not a regular file");
   auto size = static_cast<std::size_t>(st.st_size);
-  if (size > max_bytes) throw Error("'" + path + "' is larger than " + std::to_string(max_bytes) + " bytes");
+  if (size > max_bytes)
+    throw Error(ErrorCode::resource_exhausted, "'" + path + "' is larger than " + std::to_string(max_bytes) + " bytes");
   std::vector<std::byte> out(size);
   std::size_t done = 0;
   while (done < size) {
     ssize_t n = ::read(file.fd, out.data() + done, size - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw Error(os_error("cannot read", path));
+      throw os_failure("cannot read", path);
     }
-    if (n == 0) throw Error("'" + path + "' changed size while being read");
+    if (n == 0) throw Error(ErrorCode::aborted, "'" + path + "' changed size while being read");
     done += static_cast<std::size_t>(n);
   }
   return out;

@@ -232,7 +232,8 @@ LayerConfig functional_config(const train::Model& m, Tensors& tensors, int depth
     } else {
       const Primitive& op = *node.op;
       if (!io::can_decode(op.name()))
-        throw Error("model '" + m.name() + "': op '" + op.name() + "' cannot be saved: register it with ef::register_op");
+        throw Error(ErrorCode::unimplemented, "model '" + m.name() + "': op '" + op.name() +
+                                                  "' cannot be saved: register it with ef::register_op");
       n.set("op", op.name());
       n.set("attrs", op.attrs());
     }
@@ -303,11 +304,13 @@ LayerConfig config_of(const nn::Layer& layer, Tensors& tensors, int depth) {
   if (!c) {
     std::string cls = layer.type_name();
     if (dynamic_cast<const train::Model*>(&layer))
-      throw Error("save_model: model '" + layer.name() + "' is a subclassed Model (" + cls +
-                  ") without a config: override get_config() and register the class with ef::register_layer<" + cls +
-                  ">(\"" + cls + "\", factory) (or save its weights with save_weights)");
-    throw Error("save_model: " + label(layer) + " has no config: override get_config() in " + cls +
-                " and register the class with ef::register_layer<" + cls + ">(\"" + cls + "\", factory)");
+      throw Error(ErrorCode::unimplemented,
+                  "save_model: model '" + layer.name() + "' is a subclassed Model (" + cls +
+                      ") without a config: override get_config() and register the class with ef::register_layer<" +
+                      cls + ">(\"" + cls + "\", factory) (or save its weights with save_weights)");
+    throw Error(ErrorCode::unimplemented, "save_model: " + label(layer) + " has no config: override get_config() in " +
+                                              cls + " and register the class with ef::register_layer<" + cls + ">(\"" +
+                                              cls + "\", factory)");
   }
   if (!nn::is_layer_registered(c->class_name))
     throw Error("save_model: " + label(layer) + " gives the config class '" + c->class_name +
@@ -473,8 +476,10 @@ ConfigValue learning_rate_value(const optim::LearningRate& lr, const std::string
     c.set("decay_steps", d->decay_steps());
     c.set("alpha", d->alpha());
   } else {
-    throw Error(where + ": the learning-rate schedule is a user class, which save_model cannot rebuild (ExponentialDecay "
-                        "and CosineDecay can be saved); save with include_optimizer = false");
+    throw Error(ErrorCode::unimplemented,
+                where +
+                    ": the learning-rate schedule is a user class, which save_model cannot rebuild (ExponentialDecay "
+                    "and CosineDecay can be saved); save with include_optimizer = false");
   }
   out.config = std::move(c);
   return layer_value(out);
@@ -525,8 +530,10 @@ ConfigValue optimizer_value(const optim::Optimizer& opt) {
     c.set("momentum", o.momentum());
     c.set("epsilon", o.epsilon());
   } else {
-    throw Error(where + " is a user class, which save_model cannot rebuild (SGD, Adam, AdamW and RMSprop can be "
-                        "saved); save with include_optimizer = false and compile the loaded model yourself");
+    throw Error(ErrorCode::unimplemented,
+                where +
+                    " is a user class, which save_model cannot rebuild (SGD, Adam, AdamW and RMSprop can be "
+                    "saved); save with include_optimizer = false and compile the loaded model yourself");
   }
   c.set("clipnorm", optional_real(opt.clip_options().clipnorm));
   c.set("global_clipnorm", optional_real(opt.clip_options().global_clipnorm));
@@ -613,8 +620,11 @@ ConfigValue loss_value(const train::Loss& loss, const std::string& where) {
     try {
       (void)train::loss_by_name(name);
     } catch (const Error&) {
-      throw Error(where + ": loss '" + name + "' is a C++ function, which save_model cannot rebuild (Keras' built-in "
-                          "losses can be saved); save with include_optimizer = false and compile the loaded model yourself");
+      throw Error(
+          ErrorCode::unimplemented,
+          where + ": loss '" + name +
+              "' is a C++ function, which save_model cannot rebuild (Keras' built-in "
+              "losses can be saved); save with include_optimizer = false and compile the loaded model yourself");
     }
   }
   return c;
@@ -654,8 +664,10 @@ ConfigValue metric_value(const train::MetricRef& m, const std::string& loss_name
   try {
     (void)train::metric_by_name(metric->name(), loss_name);
   } catch (const Error&) {
-    throw Error(where + ": metric '" + metric->name() + "' is an object whose name is not a Keras metric name, which "
-                        "save_model cannot rebuild; compile with metrics by name, or save with include_optimizer = false");
+    throw Error(ErrorCode::unimplemented,
+                where + ": metric '" + metric->name() +
+                    "' is an object whose name is not a Keras metric name, which "
+                    "save_model cannot rebuild; compile with metrics by name, or save with include_optimizer = false");
   }
   return metric->name();  // saved by name (its class's defaults)
 }
@@ -755,14 +767,20 @@ struct Decoded {
 };
 
 Decoded decode(const std::vector<std::byte>& b, const std::string& what) {
-  auto bad = [&](const std::string& why) { return Error("load_model(" + what + "): " + why); };
-  if (b.size() < 8 || std::memcmp(b.data(), kMagic, 7) != 0) throw bad("not an eagerflow model file (no EFMODEL magic)");
+  // A damaged file is DATA_LOSS (TF's kind for a corrupted checkpoint); another kind of file an
+  // invalid argument (Keras' ValueError "File format not supported").
+  auto bad = [&](const std::string& why, ErrorKind kind = ErrorCode::data_loss) {
+    return Error(kind, "load_model(" + what + "): " + why);
+  };
+  if (b.size() < 8 || std::memcmp(b.data(), kMagic, 7) != 0)
+    throw bad("not an eagerflow model file (no EFMODEL magic)", ErrorCode::invalid_argument);
   if (std::memcmp(b.data(), kMagic, 8) != 0) throw bad("the file is damaged (bad magic)");
   if (b.size() < kPreamble) throw bad("the file is truncated (" + std::to_string(b.size()) + " bytes)");
   std::uint64_t version = get_u(b, 8, 4);
   if (version > static_cast<std::uint64_t>(kModelFormatVersion))
     throw bad("the file has format version " + std::to_string(version) + ", this eagerflow reads up to version " +
-              std::to_string(kModelFormatVersion) + ": it was written by a newer eagerflow");
+                  std::to_string(kModelFormatVersion) + ": it was written by a newer eagerflow",
+              ErrorCode::unimplemented);
   if (version == 0) throw bad("the file is damaged (format version 0)");
   if (get_u(b, 12, 4) != 0) throw bad("the file is damaged (unknown flags)");
   std::uint64_t h = get_u(b, 16, 8), p = get_u(b, 24, 8);
@@ -880,7 +898,7 @@ std::shared_ptr<train::Model> load_model(const std::string& path, const LoadMode
   } catch (const Error& e) {
     // Every error names the file (one from a layer or op factory may not).
     if (std::string(e.what()).find(path) != std::string::npos) throw;
-    throw Error("load_model('" + path + "'): " + e.what());
+    throw Error(e.kind(), "load_model('" + path + "'): " + e.what());
   }
 }
 
@@ -982,7 +1000,8 @@ std::shared_ptr<train::Model> load_model_impl(const std::string& path, const Loa
   if (options.restore_random_state) {
     auto seed = by_name.find("rng/seed"), counter = by_name.find("rng/counter"), seeded = by_name.find("rng/seeded");
     auto scalar64 = [&](auto it) { return it != by_name.end() && it->second.dtype() == DType::int64 && it->second.rank() == 0; };
-    if (!scalar64(seed) || !scalar64(counter)) throw Error(where + ": the random state (rng/seed, rng/counter) is missing or damaged");
+    if (!scalar64(seed) || !scalar64(counter))
+      throw Error(ErrorCode::data_loss, where + ": the random state (rng/seed, rng/counter) is missing or damaged");
     random::GeneratorState g{static_cast<std::uint64_t>(seed->second.item<std::int64_t>()),
                              static_cast<std::uint64_t>(counter->second.item<std::int64_t>()), {}};
     if (seeded != by_name.end()) {
@@ -1000,7 +1019,7 @@ std::shared_ptr<train::Model> load_model_impl(const std::string& path, const Loa
     try {
       model->compile(*compile);
     } catch (const Error& e) {
-      throw Error(where + ": compiling the loaded model failed: " + e.what());
+      throw Error(e.kind(), where + ": compiling the loaded model failed: " + e.what());
     }
     optim::Optimizer& opt = *model->optimizer();
     for (auto& [owner, slot, value] : slots) opt.get_or_create_slot(owner, slot).assign(value);

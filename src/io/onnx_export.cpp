@@ -153,14 +153,16 @@ class Exporter {
 
   const std::string& name_of_value(int v) {
     auto it = names_.find(v);
-    if (it == names_.end()) fail("onnx", "value " + std::to_string(v) + " is used before it is made");
+    if (it == names_.end())
+      fail(ErrorCode::internal, "onnx", "value " + std::to_string(v) + " is used before it is made");
     return it->second;
   }
   const TensorSpec& spec(int v) const { return g_.values[static_cast<std::size_t>(v)].spec; }
 
   [[noreturn]] void unsupported(const ir::Node& n, const std::string& why = "") {
-    fail("onnx", std::string("op '") + n.op->name() + "' has no ONNX form" + (why.empty() ? "" : " (" + why + ")") +
-                     (n.scope.empty() ? "" : " [in layer " + n.scope + "]"));
+    fail(ErrorCode::unimplemented, "onnx",
+         std::string("op '") + n.op->name() + "' has no ONNX form" + (why.empty() ? "" : " (" + why + ")") +
+             (n.scope.empty() ? "" : " [in layer " + n.scope + "]"));
   }
 
   // NHWC <-> NCHW around ONNX's channel-first convolution and pooling.
@@ -258,8 +260,9 @@ class Exporter {
     if (p.causal) {
       std::int64_t sq = spec(n.inputs[0]).shape[p.bshd ? 1 : 2], sk = spec(n.inputs[1]).shape[p.bshd ? 1 : 2];
       if (sq == kDynamic || sk == kDynamic)
-        fail("onnx", "causal attention exports with static sequence lengths only, got q " + spec(n.inputs[0]).str() +
-                         ", k " + spec(n.inputs[1]).str());
+        fail(ErrorCode::unimplemented, "onnx",
+             "causal attention exports with static sequence lengths only, got q " + spec(n.inputs[0]).str() + ", k " +
+                 spec(n.inputs[1]).str());
       std::string c = initializer(fresh("attn_causal"),
                                   greater_equal(reshape(arange(sq), {sq, 1}), reshape(arange(sk), {1, sk})));
       if (visible.empty()) {
@@ -778,10 +781,10 @@ void export_model(const ConcreteFunction& function, const std::string& path) {
   try {
     pb::checker::check_model(model);
   } catch (const std::exception& e) {
-    fail("onnx", std::string("the exported model fails the ONNX checker: ") + e.what());
+    fail(ErrorCode::internal, "onnx", std::string("the exported model fails the ONNX checker: ") + e.what());
   }
   std::string bytes;
-  if (!model.SerializeToString(&bytes)) fail("onnx", "cannot serialize the model");
+  if (!model.SerializeToString(&bytes)) fail(ErrorCode::internal, "onnx", "cannot serialize the model");
   std::vector<std::byte> data(bytes.size());
   std::memcpy(data.data(), bytes.data(), bytes.size());
   io::write_file_atomically(path, data);

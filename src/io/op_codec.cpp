@@ -19,16 +19,20 @@ std::shared_ptr<const Primitive> decode_op(const std::string& name, const std::s
     try {
       op = user(attrs);
     } catch (const std::exception& e) {
-      throw Error(where + ": the factory registered for op '" + name + "' failed on attributes '" + attrs + "': " + e.what());
+      throw Error(kind_of(e), where + ": the factory registered for op '" + name + "' failed on attributes '" + attrs +
+                                  "': " + e.what());
     }
     if (!op) throw Error(where + ": the factory registered for op '" + name + "' returned no op");
   } else {
-    throw Error(where + ": unknown op '" + name + "'; if it is your own op, register it with ef::register_op<YourOp>(\"" +
-                name + "\", factory) before loading (otherwise the file was written by a newer eagerflow, or is damaged)");
+    throw Error(ErrorKind(ErrorCode::not_found, PythonBuiltin::type_error),
+                where + ": unknown op '" + name +
+                    "'; if it is your own op, register it with ef::register_op<YourOp>(\"" + name +
+                    "\", factory) before loading (otherwise the file was written by a newer eagerflow, or is damaged)");
   }
   if (op->name() != name || op->attrs() != attrs)
-    throw Error(where + ": op '" + name + "' with attributes '" + attrs + "' does not read back exactly (got '" +
-                op->name() + "' '" + op->attrs() + "')");
+    throw Error(ErrorCode::internal, where + ": op '" + name + "' with attributes '" + attrs +
+                                         "' does not read back exactly (got '" + op->name() + "' '" + op->attrs() +
+                                         "')");
   return op;
 }
 

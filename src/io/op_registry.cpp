@@ -27,7 +27,8 @@ bool register_op(const std::string& name, OpFactory factory) {
     fail("register_op", "op '" + name + "' is a built-in op of the saved-model format; give your op another name()");
   std::lock_guard lock(registry_mutex());
   if (!registry().emplace(name, std::move(factory)).second)
-    fail("register_op", "op '" + name + "' is registered already (call ef::unregister_op first to replace it)");
+    fail(ErrorCode::already_exists, "register_op",
+         "op '" + name + "' is registered already (call ef::unregister_op first to replace it)");
   return true;
 }
 

@@ -37,7 +37,8 @@ DType dtype_from_code(const std::string& code, const std::string& what) {
   if (code == "I64") return DType::int64;
   if (code == "BOOL") return DType::bool_;
   if (code == "BF16") return DType::bfloat16;
-  throw Error(what + ": dtype " + code + " is not supported (eagerflow reads F32, F64, I32, I64, BOOL, BF16)");
+  throw Error(ErrorCode::unimplemented,
+              what + ": dtype " + code + " is not supported (eagerflow reads F32, F64, I32, I64, BOOL, BF16)");
 }
 
 }  // namespace
@@ -97,12 +98,13 @@ void save_safetensors(const std::string& path, const std::vector<NamedTensor>& t
 }
 
 TensorFile parse_safetensors(std::span<const std::byte> bytes, const std::string& what) {
-  if (bytes.size() < 8) throw Error(what + ": not a safetensors file (shorter than its 8-byte header length)");
+  if (bytes.size() < 8)
+    throw Error(ErrorCode::data_loss, what + ": not a safetensors file (shorter than its 8-byte header length)");
   std::uint64_t header_len;
   std::memcpy(&header_len, bytes.data(), 8);
   if (header_len > kMaxHeader || header_len > bytes.size() - 8)
-    throw Error(what + ": header length " + std::to_string(header_len) + " does not fit the file's " +
-                std::to_string(bytes.size()) + " bytes");
+    throw Error(ErrorCode::data_loss, what + ": header length " + std::to_string(header_len) +
+                                          " does not fit the file's " + std::to_string(bytes.size()) + " bytes");
   std::string_view text(reinterpret_cast<const char*>(bytes.data() + 8), static_cast<std::size_t>(header_len));
   Json header = parse_json(text, what);
   const Json::Object& entries = header.object(what + ": header");
@@ -163,16 +165,20 @@ TensorFile parse_safetensors(std::span<const std::byte> bytes, const std::string
   });
   std::uint64_t at = 0;
   for (const Entry* e : order) {
-    if (e->begin != at) throw Error(what + ": tensor '" + e->name + "' does not start where the previous one ends (overlap or hole)");
+    if (e->begin != at)
+      throw Error(ErrorCode::data_loss,
+                  what + ": tensor '" + e->name + "' does not start where the previous one ends (overlap or hole)");
     at = e->end;
   }
-  if (at != data.size()) throw Error(what + ": " + std::to_string(data.size() - at) + " bytes after the last tensor");
+  if (at != data.size())
+    throw Error(ErrorCode::data_loss, what + ": " + std::to_string(data.size() - at) + " bytes after the last tensor");
   for (const Entry* e : order) {
     Tensor t = Tensor::empty(e->dtype, Shape(e->shape));
     if (e->end > e->begin) {
       if (e->dtype == DType::bool_)  // only 0 and 1 are booleans
         for (std::uint64_t i = e->begin; i < e->end; ++i)
-          if (static_cast<unsigned char>(data[i]) > 1) throw Error(what + ": tensor '" + e->name + "' holds a BOOL that is not 0 or 1");
+          if (static_cast<unsigned char>(data[i]) > 1)
+            throw Error(ErrorCode::data_loss, what + ": tensor '" + e->name + "' holds a BOOL that is not 0 or 1");
       std::memcpy(t.raw_mutable_data(), data.data() + e->begin, static_cast<std::size_t>(e->end - e->begin));
     }
     out.tensors.push_back({e->name, std::move(t)});

@@ -139,8 +139,9 @@ std::string encode_graph(const ir::Graph& g, const std::string& fn, VariableTabl
       out += "]";
     } else {
       if (!io::can_decode(name))
-        fail("save", "function '" + fn + "' uses op '" + name + "', which the saved-model format cannot hold: if it is " +
-                         "your own op, register it with ef::register_op<YourOp>(\"" + name + "\", factory)");
+        fail(ErrorCode::unimplemented, "save",
+             "function '" + fn + "' uses op '" + name + "', which the saved-model format cannot hold: if it is " +
+                 "your own op, register it with ef::register_op<YourOp>(\"" + name + "\", factory)");
       out += ",\"attrs\":" + io::json_quote(op.attrs());
     }
     out += ",\"inputs\":" + ids_json(node.inputs) + ",\"outputs\":" + ids_json(node.outputs);
@@ -173,13 +174,13 @@ fs::path folder_target(const std::string& dir) {
   if (::lstat(target.c_str(), &st) == 0) {
     std::error_code ec;
     fs::path real = fs::canonical(target, ec);
-    if (ec) fail("save", "cannot resolve '" + dir + "': " + ec.message());
-    if (::stat(real.c_str(), &st) != 0) fail("save", os_error("cannot use", real));
+    if (ec) fail(io::detail::errno_kind(ec.value()), "save", "cannot resolve '" + dir + "': " + ec.message());
+    if (::stat(real.c_str(), &st) != 0) fail(io::detail::errno_kind(errno), "save", os_error("cannot use", real));
     if (!S_ISDIR(st.st_mode))
       fail("save", "'" + dir + "' exists and is not a folder: a saved model is a folder (choose another path)");
     target = real;
   } else if (errno != ENOENT) {
-    fail("save", os_error("cannot use", target));
+    fail(io::detail::errno_kind(errno), "save", os_error("cannot use", target));
   }
   if (target.filename().empty() || target.filename() == "." || target.filename() == "..")
     fail("save", "cannot replace the folder '" + dir + "' (save into a folder below it)");
@@ -190,7 +191,7 @@ fs::path folder_target(const std::string& dir) {
 // Anything else is the user's, and a save refuses to delete it with the old model.
 void check_replaceable(const fs::path& target, const std::string& dir) {
   DIR* d = ::opendir(target.c_str());
-  if (!d) fail("save", os_error("cannot read the folder", target));
+  if (!d) fail(io::detail::errno_kind(errno), "save", os_error("cannot read the folder", target));
   std::vector<std::string> foreign;
   while (dirent* e = ::readdir(d)) {
     std::string n = e->d_name;
@@ -262,7 +263,8 @@ void write_folder_atomically(const std::string& dir, Write&& write) {
   if (exists) check_replaceable(target, dir);
 
   fs::path staging = parent / io::detail::temp_name(target.filename().string(), "new");
-  if (::mkdir(staging.c_str(), 0755) != 0) fail("save", os_error("cannot create a folder beside", target));
+  if (::mkdir(staging.c_str(), 0755) != 0)
+    fail(io::detail::errno_kind(errno), "save", os_error("cannot create a folder beside", target));
   try {
     write(staging);
   } catch (...) {
@@ -420,7 +422,8 @@ const Tensor* find_tensor(const TensorIndex& index, const std::string& key) {
 GraphDesc read_graph(const io::Json& j, const std::string& fn, const TensorIndex& tensors, std::size_t num_variables,
                      int depth = 0) {
   std::string where = "saved function '" + fn + "'";
-  if (depth > 64) throw Error(where + ": scans, conds or loops nested more than 64 deep (the file is damaged)");
+  if (depth > 64)
+    throw Error(ErrorCode::data_loss, where + ": scans, conds or loops nested more than 64 deep (the file is damaged)");
   GraphDesc g;
   g.name = fn;
   const auto& values = member(j, "values", where).array(where + " values");
@@ -463,12 +466,12 @@ GraphDesc read_graph(const io::Json& j, const std::string& fn, const TensorIndex
       if (!std::get_if<bool>(&reverse.value)) throw Error(at + ": reverse must be true or false");
       d.reverse = std::get<bool>(reverse.value);
       if (d.carries + d.xs > d.inputs.size() || d.length < -1 || (d.xs == 0 && d.length < 0))
-        throw Error(at + ": inconsistent carries/xs/length (the file is damaged)");
+        throw Error(ErrorCode::data_loss, at + ": inconsistent carries/xs/length (the file is damaged)");
       d.body = std::make_shared<const GraphDesc>(
           read_graph(member(sj, "body", at), fn + "/scan" + std::to_string(g.nodes.size()), tensors, num_variables, depth + 1));
       if (d.body->inputs.size() != d.inputs.size() || d.body->outputs.size() != d.outputs.size() ||
           d.body->outputs.size() < d.carries)
-        throw Error(at + ": its body's inputs and outputs disagree with the node's (the file is damaged)");
+        throw Error(ErrorCode::data_loss, at + ": its body's inputs and outputs disagree with the node's (the file is damaged)");
     } else if (op == "cond") {
       d.kind = NodeDesc::Kind::cond;
       const io::Json& cj = member(node, "cond", at);
@@ -480,21 +483,21 @@ GraphDesc read_graph(const io::Json& j, const std::string& fn, const TensorIndex
       for (const GraphDesc* branch : {d.body.get(), d.other.get()})
         if (d.inputs.empty() || branch->inputs.size() + 1 != d.inputs.size() ||
             branch->outputs.size() != d.outputs.size())
-          throw Error(at + ": its branches' inputs and outputs disagree with the node's (the file is damaged)");
+          throw Error(ErrorCode::data_loss, at + ": its branches' inputs and outputs disagree with the node's (the file is damaged)");
     } else if (op == "while") {
       d.kind = NodeDesc::Kind::while_loop;
       const io::Json& wj = member(node, "while", at);
       auto count = [&](const char* key) {
         std::int64_t v = member(wj, key, at).integer(at + " " + key);
         if (v < 0 || static_cast<std::size_t>(v) > d.inputs.size())
-          throw Error(at + ": bad " + key + " count " + std::to_string(v));
+          throw Error(ErrorCode::data_loss, at + ": bad " + key + " count " + std::to_string(v));
         return static_cast<std::size_t>(v);
       };
       d.carries = count("vars");
       d.xs = count("cond_captures");
       d.length = member(wj, "maximum_iterations", at).integer(at + " maximum_iterations");
       if (d.carries + d.xs > d.inputs.size() || d.length < -1 || d.outputs.size() != d.carries)
-        throw Error(at + ": inconsistent vars/cond_captures/maximum_iterations (the file is damaged)");
+        throw Error(ErrorCode::data_loss, at + ": inconsistent vars/cond_captures/maximum_iterations (the file is damaged)");
       std::string sub = fn + "/while" + std::to_string(g.nodes.size());
       d.other = std::make_shared<const GraphDesc>(
           read_graph(member(wj, "cond", at), sub + "/cond", tensors, num_variables, depth + 1));
@@ -502,7 +505,7 @@ GraphDesc read_graph(const io::Json& j, const std::string& fn, const TensorIndex
           read_graph(member(wj, "body", at), sub + "/body", tensors, num_variables, depth + 1));
       if (d.other->inputs.size() != d.carries + d.xs || d.other->outputs.size() != 1 ||
           d.body->inputs.size() != d.inputs.size() - d.xs || d.body->outputs.size() != d.carries)
-        throw Error(at +
+        throw Error(ErrorCode::data_loss, at +
                     ": its condition's or body's inputs and outputs disagree with the node's (the file is damaged)");
     } else if (op == "print") {
       d.kind = NodeDesc::Kind::print;
@@ -618,8 +621,9 @@ std::vector<Tensor> replay(const GraphDesc& g, const std::vector<Variable>& vars
 std::shared_ptr<const ConcreteFunction> inference_function(nn::Layer& layer, std::optional<TensorSpec> input_spec) {
   std::optional<TensorSpec> spec = input_spec ? input_spec : layer.save_spec();
   if (!spec)
-    fail(layer.name(), "has no remembered input spec: call it once with one input (or pass an input spec; layers "
-                       "with several inputs save and export as concrete functions)");
+    fail(ErrorCode::failed_precondition, layer.name(),
+         "has no remembered input spec: call it once with one input (or pass an input spec; layers "
+         "with several inputs save and export as concrete functions)");
   nn::Layer* target = &layer;
   FunctionOptions options;
   options.name = "serving_default";
@@ -647,8 +651,9 @@ SavedModel load(const std::string& dir) {
   if (!format || !format->is_string() || format->string(what) != kFormat) throw Error(what + " is not an eagerflow saved model");
   std::int64_t version = member(j, "version", what).integer(what + " version");
   if (version > kSavedModelVersion)
-    throw Error(what + " has format version " + std::to_string(version) + "; this eagerflow reads up to version " +
-                std::to_string(kSavedModelVersion) + " (saved by a newer eagerflow)");
+    throw Error(ErrorCode::unimplemented, what + " has format version " + std::to_string(version) +
+                                              "; this eagerflow reads up to version " +
+                                              std::to_string(kSavedModelVersion) + " (saved by a newer eagerflow)");
   if (version < 1) throw Error(what + ": bad version " + std::to_string(version));
   io::TensorFile tensors = io::load_safetensors((root / "variables.safetensors").string());
   TensorIndex index;

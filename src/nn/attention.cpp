@@ -63,7 +63,7 @@ Tensor attention_probabilities(const Tensor& q, const Tensor& k, const Attention
   Tensor scores = matmul(q * scale, k, false, true);
   Tensor mask = o.mask;
   if (mask.defined() && mask.dtype() != DType::bool_)
-    fail("attention_probabilities", "the mask must be bool (true = attend), got " + mask.spec().str());
+    fail(kWrongType, "attention_probabilities", "the mask must be bool (true = attend), got " + mask.spec().str());
   if (o.causal) {
     Tensor c = causal_mask(q.shape()[2], k.shape()[2]);
     mask = mask.defined() ? logical_and(mask, c) : c;
@@ -333,7 +333,8 @@ void PositionalEmbedding::build(const Shape&) {
 
 Tensor PositionalEmbedding::call(const Tensor& ids) {
   if (!is_integer(ids.dtype()) || ids.rank() < 1)
-    fail(name(), "expects integer ids [batch, seq], got " + ids.spec().str() + " (cast them with ef::cast)");
+    fail(kWrongType, name(),
+         "expects integer ids [batch, seq], got " + ids.spec().str() + " (cast them with ef::cast)");
   std::int64_t seq = ids.shape()[ids.rank() - 1];
   if (seq == kDynamic) fail(name(), "needs a static sequence length, got " + ids.spec().str());
   if (seq > sequence_length_)

@@ -54,7 +54,7 @@ Dropout::Dropout(double rate, std::optional<std::uint64_t> seed, std::string nam
 
 Tensor Dropout::call(const Tensor& inputs, bool training) {
   if (!training || rate_ == 0.0) return inputs;
-  if (!is_floating(inputs.dtype())) fail(name(), "needs floating inputs, got " + inputs.spec().str());
+  if (!is_floating(inputs.dtype())) fail(kWrongType, name(), "needs floating inputs, got " + inputs.spec().str());
   Tensor draw = generator_ ? random::uniform_like(inputs, 0.0, 1.0, *generator_) : random::uniform_like(inputs, 0.0, 1.0);
   Tensor keep = greater_equal(draw, scalar_like(draw, rate_));
   return where(keep, inputs * (1.0 / (1.0 - rate_)), zeros_like(inputs));

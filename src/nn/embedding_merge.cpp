@@ -17,7 +17,7 @@ void Embedding::build(const Shape&) {
 
 Tensor Embedding::call(const Tensor& ids) {
   if (!is_integer(ids.dtype()))
-    fail(name(), "expects integer ids, got " + ids.spec().str() + " (cast them with ef::cast)");
+    fail(kWrongType, name(), "expects integer ids, got " + ids.spec().str() + " (cast them with ef::cast)");
   Tensor out = gather(embeddings_, ids, 0);  // an id out of [0, input_dim) is an ef::Error naming it
   if (mask_zero) set_mask(out, not_equal(ids, zeros_like(ids)));
   return out;

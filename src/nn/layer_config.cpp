@@ -134,7 +134,7 @@ DTypePolicy dtype_policy_from_config(const ConfigValue& v, const std::string& wh
     try {
       return DTypePolicy(name);
     } catch (const Error& e) {
-      throw Error(where + ": " + e.what());
+      throw Error(e.kind(), where + ": " + e.what());
     }
   };
   if (const auto* name = std::get_if<std::string>(&v.value)) return policy(*name);  // Keras 3.0-3.1: the name
@@ -144,7 +144,8 @@ DTypePolicy dtype_policy_from_config(const ConfigValue& v, const std::string& wh
   c.where = where;
   const std::string& cls = c.text("class_name");
   if (cls != "DTypePolicy" && cls != "FloatDTypePolicy" && cls != "Policy")
-    throw Error(where + ": dtype policy class '" + cls + "' (DTypePolicy expected; eagerflow has no quantized policies)");
+    throw Error(ErrorCode::unimplemented, where + ": dtype policy class '" + cls +
+                                              "' (DTypePolicy expected; eagerflow has no quantized policies)");
   ConfigMap inner = c.map("config");
   inner.where = where;
   return policy(inner.text("name"));
@@ -473,10 +474,13 @@ std::shared_ptr<Layer> layer_from_config(const LayerConfig& config, const std::s
                          : std::string("?");
   std::string label = where + ": layer '" + name + "' (" + config.class_name + ")";
   if (!factory)
-    throw Error(label + ": no layer class '" + config.class_name + "' is registered; register it before loading with "
-                "ef::register_layer<" + config.class_name + ">(\"" + config.class_name +
-                "\", factory) (in Python: @ef.keras.saving.register_keras_serializable(), or "
-                "load_model(path, custom_objects={...}))");
+    throw Error(ErrorKind(ErrorCode::not_found, PythonBuiltin::type_error),
+                label + ": no layer class '" + config.class_name +
+                    "' is registered; register it before loading with "
+                    "ef::register_layer<" +
+                    config.class_name + ">(\"" + config.class_name +
+                    "\", factory) (in Python: @ef.keras.saving.register_keras_serializable(), or "
+                    "load_model(path, custom_objects={...}))");
   LayerConfig c = config;
   c.config.where = label;
   std::shared_ptr<Layer> layer;
@@ -487,7 +491,7 @@ std::shared_ptr<Layer> layer_from_config(const LayerConfig& config, const std::s
   } catch (const Error& e) {
     std::string msg = e.what();
     if (msg.rfind(label, 0) == 0) throw;
-    throw Error(label + ": " + msg);
+    throw Error(e.kind(), label + ": " + msg);
   }
   if (!layer) throw Error(label + ": the registered factory returned no layer");
   apply_base_config(*layer, c.config);

@@ -53,7 +53,7 @@ Layer::LossState& Layer::loss_state() const {
 void Layer::add_loss(const Tensor& loss) {
   if (!loss.defined()) fail(name(), "add_loss: the loss is an undefined tensor");
   if (!is_floating(loss.dtype()))
-    fail(name(), "add_loss: the loss must be a floating-point tensor, got " + loss.spec().str());
+    fail(kWrongType, name(), "add_loss: the loss must be a floating-point tensor, got " + loss.spec().str());
   LossState& state = loss_state();
   std::lock_guard lock(mutex_);
   state.losses.push_back(loss);

@@ -15,7 +15,7 @@ void expect_features(const Layer& layer, const Tensor& x, std::int64_t features)
   if (x.rank() < 1 || x.shape()[x.rank() - 1] != features)
     fail(layer.name(), "input " + x.spec().str() + " does not match the " + std::to_string(features) +
                            " features the layer was built for");
-  if (!is_floating(x.dtype())) fail(layer.name(), "needs floating inputs, got " + x.spec().str());
+  if (!is_floating(x.dtype())) fail(kWrongType, layer.name(), "needs floating inputs, got " + x.spec().str());
 }
 
 }  // namespace

@@ -124,7 +124,7 @@ void RNNBase::build(const Shape& input_shape) {
   if (features == kDynamic) fail(name(), "the features (last dim) of the input must be known to build, got " + input_shape.str());
   std::int64_t g = gates_ * units_;
   DType dt = options_.dtype;
-  if (dt != DType::float32 && dt != DType::float64) fail(name(), "weights must be float32 or float64");
+  if (dt != DType::float32 && dt != DType::float64) fail(kWrongType, name(), "weights must be float32 or float64");
   kernel_ = add_weight("kernel", Shape{features, g}, glorot_uniform_initializer(), true, dt);
   recurrent_kernel_ = add_weight("recurrent_kernel", Shape{units_, g}, orthogonal_initializer(), true, dt);
   if (options_.use_bias) {
@@ -169,11 +169,12 @@ std::vector<Tensor> RNNBase::call_multi(const std::vector<Tensor>& inputs, bool)
 }
 
 std::vector<Tensor> RNNBase::call_with(const Tensor& x, const Tensor& mask, const std::vector<Tensor>& initial_state) {
-  if (!kernel_.defined()) fail(name(), "call_with before the layer was built; call it on an input first");
+  if (!kernel_.defined())
+    fail(ErrorCode::failed_precondition, name(), "call_with before the layer was built; call it on an input first");
   if (x.rank() != 3 || x.shape()[2] != kernel_.shape()[0])
     fail(name(), "input " + x.spec().str() + " is incompatible: expected [batch, time, " +
                      std::to_string(kernel_.shape()[0]) + "]");
-  if (!is_floating(x.dtype())) fail(name(), "expects floating inputs, got " + x.spec().str());
+  if (!is_floating(x.dtype())) fail(kWrongType, name(), "expects floating inputs, got " + x.spec().str());
   // Under a mixed policy the weights read as the compute dtype inside call() (autocast).
   DType weights = dtype_policy().is_mixed() ? compute_dtype() : kernel_.dtype();
   if (x.dtype() != weights)
@@ -347,7 +348,9 @@ std::shared_ptr<RNNBase> make_rnn(const RNNBase& like, RNNOptions o, std::string
 Bidirectional::Bidirectional(std::shared_ptr<RNNBase> layer, std::string merge_mode, std::string name)
     : Layer(std::move(name)), forward_(std::move(layer)), merge_mode_(std::move(merge_mode)) {
   if (!forward_) fail("bidirectional", "the layer is null");
-  if (forward_->built()) fail("bidirectional", "wraps a layer that is not built yet (it builds both directions)");
+  if (forward_->built())
+    fail(ErrorCode::failed_precondition, "bidirectional",
+         "wraps a layer that is not built yet (it builds both directions)");
   if (merge_mode_ != "concat" && merge_mode_ != "sum" && merge_mode_ != "mul" && merge_mode_ != "ave")
     fail("bidirectional", "merge_mode must be 'concat', 'sum', 'mul' or 'ave', got '" + merge_mode_ + "'");
   if (forward_->options().return_sequences) forward_->options().zero_output_for_mask = true;

@@ -98,7 +98,7 @@ Tensor UpSampling2D::call(const Tensor& inputs) {
     return size_.w == 1 ? y : gather(y, nearest_indices(inputs.shape()[2], size_.w), 2);
   }
   if (!is_floating(inputs.dtype()))
-    fail(name(), "bilinear interpolation needs a floating-point input, got " + inputs.spec().str());
+    fail(kWrongType, name(), "bilinear interpolation needs a floating-point input, got " + inputs.spec().str());
   if (inputs.shape()[1] == 0 || inputs.shape()[2] == 0) return inputs;
   return bilinear_axis(bilinear_axis(inputs, 1, size_.h), 2, size_.w);
 }

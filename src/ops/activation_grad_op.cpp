@@ -60,7 +60,7 @@ void gelu_grad_loop(const T* x, const T* g, T* o, std::int64_t n) {
 
 ActivationGrad::ActivationGrad(UnaryKind kind) : kind_(kind) {
   if (kind != UnaryKind::relu && kind != UnaryKind::gelu)
-    fail("activation_grad", std::string("has no one-pass gradient for ") + unary_name(kind));
+    fail(ErrorCode::internal, "activation_grad", std::string("has no one-pass gradient for ") + unary_name(kind));
 }
 
 const char* ActivationGrad::name() const { return kind_ == UnaryKind::relu ? "relu_grad" : "gelu_grad"; }
@@ -70,7 +70,8 @@ std::vector<TensorSpec> ActivationGrad::infer(std::span<const Tensor> in) const 
   expect_same_dtype(*this, in);
   DType t = in[0].dtype();
   bool ok = kind_ == UnaryKind::relu ? t != DType::bool_ : is_floating(t);
-  if (!ok) fail(name(), std::string("does not support dtype ") + std::string(name_of(t)) + ": " + describe(in));
+  if (!ok)
+    fail(kWrongType, name(), std::string("does not support dtype ") + std::string(name_of(t)) + ": " + describe(in));
   return {{t, broadcast_shapes(*this, in), {}}};
 }
 

@@ -38,8 +38,9 @@ void check_attention(const AttentionParams& p, std::span<const Tensor> in, std::
     fail(op, std::string("expects q, k and v of rank 4 ") +
                  (p.bshd ? "[batch, seq, heads, head_dim]" : "[batch, heads, seq, head_dim]") + ", got " + shapes());
   if (q.dtype() != DType::float32 && q.dtype() != DType::float64)
-    fail(op, "expects float32 or float64 q, k and v, got " + shapes());
-  if (k.dtype() != q.dtype() || v.dtype() != q.dtype()) fail(op, "q, k and v must share a dtype, got " + shapes());
+    fail(kWrongType, op, "expects float32 or float64 q, k and v, got " + shapes());
+  if (k.dtype() != q.dtype() || v.dtype() != q.dtype())
+    fail(kWrongType, op, "q, k and v must share a dtype, got " + shapes());
   Bhsd qs = bhsd(q.shape(), p.bshd), ks = bhsd(k.shape(), p.bshd), vs = bhsd(v.shape(), p.bshd);
   if (dims_differ(qs.b, ks.b) || dims_differ(qs.b, vs.b)) fail(op, "batch dims differ: " + shapes());
   if (dims_differ(qs.h, ks.h) || dims_differ(qs.h, vs.h)) fail(op, "heads dims differ: " + shapes());
@@ -47,7 +48,7 @@ void check_attention(const AttentionParams& p, std::span<const Tensor> in, std::
   if (dims_differ(qs.d, ks.d)) fail(op, "q and k must have the same head_dim: " + shapes());
   if (p.has_mask) {
     const Tensor& m = in[first_extra];
-    if (m.dtype() != DType::bool_) fail(op, "the mask must be bool (true = attend), got " + m.spec().str());
+    if (m.dtype() != DType::bool_) fail(kWrongType, op, "the mask must be bool (true = attend), got " + m.spec().str());
     if (m.rank() > 4) fail(op, "the mask " + m.spec().str() + " has rank > 4");
     std::int64_t target[4] = {qs.b, qs.h, qs.s, ks.s};
     for (int a = 0; a < m.rank(); ++a) {
@@ -199,7 +200,8 @@ void ScaledDotProductAttentionGrad::eval(std::span<const Tensor> in, std::span<c
 std::vector<Tensor> ScaledDotProductAttentionGrad::vjp(std::span<const Tensor> in, std::span<const Tensor>,
                                                        std::span<const Tensor> cot, const std::vector<bool>& needed) const {
   if (p_.dropout > 0)
-    fail(name(), "gradients of gradients of the fused attention with dropout are not implemented");
+    fail(ErrorCode::unimplemented, name(),
+         "gradients of gradients of the fused attention with dropout are not implemented");
   std::vector<Tensor> x(in.begin(), in.begin() + 7);
   for (Tensor& t : x) t = identity(t);  // fresh handles the inner tape can watch
   GradientTape tape;

@@ -21,8 +21,9 @@
 namespace ef::detail {
 
 void bfloat16_output_unsupported(const Primitive& op, const TensorSpec& spec) {
-  fail(op.name(), "does not support dtype bfloat16: it would produce " + spec.str() +
-                      " (bfloat16 is a storage dtype here; ask for float32 and ef::cast the result)");
+  fail(kWrongType, op.name(),
+       "does not support dtype bfloat16: it would produce " + spec.str() +
+           " (bfloat16 is a storage dtype here; ask for float32 and ef::cast the result)");
 }
 
 std::vector<Tensor> dispatch_via_float32(const Primitive& op, std::span<const Tensor> inputs) {
@@ -31,9 +32,10 @@ std::vector<Tensor> dispatch_via_float32(const Primitive& op, std::span<const Te
   // seed) meets float32 inputs, which the op's own dtype rule accepts or rejects.
   for (const auto& t : inputs)
     if (t.defined() && t.dtype() == DType::float32)
-      fail(op.name(), "dtypes differ: " + describe(inputs, " vs ") +
-                          " (bfloat16 and float32 do not mix; use ef::cast, or a mixed precision policy that casts a "
-                          "layer's inputs and variables)");
+      fail(kWrongType, op.name(),
+           "dtypes differ: " + describe(inputs, " vs ") +
+               " (bfloat16 and float32 do not mix; use ef::cast, or a mixed precision policy that casts a "
+               "layer's inputs and variables)");
   std::vector<Tensor> wide(inputs.begin(), inputs.end());
   for (auto& t : wide)
     if (t.defined() && t.dtype() == DType::bfloat16) t = cast(t, DType::float32);
@@ -43,7 +45,8 @@ std::vector<Tensor> dispatch_via_float32(const Primitive& op, std::span<const Te
   } catch (const Error& e) {
     if (dynamic_cast<const std::nested_exception*>(&e)) throw;  // a kernel's own failure, already described
     // The op's own rule saw float32: say what it was given.
-    throw Error(std::string(e.what()) + " (computed in float32 for the bfloat16 inputs " + describe(inputs) + ")");
+    throw Error(e.kind(),
+                std::string(e.what()) + " (computed in float32 for the bfloat16 inputs " + describe(inputs) + ")");
   }
   for (auto& t : outputs)
     if (t.defined() && t.dtype() == DType::float32) t = cast(t, DType::bfloat16);

@@ -40,7 +40,7 @@ OpParams CheckNumerics::parameters() const { return OpParams().add("message", me
 
 std::vector<TensorSpec> CheckNumerics::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 1);
-  if (!is_floating(in[0].dtype())) fail(name(), "needs a floating tensor, got " + in[0].spec().str());
+  if (!is_floating(in[0].dtype())) fail(kWrongType, name(), "needs a floating tensor, got " + in[0].spec().str());
   return {in[0].spec()};
 }
 
@@ -74,7 +74,8 @@ OpParams ClassIndices::parameters() const { return OpParams().add("classes", cla
 
 std::vector<TensorSpec> ClassIndices::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 1);
-  if (in[0].dtype() == DType::bool_) fail(who_, "labels must be class indices (integers), got " + in[0].spec().str());
+  if (in[0].dtype() == DType::bool_)
+    fail(kWrongType, who_, "labels must be class indices (integers), got " + in[0].spec().str());
   if (classes_ < 1) fail(who_, "needs at least one class, got " + std::to_string(classes_));
   return {{DType::int64, in[0].shape(), {}}};
 }

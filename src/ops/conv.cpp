@@ -61,7 +61,8 @@ void expect_kernel_sizes(const Primitive& op, const Shape& x) {
 
 void expect_nhwc(const Primitive& op, const Tensor& x) {
   if (x.dtype() != DType::float32 || x.rank() != 4)
-    fail(op.name(), "expects a float32 NHWC tensor [batch, height, width, channels], got " + x.spec().str());
+    fail(kWrongType, op.name(),
+         "expects a float32 NHWC tensor [batch, height, width, channels], got " + x.spec().str());
 }
 
 cpu::ConvGeometry conv_geometry(const Primitive& op, const Conv2DParams& p, const Shape& x, const Shape& w) {
@@ -74,7 +75,8 @@ cpu::ConvGeometry conv_geometry(const Primitive& op, const Conv2DParams& p, cons
 Shape conv_output(const Primitive& op, const Conv2DParams& p, const Tensor& x, const Tensor& w) {
   expect_nhwc(op, x);
   if (w.dtype() != DType::float32 || w.rank() != 4)
-    fail(op.name(), "expects a float32 HWIO kernel [height, width, in_channels, filters], got " + w.spec().str());
+    fail(kWrongType, op.name(),
+         "expects a float32 HWIO kernel [height, width, in_channels, filters], got " + w.spec().str());
   if (x.shape()[3] != w.shape()[2] && x.shape()[3] != kDynamic)
     fail(op.name(), "input channels differ: input " + x.spec().str() + " has " + std::to_string(x.shape()[3]) +
                         ", kernel " + w.spec().str() + " expects " + std::to_string(w.shape()[2]));
@@ -364,7 +366,7 @@ std::vector<Tensor> Pool2DGrad::vjp(std::span<const Tensor> in, std::span<const 
                                     const std::vector<bool>& needed) const {
   if (!needed[1]) return {Tensor(), Tensor()};
   if (!p_.max) return {Tensor(), dispatch1(Pool2D(p_), {cot[0]})};
-  fail("gradient", "the second derivative of max_pool2d is not implemented");
+  fail(ErrorCode::unimplemented, "gradient", "the second derivative of max_pool2d is not implemented");
 }
 
 namespace {

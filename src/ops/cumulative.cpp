@@ -12,7 +12,7 @@ namespace ef {
 
 std::vector<TensorSpec> Cumulative::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 1);
-  if (in[0].dtype() == DType::bool_) fail(name(), "does not support bool: " + in[0].spec().str());
+  if (in[0].dtype() == DType::bool_) fail(kWrongType, name(), "does not support bool: " + in[0].spec().str());
   if (in[0].rank() == 0) fail(name(), "needs a tensor of rank >= 1, got " + in[0].spec().str());
   normalize_axis(axis_, in[0].rank(), name());
   return {{in[0].dtype(), in[0].shape(), {}}};
@@ -71,8 +71,8 @@ std::vector<Tensor> Cumulative::vjp(std::span<const Tensor> in, std::span<const 
 namespace {
 std::vector<TensorSpec> infer_pair(const Primitive& op, std::span<const Tensor> in, int axis) {
   expect_inputs(op, in, 2);
-  if (!is_floating(in[0].dtype())) fail(op.name(), "needs a floating dtype, got " + in[0].spec().str());
-  if (in[0].dtype() != in[1].dtype()) fail(op.name(), "dtypes differ: " + describe(in, " vs "));
+  if (!is_floating(in[0].dtype())) fail(kWrongType, op.name(), "needs a floating dtype, got " + in[0].spec().str());
+  if (in[0].dtype() != in[1].dtype()) fail(kWrongType, op.name(), "dtypes differ: " + describe(in, " vs "));
   if (in[0].rank() == 0) fail(op.name(), "needs a tensor of rank >= 1, got " + in[0].spec().str());
   bool ok = in[0].rank() == in[1].rank();
   for (int d = 0; ok && d < in[0].rank(); ++d)
@@ -147,8 +147,8 @@ std::vector<Tensor> CumprodJvp::vjp(std::span<const Tensor> in, std::span<const 
 
 std::vector<TensorSpec> CumprodGrad::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 2);
-  if (!is_floating(in[0].dtype())) fail(name(), "needs a floating dtype, got " + in[0].spec().str());
-  if (in[0].dtype() != in[1].dtype()) fail(name(), "dtypes differ: " + describe(in, " vs "));
+  if (!is_floating(in[0].dtype())) fail(kWrongType, name(), "needs a floating dtype, got " + in[0].spec().str());
+  if (in[0].dtype() != in[1].dtype()) fail(kWrongType, name(), "dtypes differ: " + describe(in, " vs "));
   if (in[0].rank() == 0) fail(name(), "needs a tensor of rank >= 1, got " + in[0].spec().str());
   bool ok = in[0].rank() == in[1].rank();
   for (int d = 0; ok && d < in[0].rank(); ++d)

@@ -51,7 +51,7 @@ void run_kernel(const Primitive& op, Device device, std::span<const Tensor> inpu
   if (device == Device::cpu) return op.eval(inputs, specs, outputs);
   std::shared_ptr<const Kernel> k = table().find(std::type_index(typeid(op)), device);
   if (!k)
-    fail(op.name(), "has no kernel on device '" + device_name(device) + "' (op class " + primitive_type(op) +
+    fail(ErrorCode::unimplemented, op.name(), "has no kernel on device '" + device_name(device) + "' (op class " + primitive_type(op) +
                         "; a backend registers one with ef::register_kernel)");
   (*k)(op, inputs, specs, outputs);
   // New results live on the device; a view of a CPU input stays the input's.

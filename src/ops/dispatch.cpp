@@ -119,30 +119,34 @@ bool dims_agree(const Shape& want, const Shape& got) {
 
 void check_kernel_outputs(const Primitive& op, std::span<const TensorSpec> specs, std::span<const Tensor> outputs) {
   if (outputs.size() != specs.size())
-    fail(op.name(), "the kernel made " + std::to_string(outputs.size()) + " outputs where the shape rule (infer) declared " +
-                        std::to_string(specs.size()));
+    fail(ErrorCode::internal, op.name(),
+         "the kernel made " + std::to_string(outputs.size()) + " outputs where the shape rule (infer) declared " +
+             std::to_string(specs.size()));
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const Tensor& t = outputs[i];
     const TensorSpec& s = specs[i];
     if (t.defined() && t.dtype() == s.dtype && dims_agree(s.shape, t.shape())) continue;
-    fail(op.name(), "the kernel (eval) returned " + (t.defined() ? t.spec().str() : std::string("an undefined tensor")) +
-                        " as output " + std::to_string(i) + " where the shape rule (infer) declared " + s.str());
+    fail(ErrorCode::internal, op.name(),
+         "the kernel (eval) returned " + (t.defined() ? t.spec().str() : std::string("an undefined tensor")) +
+             " as output " + std::to_string(i) + " where the shape rule (infer) declared " + s.str());
   }
 }
 
 void check_vjp_outputs(const Primitive& op, std::span<const Tensor> inputs, const std::vector<bool>& needed,
                        std::span<const Tensor> gradients) {
   if (gradients.size() != inputs.size())
-    fail("gradient", std::string("the gradient rule (vjp) of '") + op.name() + "' returned " + std::to_string(gradients.size()) +
-                         " gradients for its " + std::to_string(inputs.size()) + " inputs (" + describe(inputs) +
-                         "); it must return one per input (an undefined tensor for none)");
+    fail(ErrorCode::internal, "gradient",
+         std::string("the gradient rule (vjp) of '") + op.name() + "' returned " + std::to_string(gradients.size()) +
+             " gradients for its " + std::to_string(inputs.size()) + " inputs (" + describe(inputs) +
+             "); it must return one per input (an undefined tensor for none)");
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& g = gradients[i];
     if (i >= needed.size() || !needed[i] || !g.defined()) continue;
     if (g.dtype() == inputs[i].dtype() && dims_agree(inputs[i].shape(), g.shape())) continue;
-    fail("gradient", std::string("the gradient rule (vjp) of '") + op.name() + "' returned " + g.spec().str() +
-                         " as the gradient of input " + std::to_string(i) + ", which is " + inputs[i].spec().str() +
-                         " (a gradient has its input's shape and dtype)");
+    fail(ErrorCode::internal, "gradient",
+         std::string("the gradient rule (vjp) of '") + op.name() + "' returned " + g.spec().str() +
+             " as the gradient of input " + std::to_string(i) + ", which is " + inputs[i].spec().str() +
+             " (a gradient has its input's shape and dtype)");
   }
 }
 
@@ -167,8 +171,8 @@ void expect_inputs(const Primitive& op, std::span<const Tensor> inputs, std::siz
 void expect_same_dtype(const Primitive& op, std::span<const Tensor> inputs) {
   for (const auto& t : inputs)
     if (t.dtype() != inputs[0].dtype())
-      fail(op.name(), "dtypes differ: " + describe(inputs, " vs ") +
-                          " (binary ops need equal dtypes; use ef::cast)");
+      fail(kWrongType, op.name(),
+           "dtypes differ: " + describe(inputs, " vs ") + " (binary ops need equal dtypes; use ef::cast)");
 }
 
 namespace {
@@ -203,24 +207,28 @@ struct NestedError : Error, std::nested_exception {
 
 [[noreturn]] void rethrow_as_error(const Primitive& op, std::span<const Tensor> inputs) {
   std::string what;
+  ErrorKind kind;
   try {
     throw;
   } catch (const Error&) {
     throw;
   } catch (const std::bad_alloc& e) {
     what = std::string("out of memory (") + e.what() + ")";
+    kind = kind_of(e);
   } catch (const std::exception& e) {
     what = std::string("the kernel failed: ") + e.what();
+    kind = kind_of(e);
   }
   std::string text = "[" + std::string(op.name()) + "] " + what + "; inputs " + describe(inputs);
   std::string path = NameScope::current_path();
   if (!path.empty()) text += " (in layer " + path + ")";
-  throw NestedError(text);  // still inside the handler of the original: it is the nested one
+  throw NestedError(kind, text);  // still inside the handler of the original: it is the nested one
 }
 
 [[noreturn]] void symbolic_outside_trace(const Primitive& op) {
-  fail(op.name(), "got a symbolic tensor outside of its trace; symbolic tensors exist only "
-                  "while ef::function traces (do not keep them past the traced call)");
+  fail(ErrorCode::failed_precondition, op.name(),
+       "got a symbolic tensor outside of its trace; symbolic tensors exist only "
+       "while ef::function traces (do not keep them past the traced call)");
 }
 
 }  // namespace
@@ -292,8 +300,9 @@ Tensor dispatch1(const Primitive& op, std::span<const Tensor> inputs) {
 
 std::vector<Tensor> Primitive::vjp(std::span<const Tensor>, std::span<const Tensor>, std::span<const Tensor>,
                                    const std::vector<bool>&) const {
-  fail("gradient", std::string("op '") + name() + "' has no gradient rule" +
-                       (is_differentiable() ? "" : " (it is not differentiable)"));
+  fail(ErrorCode::unimplemented, "gradient",
+       std::string("op '") + name() + "' has no gradient rule" +
+           (is_differentiable() ? "" : " (it is not differentiable)"));
 }
 
 namespace {

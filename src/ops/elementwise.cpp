@@ -65,7 +65,9 @@ std::vector<TensorSpec> Unary::infer(std::span<const Tensor> in) const {
                kind_ == UnaryKind::relu)
                 ? t != DType::bool_
                 : is_floating(t);
-  if (!ok) fail(name(), std::string("does not support dtype ") + std::string(name_of(t)) + ": " + in[0].spec().str());
+  if (!ok)
+    fail(kWrongType, name(),
+         std::string("does not support dtype ") + std::string(name_of(t)) + ": " + in[0].spec().str());
   return {{t, in[0].shape(), {}}};
 }
 
@@ -232,9 +234,10 @@ std::vector<TensorSpec> Binary::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 2);
   expect_same_dtype(*this, in);
   DType t = in[0].dtype();
-  if (is_logical(kind_) && t != DType::bool_) fail(name(), "needs bool inputs, got " + describe(in, " and "));
+  if (is_logical(kind_) && t != DType::bool_)
+    fail(kWrongType, name(), "needs bool inputs, got " + describe(in, " and "));
   if (!is_logical(kind_) && !is_comparison(kind_) && t == DType::bool_)
-    fail(name(), "does not support bool inputs: " + describe(in, " and "));
+    fail(kWrongType, name(), "does not support bool inputs: " + describe(in, " and "));
   DType out = (is_comparison(kind_) || is_logical(kind_)) ? DType::bool_ : t;
   return {{out, broadcast_shapes(*this, in), {}}};
 }
@@ -289,9 +292,9 @@ Tensor binary(BinaryKind k, const Tensor& a, const Tensor& b) { return dispatch1
 
 std::vector<TensorSpec> Where::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 3);
-  if (in[0].dtype() != DType::bool_) fail(name(), "condition must be bool, got " + in[0].spec().str());
+  if (in[0].dtype() != DType::bool_) fail(kWrongType, name(), "condition must be bool, got " + in[0].spec().str());
   if (in[1].dtype() != in[2].dtype())
-    fail(name(), "branches have different dtypes: " + in[1].spec().str() + " vs " + in[2].spec().str());
+    fail(kWrongType, name(), "branches have different dtypes: " + in[1].spec().str() + " vs " + in[2].spec().str());
   return {{in[1].dtype(), broadcast_shapes(*this, in), {}}};
 }
 

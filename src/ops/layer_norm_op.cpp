@@ -28,7 +28,7 @@ Shape stats_shape(const Shape& x) {
 void check_x_and_params(const char* op, const Tensor& x, std::span<const Tensor> params, std::span<const char* const> names,
                         std::span<const Tensor> all) {
   if (x.dtype() != DType::float32 && x.dtype() != DType::float64)
-    fail(op, "expects float32 or float64 x, got " + describe(all));
+    fail(kWrongType, op, "expects float32 or float64 x, got " + describe(all));
   if (x.rank() < 1) fail(op, "expects x of rank >= 1 (normalized over its last axis), got " + describe(all));
   std::int64_t c = x.shape()[x.rank() - 1];
   for (std::size_t i = 0; i < params.size(); ++i) {

@@ -70,8 +70,8 @@ std::vector<TensorSpec> MatMul::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 2);
   const Tensor &a = in[0], &b = in[1];
   if (a.rank() < 2 || b.rank() < 2) fail(name(), "needs tensors of rank >= 2: " + describe(in, " x "));
-  if (a.dtype() != b.dtype()) fail(name(), "dtypes differ: " + describe(in, " x "));
-  if (a.dtype() == DType::bool_) fail(name(), "does not support bool: " + describe(in, " x "));
+  if (a.dtype() != b.dtype()) fail(kWrongType, name(), "dtypes differ: " + describe(in, " x "));
+  if (a.dtype() == DType::bool_) fail(kWrongType, name(), "does not support bool: " + describe(in, " x "));
   auto [m, ka] = matrix_dims(a, ta_);
   auto [kb, n] = matrix_dims(b, tb_);
   if (ka != kb && ka != kDynamic && kb != kDynamic)

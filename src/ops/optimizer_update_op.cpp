@@ -149,7 +149,8 @@ ApplyUpdate::ApplyUpdate(UpdateHyperparameters h, std::shared_ptr<VariableState>
   if (slots.size() != slots_of(h.rule))
     fail(name(), "takes " + std::to_string(slots_of(h.rule)) + " slot variables, got " + std::to_string(slots.size()));
   if (var->spec.dtype != DType::float32 && var->spec.dtype != DType::float64)
-    fail(name(), "variable '" + var->name + "' is " + var->spec.str() + ": optimizers update float32 or float64 variables");
+    fail(kWrongType, name(),
+         "variable '" + var->name + "' is " + var->spec.str() + ": optimizers update float32 or float64 variables");
   vars_.push_back(std::move(var));
   for (auto& s : slots) {
     if (!s) fail(name(), "a slot variable of '" + vars_[0]->name + "' is undefined");

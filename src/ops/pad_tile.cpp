@@ -299,8 +299,8 @@ const char* AxisMapGrad::name() const {
 
 std::vector<TensorSpec> AxisMapGrad::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 2);
-  if (in[0].dtype() != in[1].dtype()) fail(name(), "dtypes differ: " + describe(in, " vs "));
-  if (in[0].dtype() == DType::bool_) fail(name(), "does not support bool: " + in[0].spec().str());
+  if (in[0].dtype() != in[1].dtype()) fail(kWrongType, name(), "dtypes differ: " + describe(in, " vs "));
+  if (in[0].dtype() == DType::bool_) fail(kWrongType, name(), "does not support bool: " + in[0].spec().str());
   Shape want = map_->out_shape(in[1].shape());
   bool ok = want.rank() == in[0].rank();
   for (int a = 0; ok && a < want.rank(); ++a)

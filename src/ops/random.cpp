@@ -96,8 +96,7 @@ std::uint64_t op_seed(std::optional<std::uint64_t> seed) {
 double unit(std::uint64_t key, std::uint64_t i) { return static_cast<double>(mix(key ^ mix(i)) >> 11) * 0x1.0p-53; }
 
 void check_float(DType dtype, const char* op) {
-  if (!is_floating(dtype))
-    fail(op, "needs a floating dtype, got " + std::string(name_of(dtype)));
+  if (!is_floating(dtype)) fail(kWrongType, op, "needs a floating dtype, got " + std::string(name_of(dtype)));
 }
 
 }  // namespace

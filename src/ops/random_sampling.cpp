@@ -12,11 +12,11 @@ namespace {
 
 void check_logits(const Tensor& logits, std::int64_t num_samples, DType dtype, const char* op) {
   if (!logits.defined()) fail(op, "logits are undefined (default-constructed)");
-  if (!is_floating(logits.dtype())) fail(op, "logits must be floating, got " + logits.spec().str());
+  if (!is_floating(logits.dtype())) fail(kWrongType, op, "logits must be floating, got " + logits.spec().str());
   if (logits.rank() != 2) fail(op, "logits must be [batch, classes], got " + logits.spec().str());
   if (logits.shape()[1] == 0) fail(op, "logits need at least one class, got " + logits.spec().str());
   if (num_samples < 0) fail(op, "num_samples must be >= 0, got " + std::to_string(num_samples));
-  if (!is_integer(dtype)) fail(op, "dtype must be int32 or int64, got " + std::string(name_of(dtype)));
+  if (!is_integer(dtype)) fail(kWrongType, op, "dtype must be int32 or int64, got " + std::string(name_of(dtype)));
 }
 
 // The Gumbel-max trick: argmax(logits + G) with G = -log(-log(U)) is a draw from
@@ -47,7 +47,8 @@ Tensor stateless_categorical(const Tensor& logits, std::int64_t num_samples, std
 }
 
 Tensor randint(const Shape& shape, std::int64_t minval, std::int64_t maxval, DType dtype, std::optional<std::uint64_t> seed) {
-  if (!is_integer(dtype)) fail("random.randint", "dtype must be int32 or int64, got " + std::string(name_of(dtype)));
+  if (!is_integer(dtype))
+    fail(kWrongType, "random.randint", "dtype must be int32 or int64, got " + std::string(name_of(dtype)));
   if (!(minval < maxval)) fail("random.randint", "needs minval < maxval, got " + std::to_string(minval) + ", " + std::to_string(maxval));
   if (dtype == DType::int32 && (minval < std::numeric_limits<std::int32_t>::min() || maxval - 1 > std::numeric_limits<std::int32_t>::max()))
     fail("random.randint", "bounds " + std::to_string(minval) + ", " + std::to_string(maxval) + " do not fit int32");

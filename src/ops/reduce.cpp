@@ -85,7 +85,7 @@ std::vector<bool> Reduce::reduced_mask(int rank) const { return reduced_axes_mas
 
 std::vector<TensorSpec> Reduce::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 1);
-  if (in[0].dtype() == DType::bool_) fail(name(), "does not support bool: " + in[0].spec().str());
+  if (in[0].dtype() == DType::bool_) fail(kWrongType, name(), "does not support bool: " + in[0].spec().str());
   std::vector<bool> reduced = reduced_mask(in[0].rank());
   std::vector<std::int64_t> dims;
   for (int a = 0; a < in[0].rank(); ++a) {
@@ -238,7 +238,7 @@ OpParams ArgMax::parameters() const { return OpParams().add("axis", axis_).add_f
 
 std::vector<TensorSpec> ArgMax::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 1);
-  if (in[0].dtype() == DType::bool_) fail(name(), "does not support bool: " + in[0].spec().str());
+  if (in[0].dtype() == DType::bool_) fail(kWrongType, name(), "does not support bool: " + in[0].spec().str());
   int a = normalize_axis(axis_, in[0].rank(), name());
   if (in[0].shape()[a] == 0) fail(name(), "cannot take argmax over an empty axis: " + in[0].spec().str());
   std::vector<std::int64_t> dims = in[0].shape().dims();
@@ -271,7 +271,7 @@ void ArgMax::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs,
 
 std::vector<TensorSpec> Softmax::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 1);
-  if (!is_floating(in[0].dtype())) fail(name(), "needs a floating dtype, got " + in[0].spec().str());
+  if (!is_floating(in[0].dtype())) fail(kWrongType, name(), "needs a floating dtype, got " + in[0].spec().str());
   normalize_axis(axis_, in[0].rank(), name());
   return {{in[0].dtype(), in[0].shape(), {}}};
 }

@@ -399,7 +399,8 @@ void for_each_index(const Tensor& indices, Fn&& fn) {
 }
 
 void expect_index_dtype(const Primitive& op, const Tensor& indices) {
-  if (!is_integer(indices.dtype())) fail(op.name(), "indices must be int32 or int64, got " + indices.spec().str());
+  if (!is_integer(indices.dtype()))
+    fail(kWrongType, op.name(), "indices must be int32 or int64, got " + indices.spec().str());
 }
 
 // Indices checked against [0, n), as int64.

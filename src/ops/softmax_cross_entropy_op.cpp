@@ -26,9 +26,9 @@ bool dims_differ(std::int64_t a, std::int64_t b) { return a != b && a != kDynami
 // logits [..., C] float and labels [...] integer of the same leading dims.
 void check_logits_labels(const char* op, const Tensor& logits, const Tensor& labels, std::span<const Tensor> all) {
   if (logits.dtype() != DType::float32 && logits.dtype() != DType::float64)
-    fail(op, "expects float32 or float64 logits, got " + describe(all));
+    fail(kWrongType, op, "expects float32 or float64 logits, got " + describe(all));
   if (labels.dtype() != DType::int32 && labels.dtype() != DType::int64)
-    fail(op, "expects int32 or int64 labels (class indices), got " + describe(all));
+    fail(kWrongType, op, "expects int32 or int64 labels (class indices), got " + describe(all));
   bool ok = logits.rank() >= 1 && labels.rank() == logits.rank() - 1;
   for (int a = 0; ok && a < labels.rank(); ++a) ok = !dims_differ(labels.shape()[a], logits.shape()[a]);
   if (!ok)

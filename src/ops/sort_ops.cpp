@@ -61,7 +61,7 @@ void for_each_sorted_line(const Tensor& x, int a, Sorter&& sort_line, Writer&& w
 }
 
 void expect_sortable(const Primitive& op, const Tensor& x, int axis) {
-  if (x.dtype() == DType::bool_) fail(op.name(), "does not support bool: " + x.spec().str());
+  if (x.dtype() == DType::bool_) fail(kWrongType, op.name(), "does not support bool: " + x.spec().str());
   if (x.rank() == 0) fail(op.name(), "needs a tensor of rank >= 1, got " + x.spec().str());
   normalize_axis(axis, x.rank(), op.name());
 }
@@ -79,7 +79,8 @@ void stable_order(std::vector<T>& vals, std::vector<std::int64_t>& order, bool d
 }
 
 void expect_index_dtype(const Primitive& op, const Tensor& indices) {
-  if (!is_integer(indices.dtype())) fail(op.name(), "indices must be int32 or int64, got " + indices.spec().str());
+  if (!is_integer(indices.dtype()))
+    fail(kWrongType, op.name(), "indices must be int32 or int64, got " + indices.spec().str());
 }
 
 template <class Fn>
@@ -279,8 +280,9 @@ std::vector<Tensor> TakeAlongAxis::vjp(std::span<const Tensor> in, std::span<con
 std::vector<TensorSpec> ScatterAlongAxis::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 3);
   check_along_axis(*this, in[2], in[1], axis_);
-  if (in[0].dtype() != in[2].dtype()) fail(name(), "dtypes differ: " + in[0].spec().str() + " vs " + in[2].spec().str());
-  if (in[0].dtype() == DType::bool_) fail(name(), "does not support bool: " + in[0].spec().str());
+  if (in[0].dtype() != in[2].dtype())
+    fail(kWrongType, name(), "dtypes differ: " + in[0].spec().str() + " vs " + in[2].spec().str());
+  if (in[0].dtype() == DType::bool_) fail(kWrongType, name(), "does not support bool: " + in[0].spec().str());
   bool ok = in[0].rank() == in[1].rank();
   for (int d = 0; ok && d < in[0].rank(); ++d)
     ok = in[0].shape()[d] == in[1].shape()[d] || in[0].shape()[d] == kDynamic || in[1].shape()[d] == kDynamic;

@@ -67,7 +67,7 @@ const char* Rounding::name() const {
 
 std::vector<TensorSpec> Rounding::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 1);
-  if (in[0].dtype() == DType::bool_) fail(name(), "does not support bool: " + in[0].spec().str());
+  if (in[0].dtype() == DType::bool_) fail(kWrongType, name(), "does not support bool: " + in[0].spec().str());
   return {{in[0].dtype(), in[0].shape(), {}}};
 }
 
@@ -100,7 +100,7 @@ void Rounding::eval(std::span<const Tensor> in, std::span<const TensorSpec> spec
 // ---------------------------------------------------------------- clip
 std::vector<TensorSpec> Clip::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 1);
-  if (in[0].dtype() == DType::bool_) fail(name(), "does not support bool: " + in[0].spec().str());
+  if (in[0].dtype() == DType::bool_) fail(kWrongType, name(), "does not support bool: " + in[0].spec().str());
   if (std::isnan(lo_) || std::isnan(hi_)) fail(name(), "bounds must not be NaN");
   return {{in[0].dtype(), in[0].shape(), {}}};
 }

@@ -52,7 +52,9 @@ double Optimizer::learning_rate() const {
 }
 
 void Optimizer::set_learning_rate(double rate) {
-  if (schedule_.schedule()) fail(name_, "the learning rate follows a schedule; it cannot be set");
+  if (schedule_.schedule())
+    fail(ErrorKind(ErrorCode::failed_precondition, PythonBuiltin::type_error), name_,
+         "the learning rate follows a schedule; it cannot be set");
   expect_rate(name_, rate);
   lr_.assign(scalar(static_cast<float>(rate)));
 }

@@ -74,7 +74,7 @@ void EventWriter::write(ef_tensorboard::Event& event) {
   if (!event.SerializeToString(&data)) fail("summary", "could not serialize an event for '" + path_ + "'");
   std::string framed = frame_record(data);
   std::lock_guard lock(mutex_);
-  if (fd_ < 0) fail("summary", "the writer for '" + logdir_ + "' is closed");
+  if (fd_ < 0) fail(ErrorCode::failed_precondition, "summary", "the writer for '" + logdir_ + "' is closed");
   auto now = std::chrono::steady_clock::now();
   if (pending_ == 0) oldest_pending_ = now;
   buffer_ += framed;

@@ -72,7 +72,7 @@ RecordFile read_records(std::string_view bytes) {
 
 RecordFile read_record_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail("summary", "cannot open the event file '" + path + "'");
+  if (!in) fail(kFileNotFound, "summary", "cannot open the event file '" + path + "'");
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   return read_records(bytes);
 }

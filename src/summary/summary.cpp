@@ -36,7 +36,9 @@ std::optional<std::int64_t>& step_slot() {
 }
 
 const SummaryWriter& require(const SummaryWriter& w, const char* what) {
-  if (!w.valid()) fail("summary", std::string(what) + " of an empty SummaryWriter (made by create_file_writer?)");
+  if (!w.valid())
+    fail(ErrorCode::failed_precondition, "summary",
+         std::string(what) + " of an empty SummaryWriter (made by create_file_writer?)");
   return w;
 }
 
@@ -221,7 +223,9 @@ bool write_summary(Kind kind, const std::string& tag, const Tensor* value, const
     writer = default_slot();
   }
   if (!writer) return false;
-  if (writer->closed()) fail(op, "'" + tag + "': the default writer for '" + writer->logdir() + "' is closed");
+  if (writer->closed())
+    fail(ErrorCode::failed_precondition, op,
+         "'" + tag + "': the default writer for '" + writer->logdir() + "' is closed");
   std::optional<std::int64_t> static_step;
   std::vector<Tensor> inputs;
   if (value) inputs.push_back(*value);

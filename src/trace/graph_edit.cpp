@@ -19,7 +19,8 @@ std::shared_ptr<Graph> extract(const Graph& g, std::size_t first, std::size_t la
     if (m >= 0) return m;
     const Value& value = g.values[static_cast<std::size_t>(v)];
     if (value.kind != ValueKind::constant)
-      fail("graph", "internal: value %" + std::to_string(v) + " of '" + g.name + "' is used outside the part extracted");
+      fail(ErrorCode::internal, "graph",
+           "internal: value %" + std::to_string(v) + " of '" + g.name + "' is used outside the part extracted");
     return m = out->add_constant(g.constants[static_cast<std::size_t>(value.index)]);
   };
   for (std::size_t n = first; n < last; ++n) {

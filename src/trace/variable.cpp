@@ -80,12 +80,14 @@ Variable::Variable(const Tensor& initial, std::string name, bool trainable) {
                     initial.spec().str() + "; create it from a shape or an eager value instead (for a layer: "
                     "in build(input_shape))");
     if (!root.allow_variable_creation())
-      fail(tag, "variable '" + name + "' was created on a later trace of '" + root.function_name() +
-                    "'; a function may create variables only on its first trace (create them outside, or build "
-                    "the layer before tracing new signatures)");
+      fail(ErrorKind(ErrorCode::failed_precondition, PythonBuiltin::value_error), tag,
+           "variable '" + name + "' was created on a later trace of '" + root.function_name() +
+               "'; a function may create variables only on its first trace (create them outside, or build "
+               "the layer before tracing new signatures)");
     root.note_variable_created(name + " " + initial.spec().str());
   } else if (initial.is_symbolic()) {
-    fail("variable", "the initial value of '" + name + "' is a symbolic tensor outside of its trace");
+    fail(ErrorCode::failed_precondition, "variable",
+         "the initial value of '" + name + "' is a symbolic tensor outside of its trace");
   }
   state_ = std::make_shared<VariableState>();
   state_->name = std::move(name);
@@ -95,7 +97,8 @@ Variable::Variable(const Tensor& initial, std::string name, bool trainable) {
 }
 
 VariableState& Variable::state() const {
-  if (!state_) throw Error("[variable] use of an undefined (default-constructed) Variable");
+  if (!state_)
+    throw Error(ErrorCode::failed_precondition, "[variable] use of an undefined (default-constructed) Variable");
   return *state_;
 }
 

@@ -63,20 +63,23 @@ void BackupAndRestore::on_train_begin() {
   std::error_code ec;
   auto status = fs::status(path, ec);
   if (ec || !fs::exists(status)) return;  // nothing backed up: a fresh run
-  if (!fs::is_regular_file(status)) fail(kWho, "the backup '" + path + "' is not a regular file");
+  if (!fs::is_regular_file(status))
+    fail(ErrorCode::failed_precondition, kWho, "the backup '" + path + "' is not a regular file");
   if (model->weights().empty())
-    fail(kWho, "To use the BackupAndRestore callback, your model must be built before you call fit(): model '" +
-                   model->name() + "' has no weights yet, so the backup '" + path +
-                   "' cannot be restored. Build it beforehand by calling it on a batch of data.");
+    fail(ErrorKind(ErrorCode::failed_precondition, PythonBuiltin::value_error), kWho,
+         "To use the BackupAndRestore callback, your model must be built before you call fit(): model '" +
+             model->name() + "' has no weights yet, so the backup '" + path +
+             "' cannot be restored. Build it beforehand by calling it on a batch of data.");
   Variable epoch(scalar(std::int64_t{0}), "backup_and_restore/epoch", /*trainable=*/false);
   try {
     training_state(*model, epoch).restore(path);
   } catch (const Error& e) {
-    throw Error(printable(e.what()));
+    throw Error(e.kind(), printable(e.what()));
   }
   std::int64_t next = Tensor(epoch).item<std::int64_t>();
   if (next < 0 || next > (std::int64_t{1} << 30))
-    fail(kWho, "the backup '" + path + "' names epoch " + std::to_string(next) + ": the file is damaged");
+    fail(ErrorCode::data_loss, kWho,
+         "the backup '" + path + "' names epoch " + std::to_string(next) + ": the file is damaged");
   restored_epoch_ = static_cast<int>(next);
   model->resume_epoch = restored_epoch_;
 }

@@ -159,7 +159,8 @@ void EarlyStopping::on_train_end() {
       std::cout << "Restoring model weights from the end of the best epoch: " << best_epoch_ + 1 << ".\n" << std::flush;
     std::vector<Variable> vars = model->weights();
     if (vars.size() != best_weights_.size())
-      fail("EarlyStopping", "the model's weights changed during fit: cannot restore the best weights");
+      fail(ErrorCode::failed_precondition, "EarlyStopping",
+           "the model's weights changed during fit: cannot restore the best weights");
     for (std::size_t i = 0; i < vars.size(); ++i) vars[i].assign(best_weights_[i]);
   }
 }
@@ -194,7 +195,8 @@ void ReduceLROnPlateau::on_train_begin() {
 // wait; an improvement clears the wait; otherwise (out of cooldown) the wait grows, and on
 // reaching patience the rate is reduced (when above min_lr) and the cooldown starts.
 void ReduceLROnPlateau::on_epoch_end(int epoch, const Logs& logs) {
-  if (!model || !model->optimizer()) fail("ReduceLROnPlateau", "the model has no optimizer (compile it first)");
+  if (!model || !model->optimizer())
+    fail(ErrorCode::failed_precondition, "ReduceLROnPlateau", "the model has no optimizer (compile it first)");
   optim::Optimizer& opt = *model->optimizer();
   Logs seen = logs;
   seen["learning_rate"] = opt.learning_rate();  // Keras adds it before looking for the monitor
@@ -296,7 +298,8 @@ void CSVLogger::on_train_begin() {
   std::error_code ec;
   auto status = std::filesystem::status(path_, ec);
   if (!ec && (std::filesystem::is_fifo(status) || std::filesystem::is_directory(status) || std::filesystem::is_socket(status)))
-    fail("CSVLogger", "'" + path_ + "' is not a file that a log can be written to (a directory, FIFO or socket)");
+    fail(ErrorCode::failed_precondition, "CSVLogger",
+         "'" + path_ + "' is not a file that a log can be written to (a directory, FIFO or socket)");
   out_->open(path_, append_ ? std::ios::app : std::ios::trunc);
   if (!*out_) fail("CSVLogger", "cannot open '" + path_ + "' for writing");
   header_written_ = append_;
@@ -315,7 +318,8 @@ void CSVLogger::on_epoch_end(int epoch, const Logs& logs) {
 }
 
 void LearningRateScheduler::on_epoch_begin(int epoch) {
-  if (!model || !model->optimizer()) fail("LearningRateScheduler", "the model has no optimizer (compile it first)");
+  if (!model || !model->optimizer())
+    fail(ErrorCode::failed_precondition, "LearningRateScheduler", "the model has no optimizer (compile it first)");
   double rate = schedule_(epoch, model->optimizer()->learning_rate());
   if (!(std::isfinite(rate) && rate > 0))
     fail("LearningRateScheduler", "the schedule returned " + std::to_string(rate) + " for epoch " + std::to_string(epoch) +

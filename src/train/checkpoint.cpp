@@ -196,7 +196,8 @@ void Model::save_weights(const std::string& path) const {
 void Model::load_weights(const std::string& path, bool skip_mismatch) {
   auto wanted = weights_by_key(*this);
   if (wanted.empty())
-    fail(name(), "has no weights yet: call the model once (or build it) before load_weights('" + path + "')");
+    fail(ErrorKind(ErrorCode::failed_precondition, PythonBuiltin::value_error), name(),
+         "has no weights yet: call the model once (or build it) before load_weights('" + path + "')");
   io::TensorFile file = io::load_safetensors(path);
   std::vector<Assignment> assignments;
   std::vector<std::string> problems;
@@ -337,15 +338,18 @@ void Checkpoint::restore(const std::string& path, bool skip_mismatch) {
   if (auto sum = file.metadata.find("checksum"); sum != file.metadata.end() &&
                                                  sum->second != content_checksum(file.tensors, file.metadata) &&
                                                  sum->second != content_checksum(file.tensors, file.metadata, io::kLegacyFnvBasis))
-    fail("Checkpoint", "restore('" + path + "'): the file is damaged: its contents do not match the checksum it was "
-                       "saved with (nothing was loaded)");
+    fail(ErrorCode::data_loss, "Checkpoint",
+         "restore('" + path +
+             "'): the file is damaged: its contents do not match the checksum it was "
+             "saved with (nothing was loaded)");
   Index index(file);
   Keyed k;
   for (const auto& e : entries_) {
     if (e.layer) {
       auto weights = weights_by_key(*e.layer);
       if (weights.empty())
-        fail("Checkpoint", "layer '" + e.name + "' has no weights yet: call it once (or build it) before restoring");
+        fail(ErrorCode::failed_precondition, "Checkpoint",
+             "layer '" + e.name + "' has no weights yet: call it once (or build it) before restoring");
       for (auto& [key, v] : weights) k.vars.emplace_back(e.name + "/" + key, v);
     } else if (e.variable.defined()) {
       k.vars.emplace_back(e.name, e.variable);

@@ -17,7 +17,9 @@ Tensor clip_probabilities(const Tensor& p) { return minimum(maximum(p, scalar_li
 
 void expect_float_predictions(const std::string& loss, const Tensor& y_pred) {
   if (!y_pred.defined() || !is_floating(y_pred.dtype()))
-    fail(loss, "predictions must be a floating tensor, got " + (y_pred.defined() ? y_pred.spec().str() : std::string("undefined")));
+    fail(kWrongType, loss,
+         "predictions must be a floating tensor, got " +
+             (y_pred.defined() ? y_pred.spec().str() : std::string("undefined")));
 }
 
 void expect_same_shape(const std::string& loss, const Tensor& y_true, const Tensor& y_pred) {

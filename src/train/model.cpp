@@ -94,8 +94,9 @@ Tensor conformed(const std::string& model, const std::string& what, const Tensor
   if (v.dtype() == train.dtype()) return v;
   bool lossless = (is_integer(v.dtype()) && train.dtype() != DType::bool_) || (is_floating(v.dtype()) && is_floating(train.dtype()));
   if (!lossless)
-    fail(model, "validation " + what + " are " + std::string(name_of(v.dtype())) + " but the training " + what + " are " +
-                    std::string(name_of(train.dtype())) + ": casting would change their values; pass them in one dtype");
+    fail(kWrongType, model,
+         "validation " + what + " are " + std::string(name_of(v.dtype())) + " but the training " + what + " are " +
+             std::string(name_of(train.dtype())) + ": casting would change their values; pass them in one dtype");
   return cast(v, train.dtype());
 }
 
@@ -304,7 +305,9 @@ void Model::drop_steps() {
 }
 
 void Model::require_compiled(const char* what) const {
-  if (!compiled()) fail(name(), std::string(what) + " needs compile(optimizer, loss) first");
+  if (!compiled())
+    fail(ErrorKind(ErrorCode::failed_precondition, PythonBuiltin::value_error), name(),
+         std::string(what) + " needs compile(optimizer, loss) first");
 }
 
 std::vector<std::shared_ptr<Metric>> Model::metrics() const {
@@ -317,8 +320,9 @@ std::vector<std::shared_ptr<Metric>> Model::metrics() const {
 }
 
 void Model::init_functional(std::vector<Tensor> inputs, std::vector<Tensor> outputs, std::vector<std::string> output_names) {
-  if (graph_) fail(name(), "already has a functional graph");
-  if (!layers().empty() || built()) fail(name(), "init_functional must come before the model has layers or is called");
+  if (graph_) fail(ErrorCode::failed_precondition, name(), "already has a functional graph");
+  if (!layers().empty() || built())
+    fail(ErrorCode::failed_precondition, name(), "init_functional must come before the model has layers or is called");
   auto graph = std::make_shared<const FunctionalGraph>(name(), std::move(inputs), std::move(outputs), std::move(output_names));
   for (const auto& layer : graph->layers()) {
     if (layer.get() == this) fail(name(), "a model cannot contain itself");

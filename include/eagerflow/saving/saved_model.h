@@ -45,7 +45,8 @@ template <class F>
 void save(const Function<F>& function, const std::string& dir) {
   auto traced = function.concrete_functions();
   if (traced.empty())
-    fail("save", "function '" + function.name() + "' has no traces yet: call it once, or get_concrete_function(specs)");
+    fail(ErrorCode::failed_precondition, "save",
+         "function '" + function.name() + "' has no traces yet: call it once, or get_concrete_function(specs)");
   std::vector<std::pair<std::string, std::shared_ptr<const ConcreteFunction>>> named;
   for (std::size_t i = 0; i < traced.size(); ++i)
     named.emplace_back(i == 0 ? std::string("serving_default") : "signature_" + std::to_string(i), traced[i]);

@@ -112,7 +112,8 @@ dnnl::stream& thread_stream() {
 void dnnl_execute(const dnnl::primitive& primitive, const std::vector<dnnl_exec_arg_t>& args, const char* op) {
   dnnl_status_t status =
       dnnl_primitive_execute(primitive.get(), thread_stream().get(), static_cast<int>(args.size()), args.data());
-  if (status != dnnl_success) fail(op, "oneDNN failed to execute (status " + std::to_string(status) + ")");
+  if (status != dnnl_success)
+    fail(ErrorCode::internal, op, "oneDNN failed to execute (status " + std::to_string(status) + ")");
 }
 
 void dnnl_wait() { thread_stream().wait(); }
@@ -138,7 +139,8 @@ void gemm_f32(const float* a, const float* b, float* c, std::int64_t batch, std:
   p.c.set_data_handle(c);
   if (bias) p.bias.set_data_handle(const_cast<float*>(bias));
   dnnl_status_t status = dnnl_primitive_execute(p.matmul.get(), stream.get(), static_cast<int>(p.args.size()), p.args.data());
-  if (status != dnnl_success) fail("matmul", "oneDNN failed to execute (status " + std::to_string(status) + ")");
+  if (status != dnnl_success)
+    fail(ErrorCode::internal, "matmul", "oneDNN failed to execute (status " + std::to_string(status) + ")");
   stream.wait();
 }
 

@@ -239,7 +239,7 @@ std::size_t rnn_workspace_bytes(const RnnGeometry& g) {
   try {
     return prepared(g).fwd().workspace_desc().get_size();
   } catch (const dnnl::error& e) {
-    fail(op_name(g), std::string("oneDNN cannot run this RNN: ") + e.what());
+    fail(ErrorCode::unimplemented, op_name(g), std::string("oneDNN cannot run this RNN: ") + e.what());
   }
 }
 
