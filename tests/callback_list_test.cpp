@@ -7,6 +7,10 @@
 #include <string>
 #include <vector>
 
+#include <eagerflow/core/progress.h>
+#include <eagerflow/train/callback_list.h>
+#include <eagerflow/train/distribution.h>
+
 #include "test_util.h"
 
 using namespace ef;

@@ -10,7 +10,6 @@
 #include "eagerflow/ops/checks.h"
 #include "eagerflow/ops/random.h"
 #include "eagerflow/core/log.h"
-#include "eagerflow/core/progress.h"
 #include "eagerflow/variable.h"
 #include "eagerflow/function/function.h"
 #include "eagerflow/ops/print.h"

@@ -14,6 +14,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "eagerflow/train/callback_list.h"
 #include "eagerflow/train/checkpoint.h"
 #include "eagerflow/train/functional.h"
 #include "eagerflow/train/interrupt.h"

@@ -5,7 +5,7 @@
 
 #include "eagerflow/core/error.h"
 #include "eagerflow/core/progress.h"
-#include "eagerflow/train/callbacks.h"
+#include "eagerflow/train/callback_list.h"
 #include "eagerflow/train/model.h"
 #include "train/progress_bar.h"
 

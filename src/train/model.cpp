@@ -15,6 +15,8 @@
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/ops/random.h"
 #include "eagerflow/trace/context.h"
+#include "eagerflow/train/callback_list.h"
+#include "eagerflow/train/distribution.h"
 #include "eagerflow/train/functional.h"
 #include "eagerflow/train/interrupt.h"
 #include "train/batch_source.h"

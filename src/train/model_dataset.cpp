@@ -4,6 +4,7 @@
 
 #include "eagerflow/data/dataset.h"
 #include "eagerflow/ops/ops.h"
+#include "eagerflow/train/distribution.h"
 #include "eagerflow/train/interrupt.h"
 #include "train/batch_source.h"
 

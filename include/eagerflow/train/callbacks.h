@@ -15,21 +15,16 @@
 namespace ef::train {
 
 class Model;
-class ProgressBar;                                   // src/train/progress_bar.h
 using Logs = std::map<std::string, double>;  // "loss", "accuracy", "val_loss", ...
 
-// Keras' Callback.params: what fit (or evaluate, predict) runs. steps: batches per epoch, -1
-// when unknown until the data ends.
+// Keras' Callback.params (steps per epoch: -1 when unknown).
 struct CallbackParams {
-  int verbose = 0;
-  int epochs = 1;
+  int verbose = 0, epochs = 1;
   std::int64_t steps = -1;
 };
 
-// Keras 3's callback hooks. fit calls, in order: on_train_begin; per epoch on_epoch_begin, per
-// batch on_train_batch_begin/end, then (with validation data) on_test_begin, per batch
-// on_test_batch_begin/end, on_test_end, then on_epoch_end; finally on_train_end. evaluate calls
-// the on_test_* hooks, predict the on_predict_* ones.
+// Keras 3's hooks, called by fit in Keras' order (validation: on_test_* before on_epoch_end);
+// evaluate calls on_test_*, predict on_predict_* (eagerflow/train/callback_list.h).
 class Callback {
  public:
   virtual ~Callback() = default;
@@ -37,8 +32,7 @@ class Callback {
   virtual void on_train_end() {}
   virtual void on_epoch_begin(int epoch) {}
   virtual void on_epoch_end(int epoch, const Logs& logs) {}
-  // Keras' older names for the training batches' hooks: on_train_batch_begin/end call them
-  // unless overridden, as in Keras 3.
+  // on_train_batch_begin/end call these unless overridden, as in Keras 3.
   virtual void on_batch_begin(int batch) {}
   virtual void on_batch_end(int batch, const Logs& logs) {}
   virtual void on_train_batch_begin(int batch) { on_batch_begin(batch); }
@@ -51,16 +45,13 @@ class Callback {
   virtual void on_predict_end() {}
   virtual void on_predict_batch_begin(int batch) {}
   virtual void on_predict_batch_end(int batch) {}
-  // Whether the batch-end hooks read their logs: when no callback does, the loops pass empty
-  // logs and skip reading the metrics after every batch.
+  // False: the batch-end hooks ignore their logs (then the loops may pass empty ones).
   virtual bool uses_batch_logs() const { return true; }
   Model* model = nullptr;  // set by fit (CallbackList::set_model)
   CallbackParams params;   // set by fit, evaluate and predict (CallbackList::set_params)
 };
 
-// Keras' History: every epoch's logs. fit adds one unless its callbacks hold one, and returns
-// it. As Keras, on_train_begin clears `epoch` and keeps `history` (a History given to several
-// fits accumulates their values).
+// Keras' History, which fit adds (unless given) and returns; on_train_begin clears `epoch`.
 class History : public Callback {
  public:
   void on_train_begin() override { epoch.clear(); }
@@ -68,81 +59,6 @@ class History : public Callback {
   bool uses_batch_logs() const override { return false; }
   std::map<std::string, std::vector<double>> history;  // "loss" -> one value per epoch
   std::vector<int> epoch;
-};
-
-// Keras' ProgbarLogger: the progress bar, through ef::write_progress (stdout unless a progress
-// sink is set, eagerflow/core/log.h). fit adds one when verbose is not 0 (unless its callbacks
-// hold one); verbose comes from params:
-//   Epoch 1/5
-//   63/63 [==============================] - 1s 9ms/step - loss: 0.2900 - accuracy: 0.9176
-// redrawn in place (with ETA) on a terminal, one line per epoch otherwise; verbose 2: the line
-// without the bar. Inside fit the validation is silent (its values join the epoch's line);
-// evaluate and predict print their own line.
-class ProgbarLogger : public Callback {
- public:
-  ProgbarLogger();
-  ~ProgbarLogger() override;
-  ProgbarLogger(const ProgbarLogger&) = delete;
-  ProgbarLogger& operator=(const ProgbarLogger&) = delete;
-  void on_train_begin() override;
-  void on_train_end() override;
-  void on_epoch_begin(int epoch) override;
-  void on_train_batch_end(int batch, const Logs& logs) override;
-  void on_epoch_end(int epoch, const Logs& logs) override;
-  void on_test_begin() override;
-  void on_test_batch_end(int batch, const Logs& logs) override;
-  void on_test_end(const Logs& logs) override;
-  void on_predict_begin() override;
-  void on_predict_batch_end(int batch) override;
-  void on_predict_end() override;
-  bool uses_batch_logs() const override;
-
- private:
-  void start();
-  void update(int batch, const Logs& logs);
-  void finish(const Logs& logs);
-  std::unique_ptr<ProgressBar> bar_;
-  std::int64_t seen_ = 0;
-  bool in_fit_ = false, terminal_ = false;
-};
-
-// Keras' CallbackList: calls every callback's hook in order. add_history / add_progbar append a
-// History / ProgbarLogger unless the list holds one already (as Keras: fit adds History always
-// and ProgbarLogger when verbose is not 0).
-class CallbackList : public Callback {
- public:
-  explicit CallbackList(std::vector<std::shared_ptr<Callback>> callbacks = {}, bool add_history = false,
-                        bool add_progbar = false, Model* model = nullptr, std::optional<CallbackParams> params = std::nullopt);
-  void append(std::shared_ptr<Callback> callback);
-  const std::vector<std::shared_ptr<Callback>>& callbacks() const { return callbacks_; }
-  // The list's History and ProgbarLogger (given or added); null when it has none.
-  const std::shared_ptr<History>& history() const { return history_; }
-  const std::shared_ptr<ProgbarLogger>& progbar() const { return progbar_; }
-  void set_model(Model* m);
-  void set_params(const CallbackParams& p);
-
-  void on_train_begin() override;
-  void on_train_end() override;
-  void on_epoch_begin(int epoch) override;
-  void on_epoch_end(int epoch, const Logs& logs) override;
-  void on_batch_begin(int batch) override;
-  void on_batch_end(int batch, const Logs& logs) override;
-  void on_train_batch_begin(int batch) override;
-  void on_train_batch_end(int batch, const Logs& logs) override;
-  void on_test_begin() override;
-  void on_test_end(const Logs& logs) override;
-  void on_test_batch_begin(int batch) override;
-  void on_test_batch_end(int batch, const Logs& logs) override;
-  void on_predict_begin() override;
-  void on_predict_end() override;
-  void on_predict_batch_begin(int batch) override;
-  void on_predict_batch_end(int batch) override;
-  bool uses_batch_logs() const override;
-
- private:
-  std::vector<std::shared_ptr<Callback>> callbacks_;
-  std::shared_ptr<History> history_;
-  std::shared_ptr<ProgbarLogger> progbar_;
 };
 
 // Keras' EarlyStopping options.

@@ -22,7 +22,6 @@
 #include "eagerflow/nn/layer.h"
 #include "eagerflow/optim/optimizer.h"
 #include "eagerflow/train/callbacks.h"
-#include "eagerflow/train/distribution.h"
 #include "eagerflow/train/losses.h"
 #include "eagerflow/train/metrics.h"
 
@@ -36,7 +35,9 @@ class ConcreteFunction;
 
 namespace ef::train {
 
-class FunctionalGraph;  // eagerflow/train/functional.h
+class FunctionalGraph;       // eagerflow/train/functional.h
+class CallbackList;          // eagerflow/train/callback_list.h
+class DistributionStrategy;  // eagerflow/train/distribution.h
 namespace detail {
 class BatchSource;     // src/train/batch_source.h: where fit's batches come from
 class DatasetBatches;  // a Dataset's
