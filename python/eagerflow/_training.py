@@ -141,18 +141,70 @@ def _overrides_call(cls):
                issubclass(c, _Training))
 
 
-class History:
-    """What fit returns (Keras' History): .history maps "loss", "val_loss", metric names to one
-    value per epoch; .epoch lists the epochs run (from 0); .params and .model as in Keras."""
+class Callback(_t.Callback):
+    """ef.keras.callbacks.Callback: override what you need: on_train_begin(logs),
+    on_train_end(logs), on_epoch_begin(epoch, logs), on_epoch_end(epoch, logs),
+    on_train_batch_begin(batch, logs), on_train_batch_end(batch, logs), and as Keras 3
+    on_test_begin/end(logs), on_test_batch_begin/end(batch, logs) (evaluate, and fit's
+    validation), on_predict_begin/end(logs), on_predict_batch_begin/end(batch, logs). They run on
+    the loop's thread with the GIL held."""
+
+    model = None
+    params = {}
+
+    def set_model(self, model):
+        self.model = model
+
+    def set_params(self, params):
+        self.params = params
+
+
+class History(Callback):
+    """Keras' History: .history maps "loss", "val_loss", metric names to one value per epoch;
+    .epoch lists the epochs run (from 0); .params and .model as in Keras. fit returns one (the
+    one in its callbacks when given, as Keras); as Keras, on_train_begin clears .epoch and keeps
+    .history."""
 
     def __init__(self, history=None, epoch=None, params=None, model=None):
+        super().__init__()
         self.history = history if history is not None else {}
         self.epoch = epoch if epoch is not None else []
         self.params = params if params is not None else {}
         self.model = model
 
+    def on_train_begin(self, logs=None):
+        self.epoch = []
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.epoch.append(epoch)
+        for k, v in (logs or {}).items():
+            self.history.setdefault(k, []).append(v)
+        if self.model is not None:
+            self.model.history = self
+
     def __repr__(self):
         return f"<History epochs={len(self.epoch)} keys={sorted(self.history)}>"
+
+
+def _callback_list(callbacks, model, params):
+    """fit's, evaluate's and predict's callbacks as a list, each given the model and params
+    (Keras' set_model / set_params); a CallbackList gives its callbacks."""
+    if isinstance(callbacks, _t.Callback) and hasattr(callbacks, "callbacks"):
+        callbacks = callbacks.callbacks
+    callbacks = list(callbacks or [])
+    for cb in callbacks:
+        if not isinstance(cb, _t.Callback):
+            raise TypeError(f"callbacks must be ef.keras.callbacks.Callback objects, got {cb!r}")
+        if not _t._inst_ready(cb):  # a subclass whose __init__ skipped super().__init__()
+            _t.Callback.__init__(cb)
+        if hasattr(cb, "set_model"):
+            cb.set_model(model)
+            cb.set_params(params)
+    return callbacks
+
+
+def _history_in(callbacks):
+    return next((cb for cb in callbacks if isinstance(cb, History)), None)
 
 
 # ---------------------------------------------------------------- the Keras training API
@@ -225,23 +277,20 @@ class _Training:
                                      _as_data(validation_data[1], "validation y", labels=True)] +
                                     ([_as_data(validation_data[2], "validation sample_weight")]
                                      if len(validation_data) == 3 else []))
-        callbacks = list(callbacks or [])
         n = _num_examples(x) if x is not None else None
         n_train = n if n is None or validation_data is not None else n - int(math.floor(n * validation_split))
         params = {"verbose": verbose, "epochs": epochs,
                   "steps": None if not n_train else math.ceil(n_train / max(1, min(batch_size, n_train)))}
-        for cb in callbacks:
-            if not isinstance(cb, _t.Callback):
-                raise TypeError(f"callbacks must be ef.keras.callbacks.Callback objects, got {cb!r}")
-            if not _t._inst_ready(cb):  # a subclass whose __init__ skipped super().__init__()
-                _t.Callback.__init__(cb)
-            if hasattr(cb, "set_model"):
-                cb.set_model(self)
-                cb.set_params(params)
+        callbacks = _callback_list(callbacks, self, params)
         sys.stdout.flush()
         history, epochs_run = self._fit(x, y, batch_size, int(epochs), int(initial_epoch), float(validation_split),
                                         validation_data, bool(shuffle), callbacks, verbose, sample_weight, class_weight)
-        self.history = History(history, epochs_run, params, self)
+        return self._fit_history(callbacks, history, epochs_run, params)
+
+    def _fit_history(self, callbacks, history, epochs_run, params):
+        # As Keras: fit returns the History among its callbacks, else the one it added.
+        given = _history_in(callbacks)
+        self.history = given if given is not None else History(history, epochs_run, params, self)
         return self.history
 
     def _fit_dataset(self, ds, epochs, verbose, callbacks, validation_data, initial_epoch, steps_per_epoch=None,
@@ -250,26 +299,17 @@ class _Training:
         if unsupported:
             raise TypeError(f"fit(dataset): not supported: {', '.join(unsupported)}")
         verbose = _verbose(verbose)
-        callbacks = list(callbacks or [])
         n = ds.cardinality()
         params = {"verbose": verbose, "epochs": epochs,
                   "steps": int(steps_per_epoch) if steps_per_epoch else (n if n >= 0 else None)}
-        for cb in callbacks:
-            if not isinstance(cb, _t.Callback):
-                raise TypeError(f"callbacks must be ef.keras.callbacks.Callback objects, got {cb!r}")
-            if not _t._inst_ready(cb):
-                _t.Callback.__init__(cb)
-            if hasattr(cb, "set_model"):
-                cb.set_model(self)
-                cb.set_params(params)
+        callbacks = _callback_list(callbacks, self, params)
         if validation_data is not None and not isinstance(validation_data, _core._data.Dataset):
             validation_data = tuple(validation_data)
         sys.stdout.flush()
         history, epochs_run = _core._data._fit(self, ds, int(epochs), int(initial_epoch),
                                                -1 if steps_per_epoch is None else int(steps_per_epoch), validation_data,
                                                -1 if validation_steps is None else int(validation_steps), callbacks, verbose)
-        self.history = History(history, epochs_run, params, self)
-        return self.history
+        return self._fit_history(callbacks, history, epochs_run, params)
 
     def _results(self, logs, return_dict):
         names = [k for k in self.metrics_names if k in logs] + sorted(k for k in logs if k not in self.metrics_names)
@@ -279,20 +319,23 @@ class _Training:
         return values[0] if len(values) == 1 else values
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, return_dict=False,
-                 **kwargs):
+                 callbacks=None, **kwargs):
         """The loss (a float) when compiled without metrics, else [loss, metric, ...] in
-        metrics_names order, or a dict with return_dict=True, as Keras."""
+        metrics_names order, or a dict with return_dict=True, as Keras. callbacks get the
+        on_test_* hooks."""
         steps = kwargs.pop("steps", None)
         unsupported = sorted(k for k, v in kwargs.items() if v is not None)
         if unsupported:
             raise TypeError(f"evaluate: not supported: {', '.join(unsupported)}")
+        verbose = _verbose(verbose)
+        callbacks = _callback_list(callbacks, self, {"verbose": verbose, "epochs": 1, "steps": steps})
         sys.stdout.flush()
         if isinstance(x, _core._data.Dataset):
-            logs = _core._data._evaluate(self, x, _verbose(verbose), -1 if steps is None else int(steps))
+            logs = _core._data._evaluate(self, x, verbose, -1 if steps is None else int(steps), callbacks)
             return self._results(logs, return_dict)
         logs = self._evaluate(_as_data(x, "x"), _as_data(y, "y", labels=True),
-                              32 if batch_size is None else int(batch_size), _verbose(verbose),
-                              _as_data(sample_weight, "sample_weight"))
+                              32 if batch_size is None else int(batch_size), verbose,
+                              _as_data(sample_weight, "sample_weight"), callbacks)
         return self._results(logs, return_dict)
 
     def _structured(self, outs):
@@ -306,14 +349,21 @@ class _Training:
             return tuple(outs)  # a subclassed model whose call() returns a tuple
         return list(outs)
 
-    def predict(self, x, batch_size=None, verbose="auto", **kwargs):
+    def predict(self, x, batch_size=None, verbose="auto", callbacks=None, **kwargs):
         """The outputs over x in batches (inference mode, through a traced predict step), as
-        NumPy arrays: one array, or a list / dict for a model with several outputs."""
+        NumPy arrays: one array, or a list / dict for a model with several outputs. callbacks
+        get the on_predict_* hooks (arrays); verbose 1 or 2 prints a progress bar ("auto" prints
+        none)."""
         if isinstance(x, _core._data.Dataset):
+            if callbacks:
+                raise TypeError("predict(dataset): callbacks are not supported; give arrays")
             steps = kwargs.get("steps")
             outs = _core._data._predict(self, x, -1 if steps is None else int(steps))
             return self._structured([o.numpy() for o in outs])
-        outs = self._predict(_as_data(x, "x"), 32 if batch_size is None else int(batch_size))
+        verbose = 0 if verbose == "auto" else int(verbose)
+        callbacks = _callback_list(callbacks, self, {"verbose": verbose, "epochs": 1, "steps": None})
+        sys.stdout.flush()
+        outs = self._predict(_as_data(x, "x"), 32 if batch_size is None else int(batch_size), verbose, callbacks)
         return self._structured([o.numpy() for o in outs])
 
     def predict_on_batch(self, x):

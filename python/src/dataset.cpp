@@ -520,17 +520,22 @@ void init_dataset(nb::module_& m) {
       "validation_steps"_a, "callbacks"_a.none(), "verbose"_a);
   d.def(
       "_evaluate",
-      [](ef::train::Model& model, const Dataset& ds, int verbose, std::int64_t steps) {
+      [](ef::train::Model& model, const Dataset& ds, int verbose, std::int64_t steps, nb::handle callbacks) {
+        ef::train::EvaluateOptions o;
+        o.verbose = verbose;
+        o.steps = steps;
+        if (!callbacks.is_none())
+          for (auto cb : callbacks) o.callbacks.emplace_back(callback_of(cb), [](ef::train::Callback*) {});
         ef::train::Logs logs;
         {
           ReleasedGil release;
-          logs = model.evaluate(ds, verbose, steps);
+          logs = model.evaluate(ds, o);
           flush_c();
         }
         drain_log_warnings();
         return logs_to_py(logs);
       },
-      "model"_a, "dataset"_a, "verbose"_a, "steps"_a);
+      "model"_a, "dataset"_a, "verbose"_a, "steps"_a, "callbacks"_a.none() = nb::none());
   d.def(
       "_predict",
       [](ef::train::Model& model, const Dataset& ds, std::int64_t steps) {

@@ -14,6 +14,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "eagerflow/train/callback_list.h"
 #include "eagerflow/train/checkpoint.h"
 #include "eagerflow/train/functional.h"
 #include "eagerflow/train/interrupt.h"
@@ -76,6 +77,22 @@ class PyCallback : public Callback {
     if (!dispatch("on_train_batch_end", [&](nb::handle f) { f(batch, logs_dict(logs)); }))
       dispatch("on_batch_end", [&](nb::handle f) { f(batch, logs_dict(logs)); });
   }
+  void on_test_begin() override { dispatch("on_test_begin", [](nb::handle f) { f(nb::dict()); }); }
+  void on_test_end(const Logs& logs) override { dispatch("on_test_end", [&](nb::handle f) { f(logs_dict(logs)); }); }
+  void on_test_batch_begin(int batch) override {
+    dispatch("on_test_batch_begin", [&](nb::handle f) { f(batch, nb::dict()); });
+  }
+  void on_test_batch_end(int batch, const Logs& logs) override {
+    dispatch("on_test_batch_end", [&](nb::handle f) { f(batch, logs_dict(logs)); });
+  }
+  void on_predict_begin() override { dispatch("on_predict_begin", [](nb::handle f) { f(nb::dict()); }); }
+  void on_predict_end() override { dispatch("on_predict_end", [](nb::handle f) { f(nb::dict()); }); }
+  void on_predict_batch_begin(int batch) override {
+    dispatch("on_predict_batch_begin", [&](nb::handle f) { f(batch, nb::dict()); });
+  }
+  void on_predict_batch_end(int batch) override {
+    dispatch("on_predict_batch_end", [&](nb::handle f) { f(batch, nb::dict()); });
+  }
 
  private:
   template <class F>
@@ -89,6 +106,25 @@ class PyCallback : public Callback {
     return true;
   }
 };
+
+// A Python dict of logs (None: none) as C++ Logs.
+Logs logs_of(nb::handle h) {
+  Logs logs;
+  if (h.is_none()) return logs;
+  for (auto [k, v] : nb::borrow<nb::dict>(h)) logs[nb::cast<std::string>(nb::str(k))] = nb::cast<double>(nb::float_(v));
+  return logs;
+}
+
+// A hook called from Python (a custom loop, ef.keras.callbacks.CallbackList) runs a C++
+// callback's own hook (EarlyStopping's, ProgbarLogger's); on a Python subclass the base hooks
+// do nothing, so its super().on_epoch_end(...) does not come back to it.
+template <class F>
+void run_hook(Callback& cb, F&& hook) {
+  if (dynamic_cast<PyCallback*>(&cb) != nullptr) return;
+  flush_py_stdout();
+  hook(cb);
+  flush_c_stdout();
+}
 
 // Keras' default object names: the class name in snake_case (MyLoss -> my_loss).
 std::string snake_case(const std::string& name) {
@@ -232,6 +268,14 @@ Data required(nb::handle h, const char* what) {
   return data_of(h);
 }
 
+// The callbacks stay alive in the caller's list for the whole call: no ownership taken.
+std::vector<std::shared_ptr<Callback>> callbacks_of(nb::handle callbacks) {
+  std::vector<std::shared_ptr<Callback>> out;
+  if (!callbacks.is_none())
+    for (auto cb : callbacks) out.emplace_back(nb::cast<Callback*>(cb), [](Callback*) {});
+  return out;
+}
+
 nb::tuple fit(Model& self, nb::handle x, nb::handle y, std::int64_t batch_size, int epochs, int initial_epoch,
               double validation_split, nb::handle validation_data, bool shuffle, nb::handle callbacks, int verbose,
               nb::handle sample_weight, nb::handle class_weight) {
@@ -253,9 +297,7 @@ nb::tuple fit(Model& self, nb::handle x, nb::handle y, std::int64_t batch_size, 
   o.sample_weight = data_of(sample_weight);
   if (!class_weight.is_none())
     for (auto [k, v] : nb::borrow<nb::dict>(class_weight)) o.class_weight[nb::cast<std::int64_t>(k)] = nb::cast<double>(v);
-  // The callbacks stay alive in the caller's list for the whole call: no ownership taken.
-  if (!callbacks.is_none())
-    for (auto cb : callbacks) o.callbacks.emplace_back(nb::cast<Callback*>(cb), [](Callback*) {});
+  o.callbacks = callbacks_of(callbacks);
   History h;
   {
     nb::gil_scoped_release release;
@@ -649,15 +691,59 @@ void init_training(nb::module_& m) {
   // ---------------------------------------------------------------- callbacks
   nb::class_<Callback, PyCallback>(t, "Callback")
       .def(nb::init<>())
-      // The base methods do nothing (super().on_epoch_end(...) is fine).
-      .def("on_train_begin", [](Callback&, nb::handle) {}, "logs"_a = nb::none())
-      .def("on_train_end", [](Callback&, nb::handle) {}, "logs"_a = nb::none())
-      .def("on_epoch_begin", [](Callback&, int, nb::handle) {}, "epoch"_a, "logs"_a = nb::none())
-      .def("on_epoch_end", [](Callback&, int, nb::handle) {}, "epoch"_a, "logs"_a = nb::none())
-      .def("on_train_batch_begin", [](Callback&, int, nb::handle) {}, "batch"_a, "logs"_a = nb::none())
-      .def("on_train_batch_end", [](Callback&, int, nb::handle) {}, "batch"_a, "logs"_a = nb::none())
-      .def("on_batch_begin", [](Callback&, int, nb::handle) {}, "batch"_a, "logs"_a = nb::none())
-      .def("on_batch_end", [](Callback&, int, nb::handle) {}, "batch"_a, "logs"_a = nb::none());
+      // On a Python subclass the base methods do nothing (super().on_epoch_end(...) is fine); on
+      // a C++ callback they run its hooks.
+      .def("on_train_begin", [](Callback& c, nb::handle) { run_hook(c, [](Callback& cb) { cb.on_train_begin(); }); },
+           "logs"_a = nb::none())
+      .def("on_train_end", [](Callback& c, nb::handle) { run_hook(c, [](Callback& cb) { cb.on_train_end(); }); },
+           "logs"_a = nb::none())
+      .def("on_epoch_begin", [](Callback& c, int e, nb::handle) { run_hook(c, [&](Callback& cb) { cb.on_epoch_begin(e); }); },
+           "epoch"_a, "logs"_a = nb::none())
+      .def("on_epoch_end",
+           [](Callback& c, int e, nb::handle logs) { run_hook(c, [&](Callback& cb) { cb.on_epoch_end(e, logs_of(logs)); }); },
+           "epoch"_a, "logs"_a = nb::none())
+      .def("on_train_batch_begin",
+           [](Callback& c, int b, nb::handle) { run_hook(c, [&](Callback& cb) { cb.on_train_batch_begin(b); }); }, "batch"_a,
+           "logs"_a = nb::none())
+      .def("on_train_batch_end",
+           [](Callback& c, int b, nb::handle logs) { run_hook(c, [&](Callback& cb) { cb.on_train_batch_end(b, logs_of(logs)); }); },
+           "batch"_a, "logs"_a = nb::none())
+      .def("on_batch_begin", [](Callback& c, int b, nb::handle) { run_hook(c, [&](Callback& cb) { cb.on_batch_begin(b); }); },
+           "batch"_a, "logs"_a = nb::none())
+      .def("on_batch_end",
+           [](Callback& c, int b, nb::handle logs) { run_hook(c, [&](Callback& cb) { cb.on_batch_end(b, logs_of(logs)); }); },
+           "batch"_a, "logs"_a = nb::none())
+      .def("on_test_begin", [](Callback& c, nb::handle) { run_hook(c, [](Callback& cb) { cb.on_test_begin(); }); },
+           "logs"_a = nb::none())
+      .def("on_test_end", [](Callback& c, nb::handle logs) { run_hook(c, [&](Callback& cb) { cb.on_test_end(logs_of(logs)); }); },
+           "logs"_a = nb::none())
+      .def("on_test_batch_begin",
+           [](Callback& c, int b, nb::handle) { run_hook(c, [&](Callback& cb) { cb.on_test_batch_begin(b); }); }, "batch"_a,
+           "logs"_a = nb::none())
+      .def("on_test_batch_end",
+           [](Callback& c, int b, nb::handle logs) { run_hook(c, [&](Callback& cb) { cb.on_test_batch_end(b, logs_of(logs)); }); },
+           "batch"_a, "logs"_a = nb::none())
+      .def("on_predict_begin", [](Callback& c, nb::handle) { run_hook(c, [](Callback& cb) { cb.on_predict_begin(); }); },
+           "logs"_a = nb::none())
+      .def("on_predict_end", [](Callback& c, nb::handle) { run_hook(c, [](Callback& cb) { cb.on_predict_end(); }); },
+           "logs"_a = nb::none())
+      .def("on_predict_batch_begin",
+           [](Callback& c, int b, nb::handle) { run_hook(c, [&](Callback& cb) { cb.on_predict_batch_begin(b); }); }, "batch"_a,
+           "logs"_a = nb::none())
+      .def("on_predict_batch_end",
+           [](Callback& c, int b, nb::handle) { run_hook(c, [&](Callback& cb) { cb.on_predict_batch_end(b); }); }, "batch"_a,
+           "logs"_a = nb::none())
+      // What fit sets on its callbacks (Keras' set_model / set_params), for a CallbackList made
+      // in Python: the C++ side of a callback.
+      .def("_ef_set_model", [](Callback& cb, Model* m) { cb.model = m; }, "model"_a.none())
+      .def(
+          "_ef_set_params",
+          [](Callback& cb, int verbose, int epochs, std::optional<std::int64_t> steps) {
+            cb.params = CallbackParams{verbose, epochs, steps.value_or(-1)};
+          },
+          "verbose"_a, "epochs"_a, "steps"_a.none());
+  // Keras' ProgbarLogger; fit adds one when verbose is not 0 and the callbacks hold none.
+  nb::class_<ProgbarLogger, Callback>(t, "ProgbarLogger").def(nb::init<>());
   nb::class_<EarlyStopping, Callback>(t, "EarlyStopping")
       .def("__init__",
            [](EarlyStopping* self, std::string monitor, double min_delta, int patience, int verbose, std::string mode,
@@ -797,31 +883,42 @@ void init_training(nb::module_& m) {
            "sample_weight"_a.none(), "class_weight"_a.none())
       .def(
           "_evaluate",
-          [](Model& self, nb::handle x, nb::handle y, std::int64_t batch_size, int verbose, nb::handle sample_weight) {
+          [](Model& self, nb::handle x, nb::handle y, std::int64_t batch_size, int verbose, nb::handle sample_weight,
+             nb::handle callbacks) {
             Data xt = required(x, "x"), yt = required(y, "y"), sw = data_of(sample_weight);
+            EvaluateOptions o;
+            o.batch_size = batch_size;
+            o.verbose = verbose;
+            o.sample_weight = std::move(sw);
+            o.callbacks = callbacks_of(callbacks);
             Logs logs;
             {
               nb::gil_scoped_release release;
-              logs = self.evaluate(xt, yt, batch_size, verbose, sw);
+              logs = self.evaluate(xt, yt, o);
               flush_c_stdout();
             }
             drain_log_warnings();
             return logs_dict(logs);
           },
-          "x"_a.none(), "y"_a.none(), "batch_size"_a, "verbose"_a, "sample_weight"_a.none())
+          "x"_a.none(), "y"_a.none(), "batch_size"_a, "verbose"_a, "sample_weight"_a.none(), "callbacks"_a.none() = nb::none())
       .def(
           "_predict",
-          [](Model& self, nb::handle x, std::int64_t batch_size) {
+          [](Model& self, nb::handle x, std::int64_t batch_size, int verbose, nb::handle callbacks) {
             Data xt = required(x, "x");
+            PredictOptions o;
+            o.batch_size = batch_size;
+            o.verbose = verbose;
+            o.callbacks = callbacks_of(callbacks);
             std::vector<Tensor> outs;
             {
               nb::gil_scoped_release release;
-              outs = self.predict_outputs(xt, batch_size);
+              outs = self.predict_outputs(xt, o);
+              flush_c_stdout();
             }
             drain_log_warnings();
             return outs;
           },
-          "x"_a.none(), "batch_size"_a)
+          "x"_a.none(), "batch_size"_a, "verbose"_a = 0, "callbacks"_a.none() = nb::none())
       .def(
           "_train_on_batch",
           [](Model& self, nb::handle x, nb::handle y, nb::handle sample_weight, bool test) {

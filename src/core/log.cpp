@@ -1,8 +1,12 @@
 #include "eagerflow/core/log.h"
 
 #include "eagerflow/core/line_sink.h"
+#include "eagerflow/core/progress.h"
+
+#include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -32,12 +36,30 @@ LineSink& sink() {
   return s;
 }
 
+LineSink& progress_sink() {
+  static LineSink s(std::cout, /*newline=*/false);
+  return s;
+}
+std::atomic<bool>& progress_redirected() {
+  static std::atomic<bool> r{false};
+  return r;
+}
+
 }  // namespace
 
 void set_log_level(LogLevel l) { level().store(l); }
 LogLevel log_level() { return level().load(std::memory_order_relaxed); }
 
 void set_log_sink(std::function<void(std::string_view)> fn) { sink().set(std::move(fn)); }
+
+void set_progress_sink(std::function<void(std::string_view)> fn) {
+  progress_redirected().store(fn != nullptr);
+  progress_sink().set(std::move(fn));
+}
+
+void write_progress(std::string_view text) { progress_sink().write(text); }
+
+bool progress_to_terminal() { return !progress_redirected().load() && isatty(fileno(stdout)) != 0; }
 
 void log(LogLevel l, std::string_view line) {
   if (!log_enabled(l)) return;

@@ -5,6 +5,7 @@
 
 #include "dist/comm.h"
 #include "eagerflow/ops/ops.h"
+#include "eagerflow/train/distribution.h"
 #include "ops/op_factories.h"
 
 namespace ef::dist {
@@ -565,6 +566,11 @@ Tensor all_gather_rows(const Tensor& x) {
 void abort_job(int code) { comm::abort_job(code); }
 
 bool is_file_writer() { return !comm::initialized() || comm::size() == 1 || comm::rank() == 0; }
+
+namespace {
+// train and io ask train::is_file_writer (eagerflow/train/distribution.h), which knows no MPI.
+[[maybe_unused]] const bool file_writer_rule_set = (train::set_file_writer_rule(&is_file_writer), true);
+}  // namespace
 
 }  // namespace ef::dist
 

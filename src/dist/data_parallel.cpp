@@ -8,25 +8,11 @@
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/ops/random.h"
 #include "eagerflow/optim/optimizer.h"
-#include "eagerflow/train/callbacks.h"
 #include "eagerflow/train/model.h"
 
 namespace ef::dist {
 
-std::pair<std::int64_t, std::int64_t> Strategy::local_rows(std::int64_t begin, std::int64_t end) const {
-  const std::int64_t w = world_size(), r = rank(), m = end - begin;
-  const std::int64_t base = m / w, extra = m % w;
-  std::int64_t first = begin + r * base + std::min(r, extra);
-  return {first, first + base + (r < extra ? 1 : 0)};
-}
-
 namespace {
-
-struct InFit {
-  bool& flag;
-  explicit InFit(bool& f) : flag(f) { flag = true; }
-  ~InFit() { flag = false; }
-};
 
 // Every rank must hold the same number of things before a collective per thing.
 void expect_same_count(const char* what, std::int64_t n) {
@@ -114,48 +100,24 @@ void DataParallel::broadcast_model(train::Model& model, int root) {
   random::set_global_state(s);
 }
 
-namespace {
-// Averages the non-trainable float weights (BatchNormalization's moving statistics) across
-// ranks at the end of each epoch, before the user's callbacks see the model.
-class AverageNonTrainable : public train::Callback {
- public:
-  void on_epoch_end(int, const train::Logs&) override {
-    std::vector<Variable> vars;
-    for (const Variable& v : model->non_trainable_weights())
-      if (is_floating(v.dtype())) vars.push_back(v);
-    expect_same_count("non-trainable weights", static_cast<std::int64_t>(vars.size()));
-    for (const Variable& v : vars) v.assign(all_reduce(v.value(), ReduceOp::mean));
-  }
-};
-}  // namespace
+void DataParallel::on_fit_begin(train::Model& model) { broadcast_model(model, 0); }
 
-train::History DataParallel::run_fit(train::Model& model, const train::Data& x, const train::FitOptions& options,
-                                     const std::function<train::History(const train::FitOptions&)>& fit) {
-  InFit guard(in_fit_);
-  try {
-    train::FitOptions local = options;
-    if (!is_root()) local.verbose = 0;
-    if (!model.built() && x.empty())
-      fail(ErrorCode::failed_precondition, model.name(),
-           "fit(dataset) with a DataParallel strategy needs the model built first (model.build(shape), or "
-           "call it once), so that rank 0's weights can be broadcast before training");
-    if (!model.built()) {
-      // The weights must exist before rank 0's are broadcast: a predict on one example builds them.
-      train::Data one = x;
-      for (Tensor& t : one.tensors)
-        if (t.defined() && t.rank() >= 1 && t.dim(0) > 0) t = slice(t, {0}, {1});
-      model.predict_outputs(one, 1);
-    }
-    broadcast_model(model, 0);
-    if (options_.average_non_trainable)
-      local.callbacks.insert(local.callbacks.begin(), std::make_shared<AverageNonTrainable>());
-    return fit(local);
-  } catch (const std::exception& e) {
-    if (!options_.abort_on_error) throw;
-    std::cerr << "[dist] rank " << rank_ << " of " << world_ << ": fit failed: " << e.what()
-              << "\n[dist] ending every rank of the job (MPI_Abort)" << std::endl;
-    abort_job(1);
-  }
+// The non-trainable float weights (BatchNormalization's moving statistics), averaged across
+// ranks at the end of each epoch, before the user's callbacks see the model.
+void DataParallel::on_epoch_end(train::Model& model) {
+  if (!options_.average_non_trainable) return;
+  std::vector<Variable> vars;
+  for (const Variable& v : model.non_trainable_weights())
+    if (is_floating(v.dtype())) vars.push_back(v);
+  expect_same_count("non-trainable weights", static_cast<std::int64_t>(vars.size()));
+  for (const Variable& v : vars) v.assign(all_reduce(v.value(), ReduceOp::mean));
+}
+
+void DataParallel::on_fit_error(const std::exception& e) {
+  if (!options_.abort_on_error) return;
+  std::cerr << "[dist] rank " << rank_ << " of " << world_ << ": fit failed: " << e.what()
+            << "\n[dist] ending every rank of the job (MPI_Abort)" << std::endl;
+  abort_job(1);
 }
 
 DistributedOptimizer::DistributedOptimizer(std::shared_ptr<optim::Optimizer> optimizer, std::shared_ptr<DataParallel> strategy)

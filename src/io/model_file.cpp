@@ -20,13 +20,13 @@
 #include <typeinfo>
 
 #include "eagerflow/core/error.h"
-#include "eagerflow/dist/dist.h"
 #include "eagerflow/io/safetensors.h"
 #include "eagerflow/nn/layer_name.h"
 #include "eagerflow/ops/primitive.h"
 #include "eagerflow/ops/random.h"
 #include "eagerflow/trace/context.h"
 #include "eagerflow/train/checkpoint.h"
+#include "eagerflow/train/distribution.h"
 #include "eagerflow/train/functional.h"
 #include "io/fnv1a.h"
 #include "io/json.h"
@@ -835,7 +835,7 @@ std::shared_ptr<nn::Layer> model_from_json(const std::string& json, const LoadMo
 }
 
 void save_model(const train::Model& model, const std::string& path, const SaveModelOptions& options) {
-  if (!dist::is_file_writer()) return;  // rank 0 of a data-parallel job writes (eagerflow/dist/dist.h)
+  if (!train::is_file_writer()) return;  // rank 0 of a data-parallel job writes (eagerflow/train/distribution.h)
   Tensors tensors;
   ConfigMap header;
   header.set("format", "eagerflow-model");

@@ -12,11 +12,11 @@
 #include <typeinfo>
 #include <unordered_map>
 
-#include "eagerflow/dist/dist.h"
 
 #include "eagerflow/core/error.h"
 #include "eagerflow/io/safetensors.h"
 #include "eagerflow/ops/random.h"
+#include "eagerflow/train/distribution.h"
 #include "eagerflow/train/model.h"
 #include "io/fnv1a.h"
 
@@ -187,7 +187,7 @@ std::vector<std::pair<std::string, Variable>> weights_by_key(const nn::Layer& la
 }
 
 void Model::save_weights(const std::string& path) const {
-  if (!dist::is_file_writer()) return;  // rank 0 of a data-parallel job writes (eagerflow/dist/dist.h)
+  if (!train::is_file_writer()) return;  // rank 0 of a data-parallel job writes (eagerflow/train/distribution.h)
   std::vector<io::NamedTensor> tensors;
   for (const auto& [key, var] : weights_by_key(*this)) tensors.push_back({key, var.value()});
   io::save_safetensors(path, tensors, {{"format", "eagerflow-weights"}, {"version", "1"}});
@@ -276,7 +276,7 @@ struct Keyed {
 }  // namespace
 
 void Checkpoint::save(const std::string& path) const {
-  if (!dist::is_file_writer()) return;  // rank 0 of a data-parallel job writes (eagerflow/dist/dist.h)
+  if (!train::is_file_writer()) return;  // rank 0 of a data-parallel job writes (eagerflow/train/distribution.h)
   Keyed k;
   for (const auto& e : entries_) {
     if (e.layer)

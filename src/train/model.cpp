@@ -1,7 +1,5 @@
 #include "eagerflow/train/model.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
@@ -13,15 +11,15 @@
 #include <tuple>
 
 #include "eagerflow/autodiff/gradient_tape.h"
-#include "eagerflow/dist/data_parallel.h"
 #include "eagerflow/function/function.h"
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/ops/random.h"
 #include "eagerflow/trace/context.h"
+#include "eagerflow/train/callback_list.h"
+#include "eagerflow/train/distribution.h"
 #include "eagerflow/train/functional.h"
 #include "eagerflow/train/interrupt.h"
 #include "train/batch_source.h"
-#include "train/progress_bar.h"
 
 namespace ef::train {
 namespace {
@@ -117,8 +115,6 @@ void trainable_flags(const nn::Layer& layer, std::vector<bool>& out) {
   for (const nn::Layer* child : layer.layers()) trainable_flags(*child, out);
 }
 
-bool stdout_is_terminal() { return isatty(fileno(stdout)) != 0; }
-
 // The number of examples in a batch, as a float64 scalar of the step (its batch dim is dynamic).
 Tensor batch_count(const Tensor& t) { return sum(cast(slice(ef::shape(t), {0}, {1}), DType::float64)); }
 
@@ -144,13 +140,13 @@ Tensor class_weights_for(const std::string& model, const Tensor& y, const std::m
   return tensor(weights);
 }
 
-// Data parallel (eagerflow/dist/data_parallel.h): this rank's share of a global batch, and
+// Data parallel (eagerflow/train/distribution.h): this rank's share of a global batch, and
 // every rank's rows of a batch (for metrics over the global batch).
-StepData local_share(const dist::Strategy& s, const StepData& d) {
+StepData local_share(const DistributionStrategy& s, const StepData& d) {
   auto [begin, end] = s.local_rows(0, d.x.at(0).dim(0));
   return batch_rows(d, begin, end);
 }
-std::vector<Tensor> all_rows(dist::Strategy& s, const std::vector<Tensor>& ts) {
+std::vector<Tensor> all_rows(DistributionStrategy& s, const std::vector<Tensor>& ts) {
   std::vector<Tensor> out;
   for (const auto& t : ts) out.push_back(t.defined() ? s.gather_rows(t) : t);
   return out;
@@ -292,7 +288,7 @@ void Model::compile(CompileOptions o) {
   test_ = nullptr;
 }
 
-void Model::set_distribution(std::shared_ptr<dist::Strategy> strategy) {
+void Model::set_distribution(std::shared_ptr<DistributionStrategy> strategy) {
   distribution_ = std::move(strategy);
   drop_steps();
 }
@@ -563,19 +559,6 @@ void Model::reset_metrics() {
   for (auto& m : metrics()) m->reset_state();
 }
 
-std::vector<std::string> Model::log_order(const StepLogs& logs) const {
-  std::vector<std::string> order;
-  auto take = [&](const std::string& k) {
-    if (logs.count(k) && std::find(order.begin(), order.end(), k) == order.end()) order.push_back(k);
-  };
-  take("loss");
-  for (const auto& l : losses_)
-    if (l.tracker) take(l.tracker->name());
-  for (const auto& m : metrics_) take(m.log_name);
-  for (const auto& [k, v] : logs) take(k);
-  return order;
-}
-
 Logs Model::to_logs(const StepLogs& logs) const {
   Logs out;
   for (const auto& [k, v] : logs)
@@ -677,22 +660,31 @@ Logs Model::test_on_batch(const Data& x, const Data& y, const Data& sample_weigh
 }
 
 Logs Model::evaluate(const Data& x, const Data& y, std::int64_t batch_size, int verbose, const Data& sample_weight) {
-  require_compiled("evaluate");
-  StepData d = conform("evaluate", x, y, sample_weight, true);
-  return evaluate_data(d, batch_size, verbose);
+  return evaluate(x, y, EvaluateOptions{batch_size, verbose, sample_weight, {}, -1});
 }
 
-Logs Model::evaluate_data(const StepData& d, std::int64_t batch_size, int verbose) {
-  if (batch_size < 1) fail(name(), "batch_size must be at least 1, got " + std::to_string(batch_size));
+Logs Model::evaluate(const Data& x, const Data& y, const EvaluateOptions& o) {
+  require_compiled("evaluate");
+  StepData d = conform("evaluate", x, y, o.sample_weight, true);
+  if (o.batch_size < 1) fail(name(), "batch_size must be at least 1, got " + std::to_string(o.batch_size));
   std::int64_t n = d.x[0].dim(0);
   if (n == 0) fail(name(), "evaluate got no examples (x is " + d.x[0].spec().str() + "): there is no loss to report");
-  detail::ArrayBatches source(d, clamped_batch(batch_size, n), /*shuffle=*/false);
-  return evaluate_batches(source, verbose);
+  detail::ArrayBatches source(d, clamped_batch(o.batch_size, n), /*shuffle=*/false);
+  return evaluate_batches(source, o.verbose, o.callbacks);
 }
 
-Logs Model::evaluate_batches(detail::BatchSource& source, int verbose) {
+Logs Model::evaluate_batches(detail::BatchSource& source, int verbose, const std::vector<std::shared_ptr<Callback>>& given) {
+  if (distribution_ && !distribution_->is_root()) verbose = 0;  // data parallel: rank 0 prints
+  CallbackList callbacks(given, /*add_history=*/false, /*add_progbar=*/verbose != 0, this, CallbackParams{verbose, 1, source.steps()});
+  return evaluate_batches(source, callbacks);
+}
+
+// evaluate's loop; fit's validation too, calling fit's callbacks (as Keras 3).
+Logs Model::evaluate_batches(detail::BatchSource& source, CallbackList& callbacks) {
   source.begin_epoch();
   reset_metrics();
+  callbacks.on_test_begin();
+  const bool batch_logs = callbacks.uses_batch_logs();
   StepLogs last;
   StepData batch;
   std::int64_t steps = 0;
@@ -700,22 +692,22 @@ Logs Model::evaluate_batches(detail::BatchSource& source, int verbose) {
     if (steps > 0) check_interrupt();  // Ctrl-C stops between batches
     if (distribution_) batch = local_share(*distribution_, batch);
     if (steps == 0) make_step(batch, false);
+    callbacks.on_test_batch_begin(static_cast<int>(steps));
     last = run_test(batch);
+    callbacks.on_test_batch_end(static_cast<int>(steps), batch_logs ? to_logs(last) : Logs());
   }
   if (steps == 0) fail(name(), "evaluate got no batches: there is no loss to report");
   Logs logs = to_logs(last);
-  if (verbose && (!distribution_ || distribution_->is_root())) {  // data parallel: rank 0 prints
-    ProgressBar bar(std::cout, steps, verbose, false);
-    OrderedLogs ordered;
-    for (const auto& k : log_order(last))
-      if (logs.count(k)) ordered.emplace_back(k, logs[k]);
-    bar.finish(ordered);
-  }
+  callbacks.on_test_end(logs);
   return logs;
 }
 
-std::vector<Tensor> Model::predict_outputs(const Data& x_data, std::int64_t batch_size) {
-  if (batch_size < 1) fail(name(), "batch_size must be at least 1, got " + std::to_string(batch_size));
+std::vector<Tensor> Model::predict_outputs(const Data& x, std::int64_t batch_size) {
+  return predict_outputs(x, PredictOptions{batch_size, 0, {}});
+}
+
+std::vector<Tensor> Model::predict_outputs(const Data& x_data, const PredictOptions& o) {
+  if (o.batch_size < 1) fail(name(), "batch_size must be at least 1, got " + std::to_string(o.batch_size));
   StepData d = conform("predict", x_data, Data(), Data(), false);
   std::int64_t n = d.x[0].dim(0);
   for (const auto& t : d.x)
@@ -723,20 +715,28 @@ std::vector<Tensor> Model::predict_outputs(const Data& x_data, std::int64_t batc
   // This call keeps its step alive, whatever another thread's call makes meanwhile.
   std::shared_ptr<const Step> step = make_predict_step(batch_specs(d.x));
   if (n == 0) return step->predict(d.x);
-  batch_size = clamped_batch(batch_size, n);
+  const std::int64_t batch_size = clamped_batch(o.batch_size, n);
+  const int verbose = distribution_ && !distribution_->is_root() ? 0 : o.verbose;  // data parallel: rank 0 prints
+  CallbackList callbacks(o.callbacks, /*add_history=*/false, /*add_progbar=*/verbose != 0, this,
+                         CallbackParams{verbose, 1, (n + batch_size - 1) / batch_size});
+  callbacks.on_predict_begin();
   std::vector<std::vector<Tensor>> parts;
   for (std::int64_t b = 0; b < n; b += batch_size) {
     if (b > 0) check_interrupt();  // Ctrl-C stops between batches
+    const int index = static_cast<int>(b / batch_size);
+    callbacks.on_predict_batch_begin(index);
     std::int64_t begin = b, end = std::min(n, b + batch_size);
     // Data parallel: each rank predicts its share of the batch; the rows are gathered.
     if (distribution_) std::tie(begin, end) = distribution_->local_rows(begin, end);
     parts.push_back(step->predict(rows(d.x, begin, end)));
     if (distribution_) parts.back() = all_rows(*distribution_, parts.back());
+    callbacks.on_predict_batch_end(index);
   }
+  callbacks.on_predict_end();
   std::vector<Tensor> outs;
-  for (std::size_t o = 0; o < parts[0].size(); ++o) {
+  for (std::size_t i = 0; i < parts[0].size(); ++i) {
     std::vector<Tensor> pieces;
-    for (const auto& p : parts) pieces.push_back(p[o]);
+    for (const auto& p : parts) pieces.push_back(p[i]);
     outs.push_back(pieces.size() == 1 ? pieces[0] : concat(pieces, 0));
   }
   return outs;
@@ -781,9 +781,32 @@ void Model::build_for_specs(const std::vector<TensorSpec>& input_specs) {
   building_ = false;
 }
 
-History Model::fit(const Data& x_in, const Data& y_in, const FitOptions& o) {
-  if (distribution_ && !distribution_->in_fit())  // data parallel: set-up, rank 0 prints, MPI_Abort on errors
-    return distribution_->run_fit(*this, x_in, o, [&](const FitOptions& local) { return fit(x_in, y_in, local); });
+History Model::fit(const Data& x, const Data& y, const FitOptions& o) {
+  if (!distribution_) return fit_arrays(x, y, o);
+  try {
+    begin_distributed_fit(x);
+    return fit_arrays(x, y, o);
+  } catch (const std::exception& e) {
+    distribution_->on_fit_error(e);  // DataParallel ends the job here (MPI_Abort)
+    throw;
+  }
+}
+
+void Model::begin_distributed_fit(const Data& x) {
+  if (!built() && x.empty())
+    fail(ErrorCode::failed_precondition, name(), "fit(dataset) with a DataParallel strategy needs the model built first (model.build(shape), or "
+                 "call it once), so that rank 0's weights can be broadcast before training");
+  if (!built()) {
+    // The weights must exist before rank 0's are broadcast: a predict on one example builds them.
+    Data one = x;
+    for (Tensor& t : one.tensors)
+      if (t.defined() && t.rank() >= 1 && t.dim(0) > 0) t = slice(t, {0}, {1});
+    predict_outputs(one, 1);
+  }
+  distribution_->on_fit_begin(*this);
+}
+
+History Model::fit_arrays(const Data& x_in, const Data& y_in, const FitOptions& o) {
   require_compiled("fit");
   if (!o.class_weight.empty() && !o.sample_weight.empty())
     fail(name(), "fit got both class_weight and sample_weight; give one (Keras does not combine them)");
@@ -831,25 +854,26 @@ History Model::fit(const Data& x_in, const Data& y_in, const FitOptions& o) {
 }
 
 // ---------------------------------------------------------------- the training loop
-// fit's epochs over batches from any source: in-memory arrays or a Dataset.
+// fit's epochs over batches from any source: in-memory arrays or a Dataset. The order of the
+// callbacks' hooks is Keras 3's (keras/src/backend/tensorflow/trainer.py): the progress bar and
+// History are callbacks too, added after the user's.
 History Model::fit_batches(detail::BatchSource& source, detail::BatchSource* validation, const FitOptions& o) {
-  bool terminal = stdout_is_terminal();
-  History history;
+  const int verbose = distribution_ && !distribution_->is_root() ? 0 : o.verbose;  // data parallel: rank 0 prints
+  CallbackList callbacks(o.callbacks, /*add_history=*/true, /*add_progbar=*/verbose != 0, this,
+                         CallbackParams{verbose, o.epochs, source.steps()});
   stop_training = false;
   if (o.initial_epoch < 0 || o.initial_epoch > o.epochs)
     fail(name(), "initial_epoch " + std::to_string(o.initial_epoch) + " is outside [0, epochs=" + std::to_string(o.epochs) + "]");
   resume_epoch = -1;
-  for (auto& cb : o.callbacks) cb->model = this;
-  for (auto& cb : o.callbacks) cb->on_train_begin();
+  callbacks.on_train_begin();
   int first_epoch = resume_epoch >= 0 ? std::min(resume_epoch, o.epochs) : o.initial_epoch;
   resume_epoch = -1;
   bool first_batch = true;
   for (int epoch = first_epoch; epoch < o.epochs && !stop_training; ++epoch) {
-    for (auto& cb : o.callbacks) cb->on_epoch_begin(epoch);
-    if (o.verbose) std::cout << "Epoch " << epoch + 1 << "/" << o.epochs << "\n" << std::flush;
+    callbacks.on_epoch_begin(epoch);
     reset_metrics();
     source.begin_epoch();
-    ProgressBar bar(std::cout, source.steps(), o.verbose, terminal);
+    const bool batch_logs = callbacks.uses_batch_logs();
     StepLogs last;
     StepData batch;
     std::int64_t b = 0;
@@ -858,21 +882,13 @@ History Model::fit_batches(detail::BatchSource& source, detail::BatchSource* val
       // Ctrl-C stops between batches, the weights as the last step left them (as Keras).
       if (!first_batch) check_interrupt();
       if (distribution_) batch = local_share(*distribution_, batch);  // this rank's share of the global batch
-      for (auto& cb : o.callbacks) cb->on_batch_begin(static_cast<int>(b));
+      callbacks.on_train_batch_begin(static_cast<int>(b));
       // Each fit checks the step against its data once (a new dtype or a frozen layer traces a
       // new step; the same data keeps the trace).
       if (first_batch) make_step(batch, true);
       first_batch = false;
       last = run_train(batch);
-      bool need_logs = !o.callbacks.empty() || (o.verbose == 1 && terminal);
-      if (need_logs) {
-        Logs logs = to_logs(last);
-        for (auto& cb : o.callbacks) cb->on_batch_end(static_cast<int>(b), logs);
-        OrderedLogs ordered;
-        for (const auto& k : log_order(last))
-          if (logs.count(k)) ordered.emplace_back(k, logs[k]);
-        bar.update(b + 1, ordered);
-      }
+      callbacks.on_train_batch_end(static_cast<int>(b), batch_logs ? to_logs(last) : Logs());
       if (stop_training) {  // a callback stopped the run mid-epoch (TerminateOnNaN), as Keras
         ++b;
         break;
@@ -886,31 +902,20 @@ History Model::fit_batches(detail::BatchSource& source, detail::BatchSource* val
       break;
     }
     Logs logs = to_logs(last);
-    OrderedLogs ordered;
-    std::vector<std::string> keys = log_order(last);
-    for (const auto& k : keys)
-      if (logs.count(k)) ordered.emplace_back(k, logs[k]);
     if (validation) {
-      // Every value the test step logs, as Keras (a custom test_step's own keys too): in the
-      // training logs' order, then the others by name.
-      Logs val = evaluate_batches(*validation, 0);
-      for (const auto& k : keys)
-        if (val.count(k)) ordered.emplace_back("val_" + k, val[k]);
-      for (const auto& [k, v] : val)
-        if (std::find(keys.begin(), keys.end(), k) == keys.end()) ordered.emplace_back("val_" + k, v);
+      // Every value the test step logs, as Keras (a custom test_step's own keys too).
+      Logs val = evaluate_batches(*validation, callbacks);
       for (const auto& [k, v] : val) logs["val_" + k] = v;
     }
-    bar.finish(ordered, b);
-    for (const auto& [k, v] : logs) history.history[k].push_back(v);
-    history.epoch.push_back(epoch);
-    for (auto& cb : o.callbacks) cb->on_epoch_end(epoch, logs);
+    if (distribution_) distribution_->on_epoch_end(*this);  // before the callbacks see the model
+    callbacks.on_epoch_end(epoch, logs);
     if (source.exhausted()) {
       std::cerr << "[fit] the input ran out of data during epoch " << epoch + 1 << ": training stops\n";
       break;
     }
   }
-  for (auto& cb : o.callbacks) cb->on_train_end();
-  return history;
+  callbacks.on_train_end();
+  return *callbacks.history();
 }
 
 // ---------------------------------------------------------------- ArrayBatches

@@ -3,8 +3,8 @@
 #include <iostream>
 
 #include "eagerflow/data/dataset.h"
-#include "eagerflow/dist/data_parallel.h"
 #include "eagerflow/ops/ops.h"
+#include "eagerflow/train/distribution.h"
 #include "eagerflow/train/interrupt.h"
 #include "train/batch_source.h"
 
@@ -87,8 +87,17 @@ bool DatasetBatches::next(StepData& batch) {
 }  // namespace detail
 
 History Model::fit(const data::Dataset& dataset, const FitOptions& o) {
-  if (distribution_ && !distribution_->in_fit())  // data parallel (eagerflow/dist/data_parallel.h)
-    return distribution_->run_fit(*this, Data(), o, [&](const FitOptions& local) { return fit(dataset, local); });
+  if (!distribution_) return fit_dataset(dataset, o);
+  try {
+    begin_distributed_fit(Data());  // the model must be built already
+    return fit_dataset(dataset, o);
+  } catch (const std::exception& e) {
+    distribution_->on_fit_error(e);  // DataParallel ends the job here (MPI_Abort)
+    throw;
+  }
+}
+
+History Model::fit_dataset(const data::Dataset& dataset, const FitOptions& o) {
   require_compiled("fit");
   if (!o.class_weight.empty())
     fail(name(), "fit(dataset): give per-example weights as the elements' third part (x, y, sample_weight) instead of class_weight");
@@ -115,9 +124,16 @@ History Model::fit(const data::Dataset& dataset, const FitOptions& o) {
 }
 
 Logs Model::evaluate(const data::Dataset& dataset, int verbose, std::int64_t steps) {
+  EvaluateOptions o;
+  o.verbose = verbose;
+  o.steps = steps;
+  return evaluate(dataset, o);
+}
+
+Logs Model::evaluate(const data::Dataset& dataset, const EvaluateOptions& o) {
   require_compiled("evaluate");
-  detail::DatasetBatches source(*this, dataset, steps, "evaluate", true);
-  return evaluate_batches(source, verbose);
+  detail::DatasetBatches source(*this, dataset, o.steps, "evaluate", true);
+  return evaluate_batches(source, o.verbose, o.callbacks);
 }
 
 std::vector<Tensor> Model::predict_outputs(const data::Dataset& dataset, std::int64_t steps) {

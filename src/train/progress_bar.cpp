@@ -17,7 +17,10 @@ std::string format_step_time(double seconds, std::int64_t steps) {
 }
 
 ProgressBar::ProgressBar(std::ostream& os, std::int64_t total_steps, int verbose, bool terminal)
-    : os_(os), total_(total_steps), verbose_(verbose), terminal_(terminal),
+    : ProgressBar([&os](const std::string& text) { os << text << std::flush; }, total_steps, verbose, terminal) {}
+
+ProgressBar::ProgressBar(std::function<void(const std::string&)> write, std::int64_t total_steps, int verbose, bool terminal)
+    : write_(std::move(write)), total_(total_steps), verbose_(verbose), terminal_(terminal),
       start_(std::chrono::steady_clock::now()), last_draw_(start_) {}
 
 std::string ProgressBar::line(std::int64_t step, const OrderedLogs& logs, bool done) const {
@@ -64,18 +67,19 @@ void ProgressBar::update(std::int64_t step, const OrderedLogs& logs) {
   std::size_t width = l.size();
   if (width < last_width_) l += std::string(last_width_ - width, ' ');  // clear the longer line before
   last_width_ = width;
-  os_ << '\r' << l << std::flush;
+  write_('\r' + l);
 }
 
 void ProgressBar::finish(const OrderedLogs& logs, std::int64_t steps_done) {
   if (verbose_ == 0) return;
   if (total_ < 0) total_ = std::max<std::int64_t>(steps_done, 0);  // known now
   std::string l = line(total_, logs, true);
+  std::string text;
   if (terminal_ && verbose_ == 1) {
     if (l.size() < last_width_) l += std::string(last_width_ - l.size(), ' ');
-    os_ << '\r';
+    text = "\r";
   }
-  os_ << l << '\n' << std::flush;
+  write_(text + l + '\n');
 }
 
 }  // namespace ef::train

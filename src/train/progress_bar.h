@@ -5,6 +5,7 @@
 // redrawn in place (with ETA) on a terminal, one line per epoch otherwise; verbose 2 prints
 // one line per epoch without the bar.
 #include <chrono>
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <utility>
@@ -18,6 +19,8 @@ class ProgressBar {
  public:
   // total_steps < 0: unknown (a dataset of unknown cardinality): "12/Unknown", counting up.
   ProgressBar(std::ostream& os, std::int64_t total_steps, int verbose, bool terminal);
+  // Writes each piece of text through `write` (ProgbarLogger: ef::write_progress).
+  ProgressBar(std::function<void(const std::string&)> write, std::int64_t total_steps, int verbose, bool terminal);
   void update(std::int64_t step, const OrderedLogs& logs);  // after each batch
   // End of the epoch, with val_ logs; steps_done: the batches run, shown when the total was
   // unknown.
@@ -25,7 +28,7 @@ class ProgressBar {
 
  private:
   std::string line(std::int64_t step, const OrderedLogs& logs, bool done) const;
-  std::ostream& os_;
+  std::function<void(const std::string&)> write_;
   std::int64_t total_;
   int verbose_;
   bool terminal_;

@@ -7,7 +7,7 @@
 //   model.set_distribution(dp);
 //   model.fit(x, y, {.batch_size = 128});   // 128 = the global batch, split among the ranks
 //
-// fit with a strategy:
+// fit with a strategy (the loop consults it: eagerflow/train/distribution.h):
 // - starts by broadcasting rank 0's weights, optimizer state and random generator (seed and
 //   counter), so every rank starts equal and draws the same shuffle;
 // - each rank takes its contiguous share of every global batch (sizes differ by at most one;
@@ -30,12 +30,13 @@
 //   otherwise wait forever in their next collective.
 // Every rank must run the same fit (same data size, batch size, callbacks).
 #include <cstdint>
-#include <functional>
+#include <exception>
 #include <memory>
 #include <utility>
 #include <vector>
 
 #include "eagerflow/core/tensor.h"
+#include "eagerflow/train/distribution.h"
 #include "eagerflow/variable.h"
 
 namespace ef::optim {
@@ -43,37 +44,13 @@ class Optimizer;
 }
 namespace ef::train {
 class Model;
-struct Data;
-struct FitOptions;
-struct History;
 }  // namespace ef::train
 
 namespace ef::dist {
 
-// What Model consults (Model::set_distribution).
-class Strategy {
- public:
-  virtual ~Strategy() = default;
-  virtual int rank() const = 0;
-  virtual int world_size() const = 0;
-  bool is_root() const { return rank() == 0; }
-  // This rank's share [begin, end) of the global batch's rows [begin, end).
-  std::pair<std::int64_t, std::int64_t> local_rows(std::int64_t begin, std::int64_t end) const;
-  // In the train step: the gradients of this rank's mean loss over `local_count` examples,
-  // made the gradients of the mean over every rank's examples.
-  virtual std::vector<Tensor> reduce_gradients(const std::vector<Tensor>& gradients, const Tensor& local_count) = 0;
-  // (the mean over every rank's examples, their count) from this rank's mean and count.
-  virtual std::pair<Tensor, Tensor> global_mean(const Tensor& local_mean, const Tensor& local_count) = 0;
-  // Every rank's rows, in rank order.
-  virtual Tensor gather_rows(const Tensor& t) = 0;
-  // Runs `fit` (Model::fit's own body) the distributed way.
-  virtual train::History run_fit(train::Model& model, const train::Data& x, const train::FitOptions& options,
-                                 const std::function<train::History(const train::FitOptions&)>& fit) = 0;
-  bool in_fit() const { return in_fit_; }
-
- protected:
-  bool in_fit_ = false;
-};
+// What Model consults (Model::set_distribution): the interface lives in train, which knows no
+// implementation; DataParallel is one.
+using Strategy = train::DistributionStrategy;
 
 struct DataParallelOptions {
   // Gradient buckets (DDP's bucket_cap_mb is 25 MB): fewer, larger all-reduces.
@@ -97,8 +74,12 @@ class DataParallel : public Strategy {
   std::vector<Tensor> reduce_gradients(const std::vector<Tensor>& gradients, const Tensor& local_count) override;
   std::pair<Tensor, Tensor> global_mean(const Tensor& local_mean, const Tensor& local_count) override;
   Tensor gather_rows(const Tensor& t) override;
-  train::History run_fit(train::Model& model, const train::Data& x, const train::FitOptions& options,
-                         const std::function<train::History(const train::FitOptions&)>& fit) override;
+  // fit's start: rank 0's state to every rank (broadcast_model).
+  void on_fit_begin(train::Model& model) override;
+  // Averages the non-trainable float weights across ranks (average_non_trainable).
+  void on_epoch_end(train::Model& model) override;
+  // Ends every rank of the job (abort_on_error), printing the error first.
+  void on_fit_error(const std::exception& error) override;
 
   // For custom loops (Horovod style): the mean of each gradient over the ranks, bucketed.
   // Undefined gradients stay undefined.

@@ -2,6 +2,7 @@
 // Callbacks for Model::fit, as Keras': override what you need.
 #include <iosfwd>
 #include <memory>
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <map>
@@ -16,6 +17,14 @@ namespace ef::train {
 class Model;
 using Logs = std::map<std::string, double>;  // "loss", "accuracy", "val_loss", ...
 
+// Keras' Callback.params (steps per epoch: -1 when unknown).
+struct CallbackParams {
+  int verbose = 0, epochs = 1;
+  std::int64_t steps = -1;
+};
+
+// Keras 3's hooks, called by fit in Keras' order (validation: on_test_* before on_epoch_end);
+// evaluate calls on_test_*, predict on_predict_* (eagerflow/train/callback_list.h).
 class Callback {
  public:
   virtual ~Callback() = default;
@@ -23,9 +32,33 @@ class Callback {
   virtual void on_train_end() {}
   virtual void on_epoch_begin(int epoch) {}
   virtual void on_epoch_end(int epoch, const Logs& logs) {}
+  // on_train_batch_begin/end call these unless overridden, as in Keras 3.
   virtual void on_batch_begin(int batch) {}
   virtual void on_batch_end(int batch, const Logs& logs) {}
-  Model* model = nullptr;  // set by fit
+  virtual void on_train_batch_begin(int batch) { on_batch_begin(batch); }
+  virtual void on_train_batch_end(int batch, const Logs& logs) { on_batch_end(batch, logs); }
+  virtual void on_test_begin() {}
+  virtual void on_test_end(const Logs& logs) {}
+  virtual void on_test_batch_begin(int batch) {}
+  virtual void on_test_batch_end(int batch, const Logs& logs) {}
+  virtual void on_predict_begin() {}
+  virtual void on_predict_end() {}
+  virtual void on_predict_batch_begin(int batch) {}
+  virtual void on_predict_batch_end(int batch) {}
+  // False: the batch-end hooks ignore their logs (then the loops may pass empty ones).
+  virtual bool uses_batch_logs() const { return true; }
+  Model* model = nullptr;  // set by fit (CallbackList::set_model)
+  CallbackParams params;   // set by fit, evaluate and predict (CallbackList::set_params)
+};
+
+// Keras' History, which fit adds (unless given) and returns; on_train_begin clears `epoch`.
+class History : public Callback {
+ public:
+  void on_train_begin() override { epoch.clear(); }
+  void on_epoch_end(int epoch, const Logs& logs) override;
+  bool uses_batch_logs() const override { return false; }
+  std::map<std::string, std::vector<double>> history;  // "loss" -> one value per epoch
+  std::vector<int> epoch;
 };
 
 // Keras' EarlyStopping options.

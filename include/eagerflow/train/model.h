@@ -29,17 +29,15 @@ namespace ef::data {
 class Dataset;  // eagerflow/data/dataset.h
 }  // namespace ef::data
 
-namespace ef::dist {
-class Strategy;  // eagerflow/dist/data_parallel.h
-}  // namespace ef::dist
-
 namespace ef {
 class ConcreteFunction;
 }
 
 namespace ef::train {
 
-class FunctionalGraph;  // eagerflow/train/functional.h
+class FunctionalGraph;       // eagerflow/train/functional.h
+class CallbackList;          // eagerflow/train/callback_list.h
+class DistributionStrategy;  // eagerflow/train/distribution.h
 namespace detail {
 class BatchSource;     // src/train/batch_source.h: where fit's batches come from
 class DatasetBatches;  // a Dataset's
@@ -88,9 +86,19 @@ struct FitOptions {
   std::int64_t validation_steps = -1;
 };
 
-struct History {
-  std::map<std::string, std::vector<double>> history;  // "loss" -> one value per epoch
-  std::vector<int> epoch;
+// Keras' evaluate and predict arguments; callbacks get the on_test_* / on_predict_* hooks, and
+// verbose adds a ProgbarLogger (a dataset's steps: batches to take, -1 for a whole pass).
+struct EvaluateOptions {
+  std::int64_t batch_size = 32;
+  int verbose = 0;
+  Data sample_weight;
+  std::vector<std::shared_ptr<Callback>> callbacks;
+  std::int64_t steps = -1;
+};
+struct PredictOptions {
+  std::int64_t batch_size = 32;
+  int verbose = 0;
+  std::vector<std::shared_ptr<Callback>> callbacks;
 };
 
 // A loss or metric as an object or by Keras name ("mse", "accuracy").
@@ -164,16 +172,19 @@ class Model : public nn::Layer {
   // bar shows n/N when the dataset's cardinality is known, else counts up.
   History fit(const data::Dataset& dataset, const FitOptions& options = {});
   Logs evaluate(const data::Dataset& dataset, int verbose = 0, std::int64_t steps = -1);
+  Logs evaluate(const data::Dataset& dataset, const EvaluateOptions& options);
   // Elements: x alone, or (x, ...) whose first part is x.
   Tensor predict(const data::Dataset& dataset, std::int64_t steps = -1);
   std::vector<Tensor> predict_outputs(const data::Dataset& dataset, std::int64_t steps = -1);
   // The loss and metrics over (x, y), in batches.
   Logs evaluate(const Data& x, const Data& y, std::int64_t batch_size = 32, int verbose = 0,
                 const Data& sample_weight = {});
+  Logs evaluate(const Data& x, const Data& y, const EvaluateOptions& options);
   // The model's output over x in batches, through a traced predict step (one trace).
   Tensor predict(const Data& x, std::int64_t batch_size = 32);
   // Every output (a model with several).
   std::vector<Tensor> predict_outputs(const Data& x, std::int64_t batch_size = 32);
+  std::vector<Tensor> predict_outputs(const Data& x, const PredictOptions& options);
   // One step on one batch; returns the batch's logs (Keras' train_on_batch).
   Logs train_on_batch(const Data& x, const Data& y, const Data& sample_weight = {});
   Logs test_on_batch(const Data& x, const Data& y, const Data& sample_weight = {});
@@ -245,11 +256,11 @@ class Model : public nn::Layer {
   void set_weights(const std::vector<Tensor>& values);
   // Keras' Model.build for inputs of other dtypes (a Sequential whose Input is int64).
   void build_for_specs(const std::vector<TensorSpec>& input_specs);
-  // Data parallelism over MPI (eagerflow/dist/data_parallel.h): fit, evaluate and predict split
-  // each global batch among the ranks and the train step averages the gradients; null (the
-  // default): this process alone. New steps are traced for it.
-  void set_distribution(std::shared_ptr<dist::Strategy> strategy);
-  const std::shared_ptr<dist::Strategy>& distribution() const { return distribution_; }
+  // Data parallelism (eagerflow/train/distribution.h; over MPI: eagerflow/dist/data_parallel.h):
+  // fit, evaluate and predict split each global batch among the ranks and the train step
+  // averages the gradients; null (the default): this process alone. New steps are traced for it.
+  void set_distribution(std::shared_ptr<DistributionStrategy> strategy);
+  const std::shared_ptr<DistributionStrategy>& distribution() const { return distribution_; }
   bool stop_training = false;  // callbacks set it to end fit after this epoch
   // Set by a callback's on_train_begin (BackupAndRestore): fit starts at this epoch instead of
   // FitOptions::initial_epoch. fit resets it to -1 when it starts.
@@ -285,20 +296,25 @@ class Model : public nn::Layer {
   std::shared_ptr<const Step> current_step(const std::shared_ptr<const Step>& slot) const;
   void drop_steps();
   void reset_metrics();
-  std::vector<std::string> log_order(const StepLogs& logs) const;
   Logs to_logs(const StepLogs& logs) const;
   StepData conform(const char* what, const Data& x, const Data& y, const Data& sample_weight, bool need_y) const;
   std::vector<Tensor> order_by_name(const char* what, const Data& d, const std::vector<std::string>& names) const;
   StepLogs run_train(const StepData& batch);
   StepLogs run_test(const StepData& batch);
-  Logs evaluate_data(const StepData& data, std::int64_t batch_size, int verbose);
   // fit's and evaluate's loops over batches from any source (arrays or a dataset).
   friend class detail::DatasetBatches;
   History fit_batches(detail::BatchSource& train, detail::BatchSource* validation, const FitOptions& o);
-  Logs evaluate_batches(detail::BatchSource& source, int verbose);
+  Logs evaluate_batches(detail::BatchSource& source, CallbackList& callbacks);
+  Logs evaluate_batches(detail::BatchSource& source, int verbose, const std::vector<std::shared_ptr<Callback>>& callbacks);
+  // fit's bodies; fit runs them under the strategy's error handling.
+  History fit_arrays(const Data& x, const Data& y, const FitOptions& o);
+  History fit_dataset(const data::Dataset& dataset, const FitOptions& o);
+  // With a strategy: builds the model (from x's first example) and lets the strategy make
+  // every rank's state the same.
+  void begin_distributed_fit(const Data& x);
 
   std::shared_ptr<const FunctionalGraph> graph_;
-  std::shared_ptr<dist::Strategy> distribution_;
+  std::shared_ptr<DistributionStrategy> distribution_;
   std::shared_ptr<optim::Optimizer> optimizer_;
   std::vector<OutputLoss> losses_;
   std::shared_ptr<Mean> loss_tracker_;

@@ -1,12 +1,15 @@
 """ef.keras.callbacks: subclass Callback in Python (Keras' method names; self.model is the
 model, self.model.stop_training = True ends fit after the epoch), or use the C++ ones:
 EarlyStopping, ModelCheckpoint, CSVLogger, LearningRateScheduler, TerminateOnNaN,
-ReduceLROnPlateau, LambdaCallback, BackupAndRestore, TensorBoard.
+ReduceLROnPlateau, LambdaCallback, BackupAndRestore, TensorBoard, ProgbarLogger.
 
-fit calls on_train_begin/end, on_epoch_begin/end and on_train_batch_begin/end (or
-on_batch_begin/end); evaluate and predict call no callbacks. Logs are dicts of floats."""
+As Keras 3: fit calls on_train_begin/end, on_epoch_begin/end, on_train_batch_begin/end (or
+on_batch_begin/end) and, for validation data, on_test_begin/end and on_test_batch_begin/end;
+evaluate calls the on_test_* hooks and predict the on_predict_* ones. fit adds a History (and a
+ProgbarLogger when verbose is not 0) unless its callbacks hold one. Logs are dicts of floats.
+CallbackList calls a list of callbacks, for custom loops."""
 from .. import _core
-from .._training import History, _positional_count  # noqa: F401
+from .._training import Callback, History, _positional_count  # noqa: F401
 
 _t = _core._train
 EarlyStopping = _t.EarlyStopping
@@ -14,21 +17,111 @@ ModelCheckpoint = _t.ModelCheckpoint
 CSVLogger = _t.CSVLogger
 TerminateOnNaN = _t.TerminateOnNaN  # TerminateOnNaN(raise_error=False), as Keras 3
 ReduceLROnPlateau = _t.ReduceLROnPlateau
+# Keras' ProgbarLogger(): the progress bar (verbose, epochs and steps come from fit's params).
+ProgbarLogger = _t.ProgbarLogger
 
 
-class Callback(_t.Callback):
-    """Override what you need: on_train_begin(logs), on_train_end(logs), on_epoch_begin(epoch,
-    logs), on_epoch_end(epoch, logs), on_train_batch_begin(batch, logs),
-    on_train_batch_end(batch, logs). They run on fit's thread with the GIL held."""
+class CallbackList(Callback):
+    """Keras' CallbackList: calls each callback's hook in order (a custom training loop, or fit's
+    callbacks= argument). add_history / add_progbar append a History / ProgbarLogger unless the
+    list holds one; params (verbose, epochs, steps) go to every callback (set_params)."""
 
-    model = None
-    params = {}
+    def __init__(self, callbacks=None, add_history=False, add_progbar=False, model=None, **params):
+        super().__init__()
+        self.callbacks = list(callbacks) if callbacks else []
+        for cb in self.callbacks:
+            if not isinstance(cb, _t.Callback):
+                raise TypeError(f"callbacks must be ef.keras.callbacks.Callback objects, got {cb!r}")
+        self._history = next((cb for cb in self.callbacks if isinstance(cb, History)), None)
+        self._progbar = next((cb for cb in self.callbacks if isinstance(cb, ProgbarLogger)), None)
+        if self._history is None and add_history:
+            self._history = History()
+            self.callbacks.append(self._history)
+        if self._progbar is None and add_progbar:
+            self._progbar = ProgbarLogger()
+            self.callbacks.append(self._progbar)
+        self.set_model(model)
+        self.set_params(params)
+
+    def append(self, callback):
+        self.callbacks.append(callback)
 
     def set_model(self, model):
+        if model is None:
+            return
         self.model = model
+        if self._history is not None:
+            model.history = self._history
+        for cb in self.callbacks:
+            if hasattr(cb, "set_model"):
+                cb.set_model(model)
+            cb._ef_set_model(model)
 
     def set_params(self, params):
         self.params = params
+        if not params:
+            return
+        verbose = params.get("verbose", 1)
+        verbose = 1 if verbose == "auto" else int(verbose)
+        for cb in self.callbacks:
+            if hasattr(cb, "set_params"):
+                cb.set_params(params)
+            cb._ef_set_params(verbose, int(params.get("epochs", 1)), params.get("steps"))
+
+    def __iter__(self):
+        return iter(self.callbacks)
+
+    def _each(self, hook, *args):
+        for cb in self.callbacks:
+            getattr(cb, hook)(*args)
+
+    def on_train_begin(self, logs=None):
+        self._each("on_train_begin", logs)
+
+    def on_train_end(self, logs=None):
+        self._each("on_train_end", logs)
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._each("on_epoch_begin", epoch, logs)
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._each("on_epoch_end", epoch, logs)
+
+    def on_batch_begin(self, batch, logs=None):
+        self._each("on_batch_begin", batch, logs)
+
+    def on_batch_end(self, batch, logs=None):
+        self._each("on_batch_end", batch, logs)
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self._each("on_train_batch_begin", batch, logs)
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._each("on_train_batch_end", batch, logs)
+
+    def on_test_begin(self, logs=None):
+        self._each("on_test_begin", logs)
+
+    def on_test_end(self, logs=None):
+        self._each("on_test_end", logs)
+
+    def on_test_batch_begin(self, batch, logs=None):
+        self._each("on_test_batch_begin", batch, logs)
+
+    def on_test_batch_end(self, batch, logs=None):
+        self._each("on_test_batch_end", batch, logs)
+
+    def on_predict_begin(self, logs=None):
+        self._each("on_predict_begin", logs)
+
+    def on_predict_end(self, logs=None):
+        self._each("on_predict_end", logs)
+
+    def on_predict_batch_begin(self, batch, logs=None):
+        self._each("on_predict_batch_begin", batch, logs)
+
+    def on_predict_batch_end(self, batch, logs=None):
+        self._each("on_predict_batch_end", batch, logs)
 
 
 class LearningRateScheduler(_t._LearningRateScheduler):
@@ -115,5 +208,5 @@ class TensorBoard(_t._TensorBoard):
         self.update_freq = update_freq
 
 
-__all__ = ["BackupAndRestore", "Callback", "CSVLogger", "EarlyStopping", "History", "LambdaCallback",
-           "LearningRateScheduler", "ModelCheckpoint", "ReduceLROnPlateau", "TensorBoard", "TerminateOnNaN"]
+__all__ = ["BackupAndRestore", "Callback", "CallbackList", "CSVLogger", "EarlyStopping", "History", "LambdaCallback",
+           "LearningRateScheduler", "ModelCheckpoint", "ProgbarLogger", "ReduceLROnPlateau", "TensorBoard", "TerminateOnNaN"]
