@@ -9,7 +9,7 @@
 #include <set>
 
 #include "data/dataset_internal.h"
-#include "io/atomic_file.h"
+#include "core/errno_kind.h"
 
 namespace ef::data {
 using detail::fail_data;
@@ -30,7 +30,7 @@ class ByteReader {
     f_ = std::fopen(path.c_str(), "rb");
     if (!f_) {
       const int e = errno;
-      fail_data(io::detail::errno_kind(e), std::string(what) + ": cannot open " + path + ": " + std::strerror(e));
+      fail_data(ef::detail::errno_kind(e), std::string(what) + ": cannot open " + path + ": " + std::strerror(e));
     }
   }
   ~ByteReader() {

@@ -2,6 +2,8 @@
 // clean-up of the ones killed writers leave (src/io/atomic_file.h).
 #include "io/atomic_file.h"
 
+#include "core/errno_kind.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -27,7 +29,7 @@ std::string os_error(const std::string& what, const std::string& path) {
 // An ef::Error of errno's kind saying what failed on `path` (read errno before anything can change it).
 Error os_failure(const std::string& what, const std::string& path, const std::string& suffix = "") {
   const int e = errno;
-  return Error(detail::errno_kind(e), what + " '" + path + "': " + std::strerror(e) + suffix);
+  return Error(ef::detail::errno_kind(e), what + " '" + path + "': " + std::strerror(e) + suffix);
 }
 
 struct Fd {
@@ -140,26 +142,6 @@ void remove_orphans(const std::filesystem::path& target) {
   }
 }
 
-ErrorKind errno_kind(int errnum) {
-  switch (errnum) {
-    case ENOENT: return kFileNotFound;
-    case EACCES:
-    case EPERM:
-    case EROFS: return ErrorCode::permission_denied;
-    case ENOSPC:
-    case EDQUOT:
-    case EMFILE:
-    case ENFILE:
-    case ENOMEM:
-    case EFBIG: return ErrorCode::resource_exhausted;
-    case EEXIST: return ErrorCode::already_exists;
-    case EISDIR:
-    case ENOTDIR: return ErrorCode::failed_precondition;
-    case ENAMETOOLONG:
-    case EINVAL: return ErrorCode::invalid_argument;
-    default: return ErrorCode::unknown;
-  }
-}
 
 std::filesystem::path checked_file_target(const std::string& path, const std::string& what) {
   namespace fs = std::filesystem;
@@ -169,15 +151,15 @@ std::filesystem::path checked_file_target(const std::string& path, const std::st
   struct stat st {};
   if (::lstat(p.c_str(), &st) != 0) {
     if (errno == ENOENT) return p;  // a new file (a missing folder is reported when writing)
-    fail(errno_kind(errno), what, os_error("cannot use", path));
+    fail(ef::detail::errno_kind(errno), what, os_error("cannot use", path));
   }
   if (S_ISLNK(st.st_mode)) {
     // Replace the file the link points to, not the link.
     char* real = ::realpath(p.c_str(), nullptr);
-    if (!real) fail(errno_kind(errno), what, os_error("cannot follow the symbolic link", path));
+    if (!real) fail(ef::detail::errno_kind(errno), what, os_error("cannot follow the symbolic link", path));
     p = real;
     std::free(real);
-    if (::stat(p.c_str(), &st) != 0) fail(errno_kind(errno), what, os_error("cannot use", p.string()));
+    if (::stat(p.c_str(), &st) != 0) fail(ef::detail::errno_kind(errno), what, os_error("cannot use", p.string()));
   }
   if (!S_ISREG(st.st_mode)) {
     const char* kind = S_ISDIR(st.st_mode)    ? "a folder"

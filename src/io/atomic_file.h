@@ -20,11 +20,6 @@
 
 namespace ef::io::detail {
 
-// The kind of a failed system call's errno, as TF's file system reports it: ENOENT NOT_FOUND (a
-// FileNotFoundError in Python), EACCES/EPERM/EROFS PERMISSION_DENIED, ENOSPC and other limits
-// RESOURCE_EXHAUSTED, EEXIST ALREADY_EXISTS, EISDIR/ENOTDIR FAILED_PRECONDITION; others UNKNOWN.
-ErrorKind errno_kind(int errnum);
-
 struct TempName {
   std::string kind;   // "tmp", "new", "old" ("tmp" also for the older ".<name>.tmp-<pid>-<n>")
   std::uint64_t pid_namespace = 0;

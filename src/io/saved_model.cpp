@@ -25,6 +25,7 @@
 #include "eagerflow/trace/context.h"
 #include "function/control_flow_ops.h"
 #include "function/scan_op.h"
+#include "core/errno_kind.h"
 #include "io/atomic_file.h"
 #include "io/json.h"
 #include "io/op_codec.h"
@@ -174,13 +175,13 @@ fs::path folder_target(const std::string& dir) {
   if (::lstat(target.c_str(), &st) == 0) {
     std::error_code ec;
     fs::path real = fs::canonical(target, ec);
-    if (ec) fail(io::detail::errno_kind(ec.value()), "save", "cannot resolve '" + dir + "': " + ec.message());
-    if (::stat(real.c_str(), &st) != 0) fail(io::detail::errno_kind(errno), "save", os_error("cannot use", real));
+    if (ec) fail(ef::detail::errno_kind(ec.value()), "save", "cannot resolve '" + dir + "': " + ec.message());
+    if (::stat(real.c_str(), &st) != 0) fail(ef::detail::errno_kind(errno), "save", os_error("cannot use", real));
     if (!S_ISDIR(st.st_mode))
       fail("save", "'" + dir + "' exists and is not a folder: a saved model is a folder (choose another path)");
     target = real;
   } else if (errno != ENOENT) {
-    fail(io::detail::errno_kind(errno), "save", os_error("cannot use", target));
+    fail(ef::detail::errno_kind(errno), "save", os_error("cannot use", target));
   }
   if (target.filename().empty() || target.filename() == "." || target.filename() == "..")
     fail("save", "cannot replace the folder '" + dir + "' (save into a folder below it)");
@@ -191,7 +192,7 @@ fs::path folder_target(const std::string& dir) {
 // Anything else is the user's, and a save refuses to delete it with the old model.
 void check_replaceable(const fs::path& target, const std::string& dir) {
   DIR* d = ::opendir(target.c_str());
-  if (!d) fail(io::detail::errno_kind(errno), "save", os_error("cannot read the folder", target));
+  if (!d) fail(ef::detail::errno_kind(errno), "save", os_error("cannot read the folder", target));
   std::vector<std::string> foreign;
   while (dirent* e = ::readdir(d)) {
     std::string n = e->d_name;
@@ -264,7 +265,7 @@ void write_folder_atomically(const std::string& dir, Write&& write) {
 
   fs::path staging = parent / io::detail::temp_name(target.filename().string(), "new");
   if (::mkdir(staging.c_str(), 0755) != 0)
-    fail(io::detail::errno_kind(errno), "save", os_error("cannot create a folder beside", target));
+    fail(ef::detail::errno_kind(errno), "save", os_error("cannot create a folder beside", target));
   try {
     write(staging);
   } catch (...) {
