@@ -1,6 +1,9 @@
 // Gradient rules, driven by the op table: each rule against central differences in float64
 // (JAX's check_vjp: a random direction per input, a random cotangent), traced gradients
 // against eager ones, and every op class covered.
+#include <eagerflow/ops/op_rules.h>
+
+#include <map>
 #include <set>
 
 #include "op_table.h"
@@ -152,10 +155,26 @@ TEST(OpTable, CoversEveryOpClass) {
     auto f = function([&](const std::vector<Tensor>& ys) { return op.fn(ys); });
     for (const auto& node : f.get_concrete_function(xs)->traced_graph().nodes) covered.insert(primitive_type(*node.op));
   }
+  // ...and has its record (eagerflow/ops/op_rules.h): a vmap rule or "runs per example", an
+  // ONNX lowering or the reason it has none. Its CPU kernel is its class's eval (pure virtual,
+  // so the compiler asks for it); other devices' kernels are optional.
+  std::map<std::string, const OpRules*> records;
+  for (const auto& [name, rules] : registered_op_rules()) records[name] = rules;
+  int checked = 0;
   for (const std::string& type : registered_primitive_types()) {
     if (type.rfind("ef::", 0) != 0) continue;  // ops that tests define
+    ++checked;
     EXPECT_TRUE(covered.count(type)) << type << " is not in the op table (tests/op_table.h)";
+    auto it = records.find(type);
+    if (it == records.end()) {
+      ADD_FAILURE() << type << " has no record: register_op_rules<" << type << "> beside the class";
+      continue;
+    }
+    const OpRules& r = *it->second;
+    EXPECT_TRUE(r.batching || r.runs_per_example) << type << ": give a batching rule, or runs_per_example = true";
+    EXPECT_TRUE(r.onnx || !r.onnx_unsupported.empty()) << type << ": give an ONNX lowering, or onnx_unsupported (the reason)";
   }
+  EXPECT_GT(checked, 60);  // every op class of the library is linked into this test
 }
 
 TEST(OpTable, EveryOpReplaysLikeEager) {

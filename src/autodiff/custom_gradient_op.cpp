@@ -1,6 +1,8 @@
 #include "autodiff/custom_gradient_op.h"
 
 #include "eagerflow/core/log.h"
+#include "eagerflow/ops/onnx_lowering.h"
+#include "eagerflow/ops/op_rules.h"
 #include "ops/op_factories.h"
 
 namespace ef {
@@ -99,5 +101,15 @@ void detail::add_custom_gradient_factories(detail::OpFactories& f) {
     return std::make_shared<CustomGradientOp>(p.text("fn"), count("inputs"), outputs, count("residuals"), nullptr);
   };
 }
+
+namespace {
+const bool custom_gradient_rules_registered = register_op_rules<CustomGradientOp>({
+    .runs_per_example = true,
+    // The rule matters for training only: for inference the node passes its outputs on.
+    .onnx = [](const CustomGradientOp& op, onnx::Lowering& to) {
+      for (std::size_t i = 0; i < to.num_outputs(); ++i) to.node("Identity", {to.input(op.num_inputs() + i)}, {to.output(i)});
+    },
+});
+}  // namespace
 
 }  // namespace ef

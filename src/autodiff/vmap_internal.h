@@ -12,18 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "eagerflow/ops/primitive.h"
+#include "eagerflow/ops/op_rules.h"
 
 namespace ef::detail {
 
-// A real value behind a placeholder: batched (axis 0 is the batch axis) or the same for
-// every example.
-struct Batched {
-  Tensor t;
-  bool batched = false;
-  // The rank one example sees.
-  int rank() const { return batched ? t.rank() - 1 : t.rank(); }
-};
+// A real value behind a placeholder (eagerflow/ops/op_rules.h).
+using Batched = ef::Batched;
 
 // Applies op to batched inputs. `specs` are the per-example output specs. `batch` is the
 // batch size (kDynamic when only known at run time). Returns one Batched per output.

@@ -7,6 +7,7 @@
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/train/distribution.h"
 #include "ops/op_factories.h"
+#include "eagerflow/ops/op_rules.h"
 
 namespace ef::dist {
 namespace {
@@ -394,6 +395,21 @@ std::vector<TensorSpec> BucketAllReduce::infer(std::span<const Tensor> in) const
   }
   return out;
 }
+
+namespace {
+// vmap calls a collective once per example (every rank must); ONNX graphs run on one process.
+template <class Op>
+bool register_collective_rules() {
+  return register_op_rules<Op>({.runs_per_example = true,
+                                .onnx_unsupported = "a collective: ONNX graphs run on one process; export the model "
+                                                    "outside data parallelism"});
+}
+const bool collective_rules_registered =
+    register_collective_rules<AllReduce>() && register_collective_rules<Broadcast>() &&
+    register_collective_rules<ReduceToRoot>() && register_collective_rules<AllGather>() &&
+    register_collective_rules<ReduceScatter>() && register_collective_rules<BucketAllReduce>() &&
+    register_collective_rules<Barrier>();
+}  // namespace
 
 namespace {
 // The bucket as one vector: element 0 is the example count, then every tensor's elements in

@@ -4,6 +4,7 @@
 #include "eagerflow/passes/passes.h"
 #include "function/control_flow_ops.h"
 #include "ops/interpreters.h"
+#include "eagerflow/ops/op_rules.h"
 
 namespace ef {
 namespace {
@@ -163,4 +164,11 @@ std::vector<Tensor> call_graph(const std::shared_ptr<const GraphFunction>& fn, s
 }
 
 }  // namespace detail
+namespace {
+const bool call_rules_registered = register_op_rules<CallOp>({
+    .runs_per_example = true,
+    .onnx_unsupported = "calls are inlined before export; a call left is a bug to report",
+});
+}  // namespace
+
 }  // namespace ef

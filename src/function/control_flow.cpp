@@ -11,6 +11,7 @@
 #include "function/call_op.h"
 #include "function/control_flow_ops.h"
 #include "ops/interpreters.h"
+#include "eagerflow/ops/op_rules.h"
 
 namespace ef {
 namespace {
@@ -376,5 +377,13 @@ std::vector<Tensor> while_loop(const LoopCond& cond_fn, const LoopBody& body_fn,
   out.resize(vars.size());
   return out;
 }
+
+namespace {
+// vmap runs a cond or a loop once per example: each example may take its own branch or its own
+// number of steps.
+const bool control_flow_rules_registered =
+    register_op_rules<CondOp>({.runs_per_example = true, .onnx_unsupported = "ONNX export of ef::cond is not implemented"}) &&
+    register_op_rules<WhileOp>({.runs_per_example = true, .onnx_unsupported = "ONNX export of ef::while_loop is not implemented"});
+}  // namespace
 
 }  // namespace ef

@@ -16,6 +16,8 @@
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/trace/context.h"
 #include "eagerflow/variable.h"
+#include "eagerflow/ops/onnx_lowering.h"
+#include "eagerflow/ops/op_rules.h"
 #include "function/scan_op.h"
 #include "ops/interpreters.h"
 #include "trace/graph_edit.h"
@@ -354,5 +356,33 @@ std::pair<std::vector<Tensor>, std::vector<Tensor>> scan(const ScanBody& f, std:
                          out.begin() + static_cast<std::ptrdiff_t>(init.size() + op.num_ys()));
   return {carry, ys};
 }
+
+namespace {
+
+// ef::scan as ONNX's Scan: the body a sub-graph (captures read from the enclosing graph by
+// name); reverse steps and stacks both ways from the end, so ys stay in xs' order.
+void lower_scan(const ScanOp& s, onnx::Lowering& to) {
+  const std::size_t nc = s.num_carries(), nx = s.num_xs();
+  if (nx == 0) to.unsupported("a scan without xs: ONNX's Scan steps over its scan inputs");
+  std::vector<std::string> in = to.inputs(), outs;
+  for (std::size_t i = 0; i < to.num_outputs(); ++i) outs.push_back(to.output(i));
+  auto own = static_cast<std::ptrdiff_t>(nc + nx);
+  onnx::SubGraphAttribute body{s.body().traced, nc + nx, std::vector<std::string>(in.begin() + own, in.end())};
+  std::vector<onnx::Attribute> attrs{{"body", std::move(body)}, {"num_scan_inputs", nx}};
+  if (s.reverse()) {
+    attrs.emplace_back("scan_input_directions", std::vector<std::int64_t>(nx, 1));
+    attrs.emplace_back("scan_output_directions", std::vector<std::int64_t>(outs.size() - nc, 1));
+  }
+  to.node("Scan", std::vector<std::string>(in.begin(), in.begin() + own), outs, std::move(attrs));
+}
+
+const bool scan_rules_registered = register_op_rules<ScanOp>({
+    .batching = [](const ScanOp& op, BatchingCall call) -> BatchingResult {
+      return detail::scan_batching_rule(op, call.inputs, call.batch);
+    },
+    .onnx = lower_scan,
+});
+
+}  // namespace
 
 }  // namespace ef

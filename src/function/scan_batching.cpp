@@ -2,7 +2,7 @@
 // instead of one scan per example. Batched xs [B, T, ...] are stepped as [T, B, ...]; every
 // carry is batched (an unbatched initial carry is repeated: the body may mix it with batched
 // values), and the ys come back as [B, T, ...].
-#include "autodiff/vmap_internal.h"
+#include "eagerflow/ops/op_rules.h"
 #include "eagerflow/autodiff/vmap.h"
 #include "eagerflow/function/scan.h"
 #include "eagerflow/ops/ops.h"

@@ -4,6 +4,7 @@
 #include <optional>
 #include <vector>
 
+#include "eagerflow/ops/op_rules.h"
 #include "function/control_flow_ops.h"
 
 namespace ef {
@@ -63,7 +64,6 @@ class ScanOp : public PrimitiveBase<ScanOp> {
 };
 
 namespace detail {
-struct Batched;
 // ef::vmap's rule for a scan: one scan over the vmapped body (src/function/scan_batching.cpp).
 std::vector<Batched> scan_batching_rule(const ScanOp& op, std::span<const Batched> in, std::int64_t batch);
 }  // namespace detail

@@ -10,6 +10,7 @@
 #include "function/call_op.h"
 #include "function/control_flow_ops.h"
 #include "function/scan_op.h"
+#include "eagerflow/ops/op_rules.h"
 
 namespace ef {
 
@@ -243,5 +244,10 @@ std::vector<Tensor> WhileOp::vjp(std::span<const Tensor> in, std::span<const Ten
   }
   return grads;
 }
+
+namespace {
+const bool while_grad_rules_registered = register_op_rules<WhileGrad>(
+    {.runs_per_example = true, .onnx_unsupported = "a gradient op: exported graphs run inference only"});
+}  // namespace
 
 }  // namespace ef

@@ -6,7 +6,9 @@
 #include <cmath>
 
 #include "eagerflow/core/error.h"
-#include "autodiff/vmap_internal.h"
+#include "eagerflow/ops/onnx_lowering.h"
+#include "eagerflow/ops/op_rules.h"
+#include "ops/rules/builtin_rules.h"
 #include "eagerflow/autodiff/gradient_tape.h"
 #include "eagerflow/ops/ops.h"
 #include "kernels/cpu/attention.h"
@@ -246,7 +248,7 @@ std::vector<Tensor> ScaledDotProductAttentionGrad::vjp(std::span<const Tensor> i
 // vmap: the examples' [batch, heads, ...] tensors merged into one batch of batch x N heads' worth
 // ([N, B, H, S, D] -> [N * B, H, S, D]), one call, split again. nullopt (one call per example)
 // when sizes are known only at run time or the dropout seed is batched.
-std::optional<std::vector<detail::Batched>> detail::attention_batching_rule(const Primitive& op,
+static std::optional<std::vector<Batched>> attention_batching_rule(const Primitive& op,
                                                                             std::span<const Batched> in,
                                                                             std::span<const TensorSpec> specs,
                                                                             std::int64_t batch) {
@@ -296,6 +298,80 @@ void detail::add_attention_factories(detail::OpFactories& f) {
   f["scaled_dot_product_attention_grad"] = [](const OpParams& p) {
     return std::make_shared<ScaledDotProductAttentionGrad>(AttentionParams::from(p));
   };
+}
+
+}  // namespace ef
+
+namespace ef {
+namespace {
+
+// ONNX: softmax((scale q) k^T, masked) v decomposed, with masked probabilities zeroed as the
+// kernel computes them (dropout is training-only); the logsumexp output as ReduceLogSumExp of
+// the masked scores.
+void lower_attention(const ScaledDotProductAttention& a, onnx::Lowering& to) {
+  const AttentionParams& p = a.params();
+  DType t = to.input_spec(0).dtype;
+  const std::vector<std::int64_t> to_bhsd{0, 2, 1, 3};
+  // [batch, seq, heads, dim] inputs to [batch, heads, seq, dim] (and the output back).
+  auto heads_second = [&](const std::string& x) {
+    if (!p.bshd) return x;
+    std::string y = to.fresh("attn_bhsd");
+    to.node("Transpose", {x}, {y}, {{"perm", to_bhsd}});
+    return y;
+  };
+  std::string qs = to.fresh("attn_q"), kt = to.fresh("attn_kt"), s = to.fresh("attn_s");
+  to.node("Mul", {heads_second(to.input(0)), to.scalar_constant(p.scale, t)}, {qs});
+  to.node("Transpose", {to.input(1)}, {kt},
+          {{"perm", p.bshd ? std::vector<std::int64_t>{0, 2, 3, 1} : std::vector<std::int64_t>{0, 1, 3, 2}}});
+  to.node("MatMul", {qs, kt}, {s});
+  std::string visible;
+  if (p.has_mask) visible = to.input(3);
+  if (p.causal) {
+    std::int64_t sq = to.input_spec(0).shape[p.bshd ? 1 : 2], sk = to.input_spec(1).shape[p.bshd ? 1 : 2];
+    if (sq == kDynamic || sk == kDynamic)
+      fail(ErrorCode::unimplemented, "onnx",
+           "causal attention exports with static sequence lengths only, got q " + to.input_spec(0).str() + ", k " +
+               to.input_spec(1).str());
+    std::string c = to.constant(greater_equal(reshape(arange(sq), {sq, 1}), reshape(arange(sk), {1, sk})));
+    if (visible.empty()) {
+      visible = c;
+    } else {
+      std::string both = to.fresh("attn_visible");
+      to.node("And", {visible, c}, {both});
+      visible = both;
+    }
+  }
+  std::string scores = s, probs = to.fresh("attn_p");
+  if (!visible.empty()) {
+    scores = to.fresh("attn_s");
+    to.node("Where", {visible, s, to.scalar_constant(-1e9, t)}, {scores});
+    std::string p0 = to.fresh("attn_p");
+    to.node("Softmax", {scores}, {p0}, {{"axis", -1}});
+    to.node("Where", {visible, p0, to.scalar_constant(0.0, t)}, {probs});
+  } else {
+    to.node("Softmax", {scores}, {probs}, {{"axis", -1}});
+  }
+  if (p.bshd) {
+    std::string o = to.fresh("attn_o");
+    to.node("MatMul", {probs, heads_second(to.input(2))}, {o});
+    to.node("Transpose", {o}, {to.output(0)}, {{"perm", to_bhsd}});
+  } else {
+    to.node("MatMul", {probs, to.input(2)}, {to.output(0)});
+  }
+  to.node("ReduceLogSumExp", {scores}, {to.output(1)}, {{"axes", std::vector<std::int64_t>{-1}}, {"keepdims", 0}});
+}
+
+}  // namespace
+
+void detail::register_attention_rules() {
+  register_op_rules<ScaledDotProductAttention>({
+      .batching = [](const ScaledDotProductAttention& op, BatchingCall call) {
+        return attention_batching_rule(op, call.inputs, call.specs, call.batch);
+      },
+      .onnx = lower_attention,
+  });
+  register_op_rules<ScaledDotProductAttentionGrad>(
+      {.runs_per_example = true, .onnx_unsupported = "a gradient op: exported graphs run inference only"});
 }
 
 }  // namespace ef

@@ -5,13 +5,6 @@
 #include "eagerflow/ops/primitive.h"
 
 namespace ef {
-namespace detail {
-struct Batched;  // src/autodiff/vmap_internal.h
-// vmap's rule for the fused attention (nullopt: not this op, or one call per example).
-std::optional<std::vector<Batched>> attention_batching_rule(const Primitive& op, std::span<const Batched> in,
-                                                            std::span<const TensorSpec> specs, std::int64_t batch);
-}  // namespace detail
-
 struct AttentionParams {
   double scale = 1.0;
   bool causal = false;

@@ -9,6 +9,8 @@
 #include "ops/fused_conv.h"
 #include "ops/primitives.h"
 #include "ops/op_factories.h"
+#include "ops/rules/builtin_rules.h"
+#include "eagerflow/ops/op_rules.h"
 
 namespace ef {
 namespace {
@@ -448,6 +450,13 @@ void detail::add_conv_factories(detail::OpFactories& f) {
   f["avg_pool2d"] = [](const OpParams& p) { return std::make_shared<Pool2D>(pool_params(p, false)); };
   f["max_pool2d_grad"] = [](const OpParams& p) { return std::make_shared<Pool2DGrad>(pool_params(p, true)); };
   f["avg_pool2d_grad"] = [](const OpParams& p) { return std::make_shared<Pool2DGrad>(pool_params(p, false)); };
+}
+
+void detail::register_fused_conv_rules() {
+  for (bool registered : {register_op_rules<FusedConv2D>({.runs_per_example = true, .onnx_unsupported = "made by graph optimization, which ONNX export does not run"}),
+                          register_op_rules<Conv2DBackpropFilterBias>({.runs_per_example = true, .onnx_unsupported = "made by graph optimization, which ONNX export does not run"}),
+                          register_op_rules<MaxPool2DReluGrad>({.runs_per_example = true, .onnx_unsupported = "made by graph optimization, which ONNX export does not run"})})
+    (void)registered;
 }
 
 }  // namespace ef

@@ -10,6 +10,7 @@
 #include "eagerflow/core/tensor.h"
 #include "eagerflow/ops/device_kernels.h"
 #include "eagerflow/ops/primitive.h"
+#include "eagerflow/ops/op_rules.h"
 #include "eagerflow/trace/recorder.h"
 #include "ops/bfloat16_dispatch.h"
 #include "ops/interpreters.h"
@@ -314,16 +315,17 @@ std::set<std::string>& registry() {
   static std::set<std::string> r;
   return r;
 }
-std::string demangle(const char* mangled) {
+}  // namespace
+
+std::string detail::demangle(const char* mangled) {
   int status = 0;
   std::unique_ptr<char, void (*)(void*)> d(abi::__cxa_demangle(mangled, nullptr, nullptr, &status), std::free);
   return status == 0 && d ? std::string(d.get()) : std::string(mangled);
 }
-}  // namespace
 
 bool detail::register_primitive_type(const char* mangled_name) {
   std::lock_guard lock(registry_mutex());
-  registry().insert(demangle(mangled_name));
+  registry().insert(detail::demangle(mangled_name));
   return true;
 }
 
@@ -332,6 +334,6 @@ std::vector<std::string> registered_primitive_types() {
   return {registry().begin(), registry().end()};
 }
 
-std::string primitive_type(const Primitive& op) { return demangle(typeid(op).name()); }
+std::string primitive_type(const Primitive& op) { return detail::demangle(typeid(op).name()); }
 
 }  // namespace ef

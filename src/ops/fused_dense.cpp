@@ -8,6 +8,8 @@
 #include "ops/interpreters.h"
 #include "ops/fused.h"
 #include "ops/primitives.h"
+#include "ops/rules/builtin_rules.h"
+#include "eagerflow/ops/op_rules.h"
 
 namespace ef {
 namespace {
@@ -95,6 +97,10 @@ Tensor eager_dense(const Tensor& x, const Tensor& kernel, const Tensor* bias, st
   FusedDense op(bias != nullptr, activation);
   if (bias) return dispatch1(op, {x, kernel, *bias});
   return dispatch1(op, {x, kernel});
+}
+
+void detail::register_fused_dense_rules() {
+  register_op_rules<FusedDense>({.runs_per_example = true, .onnx_unsupported = "made by graph optimization, which ONNX export does not run"});
 }
 
 }  // namespace ef

@@ -10,6 +10,8 @@
 #include "ops/fused.h"
 #include "ops/primitives.h"
 #include "ops/shape_rules.h"
+#include "ops/rules/builtin_rules.h"
+#include "eagerflow/ops/op_rules.h"
 
 namespace ef {
 namespace {
@@ -248,6 +250,10 @@ int fusible_code(const Primitive& op) {
   if (auto* b = dynamic_cast<const Binary*>(&op))
     return b->kind() <= BinaryKind::minimum ? static_cast<int>(b->kind()) : -1;  // comparisons change the dtype
   return -1;
+}
+
+void detail::register_fused_elementwise_rules() {
+  register_op_rules<FusedElementwise>({.runs_per_example = true, .onnx_unsupported = "made by graph optimization, which ONNX export does not run"});
 }
 
 }  // namespace ef

@@ -4,7 +4,9 @@
 
 #include <cmath>
 
-#include "autodiff/vmap_internal.h"
+#include "eagerflow/ops/onnx_lowering.h"
+#include "eagerflow/ops/op_rules.h"
+#include "ops/rules/builtin_rules.h"
 #include "eagerflow/autodiff/gradient_tape.h"
 #include "eagerflow/core/error.h"
 #include "eagerflow/nn/normalization.h"
@@ -198,7 +200,7 @@ std::vector<Tensor> LayerNormGradOp::vjp(std::span<const Tensor> in, std::span<c
 // vmap: x's rows are independent, so the batched x runs in one call. Per-example gamma and beta
 // scale and shift a normalization with gamma 1 and beta 0; the gradient op's per-example
 // dgamma and dbeta are sums over each example's rows.
-std::optional<std::vector<detail::Batched>> detail::layer_norm_batching_rule(const Primitive& op,
+static std::optional<std::vector<Batched>> layer_norm_batching_rule(const Primitive& op,
                                                                              std::span<const Batched> in,
                                                                              std::int64_t batch) {
   auto* fwd = dynamic_cast<const LayerNormOp*>(&op);
@@ -271,4 +273,25 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, doub
 }
 
 }  // namespace nn
+}  // namespace ef
+
+namespace ef {
+
+void detail::register_layer_norm_rules() {
+  auto batching = [](const Primitive& op, BatchingCall call) { return layer_norm_batching_rule(op, call.inputs, call.batch); };
+  register_op_rules<LayerNormOp>({
+      .batching = batching,
+      .onnx = [](const LayerNormOp& ln, onnx::Lowering& to) {
+        // ONNX's LayerNormalization (opset 17) over the last axis. Its Mean and InvStdDev are
+        // float32 only (stash_type), so a float64 graph exports y alone (mean and rstd feed only
+        // the gradient op, which exported graphs do not hold).
+        bool f32 = to.input_spec(0).dtype == DType::float32;
+        std::vector<std::string> outs{to.output(0)};
+        if (f32) outs = {to.output(0), to.output(1), to.output(2)};
+        to.node("LayerNormalization", to.inputs(), outs, {{"axis", -1}, {"epsilon", static_cast<float>(ln.epsilon())}});
+      },
+  });
+  register_op_rules<LayerNormGradOp>({.batching = batching, .onnx_unsupported = "a gradient op: exported graphs run inference only"});
+}
+
 }  // namespace ef

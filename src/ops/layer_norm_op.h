@@ -6,13 +6,6 @@
 #include "eagerflow/ops/primitive.h"
 
 namespace ef {
-namespace detail {
-struct Batched;  // src/autodiff/vmap_internal.h
-// vmap's rules for layer_norm and layer_norm_grad (nullopt: not these ops, or one call per example).
-std::optional<std::vector<Batched>> layer_norm_batching_rule(const Primitive& op, std::span<const Batched> in,
-                                                             std::int64_t batch);
-}  // namespace detail
-
 // (x [..., C], gamma [C], beta [C]) -> (y [..., C], mean [..., 1], rstd [..., 1]) over the last
 // axis: y = (x - mean) rstd gamma + beta, rstd = 1 / sqrt(var + epsilon) (biased variance), as
 // ONNX's LayerNormalization(axis=-1) with its Mean and InvStdDev outputs. float32 or float64.

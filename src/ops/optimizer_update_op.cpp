@@ -7,6 +7,8 @@
 #include "eagerflow/variable.h"
 #include "kernels/cpu/parallel.h"
 #include "ops/primitives.h"
+#include "ops/rules/builtin_rules.h"
+#include "eagerflow/ops/op_rules.h"
 
 namespace ef {
 namespace {
@@ -261,6 +263,17 @@ std::vector<const VariableState*> variables_written(const Primitive& op) {
   if (auto* u = dynamic_cast<const ApplyUpdate*>(&op))
     for (const auto& v : u->variables()) out.push_back(v.get());
   return out;
+}
+
+void detail::register_optimizer_update_rules() {
+  register_op_rules<ApplyUpdate>({
+      .batching = [](const ApplyUpdate& u, BatchingCall) -> BatchingResult {
+        fail(ErrorCode::unimplemented, "vmap",
+             std::string("cannot apply an optimizer update (") + u.name() + ") to variable '" + u.variables()[0]->name +
+                 "' with a batched gradient (each example would update it again); update outside ef::vmap");
+      },
+      .onnx_unsupported = "an optimizer update: exported graphs run inference only",
+  });
 }
 
 }  // namespace ef

@@ -6,6 +6,8 @@
 
 #include "eagerflow/core/line_sink.h"
 #include "eagerflow/ops/primitive.h"
+#include "eagerflow/ops/op_rules.h"
+#include "ops/rules/builtin_rules.h"
 
 namespace ef {
 namespace {
@@ -66,5 +68,10 @@ void print_op(std::vector<PrintPiece> pieces, std::vector<Tensor> tensors) {
   dispatch(Print(std::move(pieces)), tensors);
 }
 }  // namespace detail
+
+void detail::register_print_rules() {
+  // Under vmap each example prints its own values.
+  register_op_rules<Print>({.runs_per_example = true, .onnx_unsupported = "print is an effect; exported graphs compute only"});
+}
 
 }  // namespace ef

@@ -9,7 +9,10 @@
 #include "eagerflow/autodiff/gradient_tape.h"
 #include "eagerflow/function/scan.h"
 #include "eagerflow/ops/ops.h"
+#include "eagerflow/ops/onnx_lowering.h"
+#include "eagerflow/ops/op_rules.h"
 #include "kernels/cpu/rnn.h"
+#include "ops/rules/builtin_rules.h"
 
 namespace ef {
 namespace {
@@ -270,6 +273,77 @@ GruOutputs gru(const Tensor& x, const Tensor& kernel, const Tensor& recurrent_ke
   std::vector<Tensor> args{x, kernel, recurrent_kernel, b, h};
   std::vector<Tensor> out = dispatch(RnnForward(RnnCellKind::gru, reverse), args);
   return {out[0], out[1]};
+}
+
+}  // namespace ef
+
+namespace ef {
+namespace {
+
+// The fused LSTM / GRU as ONNX's LSTM / GRU (time-major, between transposes: onnxruntime runs
+// layout 0 only): weights transposed to [1, gates * units, in] with the gates in ONNX's order
+// (LSTM i, o, f, c from Keras' i, f, c, o; GRU z, r, h as Keras), biases as
+// [1, input bias ++ recurrent bias].
+void lower_rnn(const RnnForward& r, onnx::Lowering& to) {
+  bool lstm = r.cell() == RnnCellKind::lstm;
+  std::int64_t u = to.input_spec(2).shape[0];
+  DType t = to.input_spec(0).dtype;
+  std::vector<std::int64_t> order;
+  for (std::int64_t gate : lstm ? std::vector<std::int64_t>{0, 3, 1, 2} : std::vector<std::int64_t>{0, 1, 2})
+    for (std::int64_t k = 0; k < u; ++k) order.push_back(gate * u + k);
+  std::string idx = to.ints(order), zero_axis = to.ints({0});
+  auto weights = [&](const std::string& w) {  // [in, g*u] -> [1, g*u (ONNX order), in]
+    std::string tw = to.fresh("rnn_wt"), gw = to.fresh("rnn_w"), out = to.fresh("rnn_w");
+    to.node("Transpose", {w}, {tw}, {{"perm", std::vector<std::int64_t>{1, 0}}});
+    to.node("Gather", {tw, idx}, {gw}, {{"axis", 0}});
+    to.node("Unsqueeze", {gw, zero_axis}, {out});
+    return out;
+  };
+  std::string w = weights(to.input(1)), rk = weights(to.input(2));
+  // Bias rows (src/ops/rnn_op.h): LSTM i, f, c, o; GRU z, r (both biases summed), h input, h recurrent.
+  std::string flat = to.fresh("rnn_b");
+  to.node("Reshape", {to.input(3), to.ints({4 * u})}, {flat});
+  std::string wb = to.fresh("rnn_wb"), rb = to.fresh("rnn_rb"), b = to.fresh("rnn_b"), b1 = to.fresh("rnn_b");
+  if (lstm) {
+    to.node("Gather", {flat, idx}, {wb}, {{"axis", 0}});
+    rb = to.constant(zeros(Shape{4 * u}, t));
+  } else {
+    std::string zr = to.fresh("rnn_b"), zeros2 = to.constant(zeros(Shape{2 * u}, t));
+    to.node("Slice", {flat, to.ints({0}), to.ints({3 * u}), to.ints({0})}, {wb});
+    to.node("Slice", {flat, to.ints({3 * u}), to.ints({4 * u}), to.ints({0})}, {zr});
+    to.node("Concat", {zeros2, zr}, {rb}, {{"axis", 0}});
+  }
+  to.node("Concat", {wb, rb}, {b}, {{"axis", 0}});
+  to.node("Unsqueeze", {b, zero_axis}, {b1});
+  auto state = [&](const std::string& s) {  // [batch, u] -> [1, batch, u]
+    std::string out = to.fresh("rnn_state");
+    to.node("Unsqueeze", {s, zero_axis}, {out});
+    return out;
+  };
+  std::string x_tnc = to.fresh("rnn_x");
+  to.node("Transpose", {to.input(0)}, {x_tnc}, {{"perm", std::vector<std::int64_t>{1, 0, 2}}});
+  std::vector<std::string> inputs{x_tnc, w, rk, b1, "", state(to.input(4))};
+  if (lstm) inputs.push_back(state(to.input(5)));
+  std::string y = to.fresh("rnn_y"), yh = to.fresh("rnn_yh"), yc = to.fresh("rnn_yc");
+  std::vector<std::string> outputs{y, yh};
+  if (lstm) outputs.push_back(yc);
+  std::vector<onnx::Attribute> attrs{{"hidden_size", u}};
+  if (r.reverse()) attrs.emplace_back("direction", "reverse");
+  if (!lstm) attrs.emplace_back("linear_before_reset", 1);
+  to.node(lstm ? "LSTM" : "GRU", inputs, outputs, std::move(attrs));
+  std::string seq_tnc = to.fresh("rnn_seq");
+  to.node("Squeeze", {y, to.ints({1})}, {seq_tnc});  // [t, 1, batch, u] -> [t, batch, u]
+  to.node("Transpose", {seq_tnc}, {to.output(0)}, {{"perm", std::vector<std::int64_t>{1, 0, 2}}});
+  to.node("Squeeze", {yh, zero_axis}, {to.output(1)});
+  if (lstm) to.node("Squeeze", {yc, zero_axis}, {to.output(2)});
+  // The workspace output feeds the gradient op only, which exported graphs do not hold.
+}
+
+}  // namespace
+
+void detail::register_rnn_rules() {
+  register_op_rules<RnnForward>({.runs_per_example = true, .onnx = lower_rnn});
+  register_op_rules<RnnBackward>({.runs_per_example = true, .onnx_unsupported = "a gradient op: exported graphs run inference only"});
 }
 
 }  // namespace ef

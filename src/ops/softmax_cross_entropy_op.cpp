@@ -7,7 +7,9 @@
 #include <limits>
 #include <vector>
 
-#include "autodiff/vmap_internal.h"
+#include "eagerflow/ops/onnx_lowering.h"
+#include "eagerflow/ops/op_rules.h"
+#include "ops/rules/builtin_rules.h"
 #include "eagerflow/autodiff/gradient_tape.h"
 #include "eagerflow/core/error.h"
 #include "eagerflow/nn/cross_entropy.h"
@@ -210,7 +212,7 @@ std::vector<Tensor> SparseSoftmaxCrossEntropyGrad::vjp(std::span<const Tensor> i
 
 // vmap: rows are independent, so batched logits and labels run in one call (an unbatched one
 // spread over a static batch).
-std::optional<std::vector<detail::Batched>> detail::softmax_cross_entropy_batching_rule(const Primitive& op,
+static std::optional<std::vector<Batched>> softmax_cross_entropy_batching_rule(const Primitive& op,
                                                                                         std::span<const Batched> in,
                                                                                         std::int64_t batch) {
   if (!dynamic_cast<const SparseSoftmaxCrossEntropy*>(&op) && !dynamic_cast<const SparseSoftmaxCrossEntropyGrad*>(&op))
@@ -243,4 +245,31 @@ Tensor sparse_softmax_cross_entropy_with_logits(const Tensor& labels, const Tens
 }
 
 }  // namespace nn
+}  // namespace ef
+
+namespace ef {
+
+void detail::register_softmax_cross_entropy_rules() {
+  auto batching = [](const Primitive& op, BatchingCall call) {
+    return softmax_cross_entropy_batching_rule(op, call.inputs, call.batch);
+  };
+  register_op_rules<SparseSoftmaxCrossEntropy>({
+      .batching = batching,
+      .onnx = [](const SparseSoftmaxCrossEntropy&, onnx::Lowering& to) {
+        // -log_softmax(logits)[label] (LogSoftmax, GatherElements at the unsqueezed labels) and
+        // the rows' ReduceLogSumExp.
+        std::string logp = to.fresh("ce_logp"), at = to.fresh("ce_labels"), picked = to.fresh("ce_picked");
+        std::string sq = to.fresh("ce_sq"), last = to.ints({-1});
+        to.node("LogSoftmax", {to.input(0)}, {logp}, {{"axis", -1}});
+        to.node("Unsqueeze", {to.input(1), last}, {at});
+        to.node("GatherElements", {logp, at}, {picked}, {{"axis", -1}});
+        to.node("Squeeze", {picked, last}, {sq});
+        to.node("Neg", {sq}, {to.output(0)});
+        to.node("ReduceLogSumExp", {to.input(0)}, {to.output(1)}, {{"axes", std::vector<std::int64_t>{-1}}, {"keepdims", 0}});
+      },
+  });
+  register_op_rules<SparseSoftmaxCrossEntropyGrad>(
+      {.batching = batching, .onnx_unsupported = "a gradient op: exported graphs run inference only"});
+}
+
 }  // namespace ef

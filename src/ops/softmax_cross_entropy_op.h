@@ -6,12 +6,6 @@
 #include "eagerflow/ops/primitive.h"
 
 namespace ef {
-namespace detail {
-struct Batched;  // src/autodiff/vmap_internal.h
-std::optional<std::vector<Batched>> softmax_cross_entropy_batching_rule(const Primitive& op, std::span<const Batched> in,
-                                                                        std::int64_t batch);
-}  // namespace detail
-
 // (logits [..., C] float, labels [...] int32/int64) -> (loss [...], lse [...]): per row
 // lse = logsumexp(logits) and loss = lse - logits[label]. lse is what the gradient needs.
 class SparseSoftmaxCrossEntropy : public MergeablePrimitive<SparseSoftmaxCrossEntropy> {

@@ -11,6 +11,7 @@
 #include "eagerflow/core/error.h"
 #include "eagerflow/function/concrete_function.h"
 #include "eagerflow/ops/primitive.h"
+#include "eagerflow/ops/op_rules.h"
 #include "summary/event_writer.h"
 #include "summary/graph_def.h"
 #include "ef_tensorboard.pb.h"
@@ -329,5 +330,10 @@ bool histogram(const std::string& name, const Tensor& data, const Step& step, in
 bool text(const std::string& name, const std::string& data, const Step& step) {
   return write_summary(Kind::text, name, nullptr, step, 0, data);
 }
+
+namespace {
+const bool summary_rules_registered = register_op_rules<WriteSummary>(
+    {.runs_per_example = true, .onnx_unsupported = "summaries are effects; exported graphs compute only"});
+}  // namespace
 
 }  // namespace ef::summary

@@ -1,0 +1,23 @@
+// The records of the ops in src/ops, registered on first use of the table (src/ops/op_rules.cpp).
+#include "ops/rules/builtin_rules.h"
+
+namespace ef::detail {
+
+void register_builtin_op_rules() {
+  register_elementwise_rules();
+  register_reduction_rules();
+  register_layout_rules();
+  register_sequence_rules();
+  register_nn_rules();
+  register_rnn_rules();
+  register_attention_rules();
+  register_layer_norm_rules();
+  register_softmax_cross_entropy_rules();
+  register_fused_dense_rules();
+  register_fused_elementwise_rules();
+  register_fused_conv_rules();
+  register_optimizer_update_rules();
+  register_print_rules();
+}
+
+}  // namespace ef::detail
