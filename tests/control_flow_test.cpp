@@ -1,7 +1,7 @@
 #include <atomic>
 
 #include "autodiff/tape_impl.h"
-#include "dist/collectives.h"
+#include "distributed/collectives.h"
 #include "exec/interpret.h"
 #include "test_util.h"
 

@@ -1,9 +1,9 @@
 // ef::dist in the ordinary test binary, one process: a world of one (MPI's singleton start,
 // no mpirun) where every collective is the identity and a data-parallel fit is the plain fit;
 // or, in a build without MPI, a clear error from every call. Open MPI is loaded at run time
-// (src/dist/mpi_loader.cpp): on a machine without it (EF_MPI_LIBRARY pointing at a missing
+// (src/distributed/mpi_loader.cpp): on a machine without it (EF_MPI_LIBRARY pointing at a missing
 // library, in a child process: the loader's state is the process's) ef::dist says what to
-// install and everything else works. The two-rank tests run under mpirun from tests/dist
+// install and everything else works. The two-rank tests run under mpirun from tests/distributed
 // (ef_dist_tests).
 #include <eagerflow/dist/data_parallel.h>
 #include <eagerflow/dist/dist.h>

@@ -146,7 +146,7 @@ TEST(OpTable, CoversEveryOpClass) {
       "ef::(anonymous namespace)::Print",        // function_test (ef::print)
       "ef::summary::(anonymous namespace)::WriteSummary",  // summary_test (ef::summary, an effect like print)
       "ef::RnnBackward",                         // recurrent_test (fused vs unrolled gradients)
-      // The collectives have their own table, run under mpirun -np 2 (tests/dist/dist_table.h).
+      // The collectives have their own table, run under mpirun -np 2 (tests/distributed/dist_table.h).
       "ef::dist::AllReduce", "ef::dist::Broadcast", "ef::dist::ReduceToRoot", "ef::dist::AllGather",
       "ef::dist::ReduceScatter", "ef::dist::BucketAllReduce", "ef::dist::Barrier",
   };

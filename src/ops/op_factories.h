@@ -31,7 +31,7 @@ void add_cumulative_factories(OpFactories& f);    // src/ops/cumulative.cpp
 void add_sort_factories(OpFactories& f);          // src/ops/sort_ops.cpp
 void add_attention_factories(OpFactories& f);        // src/ops/attention_op.cpp
 void add_layer_norm_factories(OpFactories& f);       // src/ops/layer_norm_op.cpp
-void add_dist_factories(OpFactories& f);             // src/dist/collectives.cpp
+void add_dist_factories(OpFactories& f);             // src/distributed/collectives.cpp
 void add_softmax_cross_entropy_factories(OpFactories& f);  // src/ops/softmax_cross_entropy_op.cpp
 
 // Every built-in op that a saved model can hold, by name.

@@ -12,8 +12,9 @@ import sys
 # point records into the trace; a graph holds ops), function and autodiff (a call op's
 # gradient is a function, a function's tape is autodiff). saving declares what io implements.
 LEVELS = [["core"], ["kernels"], ["ops", "trace"], ["passes"], ["exec"], ["function", "autodiff"], ["nn"], ["optim"],
-          ["summary"], ["data"], ["train"], ["saving"], ["io"], ["dist"]]
+          ["summary"], ["data"], ["train"], ["saving"], ["io"], ["distributed"]]
 LEVEL = {m: i for i, ms in enumerate(LEVELS) for m in ms}
+LEVEL["dist"] = LEVEL["distributed"]  # its public headers: include/eagerflow/dist (users' include path)
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]')
 
 

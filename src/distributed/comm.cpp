@@ -1,4 +1,4 @@
-#include "dist/comm.h"
+#include "distributed/comm.h"
 
 #include <algorithm>
 #include <climits>
@@ -12,7 +12,7 @@
 #include "eagerflow/core/error.h"
 
 #ifdef EF_WITH_MPI
-#include "dist/mpi_loader.h"  // <mpi.h>, and Open MPI loaded at run time
+#include "distributed/mpi_loader.h"  // <mpi.h>, and Open MPI loaded at run time
 #endif
 
 namespace ef::dist::comm {

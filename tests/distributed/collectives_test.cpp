@@ -4,7 +4,7 @@
 #include <eagerflow/dist/dist.h>
 
 #include "../test_util.h"
-#include "dist/collectives.h"
+#include "distributed/collectives.h"
 #include "dist_table.h"
 
 namespace ef {

@@ -1,9 +1,9 @@
-// The collectives: shape rules, kernels (on src/dist/comm.h) and gradient rules.
-#include "dist/collectives.h"
+// The collectives: shape rules, kernels (on src/distributed/comm.h) and gradient rules.
+#include "distributed/collectives.h"
 
 #include <cstring>
 
-#include "dist/comm.h"
+#include "distributed/comm.h"
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/train/distribution.h"
 #include "ops/op_factories.h"

@@ -2,7 +2,7 @@
 // (it needs <mpi.h>); in a build without MPI this file is empty.
 #ifdef EF_WITH_MPI
 
-#include "dist/mpi_loader.h"
+#include "distributed/mpi_loader.h"
 
 #include <dlfcn.h>
 

@@ -1,4 +1,4 @@
-// A 2-rank job in which rank 1 fails while rank 0 waits for it, for tests/dist/expect_abort.cmake:
+// A 2-rank job in which rank 1 fails while rank 0 waits for it, for tests/distributed/expect_abort.cmake:
 //   fit_fault throw     rank 1's callback throws an ef::Error mid-fit: fit ends the job (MPI_Abort)
 //   fit_fault kill      rank 1 kills itself (SIGKILL) mid-fit: mpirun ends the other ranks
 //   fit_fault exit      rank 1's callback calls exit(1) mid-fit (rank 0 waits in the next all-reduce)

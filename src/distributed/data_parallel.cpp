@@ -3,7 +3,7 @@
 #include <iostream>
 #include <map>
 
-#include "dist/collectives.h"
+#include "distributed/collectives.h"
 #include "eagerflow/dist/dist.h"
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/ops/random.h"
