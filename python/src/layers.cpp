@@ -5,7 +5,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include "eagerflow/core/keras_tensor.h"
+#include "eagerflow/trace/keras_tensor.h"
 #include "eagerflow/nn/conv_layers.h"
 #include "eagerflow/train/model.h"
 #include "eagerflow/nn/embedding_merge.h"

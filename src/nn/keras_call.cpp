@@ -1,6 +1,6 @@
 // A layer called on Keras tensors: traced once on placeholders of their specs to build it and
 // learn its output specs (nothing runs), then recorded as a node of the functional graph.
-#include "eagerflow/core/keras_tensor.h"
+#include "eagerflow/trace/keras_tensor.h"
 #include "eagerflow/nn/layer.h"
 #include "eagerflow/trace/context.h"
 

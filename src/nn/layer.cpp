@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "eagerflow/core/keras_tensor.h"
+#include "eagerflow/trace/keras_tensor.h"
 #include "eagerflow/core/log.h"
 #include "eagerflow/nn/recurrent.h"  // mask_of / set_mask
 #include "eagerflow/ops/ops.h"

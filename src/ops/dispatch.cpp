@@ -6,7 +6,7 @@
 #include <new>
 #include <set>
 
-#include "eagerflow/core/keras_tensor.h"
+#include "eagerflow/trace/keras_tensor.h"
 #include "eagerflow/core/tensor.h"
 #include "eagerflow/ops/device_kernels.h"
 #include "eagerflow/ops/primitive.h"

@@ -19,7 +19,7 @@ namespace ef {
 
 namespace ir { class Graph; }
 enum class Device : std::uint8_t;  // eagerflow/core/device.h (not included: most programs never name one)
-struct KerasNode;  // eagerflow/core/keras_tensor.h
+struct KerasNode;  // eagerflow/trace/keras_tensor.h
 
 struct Storage {
   void* data = nullptr;

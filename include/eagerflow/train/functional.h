@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "eagerflow/core/keras_tensor.h"
+#include "eagerflow/trace/keras_tensor.h"
 #include "eagerflow/train/model.h"
 
 namespace ef::train {

@@ -1,4 +1,4 @@
-#include "eagerflow/core/keras_tensor.h"
+#include "eagerflow/trace/keras_tensor.h"
 
 #include <algorithm>
 
