@@ -12,6 +12,7 @@
 #include "eagerflow/nn/normalization.h"
 #include "eagerflow/ops/random.h"
 #include "convert.h"
+#include "layer_args.h"
 #include "py_layer.h"
 
 namespace efpy {
@@ -158,6 +159,8 @@ void bind_pooling(nb::module_& m, const char* name) {
 
 }  // namespace
 
+ef::nn::Initializer initializer_arg(nb::handle h) { return initializer_of(h); }
+
 void init_layers(nb::module_& m) {
   nb::class_<ef::nn::Initializer>(m, "Initializer")
       .def("__call__", [](const ef::nn::Initializer& init, std::vector<std::int64_t> shape, ef::DType dtype) {
@@ -227,18 +230,10 @@ void init_layers(nb::module_& m) {
         if (auto* py = dynamic_cast<PyLayerAccess*>(&self)) py->track_(child);
       });
 
-  nb::class_<ef::nn::Dense, Layer>(m, "Dense")
-      .def("__init__",
-           [](ef::nn::Dense* self, std::int64_t units, nb::handle activation, bool use_bias, nb::handle kernel_init,
-              nb::handle bias_init, const std::string& name) {
-             new (self) ef::nn::Dense(units, activation_of(activation), use_bias, name);
-             if (!kernel_init.is_none()) self->kernel_initializer = initializer_of(kernel_init);
-             if (!bias_init.is_none()) self->bias_initializer = initializer_of(bias_init);
-           },
-           nb::arg("units"), nb::arg("activation") = nb::none(), nb::arg("use_bias") = true,
-           nb::arg("kernel_initializer") = nb::none(), nb::arg("bias_initializer") = nb::none(),
-           nb::arg("name") = "")
-      .def_prop_ro("kernel", &ef::nn::Dense::kernel)
+  // Attributes and weak references as on the Python subclass keras.layers.Dense was.
+  nb::class_<ef::nn::Dense, Layer> dense(m, "Dense", nb::dynamic_attr(), nb::is_weak_referenceable());
+  def_init_from_args<ef::nn::Dense, ef::nn::DenseOptions>(dense, "Dense");  // Keras' arguments: Dense::args()
+  dense.def_prop_ro("kernel", &ef::nn::Dense::kernel)
       .def_prop_ro("bias", &ef::nn::Dense::bias)
       .def_prop_ro("units", &ef::nn::Dense::units);
   nb::class_<ef::nn::Flatten, Layer>(m, "Flatten").def(nb::init<std::string>(), nb::arg("name") = "");

@@ -17,7 +17,6 @@
 #include "eagerflow/nn/constraints.h"
 #include "eagerflow/nn/conv_layers.h"
 #include "eagerflow/nn/conv_transpose.h"
-#include "eagerflow/nn/dense.h"
 #include "eagerflow/nn/embedding_merge.h"
 #include "eagerflow/nn/normalization.h"
 #include "eagerflow/nn/preprocessing.h"
@@ -29,6 +28,7 @@ namespace ef::detail {
 void add_attention_layer_factories(std::map<std::string, nn::LayerFactory>& factories);  // src/nn/attention.cpp
 void add_recurrent_layer_factories(std::map<std::string, nn::LayerFactory>& factories);  // src/nn/recurrent.cpp
 void add_conv1d_layer_factories(std::map<std::string, nn::LayerFactory>& factories);     // src/nn/conv1d.cpp
+void add_dense_layer_factories(std::map<std::string, nn::LayerFactory>& factories);      // src/nn/dense.cpp
 }
 
 namespace ef::nn {
@@ -312,16 +312,7 @@ std::map<std::string, LayerFactory> builtin_factories() {
   ef::detail::add_attention_layer_factories(f);  // src/nn/attention.cpp
   ef::detail::add_recurrent_layer_factories(f);  // SimpleRNN, LSTM, GRU, Bidirectional
   ef::detail::add_conv1d_layer_factories(f);     // Conv1D, 1-D pooling, global max pooling
-  f["Dense"] = [](const LayerConfig& lc) {
-    const ConfigMap& c = lc.config;
-    auto d = std::make_shared<Dense>(positive(c, "units"), activation_from_config(c.at("activation"), c.where),
-                                     c.flag("use_bias"), c.text("name"));
-    d->kernel_regularizer = regularizer_from_config(c.at("kernel_regularizer"), c.where + " kernel_regularizer");
-    d->bias_regularizer = regularizer_from_config(c.at("bias_regularizer"), c.where + " bias_regularizer");
-    d->kernel_constraint = constraint_from_config(c.at("kernel_constraint"), c.where + " kernel_constraint");
-    d->bias_constraint = constraint_from_config(c.at("bias_constraint"), c.where + " bias_constraint");
-    return as_layer(d);
-  };
+  ef::detail::add_dense_layer_factories(f);      // src/nn/dense.cpp, from Dense::args()
   auto conv_options = [](const ConfigMap& c, auto& o) {
     o.strides = pair_from(c, "strides");
     o.padding = c.text("padding");
@@ -537,19 +528,6 @@ std::optional<LayerConfig> Layer::get_config() const { return std::nullopt; }
 namespace {
 std::string where_of(const Layer& l) { return "layer '" + l.name() + "' (" + l.type_name() + ")"; }
 }  // namespace
-
-std::optional<LayerConfig> Dense::get_config() const {
-  auto c = base_config(*this, "Dense");
-  std::string w = where_of(*this);
-  c.config.set("units", units_);
-  c.config.set("activation", activation_config(activation_, w));
-  c.config.set("use_bias", use_bias_);
-  c.config.set("kernel_regularizer", regularizer_config(kernel_regularizer, w + " kernel_regularizer"));
-  c.config.set("bias_regularizer", regularizer_config(bias_regularizer, w + " bias_regularizer"));
-  c.config.set("kernel_constraint", constraint_config(kernel_constraint, w + " kernel_constraint"));
-  c.config.set("bias_constraint", constraint_config(bias_constraint, w + " bias_constraint"));
-  return c;
-}
 
 namespace {
 template <class O>

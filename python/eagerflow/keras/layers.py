@@ -1,7 +1,7 @@
 """ef.keras.layers: the C++ layers, and Layer to subclass in Python."""
 from .. import _core
 from .._layers import (Activation, Add, AveragePooling2D, AvgPool2D, BatchNormalization, Concatenate,  # noqa: F401
-                       Dropout, Embedding, Flatten, GlobalAveragePooling2D, Input, InputLayer, Layer,
+                       Dense, Dropout, Embedding, Flatten, GlobalAveragePooling2D, Input, InputLayer, Layer,
                        LayerNormalization, MaxPool2D, MaxPooling2D, Reshape, TensorShape)
 from ..saved_model import SavedModelLayer as TFSMLayer  # noqa: F401
 from . import activations, constraints, regularizers  # noqa: F401 - ef.keras.<module> once layers is imported
@@ -89,20 +89,8 @@ Conv2DTranspose = Convolution2DTranspose = _with_base_arguments(_core.Conv2DTran
 Add = _with_base_arguments(_core.Add)
 Embedding = _with_base_arguments(Embedding)
 Concatenate = _with_base_arguments(_core.Concatenate)
-
-
-class Dense(_core.Dense):
-    """Keras' Dense(units, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
-    bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint): the C++ ef::nn::Dense."""
-
-    def __init__(self, units, activation=None, use_bias=True, kernel_initializer=None, bias_initializer=None,
-                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
-                 bias_constraint=None, name=None, **kwargs):
-        _check_kwargs("Dense", kwargs)
-        super().__init__(units, activation, use_bias, kernel_initializer, bias_initializer, name or "")
-        _apply_base_kwargs(self, kwargs)
-        _core._set_weight_options(self, kernel_regularizer, bias_regularizer, activity_regularizer, kernel_constraint,
-                                  bias_constraint)
+# Dense (from .._layers) is the C++ class itself: its Keras arguments, the base ones included, are
+# declared once in src/nn/dense.cpp (Dense::args()) and converted by python/src/layer_args.h.
 
 
 class Conv2D(_core.Conv2D):

@@ -1,0 +1,165 @@
+// One declared argument list per layer (issue 30; eagerflow/nn/layer_args.h): Dense's table
+// drives its constructor checks, get_config and its factory, and Keras' base rules (a built
+// layer's policy is fixed, input_shape builds a Sequential) hold in C++ itself.
+#include <set>
+
+#include "test_util.h"
+
+using namespace ef;
+using ef::testing::expect_error;
+
+namespace {
+
+std::vector<float> floats(const Tensor& t) { return cast(t, DType::float32).to_vector<float>(); }
+
+// Every argument of Dense set away from its default.
+nn::DenseOptions unusual_dense() {
+  nn::DenseOptions o;
+  o.units = 3;
+  o.activation = nn::ActivationFn("tanh");
+  o.use_bias = false;
+  o.kernel_initializer = nn::ones_initializer();
+  o.bias_initializer = nn::constant_initializer(3.0);
+  o.kernel_regularizer = nn::l1(0.25);
+  o.bias_regularizer = nn::l2(0.5);
+  o.activity_regularizer = nn::l1_l2(0.125, 0.375);
+  o.kernel_constraint = nn::max_norm(1.5);
+  o.bias_constraint = nn::non_neg();
+  o.name = "probe";
+  o.trainable = false;
+  o.dtype = nn::DTypePolicy("float64");
+  o.input_shape = std::vector<std::int64_t>{2};
+  o.batch_size = 5;
+  return o;
+}
+
+std::set<std::string> names_with(nn::ArgUse use) {
+  std::set<std::string> out;
+  for (const auto& a : nn::Dense::args())
+    if (a.use == use) out.emplace(a.name);
+  return out;
+}
+
+}  // namespace
+
+TEST(LayerArgs, DenseDeclaresKerasArgumentsInKerasOrder) {
+  std::vector<std::string> names;
+  for (const auto& a : nn::Dense::args()) names.emplace_back(a.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"units", "activation", "use_bias", "kernel_initializer", "bias_initializer",
+                                             "kernel_regularizer", "bias_regularizer", "activity_regularizer",
+                                             "kernel_constraint", "bias_constraint", "name", "trainable", "dtype",
+                                             "input_shape", "input_dim", "batch_size"}));
+  // Keras' positional arguments end where its **kwargs begin.
+  std::set<std::string> keyword_only;
+  for (const auto& a : nn::Dense::args())
+    if (a.keyword_only) keyword_only.emplace(a.name);
+  EXPECT_EQ(keyword_only, (std::set<std::string>{"name", "trainable", "dtype", "input_shape", "input_dim", "batch_size"}));
+}
+
+TEST(LayerArgs, EverySavedDenseArgumentRoundTripsThroughItsConfig) {
+  auto probe = std::make_shared<nn::Dense>(unusual_dense());
+  nn::DenseOptions plain_options;
+  plain_options.units = 1;
+  auto plain = std::make_shared<nn::Dense>(plain_options);
+  nn::LayerConfig c = *probe->get_config();
+  nn::LayerConfig d = *plain->get_config();
+  std::set<std::string> saved = names_with(nn::ArgUse::config);
+  for (const auto& n : names_with(nn::ArgUse::base_config)) saved.insert(n);
+  for (const auto& name : saved) {
+    ASSERT_TRUE(c.config.has(name)) << name;
+    // The value set reached the config: it differs from a default layer's.
+    EXPECT_FALSE(d.config.has(name) && *d.config.find(name) == *c.config.find(name)) << name;
+  }
+  // The keys saved files hold, unchanged by the table: base_config's, then Dense's own in order.
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : c.config.items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"name", "trainable", "dtype", "activity_regularizer", "units", "activation",
+                                            "use_bias", "kernel_regularizer", "bias_regularizer", "kernel_constraint",
+                                            "bias_constraint"}));
+  auto rebuilt = std::dynamic_pointer_cast<nn::Dense>(nn::layer_from_config(c));
+  ASSERT_TRUE(rebuilt);
+  EXPECT_TRUE(rebuilt->get_config()->config == c.config);
+  EXPECT_EQ(rebuilt->units(), 3);
+  EXPECT_FALSE(rebuilt->options().use_bias);
+  EXPECT_EQ(rebuilt->options().activation.name(), "tanh");
+  EXPECT_EQ(rebuilt->dtype_policy().name(), "float64");
+  EXPECT_FALSE(rebuilt->trainable());
+  ASSERT_NE(rebuilt->activity_regularizer(), nullptr);
+  EXPECT_EQ(rebuilt->activity_regularizer()->l2(), 0.375);
+  EXPECT_EQ(rebuilt->kernel_constraint.name(), "max_norm");
+}
+
+TEST(LayerArgs, ConstructorOnlyArgumentsReachTheLayer) {
+  EXPECT_EQ(names_with(nn::ArgUse::construct_only),
+            (std::set<std::string>{"kernel_initializer", "bias_initializer", "input_shape", "input_dim", "batch_size"}));
+  nn::DenseOptions o = unusual_dense();
+  o.use_bias = true;
+  o.dtype.reset();
+  nn::Dense dense(o);
+  Tensor y = dense(tensor({{1.0f, 2.0f}}));
+  ef::testing::expect_close(floats(dense.kernel().value()), {1, 1, 1, 1, 1, 1});
+  ef::testing::expect_close(floats(dense.bias().value()), {3, 3, 3});
+  ef::testing::expect_close(floats(y), std::vector<float>(3, std::tanh(6.0f)));
+  ASSERT_TRUE(dense.declared_input_shape());
+  EXPECT_EQ(*dense.declared_input_shape(), (Shape{5, 2}));
+  nn::DenseOptions by_dim;
+  by_dim.units = 2;
+  by_dim.input_dim = 7;
+  EXPECT_EQ(*nn::Dense(by_dim).declared_input_shape(), (Shape{kDynamic, 7}));
+  EXPECT_FALSE(nn::Dense(2).declared_input_shape());
+}
+
+TEST(LayerArgs, DeclaredChecksAndConfigErrorsNameTheArgument) {
+  nn::DenseOptions zero;
+  try {
+    nn::Dense d(zero);
+    ADD_FAILURE() << "units = 0 was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("units must be positive, got 0"), std::string::npos) << e.what();
+  }
+  nn::LayerConfig c = *nn::Dense(4).get_config();
+  c.config.set("units", "four");
+  expect_error([&] { nn::layer_from_config(c); }, {"(Dense)", "'units' must be an integer"});
+  nn::LayerConfig missing{"Dense", {}};
+  missing.config.set("name", "no_units");
+  expect_error([&] { nn::layer_from_config(missing); }, {"no_units", "'units' is missing"});
+  // A key a config lacks (written before the argument existed) keeps the default.
+  nn::LayerConfig old{"Dense", {}};
+  old.config.set("name", "old");
+  old.config.set("units", 2);
+  auto from_old = std::dynamic_pointer_cast<nn::Dense>(nn::layer_from_config(old));
+  ASSERT_TRUE(from_old);
+  EXPECT_TRUE(from_old->options().use_bias);
+  EXPECT_EQ(from_old->options().activation.name(), "linear");
+}
+
+TEST(LayerArgs, ABuiltLayersDtypePolicyCannotChange) {
+  nn::Dense dense(2);
+  dense.set_dtype_policy(nn::DTypePolicy("float64"));  // before the first call: allowed
+  dense(tensor(std::vector<double>{1.0, 2.0}, Shape{1, 2}));
+  dense.set_dtype_policy(nn::DTypePolicy("float64"));  // the same policy: no change
+  try {
+    dense.set_dtype_policy(nn::DTypePolicy("float32"));
+    ADD_FAILURE() << "a built layer's policy changed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::failed_precondition);
+    EXPECT_EQ(e.kind().python, PythonBuiltin::value_error);  // Keras' ValueError
+    EXPECT_NE(std::string(e.what()).find("is built"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(dense.dtype_policy().name(), "float64");
+  EXPECT_EQ(dense.kernel().dtype(), DType::float64);
+}
+
+TEST(LayerArgs, InputShapeOnTheFirstLayerBuildsASequential) {
+  nn::DenseOptions first;
+  first.units = 4;
+  first.input_shape = std::vector<std::int64_t>{3};
+  train::Sequential m({std::make_shared<nn::Dense>(first), std::make_shared<nn::Dense>(2)});
+  EXPECT_TRUE(m.built());
+  std::vector<Shape> shapes;
+  for (const auto& w : m.weights()) shapes.push_back(w.shape());
+  EXPECT_EQ(shapes, (std::vector<Shape>{Shape{3, 4}, Shape{4}, Shape{4, 2}, Shape{2}}));
+  train::Sequential unbuilt({std::make_shared<nn::Dense>(4), std::make_shared<nn::Dense>(2)});
+  EXPECT_FALSE(unbuilt.built());
+}
