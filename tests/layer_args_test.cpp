@@ -163,3 +163,29 @@ TEST(LayerArgs, InputShapeOnTheFirstLayerBuildsASequential) {
   train::Sequential unbuilt({std::make_shared<nn::Dense>(4), std::make_shared<nn::Dense>(2)});
   EXPECT_FALSE(unbuilt.built());
 }
+
+TEST(LayerArgs, DropoutRoundTripsAndChecksItsDeclaredArguments) {
+  nn::DropoutOptions o;
+  o.rate = 0.25;
+  o.seed = 9;
+  o.name = "drop";
+  auto drop = std::make_shared<nn::Dropout>(o);
+  nn::LayerConfig c = *drop->get_config();
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : c.config.items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"name", "trainable", "dtype", "rate", "seed"}));
+  EXPECT_EQ(c.config.real("rate"), 0.25);
+  EXPECT_EQ(c.config.integer("seed"), 9);
+  auto rebuilt = std::dynamic_pointer_cast<nn::Dropout>(nn::layer_from_config(c));
+  ASSERT_TRUE(rebuilt);
+  EXPECT_TRUE(rebuilt->get_config()->config == c.config);
+  // The seed reached the layer: the rebuilt layer draws the original's first mask.
+  Tensor x = ef::ones({4, 8});
+  EXPECT_EQ(floats((*drop)(x, true)), floats((*rebuilt)(x, true)));
+  EXPECT_TRUE(nn::Dropout(0.5).get_config()->config.at("seed").is_null());
+  o.rate = 1.0;
+  expect_error([&] { nn::Dropout d(o); }, {"[dropout]", "rate must be in [0, 1), got 1"});
+  o.rate = 0.5;
+  o.seed = -1;
+  expect_error([&] { nn::Dropout d(o); }, {"[dropout]", "seed must be non-negative, got -1"});
+}

@@ -230,16 +230,17 @@ void init_layers(nb::module_& m) {
         if (auto* py = dynamic_cast<PyLayerAccess*>(&self)) py->track_(child);
       });
 
-  // Attributes and weak references as on the Python subclass keras.layers.Dense was.
+  // Layers made from their declared arguments (python/src/layer_args.h): attributes and weak
+  // references as on the Python subclasses keras.layers had for them.
   nb::class_<ef::nn::Dense, Layer> dense(m, "Dense", nb::dynamic_attr(), nb::is_weak_referenceable());
   def_init_from_args<ef::nn::Dense, ef::nn::DenseOptions>(dense, "Dense");  // Keras' arguments: Dense::args()
   dense.def_prop_ro("kernel", &ef::nn::Dense::kernel)
       .def_prop_ro("bias", &ef::nn::Dense::bias)
       .def_prop_ro("units", &ef::nn::Dense::units);
   nb::class_<ef::nn::Flatten, Layer>(m, "Flatten").def(nb::init<std::string>(), nb::arg("name") = "");
-  nb::class_<ef::nn::Dropout, Layer>(m, "Dropout")
-      .def(nb::init<double, std::optional<std::uint64_t>, std::string>(), nb::arg("rate"),
-           nb::arg("seed") = nb::none(), nb::arg("name") = "");
+  nb::class_<ef::nn::Dropout, Layer> dropout(m, "Dropout", nb::dynamic_attr(), nb::is_weak_referenceable());
+  def_init_from_args<ef::nn::Dropout, ef::nn::DropoutOptions>(dropout, "Dropout");  // Dropout::args()
+  dropout.def_prop_ro("rate", &ef::nn::Dropout::rate);
   nb::class_<ef::nn::Activation, Layer>(m, "Activation")
       .def("__init__", [](ef::nn::Activation* self, nb::handle fn, const std::string& name) {
         new (self) ef::nn::Activation(activation_of(fn), name);

@@ -86,3 +86,23 @@ def test_input_shape_and_input_dim_are_cpp_options():
     assert L.Dense(2)._ef_declared_input_shape is None
     model = keras.Sequential([L.Dense(5, input_shape=(4,)), L.Dense(2)])
     assert model.built and [tuple(w.shape) for w in model.weights] == [(4, 5), (5,), (5, 2), (2,)]
+
+
+def test_dropout_is_made_from_its_declared_arguments():
+    assert L.Dropout is ef._core.Dropout
+    drop = L.Dropout(0.25, seed=9, name="drop", trainable=False)
+    config = drop.get_config()
+    assert list(config) == ["name", "trainable", "dtype", "rate", "seed"]
+    assert config["rate"] == 0.25 and config["seed"] == 9 and config["trainable"] is False
+    rebuilt = L.Dropout.from_config(config)
+    assert rebuilt.get_config() == config
+    x = np.ones((4, 8), np.float32)
+    np.testing.assert_array_equal(drop(x, training=True).numpy(), rebuilt(x, training=True).numpy())
+    with pytest.raises(ValueError, match=r"rate must be in \[0, 1\)"):
+        L.Dropout(1.0)
+    with pytest.raises(ValueError, match="seed must be non-negative"):
+        L.Dropout(0.5, seed=-1)
+    with pytest.raises(TypeError, match="at most 1 positional"):
+        L.Dropout(0.5, (1, 8))  # Keras' noise_shape, which eagerflow does not have: never taken as the seed
+    with pytest.raises(TypeError, match="Unrecognized keyword arguments passed to Dropout: {'noise_shape'"):
+        L.Dropout(0.5, noise_shape=(1, 8))

@@ -40,6 +40,21 @@ void arg_from_config(std::optional<std::int64_t>& out, const ConfigMap& c, std::
 void check_arg(ArgCheck check, std::int64_t value, std::string_view name, const std::string& tag) {
   if (check == ArgCheck::positive && value <= 0)
     fail(tag, std::string(name) + " must be positive, got " + std::to_string(value));
+  if (check == ArgCheck::non_negative && value < 0)
+    fail(tag, std::string(name) + " must be non-negative, got " + std::to_string(value));
+  if (check == ArgCheck::fraction && !(value >= 0 && value < 1))
+    fail(tag, std::string(name) + " must be in [0, 1), got " + std::to_string(value));
+}
+void check_arg(ArgCheck check, double value, std::string_view name, const std::string& tag) {
+  bool ok = check == ArgCheck::positive ? value > 0 : check == ArgCheck::non_negative ? value >= 0
+          : check == ArgCheck::fraction ? value >= 0 && value < 1 : true;  // NaN fails each
+  if (!ok) {
+    const char* rule = check == ArgCheck::positive ? " must be positive" : check == ArgCheck::non_negative ? " must be non-negative" : " must be in [0, 1)";
+    fail(tag, std::string(name) + rule + ", got " + std::to_string(value));
+  }
+}
+void check_arg(ArgCheck check, const std::optional<std::int64_t>& value, std::string_view name, const std::string& tag) {
+  if (value) check_arg(check, *value, name, tag);
 }
 
 void apply_layer_options(Layer& layer, const LayerOptions& o) {

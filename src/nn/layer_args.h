@@ -5,6 +5,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "eagerflow/core/error.h"
 #include "eagerflow/nn/layer_args.h"
 
 namespace ef::nn {
@@ -38,8 +39,10 @@ void arg_from_config(ActivationFn& out, const ConfigMap& c, std::string_view key
 void arg_from_config(Regularizer& out, const ConfigMap& c, std::string_view key);
 void arg_from_config(Constraint& out, const ConfigMap& c, std::string_view key);
 void arg_from_config(std::optional<std::int64_t>& out, const ConfigMap& c, std::string_view key);
-// The rule of a check ("[tag] units must be positive, got 0").
+// The rule of a check ("[tag] units must be positive, got 0"); an unset optional passes.
+void check_arg(ArgCheck check, double value, std::string_view name, const std::string& tag);
 void check_arg(ArgCheck check, std::int64_t value, std::string_view name, const std::string& tag);
+void check_arg(ArgCheck check, const std::optional<std::int64_t>& value, std::string_view name, const std::string& tag);
 // Sets what LayerOptions holds on a layer its constructor made (not the name, which Layer's
 // constructor takes): trainable, the dtype policy, the activity regularizer, the input shape.
 void apply_layer_options(Layer& layer, const LayerOptions& o);
@@ -53,9 +56,16 @@ constexpr bool saved_in_config = !std::is_same_v<T, Initializer> && !std::is_sam
 // The checks the table declares, for the layer's constructor (tag: "dense").
 template <class O>
 void check_options(const O& o, std::span<const LayerArg<O>> args, const std::string& tag) {
-  for (const auto& a : args)
-    if (a.check != ArgCheck::any)
-      if (const auto* m = std::get_if<std::int64_t O::*>(&a.member)) check_arg(a.check, o.*(*m), a.name, tag);
+  for (const auto& a : args) {
+    if (a.check == ArgCheck::any) continue;
+    std::visit([&](auto m) {
+      using T = std::remove_cvref_t<decltype(o.*m)>;
+      if constexpr (std::is_same_v<T, double> || std::is_same_v<T, std::int64_t> || std::is_same_v<T, std::optional<std::int64_t>>)
+        check_arg(a.check, o.*m, a.name, tag);
+      else
+        throw Error(ErrorCode::internal, tag + ": argument '" + std::string(a.name) + "' declares a check for a value it cannot check");
+    }, a.member);
+  }
 }
 
 // get_config's own keys, in table order, after base_config's.

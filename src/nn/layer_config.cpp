@@ -29,6 +29,7 @@ void add_attention_layer_factories(std::map<std::string, nn::LayerFactory>& fact
 void add_recurrent_layer_factories(std::map<std::string, nn::LayerFactory>& factories);  // src/nn/recurrent.cpp
 void add_conv1d_layer_factories(std::map<std::string, nn::LayerFactory>& factories);     // src/nn/conv1d.cpp
 void add_dense_layer_factories(std::map<std::string, nn::LayerFactory>& factories);      // src/nn/dense.cpp
+void add_dropout_layer_factories(std::map<std::string, nn::LayerFactory>& factories);    // src/nn/dropout.cpp
 }
 
 namespace ef::nn {
@@ -313,6 +314,7 @@ std::map<std::string, LayerFactory> builtin_factories() {
   ef::detail::add_recurrent_layer_factories(f);  // SimpleRNN, LSTM, GRU, Bidirectional
   ef::detail::add_conv1d_layer_factories(f);     // Conv1D, 1-D pooling, global max pooling
   ef::detail::add_dense_layer_factories(f);      // src/nn/dense.cpp, from Dense::args()
+  ef::detail::add_dropout_layer_factories(f);    // src/nn/dropout.cpp, from Dropout::args()
   auto conv_options = [](const ConfigMap& c, auto& o) {
     o.strides = pair_from(c, "strides");
     o.padding = c.text("padding");
@@ -355,14 +357,6 @@ std::map<std::string, LayerFactory> builtin_factories() {
     for (std::int64_t d : dims)
       if (d < -1) throw Error(lc.config.where + ": target_shape dims must be >= -1");
     return as_layer(std::make_shared<Reshape>(Shape(dims), lc.config.text("name")));
-  };
-  f["Dropout"] = [](const LayerConfig& lc) {
-    const ConfigMap& c = lc.config;
-    double rate = c.real("rate");
-    if (!(rate >= 0 && rate < 1)) throw Error(c.where + ": rate must be in [0, 1)");
-    std::optional<std::uint64_t> seed;
-    if (c.has_value("seed")) seed = static_cast<std::uint64_t>(c.integer("seed"));
-    return as_layer(std::make_shared<Dropout>(rate, seed, c.text("name")));
   };
   f["Activation"] = [](const LayerConfig& lc) {
     return as_layer(std::make_shared<Activation>(activation_from_config(lc.config.at("activation"), lc.config.where), lc.config.text("name")));
@@ -574,13 +568,6 @@ std::optional<LayerConfig> Flatten::get_config() const { return base_config(*thi
 std::optional<LayerConfig> Reshape::get_config() const {
   auto c = base_config(*this, "Reshape");
   c.config.set("target_shape", target_.dims());
-  return c;
-}
-
-std::optional<LayerConfig> Dropout::get_config() const {
-  auto c = base_config(*this, "Dropout");
-  c.config.set("rate", rate_);
-  c.config.set("seed", seed_ ? ConfigValue(static_cast<std::int64_t>(*seed_)) : ConfigValue());
   return c;
 }
 

@@ -1,12 +1,7 @@
 #pragma once
-#include <functional>
 #include <span>
 
-#include "eagerflow/nn/activation_fn.h"
-#include "eagerflow/nn/constraints.h"
-#include "eagerflow/nn/layer.h"
-#include "eagerflow/nn/layer_args.h"
-#include "eagerflow/nn/regularizers.h"
+#include "eagerflow/nn/layer_args.h"  // Layer, and the activation, initializer, regularizer and constraint types
 
 namespace ef::nn {
 

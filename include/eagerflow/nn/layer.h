@@ -68,8 +68,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // the policy's variable dtype). Under a policy whose compute dtype is bfloat16 the layer
   // casts floating inputs to it and reads its trainable float32 variables as bfloat16 inside
   // call(); a float32 layer casts bfloat16 inputs back to float32.
-  // A built layer's policy cannot change (its weights have the old variable dtype): an ef::Error
-  // FAILED_PRECONDITION, ValueError in Python as Keras raises; setting the same policy is allowed.
+  // Once built, another policy is an ef::Error FAILED_PRECONDITION (Keras' ValueError in Python).
   const DTypePolicy& dtype_policy() const { return dtype_policy_; }
   void set_dtype_policy(const DTypePolicy& policy);
   DType compute_dtype() const { return dtype_policy_.compute_dtype(); }
@@ -79,9 +78,8 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // The input spec of the first (single-input) call with the batch dim dynamic: what ef::save
   // traces when no signature is given. Empty before a call.
   std::optional<TensorSpec> save_spec() const;
-  // Keras 2's input_shape= (with batch_size=) on a layer: the input shape, batch axis first
-  // (kDynamic unless given), that a Sequential starting with this layer is built for at once,
-  // as after an Input (eagerflow/nn/layer_args.h sets it from a layer's options).
+  // Keras 2's input_shape= / batch_size= (eagerflow/nn/layer_args.h): the shape, batch first, a
+  // Sequential starting with this layer is built for at once, as after an Input.
   const std::optional<Shape>& declared_input_shape() const { return declared_input_shape_; }
   void set_declared_input_shape(std::optional<Shape> shape) { declared_input_shape_ = std::move(shape); }
 

@@ -1,10 +1,7 @@
 #pragma once
-// One declared argument list per layer (issue 30). A layer's options struct derives from
-// LayerOptions, and a table of LayerArg beside the class names each Keras argument once: its
-// Keras name, the member it sets, and where it lives. The constructor, get_config, the
-// layer_from_config factory and the Python keyword arguments (python/src/layer_args.h) all read
-// that table, so an argument cannot be taken by one of them and dropped by another. Dense
-// (eagerflow/nn/dense.h, src/nn/dense.cpp) is the example.
+// One declared argument list per layer (issue 30): a table of LayerArg (Keras name, member of the
+// layer's options, where it lives) that the constructor, get_config, the factory and the Python
+// keywords (python/src/layer_args.h) all read, so none can drop an argument. Example: Dense.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -40,7 +37,7 @@ enum class ArgUse : unsigned char {
   // save; input_shape only builds a Sequential (Keras' config holds the built model's shape).
   construct_only,
 };
-enum class ArgCheck : unsigned char { any, positive };
+enum class ArgCheck : unsigned char { any, positive, non_negative, fraction /* in [0, 1) */ };
 
 template <class O>
 struct LayerArg {

@@ -71,7 +71,6 @@ def _apply_base_kwargs(layer, kwargs):
 
 Activation = _with_base_arguments(_core.Activation)
 Flatten = _with_base_arguments(_core.Flatten)
-Dropout = _with_base_arguments(_core.Dropout)
 Reshape = _with_base_arguments(_core.Reshape)
 MaxPool2D = MaxPooling2D = _with_base_arguments(_core.MaxPool2D)
 AveragePooling2D = AvgPool2D = _with_base_arguments(_core.AveragePooling2D)
@@ -89,8 +88,9 @@ Conv2DTranspose = Convolution2DTranspose = _with_base_arguments(_core.Conv2DTran
 Add = _with_base_arguments(_core.Add)
 Embedding = _with_base_arguments(Embedding)
 Concatenate = _with_base_arguments(_core.Concatenate)
-# Dense (from .._layers) is the C++ class itself: its Keras arguments, the base ones included, are
-# declared once in src/nn/dense.cpp (Dense::args()) and converted by python/src/layer_args.h.
+# Dense and Dropout (from .._layers) are the C++ classes themselves: their Keras arguments, the base
+# ones included, are declared once beside them (Dense::args() in src/nn/dense.cpp, Dropout::args() in
+# src/nn/dropout.cpp) and converted by python/src/layer_args.h.
 
 
 class Conv2D(_core.Conv2D):
