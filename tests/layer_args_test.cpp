@@ -189,3 +189,46 @@ TEST(LayerArgs, DropoutRoundTripsAndChecksItsDeclaredArguments) {
   o.seed = -1;
   expect_error([&] { nn::Dropout d(o); }, {"[dropout]", "seed must be non-negative, got -1"});
 }
+
+TEST(LayerArgs, Conv2DRoundTripsAndChecksItsDeclaredArguments) {
+  nn::Conv2DOptions o;
+  o.filters = 3;
+  o.kernel_size = {2, 1};
+  o.strides = {2, 2};
+  o.padding = "same";
+  o.dilation_rate = {1, 1};
+  o.activation = nn::ActivationFn("relu");
+  o.use_bias = false;
+  o.kernel_initializer = nn::ones_initializer();
+  o.kernel_regularizer = nn::l2(0.5);
+  o.bias_constraint = nn::non_neg();
+  o.name = "conv";
+  auto conv = std::make_shared<nn::Conv2D>(o);
+  nn::LayerConfig c = *conv->get_config();
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : c.config.items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"name", "trainable", "dtype", "filters", "kernel_size", "strides", "padding",
+                                            "dilation_rate", "activation", "use_bias", "kernel_regularizer",
+                                            "bias_regularizer", "kernel_constraint", "bias_constraint"}));
+  EXPECT_EQ(c.config.ints("kernel_size"), (std::vector<std::int64_t>{2, 1}));
+  EXPECT_EQ(c.config.text("padding"), "same");
+  auto rebuilt = std::dynamic_pointer_cast<nn::Conv2D>(nn::layer_from_config(c));
+  ASSERT_TRUE(rebuilt);
+  EXPECT_TRUE(rebuilt->get_config()->config == c.config);
+  // The constructor-only initializer reached the kernel: [2, 1, channels, filters] of ones.
+  Tensor y = (*conv)(ef::ones({1, 4, 4, 2}));
+  EXPECT_EQ(conv->kernel().shape(), (Shape{2, 1, 2, 3}));
+  ef::testing::expect_close(floats(conv->kernel().value()), std::vector<float>(12, 1.0f));
+  EXPECT_EQ(y.shape(), (Shape{1, 2, 2, 3}));
+  nn::Conv2DOptions bad = o;
+  bad.padding = "full";
+  expect_error([&] { nn::Conv2D l(bad); }, {"[conv2d]", "padding must be \"valid\" or \"same\", got \"full\""});
+  bad = o;
+  bad.kernel_size = {0, 3};
+  expect_error([&] { nn::Conv2D l(bad); }, {"[conv2d]", "kernel_size must be positive"});
+  bad = o;
+  bad.data_format = "channels_first";
+  expect_error([&] { nn::Conv2D l(bad); }, {"[conv2d]", "channels_last"});
+  // The positional constructor and designated initializers of the layer's own options still work.
+  EXPECT_EQ(nn::Conv2D(4, Stride2{3, 3}, nn::Conv2DOptions{.padding = "same", .activation = "tanh"}).options().padding, "same");
+}

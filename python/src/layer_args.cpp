@@ -24,6 +24,12 @@ void arg_from_python(std::string& out, nb::handle h, const std::string& what) {
   if (!PyUnicode_Check(h.ptr())) throw nb::type_error((what + " must be a string, got " + nb::cast<std::string>(nb::repr(h))).c_str());
   out = nb::cast<std::string>(h);
 }
+void arg_from_python(ef::Stride2& out, nb::handle h, const std::string& what) {
+  std::vector<std::int64_t> v = dims_arg(h, what.c_str(), /*allow_unknown=*/false);
+  if (v.size() == 1 && PyIndex_Check(h.ptr())) v.push_back(v[0]);  // Keras: kernel_size=3 is (3, 3)
+  if (v.size() != 2) throw nb::value_error((what + " must be an int or a pair of ints").c_str());
+  out = {v[0], v[1]};
+}
 void arg_from_python(ef::nn::ActivationFn& out, nb::handle h, const std::string&) { out = activation_arg(h); }
 void arg_from_python(ef::nn::Initializer& out, nb::handle h, const std::string&) { out = initializer_arg(h); }
 void arg_from_python(ef::nn::Regularizer& out, nb::handle h, const std::string&) { out = regularizer_arg(h); }

@@ -27,6 +27,7 @@ void arg_from_python(bool& out, nb::handle h, const std::string& what);
 void arg_from_python(std::int64_t& out, nb::handle h, const std::string& what);
 void arg_from_python(double& out, nb::handle h, const std::string& what);
 void arg_from_python(std::string& out, nb::handle h, const std::string& what);
+void arg_from_python(ef::Stride2& out, nb::handle h, const std::string& what);  // an int for both, or a pair
 void arg_from_python(ef::nn::ActivationFn& out, nb::handle h, const std::string& what);
 void arg_from_python(ef::nn::Initializer& out, nb::handle h, const std::string& what);
 void arg_from_python(ef::nn::Regularizer& out, nb::handle h, const std::string& what);

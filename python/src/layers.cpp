@@ -245,25 +245,9 @@ void init_layers(nb::module_& m) {
       .def("__init__", [](ef::nn::Activation* self, nb::handle fn, const std::string& name) {
         new (self) ef::nn::Activation(activation_of(fn), name);
       }, nb::arg("activation"), nb::arg("name") = "");
-  nb::class_<ef::nn::Conv2D, Layer>(m, "Conv2D")
-      .def("__init__",
-           [](ef::nn::Conv2D* self, std::int64_t filters, nb::handle kernel_size, nb::handle strides,
-              const std::string& padding, nb::handle dilation_rate, nb::handle activation, bool use_bias,
-              const std::string& name, nb::handle kernel_init, nb::handle bias_init) {
-             ef::nn::Conv2DOptions o;
-             if (!kernel_init.is_none()) o.kernel_initializer = initializer_of(kernel_init);
-             if (!bias_init.is_none()) o.bias_initializer = initializer_of(bias_init);
-             o.strides = pair_of(strides, "strides");
-             o.padding = padding;
-             o.dilation_rate = pair_of(dilation_rate, "dilation_rate");
-             o.activation = activation_of(activation);
-             o.use_bias = use_bias;
-             new (self) ef::nn::Conv2D(filters, pair_of(kernel_size, "kernel_size"), o, name);
-           },
-           nb::arg("filters"), nb::arg("kernel_size"), nb::arg("strides") = 1, nb::arg("padding") = "valid",
-           nb::arg("dilation_rate") = 1, nb::arg("activation") = nb::none(), nb::arg("use_bias") = true,
-           nb::arg("name") = "", nb::arg("kernel_initializer") = nb::none(), nb::arg("bias_initializer") = nb::none())
-      .def_prop_ro("kernel", &ef::nn::Conv2D::kernel)
+  nb::class_<ef::nn::Conv2D, Layer> conv2d(m, "Conv2D", nb::dynamic_attr(), nb::is_weak_referenceable());
+  def_init_from_args<ef::nn::Conv2D, ef::nn::Conv2DOptions>(conv2d, "Conv2D");  // Conv2D::args()
+  conv2d.def_prop_ro("kernel", &ef::nn::Conv2D::kernel)
       .def_prop_ro("bias", &ef::nn::Conv2D::bias);
   bind_pooling<ef::nn::MaxPool2D>(m, "MaxPool2D");
   bind_pooling<ef::nn::AveragePooling2D>(m, "AveragePooling2D");

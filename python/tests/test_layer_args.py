@@ -106,3 +106,23 @@ def test_dropout_is_made_from_its_declared_arguments():
         L.Dropout(0.5, (1, 8))  # Keras' noise_shape, which eagerflow does not have: never taken as the seed
     with pytest.raises(TypeError, match="Unrecognized keyword arguments passed to Dropout: {'noise_shape'"):
         L.Dropout(0.5, noise_shape=(1, 8))
+
+
+def test_conv2d_is_made_from_its_declared_arguments():
+    assert L.Conv2D is ef._core.Conv2D
+    conv = L.Conv2D(3, 2, (2, 2), "same", None, 1, "relu", False, kernel_initializer="ones",
+                    kernel_regularizer="l2", bias_constraint="non_neg", name="conv")
+    config = conv.get_config()
+    assert config["kernel_size"] == [2, 2] and config["strides"] == [2, 2] and config["padding"] == "same"
+    assert config["activation"] == "relu" and config["use_bias"] is False
+    rebuilt = L.Conv2D.from_config(config)
+    assert rebuilt.get_config() == config
+    y = conv(np.ones((1, 4, 4, 2), np.float32))
+    np.testing.assert_array_equal(conv.kernel.numpy(), np.ones((2, 2, 2, 3), np.float32))
+    assert tuple(y.shape) == (1, 2, 2, 3) and [tuple(w.shape) for w in conv.weights] == [(2, 2, 2, 3)]
+    with pytest.raises(ValueError, match="channels_last"):
+        L.Conv2D(2, 3, data_format="channels_first")
+    with pytest.raises(ValueError, match='padding must be "valid" or "same"'):
+        L.Conv2D(2, 3, padding="full")
+    with pytest.raises(TypeError, match="Unrecognized keyword arguments passed to Conv2D: {'groups': 2}"):
+        L.Conv2D(2, 3, groups=2)

@@ -9,6 +9,7 @@ ConfigValue arg_to_config(bool v, const std::string&) { return v; }
 ConfigValue arg_to_config(std::int64_t v, const std::string&) { return v; }
 ConfigValue arg_to_config(double v, const std::string&) { return v; }
 ConfigValue arg_to_config(const std::string& v, const std::string&) { return v; }
+ConfigValue arg_to_config(Stride2 v, const std::string&) { return ConfigList{ConfigValue(v.h), ConfigValue(v.w)}; }
 ConfigValue arg_to_config(const ActivationFn& v, const std::string& where) { return activation_config(v, where); }
 ConfigValue arg_to_config(const Regularizer& v, const std::string& where) { return regularizer_config(v, where); }
 ConfigValue arg_to_config(const Constraint& v, const std::string& where) { return constraint_config(v, where); }
@@ -24,6 +25,11 @@ void arg_from_config(bool& out, const ConfigMap& c, std::string_view key) { out 
 void arg_from_config(std::int64_t& out, const ConfigMap& c, std::string_view key) { out = c.integer(key); }
 void arg_from_config(double& out, const ConfigMap& c, std::string_view key) { out = c.real(key); }
 void arg_from_config(std::string& out, const ConfigMap& c, std::string_view key) { out = c.text(key); }
+void arg_from_config(Stride2& out, const ConfigMap& c, std::string_view key) {
+  std::vector<std::int64_t> v = c.ints(key);
+  if (v.size() != 2) throw Error(c.where + ": config '" + std::string(key) + "' must be a list of 2 integers");
+  out = {v[0], v[1]};
+}
 void arg_from_config(ActivationFn& out, const ConfigMap& c, std::string_view key) {
   out = activation_from_config(c.at(key), where_of(c, key));
 }
@@ -55,6 +61,17 @@ void check_arg(ArgCheck check, double value, std::string_view name, const std::s
 }
 void check_arg(ArgCheck check, const std::optional<std::int64_t>& value, std::string_view name, const std::string& tag) {
   if (value) check_arg(check, *value, name, tag);
+}
+
+void check_arg(ArgCheck check, Stride2 value, std::string_view name, const std::string& tag) {
+  if (check == ArgCheck::positive && (value.h <= 0 || value.w <= 0))
+    fail(tag, std::string(name) + " must be positive, got (" + std::to_string(value.h) + ", " + std::to_string(value.w) + ")");
+}
+void check_arg(ArgCheck check, const std::string& value, std::string_view name, const std::string& tag) {
+  if (check == ArgCheck::padding && value != "valid" && value != "same")
+    fail(tag, std::string(name) + " must be \"valid\" or \"same\", got \"" + value + "\"");
+  if (check == ArgCheck::channels_last && value != "channels_last")
+    fail(tag, "only " + std::string(name) + "=\"channels_last\" is supported (NHWC), got \"" + value + "\"");
 }
 
 void apply_layer_options(Layer& layer, const LayerOptions& o) {

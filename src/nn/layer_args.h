@@ -7,6 +7,7 @@
 
 #include "eagerflow/core/error.h"
 #include "eagerflow/nn/layer_args.h"
+#include "eagerflow/ops/ops.h"  // Stride2
 
 namespace ef::nn {
 
@@ -27,6 +28,7 @@ ConfigValue arg_to_config(bool v, const std::string& where);
 ConfigValue arg_to_config(std::int64_t v, const std::string& where);
 ConfigValue arg_to_config(double v, const std::string& where);
 ConfigValue arg_to_config(const std::string& v, const std::string& where);
+ConfigValue arg_to_config(Stride2 v, const std::string& where);  // [h, w]
 ConfigValue arg_to_config(const ActivationFn& v, const std::string& where);
 ConfigValue arg_to_config(const Regularizer& v, const std::string& where);
 ConfigValue arg_to_config(const Constraint& v, const std::string& where);
@@ -35,6 +37,7 @@ void arg_from_config(bool& out, const ConfigMap& c, std::string_view key);
 void arg_from_config(std::int64_t& out, const ConfigMap& c, std::string_view key);
 void arg_from_config(double& out, const ConfigMap& c, std::string_view key);
 void arg_from_config(std::string& out, const ConfigMap& c, std::string_view key);
+void arg_from_config(Stride2& out, const ConfigMap& c, std::string_view key);
 void arg_from_config(ActivationFn& out, const ConfigMap& c, std::string_view key);
 void arg_from_config(Regularizer& out, const ConfigMap& c, std::string_view key);
 void arg_from_config(Constraint& out, const ConfigMap& c, std::string_view key);
@@ -43,6 +46,8 @@ void arg_from_config(std::optional<std::int64_t>& out, const ConfigMap& c, std::
 void check_arg(ArgCheck check, double value, std::string_view name, const std::string& tag);
 void check_arg(ArgCheck check, std::int64_t value, std::string_view name, const std::string& tag);
 void check_arg(ArgCheck check, const std::optional<std::int64_t>& value, std::string_view name, const std::string& tag);
+void check_arg(ArgCheck check, Stride2 value, std::string_view name, const std::string& tag);
+void check_arg(ArgCheck check, const std::string& value, std::string_view name, const std::string& tag);
 // Sets what LayerOptions holds on a layer its constructor made (not the name, which Layer's
 // constructor takes): trainable, the dtype policy, the activity regularizer, the input shape.
 void apply_layer_options(Layer& layer, const LayerOptions& o);
@@ -60,7 +65,8 @@ void check_options(const O& o, std::span<const LayerArg<O>> args, const std::str
     if (a.check == ArgCheck::any) continue;
     std::visit([&](auto m) {
       using T = std::remove_cvref_t<decltype(o.*m)>;
-      if constexpr (std::is_same_v<T, double> || std::is_same_v<T, std::int64_t> || std::is_same_v<T, std::optional<std::int64_t>>)
+      if constexpr (std::is_same_v<T, double> || std::is_same_v<T, std::int64_t> || std::is_same_v<T, std::optional<std::int64_t>> ||
+                    std::is_same_v<T, Stride2> || std::is_same_v<T, std::string>)
         check_arg(a.check, o.*m, a.name, tag);
       else
         throw Error(ErrorCode::internal, tag + ": argument '" + std::string(a.name) + "' declares a check for a value it cannot check");

@@ -30,6 +30,7 @@ void add_recurrent_layer_factories(std::map<std::string, nn::LayerFactory>& fact
 void add_conv1d_layer_factories(std::map<std::string, nn::LayerFactory>& factories);     // src/nn/conv1d.cpp
 void add_dense_layer_factories(std::map<std::string, nn::LayerFactory>& factories);      // src/nn/dense.cpp
 void add_dropout_layer_factories(std::map<std::string, nn::LayerFactory>& factories);    // src/nn/dropout.cpp
+void add_conv2d_layer_factories(std::map<std::string, nn::LayerFactory>& factories);     // src/nn/conv_layers.cpp
 }
 
 namespace ef::nn {
@@ -315,6 +316,7 @@ std::map<std::string, LayerFactory> builtin_factories() {
   ef::detail::add_conv1d_layer_factories(f);     // Conv1D, 1-D pooling, global max pooling
   ef::detail::add_dense_layer_factories(f);      // src/nn/dense.cpp, from Dense::args()
   ef::detail::add_dropout_layer_factories(f);    // src/nn/dropout.cpp, from Dropout::args()
+  ef::detail::add_conv2d_layer_factories(f);     // src/nn/conv_layers.cpp, from Conv2D::args()
   auto conv_options = [](const ConfigMap& c, auto& o) {
     o.strides = pair_from(c, "strides");
     o.padding = c.text("padding");
@@ -325,13 +327,6 @@ std::map<std::string, LayerFactory> builtin_factories() {
     o.bias_regularizer = regularizer_from_config(c.at("bias_regularizer"), c.where + " bias_regularizer");
     o.kernel_constraint = constraint_from_config(c.at("kernel_constraint"), c.where + " kernel_constraint");
     o.bias_constraint = constraint_from_config(c.at("bias_constraint"), c.where + " bias_constraint");
-  };
-  f["Conv2D"] = [conv_options](const LayerConfig& lc) {
-    const ConfigMap& c = lc.config;
-    Conv2DOptions o;
-    conv_options(c, o);
-    o.dilation_rate = pair_from(c, "dilation_rate");
-    return as_layer(std::make_shared<Conv2D>(positive(c, "filters"), pair_from(c, "kernel_size"), o, c.text("name")));
   };
   f["Conv2DTranspose"] = [conv_options](const LayerConfig& lc) {
     const ConfigMap& c = lc.config;
@@ -536,15 +531,6 @@ void conv_config(ConfigMap& c, const O& o, const std::string& w) {
   c.set("bias_constraint", constraint_config(o.bias_constraint, w + " bias_constraint"));
 }
 }  // namespace
-
-std::optional<LayerConfig> Conv2D::get_config() const {
-  auto c = base_config(*this, "Conv2D");
-  c.config.set("filters", filters_);
-  c.config.set("kernel_size", pair_config(kernel_size_));
-  conv_config(c.config, options_, where_of(*this));
-  c.config.set("dilation_rate", pair_config(options_.dilation_rate));
-  return c;
-}
 
 std::optional<LayerConfig> Conv2DTranspose::get_config() const {
   auto c = base_config(*this, "Conv2DTranspose");

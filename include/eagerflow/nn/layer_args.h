@@ -16,6 +16,10 @@
 #include "eagerflow/nn/layer.h"
 #include "eagerflow/nn/regularizers.h"
 
+namespace ef {
+struct Stride2;  // eagerflow/ops/ops.h
+}
+
 namespace ef::nn {
 
 // Keras' base-Layer arguments, which every layer takes besides its own.
@@ -37,11 +41,12 @@ enum class ArgUse : unsigned char {
   // save; input_shape only builds a Sequential (Keras' config holds the built model's shape).
   construct_only,
 };
-enum class ArgCheck : unsigned char { any, positive, non_negative, fraction /* in [0, 1) */ };
+enum class ArgCheck : unsigned char { any, positive, non_negative, fraction /* in [0, 1) */, padding /* valid, same */,
+                                      channels_last /* the one data_format */ };
 
 template <class O>
 struct LayerArg {
-  using Member = std::variant<bool O::*, std::int64_t O::*, double O::*, std::string O::*, ActivationFn O::*,
+  using Member = std::variant<bool O::*, std::int64_t O::*, double O::*, std::string O::*, Stride2 O::*, ActivationFn O::*,
                               Initializer O::*, Regularizer O::*, Constraint O::*, std::optional<DTypePolicy> O::*,
                               std::optional<std::int64_t> O::*, std::optional<std::vector<std::int64_t>> O::*>;
   std::string_view name;  // Keras' keyword
