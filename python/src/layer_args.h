@@ -70,9 +70,23 @@ O options_from_python(std::span<const ef::nn::LayerArg<O>> args, const nb::args&
   return o;
 }
 
+// "Keras' Dense(units, activation, ..., *, name, ...)": the signature help() shows, from the table.
+template <class O>
+std::string signature_doc(std::span<const ef::nn::LayerArg<O>> args, const std::string& cls) {
+  std::string doc = "Keras' " + cls + "(";
+  bool star = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (i) doc += ", ";
+    if (args[i].keyword_only && !star) doc += "*, ", star = true;
+    doc += std::string(args[i].name);
+  }
+  return doc + "): the C++ ef::nn::" + cls + ", its arguments declared once in " + cls + "::args(); None keeps a default.";
+}
+
 template <class L, class O, class Class>
 void def_init_from_args(Class& cls, const char* name) {
   cls.def("__init__", [name](L* self, nb::args a, nb::kwargs k) { new (self) L(options_from_python<O>(L::args(), a, k, name)); });
+  cls.attr("__doc__") = nb::str(signature_doc<O>(L::args(), name).c_str());
 }
 
 }  // namespace efpy

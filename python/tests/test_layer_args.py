@@ -126,3 +126,10 @@ def test_conv2d_is_made_from_its_declared_arguments():
         L.Conv2D(2, 3, padding="full")
     with pytest.raises(TypeError, match="Unrecognized keyword arguments passed to Conv2D: {'groups': 2}"):
         L.Conv2D(2, 3, groups=2)
+
+
+def test_the_docstring_lists_the_declared_arguments():
+    assert L.Dense.__doc__.startswith("Keras' Dense(units, activation, use_bias, kernel_initializer, bias_initializer, "
+                                      "kernel_regularizer, bias_regularizer, activity_regularizer, kernel_constraint, "
+                                      "bias_constraint, *, name, trainable, dtype, input_shape, input_dim, batch_size)")
+    assert L.Dropout.__doc__.startswith("Keras' Dropout(rate, *, seed, name,")
