@@ -4,6 +4,7 @@
 #include <set>
 
 #include "test_util.h"
+#include "nn/layer_args.h"  // the table machinery (src/nn/layer_args.h)
 
 using namespace ef;
 using ef::testing::expect_error;
@@ -231,4 +232,30 @@ TEST(LayerArgs, Conv2DRoundTripsAndChecksItsDeclaredArguments) {
   expect_error([&] { nn::Conv2D l(bad); }, {"[conv2d]", "channels_last"});
   // The positional constructor and designated initializers of the layer's own options still work.
   EXPECT_EQ(nn::Conv2D(4, Stride2{3, 3}, nn::Conv2DOptions{.padding = "same", .activation = "tanh"}).options().padding, "same");
+}
+
+TEST(LayerArgs, ATableDeclaringACheckItsTypeLacksIsAnInternalError) {
+  struct Options : nn::LayerOptions {
+    std::int64_t size = 1;
+    std::string mode = "valid";
+  };
+  std::vector<nn::LayerArg<Options>> table{{"size", &Options::size, nn::ArgUse::config, false, false, nn::ArgCheck::padding}};
+  Options o;
+  try {
+    nn::check_options<Options>(o, table, "probe");
+    ADD_FAILURE() << "a padding check on an integer passed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::internal);
+    EXPECT_NE(std::string(e.what()).find("'size' declares a check its type does not have"), std::string::npos) << e.what();
+  }
+  // The same machinery with a check that fits: the rule and its message.
+  std::vector<nn::LayerArg<Options>> good{{"mode", &Options::mode, nn::ArgUse::config, false, false, nn::ArgCheck::padding}};
+  o.mode = "full";
+  expect_error([&] { nn::check_options<Options>(o, good, "probe"); }, {"[probe]", "mode must be \"valid\" or \"same\""});
+  // write_config and options_from_config over it: the key round-trips.
+  o.mode = "same";
+  nn::ConfigMap c;
+  nn::write_config<Options>(o, good, c, "probe");
+  EXPECT_EQ(c.text("mode"), "same");
+  EXPECT_EQ(nn::options_from_config<Options>(c, good).mode, "same");
 }

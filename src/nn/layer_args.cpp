@@ -43,35 +43,48 @@ void arg_from_config(std::optional<std::int64_t>& out, const ConfigMap& c, std::
   out = c.has_value(key) ? std::optional<std::int64_t>(c.integer(key)) : std::nullopt;
 }
 
+namespace {
+// A table that declares a check its member's type does not have: a bug of the table.
+[[noreturn]] void cannot_check(std::string_view name, const std::string& tag) {
+  throw Error(ErrorCode::internal, tag + ": argument '" + std::string(name) + "' declares a check its type does not have");
+}
+
+template <class T>
+void check_number(ArgCheck check, T value, std::string_view name, const std::string& tag) {
+  const char* rule = nullptr;  // comparisons written so that NaN fails each
+  switch (check) {
+    case ArgCheck::any: break;
+    case ArgCheck::positive: rule = value > 0 ? nullptr : " must be positive"; break;
+    case ArgCheck::non_negative: rule = value >= 0 ? nullptr : " must be non-negative"; break;
+    case ArgCheck::fraction: rule = value >= 0 && value < 1 ? nullptr : " must be in [0, 1)"; break;
+    default: cannot_check(name, tag);
+  }
+  if (rule) fail(tag, std::string(name) + rule + ", got " + std::to_string(value));
+}
+}  // namespace
+
 void check_arg(ArgCheck check, std::int64_t value, std::string_view name, const std::string& tag) {
-  if (check == ArgCheck::positive && value <= 0)
-    fail(tag, std::string(name) + " must be positive, got " + std::to_string(value));
-  if (check == ArgCheck::non_negative && value < 0)
-    fail(tag, std::string(name) + " must be non-negative, got " + std::to_string(value));
-  if (check == ArgCheck::fraction && !(value >= 0 && value < 1))
-    fail(tag, std::string(name) + " must be in [0, 1), got " + std::to_string(value));
+  check_number(check, value, name, tag);
 }
 void check_arg(ArgCheck check, double value, std::string_view name, const std::string& tag) {
-  bool ok = check == ArgCheck::positive ? value > 0 : check == ArgCheck::non_negative ? value >= 0
-          : check == ArgCheck::fraction ? value >= 0 && value < 1 : true;  // NaN fails each
-  if (!ok) {
-    const char* rule = check == ArgCheck::positive ? " must be positive" : check == ArgCheck::non_negative ? " must be non-negative" : " must be in [0, 1)";
-    fail(tag, std::string(name) + rule + ", got " + std::to_string(value));
-  }
+  check_number(check, value, name, tag);
 }
 void check_arg(ArgCheck check, const std::optional<std::int64_t>& value, std::string_view name, const std::string& tag) {
   if (value) check_arg(check, *value, name, tag);
 }
-
 void check_arg(ArgCheck check, Stride2 value, std::string_view name, const std::string& tag) {
-  if (check == ArgCheck::positive && (value.h <= 0 || value.w <= 0))
+  if (check != ArgCheck::positive) cannot_check(name, tag);
+  if (value.h <= 0 || value.w <= 0)
     fail(tag, std::string(name) + " must be positive, got (" + std::to_string(value.h) + ", " + std::to_string(value.w) + ")");
 }
 void check_arg(ArgCheck check, const std::string& value, std::string_view name, const std::string& tag) {
-  if (check == ArgCheck::padding && value != "valid" && value != "same")
-    fail(tag, std::string(name) + " must be \"valid\" or \"same\", got \"" + value + "\"");
-  if (check == ArgCheck::channels_last && value != "channels_last")
-    fail(tag, "only " + std::string(name) + "=\"channels_last\" is supported (NHWC), got \"" + value + "\"");
+  if (check == ArgCheck::padding) {
+    if (value != "valid" && value != "same") fail(tag, std::string(name) + " must be \"valid\" or \"same\", got \"" + value + "\"");
+  } else if (check == ArgCheck::channels_last) {
+    if (value != "channels_last") fail(tag, "only " + std::string(name) + "=\"channels_last\" is supported (NHWC), got \"" + value + "\"");
+  } else {
+    cannot_check(name, tag);
+  }
 }
 
 void apply_layer_options(Layer& layer, const LayerOptions& o) {
