@@ -31,6 +31,7 @@ void init_scan(nb::module_& m);  // scan.cpp: ef.scan (pytrees in python/eagerfl
 void init_dist(nb::module_& m);  // dist.cpp: ef.dist (MPI collectives, DataParallel); after init_training
 void init_summary(nb::module_& m);  // summary.cpp: ef.summary; after init_training: TensorBoard joins _train
 void init_dtype_policy(nb::module_& m);  // dtype_policy.cpp: DTypePolicy, set_global_policy; after init_layers
+void init_layer_args(nb::module_& m);  // layer_args.cpp: Layer._ef_declared_input_shape; after init_layers
 
 // Hands the queued ef log warnings (retracing) to Python's `warnings` (log.cpp). Call with the
 // GIL held and no ef lock held, after C++ work that may have traced.

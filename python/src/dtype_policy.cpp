@@ -6,6 +6,7 @@
 
 #include "bindings.h"
 #include "eagerflow/nn/layer_config.h"
+#include "layer_args.h"
 #include "py_layer.h"
 
 namespace efpy {
@@ -26,6 +27,8 @@ ef::nn::DTypePolicy policy_of(nb::handle h) {
 std::string dtype_name(ef::DType d) { return std::string(ef::name_of(d)); }
 
 }  // namespace
+
+ef::nn::DTypePolicy dtype_policy_arg(nb::handle h) { return policy_of(h); }
 
 void init_dtype_policy(nb::module_& m) {
   nb::class_<ef::nn::DTypePolicy>(m, "DTypePolicy",
@@ -79,11 +82,7 @@ void init_dtype_policy(nb::module_& m) {
   auto prop = nb::module_::import_("builtins").attr("property");
   layer.attr("dtype_policy") = prop(
       nb::cpp_function([](const ef::nn::Layer& l) { return l.dtype_policy(); }),
-      nb::cpp_function([](ef::nn::Layer& l, nb::handle p) {
-        if (l.built())
-          throw nb::value_error(("layer '" + l.name() + "' is built: set its dtype policy before its first call").c_str());
-        l.set_dtype_policy(policy_of(p));
-      }));
+      nb::cpp_function([](ef::nn::Layer& l, nb::handle p) { l.set_dtype_policy(policy_of(p)); }));  // refused once built
   layer.attr("compute_dtype") = prop(nb::cpp_function([](const ef::nn::Layer& l) { return dtype_name(l.compute_dtype()); }));
   layer.attr("variable_dtype") = prop(nb::cpp_function([](const ef::nn::Layer& l) { return dtype_name(l.variable_dtype()); }));
   layer.attr("dtype") = prop(nb::cpp_function([](const ef::nn::Layer& l) { return dtype_name(l.variable_dtype()); }));

@@ -12,6 +12,7 @@
 #include "eagerflow/nn/normalization.h"
 #include "eagerflow/ops/random.h"
 #include "convert.h"
+#include "layer_args.h"
 #include "py_layer.h"
 
 namespace efpy {
@@ -158,6 +159,8 @@ void bind_pooling(nb::module_& m, const char* name) {
 
 }  // namespace
 
+ef::nn::Initializer initializer_arg(nb::handle h) { return initializer_of(h); }
+
 void init_layers(nb::module_& m) {
   nb::class_<ef::nn::Initializer>(m, "Initializer")
       .def("__call__", [](const ef::nn::Initializer& init, std::vector<std::int64_t> shape, ef::DType dtype) {
@@ -227,47 +230,24 @@ void init_layers(nb::module_& m) {
         if (auto* py = dynamic_cast<PyLayerAccess*>(&self)) py->track_(child);
       });
 
-  nb::class_<ef::nn::Dense, Layer>(m, "Dense")
-      .def("__init__",
-           [](ef::nn::Dense* self, std::int64_t units, nb::handle activation, bool use_bias, nb::handle kernel_init,
-              nb::handle bias_init, const std::string& name) {
-             new (self) ef::nn::Dense(units, activation_of(activation), use_bias, name);
-             if (!kernel_init.is_none()) self->kernel_initializer = initializer_of(kernel_init);
-             if (!bias_init.is_none()) self->bias_initializer = initializer_of(bias_init);
-           },
-           nb::arg("units"), nb::arg("activation") = nb::none(), nb::arg("use_bias") = true,
-           nb::arg("kernel_initializer") = nb::none(), nb::arg("bias_initializer") = nb::none(),
-           nb::arg("name") = "")
-      .def_prop_ro("kernel", &ef::nn::Dense::kernel)
+  // Layers made from their declared arguments (python/src/layer_args.h): attributes and weak
+  // references as on the Python subclasses keras.layers had for them.
+  nb::class_<ef::nn::Dense, Layer> dense(m, "Dense", nb::dynamic_attr(), nb::is_weak_referenceable());
+  def_init_from_args<ef::nn::Dense, ef::nn::DenseOptions>(dense, "Dense");  // Keras' arguments: Dense::args()
+  dense.def_prop_ro("kernel", &ef::nn::Dense::kernel)
       .def_prop_ro("bias", &ef::nn::Dense::bias)
       .def_prop_ro("units", &ef::nn::Dense::units);
   nb::class_<ef::nn::Flatten, Layer>(m, "Flatten").def(nb::init<std::string>(), nb::arg("name") = "");
-  nb::class_<ef::nn::Dropout, Layer>(m, "Dropout")
-      .def(nb::init<double, std::optional<std::uint64_t>, std::string>(), nb::arg("rate"),
-           nb::arg("seed") = nb::none(), nb::arg("name") = "");
+  nb::class_<ef::nn::Dropout, Layer> dropout(m, "Dropout", nb::dynamic_attr(), nb::is_weak_referenceable());
+  def_init_from_args<ef::nn::Dropout, ef::nn::DropoutOptions>(dropout, "Dropout");  // Dropout::args()
+  dropout.def_prop_ro("rate", &ef::nn::Dropout::rate);
   nb::class_<ef::nn::Activation, Layer>(m, "Activation")
       .def("__init__", [](ef::nn::Activation* self, nb::handle fn, const std::string& name) {
         new (self) ef::nn::Activation(activation_of(fn), name);
       }, nb::arg("activation"), nb::arg("name") = "");
-  nb::class_<ef::nn::Conv2D, Layer>(m, "Conv2D")
-      .def("__init__",
-           [](ef::nn::Conv2D* self, std::int64_t filters, nb::handle kernel_size, nb::handle strides,
-              const std::string& padding, nb::handle dilation_rate, nb::handle activation, bool use_bias,
-              const std::string& name, nb::handle kernel_init, nb::handle bias_init) {
-             ef::nn::Conv2DOptions o;
-             if (!kernel_init.is_none()) o.kernel_initializer = initializer_of(kernel_init);
-             if (!bias_init.is_none()) o.bias_initializer = initializer_of(bias_init);
-             o.strides = pair_of(strides, "strides");
-             o.padding = padding;
-             o.dilation_rate = pair_of(dilation_rate, "dilation_rate");
-             o.activation = activation_of(activation);
-             o.use_bias = use_bias;
-             new (self) ef::nn::Conv2D(filters, pair_of(kernel_size, "kernel_size"), o, name);
-           },
-           nb::arg("filters"), nb::arg("kernel_size"), nb::arg("strides") = 1, nb::arg("padding") = "valid",
-           nb::arg("dilation_rate") = 1, nb::arg("activation") = nb::none(), nb::arg("use_bias") = true,
-           nb::arg("name") = "", nb::arg("kernel_initializer") = nb::none(), nb::arg("bias_initializer") = nb::none())
-      .def_prop_ro("kernel", &ef::nn::Conv2D::kernel)
+  nb::class_<ef::nn::Conv2D, Layer> conv2d(m, "Conv2D", nb::dynamic_attr(), nb::is_weak_referenceable());
+  def_init_from_args<ef::nn::Conv2D, ef::nn::Conv2DOptions>(conv2d, "Conv2D");  // Conv2D::args()
+  conv2d.def_prop_ro("kernel", &ef::nn::Conv2D::kernel)
       .def_prop_ro("bias", &ef::nn::Conv2D::bias);
   bind_pooling<ef::nn::MaxPool2D>(m, "MaxPool2D");
   bind_pooling<ef::nn::AveragePooling2D>(m, "AveragePooling2D");

@@ -12,6 +12,7 @@
 #include "eagerflow/nn/preprocessing.h"
 #include "eagerflow/nn/reshaping.h"
 #include "convert.h"
+#include "layer_args.h"
 #include "py_layer.h"
 
 namespace efpy {
@@ -91,6 +92,10 @@ nb::object property(nb::handle getter, nb::handle setter = nb::none()) {
 
 }  // namespace
 
+ef::nn::ActivationFn activation_arg(nb::handle h) { return activation_of(h); }
+ef::nn::Regularizer regularizer_arg(nb::handle h) { return regularizer_of(h); }
+ef::nn::Constraint constraint_arg(nb::handle h) { return constraint_of(h); }
+
 void init_layers_keras(nb::module_& m) {
   // ---------------------------------------------------------------- regularizers, constraints
   nb::class_<Regularizer>(m, "Regularizer")
@@ -138,31 +143,6 @@ void init_layers_keras(nb::module_& m) {
                            nb::is_method()),
                        nb::cpp_function([](Layer& self, nb::handle r) { self.set_activity_regularizer(regularizer_of(r)); },
                                         nb::is_method())));
-  // Keras' regularizer/constraint arguments of the C++ Dense and Conv2D (python/eagerflow/keras/layers.py).
-  m.def(
-      "_set_weight_options",
-      [](Layer& layer, nb::handle kernel_regularizer, nb::handle bias_regularizer, nb::handle activity_regularizer,
-         nb::handle kernel_constraint, nb::handle bias_constraint) {
-        if (layer.built())
-          throw nb::value_error((layer.name() + ": regularizers and constraints are set before the first call").c_str());
-        if (auto* d = dynamic_cast<ef::nn::Dense*>(&layer)) {
-          d->kernel_regularizer = regularizer_of(kernel_regularizer);
-          d->bias_regularizer = regularizer_of(bias_regularizer);
-          d->kernel_constraint = constraint_of(kernel_constraint);
-          d->bias_constraint = constraint_of(bias_constraint);
-        } else if (auto* c = dynamic_cast<ef::nn::Conv2D*>(&layer)) {
-          c->options().kernel_regularizer = regularizer_of(kernel_regularizer);
-          c->options().bias_regularizer = regularizer_of(bias_regularizer);
-          c->options().kernel_constraint = constraint_of(kernel_constraint);
-          c->options().bias_constraint = constraint_of(bias_constraint);
-        } else {
-          throw nb::type_error("_set_weight_options: a Dense or Conv2D layer expected");
-        }
-        if (!activity_regularizer.is_none()) layer.set_activity_regularizer(regularizer_of(activity_regularizer));
-      },
-      nb::arg("layer"), nb::arg("kernel_regularizer").none(), nb::arg("bias_regularizer").none(),
-      nb::arg("activity_regularizer").none(), nb::arg("kernel_constraint").none(), nb::arg("bias_constraint").none());
-
   // ---------------------------------------------------------------- layers
   nb::class_<ef::nn::Lambda, Layer>(m, "Lambda")
       .def("__init__",

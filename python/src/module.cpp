@@ -30,6 +30,7 @@ NB_MODULE(_core, m) {
   efpy::init_layers(m);
   efpy::init_layers_keras(m);
   efpy::init_dtype_policy(m);
+  efpy::init_layer_args(m);
   efpy::init_attention(m);
   efpy::init_fused_ops(m);
   efpy::init_recurrent(m);

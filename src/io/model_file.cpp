@@ -442,6 +442,7 @@ std::shared_ptr<nn::Layer> rebuild(const LayerConfig& lc, const Tensors& tensors
       seq = std::make_shared<train::Sequential>(c.text("name"));
     }
     for (const auto& l : c.list("layers")) seq->add(rebuild(layer_config_from(l, c.where + " layer"), tensors, depth + 1, where));
+    nn::apply_base_config(*seq, lc.config);  // before building: a built layer's dtype policy is fixed
     if (depth == 0 && c.has_value("build_input")) {
       ConfigMap b = c.map("build_input");
       b.where = c.where + " build_input";
@@ -449,7 +450,7 @@ std::shared_ptr<nn::Layer> rebuild(const LayerConfig& lc, const Tensors& tensors
       if (spec.shape.rank() < 1) throw Error(b.where + ": the input needs its batch axis");
       build_for(*seq, spec);
     }
-    out = seq;
+    return seq;
   } else {
     return nn::layer_from_config(lc, where);
   }

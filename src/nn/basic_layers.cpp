@@ -46,18 +46,4 @@ Tensor Flatten::call(const Tensor& inputs) {
   return reshape(inputs, {-1, features});
 }
 
-Dropout::Dropout(double rate, std::optional<std::uint64_t> seed, std::string name)
-    : Layer(std::move(name)), rate_(rate), seed_(seed) {
-  if (seed) generator_.emplace(*seed);
-  if (!(rate >= 0.0 && rate < 1.0)) fail("dropout", "rate must be in [0, 1), got " + std::to_string(rate));
-}
-
-Tensor Dropout::call(const Tensor& inputs, bool training) {
-  if (!training || rate_ == 0.0) return inputs;
-  if (!is_floating(inputs.dtype())) fail(kWrongType, name(), "needs floating inputs, got " + inputs.spec().str());
-  Tensor draw = generator_ ? random::uniform_like(inputs, 0.0, 1.0, *generator_) : random::uniform_like(inputs, 0.0, 1.0);
-  Tensor keep = greater_equal(draw, scalar_like(draw, rate_));
-  return where(keep, inputs * (1.0 / (1.0 - rate_)), zeros_like(inputs));
-}
-
 }  // namespace ef::nn

@@ -1,8 +1,10 @@
 #include "eagerflow/nn/conv_layers.h"
 
 #include <cmath>
+#include <map>
 
 #include "eagerflow/ops/random.h"
+#include "nn/layer_args.h"
 
 namespace ef::nn {
 namespace {
@@ -14,13 +16,55 @@ void expect_images(const Layer& layer, const Shape& s) {
 
 }  // namespace
 
+std::span<const LayerArg<Conv2DOptions>> Conv2D::args() {
+  // Keras' signature order: Conv2D(filters, kernel_size, strides, padding, data_format,
+  // dilation_rate, ...) (Keras 3's groups=, which eagerflow does not have, is not taken).
+  static const std::vector<LayerArg<Conv2DOptions>> list = [] {
+    using O = Conv2DOptions;
+    std::vector<LayerArg<O>> a{
+        {"filters", &O::filters, ArgUse::config, /*required=*/true, false, ArgCheck::positive},
+        {"kernel_size", &O::kernel_size, ArgUse::config, /*required=*/true, false, ArgCheck::positive},
+        {"strides", &O::strides},
+        {"padding", &O::padding, ArgUse::config, false, false, ArgCheck::padding},
+        {"data_format", &O::data_format, ArgUse::construct_only, false, false, ArgCheck::channels_last},
+        {"dilation_rate", &O::dilation_rate},
+        {"activation", &O::activation},
+        {"use_bias", &O::use_bias},
+        {"kernel_initializer", &O::kernel_initializer, ArgUse::construct_only},
+        {"bias_initializer", &O::bias_initializer, ArgUse::construct_only},
+        {"kernel_regularizer", &O::kernel_regularizer},
+        {"bias_regularizer", &O::bias_regularizer},
+        {"activity_regularizer", &O::activity_regularizer, ArgUse::base_config},
+        {"kernel_constraint", &O::kernel_constraint},
+        {"bias_constraint", &O::bias_constraint},
+    };
+    append_base_args(a);
+    return a;
+  }();
+  return list;
+}
+
+Conv2D::Conv2D(Conv2DOptions options) : Layer(options.name), options_(std::move(options)) {
+  check_options(options_, args(), "conv2d");
+  apply_layer_options(*this, options_);
+}
+
+namespace {
+Conv2DOptions positional(std::int64_t filters, Stride2 kernel_size, Conv2DOptions o, std::string name) {
+  o.filters = filters;
+  o.kernel_size = kernel_size;
+  o.name = std::move(name);
+  return o;
+}
+}  // namespace
+
 Conv2D::Conv2D(std::int64_t filters, Stride2 kernel_size, Conv2DOptions options, std::string name)
-    : Layer(std::move(name)), filters_(filters), kernel_size_(kernel_size), options_(std::move(options)) {
-  if (filters <= 0) fail("conv2d", "filters must be positive, got " + std::to_string(filters));
-  if (kernel_size.h <= 0 || kernel_size.w <= 0) fail("conv2d", "kernel_size must be positive");
-  if (options_.padding != "valid" && options_.padding != "same")
-    fail("conv2d", "padding must be \"valid\" or \"same\", got \"" + options_.padding + "\"");
-  if (options_.activity_regularizer) set_activity_regularizer(options_.activity_regularizer);
+    : Conv2D(positional(filters, kernel_size, std::move(options), std::move(name))) {}
+
+std::optional<LayerConfig> Conv2D::get_config() const {
+  auto c = base_config(*this, "Conv2D");
+  write_config(options_, args(), c.config, "layer '" + name() + "' (Conv2D)");
+  return c;
 }
 
 void Conv2D::build(const Shape& s) {
@@ -28,10 +72,10 @@ void Conv2D::build(const Shape& s) {
   std::int64_t channels = s[3];
   if (channels == kDynamic) fail(name(), "the channel dim of the input must be known to build, got " + s.str());
   // Glorot uniform over the receptive field by default, as Keras.
-  kernel_ = add_weight("kernel", Shape{kernel_size_.h, kernel_size_.w, channels, filters_},
+  kernel_ = add_weight("kernel", Shape{options_.kernel_size.h, options_.kernel_size.w, channels, options_.filters},
                        options_.kernel_initializer ? options_.kernel_initializer : glorot_uniform_initializer());
   if (options_.use_bias)
-    bias_ = add_weight("bias", Shape{filters_}, options_.bias_initializer ? options_.bias_initializer : zeros_initializer());
+    bias_ = add_weight("bias", Shape{options_.filters}, options_.bias_initializer ? options_.bias_initializer : zeros_initializer());
   if (options_.kernel_regularizer) set_weight_regularizer(kernel_, options_.kernel_regularizer);
   if (options_.kernel_constraint) set_weight_constraint(kernel_, options_.kernel_constraint);
   if (options_.use_bias && options_.bias_regularizer) set_weight_regularizer(bias_, options_.bias_regularizer);
@@ -60,3 +104,10 @@ Tensor GlobalAveragePooling2D::call(const Tensor& inputs) {
 }
 
 }  // namespace ef::nn
+
+namespace ef::detail {
+// The built-in factory list (src/nn/layer_config.cpp) takes Conv2D's from here.
+void add_conv2d_layer_factories(std::map<std::string, nn::LayerFactory>& factories) {
+  factories["Conv2D"] = nn::factory_from_args<nn::Conv2D, nn::Conv2DOptions>();
+}
+}  // namespace ef::detail

@@ -101,6 +101,10 @@ std::vector<Tensor> autocast_inputs(std::span<const Tensor> inputs, DType to) {
 
 void Layer::set_dtype_policy(const DTypePolicy& policy) {
   std::lock_guard lock(mutex_);
+  if (built_ && !(policy == dtype_policy_))
+    fail(ErrorKind(ErrorCode::failed_precondition, PythonBuiltin::value_error), name(),
+         "is built: set its dtype policy before its first call (its weights have the variable dtype of '" +
+             dtype_policy_.name() + "', not of '" + policy.name() + "')");
   dtype_policy_ = policy;
 }
 

@@ -17,7 +17,6 @@
 #include "eagerflow/nn/constraints.h"
 #include "eagerflow/nn/conv_layers.h"
 #include "eagerflow/nn/conv_transpose.h"
-#include "eagerflow/nn/dense.h"
 #include "eagerflow/nn/embedding_merge.h"
 #include "eagerflow/nn/normalization.h"
 #include "eagerflow/nn/preprocessing.h"
@@ -29,6 +28,9 @@ namespace ef::detail {
 void add_attention_layer_factories(std::map<std::string, nn::LayerFactory>& factories);  // src/nn/attention.cpp
 void add_recurrent_layer_factories(std::map<std::string, nn::LayerFactory>& factories);  // src/nn/recurrent.cpp
 void add_conv1d_layer_factories(std::map<std::string, nn::LayerFactory>& factories);     // src/nn/conv1d.cpp
+void add_dense_layer_factories(std::map<std::string, nn::LayerFactory>& factories);      // src/nn/dense.cpp
+void add_dropout_layer_factories(std::map<std::string, nn::LayerFactory>& factories);    // src/nn/dropout.cpp
+void add_conv2d_layer_factories(std::map<std::string, nn::LayerFactory>& factories);     // src/nn/conv_layers.cpp
 }
 
 namespace ef::nn {
@@ -312,16 +314,9 @@ std::map<std::string, LayerFactory> builtin_factories() {
   ef::detail::add_attention_layer_factories(f);  // src/nn/attention.cpp
   ef::detail::add_recurrent_layer_factories(f);  // SimpleRNN, LSTM, GRU, Bidirectional
   ef::detail::add_conv1d_layer_factories(f);     // Conv1D, 1-D pooling, global max pooling
-  f["Dense"] = [](const LayerConfig& lc) {
-    const ConfigMap& c = lc.config;
-    auto d = std::make_shared<Dense>(positive(c, "units"), activation_from_config(c.at("activation"), c.where),
-                                     c.flag("use_bias"), c.text("name"));
-    d->kernel_regularizer = regularizer_from_config(c.at("kernel_regularizer"), c.where + " kernel_regularizer");
-    d->bias_regularizer = regularizer_from_config(c.at("bias_regularizer"), c.where + " bias_regularizer");
-    d->kernel_constraint = constraint_from_config(c.at("kernel_constraint"), c.where + " kernel_constraint");
-    d->bias_constraint = constraint_from_config(c.at("bias_constraint"), c.where + " bias_constraint");
-    return as_layer(d);
-  };
+  ef::detail::add_dense_layer_factories(f);      // src/nn/dense.cpp, from Dense::args()
+  ef::detail::add_dropout_layer_factories(f);    // src/nn/dropout.cpp, from Dropout::args()
+  ef::detail::add_conv2d_layer_factories(f);     // src/nn/conv_layers.cpp, from Conv2D::args()
   auto conv_options = [](const ConfigMap& c, auto& o) {
     o.strides = pair_from(c, "strides");
     o.padding = c.text("padding");
@@ -332,13 +327,6 @@ std::map<std::string, LayerFactory> builtin_factories() {
     o.bias_regularizer = regularizer_from_config(c.at("bias_regularizer"), c.where + " bias_regularizer");
     o.kernel_constraint = constraint_from_config(c.at("kernel_constraint"), c.where + " kernel_constraint");
     o.bias_constraint = constraint_from_config(c.at("bias_constraint"), c.where + " bias_constraint");
-  };
-  f["Conv2D"] = [conv_options](const LayerConfig& lc) {
-    const ConfigMap& c = lc.config;
-    Conv2DOptions o;
-    conv_options(c, o);
-    o.dilation_rate = pair_from(c, "dilation_rate");
-    return as_layer(std::make_shared<Conv2D>(positive(c, "filters"), pair_from(c, "kernel_size"), o, c.text("name")));
   };
   f["Conv2DTranspose"] = [conv_options](const LayerConfig& lc) {
     const ConfigMap& c = lc.config;
@@ -364,14 +352,6 @@ std::map<std::string, LayerFactory> builtin_factories() {
     for (std::int64_t d : dims)
       if (d < -1) throw Error(lc.config.where + ": target_shape dims must be >= -1");
     return as_layer(std::make_shared<Reshape>(Shape(dims), lc.config.text("name")));
-  };
-  f["Dropout"] = [](const LayerConfig& lc) {
-    const ConfigMap& c = lc.config;
-    double rate = c.real("rate");
-    if (!(rate >= 0 && rate < 1)) throw Error(c.where + ": rate must be in [0, 1)");
-    std::optional<std::uint64_t> seed;
-    if (c.has_value("seed")) seed = static_cast<std::uint64_t>(c.integer("seed"));
-    return as_layer(std::make_shared<Dropout>(rate, seed, c.text("name")));
   };
   f["Activation"] = [](const LayerConfig& lc) {
     return as_layer(std::make_shared<Activation>(activation_from_config(lc.config.at("activation"), lc.config.where), lc.config.text("name")));
@@ -538,19 +518,6 @@ namespace {
 std::string where_of(const Layer& l) { return "layer '" + l.name() + "' (" + l.type_name() + ")"; }
 }  // namespace
 
-std::optional<LayerConfig> Dense::get_config() const {
-  auto c = base_config(*this, "Dense");
-  std::string w = where_of(*this);
-  c.config.set("units", units_);
-  c.config.set("activation", activation_config(activation_, w));
-  c.config.set("use_bias", use_bias_);
-  c.config.set("kernel_regularizer", regularizer_config(kernel_regularizer, w + " kernel_regularizer"));
-  c.config.set("bias_regularizer", regularizer_config(bias_regularizer, w + " bias_regularizer"));
-  c.config.set("kernel_constraint", constraint_config(kernel_constraint, w + " kernel_constraint"));
-  c.config.set("bias_constraint", constraint_config(bias_constraint, w + " bias_constraint"));
-  return c;
-}
-
 namespace {
 template <class O>
 void conv_config(ConfigMap& c, const O& o, const std::string& w) {
@@ -564,15 +531,6 @@ void conv_config(ConfigMap& c, const O& o, const std::string& w) {
   c.set("bias_constraint", constraint_config(o.bias_constraint, w + " bias_constraint"));
 }
 }  // namespace
-
-std::optional<LayerConfig> Conv2D::get_config() const {
-  auto c = base_config(*this, "Conv2D");
-  c.config.set("filters", filters_);
-  c.config.set("kernel_size", pair_config(kernel_size_));
-  conv_config(c.config, options_, where_of(*this));
-  c.config.set("dilation_rate", pair_config(options_.dilation_rate));
-  return c;
-}
 
 std::optional<LayerConfig> Conv2DTranspose::get_config() const {
   auto c = base_config(*this, "Conv2DTranspose");
@@ -596,13 +554,6 @@ std::optional<LayerConfig> Flatten::get_config() const { return base_config(*thi
 std::optional<LayerConfig> Reshape::get_config() const {
   auto c = base_config(*this, "Reshape");
   c.config.set("target_shape", target_.dims());
-  return c;
-}
-
-std::optional<LayerConfig> Dropout::get_config() const {
-  auto c = base_config(*this, "Dropout");
-  c.config.set("rate", rate_);
-  c.config.set("seed", seed_ ? ConfigValue(static_cast<std::int64_t>(*seed_)) : ConfigValue());
   return c;
 }
 

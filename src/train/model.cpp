@@ -989,6 +989,8 @@ Sequential::Sequential(std::string name) : Model(std::move(name)) {}
 
 Sequential::Sequential(std::vector<std::shared_ptr<nn::Layer>> layers, std::string name) : Model(std::move(name)) {
   for (auto& l : layers) add(std::move(l));
+  // Keras 2: a first layer with input_shape= builds the model at once, as an Input would.
+  if (!stack_.empty() && stack_.front()->declared_input_shape()) build(*stack_.front()->declared_input_shape());
 }
 
 void Sequential::add(std::shared_ptr<nn::Layer> layer) {

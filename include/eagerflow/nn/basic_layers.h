@@ -1,8 +1,9 @@
 #pragma once
-// Layers without weights: Flatten, Reshape, Dropout and Activation.
+// Layers without weights: Flatten, Reshape, Dropout (eagerflow/nn/dropout.h) and Activation.
 #include <optional>
 
 #include "eagerflow/nn/activation_fn.h"
+#include "eagerflow/nn/dropout.h"
 #include "eagerflow/nn/layer.h"
 
 namespace ef::nn {
@@ -29,29 +30,6 @@ class Reshape : public Layer {
 
  private:
   Shape target_;
-};
-
-// While training, zeroes each element with probability `rate` and scales the rest by
-// 1 / (1 - rate) (Keras' inverted dropout); the identity otherwise. A fresh mask is drawn on
-// every call, also when replayed from a traced function; with a seed, the layer's k-th call
-// draws the k-th mask of that seed (two layers with one seed draw alike, as in Keras 3).
-class Dropout : public Layer {
- public:
-  explicit Dropout(double rate, std::optional<std::uint64_t> seed = std::nullopt, std::string name = "");
-  double rate() const { return rate_; }
-  std::optional<LayerConfig> get_config() const override;
-  bool supports_masking() const override { return true; }
-  const random::SeedGenerator* seed_generator() const override { return generator_ ? &*generator_ : nullptr; }
-
- protected:
-  Tensor call(const Tensor& inputs, bool training) override;
-
- private:
-  double rate_;
-  std::optional<std::uint64_t> seed_;
-  // With a seed, the layer's own sequence of masks (Keras 3's seed_generator): a second layer
-  // with the same seed repeats them. Without, masks come from the global generator.
-  std::optional<random::SeedGenerator> generator_;
 };
 
 // Applies an activation: Activation("relu").

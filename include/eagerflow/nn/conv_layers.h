@@ -1,33 +1,41 @@
 #pragma once
 // Convolution and pooling layers, NHWC as Keras: inputs [batch, height, width, channels].
 #include <optional>
+#include <span>
 
 #include "eagerflow/nn/activation_fn.h"
 #include "eagerflow/nn/constraints.h"
 #include "eagerflow/nn/initializers.h"
 #include "eagerflow/nn/layer.h"
+#include "eagerflow/nn/layer_args.h"
 #include "eagerflow/nn/regularizers.h"
 #include "eagerflow/ops/ops.h"
 
 namespace ef::nn {
 
-struct Conv2DOptions {
+// Keras' Conv2D arguments; Conv2D::args() declares each one once.
+struct Conv2DOptions : LayerOptions {
+  std::int64_t filters = 0;  // required, positive
+  Stride2 kernel_size{0, 0};  // required, positive; Python takes an int for both
   Stride2 strides{1, 1};
   std::string padding = "valid";  // or "same"
+  std::string data_format = "channels_last";  // the only layout: NHWC
   Stride2 dilation_rate{1, 1};
   ActivationFn activation;
   bool use_bias = true;
   // Empty: Keras' defaults, glorot uniform over the receptive field and zeros.
   Initializer kernel_initializer, bias_initializer;
   // Keras' regularizers (Layer::losses) and constraints (Layer::apply_constraints).
-  Regularizer kernel_regularizer, bias_regularizer, activity_regularizer;
+  Regularizer kernel_regularizer, bias_regularizer;
   Constraint kernel_constraint, bias_constraint;
 };
 
 // Conv2D(filters, kernel_size): kernel [kh, kw, in_channels, filters] (glorot uniform), bias.
 class Conv2D : public Layer {
  public:
+  explicit Conv2D(Conv2DOptions options);
   Conv2D(std::int64_t filters, Stride2 kernel_size, Conv2DOptions options = {}, std::string name = "");
+  static std::span<const LayerArg<Conv2DOptions>> args();  // src/nn/conv_layers.cpp
   Variable kernel() const { return kernel_; }
   Variable bias() const { return bias_; }
   // The options; regularizers and constraints changed here take effect when the layer builds
@@ -40,8 +48,6 @@ class Conv2D : public Layer {
   Tensor call(const Tensor& inputs) override;
 
  private:
-  std::int64_t filters_;
-  Stride2 kernel_size_;
   Conv2DOptions options_;
   Variable kernel_, bias_;
 };

@@ -68,6 +68,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // the policy's variable dtype). Under a policy whose compute dtype is bfloat16 the layer
   // casts floating inputs to it and reads its trainable float32 variables as bfloat16 inside
   // call(); a float32 layer casts bfloat16 inputs back to float32.
+  // Once built, another policy is an ef::Error FAILED_PRECONDITION (Keras' ValueError in Python).
   const DTypePolicy& dtype_policy() const { return dtype_policy_; }
   void set_dtype_policy(const DTypePolicy& policy);
   DType compute_dtype() const { return dtype_policy_.compute_dtype(); }
@@ -77,6 +78,10 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // The input spec of the first (single-input) call with the batch dim dynamic: what ef::save
   // traces when no signature is given. Empty before a call.
   std::optional<TensorSpec> save_spec() const;
+  // Keras 2's input_shape= / batch_size= (eagerflow/nn/layer_args.h): the shape, batch first, a
+  // Sequential starting with this layer is built for at once, as after an Input.
+  const std::optional<Shape>& declared_input_shape() const { return declared_input_shape_; }
+  void set_declared_input_shape(std::optional<Shape> shape) { declared_input_shape_ = std::move(shape); }
 
   // Losses and constraints, as Keras' (src/nn/layer_losses.cpp). add_loss: a scalar to add to
   // the training loss (a penalty computed in call(), say). losses(): the add_loss values of the
@@ -151,6 +156,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
   DTypePolicy dtype_policy_ = global_policy();
   std::optional<TensorSpec> output_spec_;
   std::optional<TensorSpec> save_spec_;
+  std::optional<Shape> declared_input_shape_;
   std::vector<Variable> own_weights_;
   std::vector<Layer*> children_;
   std::vector<Layer*> parents_;  // so that a layer destroyed first unlinks itself

@@ -329,6 +329,7 @@ class Model : public nn::Layer {
 class Sequential : public Model {
  public:
   explicit Sequential(std::string name = "");
+  // Built at once when the first layer declares its input shape (Layer::declared_input_shape).
   Sequential(std::vector<std::shared_ptr<nn::Layer>> layers, std::string name = "");
   void add(std::shared_ptr<nn::Layer> layer);
   template <class L, class... Args>

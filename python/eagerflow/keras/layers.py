@@ -1,7 +1,7 @@
 """ef.keras.layers: the C++ layers, and Layer to subclass in Python."""
 from .. import _core
 from .._layers import (Activation, Add, AveragePooling2D, AvgPool2D, BatchNormalization, Concatenate,  # noqa: F401
-                       Dropout, Embedding, Flatten, GlobalAveragePooling2D, Input, InputLayer, Layer,
+                       Conv2D, Dense, Dropout, Embedding, Flatten, GlobalAveragePooling2D, Input, InputLayer, Layer,
                        LayerNormalization, MaxPool2D, MaxPooling2D, Reshape, TensorShape)
 from ..saved_model import SavedModelLayer as TFSMLayer  # noqa: F401
 from . import activations, constraints, regularizers  # noqa: F401 - ef.keras.<module> once layers is imported
@@ -71,7 +71,6 @@ def _apply_base_kwargs(layer, kwargs):
 
 Activation = _with_base_arguments(_core.Activation)
 Flatten = _with_base_arguments(_core.Flatten)
-Dropout = _with_base_arguments(_core.Dropout)
 Reshape = _with_base_arguments(_core.Reshape)
 MaxPool2D = MaxPooling2D = _with_base_arguments(_core.MaxPool2D)
 AveragePooling2D = AvgPool2D = _with_base_arguments(_core.AveragePooling2D)
@@ -89,39 +88,9 @@ Conv2DTranspose = Convolution2DTranspose = _with_base_arguments(_core.Conv2DTran
 Add = _with_base_arguments(_core.Add)
 Embedding = _with_base_arguments(Embedding)
 Concatenate = _with_base_arguments(_core.Concatenate)
-
-
-class Dense(_core.Dense):
-    """Keras' Dense(units, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
-    bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint): the C++ ef::nn::Dense."""
-
-    def __init__(self, units, activation=None, use_bias=True, kernel_initializer=None, bias_initializer=None,
-                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
-                 bias_constraint=None, name=None, **kwargs):
-        _check_kwargs("Dense", kwargs)
-        super().__init__(units, activation, use_bias, kernel_initializer, bias_initializer, name or "")
-        _apply_base_kwargs(self, kwargs)
-        _core._set_weight_options(self, kernel_regularizer, bias_regularizer, activity_regularizer, kernel_constraint,
-                                  bias_constraint)
-
-
-class Conv2D(_core.Conv2D):
-    """Keras' Conv2D(filters, kernel_size, strides, padding, dilation_rate, activation, use_bias, kernel_initializer,
-    bias_initializer, kernel_regularizer,
-    bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint): the C++ ef::nn::Conv2D."""
-
-    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None, dilation_rate=1,
-                 activation=None, use_bias=True, kernel_initializer=None, bias_initializer=None,
-                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
-                 bias_constraint=None, name=None, **kwargs):
-        _check_kwargs("Conv2D", kwargs)
-        if data_format not in (None, "channels_last"):
-            raise ValueError(f"Conv2D: only data_format='channels_last' is supported, got {data_format!r}")
-        super().__init__(filters, kernel_size, strides, padding, dilation_rate, activation, use_bias, name or "",
-                         kernel_initializer, bias_initializer)
-        _apply_base_kwargs(self, kwargs)
-        _core._set_weight_options(self, kernel_regularizer, bias_regularizer, activity_regularizer, kernel_constraint,
-                                  bias_constraint)
+# Dense, Dropout and Conv2D (from .._layers) are the C++ classes themselves: their Keras arguments, the
+# base ones included, are declared once beside them (Dense::args() in src/nn/dense.cpp, Dropout::args()
+# in src/nn/dropout.cpp, Conv2D::args() in src/nn/conv_layers.cpp), converted by python/src/layer_args.h.
 
 
 Convolution2D = Conv2D
