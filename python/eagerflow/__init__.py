@@ -28,6 +28,14 @@ def top_k(input, k=1, sorted=True, name=None):  # noqa: A002 - TF's argument nam
     return TopKV2(values, indices)
 
 
+newaxis = None  # tf.newaxis: x[:, tf.newaxis] adds an axis
+
+
+def rank(input, name=None):  # noqa: A002 - TF's names
+    """tf.rank: the number of axes, as an int32 scalar tensor (known while tracing too)."""
+    return constant(len(convert_to_tensor(input)._shape_tuple), dtype=DType.int32)
+
+
 float32 = DType.float32
 float64 = DType.float64
 int32 = DType.int32
@@ -73,3 +81,8 @@ _atexit.register(_core._set_log_handler, None)
 # ef.saved_model, ef.onnx, ef.data.
 from . import keras, saved_model, onnx, data  # noqa: E402
 from . import summary  # noqa: E402 - ef.summary, as tf.summary (TensorBoard event files)
+from . import math  # noqa: E402 - ef.math, as tf.math
+# TF's top-level aliases of tf.math where eagerflow's own default differed (cumsum over axis 0,
+# not flattened; argmax over axis 0 as int64).
+cumsum, cumprod, argmax = math.cumsum, math.cumprod, math.argmax
+add_n = math.add_n

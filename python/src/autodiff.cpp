@@ -71,9 +71,11 @@ void init_autodiff(nb::module_& m) {
       .def("_same_as", &ef::Variable::same_as)
       .def("__hash__", [](const ef::Variable& v) { return reinterpret_cast<std::intptr_t>(v.state_ptr().get()); })
       .def("__repr__", [](const ef::Variable& v) {
-        std::string s = "<ef.Variable '" + v.name() + "' shape=" + v.shape().tuple_str() + " dtype=" +
+        // TF's: <tf.Variable 'x:0' shape=() dtype=float32, numpy=1.0>.
+        std::string name = v.name().find(':') == std::string::npos ? v.name() + ":0" : v.name();
+        std::string s = "<tf.Variable '" + name + "' shape=" + v.shape().tuple_str() + " dtype=" +
                         std::string(ef::name_of(v.dtype()));
-        if (!ef::trace::current()) s += ", numpy=" + nb::cast<std::string>(nb::repr(nb::cast(v.value()).attr("numpy")()));
+        if (!ef::trace::current()) s += ", numpy=" + tensor_values_text(v.value(), /*is_repr=*/true);
         return s + ">";
       });
 

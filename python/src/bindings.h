@@ -43,5 +43,9 @@ void drain_log_warnings();
 // dtype (a float next to a float64 tensor is float64), as TF's weak types do.
 ef::Tensor to_tensor(nb::handle h, const ef::Tensor* like = nullptr);
 ef::DType dtype_from_py(nb::handle h);
+// A tensor's values as TF prints them in a repr or str (tensor.cpp).
+std::string tensor_values_text(const ef::Tensor& t, bool is_repr);
+// x / y as TF's truediv: integer operands divide as float64 (tensor.cpp).
+ef::Tensor true_divide(const ef::Tensor& x, const ef::Tensor& y);
 nb::object dtype_to_py(ef::DType d);
 }  // namespace efpy

@@ -124,7 +124,9 @@ void init_ops(nb::module_& m) {
 #undef EF_BINARY
   m.attr("subtract") = m.attr("sub");
   m.attr("multiply") = m.attr("mul");
-  m.attr("divide") = m.attr("div");
+  // tf.divide / tf.truediv: integers divide as float64 (ef.div keeps the operands' dtype).
+  m.def("divide", [](H a, H b) { auto [x, y] = T2(a, b); return true_divide(x, y); }, nb::arg("x"), nb::arg("y"));
+  m.attr("truediv") = m.attr("divide");
 
   m.def("where", [](H c, H a, H b) { auto [x, y] = T2(a, b); return ef::where(T(c), x, y); }, nb::arg("condition"),
         nb::arg("x"), nb::arg("y"));

@@ -110,7 +110,21 @@ nb::object view_numpy(const ef::Tensor& t) {
 
 // .numpy(): a copy the caller owns and may write (as TF's numpy() is), so writing to
 // `v.numpy()` never changes a Variable and `model.predict(x)` results can be edited in place.
-nb::object to_numpy(const ef::Tensor& t) { return view_numpy(t).attr("copy")(); }
+// A scalar's is a NumPy scalar (np.float32(6.0)), as TF's is.
+nb::object to_numpy(const ef::Tensor& t) {
+  nb::object a = view_numpy(t).attr("copy")();
+  return t.rank() == 0 ? nb::object(a[nb::tuple()]) : a;
+}
+
+// TF's text of a tensor's values: NumPy's str of the array (its repr for a repr), a scalar as
+// NumPy prints it ("2.2", "True"); values spanning lines start on a line of their own.
+std::string numpy_text(const ef::Tensor& t, bool is_repr) {
+  nb::object a = view_numpy(t);
+  nb::object values = t.rank() == 0 ? nb::object(a[nb::tuple()]) : a;
+  nb::str text_py = t.rank() == 0 || !is_repr ? nb::str(values) : nb::repr(values);
+  std::string text = nb::cast<std::string>(text_py);
+  return text.find('\n') == std::string::npos ? text : "\n" + text;
+}
 
 ef::Tensor operand(nb::handle h, const ef::Tensor& like) { return to_tensor(h, &like); }
 
@@ -180,6 +194,15 @@ ef::Tensor getitem(const ef::Tensor& x, nb::handle key) {
 }
 
 }  // namespace
+
+std::string tensor_values_text(const ef::Tensor& t, bool is_repr) { return numpy_text(t, is_repr); }
+
+ef::Tensor true_divide(const ef::Tensor& x, const ef::Tensor& y) {
+  // TF's truediv: integer operands divide as float64 (tf.constant([1, 2]) / 2 is [0.5, 1.0]).
+  if (ef::is_integer(x.dtype()) && ef::is_integer(y.dtype()))
+    return ef::div(ef::cast(x, ef::DType::float64), ef::cast(y, ef::DType::float64));
+  return ef::div(x, y);
+}
 
 ef::DType dtype_from_py(nb::handle h) {
   ef::DType d;
@@ -259,11 +282,16 @@ void init_tensor(nb::module_& m) {
                return "<ef.Tensor shape=" + shape_tuple(t.shape()) + ", dtype=" + numpy_name(t.dtype()) + " (symbolic)>";
              if (t.is_keras_tensor())
                return "<KerasTensor shape=" + shape_tuple(t.shape()) + ", dtype=" + numpy_name(t.dtype()) + ">";
-             std::string values = nb::cast<std::string>(nb::repr(view_numpy(t)));
-             return "<ef.Tensor: shape=" + shape_tuple(t.shape()) + ", dtype=" + numpy_name(t.dtype()) +
-                    ", numpy=" + (t.rank() > 1 ? "\n" : "") + values + ">";
+             // TF's, so that printed output reads as a TF user expects.
+             return "<tf.Tensor: shape=" + shape_tuple(t.shape()) + ", dtype=" + numpy_name(t.dtype()) +
+                    ", numpy=" + numpy_text(t, /*is_repr=*/true) + ">";
            })
-      .def("__str__", [](const ef::Tensor& t) { return t.str(); })
+      .def("__str__",
+           [](const ef::Tensor& t) {
+             if (t.is_symbolic() || t.is_keras_tensor()) return t.str();
+             return "tf.Tensor(" + numpy_text(t, /*is_repr=*/false) + ", shape=" + shape_tuple(t.shape()) +
+                    ", dtype=" + numpy_name(t.dtype()) + ")";
+           })
       .def("__bool__",
            [](const ef::Tensor& t) {
              if (t.is_symbolic() || t.is_keras_tensor()) symbolic_value_error(t, "bool (`if tensor:`, `while tensor:`, `and`/`or`)");
@@ -288,7 +316,7 @@ void init_tensor(nb::module_& m) {
              return ef::cast(t, ef::DType::int64).item<std::int64_t>();
            })
       .def("__hash__", [](nb::handle self) { return reinterpret_cast<std::intptr_t>(self.ptr()); })
-      .def("__getitem__", &getitem)
+      .def("__getitem__", &getitem, nb::arg("key").none())
       .def("__iter__",
            [](const ef::Tensor& t) {
              if (t.rank() == 0) throw nb::type_error("iteration over a 0-d tensor");
@@ -313,7 +341,7 @@ void init_tensor(nb::module_& m) {
   EFPY_BINARY("__add__", "__radd__", ef::add)
   EFPY_BINARY("__sub__", "__rsub__", ef::sub)
   EFPY_BINARY("__mul__", "__rmul__", ef::mul)
-  EFPY_BINARY("__truediv__", "__rtruediv__", ef::div)
+  EFPY_BINARY("__truediv__", "__rtruediv__", true_divide)
   EFPY_BINARY("__pow__", "__rpow__", ef::pow)
   EFPY_BINARY("__matmul__", "__rmatmul__", [](const ef::Tensor& x, const ef::Tensor& y) { return ef::matmul(x, y); })
   EFPY_BINARY("__and__", "__rand__", ef::logical_and)
@@ -328,7 +356,7 @@ void init_tensor(nb::module_& m) {
 
   m.def(
       "constant",
-      [](nb::handle value, nb::handle dtype, nb::handle shape) {
+      [](nb::handle value, nb::handle dtype, nb::handle shape, nb::handle /*name: a graph's node name in TF 1; eager TF ignores it*/) {
         ef::Tensor t;
         if (dtype.is_none()) {
           t = to_tensor(value);
@@ -344,11 +372,11 @@ void init_tensor(nb::module_& m) {
         }
         return t;
       },
-      nb::arg("value").none(), nb::arg("dtype") = nb::none(), nb::arg("shape") = nb::none(),
+      nb::arg("value").none(), nb::arg("dtype") = nb::none(), nb::arg("shape") = nb::none(), nb::arg("name") = nb::none(),
       "A tensor of `value` (always a copy: writing to the NumPy array later does not change it).");
   m.def(
       "convert_to_tensor",
-      [](nb::handle v, nb::handle dtype, nb::handle dtype_hint) {
+      [](nb::handle v, nb::handle dtype, nb::handle dtype_hint, nb::handle /*name: ignored, as eager TF does*/) {
         if (!dtype.is_none()) {
           ef::DType d = dtype_from_py(dtype);
           ef::Tensor t = to_tensor_as(v, d);
@@ -369,7 +397,7 @@ void init_tensor(nb::module_& m) {
         }
         return to_tensor(v);
       },
-      nb::arg("value").none(), nb::arg("dtype") = nb::none(), nb::arg("dtype_hint") = nb::none());
+      nb::arg("value").none(), nb::arg("dtype") = nb::none(), nb::arg("dtype_hint") = nb::none(), nb::arg("name") = nb::none());
   m.def("_is_symbolic", [](const ef::Tensor& t) { return t.is_symbolic(); });
 }
 

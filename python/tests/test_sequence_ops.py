@@ -86,7 +86,7 @@ def test_tile_repeat_like_numpy():
 
 def test_cumsum_cumprod():
     x = x34()
-    np.testing.assert_allclose(ef.cumsum(x).numpy(), np.cumsum(x))  # no axis: flattened
+    np.testing.assert_allclose(ef.cumsum(x).numpy(), np.cumsum(x, axis=0))  # tf.cumsum: axis 0 by default
     np.testing.assert_allclose(ef.cumsum(x, axis=1).numpy(), np.cumsum(x, axis=1))
     np.testing.assert_allclose(ef.cumprod(x, axis=0).numpy(), np.cumprod(x, axis=0))
     # tf.math.cumsum(x, axis=1, exclusive=True, reverse=True)

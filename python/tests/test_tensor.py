@@ -72,7 +72,7 @@ def test_indexing():
 def test_repr_like_tf():
     t = ef.constant(np.array([[1, 2, 3], [4, 5, 6]], np.float32))
     r = repr(t)
-    assert r.startswith("<ef.Tensor: shape=(2, 3), dtype=float32, numpy=")
+    assert r.startswith("<tf.Tensor: shape=(2, 3), dtype=float32, numpy=")
     assert "array(" in r
     assert "shape=(2, 3)" in str(t)
 

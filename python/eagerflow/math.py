@@ -1,0 +1,106 @@
+"""ef.math: TensorFlow's tf.math with TF's argument names, defaults and result dtypes, over the
+op table's ops (so each traces, differentiates and vmaps as they do). A name is here only when
+it behaves as TF's; the rest of tf.math is issue 31's work (docs/tf_coverage.md)."""
+from . import _core
+
+__all__ = [
+    "abs", "add", "add_n", "argmax", "ceil", "cos", "cumprod", "cumsum", "divide", "equal", "erf",
+    "exp", "floor", "greater", "greater_equal", "less", "less_equal", "log", "log_softmax", "logical_and",
+    "logical_not", "logical_or", "maximum", "minimum", "multiply", "negative", "not_equal", "pow",
+    "reduce_all", "reduce_any", "reduce_max", "reduce_mean", "reduce_min", "reduce_sum", "round", "rsqrt",
+    "sigmoid", "sin", "softmax", "sqrt", "square", "subtract", "tanh", "top_k", "truediv",
+]
+
+
+def _unary(core, tf_name):
+    def op(x, name=None):
+        return core(x)
+    op.__name__ = op.__qualname__ = tf_name
+    op.__doc__ = f"tf.math.{tf_name}(x, name=None)."
+    return op
+
+
+def _binary(core, tf_name):
+    def op(x, y, name=None):
+        return core(x, y)
+    op.__name__ = op.__qualname__ = tf_name
+    op.__doc__ = f"tf.math.{tf_name}(x, y, name=None)."
+    return op
+
+
+def _reduction(core, tf_name):
+    def op(input_tensor, axis=None, keepdims=False, name=None):
+        return core(input_tensor, axis, keepdims)
+    op.__name__ = op.__qualname__ = tf_name
+    op.__doc__ = f"tf.math.{tf_name}(input_tensor, axis=None, keepdims=False, name=None): every axis when axis is None."
+    return op
+
+
+for _n in ("abs", "ceil", "cos", "erf", "exp", "floor", "log", "logical_not", "rsqrt", "sigmoid", "sin", "sqrt",
+           "square", "tanh"):
+    globals()[_n] = _unary(getattr(_core, _n), _n)
+negative = _unary(_core.neg, "negative")
+round = _unary(_core.round, "round")  # noqa: A001 - TF's name; half to even, as TF
+for _n in ("add", "equal", "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or", "maximum",
+           "minimum", "not_equal", "pow"):
+    globals()[_n] = _binary(getattr(_core, _n), _n)
+subtract = _binary(_core.sub, "subtract")
+multiply = _binary(_core.mul, "multiply")
+divide = _binary(_core.divide, "divide")  # integers divide as float64, as TF's truediv
+truediv = _binary(_core.divide, "truediv")
+for _n in ("reduce_all", "reduce_any", "reduce_max", "reduce_mean", "reduce_min", "reduce_sum"):
+    globals()[_n] = _reduction(getattr(_core, _n), _n)
+
+
+def add_n(inputs, name=None):
+    """tf.math.add_n: the elementwise sum of a non-empty list of tensors of one shape and dtype."""
+    inputs = [_core.convert_to_tensor(x) for x in inputs]
+    if not inputs:
+        raise ValueError("add_n: inputs must be a non-empty list of tensors")
+    for x in inputs[1:]:
+        if tuple(x._shape_tuple) != tuple(inputs[0]._shape_tuple) or x.dtype != inputs[0].dtype:
+            raise ValueError(f"add_n: inputs must have one shape and dtype, got {inputs[0]!r} and {x!r}")
+    total = inputs[0]
+    for x in inputs[1:]:
+        total = _core.add(total, x)
+    return total
+
+
+def _arg_reduction(core, tf_name):
+    def op(input, axis=None, output_type=_core.DType.int64, name=None):  # noqa: A002 - TF's name
+        x = _core.convert_to_tensor(input)
+        result = core(x, 0 if axis is None else int(axis))  # TF: axis None means 0
+        return result if output_type == result.dtype else _core.cast(result, output_type)
+    op.__name__ = op.__qualname__ = tf_name
+    op.__doc__ = f"tf.math.{tf_name}(input, axis=None, output_type=tf.int64, name=None): axis None is 0."
+    return op
+
+
+argmax = _arg_reduction(_core.argmax, "argmax")
+
+
+def _cumulative(core, tf_name):
+    def op(x, axis=0, exclusive=False, reverse=False, name=None):
+        return core(x, int(axis), exclusive, reverse)
+    op.__name__ = op.__qualname__ = tf_name
+    op.__doc__ = f"tf.math.{tf_name}(x, axis=0, exclusive=False, reverse=False, name=None)."
+    return op
+
+
+cumsum = _cumulative(_core.cumsum, "cumsum")
+cumprod = _cumulative(_core.cumprod, "cumprod")
+
+
+def softmax(logits, axis=None, name=None):
+    """tf.math.softmax over `axis` (the last when None)."""
+    return _core.softmax(logits, -1 if axis is None else axis)
+
+
+def log_softmax(logits, axis=None, name=None):
+    """tf.math.log_softmax over `axis` (the last when None)."""
+    return _core.log_softmax(logits, -1 if axis is None else axis)
+
+
+def top_k(input, k=1, sorted=True, name=None):  # noqa: A002 - TF's names
+    from . import top_k as _top_k
+    return _top_k(input, k, sorted, name)
