@@ -8,6 +8,7 @@
 #include "eagerflow/core/threading.h"
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/ops/checks.h"
+#include "eagerflow/ops/math.h"
 #include "eagerflow/ops/random.h"
 #include "eagerflow/core/log.h"
 #include "eagerflow/variable.h"

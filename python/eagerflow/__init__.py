@@ -86,3 +86,4 @@ from . import math  # noqa: E402 - ef.math, as tf.math
 # not flattened; argmax over axis 0 as int64).
 cumsum, cumprod, argmax = math.cumsum, math.cumprod, math.argmax
 add_n = math.add_n
+reduce_prod, reduce_logsumexp = math.reduce_prod, math.reduce_logsumexp  # top level in TF too

@@ -9,6 +9,9 @@ __all__ = [
     "logical_not", "logical_or", "maximum", "minimum", "multiply", "negative", "not_equal", "pow",
     "reduce_all", "reduce_any", "reduce_max", "reduce_mean", "reduce_min", "reduce_sum", "round", "rsqrt",
     "sigmoid", "sin", "softmax", "sqrt", "square", "subtract", "tanh", "top_k", "truediv",
+    "is_nan", "is_inf", "is_finite", "sign", "reciprocal", "log1p", "softplus", "log_sigmoid",
+    "squared_difference", "divide_no_nan", "multiply_no_nan", "xlogy", "logical_xor", "reduce_prod",
+    "reduce_logsumexp", "reduce_variance", "reduce_std", "reduce_euclidean_norm", "count_nonzero", "l2_normalize",
 ]
 
 
@@ -104,3 +107,23 @@ def log_softmax(logits, axis=None, name=None):
 def top_k(input, k=1, sorted=True, name=None):  # noqa: A002 - TF's names
     from . import top_k as _top_k
     return _top_k(input, k, sorted, name)
+
+
+# Compositions of the op table's ops, defined once in C++ (eagerflow/ops/math.h).
+for _n in ("is_nan", "is_inf", "is_finite", "sign", "reciprocal", "log1p", "softplus", "log_sigmoid"):
+    globals()[_n] = _unary(getattr(_core._math, _n), _n)
+for _n in ("squared_difference", "divide_no_nan", "multiply_no_nan", "xlogy", "logical_xor"):
+    globals()[_n] = _binary(getattr(_core._math, _n), _n)
+for _n in ("reduce_prod", "reduce_logsumexp", "reduce_variance", "reduce_std", "reduce_euclidean_norm"):
+    globals()[_n] = _reduction(getattr(_core._math, _n), _n)
+
+
+def count_nonzero(input, axis=None, keepdims=None, dtype=_core.DType.int64, name=None):  # noqa: A002 - TF's names
+    """tf.math.count_nonzero: how many elements are nonzero (true, NaN), as `dtype` (int64)."""
+    result = _core._math.count_nonzero(input, axis, bool(keepdims))
+    return result if dtype == result.dtype else _core.cast(result, dtype)
+
+
+def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
+    """tf.math.l2_normalize: x / sqrt(max(sum(x**2, axis), epsilon)) (every axis when None)."""
+    return _core._math.l2_normalize(x, dim if axis is None else axis, epsilon)

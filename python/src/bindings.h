@@ -11,7 +11,8 @@ using namespace nb::literals;
 void init_errors(nb::module_& m);
 void init_tensor(nb::module_& m);
 void init_ops(nb::module_& m);
-void init_sequence_ops(nb::module_& m);  // sequence_ops.cpp: issue 18's ops (after init_ops: joins ef.random)
+void init_sequence_ops(nb::module_& m);
+void init_math(nb::module_& m);  // math_ops.cpp: ef.math's compositions as _core._math  // sequence_ops.cpp: issue 18's ops (after init_ops: joins ef.random)
 void init_function(nb::module_& m);
 void init_autodiff(nb::module_& m);
 void init_layers(nb::module_& m);
@@ -47,5 +48,7 @@ ef::DType dtype_from_py(nb::handle h);
 std::string tensor_values_text(const ef::Tensor& t, bool is_repr);
 // x / y as TF's truediv: integer operands divide as float64 (tensor.cpp).
 ef::Tensor true_divide(const ef::Tensor& x, const ef::Tensor& y);
+// Two operands of a binary op: a Python number takes the other operand's dtype (ops.cpp).
+std::pair<ef::Tensor, ef::Tensor> tensor_operands(nb::handle a, nb::handle b);
 nb::object dtype_to_py(ef::DType d);
 }  // namespace efpy

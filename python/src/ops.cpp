@@ -109,6 +109,8 @@ Tensor range_op(H start, H limit, H delta, H dtype, H /*name*/) {
 
 }  // namespace
 
+std::pair<ef::Tensor, ef::Tensor> tensor_operands(nb::handle a, nb::handle b) { return T2(a, b); }
+
 void init_ops(nb::module_& m) {
 #define EF_UNARY(name) m.def(#name, [](H x) { return ef::name(T(x)); }, nb::arg("x"));
   EF_UNARY(logical_not) EF_UNARY(neg) EF_UNARY(abs) EF_UNARY(exp) EF_UNARY(log) EF_UNARY(sqrt) EF_UNARY(rsqrt)

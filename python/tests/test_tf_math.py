@@ -165,3 +165,49 @@ def test_newaxis_and_rank():
     assert r.dtype == tf.int32 and r.numpy() == 2
     assert tf.rank(5.0).numpy() == 0
     assert tf.function(lambda a: tf.rank(a) + 0)(X).numpy() == 2
+
+
+def test_compositions_against_numpy_eager_and_traced():
+    x = np.array([[1e-7, -0.5, 3.0], [20.0, -30.0, 0.25]], np.float64)
+    np.testing.assert_allclose(both_ways(tf.math.log1p, np.abs(x)), np.log1p(np.abs(x)), rtol=1e-15)
+    np.testing.assert_allclose(both_ways(tf.math.softplus, x), np.logaddexp(0, x), rtol=1e-15)
+    np.testing.assert_allclose(both_ways(tf.math.log_sigmoid, x), -np.logaddexp(0, -x), rtol=1e-15)
+    np.testing.assert_allclose(both_ways(lambda a: tf.math.reduce_prod(a, axis=1), x), np.prod(x, axis=1), rtol=1e-15)
+    np.testing.assert_allclose(both_ways(lambda a: tf.math.reduce_logsumexp(a, axis=0), x),
+                               np.logaddexp(x[0], x[1]), rtol=1e-15)
+    np.testing.assert_allclose(both_ways(lambda a: tf.math.reduce_std(a, 1, True), x), np.std(x, 1, keepdims=True), rtol=1e-14)
+    np.testing.assert_allclose(both_ways(tf.math.reduce_variance, x), np.var(x), rtol=1e-14)
+    np.testing.assert_allclose(both_ways(tf.math.reduce_euclidean_norm, x), np.linalg.norm(x), rtol=1e-15)
+    np.testing.assert_allclose(both_ways(lambda a: tf.math.l2_normalize(a, axis=1), x),
+                               x / np.linalg.norm(x, axis=1, keepdims=True), rtol=1e-15)
+    np.testing.assert_array_equal(both_ways(tf.math.sign, x), np.sign(x))
+    np.testing.assert_allclose(both_ways(tf.math.squared_difference, x, 1.5), (x - 1.5) ** 2)
+    np.testing.assert_allclose(tf.math.reciprocal(x).numpy(), 1 / x)
+
+
+def test_special_values_as_tf():
+    x = np.array([1.0, np.inf, np.nan, -np.inf, 0.0], np.float32)
+    np.testing.assert_array_equal(tf.math.is_nan(x).numpy(), np.isnan(x))
+    np.testing.assert_array_equal(tf.math.is_inf(x).numpy(), np.isinf(x))
+    np.testing.assert_array_equal(tf.math.is_finite(x).numpy(), np.isfinite(x))
+    y = np.array([0.0, 0.0, 0.0, 2.0, 4.0], np.float32)
+    np.testing.assert_array_equal(tf.math.divide_no_nan(x, y).numpy(), [0, 0, 0, -np.inf, 0])
+    np.testing.assert_array_equal(tf.math.multiply_no_nan(x, y).numpy(), [0, 0, 0, -np.inf, 0])
+    np.testing.assert_array_equal(tf.math.xlogy([0.0, 2.0], [0.0, 1.0]).numpy(), [0.0, 0.0])
+    np.testing.assert_array_equal(tf.math.logical_xor([True, True, False], [True, False, False]).numpy(), [False, True, False])
+    c = tf.math.count_nonzero(x)
+    assert c.dtype == tf.int64 and c.numpy() == 4  # 1, inf, NaN and -inf count, 0 does not
+    assert tf.math.count_nonzero(x, dtype=tf.int32).dtype == tf.int32
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.math.is_nan(tf.constant([1, 2]))
+
+
+def test_compositions_differentiate():
+    v = tf.Variable(np.array([[2.0, -3.0], [0.5, 4.0]]))
+    with tf.GradientTape() as tape:
+        y = tf.math.reduce_sum(tf.math.reduce_prod(v, axis=1)) + tf.math.reduce_sum(tf.math.log1p(v * v))
+    g = tape.gradient(y, v).numpy()
+    x = v.numpy()
+    want = np.array([[x[0, 1], x[0, 0]], [x[1, 1], x[1, 0]]]) + 2 * x / (1 + x * x)
+    np.testing.assert_allclose(g, want, rtol=1e-14)
+    assert tf.reduce_prod is tf.math.reduce_prod

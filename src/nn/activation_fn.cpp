@@ -1,4 +1,5 @@
 #include "eagerflow/nn/activation_fn.h"
+#include "eagerflow/ops/math.h"
 
 #include "eagerflow/ops/ops.h"
 
@@ -48,10 +49,7 @@ Tensor selu(const Tensor& x) {
   return scale * elu(x, alpha);
 }
 
-Tensor softplus(const Tensor& x) {
-  // log(1 + exp(x)) = max(x, 0) + log(1 + exp(-|x|)): exp never overflows.
-  return relu(x) + ef::log(1.0 + ef::exp(-abs(x)));
-}
+Tensor softplus(const Tensor& x) { return math::softplus(x); }  // tf.nn.softplus is tf.math.softplus
 
 Tensor softsign(const Tensor& x) { return x / (1.0 + abs(x)); }
 Tensor swish(const Tensor& x) { return x * sigmoid(x); }

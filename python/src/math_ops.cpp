@@ -1,0 +1,38 @@
+// ef.math's compositions (eagerflow/ops/math.h) as _core._math; python/eagerflow/math.py gives
+// them TF's argument names.
+#include "bindings.h"
+#include "convert.h"
+#include "eagerflow/ops/math.h"
+
+namespace efpy {
+namespace {
+
+using ef::Tensor;
+using H = nb::handle;
+
+Tensor T(H h) { return to_tensor(h); }
+
+}  // namespace
+
+void init_math(nb::module_& m) {
+  nb::module_ mm = m.def_submodule("_math", "ef.math's compositions (python/eagerflow/math.py)");
+#define EFPY_UNARY(name) mm.def(#name, [](H x) { return ef::math::name(T(x)); }, nb::arg("x"));
+  EFPY_UNARY(is_nan) EFPY_UNARY(is_inf) EFPY_UNARY(is_finite) EFPY_UNARY(sign) EFPY_UNARY(reciprocal)
+  EFPY_UNARY(log1p) EFPY_UNARY(softplus) EFPY_UNARY(log_sigmoid)
+#undef EFPY_UNARY
+#define EFPY_BINARY(name) \
+  mm.def(#name, [](H a, H b) { auto [x, y] = tensor_operands(a, b); return ef::math::name(x, y); }, nb::arg("x"), nb::arg("y"));
+  EFPY_BINARY(squared_difference) EFPY_BINARY(divide_no_nan) EFPY_BINARY(multiply_no_nan) EFPY_BINARY(xlogy)
+  EFPY_BINARY(logical_xor)
+#undef EFPY_BINARY
+#define EFPY_REDUCTION(name)                                                                                  \
+  mm.def(#name, [](H x, H axis, bool keepdims) { return ef::math::name(T(x), axes_arg(axis, "axis"), keepdims); }, \
+         nb::arg("x"), nb::arg("axis").none() = nb::none(), nb::arg("keepdims") = false);
+  EFPY_REDUCTION(reduce_prod) EFPY_REDUCTION(reduce_logsumexp) EFPY_REDUCTION(reduce_variance)
+  EFPY_REDUCTION(reduce_std) EFPY_REDUCTION(reduce_euclidean_norm) EFPY_REDUCTION(count_nonzero)
+#undef EFPY_REDUCTION
+  mm.def("l2_normalize", [](H x, H axis, double epsilon) { return ef::math::l2_normalize(T(x), axes_arg(axis, "axis"), epsilon); },
+         nb::arg("x"), nb::arg("axis").none() = nb::none(), nb::arg("epsilon") = 1e-12);
+}
+
+}  // namespace efpy
