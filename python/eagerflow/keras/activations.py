@@ -41,6 +41,7 @@ def elu(x, alpha=1.0):
 def gelu(x, approximate=False):
     if approximate:
         import math
+        x = _core.convert_to_tensor(x)  # a NumPy input would otherwise come back as NumPy
         c = math.sqrt(2.0 / math.pi)
         return 0.5 * x * (1.0 + _core.tanh(c * (x + 0.044715 * x * x * x)))
     return _core._activation("gelu", x)

@@ -1,0 +1,185 @@
+"""ef.nn: TensorFlow's tf.nn with TF's names, argument names and defaults. Activations are the
+library's (eagerflow/nn/activation_fn.h, ef::math); the losses and helpers compose the op
+table's ops, so everything traces, differentiates and vmaps."""
+from . import _core
+from . import math as _math
+from .keras import activations as _act
+
+attention_probabilities = _core.nn.attention_probabilities
+layer_norm = _core.nn.layer_norm
+scaled_dot_product_attention = _core.nn.scaled_dot_product_attention
+
+__all__ = [
+    "relu", "relu6", "leaky_relu", "elu", "selu", "gelu", "silu", "swish", "softplus", "softsign", "sigmoid",
+    "tanh", "softmax", "log_softmax", "sparse_softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits",
+    "sigmoid_cross_entropy_with_logits", "weighted_cross_entropy_with_logits", "l2_loss", "l2_normalize",
+    "moments", "batch_normalization", "bias_add", "dropout", "embedding_lookup", "log_poisson_loss",
+    "attention_probabilities", "layer_norm", "scaled_dot_product_attention",
+]
+
+
+def relu(features, name=None):
+    return _core.relu(features)
+
+
+def relu6(features, name=None):
+    return _act.relu6(features)
+
+
+def leaky_relu(features, alpha=0.2, name=None):
+    return _act.leaky_relu(features, alpha)
+
+
+def elu(features, name=None):
+    return _act.elu(features, 1.0)
+
+
+def selu(features, name=None):
+    return _act.selu(features)
+
+
+def gelu(features, approximate=False, name=None):
+    return _act.gelu(features, approximate)
+
+
+def silu(features, beta=1.0, name=None):
+    """x * sigmoid(beta * x)."""
+    if beta == 1.0:
+        return _act.silu(features)
+    x = _core.convert_to_tensor(features)
+    return x * _core.sigmoid(x * beta)
+
+
+swish = silu
+
+
+def softplus(features, name=None):
+    return _math.softplus(features)
+
+
+def softsign(features, name=None):
+    return _act.softsign(features)
+
+
+def sigmoid(x, name=None):
+    return _core.sigmoid(x)
+
+
+def tanh(x, name=None):
+    return _core.tanh(x)
+
+
+def softmax(logits, axis=None, name=None):
+    return _math.softmax(logits, axis)
+
+
+def log_softmax(logits, axis=None, name=None):
+    return _math.log_softmax(logits, axis)
+
+
+def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None):
+    """Per row: logsumexp(logits) - logits[label], over the last axis (one fused op)."""
+    if labels is None or logits is None:
+        raise ValueError("sparse_softmax_cross_entropy_with_logits: pass both labels= and logits=")
+    return _core.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)
+
+
+def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
+    """-sum(labels * log_softmax(logits)) over `axis`; no gradient to labels is stopped, as TF."""
+    logits = _core.convert_to_tensor(logits)
+    labels = _core.cast(_core.convert_to_tensor(labels), logits.dtype)
+    return _core.neg(_core.sum(labels * _core.log_softmax(logits, axis), axis))
+
+
+def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
+    """max(x, 0) - x * z + log1p(exp(-|x|)) per element (x logits, z labels): no overflow."""
+    if labels is None or logits is None:
+        raise ValueError("sigmoid_cross_entropy_with_logits: pass both labels= and logits=")
+    x = _core.convert_to_tensor(logits)
+    z = _core.cast(_core.convert_to_tensor(labels), x.dtype)
+    if tuple(x._shape_tuple) != tuple(z._shape_tuple):
+        raise ValueError(f"logits and labels must have the same shape, got {x._shape_tuple} and {z._shape_tuple}")
+    return _core.relu(x) - x * z + _math.log1p(_core.exp(_core.neg(_core.abs(x))))
+
+
+def weighted_cross_entropy_with_logits(labels, logits, pos_weight, name=None):
+    """TF's: (1 - z) * x + (1 + (q - 1) * z) * (log1p(exp(-|x|)) + max(-x, 0))."""
+    x = _core.convert_to_tensor(logits)
+    z = _core.cast(_core.convert_to_tensor(labels), x.dtype)
+    log_weight = (pos_weight - 1.0) * z + 1.0
+    return (1.0 - z) * x + log_weight * (_math.log1p(_core.exp(_core.neg(_core.abs(x)))) + _core.relu(_core.neg(x)))
+
+
+def log_poisson_loss(targets, log_input, compute_full_loss=False, name=None):
+    """exp(c) - z * c (plus Stirling's term for z > 1 when compute_full_loss)."""
+    c = _core.convert_to_tensor(log_input)
+    z = _core.cast(_core.convert_to_tensor(targets), c.dtype)
+    loss = _core.exp(c) - z * c
+    if compute_full_loss:
+        import math
+        safe = _core.where(z > 1.0, z, _core.ones_like(z))
+        stirling = safe * _core.log(safe) - safe + 0.5 * _core.log(safe * (2.0 * math.pi))
+        loss = loss + _core.where(z > 1.0, stirling, _core.zeros_like(z))
+    return loss
+
+
+def l2_loss(t, name=None):
+    """sum(t ** 2) / 2."""
+    t = _core.convert_to_tensor(t)
+    return _core.sum(_core.square(t)) * 0.5
+
+
+def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
+    return _math.l2_normalize(x, axis, epsilon, name, dim)
+
+
+def moments(x, axes, shift=None, keepdims=False, name=None):
+    """(mean, variance) over `axes` (population variance, as TF)."""
+    x = _core.convert_to_tensor(x)
+    mean = _core.mean(x, axes, True)
+    variance = _core.mean(_core.square(x - mean), axes, True)
+    if not keepdims:
+        mean, variance = _core.squeeze(mean, axes), _core.squeeze(variance, axes)
+    return mean, variance
+
+
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
+    """(x - mean) * scale / sqrt(variance + epsilon) + offset (offset, scale may be None)."""
+    x = _core.convert_to_tensor(x)
+    inv = _core.rsqrt(_core.convert_to_tensor(variance) + variance_epsilon)
+    if scale is not None:
+        inv = inv * scale
+    y = (x - mean) * inv
+    return y if offset is None else y + offset
+
+
+def bias_add(value, bias, data_format=None, name=None):
+    """value + bias over the last axis (NHWC); data_format "NC..." adds over axis 1."""
+    value = _core.convert_to_tensor(value)
+    bias = _core.convert_to_tensor(bias, dtype=value.dtype)  # as TF's
+    if len(bias._shape_tuple) != 1:
+        raise ValueError(f"bias_add: bias must be 1-D, got shape {bias._shape_tuple}")
+    if data_format is not None and data_format.startswith("NC"):
+        bias = _core.reshape(bias, [-1] + [1] * (len(value._shape_tuple) - 2))
+    return value + bias
+
+
+def dropout(x, rate, noise_shape=None, seed=None, name=None):
+    """Each element zeroed with probability `rate`, the rest scaled by 1 / (1 - rate)."""
+    x = _core.convert_to_tensor(x)
+    if not 0 <= rate < 1:
+        raise ValueError(f"dropout: rate must be in [0, 1), got {rate}")
+    if rate == 0:
+        return x
+    # noise_shape: one draw per position of it, broadcast over x (TF's).
+    u = _core.random.uniform_like(x, seed=seed) if noise_shape is None else \
+        _core.random.uniform(list(noise_shape), dtype=x.dtype, seed=seed)
+    keep = _core.cast(u >= rate, x.dtype)
+    return x * keep * (1.0 / (1.0 - rate))
+
+
+def embedding_lookup(params, ids, max_norm=None, name=None):
+    """params[ids] along axis 0."""
+    if max_norm is not None:
+        raise NotImplementedError("embedding_lookup: max_norm is not supported")
+    return _core.gather(params, ids, 0)
