@@ -142,4 +142,83 @@ TEST(Math, TracedEqualsEager) {
   for (std::size_t i = 0; i < eager.size(); ++i) EXPECT_EQ(values(traced[i]), values(eager[i])) << i;
 }
 
+TEST(Math, LinspaceEndsExactlyAtStop) {
+  Tensor l = math::linspace(scalar(0.1), scalar(0.7), 7);
+  std::vector<double> v = values(l);
+  ASSERT_EQ(v.size(), 7u);
+  EXPECT_EQ(l.dtype(), DType::float64);
+  for (int i = 0; i < 6; ++i) EXPECT_NEAR(v[static_cast<std::size_t>(i)], 0.1 + i * 0.1, 1e-15) << i;
+  EXPECT_EQ(v[0], 0.1);
+  EXPECT_EQ(v[6], 0.7);  // stop itself, not 0.1 + 6 * 0.1
+  EXPECT_EQ(values(math::linspace(scalar(3.0f), scalar(9.0f), 1)), std::vector<double>{3.0});
+  EXPECT_EQ(math::linspace(scalar(3.0f), scalar(9.0f), 0).shape(), (Shape{0}));
+  // Integer endpoints give float64, as TF's.
+  EXPECT_EQ(math::linspace(scalar(std::int32_t{1}), scalar(std::int32_t{3}), 3).dtype(), DType::float64);
+  EXPECT_THROW(math::linspace(scalar(0.0f), scalar(1.0f), -2), Error);
+}
+
+TEST(Math, EyeMeshgridShapesAndValues) {
+  Tensor e = math::eye(2, 3, DType::int32);
+  EXPECT_EQ(e.shape(), (Shape{2, 3}));
+  EXPECT_EQ(e.to_vector<std::int32_t>(), (std::vector<std::int32_t>{1, 0, 0, 0, 1, 0}));
+  EXPECT_EQ(math::eye(3).dtype(), DType::float32);
+  EXPECT_EQ(values(math::eye(3)), (std::vector<double>{1, 0, 0, 0, 1, 0, 0, 0, 1}));
+  Tensor x = tensor(std::vector<float>{1, 2, 3}, Shape{3});
+  Tensor y = tensor(std::vector<float>{10, 20}, Shape{2});
+  std::vector<Tensor> xy = math::meshgrid({x, y});  // Cartesian: [len(y), len(x)]
+  ASSERT_EQ(xy.size(), 2u);
+  EXPECT_EQ(xy[0].shape(), (Shape{2, 3}));
+  EXPECT_EQ(values(xy[0]), (std::vector<double>{1, 2, 3, 1, 2, 3}));
+  EXPECT_EQ(values(xy[1]), (std::vector<double>{10, 10, 10, 20, 20, 20}));
+  std::vector<Tensor> ij = math::meshgrid({x, y}, "ij");  // matrix: [len(x), len(y)]
+  EXPECT_EQ(ij[0].shape(), (Shape{3, 2}));
+  EXPECT_EQ(values(ij[0]), (std::vector<double>{1, 1, 2, 2, 3, 3}));
+  EXPECT_EQ(values(ij[1]), (std::vector<double>{10, 20, 10, 20, 10, 20}));
+  EXPECT_THROW(math::meshgrid({x, y}, "yx"), Error);
+}
+
+TEST(Math, VectorAndMatrixNorms) {
+  Tensor m = tensor(std::vector<double>{1, -2, 3, -4, 5, -6}, Shape{2, 3});
+  EXPECT_NEAR(math::norm(m).item<double>(), std::sqrt(91.0), 1e-12);
+  EXPECT_EQ(values(math::norm(m, "1", {1})), (std::vector<double>{6, 15}));
+  EXPECT_EQ(values(math::norm(m, "inf", {0})), (std::vector<double>{4, 5, 6}));
+  EXPECT_NEAR(math::norm(m, "3", {1}).to_vector<double>()[0], std::cbrt(1 + 8 + 27.0), 1e-12);
+  // Matrix norms over two axes: 1 is the largest column sum, inf the largest row sum.
+  EXPECT_EQ(math::norm(m, "1", {0, 1}).item<double>(), 9.0);
+  EXPECT_EQ(math::norm(m, "inf", {0, 1}).item<double>(), 15.0);
+  EXPECT_EQ(math::norm(m, "inf", {0, 1}, /*keepdims=*/true).shape(), (Shape{1, 1}));
+  EXPECT_THROW(math::norm(m, "-1", {1}), Error);
+  EXPECT_THROW(math::norm(m, "nuclear", {0, 1}), Error);
+  // d||x||/dx = x / ||x||.
+  Tensor v = tensor(std::vector<double>{3, 4}, Shape{2});
+  GradientTape tape;
+  tape.watch(v);
+  Tensor g = tape.gradient(math::norm(v), v);
+  EXPECT_NEAR(values(g)[0], 0.6, 1e-15);
+  EXPECT_NEAR(values(g)[1], 0.8, 1e-15);
+}
+
+TEST(Math, ClipByNormAndGlobalNorm) {
+  Tensor x = tensor(std::vector<double>{3, 4}, Shape{2});
+  EXPECT_EQ(values(math::clip_by_norm(x, 1.0)), (std::vector<double>{0.6, 0.8}));
+  EXPECT_EQ(values(math::clip_by_norm(x, 10.0)), (std::vector<double>{3, 4}));
+  // A zero tensor stays zero with a zero (not NaN) gradient.
+  Tensor z = tensor(std::vector<double>{0, 0}, Shape{2});
+  GradientTape tape;
+  tape.watch(z);
+  Tensor g = tape.gradient(sum(math::clip_by_norm(z, 1.0)), z);
+  for (double v : values(g)) EXPECT_FALSE(std::isnan(v));
+  Tensor a = tensor(std::vector<float>{3, 0}, Shape{2});
+  Tensor b = tensor(std::vector<float>{4}, Shape{1});
+  auto [clipped, global] = math::clip_by_global_norm({a, Tensor(), b}, 2.5);
+  EXPECT_NEAR(global.item<float>(), 5.0f, 1e-6f);
+  ASSERT_EQ(clipped.size(), 3u);
+  EXPECT_FALSE(clipped[1].defined());
+  EXPECT_NEAR(values(clipped[0])[0], 1.5, 1e-6);
+  EXPECT_NEAR(values(clipped[2])[0], 2.0, 1e-6);
+  auto [nan_clipped, inf_norm] = math::clip_by_global_norm({tensor(std::vector<float>{std::numeric_limits<float>::infinity(), 1.0f}, Shape{2})}, 1.0);
+  EXPECT_TRUE(std::isinf(inf_norm.item<float>()));
+  for (double v : values(nan_clipped[0])) EXPECT_TRUE(std::isnan(v));
+}
+
 }  // namespace

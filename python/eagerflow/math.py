@@ -13,6 +13,7 @@ __all__ = [
     "squared_difference", "divide_no_nan", "multiply_no_nan", "xlogy", "logical_xor", "reduce_prod",
     "reduce_logsumexp", "reduce_variance", "reduce_std", "reduce_euclidean_norm", "count_nonzero", "l2_normalize",
 ]
+# Also here, as in TF's top level: linspace, eye, norm, clip_by_norm, clip_by_global_norm, meshgrid.
 
 
 def _unary(core, tf_name):
@@ -127,3 +128,63 @@ def count_nonzero(input, axis=None, keepdims=None, dtype=_core.DType.int64, name
 def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
     """tf.math.l2_normalize: x / sqrt(max(sum(x**2, axis), epsilon)) (every axis when None)."""
     return _core._math.l2_normalize(x, dim if axis is None else axis, epsilon)
+
+
+def _ord_text(ord):  # noqa: A002 - TF's name
+    import math as _pymath
+    if isinstance(ord, str):
+        return ord
+    if ord == _pymath.inf:
+        return "inf"
+    return repr(float(ord)) if not float(ord).is_integer() else str(int(ord))
+
+
+def _convert_list(values):
+    return [None if v is None else _core.convert_to_tensor(v) for v in values]
+
+
+def linspace(start, stop, num, name=None, axis=0):
+    """tf.linspace: `num` evenly spaced values from start to stop, both included (scalars)."""
+    if axis != 0:
+        raise NotImplementedError("linspace: only axis=0 (scalar start and stop) is supported")
+    return _core._math.linspace(start, stop, int(num))
+
+
+def eye(num_rows, num_columns=None, batch_shape=None, dtype=_core.DType.float32, name=None):
+    """tf.eye: an identity matrix [num_rows, num_columns], repeated over batch_shape."""
+    m = _core._math.eye(int(num_rows), -1 if num_columns is None else int(num_columns), dtype)
+    if batch_shape:
+        batch = [int(d) for d in batch_shape]
+        m = _core.broadcast_to(m, batch + list(m._shape_tuple))
+    return m
+
+
+def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa: A002 - TF's names
+    """tf.norm: vector norms (euclidean/fro, 1, inf, p > 0) and matrix norms (axis of two: fro, 1, inf)."""
+    if axis is not None and not isinstance(axis, int):
+        axis = [int(a) for a in axis]
+    return _core._math.norm(tensor, _ord_text(ord), axis, bool(keepdims))
+
+
+def clip_by_norm(t, clip_norm, axes=None, name=None):
+    """tf.clip_by_norm: t * clip_norm / max(l2norm(t, axes), clip_norm)."""
+    return _core._math.clip_by_norm(t, float(clip_norm), axes)
+
+
+def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
+    """tf.clip_by_global_norm: (list clipped together, the global norm); None entries stay None."""
+    if use_norm is not None:
+        raise NotImplementedError("clip_by_global_norm: use_norm is not supported")
+    if isinstance(t_list, (_core.Tensor,)) or not hasattr(t_list, "__iter__"):
+        raise TypeError("clip_by_global_norm: t_list must be a sequence of tensors")
+    clipped, global_norm = _core._math.clip_by_global_norm(_convert_list(t_list), float(clip_norm))
+    return clipped, global_norm
+
+
+def meshgrid(*args, **kwargs):
+    """tf.meshgrid(*args, indexing='xy'): coordinate grids of 1-D tensors."""
+    indexing = kwargs.pop("indexing", "xy")
+    kwargs.pop("name", None)
+    if kwargs:
+        raise TypeError(f"meshgrid: unexpected keyword arguments {sorted(kwargs)}")
+    return _core._math.meshgrid([_core.convert_to_tensor(a) for a in args], indexing)

@@ -4,6 +4,11 @@
 #include "convert.h"
 #include "eagerflow/ops/math.h"
 
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
 namespace efpy {
 namespace {
 
@@ -31,6 +36,26 @@ void init_math(nb::module_& m) {
   EFPY_REDUCTION(reduce_prod) EFPY_REDUCTION(reduce_logsumexp) EFPY_REDUCTION(reduce_variance)
   EFPY_REDUCTION(reduce_std) EFPY_REDUCTION(reduce_euclidean_norm) EFPY_REDUCTION(count_nonzero)
 #undef EFPY_REDUCTION
+  mm.def("linspace", [](H start, H stop, std::int64_t num) { auto [a, b] = tensor_operands(start, stop); return ef::math::linspace(a, b, num); },
+         nb::arg("start"), nb::arg("stop"), nb::arg("num"));
+  mm.def("eye", [](std::int64_t rows, std::int64_t columns, H dtype) {
+           return ef::math::eye(rows, columns, dtype.is_none() ? ef::DType::float32 : dtype_from_py(dtype));
+         }, nb::arg("num_rows"), nb::arg("num_columns") = -1, nb::arg("dtype").none() = nb::none());
+  mm.def("norm", [](H x, const std::string& ord, H axis, bool keepdims) {
+           return ef::math::norm(T(x), ord, axes_arg(axis, "axis"), keepdims);
+         }, nb::arg("x"), nb::arg("ord"), nb::arg("axis").none() = nb::none(), nb::arg("keepdims") = false);
+  mm.def("clip_by_norm", [](H x, double clip_norm, H axes) { return ef::math::clip_by_norm(T(x), clip_norm, axes_arg(axes, "axes")); },
+         nb::arg("t"), nb::arg("clip_norm"), nb::arg("axes").none() = nb::none());
+  mm.def("clip_by_global_norm", [](const std::vector<std::optional<ef::Tensor>>& xs, double clip_norm) {
+           std::vector<Tensor> in;
+           for (const auto& x : xs) in.push_back(x ? *x : Tensor());
+           auto [clipped, global] = ef::math::clip_by_global_norm(in, clip_norm);
+           nb::list out;
+           for (const Tensor& t : clipped) out.append(t.defined() ? nb::cast(t) : nb::none());
+           return nb::make_tuple(out, global);
+         }, nb::arg("t_list"), nb::arg("clip_norm"));
+  mm.def("meshgrid", [](const std::vector<ef::Tensor>& xs, const std::string& indexing) { return ef::math::meshgrid(xs, indexing); },
+         nb::arg("xs"), nb::arg("indexing") = "xy");
   mm.def("l2_normalize", [](H x, H axis, double epsilon) { return ef::math::l2_normalize(T(x), axes_arg(axis, "axis"), epsilon); },
          nb::arg("x"), nb::arg("axis").none() = nb::none(), nb::arg("epsilon") = 1e-12);
 }

@@ -2,6 +2,8 @@
 // ef::math: TensorFlow's tf.math functions that are compositions of the op table's ops (so they
 // trace, differentiate, vmap, save and export as those ops do), with TF's semantics. `axes`
 // empty means every axis, as for ef::sum.
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "eagerflow/core/tensor.h"
@@ -38,5 +40,22 @@ Tensor reduce_euclidean_norm(const Tensor& x, std::vector<int> axes = {}, bool k
 Tensor count_nonzero(const Tensor& x, std::vector<int> axes = {}, bool keepdims = false);
 // x / sqrt(max(sum(x^2, axes), epsilon)).
 Tensor l2_normalize(const Tensor& x, std::vector<int> axes = {}, double epsilon = 1e-12);
+
+// tf.linspace: `num` values from start to stop inclusive (stop exactly), of start's floating
+// dtype (float64 for integers, as TF); num = 1 gives [start], 0 an empty tensor.
+Tensor linspace(const Tensor& start, const Tensor& stop, std::int64_t num);
+// tf.eye: ones on the diagonal of a [rows, columns] matrix (square when columns < 0).
+Tensor eye(std::int64_t rows, std::int64_t columns = -1, DType dtype = DType::float32);
+// tf.norm for vectors (ord "euclidean"/"fro", 1, inf or any p > 0 over one axis, or over every
+// element when axes is empty) and matrices (axes of two: "fro", "euclidean", 1, inf).
+Tensor norm(const Tensor& x, const std::string& ord = "euclidean", std::vector<int> axes = {}, bool keepdims = false);
+// tf.clip_by_norm: x scaled so that its L2 norm over `axes` is at most clip_norm.
+Tensor clip_by_norm(const Tensor& x, double clip_norm, std::vector<int> axes = {});
+// tf.clip_by_global_norm: every tensor scaled by clip_norm / max(global norm, clip_norm);
+// returns the clipped tensors and the global norm.
+std::pair<std::vector<Tensor>, Tensor> clip_by_global_norm(const std::vector<Tensor>& xs, double clip_norm);
+// tf.meshgrid: N-D coordinate grids of 1-D inputs; "xy" (Cartesian, the first two axes
+// swapped) or "ij" (matrix) indexing.
+std::vector<Tensor> meshgrid(const std::vector<Tensor>& xs, const std::string& indexing = "xy");
 
 }  // namespace ef::math
