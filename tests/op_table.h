@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "eagerflow/nn/cross_entropy.h"
+#include "eagerflow/ops/scatter_nd.h"
 #include "test_util.h"
 
 namespace ef::testing {
@@ -204,6 +205,18 @@ inline std::vector<OpInfo> op_table() {
   t.push_back({"slice", {f({5, 4})}, [](V x) { return slice(x[0], {4, 1}, {0, 4}, {-2, 1}); }});
   t.push_back({"gather", {f({5, 3}), indices({4, 0, 4, 2})}, [](V x) { return gather(x[0], x[1], 0); }});
   t.push_back({"gather_axis1", {f({2, 5}), indices({1, 1, 3})}, [](V x) { return gather(x[0], x[1], -1); }});
+  t.push_back({"gather_nd", {f({4, 3}), indices({3, 1, 0, 2, 3, 1})}, [](V x) { return gather_nd(x[0], reshape(x[1], Shape{3, 2})); }});
+  t.push_back({"gather_nd_rows", {f({4, 3}), indices({2, 0, 2})}, [](V x) { return gather_nd(x[0], reshape(x[1], Shape{3, 1})); }});
+  t.push_back({"tensor_scatter_nd_update", {f({4, 3}), indices({2, 0}), f({2, 3})},
+               [](V x) { return tensor_scatter_nd_update(x[0], reshape(x[1], Shape{2, 1}), x[2]); }});
+  t.push_back({"tensor_scatter_nd_add", {f({4, 3}), indices({2, 0, 2}), f({3, 3})},
+               [](V x) { return tensor_scatter_nd_add(x[0], reshape(x[1], Shape{3, 1}), x[2]); }});
+  t.push_back({"tensor_scatter_nd_sub", {f({4, 3}), indices({1, 3}), f({2, 3})},
+               [](V x) { return tensor_scatter_nd_sub(x[0], reshape(x[1], Shape{2, 1}), x[2]); }});
+  t.push_back({"tensor_scatter_nd_min", {f({4, 3}), indices({2, 0}), f({2, 3})},
+               [](V x) { return tensor_scatter_nd_min(x[0], reshape(x[1], Shape{2, 1}), x[2]); }});
+  t.push_back({"tensor_scatter_nd_max", {f({4, 3}), indices({3, 1}), f({2, 3})},
+               [](V x) { return tensor_scatter_nd_max(x[0], reshape(x[1], Shape{2, 1}), x[2]); }});
   t.push_back({"zeros_like", {f({3, 4})}, [](V x) { return zeros_like(x[0]) + x[0]; }});
   t.push_back({"ones_like", {f({3, 4})}, [](V x) { return ones_like(x[0]) * x[0]; }});
   t.push_back({"full_like", {f({3, 4})}, [](V x) { return full_like(x[0], 2.5) * x[0]; }});

@@ -82,8 +82,18 @@ _atexit.register(_core._set_log_handler, None)
 from . import keras, saved_model, onnx, data  # noqa: E402
 from . import summary  # noqa: E402 - ef.summary, as tf.summary (TensorBoard event files)
 from . import math  # noqa: E402 - ef.math, as tf.math
+# TF's indexing functions with TF's arguments (tf.slice takes sizes; _core.slice, ends).
+from ._array_ops import (slice, strided_slice, gather, gather_nd, scatter_nd, tensor_scatter_nd_update,  # noqa: E402,A004
+                         tensor_scatter_nd_add, tensor_scatter_nd_sub, tensor_scatter_nd_min, tensor_scatter_nd_max)
+import importlib as _importlib  # noqa: E402
+# ef.nn, as tf.nn: the module python/eagerflow/nn.py, which keeps _core.nn's functions (an import
+# statement would find the _core.nn that `from ._core import *` put here and stop).
+nn = _importlib.import_module(".nn", __name__)
 # TF's top-level aliases of tf.math where eagerflow's own default differed (cumsum over axis 0,
 # not flattened; argmax over axis 0 as int64).
 cumsum, cumprod, argmax = math.cumsum, math.cumprod, math.argmax
 add_n = math.add_n
 reduce_prod, reduce_logsumexp = math.reduce_prod, math.reduce_logsumexp  # top level in TF too
+# TF's top-level constructions and norms (tf.linalg.eye / tf.linalg.norm in TF as well).
+linspace, eye, norm, clip_by_norm, clip_by_global_norm, meshgrid = (math.linspace, math.eye, math.norm, math.clip_by_norm,
+                                                                    math.clip_by_global_norm, math.meshgrid)

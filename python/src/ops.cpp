@@ -7,6 +7,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "convert.h"
+#include "eagerflow/ops/scatter_nd.h"
 
 namespace efpy {
 namespace {
@@ -182,6 +183,17 @@ void init_ops(nb::module_& m) {
         nb::arg("x"), nb::arg("begin"), nb::arg("end"), nb::arg("strides") = std::vector<std::int64_t>{});
   m.def("gather", [](H x, H i, int axis) { return ef::gather(T(x), T(i), axis); }, nb::arg("x"), nb::arg("indices"),
         nb::arg("axis") = 0);
+  m.def("gather_nd", [](H params, H indices, int batch_dims) { return ef::gather_nd(T(params), T(indices), batch_dims); },
+        nb::arg("params"), nb::arg("indices"), nb::arg("batch_dims") = 0);
+  m.def("scatter_nd", [](H indices, H updates, H shape) {
+          return ef::scatter_nd(T(indices), T(updates), ef::Shape(dims_arg(shape, "shape", /*allow_unknown=*/false)));
+        }, nb::arg("indices"), nb::arg("updates"), nb::arg("shape"));
+#define EFPY_TENSOR_SCATTER(mode)                                                                                      \
+  m.def("tensor_scatter_nd_" #mode, [](H t, H i, H u) { auto [x, y] = T2(t, u); return ef::tensor_scatter_nd_##mode(x, T(i), y); }, \
+        nb::arg("tensor"), nb::arg("indices"), nb::arg("updates"));
+  EFPY_TENSOR_SCATTER(update) EFPY_TENSOR_SCATTER(add) EFPY_TENSOR_SCATTER(sub) EFPY_TENSOR_SCATTER(min)
+  EFPY_TENSOR_SCATTER(max)
+#undef EFPY_TENSOR_SCATTER
   m.def("one_hot", [](H i, std::int64_t depth, H dtype) { return ef::one_hot(T(i), depth, dtype_or(dtype, ef::DType::float32)); },
         nb::arg("indices"), nb::arg("depth"), nb::arg("dtype") = nb::none());
   m.def("shape", [](H x) { return ef::shape(T(x)); }, nb::arg("x"));

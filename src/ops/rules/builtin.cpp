@@ -18,6 +18,7 @@ void register_builtin_op_rules() {
   register_fused_conv_rules();
   register_optimizer_update_rules();
   register_print_rules();
+  register_scatter_nd_rules();
 }
 
 }  // namespace ef::detail

@@ -19,5 +19,6 @@ void register_fused_elementwise_rules();  // src/ops/fused_elementwise.cpp
 void register_fused_conv_rules();     // src/ops/conv.cpp
 void register_optimizer_update_rules();  // src/ops/optimizer_update_op.cpp
 void register_print_rules();          // src/ops/print.cpp
+void register_scatter_nd_rules();     // src/ops/scatter_nd_op.cpp
 
 }  // namespace ef::detail
