@@ -110,3 +110,37 @@ TEST(RandomOp, GeneratorStateCarriesTheSeededSequences) {
   EXPECT_EQ(random::uniform({3}, 0.0, 1.0, DType::float32, 77).to_vector<float>(), next);
   EXPECT_EQ(random::uniform({3}).to_vector<float>(), unseeded);
 }
+
+TEST(RandomOp, TruncatedNormalStaysWithinTwoDeviationsWithNormalMoments) {
+  random::set_seed(3);
+  Tensor z = random::truncated_normal({200000}, 1.0, 0.5, DType::float64);
+  std::vector<double> v = z.to_vector<double>();
+  double mean = 0, sq = 0;
+  for (double x : v) {
+    EXPECT_TRUE(x >= 0.0 && x <= 2.0) << x;  // mean +- 2 stddev
+    mean += x;
+  }
+  mean /= static_cast<double>(v.size());
+  for (double x : v) sq += (x - mean) * (x - mean);
+  double sd = std::sqrt(sq / static_cast<double>(v.size()));
+  // A standard normal cut at +-2 has standard deviation 0.87962566.
+  EXPECT_NEAR(mean, 1.0, 0.005);
+  EXPECT_NEAR(sd, 0.5 * 0.87962566, 0.005);
+  // Draws beyond 2 deviations are redrawn, not clipped: no mass piles up at the bounds.
+  std::size_t at_bound = 0;
+  for (double x : v) at_bound += (x == 0.0 || x == 2.0);
+  EXPECT_EQ(at_bound, 0u);
+}
+
+TEST(RandomOp, TruncatedNormalIsStatelessOrSeededAndTraces) {
+  EXPECT_EQ(random::stateless_truncated_normal({64}, 9).to_vector<float>(), random::stateless_truncated_normal({64}, 9).to_vector<float>());
+  EXPECT_NE(random::stateless_truncated_normal({64}, 9).to_vector<float>(), random::stateless_truncated_normal({64}, 10).to_vector<float>());
+  auto f = function([](const Tensor& x) { return x + random::truncated_normal({8}); });
+  random::set_seed(1);
+  Tensor a = f(zeros({8})), b = f(zeros({8}));
+  EXPECT_EQ(f.tracing_count(), 1);
+  EXPECT_NE(a.to_vector<float>(), b.to_vector<float>());
+  for (float x : a.to_vector<float>()) EXPECT_LE(std::abs(x), 2.0f);
+  EXPECT_THROW(random::truncated_normal({2}, 0.0, -1.0), Error);
+  EXPECT_THROW(random::truncated_normal({2}, 0.0, 1.0, DType::int32), Error);
+}

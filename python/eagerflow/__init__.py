@@ -7,7 +7,7 @@ import types as _types
 from . import _core
 from . import errors  # noqa: F401 - tf.errors' classes; first, so that every error of the core has its class
 from ._core import *  # noqa: F401,F403 - the op table as ef.<name>
-from ._core import ConversionError, Error, Tensor, TensorSpec, Variable, DType, ConcreteFunction, random, print  # noqa: F401
+from ._core import ConversionError, Error, Tensor, TensorSpec, Variable, DType, ConcreteFunction, print  # noqa: F401
 from ._core import dist  # noqa: F401 - MPI collectives and DataParallel (docs/distributed.md)
 from ._function import Function, RetracingWarning, function, _log_warning
 from ._autodiff import GradientTape, grad, value_and_grad
@@ -89,6 +89,7 @@ import importlib as _importlib  # noqa: E402
 # ef.nn, as tf.nn: the module python/eagerflow/nn.py, which keeps _core.nn's functions (an import
 # statement would find the _core.nn that `from ._core import *` put here and stop).
 nn = _importlib.import_module(".nn", __name__)
+random = _importlib.import_module(".random", __name__)  # ef.random, as tf.random (keeps _core.random's)
 # TF's top-level aliases of tf.math where eagerflow's own default differed (cumsum over axis 0,
 # not flattened; argmax over axis 0 as int64).
 cumsum, cumprod, argmax = math.cumsum, math.cumprod, math.argmax

@@ -329,6 +329,19 @@ void init_ops(nb::module_& m) {
         },
         nb::arg("shape"), nb::arg("mean") = 0.0, nb::arg("stddev") = 1.0, nb::arg("dtype") = nb::none(),
         nb::arg("seed") = nb::none());
+  r.def("truncated_normal",
+        [generator_of](H shape, double mean, double stddev, H dtype, H seed) {
+          ef::DType d = dtype_or(dtype, ef::DType::float32);
+          if (auto* g = generator_of(seed)) return ef::random::truncated_normal(shape_of(shape), mean, stddev, d, *g);
+          return ef::random::truncated_normal(shape_of(shape), mean, stddev, d, seed_of(seed));
+        },
+        nb::arg("shape"), nb::arg("mean") = 0.0, nb::arg("stddev") = 1.0, nb::arg("dtype") = nb::none(),
+        nb::arg("seed") = nb::none());
+  r.def("stateless_truncated_normal",
+        [](H shape, std::uint64_t seed, double mean, double sd, H dtype) {
+          return ef::random::stateless_truncated_normal(shape_of(shape), seed, mean, sd, dtype_or(dtype, ef::DType::float32));
+        },
+        nb::arg("shape"), nb::arg("seed"), nb::arg("mean") = 0.0, nb::arg("stddev") = 1.0, nb::arg("dtype") = nb::none());
   r.def("uniform_like",
         [generator_of](H x, double lo, double hi, H seed) {
           if (auto* g = generator_of(seed)) return ef::random::uniform_like(T(x), lo, hi, *g);

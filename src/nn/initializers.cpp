@@ -46,16 +46,9 @@ Tensor normal_draw(const Shape& s, double mean, double stddev, DType t, std::opt
   return seed ? random::stateless_normal(s, *seed, mean, stddev, t) : random::normal(s, mean, stddev, t);
 }
 
-// Standard normal draws beyond 2 redrawn until none is left (each round keeps ~95%).
+// Standard normal draws within two standard deviations (the truncated_normal op).
 Tensor truncated_standard_normal(const Shape& s, DType t, std::optional<std::uint64_t> seed) {
-  Tensor z = normal_draw(s, 0.0, 1.0, t, seed);
-  for (std::uint64_t round = 1; round < 64; ++round) {
-    Tensor outside = abs(z) > 2.0;
-    if (!any(outside).item<bool>()) return z;
-    std::optional<std::uint64_t> next = seed ? std::optional<std::uint64_t>(*seed + 0x9e3779b97f4a7c15ull * round) : std::nullopt;
-    z = where(outside, normal_draw(s, 0.0, 1.0, t, next), z);
-  }
-  return clip(z, -2.0, 2.0);  // unreachable in practice: 64 rounds leave none of 2^64 draws outside
+  return seed ? random::stateless_truncated_normal(s, *seed, 0.0, 1.0, t) : random::truncated_normal(s, 0.0, 1.0, t);
 }
 
 }  // namespace

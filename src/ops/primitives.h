@@ -360,7 +360,8 @@ class AssignVariable : public PrimitiveBase<AssignVariable> {
   AssignMode mode_;
 };
 
-enum class RandomKind { uniform, normal };
+// truncated_normal: normal draws redrawn until within two standard deviations (TF's).
+enum class RandomKind { uniform, normal, truncated_normal };
 
 // A random draw: each execution draws fresh numbers from the generator state (the global
 // seed and counter, or the op's seed and that seed's counter), so a dropout mask changes on
@@ -370,7 +371,9 @@ class RandomOp : public PrimitiveBase<RandomOp> {
   // stateless: the same numbers on every execution (needs a seed): TF's stateless_uniform.
   RandomOp(RandomKind kind, Shape shape, double a, double b, DType dtype, std::optional<std::uint64_t> seed,
            bool like, bool stateless = false, std::shared_ptr<random::SeedGenerator::State> generator = nullptr);
-  const char* name() const override { return kind_ == RandomKind::uniform ? "random_uniform" : "random_normal"; }
+  const char* name() const override {
+    return kind_ == RandomKind::uniform ? "random_uniform" : kind_ == RandomKind::normal ? "random_normal" : "random_truncated_normal";
+  }
   bool takes_bfloat16() const override { return true; }
   OpParams parameters() const override;
   bool is_stateful() const override { return !stateless_; }

@@ -139,10 +139,10 @@ void fill(Tensor& t, std::uint64_t key, Draw draw) {
 
 Tensor draw(RandomKind kind, const Shape& shape, double a, double b, DType dtype, std::optional<std::uint64_t> seed,
             const Tensor* like, bool stateless = false, std::shared_ptr<SeedGenerator::State> generator = nullptr) {
-  const char* op = kind == RandomKind::uniform ? "random.uniform" : "random.normal";
+  const char* op = kind == RandomKind::uniform ? "random.uniform" : kind == RandomKind::normal ? "random.normal" : "random.truncated_normal";
   check_float(dtype, op);
   if (kind == RandomKind::uniform && !(a < b)) fail(op, "needs minval < maxval");
-  if (kind == RandomKind::normal && !(b >= 0)) fail(op, "needs stddev >= 0");
+  if (kind != RandomKind::uniform && !(b >= 0)) fail(op, "needs stddev >= 0");
   RandomOp r(kind, shape, a, b, dtype, seed, like != nullptr, stateless, std::move(generator));
   if (like) return dispatch1(r, {*like});
   return dispatch1(r, std::span<const Tensor>());
@@ -207,10 +207,17 @@ void RandomOp::eval(std::span<const Tensor>, std::span<const TensorSpec> specs, 
           if (!(v < static_cast<T>(b))) v = static_cast<T>(a);
     });
   } else {
-    // Box-Muller on two independent draws of element i.
+    // Box-Muller on two independent draws of element i; a truncated draw beyond two standard
+    // deviations (4.6% of them) is drawn again from the next pair of element i's stream.
+    bool truncated = kind_ == RandomKind::truncated_normal;
     random::fill(out[0], key, [&](std::uint64_t k, std::size_t i) {
-      double u1 = 1.0 - random::unit(k, 2 * i), u2 = random::unit(k, 2 * i + 1);
-      return a + b * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+      for (std::uint64_t attempt = 0;; ++attempt) {
+        std::uint64_t stream = attempt ? random::mix(k ^ random::mix(~attempt)) : k;
+        double u1 = 1.0 - random::unit(stream, 2 * i), u2 = random::unit(stream, 2 * i + 1);
+        double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+        if (!truncated) return a + b * z;
+        if (std::abs(z) <= 2.0 || attempt == 1000) return a + b * std::clamp(z, -2.0, 2.0);
+      }
     });
   }
 }
@@ -263,13 +270,26 @@ Tensor stateless_normal(const Shape& shape, std::uint64_t seed, double mean, dou
   return draw(RandomKind::normal, shape, mean, stddev, dtype, seed, nullptr, /*stateless=*/true);
 }
 
+Tensor truncated_normal(const Shape& shape, double mean, double stddev, DType dtype, std::optional<std::uint64_t> seed) {
+  return draw(RandomKind::truncated_normal, shape, mean, stddev, dtype, seed, nullptr);
+}
+
+Tensor truncated_normal(const Shape& shape, double mean, double stddev, DType dtype, const SeedGenerator& generator) {
+  return draw(RandomKind::truncated_normal, shape, mean, stddev, dtype, generator.seed(), nullptr, false, generator.state());
+}
+
+Tensor stateless_truncated_normal(const Shape& shape, std::uint64_t seed, double mean, double stddev, DType dtype) {
+  return draw(RandomKind::truncated_normal, shape, mean, stddev, dtype, seed, nullptr, /*stateless=*/true);
+}
+
 
 }  // namespace ef::random
 
 namespace ef {
 
 void detail::add_random_factories(detail::OpFactories& f) {
-  for (auto [name, kind] : {std::pair{"random_uniform", RandomKind::uniform}, std::pair{"random_normal", RandomKind::normal}})
+  for (auto [name, kind] : {std::pair{"random_uniform", RandomKind::uniform}, std::pair{"random_normal", RandomKind::normal},
+                            std::pair{"random_truncated_normal", RandomKind::truncated_normal}})
     f[name] = [kind](const OpParams& p) {
       bool like = !p.has("shape");
       double x = p.real(kind == RandomKind::uniform ? "minval" : "mean");

@@ -69,6 +69,12 @@ Tensor stateless_uniform(const Shape& shape, std::uint64_t seed, double minval =
                          DType dtype = DType::float32);
 Tensor stateless_normal(const Shape& shape, std::uint64_t seed, double mean = 0.0, double stddev = 1.0,
                         DType dtype = DType::float32);
+// TF's truncated_normal: normal draws, those beyond two standard deviations drawn again.
+Tensor truncated_normal(const Shape& shape, double mean = 0.0, double stddev = 1.0, DType dtype = DType::float32,
+                        std::optional<std::uint64_t> seed = std::nullopt);
+Tensor truncated_normal(const Shape& shape, double mean, double stddev, DType dtype, const SeedGenerator& generator);
+Tensor stateless_truncated_normal(const Shape& shape, std::uint64_t seed, double mean = 0.0, double stddev = 1.0,
+                                  DType dtype = DType::float32);
 // tf.random.categorical: num_samples class indices per row of logits [batch, classes]
 // (unnormalized log-probabilities; -inf never drawn), as [batch, num_samples] of dtype (int64
 // or int32). Draws like the other random ops (global seed and counter, or the op's seed);
