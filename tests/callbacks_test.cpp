@@ -525,12 +525,16 @@ TEST(CallbacksBackupAndRestore, SurvivesSigkillAnywhereBitForBit) {
   std::mt19937 rng(seed);
   int killed_mid_run = 0, resumed_from_backup = 0, mid_write = 0;
   std::string log;
-  bool done = false;
-  for (int attempt = 0; attempt < 8 && !done; ++attempt) {
+  // A run can finish before a random kill (the reference run is timed once, and the machine's
+  // load changes): then it starts over from nothing with shorter delays, so that every attempt
+  // still counts and the kills that the test is about happen.
+  double delay_scale_ms = run_ms;
+  for (int attempt = 0; attempt < 8; ++attempt) {
     Child c = spawn_tool({backup.string(), out.string(), epochs});
     if (attempt % 2 == 0) {
       // Anywhere: after a random delay within the run's length.
-      std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long>(rng() % static_cast<unsigned>(run_ms * 1000))));
+      auto bound = static_cast<unsigned>(std::max(1.0, delay_scale_ms * 1000));
+      std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long>(rng() % bound)));
     } else {
       // As a backup is written: the tool prints "epoch N saving" just before the write. The
       // first time at the second backup of the run, so that one backup surely exists.
@@ -547,7 +551,10 @@ TEST(CallbacksBackupAndRestore, SurvivesSigkillAnywhereBitForBit) {
       if (orphan_temp_files(backup)) ++mid_write;
     } else {
       ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << log;
-      done = true;  // it finished before the kill
+      // It finished before the kill: start over.
+      fs::remove_all(backup);
+      fs::remove(out);
+      delay_scale_ms /= 2;
     }
   }
   Child last = spawn_tool({backup.string(), out.string(), epochs});
