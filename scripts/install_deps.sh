@@ -6,8 +6,9 @@ set -euo pipefail
 # libonnx-dev (with protobuf): ONNX export through the official schema and checker.
 # libpng/libjpeg-turbo: image-folder datasets. Open MPI: multi-process training (mpirun).
 # chromium: headless screenshots of TensorBoard in the demo.
+# liblapacke-dev + libopenblas-dev: ef::linalg's decompositions on OpenBLAS's LAPACK.
 needed=(cmake ninja-build g++ make libdnnl-dev ocl-icd-opencl-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev graphviz libsleef-dev libonnx-dev libprotobuf-dev protobuf-compiler
-        libpng-dev libjpeg62-turbo-dev libopenmpi-dev openmpi-bin chromium ccache python3 python3-venv)
+        libpng-dev libjpeg62-turbo-dev libopenmpi-dev openmpi-bin chromium ccache python3 python3-venv liblapacke-dev libopenblas-dev)
 missing=()
 for p in "${needed[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

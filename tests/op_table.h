@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "eagerflow/nn/cross_entropy.h"
+#include "eagerflow/ops/linalg.h"
 #include "eagerflow/ops/scatter_nd.h"
 #include "test_util.h"
 
@@ -215,6 +216,28 @@ inline std::vector<OpInfo> op_table() {
                [](V x) { return tensor_scatter_nd_sub(x[0], reshape(x[1], Shape{2, 1}), x[2]); }});
   t.push_back({"tensor_scatter_nd_min", {f({4, 3}), indices({2, 0}), f({2, 3})},
                [](V x) { return tensor_scatter_nd_min(x[0], reshape(x[1], Shape{2, 1}), x[2]); }});
+  // Linear algebra: inputs shaped into the domain each decomposition needs (symmetric positive
+  // definite, well-conditioned, triangular), outputs chosen to be smooth (eigenvector signs cancel).
+  auto well_conditioned = [](const Tensor& x) { return x + linalg::diag(ones(Shape{x.shape()[x.rank() - 1]}, x.dtype()) * 3.0); };
+  auto spd = [](const Tensor& x) { return matmul(x, x, false, true) + linalg::diag(ones(Shape{x.shape()[x.rank() - 1]}, x.dtype()) * 2.0); };
+  t.push_back({"cholesky", {f({2, 3, 3})}, [spd](V x) { return linalg::cholesky(spd(x[0])); }});
+  t.push_back({"matrix_solve", {f({3, 3}), f({3, 2})}, [well_conditioned](V x) { return linalg::solve(well_conditioned(x[0]), x[1]); }});
+  t.push_back({"matrix_solve_adjoint", {f({2, 3, 3}), f({2, 3, 1})},
+               [well_conditioned](V x) { return linalg::solve(well_conditioned(x[0]), x[1], /*adjoint=*/true); }});
+  t.push_back({"triangular_solve", {f({3, 3}), f({3, 2})},
+               [well_conditioned](V x) { return linalg::triangular_solve(well_conditioned(x[0]), x[1]); }});
+  t.push_back({"triangular_solve_upper_adjoint", {f({3, 3}), f({3, 2})},
+               [well_conditioned](V x) { return linalg::triangular_solve(well_conditioned(x[0]), x[1], false, true); }});
+  t.push_back({"slogdet", {f({2, 3, 3})}, [well_conditioned](V x) { return linalg::slogdet(well_conditioned(x[0])).second; }});
+  t.push_back({"eigh", {f({3, 3})}, [](V x) {
+                 auto [e, v] = linalg::eigh(x[0] + transpose(x[0], {1, 0}));
+                 return concat({e, reshape(v * v, Shape{9})}, 0);
+               }});
+  t.push_back({"svd_values", {f({4, 3})}, [](V x) { return linalg::svd(x[0]).s; }});
+  t.push_back({"qr", {f({4, 3})}, [](V x) {
+                 auto [q, r] = linalg::qr(x[0]);
+                 return concat({reshape(q, Shape{12}), reshape(r, Shape{9})}, 0);
+               }});
   t.push_back({"tensor_scatter_nd_max", {f({4, 3}), indices({3, 1}), f({2, 3})},
                [](V x) { return tensor_scatter_nd_max(x[0], reshape(x[1], Shape{2, 1}), x[2]); }});
   t.push_back({"zeros_like", {f({3, 4})}, [](V x) { return zeros_like(x[0]) + x[0]; }});

@@ -19,6 +19,7 @@ void register_builtin_op_rules() {
   register_optimizer_update_rules();
   register_print_rules();
   register_scatter_nd_rules();
+  register_linalg_rules();
 }
 
 }  // namespace ef::detail
