@@ -89,10 +89,12 @@ import importlib as _importlib  # noqa: E402
 # ef.nn, as tf.nn: the module python/eagerflow/nn.py, which keeps _core.nn's functions (an import
 # statement would find the _core.nn that `from ._core import *` put here and stop).
 nn = _importlib.import_module(".nn", __name__)
+linalg = _importlib.import_module(".linalg", __name__)  # ef.linalg, as tf.linalg
+tensordot, matmul = linalg.tensordot, linalg.matmul  # TF: tf.matmul is tf.linalg.matmul (adjoint_a=...)
 random = _importlib.import_module(".random", __name__)  # ef.random, as tf.random (keeps _core.random's)
 # TF's top-level aliases of tf.math where eagerflow's own default differed (cumsum over axis 0,
 # not flattened; argmax over axis 0 as int64).
-cumsum, cumprod, argmax = math.cumsum, math.cumprod, math.argmax
+cumsum, cumprod, argmax, argmin = math.cumsum, math.cumprod, math.argmax, math.argmin
 add_n = math.add_n
 reduce_prod, reduce_logsumexp = math.reduce_prod, math.reduce_logsumexp  # top level in TF too
 # TF's top-level constructions and norms (tf.linalg.eye / tf.linalg.norm in TF as well).

@@ -188,3 +188,92 @@ def meshgrid(*args, **kwargs):
     if kwargs:
         raise TypeError(f"meshgrid: unexpected keyword arguments {sorted(kwargs)}")
     return _core._math.meshgrid([_core.convert_to_tensor(a) for a in args], indexing)
+
+
+def _num_segments(n):
+    if isinstance(n, (_core.Tensor, _core.Variable)):
+        n = n.numpy()
+    return int(n)
+
+
+def _segment_fns(kind):
+    def unsorted(data, segment_ids, num_segments, name=None):
+        return _core._math.unsorted_segment_reduce(kind, data, segment_ids, _num_segments(num_segments))
+    unsorted.__name__ = "unsorted_segment_" + kind
+    unsorted.__doc__ = f"tf.math.unsorted_segment_{kind}: data's rows reduced ({kind}) per segment id."
+
+    def ordered(data, segment_ids, name=None):
+        return _core._math.segment_reduce(kind, data, segment_ids)
+    ordered.__name__ = "segment_" + kind
+    ordered.__doc__ = f"tf.math.segment_{kind}: sorted 1-D segment ids; empty segments hold 0."
+    return unsorted, ordered
+
+
+unsorted_segment_sum, segment_sum = _segment_fns("sum")
+unsorted_segment_mean, segment_mean = _segment_fns("mean")
+unsorted_segment_max, segment_max = _segment_fns("max")
+unsorted_segment_min, segment_min = _segment_fns("min")
+unsorted_segment_prod, segment_prod = _segment_fns("prod")
+unsorted_segment_sqrt_n, segment_sqrt_n = _segment_fns("sqrt_n")
+del segment_sqrt_n  # not in tf.math (tf.sparse has it)
+
+
+def argmin(input, axis=None, output_type=_core.DType.int64, name=None):  # noqa: A002
+    """tf.math.argmin: the index of the smallest value along `axis` (0 when None)."""
+    x = _core.convert_to_tensor(input)
+    a = 0 if axis is None else int(axis)
+    return argmax(-x if x.dtype != _core.DType.bool else _core.logical_not(x), axis=a, output_type=output_type)
+
+
+def floordiv(x, y, name=None):
+    """tf.math.floordiv: floor(x / y), in x's dtype (integers as Python's //)."""
+    a, b = _core.convert_to_tensor(x), y
+    q = _core.floor(_core.cast(a, _core.DType.float64) / _core.cast(_core.convert_to_tensor(b, dtype=a.dtype), _core.DType.float64))
+    return _core.cast(q, a.dtype)
+
+
+def floormod(x, y, name=None):
+    """tf.math.floormod: x - floordiv(x, y) * y (the sign of y, as Python's %)."""
+    a = _core.convert_to_tensor(x)
+    b = _core.convert_to_tensor(y, dtype=a.dtype)
+    return a - floordiv(a, b) * b
+
+
+mod = floormod
+
+
+def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=_core.DType.int32, name=None, axis=None,
+             binary_output=False):
+    """tf.math.bincount of non-negative integers (1-D or flattened): counts (or summed weights)."""
+    if axis not in (None, 0, -1):
+        raise NotImplementedError("bincount: only axis=None is supported")
+    values = _core.reshape(_core.convert_to_tensor(arr), [-1])
+    top = int(values.numpy().max()) + 1 if values.shape[0] else 0
+    size = max(top, int(minlength or 0))
+    if maxlength is not None:
+        size = min(size, int(maxlength))
+        values = _core.where(values < size, values, _core.full_like(values, -1))
+    out_dtype = dtype if weights is None else _core.convert_to_tensor(weights).dtype
+    w = _core.ones_like(_core.cast(values, out_dtype)) if weights is None else _core.reshape(_core.convert_to_tensor(weights), [-1])
+    counts = _core._math.unsorted_segment_reduce("sum", w, values, size)
+    if binary_output:
+        counts = _core.cast(counts > 0, out_dtype)
+    return counts
+
+
+def confusion_matrix(labels, predictions, num_classes=None, weights=None, dtype=_core.DType.int32, name=None):
+    """tf.math.confusion_matrix: [num_classes, num_classes] counts, rows the labels."""
+    lab = _core.cast(_core.reshape(_core.convert_to_tensor(labels), [-1]), _core.DType.int64)
+    pred = _core.cast(_core.reshape(_core.convert_to_tensor(predictions), [-1]), _core.DType.int64)
+    if num_classes is None:
+        num_classes = int(max(lab.numpy().max(initial=-1), pred.numpy().max(initial=-1))) + 1
+    n = int(num_classes)
+    w = _core.ones_like(_core.cast(lab, dtype)) if weights is None else _core.cast(_core.reshape(_core.convert_to_tensor(weights), [-1]), dtype)
+    flat = _core._math.unsorted_segment_reduce("sum", w, lab * n + pred, n * n)
+    return _core.reshape(flat, [n, n])
+
+
+def softsign(features, name=None):
+    """x / (1 + |x|)."""
+    x = _core.convert_to_tensor(features)
+    return x / (1.0 + _core.abs(x))

@@ -3,6 +3,7 @@
 #include "bindings.h"
 #include "convert.h"
 #include "eagerflow/ops/math.h"
+#include "eagerflow/ops/segment.h"
 
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
@@ -56,6 +57,11 @@ void init_math(nb::module_& m) {
          }, nb::arg("t_list"), nb::arg("clip_norm"));
   mm.def("meshgrid", [](const std::vector<ef::Tensor>& xs, const std::string& indexing) { return ef::math::meshgrid(xs, indexing); },
          nb::arg("xs"), nb::arg("indexing") = "xy");
+  mm.def("unsorted_segment_reduce", [](const std::string& kind, H data, H ids, std::int64_t n) {
+           return ef::math::unsorted_segment_reduce(kind, T(data), T(ids), n);
+         }, nb::arg("kind"), nb::arg("data"), nb::arg("segment_ids"), nb::arg("num_segments"));
+  mm.def("segment_reduce", [](const std::string& kind, H data, H ids) { return ef::math::segment_reduce(kind, T(data), T(ids)); },
+         nb::arg("kind"), nb::arg("data"), nb::arg("segment_ids"));
   mm.def("l2_normalize", [](H x, H axis, double epsilon) { return ef::math::l2_normalize(T(x), axes_arg(axis, "axis"), epsilon); },
          nb::arg("x"), nb::arg("axis").none() = nb::none(), nb::arg("epsilon") = 1e-12);
 }
