@@ -183,3 +183,100 @@ def embedding_lookup(params, ids, max_norm=None, name=None):
     if max_norm is not None:
         raise NotImplementedError("embedding_lookup: max_norm is not supported")
     return _core.gather(params, ids, 0)
+
+
+from ._nn_conv import (conv1d, conv2d, convolution, conv2d_transpose, conv1d_transpose, conv_transpose,  # noqa: E402
+                       depthwise_conv2d, separable_conv2d, atrous_conv2d, max_pool, max_pool1d, max_pool2d, avg_pool,
+                       avg_pool1d, avg_pool2d, pool, space_to_depth, depth_to_space)
+
+
+def top_k(input, k=1, sorted=True, index_type=None, name=None):  # noqa: A002 - TF's names
+    from . import top_k as _top_k
+    return _top_k(input, k, sorted, name)
+
+
+def in_top_k(targets, predictions, k, name=None):
+    """Whether each row's target class scores among the k highest (ties count for the target)."""
+    p = _core.convert_to_tensor(predictions)
+    t = _core.cast(_core.convert_to_tensor(targets), _core.DType.int64)
+    target_score = _core.gather_nd(p, _core.expand_dims(t, -1), 1)
+    higher = _core.reduce_sum(_core.cast(p > _core.expand_dims(target_score, -1), _core.DType.int32), axis=-1)
+    return higher < int(k)
+
+
+def local_response_normalization(input, depth_radius=5, bias=1.0, alpha=1.0, beta=0.5, name=None):  # noqa: A002
+    """x / (bias + alpha * sum of x^2 over the 2r+1 channels around each)^beta, over the last axis."""
+    x = _core.convert_to_tensor(input)
+    r = int(depth_radius)
+    squares = x * x
+    c = x._shape_tuple[-1]
+    padded = _core.pad(squares, [[0, 0]] * (len(x._shape_tuple) - 1) + [[r + 1, r]])
+    sums = _core.cumsum(padded, axis=-1)
+    window = sums[..., 2 * r + 1:2 * r + 1 + c] - sums[..., 0:c]
+    return x / _core.pow(bias + alpha * window, beta)
+
+
+lrn = local_response_normalization
+
+
+def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None):
+    """sum(loss * weight) / global batch size (the examples in this replica's batch by default)."""
+    loss = _core.convert_to_tensor(per_example_loss)
+    if sample_weight is not None:
+        loss = loss * _core.cast(_core.convert_to_tensor(sample_weight), loss.dtype)
+    if global_batch_size is None:
+        n = loss._shape_tuple[0] if loss._shape_tuple else 1
+        global_batch_size = _core.cast(_core.shape(loss)[0], loss.dtype) if n is None else n
+    return _core.reduce_sum(loss) / global_batch_size
+
+
+def scale_regularization_loss(regularization_loss):
+    """The regularization loss summed, divided by the number of replicas (one here)."""
+    if isinstance(regularization_loss, (list, tuple)):
+        return _math.add_n(list(regularization_loss))
+    return _core.reduce_sum(_core.convert_to_tensor(regularization_loss))
+
+
+def sufficient_statistics(x, axes, shift=None, keepdims=False, name=None):
+    """(count, sum of x - shift, sum of (x - shift)^2, shift) over `axes`."""
+    x = _core.convert_to_tensor(x)
+    axes = [int(a) for a in axes]
+    count = 1.0
+    for a in axes:
+        count *= x._shape_tuple[a]
+    y = x if shift is None else x - shift
+    return (_core.constant(count, dtype=x.dtype), _core.reduce_sum(y, axis=axes, keepdims=keepdims),
+            _core.reduce_sum(y * y, axis=axes, keepdims=keepdims), shift)
+
+
+def normalize_moments(counts, mean_ss, variance_ss, shift, name=None):
+    """(mean, variance) from sufficient statistics."""
+    divisor = 1.0 / counts
+    mean = mean_ss * divisor
+    variance = variance_ss * divisor - mean * mean
+    return (mean if shift is None else mean + shift), variance
+
+
+def weighted_moments(x, axes, frequency_weights, keepdims=False, name=None):
+    """(mean, variance) with each element weighted."""
+    x = _core.convert_to_tensor(x)
+    w = _core.cast(_core.convert_to_tensor(frequency_weights), x.dtype)
+    axes = [int(a) for a in axes]
+    total = _core.reduce_sum(w * _core.ones_like(x), axis=axes, keepdims=True)
+    mean = _core.reduce_sum(w * x, axis=axes, keepdims=True) / total
+    variance = _core.reduce_sum(w * (x - mean) ** 2, axis=axes, keepdims=True) / total
+    if not keepdims:
+        mean, variance = _core.squeeze(mean, axes), _core.squeeze(variance, axes)
+    return mean, variance
+
+
+def crelu(features, axis=-1, name=None):
+    """concat(relu(x), relu(-x)) along `axis`."""
+    x = _core.convert_to_tensor(features)
+    return _core.concat([relu(x), relu(-x)], int(axis))
+
+
+def zero_fraction(value, name=None):
+    """The fraction of zeros, as float32."""
+    x = _core.convert_to_tensor(value)
+    return _core.reduce_mean(_core.cast(_core.equal(x, _core.zeros_like(x)), _core.DType.float32))
