@@ -293,7 +293,7 @@ void init_tensor(nb::module_& m) {
                     ", dtype=" + numpy_name(t.dtype()) + ")";
            })
       .def("__bool__",
-           [](const ef::Tensor& t) {
+           [](const ef::Tensor& t) -> bool {  // not vector<bool>'s proxy reference
              if (t.is_symbolic() || t.is_keras_tensor()) symbolic_value_error(t, "bool (`if tensor:`, `while tensor:`, `and`/`or`)");
              if (t.num_elements() != 1)
                throw nb::value_error("the truth value of a tensor with more than one element is ambiguous");
