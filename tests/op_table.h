@@ -78,6 +78,18 @@ inline std::vector<OpInfo> op_table() {
   unary("erf", erf);
   unary("sin", sin);
   unary("cos", cos);
+  unary("atan", atan);
+  unary("sinh", sinh);
+  unary("cosh", cosh);
+  unary("asinh", asinh);
+  unary("expm1", expm1);
+  unary("erfc", erfc);
+  // Functions of a bounded domain, on inputs mapped into it.
+  t.push_back({"tan", {f({3, 4})}, [](V x) { return tan(tanh(x[0])); }});
+  t.push_back({"asin", {f({3, 4})}, [](V x) { return asin(tanh(x[0]) * 0.9); }});
+  t.push_back({"acos", {f({3, 4})}, [](V x) { return acos(tanh(x[0]) * 0.9); }});
+  t.push_back({"atanh", {f({3, 4})}, [](V x) { return atanh(tanh(x[0]) * 0.9); }});
+  t.push_back({"acosh", {f({3, 4}, Domain::positive)}, [](V x) { return acosh(x[0] + 1.0); }});
   // The one-pass activation gradients (relu_grad, gelu_grad): relu's and gelu's gradients for a
   // cotangent x[1], differentiated again in both arguments (second order).
   auto activation_grad = [&](std::string name, Tensor (*fn)(const Tensor&)) {

@@ -116,7 +116,8 @@ void init_ops(nb::module_& m) {
 #define EF_UNARY(name) m.def(#name, [](H x) { return ef::name(T(x)); }, nb::arg("x"));
   EF_UNARY(logical_not) EF_UNARY(neg) EF_UNARY(abs) EF_UNARY(exp) EF_UNARY(log) EF_UNARY(sqrt) EF_UNARY(rsqrt)
   EF_UNARY(square) EF_UNARY(relu) EF_UNARY(sigmoid) EF_UNARY(tanh) EF_UNARY(gelu) EF_UNARY(erf) EF_UNARY(sin)
-  EF_UNARY(cos) EF_UNARY(identity) EF_UNARY(stop_gradient) EF_UNARY(zeros_like) EF_UNARY(ones_like)
+  EF_UNARY(cos) EF_UNARY(tan) EF_UNARY(asin) EF_UNARY(acos) EF_UNARY(atan) EF_UNARY(sinh) EF_UNARY(cosh) EF_UNARY(asinh)
+  EF_UNARY(acosh) EF_UNARY(atanh) EF_UNARY(expm1) EF_UNARY(erfc) EF_UNARY(identity) EF_UNARY(stop_gradient) EF_UNARY(zeros_like) EF_UNARY(ones_like)
 #undef EF_UNARY
   m.attr("negative") = m.attr("neg");
 #define EF_BINARY(name)                                                      \

@@ -50,6 +50,8 @@ void unary_loop(UnaryKind k, const T* in, T* out, std::int64_t n) {
 #define EF_CASE(K) case UnaryKind::K: for (auto i = b; i < e; ++i) out[i] = unary_value(UnaryKind::K, in[i]); break;
       EF_CASE(neg) EF_CASE(abs) EF_CASE(exp) EF_CASE(log) EF_CASE(sqrt) EF_CASE(rsqrt) EF_CASE(square)
       EF_CASE(relu) EF_CASE(sigmoid) EF_CASE(tanh) EF_CASE(gelu) EF_CASE(erf) EF_CASE(sin) EF_CASE(cos) EF_CASE(logical_not)
+      EF_CASE(tan) EF_CASE(asin) EF_CASE(acos) EF_CASE(atan) EF_CASE(sinh) EF_CASE(cosh) EF_CASE(asinh) EF_CASE(acosh)
+      EF_CASE(atanh) EF_CASE(expm1) EF_CASE(erfc)
 #undef EF_CASE
     }
   });
@@ -99,6 +101,17 @@ std::vector<Tensor> Unary::vjp(std::span<const Tensor> in, std::span<const Tenso
     case UnaryKind::erf: return {g * exp(-(x * x)) * 1.12837916709551257390};
     case UnaryKind::sin: return {g * cos(x)};
     case UnaryKind::cos: return {-(g * sin(x))};
+    case UnaryKind::tan: return {g * (1.0 + y * y)};
+    case UnaryKind::asin: return {g * rsqrt(1.0 - x * x)};
+    case UnaryKind::acos: return {-(g * rsqrt(1.0 - x * x))};
+    case UnaryKind::atan: return {g / (1.0 + x * x)};
+    case UnaryKind::sinh: return {g * cosh(x)};
+    case UnaryKind::cosh: return {g * sinh(x)};
+    case UnaryKind::asinh: return {g * rsqrt(x * x + 1.0)};
+    case UnaryKind::acosh: return {g * rsqrt(x * x - 1.0)};
+    case UnaryKind::atanh: return {g / (1.0 - x * x)};
+    case UnaryKind::expm1: return {g * (y + 1.0)};
+    case UnaryKind::erfc: return {g * exp(-(x * x)) * -1.12837916709551257390};
     case UnaryKind::logical_not: break;
   }
   return {Tensor()};
@@ -427,6 +440,17 @@ Tensor gelu(const Tensor& x) { return unary(UnaryKind::gelu, x); }
 Tensor erf(const Tensor& x) { return unary(UnaryKind::erf, x); }
 Tensor sin(const Tensor& x) { return unary(UnaryKind::sin, x); }
 Tensor cos(const Tensor& x) { return unary(UnaryKind::cos, x); }
+Tensor tan(const Tensor& x) { return unary(UnaryKind::tan, x); }
+Tensor asin(const Tensor& x) { return unary(UnaryKind::asin, x); }
+Tensor acos(const Tensor& x) { return unary(UnaryKind::acos, x); }
+Tensor atan(const Tensor& x) { return unary(UnaryKind::atan, x); }
+Tensor sinh(const Tensor& x) { return unary(UnaryKind::sinh, x); }
+Tensor cosh(const Tensor& x) { return unary(UnaryKind::cosh, x); }
+Tensor asinh(const Tensor& x) { return unary(UnaryKind::asinh, x); }
+Tensor acosh(const Tensor& x) { return unary(UnaryKind::acosh, x); }
+Tensor atanh(const Tensor& x) { return unary(UnaryKind::atanh, x); }
+Tensor expm1(const Tensor& x) { return unary(UnaryKind::expm1, x); }
+Tensor erfc(const Tensor& x) { return unary(UnaryKind::erfc, x); }
 Tensor logical_not(const Tensor& x) { return unary(UnaryKind::logical_not, x); }
 
 Tensor add(const Tensor& a, const Tensor& b) { return binary(BinaryKind::add, a, b); }

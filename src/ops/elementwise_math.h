@@ -28,6 +28,17 @@ inline const char* unary_name(UnaryKind k) {
     case UnaryKind::erf: return "erf";
     case UnaryKind::sin: return "sin";
     case UnaryKind::cos: return "cos";
+    case UnaryKind::tan: return "tan";
+    case UnaryKind::asin: return "asin";
+    case UnaryKind::acos: return "acos";
+    case UnaryKind::atan: return "atan";
+    case UnaryKind::sinh: return "sinh";
+    case UnaryKind::cosh: return "cosh";
+    case UnaryKind::asinh: return "asinh";
+    case UnaryKind::acosh: return "acosh";
+    case UnaryKind::atanh: return "atanh";
+    case UnaryKind::expm1: return "expm1";
+    case UnaryKind::erfc: return "erfc";
     case UnaryKind::logical_not: return "logical_not";
   }
   return "?";
@@ -72,6 +83,17 @@ T unary_value(UnaryKind k, T x) {
         case UnaryKind::erf: return std::erf(x);
         case UnaryKind::sin: return std::sin(x);
         case UnaryKind::cos: return std::cos(x);
+        case UnaryKind::tan: return std::tan(x);
+        case UnaryKind::asin: return std::asin(x);
+        case UnaryKind::acos: return std::acos(x);
+        case UnaryKind::atan: return std::atan(x);
+        case UnaryKind::sinh: return std::sinh(x);
+        case UnaryKind::cosh: return std::cosh(x);
+        case UnaryKind::asinh: return std::asinh(x);
+        case UnaryKind::acosh: return std::acosh(x);
+        case UnaryKind::atanh: return std::atanh(x);
+        case UnaryKind::expm1: return std::expm1(x);
+        case UnaryKind::erfc: return std::erfc(x);
         default: break;
       }
     }

@@ -28,6 +28,8 @@ void run_unary(UnaryKind k, const T* in, T* out, std::int64_t n) {
 #define EF_CASE(K) case UnaryKind::K: for (std::int64_t i = 0; i < n; ++i) out[i] = unary_value(UnaryKind::K, in[i]); break;
     EF_CASE(neg) EF_CASE(abs) EF_CASE(exp) EF_CASE(log) EF_CASE(sqrt) EF_CASE(rsqrt) EF_CASE(square)
     EF_CASE(relu) EF_CASE(sigmoid) EF_CASE(tanh) EF_CASE(gelu) EF_CASE(erf) EF_CASE(sin) EF_CASE(cos) EF_CASE(logical_not)
+      EF_CASE(tan) EF_CASE(asin) EF_CASE(acos) EF_CASE(atan) EF_CASE(sinh) EF_CASE(cosh) EF_CASE(asinh) EF_CASE(acosh)
+      EF_CASE(atanh) EF_CASE(expm1) EF_CASE(erfc)
 #undef EF_CASE
   }
 }

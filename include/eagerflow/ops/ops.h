@@ -44,6 +44,9 @@ Tensor gelu(const Tensor& x);  // exact (erf) form, Keras' default
 Tensor erf(const Tensor& x);
 Tensor sin(const Tensor& x);
 Tensor cos(const Tensor& x);
+Tensor tan(const Tensor& x); Tensor asin(const Tensor& x); Tensor acos(const Tensor& x); Tensor atan(const Tensor& x);
+Tensor sinh(const Tensor& x); Tensor cosh(const Tensor& x); Tensor asinh(const Tensor& x); Tensor acosh(const Tensor& x);
+Tensor atanh(const Tensor& x); Tensor expm1(const Tensor& x); Tensor erfc(const Tensor& x);  // NOLINT: one line each family
 
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
 Tensor cast(const Tensor& x, DType dtype);

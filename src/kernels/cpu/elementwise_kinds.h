@@ -5,7 +5,8 @@
 
 namespace ef {
 
-enum class UnaryKind { neg, abs, exp, log, sqrt, rsqrt, square, relu, sigmoid, tanh, gelu, erf, sin, cos, logical_not };
+enum class UnaryKind { neg, abs, exp, log, sqrt, rsqrt, square, relu, sigmoid, tanh, gelu, erf, sin, cos,
+                       tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, expm1, erfc, logical_not };
 
 enum class BinaryKind { add, sub, mul, div, pow, maximum, minimum, equal, not_equal, less, less_equal,
                         greater, greater_equal, logical_and, logical_or };

@@ -46,6 +46,23 @@ void lower_unary(const Unary& u, onnx::Lowering& to) {
     case UnaryKind::erf: return same_as(to, "Erf");
     case UnaryKind::sin: return same_as(to, "Sin");
     case UnaryKind::cos: return same_as(to, "Cos");
+    case UnaryKind::tan: return same_as(to, "Tan");
+    case UnaryKind::asin: return same_as(to, "Asin");
+    case UnaryKind::acos: return same_as(to, "Acos");
+    case UnaryKind::atan: return same_as(to, "Atan");
+    case UnaryKind::sinh: return same_as(to, "Sinh");
+    case UnaryKind::cosh: return same_as(to, "Cosh");
+    case UnaryKind::asinh: return same_as(to, "Asinh");
+    case UnaryKind::acosh: return same_as(to, "Acosh");
+    case UnaryKind::atanh: return same_as(to, "Atanh");
+    case UnaryKind::expm1:
+    case UnaryKind::erfc: {  // exp(x) - 1 and 1 - erf(x): no ONNX op of their own
+      std::string one = to.scalar_constant(1.0, to.input_spec(0).dtype), t = to.fresh(u.kind() == UnaryKind::expm1 ? "exp" : "erf");
+      to.node(u.kind() == UnaryKind::expm1 ? "Exp" : "Erf", {x}, {t});
+      if (u.kind() == UnaryKind::expm1) to.node("Sub", {t, one}, {out});
+      else to.node("Sub", {one, t}, {out});
+      return;
+    }
     case UnaryKind::logical_not: return same_as(to, "Not");
   }
   to.unsupported("unknown unary kind");
