@@ -41,7 +41,7 @@ def _reduction(core, tf_name):
 
 
 for _n in ("abs", "ceil", "cos", "erf", "exp", "floor", "log", "logical_not", "rsqrt", "sigmoid", "sin", "sqrt",
-           "square", "tanh"):
+           "square", "tanh", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "expm1", "erfc"):
     globals()[_n] = _unary(getattr(_core, _n), _n)
 negative = _unary(_core.neg, "negative")
 round = _unary(_core.round, "round")  # noqa: A001 - TF's name; half to even, as TF
@@ -277,3 +277,100 @@ def softsign(features, name=None):
     """x / (1 + |x|)."""
     x = _core.convert_to_tensor(features)
     return x / (1.0 + _core.abs(x))
+
+
+def atan2(y, x, name=None):
+    """tf.math.atan2: the angle of (x, y) in [-pi, pi], by quadrant from atan(y / x)."""
+    y = _core.convert_to_tensor(y)
+    x = _core.convert_to_tensor(x, dtype=y.dtype)
+    if y.dtype not in (_core.DType.float32, _core.DType.float64):
+        raise TypeError(f"atan2 takes floating tensors, got {y.dtype}")
+    zero = _core.zeros_like(x)
+    safe_x = _core.where(_core.equal(x, zero), _core.ones_like(x), x)
+    base = _core.atan(y / safe_x)
+    pi = 3.141592653589793
+    negative_y = y < zero
+    shifted = _core.where(negative_y, base - pi, base + pi)
+    off_axis = _core.where(x < zero, shifted, base)
+    # x == 0: +-pi/2 by y's sign, 0 at the origin (as TF's).
+    on_axis = _core.where(y > zero, _core.full_like(y, pi / 2), _core.where(negative_y, _core.full_like(y, -pi / 2), zero))
+    return _core.where(_core.equal(x, zero), on_axis, off_axis)
+
+
+def xdivy(x, y, name=None):
+    """x / y, 0 where x is 0."""
+    x = _core.convert_to_tensor(x)
+    y = _core.convert_to_tensor(y, dtype=x.dtype)
+    zero = _core.equal(x, _core.zeros_like(x))
+    return _core.where(zero, _core.zeros_like(x), x / _core.where(zero, _core.ones_like(y), y))
+
+
+def xlog1py(x, y, name=None):
+    """x * log1p(y), 0 where x is 0."""
+    x = _core.convert_to_tensor(x)
+    y = _core.convert_to_tensor(y, dtype=x.dtype)
+    zero = _core.equal(x, _core.zeros_like(x))
+    return _core.where(zero, _core.zeros_like(x), x * log1p(_core.where(zero, _core.zeros_like(y), y)))
+
+
+def reciprocal_no_nan(x, name=None):
+    """1 / x, 0 where x is 0."""
+    return divide_no_nan(_core.ones_like(_core.convert_to_tensor(x)), x)
+
+
+def scalar_mul(scalar, x, name=None):
+    return _core.convert_to_tensor(x) * scalar
+
+
+def rint(x, name=None):
+    """Round half to even (as round)."""
+    return _core.round(x)
+
+
+def polyval(coeffs, x, name=None):
+    """coeffs[0] * x^(n-1) + ... + coeffs[n-1], by Horner's rule."""
+    x = _core.convert_to_tensor(x)
+    if not coeffs:
+        return _core.zeros_like(x)
+    result = _core.convert_to_tensor(coeffs[0], dtype=x.dtype) * _core.ones_like(x)
+    for c in coeffs[1:]:
+        result = result * x + c
+    return result
+
+
+def is_non_decreasing(x, name=None):
+    v = _core.reshape(_core.convert_to_tensor(x), [-1])
+    return _core.reduce_all(v[1:] >= v[:-1]) if v.shape[0] and v.shape[0] > 1 else _core.constant(True)
+
+
+def is_strictly_increasing(x, name=None):
+    v = _core.reshape(_core.convert_to_tensor(x), [-1])
+    return _core.reduce_all(v[1:] > v[:-1]) if v.shape[0] and v.shape[0] > 1 else _core.constant(True)
+
+
+def invert_permutation(x, name=None):
+    """y[x[i]] = i."""
+    p = _core.convert_to_tensor(x)
+    n = p.shape[0]
+    return _core.scatter_nd(_core.expand_dims(p, -1), _core.cast(_core.range(n), p.dtype), [n])
+
+
+def in_top_k(targets, predictions, k, name=None):
+    from . import nn as _nn
+    return _nn.in_top_k(targets, predictions, k)
+
+
+def zero_fraction(value, name=None):
+    from . import nn as _nn
+    return _nn.zero_fraction(value)
+
+
+def cumulative_logsumexp(x, axis=0, exclusive=False, reverse=False, name=None):
+    """log(cumsum(exp(x))) computed stably (shifted by the max along the axis)."""
+    x = _core.convert_to_tensor(x)
+    m = _core.stop_gradient(_core.reduce_max(x, axis=axis, keepdims=True))
+    return _core.log(cumsum(_core.exp(x - m), axis=axis, exclusive=exclusive, reverse=reverse)) + m
+
+
+def accumulate_n(inputs, shape=None, tensor_dtype=None, name=None):
+    return add_n(inputs)
