@@ -92,6 +92,28 @@ nn = _importlib.import_module(".nn", __name__)
 linalg = _importlib.import_module(".linalg", __name__)  # ef.linalg, as tf.linalg
 tensordot, matmul = linalg.tensordot, linalg.matmul  # TF: tf.matmul is tf.linalg.matmul (adjoint_a=...)
 random = _importlib.import_module(".random", __name__)  # ef.random, as tf.random (keeps _core.random's)
+sparse = _importlib.import_module(".sparse", __name__)  # ef.sparse, as tf.sparse
+SparseTensor = sparse.SparseTensor
+ragged = _importlib.import_module(".ragged", __name__)  # ef.ragged, as tf.ragged
+RaggedTensor = ragged.RaggedTensor
+
+
+def _ragged_aware(core, kind):
+    """tf.reduce_<kind>, which also reduces a RaggedTensor (over its rows, columns or all)."""
+    def op(input_tensor, axis=None, keepdims=False, name=None):
+        if isinstance(input_tensor, RaggedTensor):
+            if keepdims:
+                raise NotImplementedError(f"reduce_{kind} of a RaggedTensor: keepdims is not supported")
+            return input_tensor._reduce(kind, axis)
+        return core(input_tensor, axis, keepdims)
+    op.__name__ = op.__qualname__ = "reduce_" + kind
+    op.__doc__ = f"tf.reduce_{kind}(input_tensor, axis=None, keepdims=False, name=None); RaggedTensors too."
+    return op
+
+
+reduce_sum, reduce_mean, reduce_max, reduce_min = (_ragged_aware(_core.reduce_sum, "sum"), _ragged_aware(_core.reduce_mean, "mean"),
+                                                   _ragged_aware(_core.reduce_max, "max"), _ragged_aware(_core.reduce_min, "min"))
+math.reduce_sum, math.reduce_mean, math.reduce_max, math.reduce_min = reduce_sum, reduce_mean, reduce_max, reduce_min
 # TF's top-level aliases of tf.math where eagerflow's own default differed (cumsum over axis 0,
 # not flattened; argmax over axis 0 as int64).
 cumsum, cumprod, argmax, argmin = math.cumsum, math.cumprod, math.argmax, math.argmin
