@@ -124,3 +124,91 @@ tensor_scatter_nd_add = _tensor_scatter("add")
 tensor_scatter_nd_sub = _tensor_scatter("sub")
 tensor_scatter_nd_min = _tensor_scatter("min")
 tensor_scatter_nd_max = _tensor_scatter("max")
+
+
+# ---- composed array functions (eagerflow/ops/array_ops.h)
+import collections as _collections  # noqa: E402
+
+_a = _core._array
+_Unique = _collections.namedtuple("Unique", ["y", "idx"])
+_UniqueWithCounts = _collections.namedtuple("UniqueWithCounts", ["y", "idx", "count"])
+__all__ += ["reverse", "roll", "split", "unstack", "sequence_mask", "searchsorted", "boolean_mask", "where", "unique",
+            "unique_with_counts"]
+
+
+def _axes(axis):
+    if isinstance(axis, (_core.Tensor, _core.Variable)):
+        axis = axis.numpy()
+    try:
+        return [int(a) for a in axis]
+    except TypeError:
+        return [int(axis)]
+
+
+def reverse(tensor, axis, name=None):
+    """tf.reverse: the elements in reverse order along each axis given."""
+    return _a.reverse(tensor, _axes(axis))
+
+
+def roll(input, shift, axis, name=None):  # noqa: A002 - TF's names
+    """tf.roll: elements shifted (with wrap-around) by shift along axis (each an int or a list)."""
+    shifts, axes = _axes(shift), _axes(axis)
+    if len(shifts) == 1 and len(axes) > 1:
+        shifts = shifts * len(axes)
+    return _a.roll(input, shifts, axes)
+
+
+def split(value, num_or_size_splits, axis=0, num=None, name=None):
+    """tf.split: equal parts (an int) or parts of the given sizes (a list; one may be -1)."""
+    axis = int(axis.numpy()) if isinstance(axis, (_core.Tensor, _core.Variable)) else int(axis)
+    if isinstance(num_or_size_splits, int) or getattr(num_or_size_splits, "ndim", 1) == 0:
+        return _a.split_equal(value, int(num_or_size_splits), axis)
+    return _a.split_sizes(value, _axes(num_or_size_splits), axis)
+
+
+def unstack(value, num=None, axis=0, name=None):
+    """tf.unstack: the slices along axis, each without that axis."""
+    parts = _a.unstack(value, int(axis))
+    if num is not None and num != len(parts):
+        raise ValueError(f"unstack: num={num} but the axis has {len(parts)} entries")
+    return parts
+
+
+def sequence_mask(lengths, maxlen=None, dtype=_core.DType.bool, name=None):
+    """tf.sequence_mask: [..., maxlen] with position j < lengths[...] (maxlen: the largest length)."""
+    m = -1 if maxlen is None else int(maxlen.numpy() if hasattr(maxlen, "numpy") else maxlen)
+    return _a.sequence_mask(lengths, m, dtype)
+
+
+def searchsorted(sorted_sequence, values, side="left", out_type=_core.DType.int32, name=None):
+    """tf.searchsorted over the last axis (side 'left' or 'right')."""
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    return _a.searchsorted(sorted_sequence, values, side == "right", out_type)
+
+
+def boolean_mask(tensor, mask, axis=None, name=None):
+    """tf.boolean_mask: the elements (slices from `axis` on) where mask is true. Eager only: the
+    result's length depends on the mask's values."""
+    return _a.boolean_mask(tensor, mask, 0 if axis is None else int(axis))
+
+
+def where(condition, x=None, y=None, name=None):
+    """tf.where: elementwise choice of x or y (traced like any op); with condition alone, the
+    int64 coordinates of its true elements (eager only)."""
+    if x is None and y is None:
+        return _a.where_coordinates(condition)
+    if x is None or y is None:
+        raise ValueError("where: give both x and y, or neither")
+    return _core.where(condition, x, y)
+
+
+def unique(x, out_idx=_core.DType.int32, name=None):
+    """tf.unique: (y, idx), y the distinct values in order of first appearance. Eager only."""
+    y, idx, _ = _a.unique(x, out_idx)
+    return _Unique(y, idx)
+
+
+def unique_with_counts(x, out_idx=_core.DType.int32, name=None):
+    y, idx, count = _a.unique(x, out_idx)
+    return _UniqueWithCounts(y, idx, count)
