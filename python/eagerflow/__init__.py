@@ -84,7 +84,13 @@ from . import summary  # noqa: E402 - ef.summary, as tf.summary (TensorBoard eve
 from . import math  # noqa: E402 - ef.math, as tf.math
 # TF's indexing functions with TF's arguments (tf.slice takes sizes; _core.slice, ends).
 from ._array_ops import (slice, strided_slice, gather, gather_nd, scatter_nd, tensor_scatter_nd_update,  # noqa: E402,A004
-                         tensor_scatter_nd_add, tensor_scatter_nd_sub, tensor_scatter_nd_min, tensor_scatter_nd_max)
+                         tensor_scatter_nd_add, tensor_scatter_nd_sub, tensor_scatter_nd_min, tensor_scatter_nd_max,
+                         reverse, roll, split, unstack, sequence_mask, searchsorted, boolean_mask, where, unique,
+                         unique_with_counts)
+from ._tf_misc import *  # noqa: E402,F401,F403 - TF's small top-level functions and names
+from ._layers import TensorShape  # noqa: E402,F401
+double = DType.float64  # tf.double
+atan2, sign, scalar_mul = math.atan2, math.sign, math.scalar_mul
 import importlib as _importlib  # noqa: E402
 # ef.nn, as tf.nn: the module python/eagerflow/nn.py, which keeps _core.nn's functions (an import
 # statement would find the _core.nn that `from ._core import *` put here and stop).
