@@ -111,7 +111,8 @@ def top_k(input, k=1, sorted=True, name=None):  # noqa: A002 - TF's names
 
 
 # Compositions of the op table's ops, defined once in C++ (eagerflow/ops/math.h).
-for _n in ("is_nan", "is_inf", "is_finite", "sign", "reciprocal", "log1p", "softplus", "log_sigmoid"):
+for _n in ("is_nan", "is_inf", "is_finite", "sign", "reciprocal", "log1p", "softplus", "log_sigmoid", "lgamma", "digamma",
+           "lbeta", "erfinv", "ndtri", "erfcinv"):
     globals()[_n] = _unary(getattr(_core._math, _n), _n)
 for _n in ("squared_difference", "divide_no_nan", "multiply_no_nan", "xlogy", "logical_xor"):
     globals()[_n] = _binary(getattr(_core._math, _n), _n)
@@ -374,3 +375,23 @@ def cumulative_logsumexp(x, axis=0, exclusive=False, reverse=False, name=None):
 
 def accumulate_n(inputs, shape=None, tensor_dtype=None, name=None):
     return add_n(inputs)
+
+
+def real(input, name=None):  # noqa: A002
+    """The real part: the tensor itself (eagerflow's dtypes are real)."""
+    return _core.convert_to_tensor(input)
+
+
+def imag(input, name=None):  # noqa: A002
+    """The imaginary part of a real tensor: zeros."""
+    return _core.zeros_like(_core.convert_to_tensor(input))
+
+
+def conj(x, name=None):
+    return _core.convert_to_tensor(x)
+
+
+def angle(input, name=None):  # noqa: A002
+    """The argument of a real number: 0 for x >= 0, pi for x < 0 (NaN stays NaN)."""
+    x = _core.convert_to_tensor(input)
+    return atan2(_core.zeros_like(x), x)

@@ -7,7 +7,7 @@ import numpy as _np
 from . import _core
 from . import math as _math
 
-__all__ = ["SparseTensor", "add", "concat", "expand_dims", "eye", "from_dense", "map_values", "mask", "maximum",
+__all__ = ["SparseTensor", "add", "concat", "expand_dims", "eye", "from_dense", "map_values", "maximum",
            "minimum", "reduce_max", "reduce_sum", "reorder", "reset_shape", "reshape", "retain", "slice", "softmax",
            "sparse_dense_matmul", "split", "to_dense", "to_indicator", "transpose", "fill_empty_rows", "segment_sum",
            "segment_mean", "segment_sqrt_n", "bincount"]
@@ -143,10 +143,6 @@ def retain(sp_input, to_retain):
     keep = _np.flatnonzero(_np.asarray(to_retain.numpy() if hasattr(to_retain, "numpy") else to_retain, bool))
     k = _core.constant(keep.astype(_np.int64))
     return SparseTensor(_core.gather(sp_input.indices, k, 0), _core.gather(sp_input.values, k, 0), sp_input.dense_shape)
-
-
-def mask(a, mask_indices, name=None):
-    raise NotImplementedError("sparse.mask works on IndexedSlices, which eagerflow does not have")
 
 
 def map_values(op, *args, **kwargs):

@@ -4,6 +4,7 @@
 #include "convert.h"
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/segment.h"
+#include "eagerflow/ops/special.h"
 
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
@@ -24,7 +25,8 @@ void init_math(nb::module_& m) {
   nb::module_ mm = m.def_submodule("_math", "ef.math's compositions (python/eagerflow/math.py)");
 #define EFPY_UNARY(name) mm.def(#name, [](H x) { return ef::math::name(T(x)); }, nb::arg("x"));
   EFPY_UNARY(is_nan) EFPY_UNARY(is_inf) EFPY_UNARY(is_finite) EFPY_UNARY(sign) EFPY_UNARY(reciprocal)
-  EFPY_UNARY(log1p) EFPY_UNARY(softplus) EFPY_UNARY(log_sigmoid)
+  EFPY_UNARY(log1p) EFPY_UNARY(softplus) EFPY_UNARY(log_sigmoid) EFPY_UNARY(lgamma) EFPY_UNARY(digamma) EFPY_UNARY(lbeta)
+  EFPY_UNARY(erfinv) EFPY_UNARY(ndtri) EFPY_UNARY(erfcinv)
 #undef EFPY_UNARY
 #define EFPY_BINARY(name) \
   mm.def(#name, [](H a, H b) { auto [x, y] = tensor_operands(a, b); return ef::math::name(x, y); }, nb::arg("x"), nb::arg("y"));

@@ -77,3 +77,21 @@ def test_truth_value_of_one_element_tensors():
     assert bool(tf.constant(2.5)) and not bool(tf.constant(0))
     with pytest.raises(ValueError):
         bool(tf.constant([True, False]))
+
+
+def test_special_functions():
+    x = np.array([0.1, 0.5, 1.0, 2.5, 7.3, 30.0, -0.5, -2.7])
+    np.testing.assert_allclose(tf.math.lgamma(x).numpy(), [math.lgamma(v) for v in x], rtol=1e-13, atol=1e-14)
+    assert float(tf.math.lgamma(tf.constant(1.0, tf.float64))) == 0.0
+    assert np.isinf(tf.math.lgamma([0.0, -1.0]).numpy()).all()
+    h = 1e-6
+    numeric = [(math.lgamma(v + h) - math.lgamma(v - h)) / (2 * h) for v in x]
+    np.testing.assert_allclose(tf.math.digamma(x).numpy(), numeric, rtol=1e-7, atol=1e-7)
+    y = np.array([-0.99, -0.3, 0.0, 0.5, 0.999])
+    np.testing.assert_allclose([math.erf(v) for v in tf.math.erfinv(y).numpy()], y, atol=1e-15)
+    np.testing.assert_allclose(tf.math.ndtri(np.array([0.5, 0.975])).numpy(), [0.0, 1.959963984540054], atol=1e-14)
+    np.testing.assert_allclose(tf.math.lbeta(np.array([[1.0, 2.0]])).numpy(), [np.log(0.5)], rtol=1e-14)
+    np.testing.assert_allclose(tf.math.lbeta([[1.0, 2.0]]).numpy(), [np.log(0.5)], rtol=2e-7)
+    np.testing.assert_array_equal(tf.math.real([1.0, -2.0]).numpy(), [1.0, -2.0])
+    np.testing.assert_array_equal(tf.math.imag([1.0, -2.0]).numpy(), [0.0, 0.0])
+    np.testing.assert_allclose(tf.math.angle([1.0, -2.0]).numpy(), [0.0, np.pi])
