@@ -1,0 +1,32 @@
+#pragma once
+// Helpers shared by the ef::image files (image.cpp, image_resize.cpp, image_quality.cpp).
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "eagerflow/core/error.h"
+#include "eagerflow/core/tensor.h"
+
+namespace ef::image::detail {
+
+inline constexpr std::int64_t kToEnd = std::numeric_limits<std::int64_t>::max();
+
+// Fails unless `image` is a 3-D image or a 4-D batch (TF's rank check).
+inline void expect_image(const Tensor& image, const char* op) {
+  if (!image.defined()) fail(op, "got an undefined tensor");
+  if (image.rank() != 3 && image.rank() != 4)
+    fail(ErrorCode::invalid_argument, op,
+         "'image' must be either 3 or 4 dimensions ([height, width, channels] or [batch, height, width, "
+         "channels]), got " + image.spec().str());
+}
+
+inline int height_axis(const Tensor& image) { return image.rank() - 3; }
+inline int width_axis(const Tensor& image) { return image.rank() - 2; }
+
+// [begin, end) along one axis, every other axis whole.
+Tensor slice_axis(const Tensor& x, int axis, std::int64_t begin, std::int64_t end);
+// x with `axis` reversed (a slice with step -1).
+Tensor reverse_axis(const Tensor& x, int axis);
+
+}  // namespace ef::image::detail

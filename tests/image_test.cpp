@@ -1,0 +1,279 @@
+// ef::image (eagerflow/ops/image.h): TF's tf.image functions against index-by-index references
+// written here (a double-precision half-pixel bilinear resize among them), their gradients, shape
+// errors, and eager == traced.
+#include <eagerflow/ops/image.h>
+
+#include <cmath>
+#include <vector>
+
+#include "test_util.h"
+
+namespace {
+
+using namespace ef;
+using ef::testing::expect_close;
+using ef::testing::expect_error;
+
+std::vector<double> values(const Tensor& t) { return cast(t, DType::float64).to_vector<double>(); }
+
+// A batch [n, h, w, c] with distinct values, float32.
+Tensor ramp(std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c) {
+  return reshape(arange(0.0, static_cast<double>(n * h * w * c), 1.0, DType::float32), Shape{n, h, w, c});
+}
+
+struct Nhwc {
+  std::int64_t n, h, w, c;
+  std::int64_t at(std::int64_t b, std::int64_t y, std::int64_t x, std::int64_t ch) const {
+    return ((b * h + y) * w + x) * c + ch;
+  }
+};
+
+TEST(Image, FlipsRotationsAndTransposeMoveEveryPixel) {
+  Tensor x = ramp(2, 3, 4, 2);
+  const Nhwc s{2, 3, 4, 2};
+  std::vector<double> v = values(x), lr = values(image::flip_left_right(x)), ud = values(image::flip_up_down(x));
+  std::vector<double> r1 = values(image::rot90(x)), r2 = values(image::rot90(x, 2)), r3 = values(image::rot90(x, -1));
+  std::vector<double> tr = values(image::transpose(x));
+  EXPECT_EQ(image::rot90(x).shape(), (Shape{2, 4, 3, 2}));
+  const Nhwc t{2, 4, 3, 2};  // rotated by a quarter turn / transposed
+  for (std::int64_t b = 0; b < 2; ++b)
+    for (std::int64_t y = 0; y < 3; ++y)
+      for (std::int64_t xx = 0; xx < 4; ++xx)
+        for (std::int64_t c = 0; c < 2; ++c) {
+          const double p = v[static_cast<std::size_t>(s.at(b, y, xx, c))];
+          EXPECT_EQ(lr[static_cast<std::size_t>(s.at(b, y, 3 - xx, c))], p);
+          EXPECT_EQ(ud[static_cast<std::size_t>(s.at(b, 2 - y, xx, c))], p);
+          EXPECT_EQ(r2[static_cast<std::size_t>(s.at(b, 2 - y, 3 - xx, c))], p);
+          // np.rot90 counter-clockwise: (y, x) goes to (W - 1 - x, y); clockwise to (x, H - 1 - y).
+          EXPECT_EQ(r1[static_cast<std::size_t>(t.at(b, 3 - xx, y, c))], p);
+          EXPECT_EQ(r3[static_cast<std::size_t>(t.at(b, xx, 2 - y, c))], p);
+          EXPECT_EQ(tr[static_cast<std::size_t>(t.at(b, xx, y, c))], p);
+        }
+  // One 3-D image behaves as a batch of one.
+  Tensor one = slice(x, {0}, {1});
+  EXPECT_EQ(values(image::rot90(squeeze(one, {0}), 5)), values(image::rot90(one, 1)));
+  EXPECT_EQ(values(image::rot90(x, 4)), v);
+  expect_error([&] { image::flip_left_right(zeros(Shape{3, 4})); }, {"image.flip_left_right", "3 or 4"});
+}
+
+TEST(Image, RandomFlipsFlipWholeImagesAndRepeatWithASeed) {
+  Tensor x = ramp(64, 2, 3, 1);
+  Tensor lr = image::random_flip_left_right(x, 7), flipped = image::flip_left_right(x);
+  int flips = 0;
+  for (std::int64_t b = 0; b < 64; ++b) {
+    std::vector<double> got = values(slice(lr, {b}, {b + 1})), same = values(slice(x, {b}, {b + 1}));
+    const bool was_flipped = got == values(slice(flipped, {b}, {b + 1}));
+    EXPECT_TRUE(was_flipped || got == same) << b;
+    flips += was_flipped;
+  }
+  EXPECT_GT(flips, 10);
+  EXPECT_LT(flips, 54);
+  random::set_seed(3);
+  std::vector<double> first = values(image::random_flip_up_down(x, 11));
+  random::set_seed(3);
+  EXPECT_EQ(values(image::random_flip_up_down(x, 11)), first);
+}
+
+TEST(Image, CropPadAndCentralCrop) {
+  Tensor x = ramp(1, 5, 6, 1);
+  Tensor crop = image::crop_to_bounding_box(x, 1, 2, 3, 2);
+  EXPECT_EQ(crop.shape(), (Shape{1, 3, 2, 1}));
+  EXPECT_EQ(values(crop), (std::vector<double>{8, 9, 14, 15, 20, 21}));
+  Tensor padded = image::pad_to_bounding_box(crop, 1, 0, 5, 3);
+  EXPECT_EQ(padded.shape(), (Shape{1, 5, 3, 1}));
+  EXPECT_EQ(values(padded), (std::vector<double>{0, 0, 0, 8, 9, 0, 14, 15, 0, 20, 21, 0, 0, 0, 0}));
+  // (5 - 5 * 0.5) / 2 = 1.25 -> margin 1, rows 1..3; (6 - 3) / 2 = 1.5 -> margin 1, columns 1..4.
+  Tensor center = image::central_crop(squeeze(x, {0}), 0.5);
+  EXPECT_EQ(center.shape(), (Shape{3, 4, 1}));
+  EXPECT_EQ(values(center)[0], 7.0);
+  EXPECT_EQ(values(image::resize_with_crop_or_pad(x, 3, 8)),
+            values(image::pad_to_bounding_box(image::crop_to_bounding_box(x, 1, 0, 3, 6), 0, 1, 3, 8)));
+  expect_error([&] { image::crop_to_bounding_box(x, 3, 0, 3, 2); }, {"height must be >= target + offset", "[1,5,6,1]"});
+  expect_error([&] { image::pad_to_bounding_box(x, 0, 2, 5, 7); }, {"width must be <= target - offset"});
+  expect_error([&] { image::central_crop(x, 0.0); }, {"central_fraction"});
+  expect_error([&] { image::resize_with_crop_or_pad(x, 0, 3); }, {"must be > 0"});
+}
+
+// The half-pixel bilinear resize computed pixel by pixel in double.
+std::vector<double> bilinear_reference(const std::vector<double>& in, const Nhwc& s, std::int64_t oh, std::int64_t ow) {
+  auto taps = [](std::int64_t o, std::int64_t n_in, std::int64_t n_out) {
+    const double x = (static_cast<double>(o) + 0.5) * static_cast<double>(n_in) / static_cast<double>(n_out) - 0.5;
+    const double lo = std::floor(x);
+    return std::tuple{std::max<std::int64_t>(static_cast<std::int64_t>(lo), 0),
+                      std::min<std::int64_t>(static_cast<std::int64_t>(std::ceil(x)), n_in - 1), x - lo};
+  };
+  std::vector<double> out;
+  for (std::int64_t b = 0; b < s.n; ++b)
+    for (std::int64_t y = 0; y < oh; ++y)
+      for (std::int64_t x = 0; x < ow; ++x)
+        for (std::int64_t c = 0; c < s.c; ++c) {
+          auto [y0, y1, fy] = taps(y, s.h, oh);
+          auto [x0, x1, fx] = taps(x, s.w, ow);
+          auto p = [&](std::int64_t yy, std::int64_t xx) { return in[static_cast<std::size_t>(s.at(b, yy, xx, c))]; };
+          out.push_back((1 - fy) * ((1 - fx) * p(y0, x0) + fx * p(y0, x1)) + fy * ((1 - fx) * p(y1, x0) + fx * p(y1, x1)));
+        }
+  return out;
+}
+
+TEST(Image, BilinearResizeMatchesAHalfPixelReference) {
+  const Nhwc s{2, 5, 7, 3};
+  Tensor x = ef::testing::randn(Shape{2, 5, 7, 3}, 5, DType::float32);
+  for (auto [oh, ow] : std::vector<std::pair<std::int64_t, std::int64_t>>{{9, 4}, {3, 13}, {5, 7}, {1, 1}}) {
+    Tensor y = image::resize(x, oh, ow);
+    EXPECT_EQ(y.shape(), (Shape{2, oh, ow, 3}));
+    std::vector<double> want = bilinear_reference(values(x), s, oh, ow), got = values(y);
+    for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 2e-6) << oh << "x" << ow << " at " << i;
+  }
+  // Integer images come back as float32.
+  EXPECT_EQ(image::resize(cast(x, DType::int32), 4, 4).dtype(), DType::float32);
+}
+
+TEST(Image, ResizeGradientSpreadsEachOutputOverItsTaps) {
+  // Doubling with half-pixel centers: every input pixel's four output neighbours per axis weigh
+  // 0.75 + 0.75 + 0.25 + 0.25 = 2 (edges: clamped taps add up the same), so d sum / dx = 4.
+  Tensor x = ef::testing::randn(Shape{1, 4, 5, 2}, 9, DType::float32);
+  GradientTape tape;
+  tape.watch(x);
+  Tensor g = tape.gradient(sum(image::resize(x, 8, 10)), x);
+  for (double v : values(g)) EXPECT_NEAR(v, 4.0, 1e-5);
+  // Nearest and bicubic differentiate too; bicubic's weights sum to 1 at every output.
+  GradientTape tape2;
+  tape2.watch(x);
+  Tensor gb = tape2.gradient(sum(image::resize(x, 8, 10, "bicubic")), x);
+  double total = 0;
+  for (double v : values(gb)) total += v;
+  EXPECT_NEAR(total, 8.0 * 10.0 * 2.0, 1e-3);
+}
+
+TEST(Image, NearestAreaAndBicubicFollowTheirRules) {
+  Tensor x = ramp(1, 4, 6, 1);
+  // Nearest halving picks floor((o + 0.5) * 2) = 1, 3, 5 and keeps the dtype.
+  Tensor xi = cast(x, DType::int32);
+  Tensor near = image::resize(xi, 2, 3, "nearest");
+  EXPECT_EQ(near.dtype(), DType::int32);
+  EXPECT_EQ(values(near), (std::vector<double>{7, 9, 11, 19, 21, 23}));
+  // Area halving is the 2x2 average.
+  expect_close(cast(image::resize(x, 2, 3, "area"), DType::float32).to_vector<float>(),
+               avg_pool2d(x, {2, 2}).to_vector<float>());
+  // A constant image stays constant under bicubic (its renormalized weights sum to 1), and a
+  // linear ramp stays linear away from the borders.
+  expect_close(image::resize(full(Shape{3, 5, 1}, 2.5), 7, 9, "bicubic").to_vector<float>(),
+               std::vector<float>(63, 2.5f));
+  expect_error([&] { image::resize(x, 2, 2, "bilinear", false, true); }, {"antialias"});
+  expect_error([&] { image::resize(x, 0, 2); }, {"size must be positive"});
+  expect_error([&] { image::resize(x, 2, 2, "cubic"); }, {"method 'cubic'"});
+  // preserve_aspect_ratio: 4x6 into 10x9 scales by min(2.5, 1.5) to 6x9.
+  EXPECT_EQ(image::resize(x, 10, 9, "bilinear", true).shape(), (Shape{1, 6, 9, 1}));
+}
+
+TEST(Image, ColorAndValueAdjustments) {
+  Tensor rgb = ef::testing::randn(Shape{2, 3, 4, 3}, 1, DType::float32);
+  std::vector<double> v = values(rgb), gray = values(image::rgb_to_grayscale(rgb));
+  ASSERT_EQ(gray.size(), v.size() / 3);
+  for (std::size_t i = 0; i < gray.size(); ++i)
+    EXPECT_NEAR(gray[i], 0.2989 * v[3 * i] + 0.5870 * v[3 * i + 1] + 0.1140 * v[3 * i + 2], 1e-6);
+  Tensor back = image::grayscale_to_rgb(image::rgb_to_grayscale(rgb));
+  EXPECT_EQ(back.shape(), rgb.shape());
+  expect_error([&] { image::grayscale_to_rgb(rgb); }, {"last dimension of size 1"});
+
+  // float64 images compute in float32 and come back as float64, as TF's.
+  Tensor bright = image::adjust_brightness(cast(rgb, DType::float64), 0.25);
+  EXPECT_EQ(bright.dtype(), DType::float64);
+  std::vector<double> bv = values(bright);
+  for (std::size_t i = 0; i < v.size(); ++i) EXPECT_NEAR(bv[i], v[i] + 0.25, 1e-6);
+
+  // Contrast: each channel of each image about its own mean over height and width.
+  std::vector<double> cv = values(image::adjust_contrast(rgb, 1.5));
+  const Nhwc s{2, 3, 4, 3};
+  for (std::int64_t b = 0; b < 2; ++b)
+    for (std::int64_t c = 0; c < 3; ++c) {
+      double m = 0;
+      for (std::int64_t y = 0; y < 3; ++y)
+        for (std::int64_t x = 0; x < 4; ++x) m += v[static_cast<std::size_t>(s.at(b, y, x, c))] / 12;
+      for (std::int64_t y = 0; y < 3; ++y)
+        for (std::int64_t x = 0; x < 4; ++x) {
+          const auto i = static_cast<std::size_t>(s.at(b, y, x, c));
+          EXPECT_NEAR(cv[i], (v[i] - m) * 1.5 + m, 1e-5);
+        }
+    }
+
+  // Standardization: zero mean, unit stddev per image; a uniform image stays finite (zeros).
+  Tensor z = image::per_image_standardization(rgb);
+  for (double m : values(mean(z, {1, 2, 3}))) EXPECT_NEAR(m, 0.0, 1e-6);
+  for (double sd : values(sqrt(mean(square(z), {1, 2, 3})))) EXPECT_NEAR(sd, 1.0, 1e-5);
+  for (double u : values(image::per_image_standardization(full(Shape{2, 2, 1}, 3.0)))) EXPECT_EQ(u, 0.0);
+}
+
+TEST(Image, ConvertImageDtypeScalesIntegers) {
+  Tensor f = tensor(std::vector<float>{0.0f, 0.5f, 1.0f}, Shape{1, 3, 1});
+  Tensor i = image::convert_image_dtype(f, DType::int32);
+  EXPECT_EQ(i.dtype(), DType::int32);
+  EXPECT_EQ(i.to_vector<std::int32_t>()[0], 0);
+  EXPECT_NEAR(static_cast<double>(i.to_vector<std::int32_t>()[1]), 1073741824.0, 128.0);
+  Tensor back = image::convert_image_dtype(tensor(std::vector<std::int32_t>{0, 2147483647}, Shape{1, 2, 1}), DType::float32);
+  expect_close(back.to_vector<float>(), {0.0f, 1.0f});
+  EXPECT_EQ(image::convert_image_dtype(f, DType::float64).dtype(), DType::float64);
+  expect_error([&] { image::convert_image_dtype(f, DType::int64); }, {"int32 only"});
+}
+
+TEST(Image, GradientsVariationPsnrSsimAndSobel) {
+  Tensor x = ef::testing::randn(Shape{2, 5, 6, 2}, 4, DType::float32);
+  const Nhwc s{2, 5, 6, 2};
+  std::vector<double> v = values(x);
+  auto [dy, dx] = image::image_gradients(x);
+  std::vector<double> dyv = values(dy), dxv = values(dx);
+  double tv0 = 0;  // the first image's total variation
+  for (std::int64_t y = 0; y < 5; ++y)
+    for (std::int64_t xx = 0; xx < 6; ++xx)
+      for (std::int64_t c = 0; c < 2; ++c) {
+        const auto i = static_cast<std::size_t>(s.at(0, y, xx, c));
+        const double want_dy = y < 4 ? v[static_cast<std::size_t>(s.at(0, y + 1, xx, c))] - v[i] : 0.0;
+        const double want_dx = xx < 5 ? v[static_cast<std::size_t>(s.at(0, y, xx + 1, c))] - v[i] : 0.0;
+        EXPECT_NEAR(dyv[i], want_dy, 1e-6);
+        EXPECT_NEAR(dxv[i], want_dx, 1e-6);
+        tv0 += std::abs(want_dy) + std::abs(want_dx);
+      }
+  EXPECT_NEAR(values(image::total_variation(x))[0], tv0, 1e-4);
+  EXPECT_EQ(image::total_variation(squeeze(slice(x, {0}, {1}), {0})).shape(), Shape{});
+  expect_error([&] { image::image_gradients(squeeze(slice(x, {0}, {1}), {0})); }, {"4-D"});
+
+  // psnr from the mean squared error of each image.
+  Tensor y = x + 0.1;
+  for (double p : values(image::psnr(x, y, 2.0))) EXPECT_NEAR(p, 20 * std::log10(2.0) - 10 * std::log10(0.01), 1e-3);
+  // ssim is 1 for identical images and below for different ones; the window must fit.
+  Tensor big = ef::testing::randn(Shape{2, 12, 13, 3}, 8, DType::float32);
+  for (double v1 : values(image::ssim(big, big, 1.0))) EXPECT_NEAR(v1, 1.0, 1e-5);
+  for (double v2 : values(image::ssim(big, big * 0.5, 1.0))) EXPECT_LT(v2, 0.99);
+  EXPECT_EQ(image::ssim(big, big, 1.0, 11, 1.5, 0.01, 0.03, true).shape(), (Shape{2, 2, 3}));
+  expect_error([&] { image::ssim(x, x, 1.0); }, {"filter_size 11"});
+
+  // Sobel on a ramp that grows by 1 per row and 10 per column: interior responses 8 and 80.
+  Tensor ramp2d = reshape(add(reshape(arange(0.0, 5.0, 1.0), Shape{5, 1}), reshape(arange(0.0, 60.0, 10.0), Shape{1, 6})),
+                          Shape{1, 5, 6, 1});
+  Tensor edges = image::sobel_edges(ramp2d);
+  EXPECT_EQ(edges.shape(), (Shape{1, 5, 6, 1, 2}));
+  std::vector<double> ev = values(edges);
+  const std::size_t row2_col3 = (2 * 6 + 3) * 2;  // [row 2, column 3, channel 0, (dy, dx)]
+  EXPECT_NEAR(ev[row2_col3], 8.0, 1e-5);
+  EXPECT_NEAR(ev[row2_col3 + 1], 80.0, 1e-5);
+}
+
+TEST(Image, TracedEqualsEagerAndVmapBatchesImages) {
+  Tensor x = ef::testing::randn(Shape{2, 6, 5, 3}, 2, DType::float32);
+  auto all = [](const Tensor& a) {
+    return std::vector<Tensor>{image::flip_left_right(a), image::rot90(a, 3), image::resize(a, 9, 4),
+                               image::resize(a, 3, 2, "area"), image::resize(a, 7, 7, "bicubic"),
+                               image::central_crop(a, 0.6), image::rgb_to_grayscale(a),
+                               image::per_image_standardization(a), image::sobel_edges(a), image::total_variation(a)};
+  };
+  std::vector<Tensor> eager = all(x);
+  auto f = function([&](const std::vector<Tensor>& xs) { return all(xs[0]); });
+  std::vector<Tensor> traced = f(std::vector<Tensor>{x});
+  ASSERT_EQ(traced.size(), eager.size());
+  for (std::size_t i = 0; i < eager.size(); ++i) EXPECT_EQ(values(traced[i]), values(eager[i])) << i;
+  // vmap over single images gives the batch's result.
+  Tensor mapped = vmap([](const Tensor& img) { return image::resize(image::flip_up_down(img), 4, 8); })(x);
+  expect_close(mapped.to_vector<float>(), image::resize(image::flip_up_down(x), 4, 8).to_vector<float>());
+}
+
+}  // namespace
