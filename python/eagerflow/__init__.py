@@ -89,6 +89,7 @@ import importlib as _importlib  # noqa: E402
 # ef.nn, as tf.nn: the module python/eagerflow/nn.py, which keeps _core.nn's functions (an import
 # statement would find the _core.nn that `from ._core import *` put here and stop).
 nn = _importlib.import_module(".nn", __name__)
+image = _importlib.import_module(".image", __name__)
 # TF's top-level aliases of tf.math where eagerflow's own default differed (cumsum over axis 0,
 # not flattened; argmax over axis 0 as int64).
 cumsum, cumprod, argmax = math.cumsum, math.cumprod, math.argmax

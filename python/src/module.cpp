@@ -26,6 +26,7 @@ NB_MODULE(_core, m) {
   efpy::init_ops(m);
   efpy::init_sequence_ops(m);
   efpy::init_math(m);
+  efpy::init_image(m);
   efpy::init_function(m);
   efpy::init_autodiff(m);
   efpy::init_layers(m);

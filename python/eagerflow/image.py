@@ -1,0 +1,155 @@
+"""ef.image: TensorFlow's tf.image with TF's names, argument names and defaults, over ef::image
+(include/eagerflow/ops/image.h): compositions of the op table's ops, so each traces,
+differentiates and vmaps as they do. Images are [batch, height, width, channels] or [height,
+width, channels]; shape errors raise InvalidArgumentError (a ValueError), as TF's static checks."""
+import enum as _enum
+
+from . import _core
+
+_im = _core._image
+
+__all__ = [
+    "ResizeMethod", "adjust_brightness", "adjust_contrast", "central_crop", "convert_image_dtype",
+    "crop_to_bounding_box", "flip_left_right", "flip_up_down", "grayscale_to_rgb", "image_gradients",
+    "pad_to_bounding_box", "per_image_standardization", "psnr", "random_flip_left_right", "random_flip_up_down",
+    "resize", "resize_with_crop_or_pad", "rgb_to_grayscale", "rot90", "sobel_edges", "ssim", "total_variation",
+    "transpose",
+]
+
+
+class ResizeMethod(str, _enum.Enum):
+    """tf.image.ResizeMethod: the members compare equal to TF's method strings."""
+    BILINEAR = "bilinear"
+    NEAREST_NEIGHBOR = "nearest"
+    BICUBIC = "bicubic"
+    AREA = "area"
+    LANCZOS3 = "lanczos3"
+    LANCZOS5 = "lanczos5"
+    GAUSSIAN = "gaussian"
+    MITCHELLCUBIC = "mitchellcubic"
+
+
+def flip_left_right(image):
+    """tf.image.flip_left_right(image): the width axis reversed."""
+    return _im.flip_left_right(image)
+
+
+def flip_up_down(image):
+    """tf.image.flip_up_down(image): the height axis reversed."""
+    return _im.flip_up_down(image)
+
+
+def rot90(image, k=1, name=None):
+    """tf.image.rot90(image, k=1, name=None): k quarter turns counter-clockwise."""
+    return _im.rot90(image, int(k))
+
+
+def transpose(image, name=None):
+    """tf.image.transpose(image, name=None): height and width swapped."""
+    return _im.transpose(image)
+
+
+def random_flip_left_right(image, seed=None):
+    """tf.image.random_flip_left_right(image, seed=None): each image flipped with probability 1/2."""
+    return _im.random_flip_left_right(image, seed)
+
+
+def random_flip_up_down(image, seed=None):
+    """tf.image.random_flip_up_down(image, seed=None): each image flipped with probability 1/2."""
+    return _im.random_flip_up_down(image, seed)
+
+
+def crop_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    """tf.image.crop_to_bounding_box: the target window with its top-left corner at the offsets."""
+    return _im.crop_to_bounding_box(image, offset_height, offset_width, target_height, target_width)
+
+
+def pad_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    """tf.image.pad_to_bounding_box: the image at the offsets inside zeros of the target size."""
+    return _im.pad_to_bounding_box(image, offset_height, offset_width, target_height, target_width)
+
+
+def central_crop(image, central_fraction):
+    """tf.image.central_crop(image, central_fraction): the central part, central_fraction in (0, 1]."""
+    return _im.central_crop(image, central_fraction)
+
+
+def resize_with_crop_or_pad(image, target_height, target_width):
+    """tf.image.resize_with_crop_or_pad: centered crop or zero padding to the target size."""
+    return _im.resize_with_crop_or_pad(image, target_height, target_width)
+
+
+def _size_pair(size):
+    try:
+        dims = [int(d) for d in (size.numpy().tolist() if hasattr(size, "numpy") else size)]
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"'size' must be a 1-D int32 Tensor of 2 elements: new_height, new_width; got {size!r}") from e
+    if len(dims) != 2:
+        raise ValueError(f"'size' must be a 1-D Tensor of 2 elements: new_height, new_width; got {size!r}")
+    return dims
+
+
+def resize(images, size, method=ResizeMethod.BILINEAR, preserve_aspect_ratio=False, antialias=False, name=None):
+    """tf.image.resize (TF2): bilinear, nearest and bicubic with half-pixel centers, and area. The
+    result is float32 except for nearest, which keeps the dtype. antialias=True and the
+    lanczos/gaussian/mitchellcubic methods raise NotImplementedError."""
+    new_height, new_width = _size_pair(size)
+    method = method.value if isinstance(method, ResizeMethod) else str(method)
+    return _im.resize(images, new_height, new_width, method, bool(preserve_aspect_ratio), bool(antialias))
+
+
+def rgb_to_grayscale(images, name=None):
+    """tf.image.rgb_to_grayscale: luma with TF's weights, 3 channels to 1, the images' dtype kept."""
+    return _im.rgb_to_grayscale(images)
+
+
+def grayscale_to_rgb(images, name=None):
+    """tf.image.grayscale_to_rgb: the single channel repeated 3 times."""
+    return _im.grayscale_to_rgb(images)
+
+
+def adjust_brightness(image, delta):
+    """tf.image.adjust_brightness(image, delta): image + delta (computed in float32)."""
+    return _im.adjust_brightness(image, delta)
+
+
+def adjust_contrast(images, contrast_factor):
+    """tf.image.adjust_contrast: (x - mean) * contrast_factor + mean, per channel over height and width."""
+    return _im.adjust_contrast(images, contrast_factor)
+
+
+def per_image_standardization(image):
+    """tf.image.per_image_standardization: zero mean, unit variance per image (stddev floored at
+    1/sqrt(elements)), float32."""
+    return _im.per_image_standardization(image)
+
+
+def convert_image_dtype(image, dtype, saturate=False, name=None):
+    """tf.image.convert_image_dtype: float dtypes cast; int32 scaled to [0, 1] and back. Other
+    integer dtypes raise TypeError."""
+    return _im.convert_image_dtype(image, dtype, bool(saturate))
+
+
+def image_gradients(image):
+    """tf.image.image_gradients(image): (dy, dx) forward differences of a 4-D batch."""
+    return tuple(_im.image_gradients(image))
+
+
+def total_variation(images, name=None):
+    """tf.image.total_variation: the sum of absolute neighbour differences, per image for a batch."""
+    return _im.total_variation(images)
+
+
+def psnr(a, b, max_val, name=None):
+    """tf.image.psnr: the peak signal-to-noise ratio per image (float32)."""
+    return _im.psnr(a, b, max_val)
+
+
+def ssim(img1, img2, max_val, filter_size=11, filter_sigma=1.5, k1=0.01, k2=0.03, return_index_map=False):
+    """tf.image.ssim: structural similarity per image with a Gaussian window (float32)."""
+    return _im.ssim(img1, img2, max_val, filter_size, filter_sigma, k1, k2, bool(return_index_map))
+
+
+def sobel_edges(image):
+    """tf.image.sobel_edges: [batch, height, width, channels, 2] holding the (dy, dx) responses."""
+    return _im.sobel_edges(image)

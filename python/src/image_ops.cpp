@@ -1,0 +1,75 @@
+// ef::image (eagerflow/ops/image.h) as _core._image; python/eagerflow/image.py gives the functions
+// TF's signatures (name=None, ResizeMethod, size as a list or tensor).
+#include "bindings.h"
+#include "convert.h"
+#include "eagerflow/ops/image.h"
+
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+
+namespace efpy {
+namespace {
+
+using ef::Tensor;
+using H = nb::handle;
+
+Tensor T(H h) { return to_tensor(h); }
+
+std::optional<std::uint64_t> optional_seed(H seed) {
+  if (seed.is_none()) return std::nullopt;
+  return seed_arg(seed, "seed");
+}
+
+}  // namespace
+
+void init_image(nb::module_& m) {
+  nb::module_ im = m.def_submodule("_image", "ef.image's functions (python/eagerflow/image.py)");
+#define EFPY_IMAGE_UNARY(name) im.def(#name, [](H x) { return ef::image::name(T(x)); }, nb::arg("image"));
+  EFPY_IMAGE_UNARY(flip_left_right) EFPY_IMAGE_UNARY(flip_up_down) EFPY_IMAGE_UNARY(transpose)
+  EFPY_IMAGE_UNARY(rgb_to_grayscale) EFPY_IMAGE_UNARY(grayscale_to_rgb) EFPY_IMAGE_UNARY(per_image_standardization)
+  EFPY_IMAGE_UNARY(image_gradients) EFPY_IMAGE_UNARY(total_variation) EFPY_IMAGE_UNARY(sobel_edges)
+#undef EFPY_IMAGE_UNARY
+  im.def("rot90", [](H x, std::int64_t k) { return ef::image::rot90(T(x), static_cast<int>(k % 4)); },
+         nb::arg("image"), nb::arg("k") = 1);
+  im.def("random_flip_left_right", [](H x, H seed) { return ef::image::random_flip_left_right(T(x), optional_seed(seed)); },
+         nb::arg("image"), nb::arg("seed").none() = nb::none());
+  im.def("random_flip_up_down", [](H x, H seed) { return ef::image::random_flip_up_down(T(x), optional_seed(seed)); },
+         nb::arg("image"), nb::arg("seed").none() = nb::none());
+  im.def("crop_to_bounding_box", [](H x, H oh, H ow, H th, H tw) {
+           return ef::image::crop_to_bounding_box(T(x), int_arg(oh, "offset_height"), int_arg(ow, "offset_width"),
+                                                  int_arg(th, "target_height"), int_arg(tw, "target_width"));
+         }, nb::arg("image"), nb::arg("offset_height"), nb::arg("offset_width"), nb::arg("target_height"), nb::arg("target_width"));
+  im.def("pad_to_bounding_box", [](H x, H oh, H ow, H th, H tw) {
+           return ef::image::pad_to_bounding_box(T(x), int_arg(oh, "offset_height"), int_arg(ow, "offset_width"),
+                                                 int_arg(th, "target_height"), int_arg(tw, "target_width"));
+         }, nb::arg("image"), nb::arg("offset_height"), nb::arg("offset_width"), nb::arg("target_height"), nb::arg("target_width"));
+  im.def("central_crop", [](H x, H fraction) { return ef::image::central_crop(T(x), float_arg(fraction, "central_fraction")); },
+         nb::arg("image"), nb::arg("central_fraction"));
+  im.def("resize_with_crop_or_pad", [](H x, H th, H tw) {
+           return ef::image::resize_with_crop_or_pad(T(x), int_arg(th, "target_height"), int_arg(tw, "target_width"));
+         }, nb::arg("image"), nb::arg("target_height"), nb::arg("target_width"));
+  im.def("resize", [](H x, std::int64_t new_height, std::int64_t new_width, const std::string& method,
+                      bool preserve_aspect_ratio, bool antialias) {
+           return ef::image::resize(T(x), new_height, new_width, method, preserve_aspect_ratio, antialias);
+         }, nb::arg("images"), nb::arg("new_height"), nb::arg("new_width"), nb::arg("method") = "bilinear",
+         nb::arg("preserve_aspect_ratio") = false, nb::arg("antialias") = false);
+  im.def("adjust_brightness", [](H x, H delta) { return ef::image::adjust_brightness(T(x), float_arg(delta, "delta")); },
+         nb::arg("image"), nb::arg("delta"));
+  im.def("adjust_contrast", [](H x, H factor) {
+           return ef::image::adjust_contrast(T(x), float_arg(factor, "contrast_factor"));
+         }, nb::arg("images"), nb::arg("contrast_factor"));
+  im.def("convert_image_dtype", [](H x, H dtype, bool saturate) {
+           return ef::image::convert_image_dtype(T(x), dtype_from_py(dtype), saturate);
+         }, nb::arg("image"), nb::arg("dtype"), nb::arg("saturate") = false);
+  im.def("psnr", [](H a, H b, H max_val) { return ef::image::psnr(T(a), T(b), float_arg(max_val, "max_val")); },
+         nb::arg("a"), nb::arg("b"), nb::arg("max_val"));
+  im.def("ssim", [](H a, H b, H max_val, H filter_size, H filter_sigma, H k1, H k2, bool return_index_map) {
+           return ef::image::ssim(T(a), T(b), float_arg(max_val, "max_val"), int_arg(filter_size, "filter_size"),
+                                  float_arg(filter_sigma, "filter_sigma"), float_arg(k1, "k1"), float_arg(k2, "k2"),
+                                  return_index_map);
+         }, nb::arg("img1"), nb::arg("img2"), nb::arg("max_val"), nb::arg("filter_size"), nb::arg("filter_sigma"),
+         nb::arg("k1"), nb::arg("k2"), nb::arg("return_index_map") = false);
+}
+
+}  // namespace efpy

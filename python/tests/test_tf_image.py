@@ -1,0 +1,274 @@
+"""tf.image as ef.image (issue 31): TF's names, argument names and results against NumPy
+references written here (half-pixel bilinear and nearest resizes, area averages, a Gaussian-window
+SSIM, Sobel with reflected borders), eager == traced, gradients, and TF's error classes."""
+import numpy as np
+import pytest
+
+import eagerflow as tf
+
+RNG = np.random.default_rng(31)
+X = RNG.standard_normal((2, 6, 7, 3)).astype(np.float32)
+U = RNG.uniform(0, 1, (2, 14, 13, 3)).astype(np.float32)
+U2 = np.clip(U + 0.1 * RNG.standard_normal(U.shape), 0, 1).astype(np.float32)
+
+
+def both_ways(fn, *args):
+    """fn's result eagerly and inside tf.function, which must agree."""
+    eager = fn(*args)
+    traced = tf.function(fn)(*args)
+    if isinstance(eager, tuple):
+        for e, t in zip(eager, traced):
+            np.testing.assert_array_equal(np.asarray(e), np.asarray(t))
+        return tuple(np.asarray(e) for e in eager)
+    np.testing.assert_array_equal(np.asarray(eager), np.asarray(traced))
+    return np.asarray(eager)
+
+
+# ---- NumPy references ----
+
+def bilinear_matrix(n_in, n_out):
+    """[n_out, n_in]: half-pixel centers, the two neighbours clamped to the image."""
+    m = np.zeros((n_out, n_in))
+    for o in range(n_out):
+        x = (o + 0.5) * n_in / n_out - 0.5
+        lo = np.floor(x)
+        f = x - lo
+        m[o, min(max(int(lo), 0), n_in - 1)] += 1 - f
+        m[o, min(int(np.ceil(x)), n_in - 1)] += f
+    return m
+
+
+def nearest_index(n_in, n_out):
+    return np.minimum(np.floor((np.arange(n_out) + 0.5) * n_in / n_out).astype(int), n_in - 1)
+
+
+def separable(x, mh, mw):
+    return np.einsum("oh,nhwc,pw->nopc", mh, x.astype(np.float64), mw)
+
+
+def gaussian(size, sigma):
+    c = np.arange(size) - (size - 1) / 2
+    g = np.exp(-0.5 * c**2 / sigma**2)
+    return g / g.sum()
+
+
+def valid_filter(x, g):
+    """Valid 2-D correlation of [..., H, W, C] with the window outer(g, g), one window at a time."""
+    k = len(g)
+    w2 = np.outer(g, g)
+    h, w = x.shape[-3] - k + 1, x.shape[-2] - k + 1
+    out = np.zeros(x.shape[:-3] + (h, w, x.shape[-1]))
+    for i in range(h):
+        for j in range(w):
+            out[..., i, j, :] = np.einsum("...abc,ab->...c", x[..., i:i + k, j:j + k, :], w2)
+    return out
+
+
+def ssim_reference(a, b, max_val, size=11, sigma=1.5, k1=0.01, k2=0.03):
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    g = gaussian(size, sigma)
+    c1, c2 = (k1 * max_val) ** 2, (k2 * max_val) ** 2
+    ma, mb = valid_filter(a, g), valid_filter(b, g)
+    va = valid_filter(a * a, g) - ma**2
+    vb = valid_filter(b * b, g) - mb**2
+    cov = valid_filter(a * b, g) - ma * mb
+    s = (2 * ma * mb + c1) * (2 * cov + c2) / ((ma**2 + mb**2 + c1) * (va + vb + c2))
+    return s.mean(axis=(-3, -2, -1))
+
+
+# ---- geometry ----
+
+@pytest.mark.parametrize("name,ref", [
+    ("flip_left_right", lambda a: a[:, :, ::-1]),
+    ("flip_up_down", lambda a: a[:, ::-1]),
+    ("transpose", lambda a: a.transpose(0, 2, 1, 3)),
+])
+def test_flips_and_transpose(name, ref):
+    got = both_ways(getattr(tf.image, name), X)
+    np.testing.assert_array_equal(got, ref(X))
+    # One HWC image is treated as a batch of one.
+    np.testing.assert_array_equal(np.asarray(getattr(tf.image, name)(X[1])), ref(X[1:])[0])
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 3, -1, 6])
+def test_rot90_as_numpy(k):
+    got = both_ways(lambda a: tf.image.rot90(a, k=k, name="r"), X)
+    np.testing.assert_array_equal(got, np.rot90(X, k, axes=(1, 2)))
+
+
+def test_random_flips_flip_whole_images_and_repeat_with_a_seed():
+    x = RNG.standard_normal((40, 3, 4, 2)).astype(np.float32)
+    got = np.asarray(tf.image.random_flip_left_right(x, seed=5))
+    flipped = [np.array_equal(g, a[:, ::-1]) for g, a in zip(got, x)]
+    kept = [np.array_equal(g, a) for g, a in zip(got, x)]
+    assert all(f or k for f, k in zip(flipped, kept))
+    assert 5 < sum(flipped) < 35
+    tf.random.set_seed(4)
+    first = np.asarray(tf.image.random_flip_up_down(x, seed=2))
+    tf.random.set_seed(4)
+    np.testing.assert_array_equal(np.asarray(tf.image.random_flip_up_down(x, seed=2)), first)
+    one = np.asarray(tf.image.random_flip_up_down(x[0]))
+    assert np.array_equal(one, x[0]) or np.array_equal(one, x[0][::-1])
+
+
+def test_crop_pad_and_central_crop():
+    got = both_ways(lambda a: tf.image.crop_to_bounding_box(a, 1, 2, 4, 3), X)
+    np.testing.assert_array_equal(got, X[:, 1:5, 2:5])
+    padded = both_ways(lambda a: tf.image.pad_to_bounding_box(a, 2, 1, 9, 10), X)
+    want = np.zeros((2, 9, 10, 3), np.float32)
+    want[:, 2:8, 1:8] = X
+    np.testing.assert_array_equal(padded, want)
+    # TF's rounding: margins int((n - n * f) / 2).
+    for f in (0.5, 0.37, 0.9, 1.0):
+        mh, mw = int((6 - 6 * f) / 2), int((7 - 7 * f) / 2)
+        np.testing.assert_array_equal(np.asarray(tf.image.central_crop(X, f)), X[:, mh:6 - mh, mw:7 - mw])
+    # Cropping a surplus of 3 leaves the odd row at the bottom; padding by 5 puts 2 before.
+    got = np.asarray(tf.image.resize_with_crop_or_pad(X, 3, 12))
+    want = np.zeros((2, 3, 12, 3), np.float32)
+    want[:, :, 2:9] = X[:, 1:4]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_shape_errors_are_value_errors():
+    with pytest.raises(ValueError, match="3 or 4"):
+        tf.image.flip_left_right(np.zeros((3, 4), np.float32))
+    with pytest.raises(ValueError, match="target"):
+        tf.image.crop_to_bounding_box(X, 3, 0, 4, 2)
+    with pytest.raises(ValueError, match="target - offset"):
+        tf.image.pad_to_bounding_box(X, 0, 2, 6, 8)
+    with pytest.raises(ValueError, match="central_fraction"):
+        tf.image.central_crop(X, 1.5)
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.image.resize_with_crop_or_pad(X, 0, 3)
+    with pytest.raises(ValueError, match="2 elements"):
+        tf.image.resize(X, [3, 4, 5])
+    with pytest.raises(NotImplementedError):
+        tf.image.resize(X, [3, 4], antialias=True)
+    with pytest.raises(NotImplementedError):
+        tf.image.resize(X, [3, 4], method=tf.image.ResizeMethod.LANCZOS3)
+    with pytest.raises(ValueError, match="4-D"):
+        tf.image.image_gradients(X[0])
+    with pytest.raises(ValueError, match="filter_size"):
+        tf.image.ssim(X, X, 1.0)
+    with pytest.raises(ValueError):
+        tf.image.psnr(X, X[:, :5], 1.0)
+    with pytest.raises(TypeError):
+        tf.image.convert_image_dtype(X, tf.int64)
+
+
+# ---- resizing ----
+
+@pytest.mark.parametrize("size", [(11, 4), (3, 13), (6, 7), (1, 1)])
+def test_bilinear_resize_matches_half_pixel_reference(size):
+    got = both_ways(lambda a: tf.image.resize(a, size, name="r"), X)
+    want = separable(X, bilinear_matrix(6, size[0]), bilinear_matrix(7, size[1]))
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("size", [(11, 4), (3, 13), (2, 2)])
+def test_nearest_resize_picks_half_pixel_neighbours_and_keeps_dtype(size):
+    xi = (X * 100).astype(np.int32)
+    got = both_ways(lambda a: tf.image.resize(a, size, method="nearest"), xi)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, xi[:, nearest_index(6, size[0])][:, :, nearest_index(7, size[1])])
+
+
+def test_area_resize_averages_blocks_and_bicubic_keeps_constants():
+    x = RNG.standard_normal((2, 8, 6, 2)).astype(np.float32)
+    got = both_ways(lambda a: tf.image.resize(a, [4, 3], method=tf.image.ResizeMethod.AREA), x)
+    np.testing.assert_allclose(got, x.reshape(2, 4, 2, 3, 2, 2).mean(axis=(2, 4)), rtol=1e-5, atol=1e-6)
+    const = np.full((5, 4, 1), 1.75, np.float32)
+    np.testing.assert_allclose(np.asarray(tf.image.resize(const, [9, 7], method="bicubic")), 1.75, rtol=1e-6)
+    # Upsampling a linear ramp by bicubic keeps it linear away from the borders.
+    ramp = np.tile(np.arange(10, dtype=np.float32)[None, :, None], (3, 1, 1))
+    up = np.asarray(tf.image.resize(ramp, [3, 20], method="bicubic"))[0, 4:16, 0]
+    np.testing.assert_allclose(np.diff(up), 0.5, atol=2e-3)
+
+
+def test_resize_preserve_aspect_ratio_and_single_images():
+    got = tf.image.resize(X, [20, 14], preserve_aspect_ratio=True)
+    assert tuple(got.shape) == (2, 12, 14, 3)  # min(20 / 6, 14 / 7) = 2
+    np.testing.assert_allclose(np.asarray(tf.image.resize(X[0], (9, 5))), np.asarray(tf.image.resize(X, (9, 5)))[0])
+
+
+def test_bilinear_resize_gradient_is_the_adjoint():
+    mh, mw = bilinear_matrix(6, 9), bilinear_matrix(7, 4)
+    w = RNG.standard_normal((2, 9, 4, 3)).astype(np.float32)
+    x = tf.constant(X)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        loss = tf.reduce_sum(tf.image.resize(x, [9, 4]) * w)
+    got = np.asarray(tape.gradient(loss, x))
+    np.testing.assert_allclose(got, np.einsum("oh,nopc,pw->nhwc", mh, w, mw), rtol=1e-5, atol=1e-5)
+
+
+# ---- color and values ----
+
+def test_grayscale_brightness_contrast_and_standardization():
+    gray = both_ways(tf.image.rgb_to_grayscale, X)
+    np.testing.assert_allclose(gray, X @ np.array([[0.2989], [0.5870], [0.1140]]), rtol=1e-5, atol=1e-6)
+    rgb = both_ways(tf.image.grayscale_to_rgb, gray)
+    np.testing.assert_array_equal(rgb, np.repeat(gray, 3, axis=-1))
+    with pytest.raises(ValueError):
+        tf.image.grayscale_to_rgb(X)
+    bright = tf.image.adjust_brightness(X.astype(np.float64), delta=0.25)
+    assert bright.dtype == tf.float64
+    np.testing.assert_allclose(np.asarray(bright), X + 0.25, rtol=1e-6, atol=1e-6)
+    m = X.mean(axis=(1, 2), keepdims=True, dtype=np.float64)
+    np.testing.assert_allclose(both_ways(lambda a: tf.image.adjust_contrast(a, 0.4), X), (X - m) * 0.4 + m, rtol=1e-5, atol=1e-5)
+    sd = np.maximum(X.std(axis=(1, 2, 3), keepdims=True, dtype=np.float64), 1 / np.sqrt(6 * 7 * 3))
+    np.testing.assert_allclose(both_ways(tf.image.per_image_standardization, X),
+                               (X - X.mean(axis=(1, 2, 3), keepdims=True, dtype=np.float64)) / sd, rtol=1e-5, atol=1e-5)
+    # A uniform image: the floor keeps it finite.
+    np.testing.assert_array_equal(np.asarray(tf.image.per_image_standardization(np.ones((2, 2, 1), np.float32))), 0)
+
+
+def test_convert_image_dtype():
+    ints = np.asarray(tf.image.convert_image_dtype(U, tf.int32))
+    assert ints.dtype == np.int32
+    np.testing.assert_allclose(ints, U.astype(np.float64) * (2**31 - 1), rtol=1e-6, atol=256)
+    back = np.asarray(tf.image.convert_image_dtype(ints, tf.float32))
+    np.testing.assert_allclose(back, U, atol=1e-6)
+    assert tf.image.convert_image_dtype(U, tf.float64).dtype == tf.float64
+
+
+# ---- differences and quality ----
+
+def test_image_gradients_and_total_variation():
+    dy, dx = both_ways(tf.image.image_gradients, X)
+    np.testing.assert_allclose(dy, np.concatenate([np.diff(X, axis=1), np.zeros((2, 1, 7, 3), np.float32)], 1), atol=1e-6)
+    np.testing.assert_allclose(dx, np.concatenate([np.diff(X, axis=2), np.zeros((2, 6, 1, 3), np.float32)], 2), atol=1e-6)
+    tv = both_ways(tf.image.total_variation, X)
+    want = np.abs(np.diff(X, axis=1)).sum(axis=(1, 2, 3)) + np.abs(np.diff(X, axis=2)).sum(axis=(1, 2, 3))
+    np.testing.assert_allclose(tv, want, rtol=1e-5)
+    assert np.asarray(tf.image.total_variation(X[0])).shape == ()
+
+
+def test_psnr_and_ssim_against_numpy():
+    mse = ((U.astype(np.float64) - U2) ** 2).mean(axis=(1, 2, 3))
+    np.testing.assert_allclose(both_ways(lambda a, b: tf.image.psnr(a, b, max_val=1.0), U, U2), -10 * np.log10(mse), rtol=1e-5)
+    got = both_ways(lambda a, b: tf.image.ssim(a, b, max_val=1.0), U, U2)
+    np.testing.assert_allclose(got, ssim_reference(U, U2, 1.0), rtol=1e-5, atol=1e-5)
+    got = tf.image.ssim(U, U2, 2.0, filter_size=5, filter_sigma=0.8, k1=0.02, k2=0.05)
+    np.testing.assert_allclose(np.asarray(got), ssim_reference(U, U2, 2.0, 5, 0.8, 0.02, 0.05), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(tf.image.ssim(U, U, 1.0)), 1.0, rtol=1e-6)
+    assert tuple(tf.image.ssim(U, U2, 1.0, return_index_map=True).shape) == (2, 4, 3)
+    # ssim differentiates (a training loss): its gradient at identical images is zero.
+    a = tf.constant(U)
+    with tf.GradientTape() as tape:
+        tape.watch(a)
+        s = tf.reduce_sum(tf.image.ssim(a, U, 1.0))
+    np.testing.assert_allclose(np.asarray(tape.gradient(s, a)), 0, atol=1e-5)
+
+
+def test_sobel_edges_with_reflected_borders():
+    p = np.pad(X.astype(np.float64), [(0, 0), (1, 1), (1, 1), (0, 0)], mode="reflect")
+    ky = np.array([[-1, -2, -1], [0, 0, 0], [1, 2, 1]], np.float64)
+    want = np.zeros(X.shape + (2,))
+    for i in range(3):
+        for j in range(3):
+            window = p[:, i:i + 6, j:j + 7]
+            want[..., 0] += ky[i, j] * window
+            want[..., 1] += ky.T[i, j] * window
+    np.testing.assert_allclose(both_ways(tf.image.sobel_edges, X), want, rtol=1e-5, atol=1e-5)
