@@ -159,7 +159,13 @@ TEST(Image, NearestAreaAndBicubicFollowTheirRules) {
   // linear ramp stays linear away from the borders.
   expect_close(image::resize(full(Shape{3, 5, 1}, 2.5), 7, 9, "bicubic").to_vector<float>(),
                std::vector<float>(63, 2.5f));
-  expect_error([&] { image::resize(x, 2, 2, "bilinear", false, true); }, {"antialias"});
+  // Antialiased halving widens the triangle kernel to [1, 3, 3, 1] / 8 (renormalized at the
+  // borders): on a 1-D row 0, 1, ..., 7 the interior outputs are the centers 2.5 and 4.5.
+  Tensor row = reshape(arange(0.0, 8.0, 1.0), Shape{1, 8, 1});
+  std::vector<double> aa = values(image::resize(row, 1, 4, "bilinear", false, true));
+  EXPECT_NEAR(aa[1], 2.5, 1e-6);
+  EXPECT_NEAR(aa[2], 4.5, 1e-6);
+  EXPECT_NEAR(aa[0], (0 * 3 + 1 * 3 + 2 * 1) / 7.0, 1e-6);  // the tap before 0 is dropped
   expect_error([&] { image::resize(x, 0, 2); }, {"size must be positive"});
   expect_error([&] { image::resize(x, 2, 2, "cubic"); }, {"method 'cubic'"});
   // preserve_aspect_ratio: 4x6 into 10x9 scales by min(2.5, 1.5) to 6x9.

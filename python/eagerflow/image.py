@@ -90,9 +90,9 @@ def _size_pair(size):
 
 
 def resize(images, size, method=ResizeMethod.BILINEAR, preserve_aspect_ratio=False, antialias=False, name=None):
-    """tf.image.resize (TF2): bilinear, nearest and bicubic with half-pixel centers, and area. The
-    result is float32 except for nearest, which keeps the dtype. antialias=True and the
-    lanczos/gaussian/mitchellcubic methods raise NotImplementedError."""
+    """tf.image.resize (TF2): bilinear, nearest and bicubic with half-pixel centers, area, and
+    TF's scale_and_translate kernels (lanczos3/5, gaussian, mitchellcubic, and antialias). The
+    result is float32 except for nearest, which keeps the dtype."""
     new_height, new_width = _size_pair(size)
     method = method.value if isinstance(method, ResizeMethod) else str(method)
     return _im.resize(images, new_height, new_width, method, bool(preserve_aspect_ratio), bool(antialias))

@@ -142,10 +142,10 @@ def test_shape_errors_are_value_errors():
         tf.image.resize_with_crop_or_pad(X, 0, 3)
     with pytest.raises(ValueError, match="2 elements"):
         tf.image.resize(X, [3, 4, 5])
-    with pytest.raises(NotImplementedError):
-        tf.image.resize(X, [3, 4], antialias=True)
-    with pytest.raises(NotImplementedError):
-        tf.image.resize(X, [3, 4], method=tf.image.ResizeMethod.LANCZOS3)
+    with pytest.raises(ValueError, match="method 'cubic'"):
+        tf.image.resize(X, [3, 4], method="cubic")
+    with pytest.raises(ValueError, match="positive"):
+        tf.image.resize(X, [0, 4])
     with pytest.raises(ValueError, match="4-D"):
         tf.image.image_gradients(X[0])
     with pytest.raises(ValueError, match="filter_size"):
@@ -190,6 +190,37 @@ def test_resize_preserve_aspect_ratio_and_single_images():
     got = tf.image.resize(X, [20, 14], preserve_aspect_ratio=True)
     assert tuple(got.shape) == (2, 12, 14, 3)  # min(20 / 6, 14 / 7) = 2
     np.testing.assert_allclose(np.asarray(tf.image.resize(X[0], (9, 5))), np.asarray(tf.image.resize(X, (9, 5)))[0])
+
+
+def kernel_matrix(kernel, radius, n_in, n_out, antialias):
+    """[n_out, n_in] for TF's scale_and_translate sampling: sample at (o + 0.5) * n_in / n_out,
+    the kernel widened by the downsampling factor with antialias, weights normalized."""
+    widen = max(n_in / n_out, 1.0) if antialias else 1.0
+    m = np.zeros((n_out, n_in))
+    for o in range(n_out):
+        sample = (o + 0.5) * n_in / n_out
+        for i in range(n_in):
+            m[o, i] = kernel(abs(i + 0.5 - sample) / widen) if abs(i + 0.5 - sample) < radius * widen else 0.0
+        m[o] /= m[o].sum()
+    return m
+
+
+def triangle(d):
+    return max(0.0, 1.0 - d)
+
+
+def lanczos3(d):
+    return 1.0 if d < 1e-3 else 3 * np.sin(np.pi * d) * np.sin(np.pi * d / 3) / (np.pi * d) ** 2
+
+
+@pytest.mark.parametrize("size", [(3, 2), (2, 13), (11, 5)])
+def test_antialias_and_lanczos_follow_scale_and_translate_sampling(size):
+    got = both_ways(lambda a: tf.image.resize(a, size, antialias=True), X)
+    want = separable(X, kernel_matrix(triangle, 1, 6, size[0], True), kernel_matrix(triangle, 1, 7, size[1], True))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    got = np.asarray(tf.image.resize(X, size, method=tf.image.ResizeMethod.LANCZOS3))
+    want = separable(X, kernel_matrix(lanczos3, 3, 6, size[0], False), kernel_matrix(lanczos3, 3, 7, size[1], False))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
 def test_bilinear_resize_gradient_is_the_adjoint():

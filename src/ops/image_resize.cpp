@@ -11,29 +11,15 @@
 #include "eagerflow/core/error.h"
 #include "eagerflow/ops/image.h"
 #include "eagerflow/ops/ops.h"
+#include "image_taps.h"
 #include "image_util.h"
 
 namespace ef::image {
 namespace {
 
 using detail::height_axis;
+using detail::Taps;
 using detail::width_axis;
-
-// For each of `out` output positions, `count` (input index, weight) pairs, row-major.
-struct Taps {
-  std::int64_t out = 0;
-  int count = 0;
-  std::vector<std::int64_t> index;
-  std::vector<float> weight;
-  Taps(std::int64_t out_size, int taps)
-      : out(out_size), count(taps), index(static_cast<std::size_t>(out_size * taps), 0),
-        weight(static_cast<std::size_t>(out_size * taps), 0.0f) {}
-  void set(std::int64_t o, int k, std::int64_t i, float w) {
-    const auto at = static_cast<std::size_t>(o * count + k);
-    index[at] = i;
-    weight[at] = w;
-  }
-};
 
 float scale_of(std::int64_t in, std::int64_t out) { return static_cast<float>(in) / static_cast<float>(out); }
 
@@ -142,7 +128,16 @@ Tensor resample(const Tensor& x, int axis, const Taps& taps, bool weighted) {
   return total;
 }
 
-Taps taps_for(const std::string& method, std::int64_t in, std::int64_t out) {
+bool is_kernel_method(const std::string& method) {
+  return method == "lanczos3" || method == "lanczos5" || method == "gaussian" || method == "mitchellcubic";
+}
+
+// antialias (and the methods TF only has in that form) go through TF's scale_and_translate
+// sampling: bilinear as the triangle kernel, bicubic as Keys' cubic.
+Taps taps_for(const std::string& method, std::int64_t in, std::int64_t out, bool antialias) {
+  if (is_kernel_method(method)) return detail::kernel_taps(method, in, out, antialias);
+  if (antialias && method == "bilinear") return detail::kernel_taps("triangle", in, out, true);
+  if (antialias && method == "bicubic") return detail::kernel_taps("keyscubic", in, out, true);
   if (method == "bilinear") return bilinear_taps(in, out);
   if (method == "nearest") return nearest_taps(in, out);
   if (method == "bicubic") return bicubic_taps(in, out);
@@ -155,12 +150,10 @@ Tensor resize(const Tensor& images, std::int64_t new_height, std::int64_t new_wi
               bool preserve_aspect_ratio, bool antialias) {
   const char* op = "image.resize";
   detail::expect_image(images, op);
-  if (method != "bilinear" && method != "nearest" && method != "bicubic" && method != "area") {
-    const bool tf_has_it = method == "lanczos3" || method == "lanczos5" || method == "gaussian" || method == "mitchellcubic";
-    fail(tf_has_it ? ErrorKind(ErrorCode::unimplemented) : ErrorKind(ErrorCode::invalid_argument), op,
-         "method '" + method + "' is not implemented; use 'bilinear', 'nearest', 'bicubic' or 'area'");
-  }
-  if (antialias) fail(ErrorCode::unimplemented, op, "antialias=True is not implemented");
+  if (method != "bilinear" && method != "nearest" && method != "bicubic" && method != "area" && !is_kernel_method(method))
+    fail(ErrorCode::invalid_argument, op,
+         "method '" + method + "' is not one of 'bilinear', 'nearest', 'bicubic', 'area', 'lanczos3', 'lanczos5', "
+         "'gaussian', 'mitchellcubic'");
   if (new_height <= 0 || new_width <= 0)
     fail(ErrorCode::invalid_argument, op,
          "size must be positive, got [" + std::to_string(new_height) + ", " + std::to_string(new_width) + "]");
@@ -175,8 +168,8 @@ Tensor resize(const Tensor& images, std::int64_t new_height, std::int64_t new_wi
   }
   const bool nearest = method == "nearest";
   Tensor x = nearest || images.dtype() == DType::float32 ? images : cast(images, DType::float32);
-  x = resample(x, height_axis(images), taps_for(method, h, new_height), !nearest);
-  return resample(x, width_axis(images), taps_for(method, w, new_width), !nearest);
+  x = resample(x, height_axis(images), taps_for(method, h, new_height, antialias), !nearest);
+  return resample(x, width_axis(images), taps_for(method, w, new_width, antialias), !nearest);
 }
 
 }  // namespace ef::image

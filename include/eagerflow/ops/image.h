@@ -40,9 +40,11 @@ Tensor resize_with_crop_or_pad(const Tensor& image, std::int64_t target_height, 
 // ---- resizing ----
 // TF2's tf.image.resize: method "bilinear", "nearest", "bicubic" (Keys, a = -0.5, weights
 // renormalized at the borders, as TF) sample with half-pixel centers; "area" averages the covered
-// pixels. The result is float32 except for "nearest", which keeps the dtype. With
-// preserve_aspect_ratio the image fits inside `size` keeping its aspect ratio. antialias is
-// refused (UNIMPLEMENTED). Each axis is resampled by gathers and a weighted sum (H, then W).
+// pixels; "lanczos3", "lanczos5", "gaussian", "mitchellcubic" and antialias (bilinear, bicubic
+// and those: the kernel widened when downsampling) use TF's scale_and_translate sampling. The
+// result is float32 except for "nearest", which keeps the dtype. With preserve_aspect_ratio the
+// image fits inside the size keeping its aspect ratio. Each axis is resampled by gathers and a
+// weighted sum (H, then W).
 Tensor resize(const Tensor& images, std::int64_t new_height, std::int64_t new_width,
               const std::string& method = "bilinear", bool preserve_aspect_ratio = false, bool antialias = false);
 
