@@ -210,6 +210,46 @@ TEST(Image, ColorAndValueAdjustments) {
   for (double u : values(image::per_image_standardization(full(Shape{2, 2, 1}, 3.0)))) EXPECT_EQ(u, 0.0);
 }
 
+TEST(Image, HsvConversionsAndHueSaturationGammaAdjustments) {
+  // Red, green, blue, grey and black: hue a third of the circle apart, greys without hue.
+  Tensor rgb = tensor(std::vector<float>{1, 0, 0, 0, 0.5f, 0, 0, 0, 0.25f, 0.5f, 0.5f, 0.5f, 0, 0, 0}, Shape{5, 1, 3});
+  std::vector<double> hsv = values(image::rgb_to_hsv(rgb));
+  const std::vector<double> want{0, 1, 1, 1.0 / 3, 1, 0.5, 2.0 / 3, 1, 0.25, 0, 0, 0.5, 0, 0, 0};
+  for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(hsv[i], want[i], 1e-6) << i;
+  Tensor x = random::stateless_uniform(Shape{2, 3, 4, 3}, 6);
+  expect_close(image::hsv_to_rgb(image::rgb_to_hsv(x)).to_vector<float>(), x.to_vector<float>(), 1e-5f);
+  // A hue turn of a third maps red to green, green to blue; saturation 0 leaves the value grey.
+  expect_close(image::adjust_hue(rgb, 1.0 / 3).to_vector<float>(),
+               {0, 1, 0, 0, 0, 0.5f, 0.25f, 0, 0, 0.5f, 0.5f, 0.5f, 0, 0, 0}, 1e-5f);
+  expect_close(image::adjust_hue(rgb, -2.0 / 3).to_vector<float>(), image::adjust_hue(rgb, 1.0 / 3).to_vector<float>(), 1e-5f);
+  std::vector<double> grey = values(image::adjust_saturation(x, 0.0)), xv = values(x);
+  for (std::size_t p = 0; p < grey.size(); p += 3) {
+    const double v = std::max({xv[p], xv[p + 1], xv[p + 2]});
+    for (std::size_t c = 0; c < 3; ++c) EXPECT_NEAR(grey[p + c], v, 1e-6);
+  }
+  std::vector<double> gamma = values(image::adjust_gamma(x, 2.0, 0.5));
+  for (std::size_t i = 0; i < xv.size(); ++i) EXPECT_NEAR(gamma[i], 0.5 * xv[i] * xv[i], 1e-6);
+  expect_error([&] { image::adjust_gamma(x, -1.0); }, {"non-negative"});
+  expect_error([&] { image::rgb_to_hsv(zeros(Shape{2, 2, 4})); }, {"3 channels"});
+  // The random forms draw one factor per call, within their bounds.
+  std::vector<double> shifted = values(image::random_brightness(x, 0.2, 3));
+  const double delta = shifted[0] - xv[0];
+  EXPECT_LE(std::abs(delta), 0.2);
+  for (std::size_t i = 0; i < xv.size(); ++i) EXPECT_NEAR(shifted[i] - xv[i], delta, 1e-6);
+  expect_error([&] { image::random_contrast(x, 0.5, 0.5); }, {"upper must be > lower"});
+  expect_error([&] { image::random_hue(x, 0.6); }, {"max_delta"});
+  EXPECT_EQ(image::random_saturation(x, 0.5, 1.5, 1).shape(), x.shape());
+}
+
+TEST(Image, ResizeWithPadFitsAndCenters) {
+  // 4x6 into 9x9: scale 1.5 to 6x9, padded 1 row above (floor of 1.5) and 2 below.
+  Tensor x = full(Shape{1, 4, 6, 1}, 2.0);
+  Tensor y = image::resize_with_pad(x, 9, 9);
+  EXPECT_EQ(y.shape(), (Shape{1, 9, 9, 1}));
+  std::vector<double> v = values(y);
+  for (std::int64_t r = 0; r < 9; ++r) EXPECT_EQ(v[static_cast<std::size_t>(r * 9)], r >= 1 && r < 7 ? 2.0 : 0.0) << r;
+}
+
 TEST(Image, ConvertImageDtypeScalesIntegers) {
   Tensor f = tensor(std::vector<float>{0.0f, 0.5f, 1.0f}, Shape{1, 3, 1});
   Tensor i = image::convert_image_dtype(f, DType::int32);

@@ -9,7 +9,9 @@ from . import _core
 _im = _core._image
 
 __all__ = [
-    "ResizeMethod", "adjust_brightness", "adjust_contrast", "central_crop", "convert_image_dtype",
+    "ResizeMethod", "adjust_brightness", "adjust_contrast", "adjust_gamma", "adjust_hue", "adjust_saturation",
+    "central_crop", "convert_image_dtype", "hsv_to_rgb", "random_brightness", "random_contrast", "random_hue",
+    "random_saturation", "resize_with_pad", "rgb_to_hsv",
     "crop_to_bounding_box", "flip_left_right", "flip_up_down", "grayscale_to_rgb", "image_gradients",
     "pad_to_bounding_box", "per_image_standardization", "psnr", "random_flip_left_right", "random_flip_up_down",
     "resize", "resize_with_crop_or_pad", "rgb_to_grayscale", "rot90", "sobel_edges", "ssim", "total_variation",
@@ -96,6 +98,57 @@ def resize(images, size, method=ResizeMethod.BILINEAR, preserve_aspect_ratio=Fal
     new_height, new_width = _size_pair(size)
     method = method.value if isinstance(method, ResizeMethod) else str(method)
     return _im.resize(images, new_height, new_width, method, bool(preserve_aspect_ratio), bool(antialias))
+
+
+def resize_with_pad(image, target_height, target_width, method=ResizeMethod.BILINEAR, antialias=False):
+    """tf.image.resize_with_pad: resized keeping the aspect ratio, then centered in zero padding."""
+    method = method.value if isinstance(method, ResizeMethod) else str(method)
+    return _im.resize_with_pad(image, target_height, target_width, method, bool(antialias))
+
+
+def rgb_to_hsv(images, name=None):
+    """tf.image.rgb_to_hsv: RGB in [0, 1] to hue, saturation, value (all in [0, 1])."""
+    return _im.rgb_to_hsv(images)
+
+
+def hsv_to_rgb(images, name=None):
+    """tf.image.hsv_to_rgb: the inverse of rgb_to_hsv."""
+    return _im.hsv_to_rgb(images)
+
+
+def adjust_saturation(image, saturation_factor, name=None):
+    """tf.image.adjust_saturation: saturation scaled (clipped to [0, 1]), computed in float32."""
+    return _im.adjust_saturation(image, saturation_factor)
+
+
+def adjust_hue(image, delta, name=None):
+    """tf.image.adjust_hue: hue rotated by delta (in [-1, 1]), computed in float32."""
+    return _im.adjust_hue(image, delta)
+
+
+def adjust_gamma(image, gamma=1, gain=1):
+    """tf.image.adjust_gamma: gain * image ** gamma (gamma >= 0), computed in float32."""
+    return _im.adjust_gamma(image, gamma, gain)
+
+
+def random_brightness(image, max_delta, seed=None):
+    """tf.image.random_brightness: adjust_brightness by one delta drawn from [-max_delta, max_delta)."""
+    return _im.random_brightness(image, max_delta, seed)
+
+
+def random_contrast(image, lower, upper, seed=None):
+    """tf.image.random_contrast: adjust_contrast by one factor drawn from [lower, upper)."""
+    return _im.random_contrast(image, lower, upper, seed)
+
+
+def random_saturation(image, lower, upper, seed=None):
+    """tf.image.random_saturation: adjust_saturation by one factor drawn from [lower, upper)."""
+    return _im.random_saturation(image, lower, upper, seed)
+
+
+def random_hue(image, max_delta, seed=None):
+    """tf.image.random_hue: adjust_hue by one delta drawn from [-max_delta, max_delta), max_delta <= 0.5."""
+    return _im.random_hue(image, max_delta, seed)
 
 
 def rgb_to_grayscale(images, name=None):

@@ -54,6 +54,32 @@ void init_image(nb::module_& m) {
            return ef::image::resize(T(x), new_height, new_width, method, preserve_aspect_ratio, antialias);
          }, nb::arg("images"), nb::arg("new_height"), nb::arg("new_width"), nb::arg("method") = "bilinear",
          nb::arg("preserve_aspect_ratio") = false, nb::arg("antialias") = false);
+  im.def("resize_with_pad", [](H x, H th, H tw, const std::string& method, bool antialias) {
+           return ef::image::resize_with_pad(T(x), int_arg(th, "target_height"), int_arg(tw, "target_width"), method, antialias);
+         }, nb::arg("image"), nb::arg("target_height"), nb::arg("target_width"), nb::arg("method") = "bilinear",
+         nb::arg("antialias") = false);
+  im.def("rgb_to_hsv", [](H x) { return ef::image::rgb_to_hsv(T(x)); }, nb::arg("images"));
+  im.def("hsv_to_rgb", [](H x) { return ef::image::hsv_to_rgb(T(x)); }, nb::arg("images"));
+  im.def("adjust_saturation", [](H x, H factor) {
+           return ef::image::adjust_saturation(T(x), float_arg(factor, "saturation_factor"));
+         }, nb::arg("image"), nb::arg("saturation_factor"));
+  im.def("adjust_hue", [](H x, H delta) { return ef::image::adjust_hue(T(x), float_arg(delta, "delta")); },
+         nb::arg("image"), nb::arg("delta"));
+  im.def("adjust_gamma", [](H x, H gamma, H gain) {
+           return ef::image::adjust_gamma(T(x), float_arg(gamma, "gamma"), float_arg(gain, "gain"));
+         }, nb::arg("image"), nb::arg("gamma") = 1, nb::arg("gain") = 1);
+  im.def("random_brightness", [](H x, H max_delta, H seed) {
+           return ef::image::random_brightness(T(x), float_arg(max_delta, "max_delta"), optional_seed(seed));
+         }, nb::arg("image"), nb::arg("max_delta"), nb::arg("seed").none() = nb::none());
+  im.def("random_hue", [](H x, H max_delta, H seed) {
+           return ef::image::random_hue(T(x), float_arg(max_delta, "max_delta"), optional_seed(seed));
+         }, nb::arg("image"), nb::arg("max_delta"), nb::arg("seed").none() = nb::none());
+  im.def("random_contrast", [](H x, H lower, H upper, H seed) {
+           return ef::image::random_contrast(T(x), float_arg(lower, "lower"), float_arg(upper, "upper"), optional_seed(seed));
+         }, nb::arg("image"), nb::arg("lower"), nb::arg("upper"), nb::arg("seed").none() = nb::none());
+  im.def("random_saturation", [](H x, H lower, H upper, H seed) {
+           return ef::image::random_saturation(T(x), float_arg(lower, "lower"), float_arg(upper, "upper"), optional_seed(seed));
+         }, nb::arg("image"), nb::arg("lower"), nb::arg("upper"), nb::arg("seed").none() = nb::none());
   im.def("adjust_brightness", [](H x, H delta) { return ef::image::adjust_brightness(T(x), float_arg(delta, "delta")); },
          nb::arg("image"), nb::arg("delta"));
   im.def("adjust_contrast", [](H x, H factor) {

@@ -303,3 +303,81 @@ def test_sobel_edges_with_reflected_borders():
             want[..., 0] += ky[i, j] * window
             want[..., 1] += ky.T[i, j] * window
     np.testing.assert_allclose(both_ways(tf.image.sobel_edges, X), want, rtol=1e-5, atol=1e-5)
+
+
+# ---- HSV, hue, saturation, gamma, the random adjustments, resize_with_pad ----
+
+def hsv_reference(rgb):
+    import colorsys
+    flat = rgb.reshape(-1, 3).astype(np.float64)
+    return np.array([colorsys.rgb_to_hsv(*p) for p in flat]).reshape(rgb.shape)
+
+
+def rgb_reference(hsv):
+    import colorsys
+    flat = hsv.reshape(-1, 3).astype(np.float64)
+    return np.array([colorsys.hsv_to_rgb(*p) for p in flat]).reshape(hsv.shape)
+
+
+def test_hsv_conversions_against_colorsys():
+    colors = np.concatenate([U[0, :4, :4], np.array([[[0, 0, 0], [0.5, 0.5, 0.5], [1, 0, 0], [0, 0, 1]]], np.float32)], 0)
+    np.testing.assert_allclose(both_ways(tf.image.rgb_to_hsv, colors), hsv_reference(colors), atol=1e-6)
+    np.testing.assert_allclose(both_ways(tf.image.hsv_to_rgb, U), rgb_reference(U), atol=1e-6)
+    with pytest.raises(ValueError, match="3 channels"):
+        tf.image.rgb_to_hsv(X[..., :2])
+
+
+@pytest.mark.parametrize("delta", [-0.7, 0.05, 0.5])
+def test_adjust_hue_rotates_the_hue(delta):
+    hsv = hsv_reference(U)
+    hsv[..., 0] = np.mod(hsv[..., 0] + delta, 1.0)
+    got = both_ways(lambda a: tf.image.adjust_hue(a, delta), U)
+    np.testing.assert_allclose(got, rgb_reference(hsv), atol=2e-6)
+
+
+@pytest.mark.parametrize("factor", [0.0, 0.4, 1.7])
+def test_adjust_saturation_scales_and_clips_saturation(factor):
+    hsv = hsv_reference(U)
+    hsv[..., 1] = np.clip(hsv[..., 1] * factor, 0, 1)
+    got = both_ways(lambda a: tf.image.adjust_saturation(a, factor), U)
+    np.testing.assert_allclose(got, rgb_reference(hsv), atol=2e-6)
+
+
+def test_adjust_gamma_and_random_adjustments():
+    np.testing.assert_allclose(both_ways(lambda a: tf.image.adjust_gamma(a, 2.2, 1.3), U), 1.3 * U.astype(np.float64) ** 2.2,
+                               rtol=1e-5)
+    assert tf.image.adjust_gamma(U.astype(np.float64), 0.5).dtype == tf.float64
+    with pytest.raises(ValueError):
+        tf.image.adjust_gamma(U, -0.5)
+    # One delta for the whole batch, within [-max_delta, max_delta).
+    delta = np.asarray(tf.image.random_brightness(U, 0.3)) - U
+    assert abs(delta.flat[0]) <= 0.3
+    np.testing.assert_allclose(delta, delta.flat[0], atol=1e-6)
+    # random_contrast scales every image's deviations from its channel means by one factor.
+    m = U.mean(axis=(1, 2), keepdims=True)
+    ratio = (np.asarray(tf.image.random_contrast(U, 0.2, 0.6, seed=3)) - m) / (U - m)
+    assert 0.2 - 1e-3 <= np.median(ratio) <= 0.6 + 1e-3
+    tf.random.set_seed(9)
+    first = np.asarray(tf.image.random_hue(U, 0.2, seed=1))
+    tf.random.set_seed(9)
+    np.testing.assert_array_equal(np.asarray(tf.image.random_hue(U, 0.2, seed=1)), first)
+    assert tuple(tf.image.random_saturation(U, 0.5, 1.5).shape) == U.shape
+    with pytest.raises(ValueError, match="upper must be > lower"):
+        tf.image.random_contrast(U, 0.5, 0.2)
+    with pytest.raises(ValueError, match="max_delta"):
+        tf.image.random_hue(U, 0.7)
+    with pytest.raises(ValueError, match="max_delta"):
+        tf.image.random_brightness(U, -0.1)
+
+
+def test_resize_with_pad_fits_then_centers():
+    # 6x7 into 10x10: ratio max(7/10, 6/10) -> 8x10 (floor of 8.57), padded floor(0.71) = 0 above.
+    got = both_ways(lambda a: tf.image.resize_with_pad(a, 10, 10), X)
+    resized = np.asarray(tf.image.resize(X, [8, 10]))
+    want = np.zeros((2, 10, 10, 3), np.float32)
+    want[:, 0:8] = resized
+    np.testing.assert_allclose(got, want, atol=1e-6)
+    # 6x7 into 20x7: ratio 1 -> 6x7 centered with 7 rows above.
+    got = np.asarray(tf.image.resize_with_pad(X, 20, 7, method="nearest"))
+    np.testing.assert_array_equal(got[:, 7:13], X)
+    assert not got[:, :7].any() and not got[:, 13:].any()

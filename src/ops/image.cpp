@@ -195,18 +195,25 @@ Tensor grayscale_to_rgb(const Tensor& images) {
   return tile(images, multiples);
 }
 
-Tensor adjust_brightness(const Tensor& image, double delta) {
+Tensor detail::brightness_by(const Tensor& image, const Tensor& delta) {
   if (!image.defined()) fail("image.adjust_brightness", "got an undefined tensor");
   return back_to(as_float32(image) + delta, image.dtype());
 }
 
-Tensor adjust_contrast(const Tensor& images, double contrast_factor) {
+Tensor detail::contrast_by(const Tensor& images, const Tensor& contrast_factor) {
   const char* op = "image.adjust_contrast";
   if (!images.defined()) fail(op, "got an undefined tensor");
   if (images.rank() < 3) fail(ErrorCode::invalid_argument, op, "expects at least 3 dimensions, got " + images.spec().str());
   Tensor x = as_float32(images);
   Tensor m = mean(x, {-3, -2}, /*keepdims=*/true);
   return back_to((x - m) * contrast_factor + m, images.dtype());
+}
+
+Tensor adjust_brightness(const Tensor& image, double delta) {
+  return brightness_by(image, scalar(static_cast<float>(delta)));
+}
+Tensor adjust_contrast(const Tensor& images, double contrast_factor) {
+  return contrast_by(images, scalar(static_cast<float>(contrast_factor)));
 }
 
 Tensor per_image_standardization(const Tensor& image) {

@@ -173,3 +173,27 @@ Tensor resize(const Tensor& images, std::int64_t new_height, std::int64_t new_wi
 }
 
 }  // namespace ef::image
+
+namespace ef::image {
+
+Tensor resize_with_pad(const Tensor& image, std::int64_t target_height, std::int64_t target_width,
+                       const std::string& method, bool antialias) {
+  const char* op = "image.resize_with_pad";
+  detail::expect_image(image, op);
+  if (target_height <= 0 || target_width <= 0)
+    fail(ErrorCode::invalid_argument, op,
+         "target sizes must be > 0, got (" + std::to_string(target_height) + ", " + std::to_string(target_width) + ")");
+  // TF's float32 arithmetic: scale by the larger of the two ratios, sizes and the leading
+  // padding floored.
+  const float fh = static_cast<float>(image.dim(height_axis(image))), fw = static_cast<float>(image.dim(width_axis(image)));
+  const float fth = static_cast<float>(target_height), ftw = static_cast<float>(target_width);
+  const float ratio = std::max(fw / ftw, fh / fth);
+  const float rh = fh / ratio, rw = fw / ratio;
+  const auto pad_top = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor((fth - rh) / 2)));
+  const auto pad_left = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor((ftw - rw) / 2)));
+  Tensor resized = resize(image, static_cast<std::int64_t>(std::floor(rh)), static_cast<std::int64_t>(std::floor(rw)),
+                          method, false, antialias);
+  return pad_to_bounding_box(resized, pad_top, pad_left, target_height, target_width);
+}
+
+}  // namespace ef::image

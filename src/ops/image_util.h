@@ -29,4 +29,10 @@ Tensor slice_axis(const Tensor& x, int axis, std::int64_t begin, std::int64_t en
 // x with `axis` reversed (a slice with step -1).
 Tensor reverse_axis(const Tensor& x, int axis);
 
+// The adjustments by a float32 scalar tensor (a random draw for the random_* forms).
+Tensor brightness_by(const Tensor& image, const Tensor& delta);
+Tensor contrast_by(const Tensor& images, const Tensor& contrast_factor);
+Tensor saturation_by(const Tensor& image, const Tensor& saturation_factor);
+Tensor hue_by(const Tensor& image, const Tensor& delta);
+
 }  // namespace ef::image::detail

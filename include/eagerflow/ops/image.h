@@ -48,6 +48,11 @@ Tensor resize_with_crop_or_pad(const Tensor& image, std::int64_t target_height, 
 Tensor resize(const Tensor& images, std::int64_t new_height, std::int64_t new_width,
               const std::string& method = "bilinear", bool preserve_aspect_ratio = false, bool antialias = false);
 
+// Resized to fit inside target_height x target_width keeping the aspect ratio, then centered in
+// zero padding (TF's resize_with_pad).
+Tensor resize_with_pad(const Tensor& image, std::int64_t target_height, std::int64_t target_width,
+                       const std::string& method = "bilinear", bool antialias = false);
+
 // ---- color and value adjustments ----
 // Luma with TF's weights (0.2989, 0.5870, 0.1140) over the last axis (3 channels -> 1).
 Tensor rgb_to_grayscale(const Tensor& images);
@@ -63,6 +68,23 @@ Tensor per_image_standardization(const Tensor& image);
 // float, floats scale by INT32_MAX + 0.5 to int32 (clipped first with saturate). Other integer
 // pairs are refused (a TypeError in Python).
 Tensor convert_image_dtype(const Tensor& image, DType dtype, bool saturate = false);
+
+// ---- HSV and the hue, saturation and gamma adjustments (float32 computation, as TF) ----
+// RGB in [0, 1] to hue (in [0, 1)), saturation and value over the last axis, and back.
+Tensor rgb_to_hsv(const Tensor& images);
+Tensor hsv_to_rgb(const Tensor& images);
+// Saturation scaled by saturation_factor (clipped to [0, 1]); hue rotated by delta (in [-1, 1]).
+Tensor adjust_saturation(const Tensor& image, double saturation_factor);
+Tensor adjust_hue(const Tensor& image, double delta);
+// gain * image^gamma (gamma >= 0).
+Tensor adjust_gamma(const Tensor& image, double gamma = 1.0, double gain = 1.0);
+
+// ---- random adjustments: one factor drawn (ef::random) for the whole call, as TF ----
+Tensor random_brightness(const Tensor& image, double max_delta, std::optional<std::uint64_t> seed = std::nullopt);
+Tensor random_contrast(const Tensor& image, double lower, double upper, std::optional<std::uint64_t> seed = std::nullopt);
+Tensor random_saturation(const Tensor& image, double lower, double upper,
+                         std::optional<std::uint64_t> seed = std::nullopt);
+Tensor random_hue(const Tensor& image, double max_delta, std::optional<std::uint64_t> seed = std::nullopt);
 
 // ---- image quality and gradients ----
 // (dy, dx) of a 4-D batch: forward differences, zero in the last row / column.
