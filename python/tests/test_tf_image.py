@@ -381,3 +381,24 @@ def test_resize_with_pad_fits_then_centers():
     got = np.asarray(tf.image.resize_with_pad(X, 20, 7, method="nearest"))
     np.testing.assert_array_equal(got[:, 7:13], X)
     assert not got[:, :7].any() and not got[:, 13:].any()
+
+
+# ---- tracing with a dynamic batch, saving ----
+
+def test_dynamic_batch_traces_and_saved_layers_reload(tmp_path):
+    f = tf.function(lambda a: tf.image.per_image_standardization(tf.image.resize(tf.image.random_flip_up_down(a), [5, 4])),
+                    input_signature=[tf.TensorSpec([None, 6, 7, 3], tf.float32)])
+    assert tuple(f(X).shape) == (2, 5, 4, 3)
+    assert tuple(f(np.concatenate([X, X])).shape) == (4, 5, 4, 3)
+
+    class Augment(tf.keras.layers.Layer):
+        def call(self, x):
+            y = tf.image.resize(tf.image.flip_left_right(x), [8, 9], method="bicubic")
+            return tf.image.adjust_contrast(tf.image.central_crop(y, 0.5), 2.0) + tf.image.rgb_to_grayscale(y)[:, 2:6, 2:7]
+
+    layer = Augment()
+    want = np.asarray(layer(X))
+    tf.saved_model.save(layer, str(tmp_path / "augment"))
+    loaded = tf.saved_model.load(str(tmp_path / "augment"))
+    np.testing.assert_array_equal(np.asarray(loaded(X)), want)
+    np.testing.assert_array_equal(np.asarray(loaded(np.concatenate([X, X])))[2:], want)
