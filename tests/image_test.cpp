@@ -74,6 +74,33 @@ TEST(Image, RandomFlipsFlipWholeImagesAndRepeatWithASeed) {
   EXPECT_EQ(values(image::random_flip_up_down(x, 11)), first);
 }
 
+TEST(Image, RandomCropTakesOneWindowAtARandomOffset) {
+  Tensor x = ramp(3, 6, 7, 2);
+  std::vector<double> v = values(x);
+  int distinct_offsets = 0;
+  double first_corner = -1;
+  for (int draw = 0; draw < 8; ++draw) {
+    std::vector<double> got = values(image::random_crop(x, {3, 4, 5, 2}));
+    // A window of a ramp: the corner fixes every other element.
+    const double corner = got[0];
+    const auto c = static_cast<std::int64_t>(corner);
+    const std::int64_t b0 = c / 84, y0 = c / 14 % 6, x0 = c / 2 % 7;
+    EXPECT_EQ(c % 2, 0);
+    ASSERT_LE(y0, 2);
+    ASSERT_LE(x0, 2);
+    std::size_t i = 0;
+    for (std::int64_t b = 0; b < 3; ++b)
+      for (std::int64_t y = 0; y < 4; ++y)
+        for (std::int64_t xx = 0; xx < 5; ++xx)
+          for (std::int64_t ch = 0; ch < 2; ++ch) EXPECT_EQ(got[i++], v[static_cast<std::size_t>(Nhwc{3, 6, 7, 2}.at(b0 + b, y0 + y, x0 + xx, ch))]);
+    if (draw == 0) first_corner = corner;
+    distinct_offsets += corner != first_corner;
+  }
+  EXPECT_GT(distinct_offsets, 0);
+  expect_error([&] { image::random_crop(x, {3, 7, 5, 2}); }, {"value.shape >= size"});
+  expect_error([&] { image::random_crop(x, {3, 4}); }, {"one entry per axis"});
+}
+
 TEST(Image, CropPadAndCentralCrop) {
   Tensor x = ramp(1, 5, 6, 1);
   Tensor crop = image::crop_to_bounding_box(x, 1, 2, 3, 2);

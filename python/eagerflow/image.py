@@ -10,7 +10,7 @@ _im = _core._image
 
 __all__ = [
     "ResizeMethod", "adjust_brightness", "adjust_contrast", "adjust_gamma", "adjust_hue", "adjust_saturation",
-    "central_crop", "convert_image_dtype", "hsv_to_rgb", "random_brightness", "random_contrast", "random_hue",
+    "central_crop", "convert_image_dtype", "hsv_to_rgb", "random_brightness", "random_contrast", "random_crop", "random_hue",
     "random_saturation", "resize_with_pad", "rgb_to_hsv",
     "crop_to_bounding_box", "flip_left_right", "flip_up_down", "grayscale_to_rgb", "image_gradients",
     "pad_to_bounding_box", "per_image_standardization", "psnr", "random_flip_left_right", "random_flip_up_down",
@@ -59,6 +59,13 @@ def random_flip_left_right(image, seed=None):
 def random_flip_up_down(image, seed=None):
     """tf.image.random_flip_up_down(image, seed=None): each image flipped with probability 1/2."""
     return _im.random_flip_up_down(image, seed)
+
+
+def random_crop(value, size, seed=None, name=None):
+    """tf.image.random_crop: a window of `size` (one entry per axis) at a random offset."""
+    if hasattr(size, "numpy"):
+        size = size.numpy().tolist()
+    return _im.random_crop(value, size, seed)
 
 
 def crop_to_bounding_box(image, offset_height, offset_width, target_height, target_width):

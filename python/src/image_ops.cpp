@@ -36,6 +36,9 @@ void init_image(nb::module_& m) {
          nb::arg("image"), nb::arg("seed").none() = nb::none());
   im.def("random_flip_up_down", [](H x, H seed) { return ef::image::random_flip_up_down(T(x), optional_seed(seed)); },
          nb::arg("image"), nb::arg("seed").none() = nb::none());
+  im.def("random_crop", [](H x, H size, H seed) {
+           return ef::image::random_crop(T(x), dims_arg(size, "size", /*allow_unknown=*/false), optional_seed(seed));
+         }, nb::arg("value"), nb::arg("size"), nb::arg("seed").none() = nb::none());
   im.def("crop_to_bounding_box", [](H x, H oh, H ow, H th, H tw) {
            return ef::image::crop_to_bounding_box(T(x), int_arg(oh, "offset_height"), int_arg(ow, "offset_width"),
                                                   int_arg(th, "target_height"), int_arg(tw, "target_width"));

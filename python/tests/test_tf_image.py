@@ -402,3 +402,18 @@ def test_dynamic_batch_traces_and_saved_layers_reload(tmp_path):
     loaded = tf.saved_model.load(str(tmp_path / "augment"))
     np.testing.assert_array_equal(np.asarray(loaded(X)), want)
     np.testing.assert_array_equal(np.asarray(loaded(np.concatenate([X, X])))[2:], want)
+
+
+def test_random_crop_is_a_window_and_differentiates():
+    x = np.arange(5 * 6 * 2, dtype=np.float32).reshape(5, 6, 2)
+    for _ in range(5):
+        got = np.asarray(tf.image.random_crop(x, [3, 4, 2]))
+        y0, x0 = int(got[0, 0, 0]) // 12, int(got[0, 0, 0]) // 2 % 6
+        np.testing.assert_array_equal(got, x[y0:y0 + 3, x0:x0 + 4])
+    v = tf.constant(x)
+    with tf.GradientTape() as tape:
+        tape.watch(v)
+        s = tf.reduce_sum(tf.image.random_crop(v, [3, 4, 2], seed=1))
+    assert float(tf.reduce_sum(tape.gradient(s, v))) == 24.0
+    with pytest.raises(ValueError, match="value.shape >= size"):
+        tf.image.random_crop(x, [6, 4, 2])

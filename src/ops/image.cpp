@@ -1,6 +1,6 @@
 // ef::image (eagerflow/ops/image.h): flips, rotations, crops and pads, and the color and value
-// adjustments, as slices, pads and elementwise ops. Resizing is in image_resize.cpp, the
-// quality measures in image_quality.cpp.
+// adjustments, as slices, pads and elementwise ops. Resizing is in image_resize.cpp, the quality
+// measures in image_quality.cpp, HSV in image_color.cpp, random flips and crops in image_random.cpp.
 #include "eagerflow/ops/image.h"
 
 #include <algorithm>
@@ -9,7 +9,6 @@
 
 #include "eagerflow/core/error.h"
 #include "eagerflow/ops/ops.h"
-#include "eagerflow/ops/random.h"
 #include "image_util.h"
 
 namespace ef::image {
@@ -51,17 +50,6 @@ std::string box_str(std::int64_t oh, std::int64_t ow, std::int64_t th, std::int6
          std::to_string(tw) + ")";
 }
 
-Tensor random_flip(const Tensor& image, int axis, std::optional<std::uint64_t> seed) {
-  // One draw per image: uniform numbers shaped like the image with height, width and channels
-  // taken to 1 ([batch, 1, 1, 1], or [1, 1, 1] for one image), so a dynamic batch works too.
-  Tensor per_image = cast(slice(image, std::vector<std::int64_t>(static_cast<std::size_t>(image.rank()), 0),
-                                image.rank() == 4 ? std::vector<std::int64_t>{kToEnd, 1, 1, 1}
-                                                  : std::vector<std::int64_t>{1, 1, 1}),
-                          DType::float32);
-  Tensor u = random::uniform_like(per_image, 0.0, 1.0, seed);
-  return where(u < 0.5, reverse_axis(image, axis), image);
-}
-
 // TF's convert_image_dtype round trip: compute in float32, give back the image's dtype.
 Tensor as_float32(const Tensor& image) { return convert_image_dtype(image, DType::float32); }
 Tensor back_to(const Tensor& result, DType dtype) { return convert_image_dtype(result, dtype, /*saturate=*/true); }
@@ -91,16 +79,6 @@ Tensor rot90(const Tensor& image, int k) {
 Tensor transpose(const Tensor& image) {
   expect_image(image, "image.transpose");
   return swap_height_width(image);
-}
-
-Tensor random_flip_left_right(const Tensor& image, std::optional<std::uint64_t> seed) {
-  expect_image(image, "image.random_flip_left_right");
-  return random_flip(image, width_axis(image), seed);
-}
-
-Tensor random_flip_up_down(const Tensor& image, std::optional<std::uint64_t> seed) {
-  expect_image(image, "image.random_flip_up_down");
-  return random_flip(image, height_axis(image), seed);
 }
 
 Tensor crop_to_bounding_box(const Tensor& image, std::int64_t offset_height, std::int64_t offset_width,

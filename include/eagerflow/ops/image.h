@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "eagerflow/core/tensor.h"
 
@@ -24,6 +25,10 @@ Tensor transpose(const Tensor& image);  // swaps height and width
 // ef::random (the global seed and counter, or the op's seed), so a seeded program repeats.
 Tensor random_flip_left_right(const Tensor& image, std::optional<std::uint64_t> seed = std::nullopt);
 Tensor random_flip_up_down(const Tensor& image, std::optional<std::uint64_t> seed = std::nullopt);
+// tf.image.random_crop: a window of `size` (one entry per axis of `value`, any rank) at a random
+// offset, the same window for the whole call.
+Tensor random_crop(const Tensor& value, const std::vector<std::int64_t>& size,
+                   std::optional<std::uint64_t> seed = std::nullopt);
 
 // ---- cropping and padding ----
 // The target_height x target_width window whose top-left corner is (offset_height, offset_width).
