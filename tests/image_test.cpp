@@ -319,6 +319,10 @@ TEST(Image, GradientsVariationPsnrSsimAndSobel) {
   for (double v2 : values(image::ssim(big, big * 0.5, 1.0))) EXPECT_LT(v2, 0.99);
   EXPECT_EQ(image::ssim(big, big, 1.0, 11, 1.5, 0.01, 0.03, true).shape(), (Shape{2, 2, 3}));
   expect_error([&] { image::ssim(x, x, 1.0); }, {"filter_size 11"});
+  // MS-SSIM: 1 for identical images, lower for different ones; the last scale must fit the window.
+  for (double m : values(image::ssim_multiscale(big, big, 1.0, {0.5, 0.5}, 5))) EXPECT_NEAR(m, 1.0, 1e-5);
+  for (double m : values(image::ssim_multiscale(big, big * 0.5, 1.0, {0.5, 0.5}, 5))) EXPECT_LT(m, 0.99);
+  expect_error([&] { image::ssim_multiscale(big, big, 1.0, {0.2, 0.3, 0.5}, 5); }, {"filter_size 5", "[2,3,4,3]"});
 
   // Sobel on a ramp that grows by 1 per row and 10 per column: interior responses 8 and 80.
   Tensor ramp2d = reshape(add(reshape(arange(0.0, 5.0, 1.0), Shape{5, 1}), reshape(arange(0.0, 60.0, 10.0), Shape{1, 6})),

@@ -14,7 +14,7 @@ __all__ = [
     "random_saturation", "resize_with_pad", "rgb_to_hsv",
     "crop_to_bounding_box", "flip_left_right", "flip_up_down", "grayscale_to_rgb", "image_gradients",
     "pad_to_bounding_box", "per_image_standardization", "psnr", "random_flip_left_right", "random_flip_up_down",
-    "resize", "resize_with_crop_or_pad", "rgb_to_grayscale", "rot90", "sobel_edges", "ssim", "total_variation",
+    "resize", "resize_with_crop_or_pad", "rgb_to_grayscale", "rot90", "sobel_edges", "ssim", "ssim_multiscale", "total_variation",
     "transpose",
 ]
 
@@ -208,6 +208,16 @@ def psnr(a, b, max_val, name=None):
 def ssim(img1, img2, max_val, filter_size=11, filter_sigma=1.5, k1=0.01, k2=0.03, return_index_map=False):
     """tf.image.ssim: structural similarity per image with a Gaussian window (float32)."""
     return _im.ssim(img1, img2, max_val, filter_size, filter_sigma, k1, k2, bool(return_index_map))
+
+
+_MSSSIM_WEIGHTS = (0.0448, 0.2856, 0.3001, 0.2363, 0.1333)  # Wang, Simoncelli and Bovik (2003)
+
+
+def ssim_multiscale(img1, img2, max_val, power_factors=_MSSSIM_WEIGHTS, filter_size=11, filter_sigma=1.5, k1=0.01,
+                    k2=0.03):
+    """tf.image.ssim_multiscale: MS-SSIM per image over len(power_factors) scales (float32)."""
+    factors = [float(f) for f in (power_factors.numpy().tolist() if hasattr(power_factors, "numpy") else power_factors)]
+    return _im.ssim_multiscale(img1, img2, max_val, factors, filter_size, filter_sigma, k1, k2)
 
 
 def sobel_edges(image):

@@ -7,6 +7,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 namespace efpy {
 namespace {
@@ -93,6 +94,13 @@ void init_image(nb::module_& m) {
          }, nb::arg("image"), nb::arg("dtype"), nb::arg("saturate") = false);
   im.def("psnr", [](H a, H b, H max_val) { return ef::image::psnr(T(a), T(b), float_arg(max_val, "max_val")); },
          nb::arg("a"), nb::arg("b"), nb::arg("max_val"));
+  im.def("ssim_multiscale", [](H a, H b, H max_val, const std::vector<double>& power_factors, H filter_size, H filter_sigma,
+                               H k1, H k2) {
+           return ef::image::ssim_multiscale(T(a), T(b), float_arg(max_val, "max_val"), power_factors,
+                                             int_arg(filter_size, "filter_size"), float_arg(filter_sigma, "filter_sigma"),
+                                             float_arg(k1, "k1"), float_arg(k2, "k2"));
+         }, nb::arg("img1"), nb::arg("img2"), nb::arg("max_val"), nb::arg("power_factors"), nb::arg("filter_size"),
+         nb::arg("filter_sigma"), nb::arg("k1"), nb::arg("k2"));
   im.def("ssim", [](H a, H b, H max_val, H filter_size, H filter_sigma, H k1, H k2, bool return_index_map) {
            return ef::image::ssim(T(a), T(b), float_arg(max_val, "max_val"), int_arg(filter_size, "filter_size"),
                                   float_arg(filter_sigma, "filter_sigma"), float_arg(k1, "k1"), float_arg(k2, "k2"),

@@ -293,6 +293,40 @@ def test_psnr_and_ssim_against_numpy():
     np.testing.assert_allclose(np.asarray(tape.gradient(s, a)), 0, atol=1e-5)
 
 
+def ssim_terms(a, b, max_val, size, sigma, k1=0.01, k2=0.03):
+    """Per-channel means over the window positions of SSIM and of its contrast-structure term."""
+    g = gaussian(size, sigma)
+    c1, c2 = (k1 * max_val) ** 2, (k2 * max_val) ** 2
+    ma, mb = valid_filter(a, g), valid_filter(b, g)
+    va, vb = valid_filter(a * a, g) - ma**2, valid_filter(b * b, g) - mb**2
+    cov = valid_filter(a * b, g) - ma * mb
+    cs = (2 * cov + c2) / (va + vb + c2)
+    return ((2 * ma * mb + c1) / (ma**2 + mb**2 + c1) * cs).mean(axis=(-3, -2)), cs.mean(axis=(-3, -2))
+
+
+def halve(x):
+    """2x2 block means, an odd last row / column first repeated."""
+    x = np.pad(x, [(0, 0), (0, x.shape[1] % 2), (0, x.shape[2] % 2), (0, 0)], mode="symmetric")
+    return 0.25 * (x[:, 0::2, 0::2] + x[:, 1::2, 0::2] + x[:, 0::2, 1::2] + x[:, 1::2, 1::2])
+
+
+def test_ssim_multiscale_against_numpy():
+    a, b = U.astype(np.float64), U2.astype(np.float64)
+    factors = (0.3, 0.5, 0.2)
+    product = 1.0
+    for k, p in enumerate(factors):
+        if k:
+            a, b = halve(a), halve(b)
+        full, cs = ssim_terms(a, b, 1.0, 3, 0.8)
+        product = product * np.maximum(full if k == len(factors) - 1 else cs, 0) ** p
+    got = both_ways(lambda x, y: tf.image.ssim_multiscale(x, y, 1.0, power_factors=factors, filter_size=3,
+                                                         filter_sigma=0.8), U, U2)
+    np.testing.assert_allclose(got, product.mean(axis=-1), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(tf.image.ssim_multiscale(U, U, 1.0, factors, filter_size=3)), 1.0, rtol=1e-5)
+    with pytest.raises(ValueError, match="filter_size"):
+        tf.image.ssim_multiscale(U, U2, 1.0)  # 14 / 16 is too small for the default 11 at the fifth scale
+
+
 def test_sobel_edges_with_reflected_borders():
     p = np.pad(X.astype(np.float64), [(0, 0), (1, 1), (1, 1), (0, 0)], mode="reflect")
     ky = np.array([[-1, -2, -1], [0, 0, 0], [1, 2, 1]], np.float64)

@@ -3,6 +3,7 @@
 // along height, then along width (no convolution op needed, any floating dtype).
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "eagerflow/core/error.h"
@@ -89,19 +90,27 @@ Tensor psnr(const Tensor& a, const Tensor& b, double max_val) {
   return log(float_max(a, max_val)) * (2.0 * ten_over_ln10) - log(mse) * ten_over_ln10;
 }
 
-Tensor ssim(const Tensor& img1, const Tensor& img2, double max_val, std::int64_t filter_size, double filter_sigma,
-            double k1, double k2, bool return_index_map) {
-  const char* op = "image.ssim";
-  expect_same_images(img1, img2, op);
-  const std::int64_t h = img1.dim(-3), w = img1.dim(-2);
-  if (filter_size <= 0 || h < filter_size || w < filter_size)
+namespace {
+
+struct SsimOptions {
+  std::int64_t filter_size;
+  double filter_sigma, k1, k2;
+};
+
+// SSIM's two per-position maps of float32 images [..., H', W', C] (valid window positions): the
+// full index (luminance times contrast-structure) and the contrast-structure term alone.
+struct SsimMaps {
+  Tensor index, cs;
+};
+
+SsimMaps ssim_maps(const Tensor& x, const Tensor& y, const Tensor& max_val, const SsimOptions& o, const char* op) {
+  if (o.filter_size <= 0 || x.dim(-3) < o.filter_size || x.dim(-2) < o.filter_size)
     fail(ErrorCode::invalid_argument, op,
-         "the images' height and width must be at least filter_size " + std::to_string(filter_size) + ", got " +
-             img1.spec().str());
-  const std::vector<double> window = gaussian_window(filter_size, filter_sigma);
-  auto blur = [&](const Tensor& x) { return correlate_valid(correlate_valid(x, img1.rank() - 3, window), img1.rank() - 2, window); };
-  Tensor x = float_image(img1), y = float_image(img2), mv = float_max(img1, max_val);
-  Tensor c1 = square(mv * k1), c2 = square(mv * k2);
+         "the images' height and width must be at least filter_size " + std::to_string(o.filter_size) + ", got " +
+             x.spec().str());
+  const std::vector<double> window = gaussian_window(o.filter_size, o.filter_sigma);
+  auto blur = [&](const Tensor& t) { return correlate_valid(correlate_valid(t, t.rank() - 3, window), t.rank() - 2, window); };
+  Tensor c1 = square(max_val * o.k1), c2 = square(max_val * o.k2);
   // Luminance and contrast-structure terms from local means, (co)variances of the window.
   Tensor mean_x = blur(x), mean_y = blur(y);
   Tensor num0 = mean_x * mean_y * 2.0;
@@ -110,9 +119,60 @@ Tensor ssim(const Tensor& img1, const Tensor& img2, double max_val, std::int64_t
   Tensor num1 = blur(x * y) * 2.0;
   Tensor den1 = blur(square(x) + square(y));
   Tensor cs = (num1 - num0 + c2) / (den1 - den0 + c2);
-  Tensor map = luminance * cs;
-  if (return_index_map) return mean(map, {-1});
-  return mean(mean(map, {-3, -2}), {-1});
+  return {luminance * cs, cs};
+}
+
+// Halves height and width by 2x2 means (MS-SSIM's scales), odd sizes first padded by mirroring
+// the last row / column, as TF's.
+Tensor halve(const Tensor& x) {
+  const int h = x.rank() - 3, w = x.rank() - 2;
+  std::vector<std::pair<std::int64_t, std::int64_t>> paddings(static_cast<std::size_t>(x.rank()), {0, 0});
+  paddings[static_cast<std::size_t>(h)].second = x.dim(h) % 2;
+  paddings[static_cast<std::size_t>(w)].second = x.dim(w) % 2;
+  Tensor p = pad(x, paddings, "symmetric");
+  auto pairs = [](const Tensor& t, int axis) {
+    std::vector<std::int64_t> b(static_cast<std::size_t>(axis + 1), 0), e(b.size(), detail::kToEnd), s(b.size(), 1);
+    s.back() = 2;
+    Tensor even = slice(t, b, e, s);
+    b.back() = 1;
+    return even + slice(t, b, e, s);
+  };
+  return pairs(pairs(p, h), w) * 0.25;
+}
+
+}  // namespace
+
+Tensor ssim(const Tensor& img1, const Tensor& img2, double max_val, std::int64_t filter_size, double filter_sigma,
+            double k1, double k2, bool return_index_map) {
+  const char* op = "image.ssim";
+  expect_same_images(img1, img2, op);
+  SsimMaps maps = ssim_maps(float_image(img1), float_image(img2), float_max(img1, max_val),
+                            {filter_size, filter_sigma, k1, k2}, op);
+  if (return_index_map) return mean(maps.index, {-1});
+  return mean(mean(maps.index, {-3, -2}), {-1});
+}
+
+Tensor ssim_multiscale(const Tensor& img1, const Tensor& img2, double max_val, const std::vector<double>& power_factors,
+                       std::int64_t filter_size, double filter_sigma, double k1, double k2) {
+  const char* op = "image.ssim_multiscale";
+  expect_same_images(img1, img2, op);
+  if (power_factors.empty()) fail(ErrorCode::invalid_argument, op, "needs at least one power factor");
+  Tensor x = float_image(img1), y = float_image(img2), mv = float_max(img1, max_val);
+  // The contrast-structure means of the finer scales and the full index of the coarsest, each
+  // (clamped at 0) raised to its scale's power, multiplied.
+  Tensor product;
+  for (std::size_t k = 0; k < power_factors.size(); ++k) {
+    if (k > 0) {
+      x = halve(x);
+      y = halve(y);
+    }
+    SsimMaps maps = ssim_maps(x, y, mv, {filter_size, filter_sigma, k1, k2}, op);
+    const bool coarsest = k + 1 == power_factors.size();
+    Tensor term = relu(mean(coarsest ? maps.index : maps.cs, {-3, -2}));
+    term = pow(term, scalar_like(term, power_factors[k]));
+    product = product.defined() ? product * term : term;
+  }
+  return mean(product, {-1});
 }
 
 Tensor sobel_edges(const Tensor& image) {

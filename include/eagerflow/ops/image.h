@@ -103,6 +103,12 @@ Tensor psnr(const Tensor& a, const Tensor& b, double max_val);
 // (averaged over channels) instead of its mean.
 Tensor ssim(const Tensor& img1, const Tensor& img2, double max_val, std::int64_t filter_size = 11,
             double filter_sigma = 1.5, double k1 = 0.01, double k2 = 0.03, bool return_index_map = false);
+// Multi-scale SSIM: the images halved (2x2 means) once per power factor after the first; the
+// contrast-structure means of the finer scales and the SSIM of the coarsest, raised to the
+// factors and multiplied (the default factors are Wang et al.'s, as TF's).
+Tensor ssim_multiscale(const Tensor& img1, const Tensor& img2, double max_val,
+                       const std::vector<double>& power_factors = {0.0448, 0.2856, 0.3001, 0.2363, 0.1333},
+                       std::int64_t filter_size = 11, double filter_sigma = 1.5, double k1 = 0.01, double k2 = 0.03);
 // Sobel responses of a 4-D batch, [batch, height, width, channels, 2] holding (dy, dx), with
 // the borders reflected, as TF's.
 Tensor sobel_edges(const Tensor& image);
