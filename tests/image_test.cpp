@@ -335,6 +335,25 @@ TEST(Image, GradientsVariationPsnrSsimAndSobel) {
   EXPECT_NEAR(ev[row2_col3 + 1], 80.0, 1e-5);
 }
 
+TEST(Image, ExtractPatchesFlattensWindowsRowByRow) {
+  Tensor x = ramp(1, 4, 4, 1);  // values 0..15, row-major
+  // Non-overlapping 2x2 windows (the reshape path) and the same through strided slices (SAME).
+  std::vector<double> tiles = values(image::extract_patches(x, {1, 2, 2, 1}, {1, 2, 2, 1}, {1, 1, 1, 1}, "VALID"));
+  EXPECT_EQ(tiles, (std::vector<double>{0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15}));
+  EXPECT_EQ(values(image::extract_patches(x, {1, 2, 2, 1}, {1, 2, 2, 1}, {1, 1, 1, 1}, "SAME")), tiles);
+  // Dilated 2x2 taps two apart, windows one apart: (0, 2, 8, 10), (1, 3, 9, 11), ...
+  Tensor dilated = image::extract_patches(x, {1, 2, 2, 1}, {1, 1, 1, 1}, {1, 2, 2, 1}, "VALID");
+  EXPECT_EQ(dilated.shape(), (Shape{1, 2, 2, 4}));
+  EXPECT_EQ(values(dilated)[4], 1.0);
+  EXPECT_EQ(values(dilated)[7], 11.0);
+  // SAME with stride 3 over 4 rows: 2 windows of 3 need 6 rows, so one padded row before and one
+  // after: rows (-1, 0, 1) and (2, 3, 4) of column 0.
+  Tensor same = image::extract_patches(x, {1, 3, 1, 1}, {1, 3, 4, 1}, {1, 1, 1, 1}, "SAME");
+  EXPECT_EQ(same.shape(), (Shape{1, 2, 1, 3}));
+  EXPECT_EQ(values(same), (std::vector<double>{0, 0, 4, 8, 12, 0}));
+  expect_error([&] { image::extract_patches(x, {1, 2, 2}, {1, 1, 1, 1}, {1, 1, 1, 1}, "VALID"); }, {"sizes"});
+}
+
 TEST(Image, TracedEqualsEagerAndVmapBatchesImages) {
   Tensor x = ef::testing::randn(Shape{2, 6, 5, 3}, 2, DType::float32);
   auto all = [](const Tensor& a) {

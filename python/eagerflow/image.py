@@ -12,7 +12,7 @@ __all__ = [
     "ResizeMethod", "adjust_brightness", "adjust_contrast", "adjust_gamma", "adjust_hue", "adjust_saturation",
     "central_crop", "convert_image_dtype", "hsv_to_rgb", "random_brightness", "random_contrast", "random_crop", "random_hue",
     "random_saturation", "resize_with_pad", "rgb_to_hsv",
-    "crop_to_bounding_box", "flip_left_right", "flip_up_down", "grayscale_to_rgb", "image_gradients",
+    "crop_to_bounding_box", "extract_patches", "flip_left_right", "flip_up_down", "grayscale_to_rgb", "image_gradients",
     "pad_to_bounding_box", "per_image_standardization", "psnr", "random_flip_left_right", "random_flip_up_down",
     "resize", "resize_with_crop_or_pad", "rgb_to_grayscale", "rot90", "sobel_edges", "ssim", "ssim_multiscale", "total_variation",
     "transpose",
@@ -59,6 +59,12 @@ def random_flip_left_right(image, seed=None):
 def random_flip_up_down(image, seed=None):
     """tf.image.random_flip_up_down(image, seed=None): each image flipped with probability 1/2."""
     return _im.random_flip_up_down(image, seed)
+
+
+def extract_patches(images, sizes, strides, rates, padding, name=None):
+    """tf.image.extract_patches: every window flattened into the channel axis; sizes, strides and
+    rates are [1, rows, cols, 1], padding 'VALID' or 'SAME'."""
+    return _im.extract_patches(images, sizes, strides, rates, str(padding).upper())
 
 
 def random_crop(value, size, seed=None, name=None):

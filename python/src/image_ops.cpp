@@ -37,6 +37,10 @@ void init_image(nb::module_& m) {
          nb::arg("image"), nb::arg("seed").none() = nb::none());
   im.def("random_flip_up_down", [](H x, H seed) { return ef::image::random_flip_up_down(T(x), optional_seed(seed)); },
          nb::arg("image"), nb::arg("seed").none() = nb::none());
+  im.def("extract_patches", [](H x, H sizes, H strides, H rates, const std::string& padding) {
+           return ef::image::extract_patches(T(x), dims_arg(sizes, "sizes", false), dims_arg(strides, "strides", false),
+                                             dims_arg(rates, "rates", false), padding);
+         }, nb::arg("images"), nb::arg("sizes"), nb::arg("strides"), nb::arg("rates"), nb::arg("padding"));
   im.def("random_crop", [](H x, H size, H seed) {
            return ef::image::random_crop(T(x), dims_arg(size, "size", /*allow_unknown=*/false), optional_seed(seed));
          }, nb::arg("value"), nb::arg("size"), nb::arg("seed").none() = nb::none());

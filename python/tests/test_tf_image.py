@@ -451,3 +451,50 @@ def test_random_crop_is_a_window_and_differentiates():
     assert float(tf.reduce_sum(tape.gradient(s, v))) == 24.0
     with pytest.raises(ValueError, match="value.shape >= size"):
         tf.image.random_crop(x, [6, 4, 2])
+
+
+def patches_reference(x, k, s, r, padding):
+    """Window by window: the taps of each window, row by row, flattened with their channels."""
+    n, h, w, c = x.shape
+    reach = [k[i] + (k[i] - 1) * (r[i] - 1) for i in range(2)]
+    if padding == "VALID":
+        out = [(d - reach[i]) // s[i] + 1 for i, d in enumerate((h, w))]
+        before = [0, 0]
+    else:
+        out = [-(-d // s[i]) for i, d in enumerate((h, w))]
+        before = [max((out[i] - 1) * s[i] + reach[i] - d, 0) // 2 for i, d in enumerate((h, w))]
+    res = np.zeros((n, out[0], out[1], k[0] * k[1] * c), x.dtype)
+    for oy in range(out[0]):
+        for ox in range(out[1]):
+            taps = []
+            for i in range(k[0]):
+                for j in range(k[1]):
+                    y, xx = oy * s[0] + i * r[0] - before[0], ox * s[1] + j * r[1] - before[1]
+                    inside = 0 <= y < h and 0 <= xx < w
+                    taps.append(x[:, y, xx] if inside else np.zeros((n, c), x.dtype))
+            res[:, oy, ox] = np.concatenate(taps, axis=-1)
+    return res
+
+
+@pytest.mark.parametrize("k,s,r,padding", [
+    ((3, 3), (1, 1), (1, 1), "VALID"), ((3, 2), (2, 3), (1, 1), "SAME"), ((2, 3), (2, 3), (1, 1), "VALID"),
+    ((3, 3), (2, 2), (2, 1), "VALID"), ((4, 3), (3, 2), (2, 2), "SAME"),
+])
+def test_extract_patches_against_numpy(k, s, r, padding):
+    got = both_ways(lambda a: tf.image.extract_patches(a, [1, *k, 1], [1, *s, 1], [1, *r, 1], padding), X)
+    np.testing.assert_array_equal(got, patches_reference(X, k, s, r, padding))
+
+
+def test_extract_patches_gradient_counts_windows_and_bad_arguments():
+    x = tf.constant(X)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        total = tf.reduce_sum(tf.image.extract_patches(x, [1, 3, 3, 1], [1, 1, 1, 1], [1, 1, 1, 1], "VALID"))
+    # Pixel (y, x) lies in as many 3x3 windows as fit around it.
+    per_axis = lambda n: np.array([min(i, n - 3) - max(i - 2, 0) + 1 for i in range(n)])
+    want = np.outer(per_axis(6), per_axis(7))[None, :, :, None] * np.ones((2, 1, 1, 3))
+    np.testing.assert_array_equal(np.asarray(tape.gradient(total, x)), want)
+    with pytest.raises(ValueError, match="sizes"):
+        tf.image.extract_patches(X, [2, 3, 3, 1], [1, 1, 1, 1], [1, 1, 1, 1], "VALID")
+    with pytest.raises(ValueError, match="padding"):
+        tf.image.extract_patches(X, [1, 3, 3, 1], [1, 1, 1, 1], [1, 1, 1, 1], "FULL")

@@ -42,6 +42,13 @@ Tensor central_crop(const Tensor& image, double central_fraction);
 // Centered crop where the image is larger, centered zero padding where it is smaller.
 Tensor resize_with_crop_or_pad(const Tensor& image, std::int64_t target_height, std::int64_t target_width);
 
+// tf.image.extract_patches: every sizes[1] x sizes[2] window of a 4-D batch (windows `strides`
+// apart, their taps `rates` apart; each argument [1, rows, cols, 1]) flattened into the channel
+// axis in (row, column, channel) order; padding "VALID" or "SAME" (zeros around).
+Tensor extract_patches(const Tensor& images, const std::vector<std::int64_t>& sizes,
+                       const std::vector<std::int64_t>& strides, const std::vector<std::int64_t>& rates,
+                       const std::string& padding);
+
 // ---- resizing ----
 // TF2's tf.image.resize: method "bilinear", "nearest", "bicubic" (Keys, a = -0.5, weights
 // renormalized at the borders, as TF) sample with half-pixel centers; "area" averages the covered
