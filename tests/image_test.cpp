@@ -101,6 +101,24 @@ TEST(Image, RandomCropTakesOneWindowAtARandomOffset) {
   expect_error([&] { image::random_crop(x, {3, 4}); }, {"one entry per axis"});
 }
 
+TEST(Image, StatelessFormsRepeatForAKey) {
+  Tensor x = random::stateless_uniform(Shape{8, 4, 5, 3}, 2);
+  auto all = [&](std::uint64_t key) {
+    return std::vector<Tensor>{image::stateless_random_flip_left_right(x, key), image::stateless_random_flip_up_down(x, key),
+                               image::stateless_random_crop(x, {8, 2, 3, 3}, key),
+                               image::stateless_random_brightness(x, 0.3, key),
+                               image::stateless_random_contrast(x, 0.2, 0.9, key),
+                               image::stateless_random_saturation(x, 0.2, 0.9, key), image::stateless_random_hue(x, 0.4, key)};
+  };
+  std::vector<Tensor> first = all(17);
+  random::uniform(Shape{4});  // a stateful draw in between changes nothing
+  std::vector<Tensor> again = all(17), other = all(18);
+  for (std::size_t i = 0; i < first.size(); ++i) {
+    EXPECT_EQ(values(first[i]), values(again[i])) << i;
+    EXPECT_NE(values(first[i]), values(other[i])) << i;
+  }
+}
+
 TEST(Image, CropPadAndCentralCrop) {
   Tensor x = ramp(1, 5, 6, 1);
   Tensor crop = image::crop_to_bounding_box(x, 1, 2, 3, 2);

@@ -15,7 +15,9 @@ __all__ = [
     "crop_to_bounding_box", "extract_patches", "flip_left_right", "flip_up_down", "grayscale_to_rgb", "image_gradients",
     "pad_to_bounding_box", "per_image_standardization", "psnr", "random_flip_left_right", "random_flip_up_down",
     "resize", "resize_with_crop_or_pad", "rgb_to_grayscale", "rot90", "sobel_edges", "ssim", "ssim_multiscale", "total_variation",
-    "transpose",
+    "transpose", "stateless_random_brightness", "stateless_random_contrast", "stateless_random_crop",
+    "stateless_random_flip_left_right", "stateless_random_flip_up_down", "stateless_random_hue",
+    "stateless_random_saturation",
 ]
 
 
@@ -229,3 +231,53 @@ def ssim_multiscale(img1, img2, max_val, power_factors=_MSSSIM_WEIGHTS, filter_s
 def sobel_edges(image):
     """tf.image.sobel_edges: [batch, height, width, channels, 2] holding the (dy, dx) responses."""
     return _im.sobel_edges(image)
+
+
+# ---- stateless forms: TF's seed is a shape [2] integer pair; the same pair gives the same result
+# on every call. The numbers differ from TF's (another generator), the guarantees are the same. ----
+
+def _key(seed):
+    values = seed.numpy().tolist() if hasattr(seed, "numpy") else list(seed)
+    if len(values) != 2 or not all(isinstance(v, int) or hasattr(v, "__index__") for v in values):
+        raise ValueError(f"seed must be a shape [2] integer tensor or pair, got {seed!r}")
+    a, b = (int(v) & 0xFFFFFFFF for v in values)
+    return (a << 32) | b
+
+
+def stateless_random_flip_left_right(image, seed):
+    """tf.image.stateless_random_flip_left_right: each image flipped with probability 1/2."""
+    return _im.stateless_random_flip_left_right(image, _key(seed))
+
+
+def stateless_random_flip_up_down(image, seed):
+    """tf.image.stateless_random_flip_up_down: each image flipped with probability 1/2."""
+    return _im.stateless_random_flip_up_down(image, _key(seed))
+
+
+def stateless_random_crop(value, size, seed, name=None):
+    """tf.image.stateless_random_crop: a window of `size` at an offset fixed by the seed."""
+    if hasattr(size, "numpy"):
+        size = size.numpy().tolist()
+    return _im.stateless_random_crop(value, size, _key(seed))
+
+
+def stateless_random_brightness(image, max_delta, seed):
+    """tf.image.stateless_random_brightness: adjust_brightness by a delta in [-max_delta, max_delta)."""
+    return _im.stateless_random_brightness(image, max_delta, _key(seed))
+
+
+def stateless_random_contrast(image, lower, upper, seed):
+    """tf.image.stateless_random_contrast: adjust_contrast by a factor in [lower, upper)."""
+    return _im.stateless_random_contrast(image, lower, upper, _key(seed))
+
+
+def stateless_random_saturation(image, lower, upper, seed=None):
+    """tf.image.stateless_random_saturation: adjust_saturation by a factor in [lower, upper)."""
+    if seed is None:
+        raise ValueError("stateless_random_saturation needs a seed (a shape [2] integer pair)")
+    return _im.stateless_random_saturation(image, lower, upper, _key(seed))
+
+
+def stateless_random_hue(image, max_delta, seed):
+    """tf.image.stateless_random_hue: adjust_hue by a delta in [-max_delta, max_delta), max_delta <= 0.5."""
+    return _im.stateless_random_hue(image, max_delta, _key(seed))

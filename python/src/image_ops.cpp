@@ -44,6 +44,26 @@ void init_image(nb::module_& m) {
   im.def("random_crop", [](H x, H size, H seed) {
            return ef::image::random_crop(T(x), dims_arg(size, "size", /*allow_unknown=*/false), optional_seed(seed));
          }, nb::arg("value"), nb::arg("size"), nb::arg("seed").none() = nb::none());
+  // The stateless forms take one 64-bit key (image.py packs TF's seed pair into it).
+  im.def("stateless_random_flip_left_right", [](H x, std::uint64_t key) { return ef::image::stateless_random_flip_left_right(T(x), key); },
+         nb::arg("image"), nb::arg("key"));
+  im.def("stateless_random_flip_up_down", [](H x, std::uint64_t key) { return ef::image::stateless_random_flip_up_down(T(x), key); },
+         nb::arg("image"), nb::arg("key"));
+  im.def("stateless_random_crop", [](H x, H size, std::uint64_t key) {
+           return ef::image::stateless_random_crop(T(x), dims_arg(size, "size", false), key);
+         }, nb::arg("value"), nb::arg("size"), nb::arg("key"));
+  im.def("stateless_random_brightness", [](H x, H max_delta, std::uint64_t key) {
+           return ef::image::stateless_random_brightness(T(x), float_arg(max_delta, "max_delta"), key);
+         }, nb::arg("image"), nb::arg("max_delta"), nb::arg("key"));
+  im.def("stateless_random_hue", [](H x, H max_delta, std::uint64_t key) {
+           return ef::image::stateless_random_hue(T(x), float_arg(max_delta, "max_delta"), key);
+         }, nb::arg("image"), nb::arg("max_delta"), nb::arg("key"));
+  im.def("stateless_random_contrast", [](H x, H lower, H upper, std::uint64_t key) {
+           return ef::image::stateless_random_contrast(T(x), float_arg(lower, "lower"), float_arg(upper, "upper"), key);
+         }, nb::arg("image"), nb::arg("lower"), nb::arg("upper"), nb::arg("key"));
+  im.def("stateless_random_saturation", [](H x, H lower, H upper, std::uint64_t key) {
+           return ef::image::stateless_random_saturation(T(x), float_arg(lower, "lower"), float_arg(upper, "upper"), key);
+         }, nb::arg("image"), nb::arg("lower"), nb::arg("upper"), nb::arg("key"));
   im.def("crop_to_bounding_box", [](H x, H oh, H ow, H th, H tw) {
            return ef::image::crop_to_bounding_box(T(x), int_arg(oh, "offset_height"), int_arg(ow, "offset_width"),
                                                   int_arg(th, "target_height"), int_arg(tw, "target_width"));

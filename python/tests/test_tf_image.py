@@ -498,3 +498,26 @@ def test_extract_patches_gradient_counts_windows_and_bad_arguments():
         tf.image.extract_patches(X, [2, 3, 3, 1], [1, 1, 1, 1], [1, 1, 1, 1], "VALID")
     with pytest.raises(ValueError, match="padding"):
         tf.image.extract_patches(X, [1, 3, 3, 1], [1, 1, 1, 1], [1, 1, 1, 1], "FULL")
+
+
+def test_stateless_forms_repeat_for_a_seed_whatever_else_drew():
+    x = RNG.uniform(0, 1, (16, 4, 5, 3)).astype(np.float32)
+    calls = {
+        "flip_left_right": lambda s: tf.image.stateless_random_flip_left_right(x, s),
+        "flip_up_down": lambda s: tf.image.stateless_random_flip_up_down(x, seed=s),
+        "crop": lambda s: tf.image.stateless_random_crop(x, [16, 2, 3, 3], seed=s),
+        "brightness": lambda s: tf.image.stateless_random_brightness(x, 0.3, s),
+        "contrast": lambda s: tf.image.stateless_random_contrast(x, 0.2, 0.8, s),
+        "saturation": lambda s: tf.image.stateless_random_saturation(x, 0.2, 0.8, s),
+        "hue": lambda s: tf.image.stateless_random_hue(x, 0.3, s),
+    }
+    for name, call in calls.items():
+        first = np.asarray(call((1, 2)))
+        tf.random.uniform([3])  # another draw in between changes nothing
+        np.testing.assert_array_equal(np.asarray(call(tf.constant([1, 2]))), first, err_msg=name)
+        others = [np.asarray(call((1, k))) for k in range(3, 8)]
+        assert any(not np.array_equal(o, first) for o in others), name
+    flipped = np.asarray(tf.image.stateless_random_flip_left_right(x, (4, 5)))
+    assert all(np.array_equal(f, a) or np.array_equal(f, a[:, ::-1]) for f, a in zip(flipped, x))
+    with pytest.raises(ValueError, match="seed"):
+        tf.image.stateless_random_brightness(x, 0.3, seed=(1, 2, 3))

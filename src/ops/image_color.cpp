@@ -6,7 +6,6 @@
 #include "eagerflow/core/error.h"
 #include "eagerflow/ops/image.h"
 #include "eagerflow/ops/ops.h"
-#include "eagerflow/ops/random.h"
 #include "image_util.h"
 
 namespace ef::image {
@@ -64,10 +63,6 @@ Channels rgb_of(const Channels& hsv) {
   return {mix(ramp(3.0, true)), mix(ramp(2.0, false)), mix(ramp(4.0, false))};
 }
 
-Tensor draw(double lo, double hi, std::optional<std::uint64_t> seed) {
-  return random::uniform(Shape{}, lo, hi, DType::float32, seed);
-}
-
 }  // namespace
 
 Tensor rgb_to_hsv(const Tensor& images) {
@@ -110,27 +105,40 @@ Tensor adjust_gamma(const Tensor& image, double gamma, double gain) {
   return convert_image_dtype(pow(x, scalar_like(x, gamma)) * gain, image.dtype(), /*saturate=*/true);
 }
 
-Tensor random_brightness(const Tensor& image, double max_delta, std::optional<std::uint64_t> seed) {
+Tensor detail::random_brightness(const Tensor& image, double max_delta, const Draw& draw) {
   if (!(max_delta >= 0)) fail(ErrorCode::invalid_argument, "image.random_brightness", "max_delta must be non-negative");
-  return detail::brightness_by(image, draw(-max_delta, max_delta, seed));
+  return brightness_by(image, draw.uniform(Shape{}, -max_delta, max_delta));
 }
 
-Tensor random_contrast(const Tensor& image, double lower, double upper, std::optional<std::uint64_t> seed) {
+Tensor detail::random_contrast(const Tensor& image, double lower, double upper, const Draw& draw) {
   if (!(upper > lower)) fail(ErrorCode::invalid_argument, "image.random_contrast", "upper must be > lower");
   if (!(lower >= 0)) fail(ErrorCode::invalid_argument, "image.random_contrast", "lower must be non-negative");
-  return detail::contrast_by(image, draw(lower, upper, seed));
+  return contrast_by(image, draw.uniform(Shape{}, lower, upper));
 }
 
-Tensor random_saturation(const Tensor& image, double lower, double upper, std::optional<std::uint64_t> seed) {
+Tensor detail::random_saturation(const Tensor& image, double lower, double upper, const Draw& draw) {
   if (!(upper > lower)) fail(ErrorCode::invalid_argument, "image.random_saturation", "upper must be > lower");
   if (!(lower >= 0)) fail(ErrorCode::invalid_argument, "image.random_saturation", "lower must be non-negative");
-  return detail::saturation_by(image, draw(lower, upper, seed));
+  return saturation_by(image, draw.uniform(Shape{}, lower, upper));
 }
 
-Tensor random_hue(const Tensor& image, double max_delta, std::optional<std::uint64_t> seed) {
+Tensor detail::random_hue(const Tensor& image, double max_delta, const Draw& draw) {
   if (!(max_delta >= 0 && max_delta <= 0.5))
     fail(ErrorCode::invalid_argument, "image.random_hue", "max_delta must be in [0, 0.5], got " + std::to_string(max_delta));
-  return detail::hue_by(image, draw(-max_delta, max_delta, seed));
+  return hue_by(image, draw.uniform(Shape{}, -max_delta, max_delta));
+}
+
+Tensor random_brightness(const Tensor& image, double max_delta, std::optional<std::uint64_t> seed) {
+  return detail::random_brightness(image, max_delta, detail::Draw::stateful(seed));
+}
+Tensor random_contrast(const Tensor& image, double lower, double upper, std::optional<std::uint64_t> seed) {
+  return detail::random_contrast(image, lower, upper, detail::Draw::stateful(seed));
+}
+Tensor random_saturation(const Tensor& image, double lower, double upper, std::optional<std::uint64_t> seed) {
+  return detail::random_saturation(image, lower, upper, detail::Draw::stateful(seed));
+}
+Tensor random_hue(const Tensor& image, double max_delta, std::optional<std::uint64_t> seed) {
+  return detail::random_hue(image, max_delta, detail::Draw::stateful(seed));
 }
 
 }  // namespace ef::image

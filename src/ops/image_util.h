@@ -2,6 +2,7 @@
 // Helpers shared by the ef::image files (image.cpp, image_resize.cpp, image_quality.cpp).
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,27 @@ inline int width_axis(const Tensor& image) { return image.rank() - 2; }
 Tensor slice_axis(const Tensor& x, int axis, std::int64_t begin, std::int64_t end);
 // x with `axis` reversed (a slice with step -1).
 Tensor reverse_axis(const Tensor& x, int axis);
+
+// Where a random image op draws: ef::random's stream (the global seed and counter, or the op's
+// seed) or, for the stateless_* forms, a fixed key that gives the same numbers on every call.
+struct Draw {
+  std::optional<std::uint64_t> seed;
+  bool stateless = false;
+  static Draw stateful(std::optional<std::uint64_t> s) { return {s, false}; }
+  static Draw fixed(std::uint64_t key) { return {key, true}; }
+  // float32 uniform numbers in [lo, hi): of `shape`, or shaped like `like` (a stateless draw
+  // needs like's shape static).
+  Tensor uniform(const Shape& shape, double lo, double hi) const;
+  Tensor uniform_like(const Tensor& like, double lo, double hi) const;
+};
+
+// The random forms over a Draw (image_random.cpp, image_color.cpp).
+Tensor random_flip(const Tensor& image, int axis, const Draw& draw);
+Tensor random_crop(const Tensor& value, const std::vector<std::int64_t>& size, const Draw& draw);
+Tensor random_brightness(const Tensor& image, double max_delta, const Draw& draw);
+Tensor random_contrast(const Tensor& image, double lower, double upper, const Draw& draw);
+Tensor random_saturation(const Tensor& image, double lower, double upper, const Draw& draw);
+Tensor random_hue(const Tensor& image, double max_delta, const Draw& draw);
 
 // The adjustments by a float32 scalar tensor (a random draw for the random_* forms).
 Tensor brightness_by(const Tensor& image, const Tensor& delta);

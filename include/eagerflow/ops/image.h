@@ -98,6 +98,17 @@ Tensor random_saturation(const Tensor& image, double lower, double upper,
                          std::optional<std::uint64_t> seed = std::nullopt);
 Tensor random_hue(const Tensor& image, double max_delta, std::optional<std::uint64_t> seed = std::nullopt);
 
+// ---- stateless random forms (TF's stateless_random_*): the same result for a seed on every
+// call, whatever else drew (TF's seed pair is one 64-bit key here; python/eagerflow/image.py
+// packs the pair). The flips need a static batch. ----
+Tensor stateless_random_flip_left_right(const Tensor& image, std::uint64_t seed);
+Tensor stateless_random_flip_up_down(const Tensor& image, std::uint64_t seed);
+Tensor stateless_random_crop(const Tensor& value, const std::vector<std::int64_t>& size, std::uint64_t seed);
+Tensor stateless_random_brightness(const Tensor& image, double max_delta, std::uint64_t seed);
+Tensor stateless_random_contrast(const Tensor& image, double lower, double upper, std::uint64_t seed);
+Tensor stateless_random_saturation(const Tensor& image, double lower, double upper, std::uint64_t seed);
+Tensor stateless_random_hue(const Tensor& image, double max_delta, std::uint64_t seed);
+
 // ---- image quality and gradients ----
 // (dy, dx) of a 4-D batch: forward differences, zero in the last row / column.
 std::pair<Tensor, Tensor> image_gradients(const Tensor& image);
