@@ -2,8 +2,6 @@
 (include/eagerflow/ops/image.h): compositions of the op table's ops, so each traces,
 differentiates and vmaps as they do. Images are [batch, height, width, channels] or [height,
 width, channels]; shape errors raise InvalidArgumentError (a ValueError), as TF's static checks."""
-import enum as _enum
-
 from . import _core
 
 _im = _core._image
@@ -21,8 +19,8 @@ __all__ = [
 ]
 
 
-class ResizeMethod(str, _enum.Enum):
-    """tf.image.ResizeMethod: the members compare equal to TF's method strings."""
+class ResizeMethod:
+    """tf.image.ResizeMethod: the method names, as TF's (plain strings)."""
     BILINEAR = "bilinear"
     NEAREST_NEIGHBOR = "nearest"
     BICUBIC = "bicubic"
@@ -111,14 +109,12 @@ def resize(images, size, method=ResizeMethod.BILINEAR, preserve_aspect_ratio=Fal
     TF's scale_and_translate kernels (lanczos3/5, gaussian, mitchellcubic, and antialias). The
     result is float32 except for nearest, which keeps the dtype."""
     new_height, new_width = _size_pair(size)
-    method = method.value if isinstance(method, ResizeMethod) else str(method)
-    return _im.resize(images, new_height, new_width, method, bool(preserve_aspect_ratio), bool(antialias))
+    return _im.resize(images, new_height, new_width, str(method), bool(preserve_aspect_ratio), bool(antialias))
 
 
 def resize_with_pad(image, target_height, target_width, method=ResizeMethod.BILINEAR, antialias=False):
     """tf.image.resize_with_pad: resized keeping the aspect ratio, then centered in zero padding."""
-    method = method.value if isinstance(method, ResizeMethod) else str(method)
-    return _im.resize_with_pad(image, target_height, target_width, method, bool(antialias))
+    return _im.resize_with_pad(image, target_height, target_width, str(method), bool(antialias))
 
 
 def rgb_to_hsv(images, name=None):
