@@ -372,6 +372,25 @@ TEST(Image, ExtractPatchesFlattensWindowsRowByRow) {
   expect_error([&] { image::extract_patches(x, {1, 2, 2}, {1, 1, 1, 1}, {1, 1, 1, 1}, "VALID"); }, {"sizes"});
 }
 
+TEST(Image, CropAndResizeSamplesBoxesAtRunTime) {
+  Tensor img = ramp(2, 5, 5, 1);  // image b holds 25 b + 5 y + x
+  Tensor boxes = tensor(std::vector<float>{0.0f, 0.0f, 1.0f, 1.0f, 0.25f, 0.5f, 0.75f, 1.0f, 0.5f, 0.5f, 1.5f, 1.5f}, Shape{3, 4});
+  Tensor which = tensor(std::vector<std::int32_t>{1, 0, 0}, Shape{3});
+  Tensor crops = image::crop_and_resize(img, boxes, which, 3, 3, "bilinear", -1.0);
+  EXPECT_EQ(crops.shape(), (Shape{3, 3, 3, 1}));
+  std::vector<double> v = values(crops);
+  // The whole image of batch 1 at rows/cols 0, 2, 4; a ramp stays exact under bilinear sampling.
+  EXPECT_EQ((std::vector<double>(v.begin(), v.begin() + 3)), (std::vector<double>{25, 27, 29}));
+  EXPECT_NEAR(v[9 + 4], 5 * 2.0 + 3.0, 1e-5);  // box 2's center: y = 2, x = 3
+  // Box 3 reaches past the image: samples there take the extrapolation value.
+  EXPECT_NEAR(v[18], 5 * 2.0 + 2.0, 1e-5);
+  EXPECT_EQ(v[26], -1.0);
+  // A single sample takes the box's middle (y 2, x 3), nearest picking that pixel.
+  Tensor one = image::crop_and_resize(img, slice(boxes, {1}, {2}), slice(which, {1}, {2}), 1, 1, "nearest");
+  EXPECT_EQ(values(one), (std::vector<double>{5 * 2.0 + 3.0}));
+  expect_error([&] { image::crop_and_resize(img, boxes, which, 0, 2); }, {"crop_size"});
+}
+
 TEST(Image, TracedEqualsEagerAndVmapBatchesImages) {
   Tensor x = ef::testing::randn(Shape{2, 6, 5, 3}, 2, DType::float32);
   auto all = [](const Tensor& a) {

@@ -8,7 +8,7 @@ _im = _core._image
 
 __all__ = [
     "ResizeMethod", "adjust_brightness", "adjust_contrast", "adjust_gamma", "adjust_hue", "adjust_saturation",
-    "central_crop", "convert_image_dtype", "hsv_to_rgb", "random_brightness", "random_contrast", "random_crop", "random_hue",
+    "central_crop", "convert_image_dtype", "crop_and_resize", "hsv_to_rgb", "random_brightness", "random_contrast", "random_crop", "random_hue",
     "random_saturation", "resize_with_pad", "rgb_to_hsv",
     "crop_to_bounding_box", "extract_patches", "flip_left_right", "flip_up_down", "grayscale_to_rgb", "image_gradients",
     "pad_to_bounding_box", "per_image_standardization", "psnr", "random_flip_left_right", "random_flip_up_down",
@@ -61,6 +61,13 @@ def random_flip_up_down(image, seed=None):
     return _im.random_flip_up_down(image, seed)
 
 
+def crop_and_resize(image, boxes, box_indices, crop_size, method="bilinear", extrapolation_value=0.0, name=None):
+    """tf.image.crop_and_resize: [num_boxes, crop_height, crop_width, depth] samples of the boxes
+    (normalized y1, x1, y2, x2) of image[box_indices], float32."""
+    crop_height, crop_width = _size_pair(crop_size, "crop_size")
+    return _im.crop_and_resize(image, boxes, box_indices, crop_height, crop_width, str(method), extrapolation_value)
+
+
 def extract_patches(images, sizes, strides, rates, padding, name=None):
     """tf.image.extract_patches: every window flattened into the channel axis; sizes, strides and
     rates are [1, rows, cols, 1], padding 'VALID' or 'SAME'."""
@@ -94,13 +101,13 @@ def resize_with_crop_or_pad(image, target_height, target_width):
     return _im.resize_with_crop_or_pad(image, target_height, target_width)
 
 
-def _size_pair(size):
+def _size_pair(size, what="size"):
     try:
         dims = [int(d) for d in (size.numpy().tolist() if hasattr(size, "numpy") else size)]
     except (TypeError, ValueError) as e:
-        raise ValueError(f"'size' must be a 1-D int32 Tensor of 2 elements: new_height, new_width; got {size!r}") from e
+        raise ValueError(f"'{what}' must be a 1-D int32 Tensor of 2 elements: new_height, new_width; got {size!r}") from e
     if len(dims) != 2:
-        raise ValueError(f"'size' must be a 1-D Tensor of 2 elements: new_height, new_width; got {size!r}")
+        raise ValueError(f"'{what}' must be a 1-D Tensor of 2 elements: new_height, new_width; got {size!r}")
     return dims
 
 

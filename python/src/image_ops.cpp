@@ -37,6 +37,12 @@ void init_image(nb::module_& m) {
          nb::arg("image"), nb::arg("seed").none() = nb::none());
   im.def("random_flip_up_down", [](H x, H seed) { return ef::image::random_flip_up_down(T(x), optional_seed(seed)); },
          nb::arg("image"), nb::arg("seed").none() = nb::none());
+  im.def("crop_and_resize", [](H x, H boxes, H box_indices, std::int64_t crop_height, std::int64_t crop_width,
+                               const std::string& method, H extrapolation_value) {
+           return ef::image::crop_and_resize(T(x), T(boxes), to_tensor_as(box_indices, ef::DType::int32), crop_height, crop_width,
+                                             method, float_arg(extrapolation_value, "extrapolation_value"));
+         }, nb::arg("image"), nb::arg("boxes"), nb::arg("box_indices"), nb::arg("crop_height"), nb::arg("crop_width"),
+         nb::arg("method") = "bilinear", nb::arg("extrapolation_value") = 0.0);
   im.def("extract_patches", [](H x, H sizes, H strides, H rates, const std::string& padding) {
            return ef::image::extract_patches(T(x), dims_arg(sizes, "sizes", false), dims_arg(strides, "strides", false),
                                              dims_arg(rates, "rates", false), padding);

@@ -521,3 +521,57 @@ def test_stateless_forms_repeat_for_a_seed_whatever_else_drew():
     assert all(np.array_equal(f, a) or np.array_equal(f, a[:, ::-1]) for f, a in zip(flipped, x))
     with pytest.raises(ValueError, match="seed"):
         tf.image.stateless_random_brightness(x, 0.3, seed=(1, 2, 3))
+
+
+def crop_and_resize_reference(img, boxes, box_indices, crop, method, extrapolation):
+    n, h, w, c = img.shape
+    out = np.full((len(boxes), crop[0], crop[1], c), extrapolation, np.float64)
+
+    def positions(lo, hi, size, count):  # in float32, as TF's kernel: a position on .5 rounds alike
+        f = np.float32
+        if count == 1:
+            return [f(0.5) * (lo + hi) * f(size - 1)]
+        step = (hi - lo) * f(size - 1) / f(count - 1)
+        return [lo * f(size - 1) + f(i) * step for i in range(count)]
+
+    for k, ((y1, x1, y2, x2), b) in enumerate(zip(boxes, box_indices)):
+        for i, y in enumerate(positions(y1, y2, h, crop[0])):
+            for j, x in enumerate(positions(x1, x2, w, crop[1])):
+                if not (0 <= y <= h - 1 and 0 <= x <= w - 1):
+                    continue
+                if method == "nearest":
+                    out[k, i, j] = img[b, int(np.floor(y)) + (y % 1 >= 0.5), int(np.floor(x)) + (x % 1 >= 0.5)]
+                    continue
+                y0, x0, fy, fx = int(np.floor(y)), int(np.floor(x)), y - np.floor(y), x - np.floor(x)
+                y1i, x1i = int(np.ceil(y)), int(np.ceil(x))
+                top = img[b, y0, x0] * (1 - fx) + img[b, y0, x1i] * fx
+                bottom = img[b, y1i, x0] * (1 - fx) + img[b, y1i, x1i] * fx
+                out[k, i, j] = top * (1 - fy) + bottom * fy
+    return out
+
+
+BOXES = np.array([[0.1, 0.2, 0.8, 0.9], [0.0, 0.0, 1.0, 1.0], [-0.2, 0.3, 0.6, 1.3], [0.7, 0.9, 0.2, 0.1]], np.float32)
+
+
+@pytest.mark.parametrize("method", ["bilinear", "nearest"])
+@pytest.mark.parametrize("crop", [(5, 4), (1, 1), (3, 1)])
+def test_crop_and_resize_against_numpy(method, crop):
+    indices = np.array([0, 1, 1, 0], np.int32)
+    got = both_ways(lambda a, b: tf.image.crop_and_resize(a, b, indices, crop, method=method, extrapolation_value=-2.0),
+                    X, BOXES)
+    np.testing.assert_allclose(got, crop_and_resize_reference(X, BOXES, indices, crop, method, -2.0), rtol=1e-5, atol=1e-5)
+
+
+def test_crop_and_resize_differentiates_and_checks_shapes():
+    x, b = tf.constant(X), tf.constant(BOXES[:2])
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        tape.watch(b)
+        total = tf.reduce_sum(tf.image.crop_and_resize(x, b, [1, 0], [4, 6]))
+    # Each of the 2 * 4 * 6 * 3 samples (all inside) spreads weight 1 over its neighbours.
+    assert abs(float(tf.reduce_sum(tape.gradient(total, x))) - 2 * 4 * 6 * 3) < 1e-3
+    assert np.isfinite(np.asarray(tape.gradient(total, b))).all()
+    with pytest.raises(ValueError, match="boxes"):
+        tf.image.crop_and_resize(X, BOXES[:, :3], [0, 0, 0, 0], [2, 2])
+    with pytest.raises(ValueError, match="crop_size"):
+        tf.image.crop_and_resize(X, BOXES, [0, 0, 0, 0], [0, 2])

@@ -60,6 +60,12 @@ Tensor extract_patches(const Tensor& images, const std::vector<std::int64_t>& si
 Tensor resize(const Tensor& images, std::int64_t new_height, std::int64_t new_width,
               const std::string& method = "bilinear", bool preserve_aspect_ratio = false, bool antialias = false);
 
+// tf.image.crop_and_resize: for each box (y1, x1, y2, x2 in normalized coordinates, [num_boxes,
+// 4]) of image box_indices[i], a crop_height x crop_width sampling (corners on the box's ends,
+// "bilinear" or "nearest"), float32; samples outside the image take extrapolation_value.
+Tensor crop_and_resize(const Tensor& image, const Tensor& boxes, const Tensor& box_indices, std::int64_t crop_height,
+                       std::int64_t crop_width, const std::string& method = "bilinear", double extrapolation_value = 0.0);
+
 // Resized to fit inside target_height x target_width keeping the aspect ratio, then centered in
 // zero padding (TF's resize_with_pad).
 Tensor resize_with_pad(const Tensor& image, std::int64_t target_height, std::int64_t target_width,
