@@ -304,6 +304,12 @@ TEST(Image, ConvertImageDtypeScalesIntegers) {
   Tensor back = image::convert_image_dtype(tensor(std::vector<std::int32_t>{0, 2147483647}, Shape{1, 2, 1}), DType::float32);
   expect_close(back.to_vector<float>(), {0.0f, 1.0f});
   EXPECT_EQ(image::convert_image_dtype(f, DType::float64).dtype(), DType::float64);
+  // saturate clips to the largest float32 below 2^31, as TF's; float64 reaches INT32_MAX.
+  Tensor over = tensor(std::vector<float>{1.0f, 1.5f, -1.0f}, Shape{1, 3, 1});
+  EXPECT_EQ(image::convert_image_dtype(over, DType::int32, true).to_vector<std::int32_t>(),
+            (std::vector<std::int32_t>{2147483520, 2147483520, -2147483647 - 1}));
+  EXPECT_EQ(image::convert_image_dtype(cast(over, DType::float64), DType::int32, true).to_vector<std::int32_t>()[0],
+            2147483647);
   expect_error([&] { image::convert_image_dtype(f, DType::int64); }, {"int32 only"});
 }
 

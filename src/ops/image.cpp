@@ -223,9 +223,11 @@ Tensor convert_image_dtype(const Tensor& image, DType dtype, bool saturate) {
   if (is_floating(from) && is_floating(dtype)) return cast(image, dtype);
   constexpr double kInt32Max = 2147483647.0;
   if (from == DType::int32) return cast(image, dtype) * (1.0 / kInt32Max);  // [0, max] -> [0, 1]
-  // [0, 1] -> [0, max]; the half keeps 1.0 from rounding below max.
+  // [0, 1] -> [0, max]; the half keeps 1.0 from rounding below max. saturate clips to the largest
+  // value of the image's dtype that int32 holds (2^31 - 128 in float32), as TF's. Without it, ef's
+  // cast saturates anyway (where TF's wraps 1.0f around to INT32_MIN).
   Tensor scaled = image * (kInt32Max + 0.5);
-  if (saturate) scaled = clip(scaled, -2147483648.0, kInt32Max);
+  if (saturate) scaled = clip(scaled, -2147483648.0, from == DType::float64 ? kInt32Max : 2147483520.0);
   return cast(scaled, dtype);
 }
 
