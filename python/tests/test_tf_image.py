@@ -186,6 +186,47 @@ def test_area_resize_averages_blocks_and_bicubic_keeps_constants():
     np.testing.assert_allclose(np.diff(up), 0.5, atol=2e-3)
 
 
+def keys(d, a=-0.5):
+    d = abs(d)
+    if d <= 1:
+        return ((a + 2) * d - (a + 3)) * d * d + 1
+    return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a if d < 2 else 0.0
+
+
+def bicubic_matrix(n_in, n_out):
+    """Half-pixel Keys cubic (a = -0.5) with TF's rules: the fraction on a 1/1024 grid, taps
+    outside the image dropped and the rest renormalized."""
+    m = np.zeros((n_out, n_in))
+    for o in range(n_out):
+        x = (o + 0.5) * n_in / n_out - 0.5
+        base = int(np.floor(x))
+        t = np.round((x - base) * 1024) / 1024
+        taps = {base - 1 + k: keys(k - 1 - t) for k in range(4) if 0 <= base - 1 + k < n_in}
+        total = sum(taps.values())
+        for i, w in taps.items():
+            m[o, i] = w / total
+    return m
+
+
+def area_matrix(n_in, n_out):
+    """Each output averages the input span [o, o + 1) * n_in / n_out it covers."""
+    m = np.zeros((n_out, n_in))
+    scale = n_in / n_out
+    for o in range(n_out):
+        lo, hi = o * scale, (o + 1) * scale
+        for i in range(int(np.floor(lo)), int(np.ceil(hi))):
+            m[o, min(i, n_in - 1)] += (min(i + 1, hi) - max(i, lo)) / scale
+    return m
+
+
+@pytest.mark.parametrize("size", [(11, 4), (3, 13), (4, 5)])
+def test_bicubic_and_area_match_their_references(size):
+    got = both_ways(lambda a: tf.image.resize(a, size, method="bicubic"), X)
+    np.testing.assert_allclose(got, separable(X, bicubic_matrix(6, size[0]), bicubic_matrix(7, size[1])), rtol=1e-5, atol=2e-5)
+    got = both_ways(lambda a: tf.image.resize(a, size, method=tf.image.ResizeMethod.AREA), X)
+    np.testing.assert_allclose(got, separable(X, area_matrix(6, size[0]), area_matrix(7, size[1])), rtol=1e-5, atol=2e-5)
+
+
 def test_resize_preserve_aspect_ratio_and_single_images():
     got = tf.image.resize(X, [20, 14], preserve_aspect_ratio=True)
     assert tuple(got.shape) == (2, 12, 14, 3)  # min(20 / 6, 14 / 7) = 2
