@@ -120,6 +120,7 @@ def _ragged_aware(core, kind):
 reduce_sum, reduce_mean, reduce_max, reduce_min = (_ragged_aware(_core.reduce_sum, "sum"), _ragged_aware(_core.reduce_mean, "mean"),
                                                    _ragged_aware(_core.reduce_max, "max"), _ragged_aware(_core.reduce_min, "min"))
 math.reduce_sum, math.reduce_mean, math.reduce_max, math.reduce_min = reduce_sum, reduce_mean, reduce_max, reduce_min
+image = _importlib.import_module(".image", __name__)  # ef.image, as tf.image
 # TF's top-level aliases of tf.math where eagerflow's own default differed (cumsum over axis 0,
 # not flattened; argmax over axis 0 as int64).
 cumsum, cumprod, argmax, argmin = math.cumsum, math.cumprod, math.argmax, math.argmin
