@@ -51,6 +51,16 @@ def _shape(self):
 
 
 Tensor.shape = property(_shape, doc="The shape: a tuple (None for a dim unknown while tracing).")
+# Tensors are immutable values: copies are the tensor itself, and pickling keeps the value (as
+# TF's EagerTensor; matplotlib and copy.deepcopy of structures holding tensors rely on it).
+Tensor.__copy__ = lambda self: self
+Tensor.__deepcopy__ = lambda self, memo: self
+Tensor.__reduce__ = lambda self: (_tensor_of, (self.numpy(),))
+
+
+def _tensor_of(value):
+    """A tensor of a NumPy value (what an unpickled tensor is made by)."""
+    return constant(value)
 Variable.shape = property(_shape)
 
 

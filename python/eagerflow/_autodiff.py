@@ -2,6 +2,14 @@
 from . import _core
 
 
+def _flatten(structure):
+    if isinstance(structure, dict):
+        return [v for k in sorted(structure) for v in _flatten(structure[k])]
+    if isinstance(structure, (list, tuple)):
+        return [v for item in structure for v in _flatten(item)]
+    return [structure]
+
+
 class GradientTape:
     """Records the ops run inside `with ef.GradientTape() as tape:`; tape.gradient(target, sources)."""
 
@@ -38,6 +46,11 @@ class GradientTape:
                               "use ef.GradientTape(persistent=True) for more")
         self._used = True
         unconnected = getattr(unconnected_gradients, "value", unconnected_gradients)
+        if isinstance(target, dict) or (isinstance(target, (list, tuple)) and any(isinstance(t, (dict, list, tuple)) for t in target)):
+            # A nested structure of targets: their gradients add up, as TF's.
+            target = _flatten(target)
+            if output_gradients is not None:
+                output_gradients = _flatten(output_gradients)
         if isinstance(sources, dict):
             keys = list(sources)
             grads = tape.gradient(target, [sources[k] for k in keys], output_gradients, str(unconnected))

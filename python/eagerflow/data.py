@@ -21,16 +21,49 @@ UNKNOWN_CARDINALITY = _core._data.UNKNOWN
 def _as_numpy_iterator(self):
     """The elements as NumPy arrays (tf.data's Dataset.as_numpy_iterator): a tuple of arrays,
     a dict of arrays or one array per element, in the structure of element_spec."""
+    def value(t):  # a NumPy scalar for a scalar, as TF's
+        return t.numpy() if hasattr(t, "numpy") else _np.asarray(t)
     for element in self:
         if isinstance(element, tuple):
-            yield tuple(_np.asarray(t) for t in element)
+            yield tuple(value(t) for t in element)
         elif isinstance(element, dict):
-            yield {k: _np.asarray(v) for k, v in element.items()}
+            yield {k: value(v) for k, v in element.items()}
         else:
-            yield _np.asarray(element)
+            yield value(element)
 
 
 Dataset.as_numpy_iterator = _as_numpy_iterator
+_from_generator = Dataset.from_generator
+
+
+def _signature_from_types(output_types, output_shapes):
+    """TF's deprecated output_types/output_shapes as an output_signature of TensorSpecs."""
+    if isinstance(output_types, (tuple, list)):
+        shapes = output_shapes if output_shapes is not None else [None] * len(output_types)
+        return tuple(_signature_from_types(t, s) for t, s in zip(output_types, shapes))
+    if isinstance(output_types, dict):
+        shapes = output_shapes or {}
+        return {k: _signature_from_types(t, shapes.get(k)) for k, t in output_types.items()}
+    return _core.TensorSpec(shape=None if output_shapes is None else list(output_shapes), dtype=output_types)
+
+
+def _from_generator_tf(generator, output_types=None, output_shapes=None, args=None, output_signature=None, name=None):
+    """tf.data.Dataset.from_generator: args (converted to NumPy values, as TF's) are passed to
+    the generator on each iteration; output_types/output_shapes stand for output_signature."""
+    if output_signature is None:
+        if output_types is None:
+            raise TypeError("from_generator: give output_signature (or the deprecated output_types)")
+        output_signature = _signature_from_types(output_types, output_shapes)
+    elif output_types is not None or output_shapes is not None:
+        raise TypeError("from_generator: give output_signature or output_types/output_shapes, not both")
+    if args is not None:
+        values = tuple(_np.asarray(a.numpy() if hasattr(a, "numpy") else a) for a in args)
+        call = generator
+        generator = lambda: call(*values)  # noqa: E731
+    return _from_generator(generator, output_signature)
+
+
+Dataset.from_generator = staticmethod(_from_generator_tf)
 
 
 def find_mnist(flag=""):
