@@ -95,6 +95,13 @@ TEST(Linalg, EighSvdQrSatisfyTheirIdentities) {
   EXPECT_EQ(qf.shape(), (Shape{2, 5, 5}));
   EXPECT_EQ(rf.shape(), (Shape{2, 5, 3}));
   expect_tensor_near(matmul(qf, rf), m, 1e-12);
+  // NaN in, NaN out (no LAPACK failure), matrix by matrix.
+  Tensor bad = tensor(std::vector<double>{NAN, 0, 0, 1, 2, 0, 0, 3}, Shape{2, 2, 2});
+  auto [be, bv] = linalg::eigh(bad);
+  EXPECT_TRUE(std::isnan(be.to_vector<double>()[0]));
+  EXPECT_EQ(be.to_vector<double>()[2], 2.0);
+  EXPECT_TRUE(std::isnan(linalg::svd(bad).s.to_vector<double>()[1]));
+  EXPECT_EQ(linalg::svd(bad).s.to_vector<double>()[2], 3.0);
   // Gradients not built yet say so.
   GradientTape tape;
   tape.watch(m);

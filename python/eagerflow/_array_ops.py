@@ -106,7 +106,10 @@ def gather_nd(params, indices, batch_dims=0, name=None):
 
 def scatter_nd(indices, updates, shape, name=None):
     """tf.scatter_nd: zeros of `shape` with `updates` added at the index rows."""
-    return _core.scatter_nd(indices, updates, _ints(shape, "shape"))
+    dims = _ints(shape, "shape")
+    if any(d < 0 for d in dims):
+        raise _errors.InvalidArgumentError(f"scatter_nd: shape must be non-negative, got {dims}")
+    return _core.scatter_nd(indices, updates, dims)
 
 
 def _tensor_scatter(mode):

@@ -83,6 +83,13 @@ Tensor eye_like(const Tensor& a) {  // identity matrices of a's shape (static la
   return broadcast_to(i, a.shape());
 }
 
+template <class T>
+bool all_finite(const T* p, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(p[i])) return false;
+  return true;
+}
+
 Tensor lower_with_half_diagonal(const Tensor& x) {  // tril(x) with its diagonal halved
   return linalg::set_diag(tril(x), linalg::diag_part(x) * 0.5);
 }
@@ -249,9 +256,15 @@ void SelfAdjointEig::eval(std::span<const Tensor> in, std::span<const TensorSpec
     using T = decltype(tag_value);
     T* v = out[1].mutable_data<T>().data();
     T* w = out[0].mutable_data<T>().data();
-    for (std::int64_t b = 0; b < batch && n; ++b)
+    for (std::int64_t b = 0; b < batch && n; ++b) {
+      if (!all_finite(v + b * n * n, n * n)) {  // NaN or inf in, NaN out (as TF's), not LAPACK's failure
+        std::fill(v + b * n * n, v + (b + 1) * n * n, std::numeric_limits<T>::quiet_NaN());
+        std::fill(w + b * n, w + (b + 1) * n, std::numeric_limits<T>::quiet_NaN());
+        continue;
+      }
       if (lp::syevd_lower<T>(n, v + b * n * n, w + b * n) != 0)
         fail(ErrorCode::internal, tag(*this), "the eigenvalue iteration did not converge for matrix " + std::to_string(b) + " of " + in[0].spec().str());
+    }
   });
 }
 
@@ -304,6 +317,12 @@ void Svd::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, st
         continue;
       }
       std::copy(src + b * m * n, src + (b + 1) * m * n, a.begin());
+      if (!all_finite(a.data(), m * n)) {  // NaN or inf in, NaN out (as TF's)
+        std::fill(sv + b * k, sv + (b + 1) * k, std::numeric_limits<T>::quiet_NaN());
+        std::fill(u + b * m * ucols, u + (b + 1) * m * ucols, std::numeric_limits<T>::quiet_NaN());
+        std::fill(v + b * n * vrows, v + (b + 1) * n * vrows, std::numeric_limits<T>::quiet_NaN());
+        continue;
+      }
       if (lp::gesdd<T>(full_ ? 'A' : 'S', m, n, a.data(), sv + b * k, u + b * m * ucols, ucols, vt.data(), n) != 0)
         fail(ErrorCode::internal, tag(*this), "the SVD did not converge for matrix " + std::to_string(b) + " of " + in[0].spec().str());
       T* vb = v + b * n * vrows;  // v = vt^T
