@@ -106,7 +106,7 @@ TEST(Safetensors, RejectsDamagedFilesWithClearErrors) {
   std::memcpy(huge.data(), &n, 8);
   expect_error([&] { parse(huge); }, {"header length", "does not fit"});
   expect_error([&] { parse(handmade("{\"a\":", {})); }, {"malformed JSON"});
-  expect_error([&] { parse(handmade(R"({"a":{"dtype":"F16","shape":[1],"data_offsets":[0,2]}})", eight)); }, {"F16", "not supported"});
+  expect_error([&] { parse(handmade(R"({"a":{"dtype":"F8_E4M3","shape":[1],"data_offsets":[0,1]}})", eight)); }, {"F8_E4M3", "not supported"});
   expect_error([&] { parse(handmade(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", eight)); }, {"'a'", "8 data bytes", "needs 12"});
   expect_error([&] { parse(handmade(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,8]}})", eight)); }, {"negative"});
   expect_error([&] { parse(handmade(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,99]}})", eight)); }, {"outside"});

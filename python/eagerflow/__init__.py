@@ -42,6 +42,7 @@ int32 = DType.int32
 int64 = DType.int64
 bool = DType.bool  # noqa: A001 - TF's tf.bool
 bfloat16 = DType.bfloat16  # a storage dtype: ops compute in float32 (docs/mixed_precision.md)
+float16 = half = DType.float16  # a storage dtype too: NumPy's float16, computed in float32
 
 __version__ = "0.1.0"
 

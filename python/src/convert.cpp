@@ -153,7 +153,7 @@ ef::Tensor from_array(nb::object arr, bool literal) {
   if (!nb::cast<bool>(dt.attr("isnative"))) arr = arr.attr("astype")(dt.attr("newbyteorder")("="));  // big-endian
   ef::DType out = ef::DType::float32;
   const char* via = nullptr;  // the NumPy dtype to widen to first (exact)
-  if (kind == "f" && size == 2) out = ef::DType::float32, via = "float32";
+  if (kind == "f" && size == 2) out = ef::DType::float16;  // NumPy's float16, as TF's
   else if (kind == "f" && size == 4) out = ef::DType::float32;
   else if (kind == "f" && size == 8)
     out = literal ? ef::DType::float32 : ef::DType::float64, via = literal ? "float32" : nullptr;

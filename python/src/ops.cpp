@@ -71,6 +71,7 @@ int range_rank(ef::DType d) {
     case ef::DType::int32: return 0;
     case ef::DType::int64: return 1;
     case ef::DType::bfloat16: return 2;
+    case ef::DType::float16: return 2;
     case ef::DType::float32: return 3;
     case ef::DType::float64: return 4;
     case ef::DType::bool_: return -1;

@@ -21,6 +21,7 @@ nb::dlpack::dtype to_dl(ef::DType d) {
     case ef::DType::int64: return nb::dtype<std::int64_t>();
     case ef::DType::bool_: return nb::dtype<bool>();
     case ef::DType::bfloat16: return {static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat), 16, 1};
+    case ef::DType::float16: return {static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float), 16, 1};
   }
   return nb::dtype<float>();
 }
@@ -33,6 +34,7 @@ const char* numpy_name(ef::DType d) {
     case ef::DType::int64: return "int64";
     case ef::DType::bool_: return "bool";
     case ef::DType::bfloat16: return "bfloat16";
+    case ef::DType::float16: return "float16";
   }
   return "float32";
 }
@@ -216,6 +218,7 @@ ef::DType dtype_from_py(nb::handle h) {
   if (name == "int64") return ef::DType::int64;
   if (name == "bool") return ef::DType::bool_;
   if (name == "bfloat16") return ef::DType::bfloat16;
+  if (name == "float16") return ef::DType::float16;
   throw nb::type_error(("eagerflow has no dtype " + name).c_str());
 }
 
@@ -229,6 +232,7 @@ void init_tensor(nb::module_& m) {
       .value("int64", ef::DType::int64)
       .value("bool", ef::DType::bool_)
       .value("bfloat16", ef::DType::bfloat16)
+      .value("float16", ef::DType::float16)
       .def_prop_ro("name", [](ef::DType d) { return std::string(numpy_name(d)); })
       .def_prop_ro("is_floating", [](ef::DType d) { return ef::is_floating(d); })
       .def_prop_ro("as_numpy_dtype",

@@ -102,7 +102,7 @@ def test_explicit_dtype_refuses_values_it_cannot_hold():
 @pytest.mark.parametrize("np_dtype, ef_dtype", [
     (np.int8, ef.int32), (np.int16, ef.int32), (np.uint8, ef.int32), (np.uint16, ef.int32),
     (np.int32, ef.int32), (np.uint32, ef.int64), (np.int64, ef.int64), (np.uint64, ef.int64),
-    (np.float16, ef.float32), (np.float32, ef.float32), (np.float64, ef.float64), (np.bool_, ef.bool),
+    (np.float16, ef.float16), (np.float32, ef.float32), (np.float64, ef.float64), (np.bool_, ef.bool),
 ])
 def test_every_numpy_dtype_keeps_its_values(np_dtype, ef_dtype):
     info = np.iinfo(np_dtype) if np.issubdtype(np_dtype, np.integer) else None

@@ -14,6 +14,7 @@ std::string_view name_of(DType t) {
     case DType::int64: return "int64";
     case DType::bool_: return "bool";
     case DType::bfloat16: return "bfloat16";
+    case DType::float16: return "float16";
   }
   return "?";
 }
@@ -26,6 +27,7 @@ std::string_view short_name_of(DType t) {
     case DType::int64: return "i64";
     case DType::bool_: return "bool";
     case DType::bfloat16: return "bf16";
+    case DType::float16: return "f16";
   }
   return "?";
 }
@@ -38,7 +40,7 @@ std::optional<DType> dtype_named(std::string_view name) {
 
 void bfloat16_not_computed(const char* what) {
   fail(kWrongType, what,
-       "bfloat16 is a storage dtype: this kernel does not compute in it (cast to float32 with ef::cast)");
+       "bfloat16 and float16 are storage dtypes: this kernel does not compute in them (cast to float32 with ef::cast)");
 }
 
 bool Shape::is_static() const {

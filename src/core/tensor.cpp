@@ -142,6 +142,7 @@ EF_INSTANTIATE(std::int32_t)
 EF_INSTANTIATE(std::int64_t)
 EF_INSTANTIATE(bool)
 EF_INSTANTIATE(bfloat16)
+EF_INSTANTIATE(float16)
 #undef EF_INSTANTIATE
 
 Tensor tensor(std::initializer_list<float> values) { return tensor(std::vector<float>(values)); }

@@ -135,11 +135,14 @@ struct Formatter {
 
 std::string format_values(const Tensor& t, int indent) {
   if (t.is_symbolic()) return "<symbolic " + t.spec().str() + ">";
-  if (t.dtype() == DType::bfloat16) {  // printed as its (exact) float32 values
+  if (is_storage_float(t.dtype())) {  // printed as its (exact) float32 values
     Tensor f = Tensor::empty(DType::float32, t.shape());
-    auto in = t.data<bfloat16>();
     auto out = f.mutable_data<float>();
-    for (std::size_t i = 0; i < in.size(); ++i) out[i] = in[i];
+    dispatch_storage_dtype(t.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      auto in = t.data<T>();
+      for (std::size_t i = 0; i < in.size(); ++i) out[i] = static_cast<float>(in[i]);
+    });
     return format_values(f, indent);
   }
   std::ostringstream os;

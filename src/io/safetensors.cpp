@@ -26,6 +26,7 @@ const char* code_of(DType t) {
     case DType::int64: return "I64";
     case DType::bool_: return "BOOL";
     case DType::bfloat16: return "BF16";
+    case DType::float16: return "F16";
   }
   return "?";
 }
@@ -37,6 +38,7 @@ DType dtype_from_code(const std::string& code, const std::string& what) {
   if (code == "I64") return DType::int64;
   if (code == "BOOL") return DType::bool_;
   if (code == "BF16") return DType::bfloat16;
+  if (code == "F16") return DType::float16;
   throw Error(ErrorCode::unimplemented,
               what + ": dtype " + code + " is not supported (eagerflow reads F32, F64, I32, I64, BOOL, BF16)");
 }

@@ -14,7 +14,8 @@ DTypePolicy::DTypePolicy(const std::string& name) : name_(name) {
   }
   if (name == "mixed_float16" || name == "float16")
     fail(ErrorCode::unimplemented, "dtype_policy",
-         "'" + name + "' needs float16, which eagerflow does not have; use 'mixed_bfloat16'");
+         "'" + name + "' is not a policy eagerflow has yet (float16 layers need Keras' loss scaling, which its "
+         "optimizers do not do); use 'mixed_bfloat16' (float16 tensors themselves work: ef.float16)");
   auto t = dtype_named(name);
   if (!t || !is_floating(*t) || name != name_of(*t))
     fail("dtype_policy", "unknown policy '" + name + "' (expected 'float32', 'float64', 'bfloat16' or 'mixed_bfloat16')");

@@ -22,34 +22,43 @@ namespace ef::detail {
 
 void bfloat16_output_unsupported(const Primitive& op, const TensorSpec& spec) {
   fail(kWrongType, op.name(),
-       "does not support dtype bfloat16: it would produce " + spec.str() +
-           " (bfloat16 is a storage dtype here; ask for float32 and ef::cast the result)");
+       "does not support dtype " + std::string(name_of(spec.dtype)) + ": it would produce " + spec.str() +
+           " (a storage dtype here; ask for float32 and ef::cast the result)");
 }
 
 std::vector<Tensor> dispatch_via_float32(const Primitive& op, std::span<const Tensor> inputs) {
-  // As in TensorFlow, bfloat16 does not mix silently with float32 (a layer's dtype policy casts
-  // its inputs and variables; users cast explicitly). A float64 input (attention's dropout
-  // seed) meets float32 inputs, which the op's own dtype rule accepts or rejects.
+  // As in TensorFlow, a 16-bit float does not mix silently with float32 or with the other 16-bit
+  // float (a layer's dtype policy casts its inputs and variables; users cast explicitly). A
+  // float64 input (attention's dropout seed) meets float32 inputs, which the op's own dtype rule
+  // accepts or rejects.
+  DType storage = DType::bfloat16;
+  bool seen = false;
+  for (const auto& t : inputs) {
+    if (!t.defined() || !is_storage_float(t.dtype())) continue;
+    if (seen && t.dtype() != storage)
+      fail(kWrongType, op.name(), "dtypes differ: " + describe(inputs, " vs ") + " (bfloat16 and float16 do not mix; use ef::cast)");
+    storage = t.dtype();
+    seen = true;
+  }
   for (const auto& t : inputs)
     if (t.defined() && t.dtype() == DType::float32)
       fail(kWrongType, op.name(),
-           "dtypes differ: " + describe(inputs, " vs ") +
-               " (bfloat16 and float32 do not mix; use ef::cast, or a mixed precision policy that casts a "
-               "layer's inputs and variables)");
+           "dtypes differ: " + describe(inputs, " vs ") + " (" + std::string(name_of(storage)) +
+               " and float32 do not mix; use ef::cast, or a mixed precision policy that casts a layer's inputs and variables)");
   std::vector<Tensor> wide(inputs.begin(), inputs.end());
   for (auto& t : wide)
-    if (t.defined() && t.dtype() == DType::bfloat16) t = cast(t, DType::float32);
+    if (t.defined() && is_storage_float(t.dtype())) t = cast(t, DType::float32);
   std::vector<Tensor> outputs;
   try {
     outputs = dispatch(op, wide);
   } catch (const Error& e) {
     if (dynamic_cast<const std::nested_exception*>(&e)) throw;  // a kernel's own failure, already described
     // The op's own rule saw float32: say what it was given.
-    throw Error(e.kind(),
-                std::string(e.what()) + " (computed in float32 for the bfloat16 inputs " + describe(inputs) + ")");
+    throw Error(e.kind(), std::string(e.what()) + " (computed in float32 for the " + std::string(name_of(storage)) +
+                              " inputs " + describe(inputs) + ")");
   }
   for (auto& t : outputs)
-    if (t.defined() && t.dtype() == DType::float32) t = cast(t, DType::bfloat16);
+    if (t.defined() && t.dtype() == DType::float32) t = cast(t, storage);
   return outputs;
 }
 

@@ -19,7 +19,7 @@ std::vector<Tensor> dispatch_via_float32(const Primitive& op, std::span<const Te
 
 inline void check_bfloat16_outputs(const Primitive& op, std::span<const TensorSpec> specs) {
   for (const auto& s : specs)
-    if (s.dtype == DType::bfloat16 && !op.takes_bfloat16()) bfloat16_output_unsupported(op, s);
+    if (is_storage_float(s.dtype) && !op.takes_bfloat16()) bfloat16_output_unsupported(op, s);
 }
 
 }  // namespace ef::detail

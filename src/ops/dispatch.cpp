@@ -192,7 +192,7 @@ InputKinds check_inputs(const Primitive& op, std::span<const Tensor> inputs) {
     const TensorImpl& impl = t.impl();
     k.symbolic |= impl.graph != nullptr;
     k.keras |= impl.keras_node != nullptr;
-    k.bfloat16 |= impl.dtype == DType::bfloat16;
+    k.bfloat16 |= is_storage_float(impl.dtype);
   }
   return k;
 }

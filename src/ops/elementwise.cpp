@@ -394,9 +394,9 @@ void Cast::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, s
     });
     return;
   }
-  dispatch_dtype(in[0].dtype(), [&](auto from_tag) {
+  dispatch_storage_dtype(in[0].dtype(), [&](auto from_tag) {  // float16's conversions: one rounding each
     using From = decltype(from_tag);
-    dispatch_dtype(to_, [&](auto to_tag) {
+    dispatch_storage_dtype(to_, [&](auto to_tag) {
       using To = decltype(to_tag);
       auto src = in[0].data<From>();
       auto dst = out[0].mutable_data<To>();

@@ -130,7 +130,7 @@ template <class Draw>
 void fill(Tensor& t, std::uint64_t key, Draw draw) {
   dispatch_storage_dtype(t.dtype(), [&](auto tag) {  // bfloat16: each draw rounded once
     using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, bfloat16>) {
+    if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, bfloat16> || std::is_same_v<T, float16>) {
       auto d = t.mutable_data<T>();
       for (std::size_t i = 0; i < d.size(); ++i) d[i] = static_cast<T>(draw(key, i));
     }
@@ -202,7 +202,7 @@ void RandomOp::eval(std::span<const Tensor>, std::span<const TensorSpec> specs, 
     // Rounding to float32 can land exactly on maxval; the range is half-open.
     dispatch_storage_dtype(dtype_, [&](auto tag) {
       using T = decltype(tag);
-      if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, bfloat16>)
+      if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, bfloat16> || std::is_same_v<T, float16>)
         for (T& v : out[0].mutable_data<T>())
           if (!(v < static_cast<T>(b))) v = static_cast<T>(a);
     });

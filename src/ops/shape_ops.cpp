@@ -554,7 +554,7 @@ Tensor gather(const Tensor& x, const Tensor& indices, int axis) { return dispatc
 Tensor one_hot(const Tensor& indices, std::int64_t depth, DType dtype) {
   // bfloat16 is a storage dtype (src/ops/bfloat16_dispatch.cpp): the rows are made in float32
   // (0 and 1 are exact in both) and cast.
-  if (dtype == DType::bfloat16) return cast(dispatch1(OneHot(depth, DType::float32), {indices}), DType::bfloat16);
+  if (is_storage_float(dtype)) return cast(dispatch1(OneHot(depth, DType::float32), {indices}), dtype);
   return dispatch1(OneHot(depth, dtype), {indices});
 }
 

@@ -13,6 +13,7 @@ ef_tensorboard::DataType tf_dtype(DType t) {
     case DType::int64: return ef_tensorboard::DT_INT64;
     case DType::bool_: return ef_tensorboard::DT_BOOL;
     case DType::bfloat16: return ef_tensorboard::DT_BFLOAT16;
+    case DType::float16: return ef_tensorboard::DT_HALF;
   }
   return ef_tensorboard::DT_INVALID;
 }

@@ -32,7 +32,7 @@ std::string literal(const Tensor& t) {
   return dispatch_storage_dtype(t.dtype(), [&](auto tag) -> std::string {
     using T = decltype(tag);
     auto v = t.data<T>()[0];
-    if constexpr (std::is_same_v<T, bfloat16>) return literal(Tensor(scalar<float>(v)));
+    if constexpr (std::is_same_v<T, bfloat16> || std::is_same_v<T, float16>) return literal(Tensor(scalar<float>(v)));
     else if constexpr (std::is_same_v<T, bool>) return v ? "True" : "False";
     else if constexpr (std::is_floating_point_v<T>) {
       // The shortest text that reads back to the same value (0.1000001f stays 0.1000001).

@@ -50,8 +50,8 @@ Tensor Loss::values(const Tensor& y_true, const Tensor& y_pred_in) const {
   if (!y_true.defined()) fail(name_, "labels are undefined");
   expect_float_predictions(name_, y_pred_in);
   // Losses compute in float32 under mixed precision (Keras casts y_pred to the loss' dtype).
-  Tensor y_pred = y_pred_in.dtype() == DType::bfloat16 ? cast(y_pred_in, DType::float32) : y_pred_in;
-  Tensor v = fn_(y_true.dtype() == DType::bfloat16 ? cast(y_true, DType::float32) : y_true, y_pred);
+  Tensor y_pred = is_storage_float(y_pred_in.dtype()) ? cast(y_pred_in, DType::float32) : y_pred_in;
+  Tensor v = fn_(is_storage_float(y_true.dtype()) ? cast(y_true, DType::float32) : y_true, y_pred);
   if (!v.defined()) fail(name_, "the loss function returned an undefined tensor");
   return v;
 }

@@ -8,15 +8,16 @@
 #include <type_traits>
 
 #include "eagerflow/core/bfloat16.h"
+#include "eagerflow/core/float16.h"
 
 namespace ef {
 
-// bfloat16 is a storage dtype (include/eagerflow/core/bfloat16.h): the ops that mixed
-// precision needs accept it by computing in float32 and rounding their results to bfloat16
-// (src/ops/bfloat16_dispatch.cpp); the others reject it with an ef::Error naming the op.
-enum class DType : std::uint8_t { float32, float64, int32, int64, bool_, bfloat16 };
-inline constexpr std::array<DType, 6> all_dtypes{DType::float32, DType::float64, DType::int32,
-                                                 DType::int64,   DType::bool_,   DType::bfloat16};
+// bfloat16 and float16 are storage dtypes (core/bfloat16.h, core/float16.h): ops compute in
+// float32 for them and round their results back (src/ops/bfloat16_dispatch.cpp).
+enum class DType : std::uint8_t { float32, float64, int32, int64, bool_, bfloat16, float16 };
+inline constexpr std::array<DType, 7> all_dtypes{DType::float32, DType::float64, DType::int32, DType::int64,
+                                                 DType::bool_,   DType::bfloat16, DType::float16};
+constexpr bool is_storage_float(DType t) { return t == DType::bfloat16 || t == DType::float16; }
 
 constexpr std::size_t size_of(DType t) {
   switch (t) {
@@ -26,6 +27,7 @@ constexpr std::size_t size_of(DType t) {
     case DType::int64: return 8;
     case DType::bool_: return 1;
     case DType::bfloat16: return 2;
+    case DType::float16: return 2;
   }
   return 0;
 }
@@ -36,7 +38,7 @@ std::string_view short_name_of(DType t);
 // The dtype of a long or short name ("bfloat16", "bf16"), or nullopt.
 std::optional<DType> dtype_named(std::string_view name);
 constexpr bool is_floating(DType t) {
-  return t == DType::float32 || t == DType::float64 || t == DType::bfloat16;
+  return t == DType::float32 || t == DType::float64 || t == DType::bfloat16 || t == DType::float16;
 }
 constexpr bool is_integer(DType t) { return t == DType::int32 || t == DType::int64; }
 
@@ -47,6 +49,7 @@ template <> struct dtype_of<std::int32_t> { static constexpr DType value = DType
 template <> struct dtype_of<std::int64_t> { static constexpr DType value = DType::int64; };
 template <> struct dtype_of<bool> { static constexpr DType value = DType::bool_; };
 template <> struct dtype_of<bfloat16> { static constexpr DType value = DType::bfloat16; };
+template <> struct dtype_of<float16> { static constexpr DType value = DType::float16; };
 template <class T> inline constexpr DType dtype_v = dtype_of<std::remove_cv_t<T>>::value;
 
 // Throws the ef::Error for a kernel asked to compute in bfloat16 (a storage dtype).
@@ -63,7 +66,8 @@ decltype(auto) dispatch_dtype(DType t, Fn&& fn) {
     case DType::int32: return fn(std::int32_t{});
     case DType::int64: return fn(std::int64_t{});
     case DType::bool_: return fn(bool{});
-    case DType::bfloat16: bfloat16_not_computed("dispatch_dtype");
+    case DType::bfloat16:
+    case DType::float16: bfloat16_not_computed("dispatch_dtype");
   }
   return fn(float{});
 }
@@ -72,6 +76,7 @@ decltype(auto) dispatch_dtype(DType t, Fn&& fn) {
 template <class Fn>
 decltype(auto) dispatch_storage_dtype(DType t, Fn&& fn) {
   if (t == DType::bfloat16) return fn(bfloat16{});
+  if (t == DType::float16) return fn(float16{});
   return dispatch_dtype(t, static_cast<Fn&&>(fn));
 }
 
@@ -80,12 +85,12 @@ decltype(auto) dispatch_storage_dtype(DType t, Fn&& fn) {
 // undefined behaviour of a plain C++ conversion; to bool, nonzero is true.
 template <class To, class From>
 To saturate_cast(From v) {
-  if constexpr (std::is_same_v<From, bfloat16>) {
+  if constexpr (std::is_same_v<From, bfloat16> || std::is_same_v<From, float16>) {
     return saturate_cast<To>(static_cast<float>(v));
-  } else if constexpr (std::is_same_v<To, bfloat16>) {
-    if constexpr (std::is_same_v<From, bool>) return bfloat16(v ? 1.0f : 0.0f);
-    else if constexpr (std::is_same_v<From, float>) return bfloat16(v);
-    else return bfloat16(static_cast<double>(v));  // one rounding (int64 and float64 alike)
+  } else if constexpr (std::is_same_v<To, bfloat16> || std::is_same_v<To, float16>) {
+    if constexpr (std::is_same_v<From, bool>) return To(v ? 1.0f : 0.0f);
+    else if constexpr (std::is_same_v<From, float>) return To(v);
+    else return To(static_cast<double>(v));  // one rounding (int64 and float64 alike)
   } else if constexpr (std::is_same_v<To, bool>) {
     return v != From(0);
   } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {

@@ -27,6 +27,7 @@ constexpr int dtype_code(DType t) {
     case DType::int64: return 7;
     case DType::bool_: return 9;
     case DType::bfloat16: return 16;
+    case DType::float16: return 10;
   }
   return 0;
 }
