@@ -336,6 +336,32 @@ TEST(DeepInputs, DeepNestingOnASmallStackIsAnErrorNotAnOverflow) {
   EXPECT_NE(message.find("nest more than"), std::string::npos) << message;
 }
 
+TEST(DeepInputs, DeepNestingOnATinyStackStopsAtTheStackNotTheDepthBound) {
+  // 192 KiB: too small for kMaxTraceDepth nested traces; the room left on the thread's stack is
+  // checked too, so the error still comes before an overflow (and says so).
+  std::string message;
+  auto run = [](void* arg) -> void* {
+    auto* msg = static_cast<std::string*>(arg);
+    std::function<Tensor(const Tensor&)> body;
+    auto f = function([&](const Tensor& x) { return body(x); }, {.name = "deep"});
+    body = [&](const Tensor& x) { return cond(sum(x) > 0.0f, [&] { return f(x - 1.0f); }, [&] { return x; }); };
+    try {
+      f(ones({3}));
+    } catch (const Error& e) {
+      *msg = e.what();
+    }
+    return nullptr;
+  };
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 192 << 10);
+  pthread_t thread;
+  ASSERT_EQ(pthread_create(&thread, &attr, run, &message), 0);
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attr);
+  EXPECT_NE(message.find("for this thread's stack"), std::string::npos) << message;
+}
+
 // ---------------------------------------------------------------- while_loop
 TEST(WhileLoopLimit, MaximumIterationsStopsALoopThatNeverEndsEagerly) {
   int cond_calls = 0;
