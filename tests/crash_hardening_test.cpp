@@ -308,57 +308,45 @@ TEST(DeepInputs, StaticRecursionWithinTheBoundTraces) {
   EXPECT_EQ(g(scalar(50.5f)).item<float>(), 50.5f * 51);
 }
 
-TEST(DeepInputs, DeepNestingOnASmallStackIsAnErrorNotAnOverflow) {
-  // A worker thread with a 1 MiB stack (glibc's default is 8): the bound is reached before
-  // the stack runs out.
-  std::string message;
+// The error of tracing a function that recurses through cond forever, on a worker thread with a
+// stack of `stack_bytes`; `step` is what each level does before recursing.
+std::string deep_trace_error_on_stack(std::size_t stack_bytes, Tensor (*step)(const Tensor&)) {
+  struct Job {
+    Tensor (*step)(const Tensor&);
+    std::string message;
+  } job{step, ""};
   auto run = [](void* arg) -> void* {
-    auto* msg = static_cast<std::string*>(arg);
+    auto* j = static_cast<Job*>(arg);
     std::function<Tensor(const Tensor&)> body;
     auto f = function([&](const Tensor& x) { return body(x); }, {.name = "deep"});
-    body = [&](const Tensor& x) {
-      return cond(sum(x) > 0.0f, [&] { return f(ef::tanh(x) - 1.0f); }, [&] { return ef::exp(x); });
-    };
+    body = [&](const Tensor& x) { return cond(sum(x) > 0.0f, [&] { return f(j->step(x)); }, [&] { return ef::exp(x); }); };
     try {
       f(ones({3}));
     } catch (const Error& e) {
-      *msg = e.what();
+      j->message = e.what();
     }
     return nullptr;
   };
   pthread_attr_t attr;
   pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, 1 << 20);
+  pthread_attr_setstacksize(&attr, stack_bytes);
   pthread_t thread;
-  ASSERT_EQ(pthread_create(&thread, &attr, run, &message), 0);
+  EXPECT_EQ(pthread_create(&thread, &attr, run, &job), 0);
   pthread_join(thread, nullptr);
   pthread_attr_destroy(&attr);
+  return job.message;
+}
+
+TEST(DeepInputs, DeepNestingOnASmallStackIsAnErrorNotAnOverflow) {
+  // A worker thread with a 1 MiB stack (glibc's default is 8): an error, not an overflow.
+  std::string message = deep_trace_error_on_stack(1 << 20, [](const Tensor& x) { return ef::tanh(x) - 1.0f; });
   EXPECT_NE(message.find("nest more than"), std::string::npos) << message;
 }
 
 TEST(DeepInputs, DeepNestingOnATinyStackStopsAtTheStackNotTheDepthBound) {
   // 192 KiB: too small for kMaxTraceDepth nested traces; the room left on the thread's stack is
   // checked too, so the error still comes before an overflow (and says so).
-  std::string message;
-  auto run = [](void* arg) -> void* {
-    auto* msg = static_cast<std::string*>(arg);
-    std::function<Tensor(const Tensor&)> body;
-    auto f = function([&](const Tensor& x) { return body(x); }, {.name = "deep"});
-    body = [&](const Tensor& x) { return cond(sum(x) > 0.0f, [&] { return f(x - 1.0f); }, [&] { return x; }); };
-    try {
-      f(ones({3}));
-    } catch (const Error& e) {
-      *msg = e.what();
-    }
-    return nullptr;
-  };
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, 192 << 10);
-  pthread_t thread;
-  ASSERT_EQ(pthread_create(&thread, &attr, run, &message), 0);
-  pthread_join(thread, nullptr);
-  pthread_attr_destroy(&attr);
+  std::string message = deep_trace_error_on_stack(192 << 10, [](const Tensor& x) { return x - 1.0f; });
   EXPECT_NE(message.find("for this thread's stack"), std::string::npos) << message;
 }
 
