@@ -34,11 +34,7 @@ std::pair<Tensor, Tensor> index_grids(std::int64_t rows, std::int64_t cols) {
 }
 
 // Identity matrices shaped like `like` (its last two dims square).
-Tensor eye_batch(const Tensor& like) {
-  std::int64_t n = static_dim(like, -1, "linalg.eye");
-  auto [r, c] = index_grids(n, n);
-  return broadcast_to(cast(equal(r, c), like.dtype()), like.shape());
-}
+Tensor eye_batch(const Tensor& like) { return diag(ones_like(diag_part(like))); }
 
 }  // namespace
 
@@ -60,7 +56,7 @@ std::pair<Tensor, Tensor> eigh(const Tensor& a) {
 Tensor eigvalsh(const Tensor& a) { return eigh(a).first; }
 
 Svd svd(const Tensor& a, bool full_matrices) {
-  std::vector<Tensor> r = dispatch(ef::Svd(full_matrices), std::vector<Tensor>{a});
+  std::vector<Tensor> r = dispatch(SingularValueDecomposition(full_matrices), std::vector<Tensor>{a});
   return {r[0], r[1], r[2]};
 }
 Tensor singular_values(const Tensor& a) { return svd(a).s; }
@@ -80,10 +76,9 @@ Tensor adjoint(const Tensor& a) {
 
 Tensor inv(const Tensor& a, bool adjoint_a) {
   expect_float_matrices(a, "linalg.inv");
-  std::int64_t n = static_dim(a, -1, "linalg.inv");
-  if (static_dim(a, -2, "linalg.inv") != n) fail("linalg.inv", "takes square matrices, got " + a.spec().str());
-  auto [r, c] = index_grids(n, n);
-  return solve(a, broadcast_to(cast(equal(r, c), a.dtype()), a.shape()), adjoint_a);
+  if (static_dim(a, -2, "linalg.inv") != static_dim(a, -1, "linalg.inv"))
+    fail("linalg.inv", "takes square matrices, got " + a.spec().str());
+  return solve(a, eye_batch(a), adjoint_a);
 }
 
 Tensor det(const Tensor& a) {

@@ -70,18 +70,8 @@ Tensor copy_of(const Tensor& x) {
   return y;
 }
 
-Tensor mT(const Tensor& x) {  // the last two axes swapped
-  std::vector<int> perm(static_cast<std::size_t>(x.rank()));
-  for (int i = 0; i < x.rank(); ++i) perm[static_cast<std::size_t>(i)] = i;
-  std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
-  return transpose(x, perm);
-}
-
-Tensor eye_like(const Tensor& a) {  // identity matrices of a's shape (static last dims)
-  std::int64_t n = a.shape()[a.rank() - 1];
-  Tensor i = cast(equal(reshape(arange(n, DType::int64), Shape{n, 1}), reshape(arange(n, DType::int64), Shape{1, n})), a.dtype());
-  return broadcast_to(i, a.shape());
-}
+// Identity matrices shaped like the square matrices `a` (the ones of its diagonal, placed).
+Tensor eye_like(const Tensor& a) { return linalg::diag(ones_like(linalg::diag_part(a))); }
 
 template <class T>
 bool all_finite(const T* p, std::int64_t n) {
@@ -127,7 +117,7 @@ std::vector<Tensor> Cholesky::vjp(std::span<const Tensor>, std::span<const Tenso
   Tensor l_inv = linalg::triangular_solve(l, eye_like(l), /*lower=*/true);
   Tensor middle = lower_with_half_diagonal(matmul(l, cot[0], /*transpose_a=*/true));
   Tensor g = matmul(matmul(l_inv, middle, /*transpose_a=*/true), l_inv);
-  return {(g + mT(g)) * 0.5};
+  return {(g + linalg::adjoint(g)) * 0.5};
 }
 
 // ---------------------------------------------------------------- solve
@@ -281,13 +271,13 @@ std::vector<Tensor> SelfAdjointEig::vjp(std::span<const Tensor>, std::span<const
     inner = inner + f * matmul(v, cot[1], /*transpose_a=*/true);
   }
   Tensor g = matmul(v, matmul(inner, v, false, /*transpose_b=*/true));
-  return {lower_with_half_diagonal(g + mT(g))};
+  return {lower_with_half_diagonal(g + linalg::adjoint(g))};
 }
 
 // ---------------------------------------------------------------- svd
-OpParams Svd::parameters() const { return OpParams().add_flag("full_matrices", full_); }
+OpParams SingularValueDecomposition::parameters() const { return OpParams().add_flag("full_matrices", full_); }
 
-std::vector<TensorSpec> Svd::infer(std::span<const Tensor> in) const {
+std::vector<TensorSpec> SingularValueDecomposition::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 1);
   expect_matrices(*this, in[0], false);
   const Shape& s = in[0].shape();
@@ -298,7 +288,7 @@ std::vector<TensorSpec> Svd::infer(std::span<const Tensor> in) const {
   return {{t, with_last(s, 2, {k}), {}}, {t, with_last(s, 2, {m, full_ ? m : k}), {}}, {t, with_last(s, 2, {n, full_ ? n : k}), {}}};
 }
 
-void Svd::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
+void SingularValueDecomposition::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
   for (int i = 0; i < 3; ++i) out[i] = Tensor::empty(specs[i].dtype, specs[i].shape);
   const Shape& s = in[0].shape();
   std::int64_t m = s[s.rank() - 2], n = s[s.rank() - 1], k = std::min(m, n), batch = batch_of(s);
@@ -332,7 +322,7 @@ void Svd::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, st
   });
 }
 
-std::vector<Tensor> Svd::vjp(std::span<const Tensor>, std::span<const Tensor> out, std::span<const Tensor> cot,
+std::vector<Tensor> SingularValueDecomposition::vjp(std::span<const Tensor>, std::span<const Tensor> out, std::span<const Tensor> cot,
                              const std::vector<bool>&) const {
   if (cot[1].defined() || cot[2].defined())
     fail(ErrorCode::unimplemented, "linalg.svd",
@@ -393,10 +383,10 @@ std::vector<Tensor> Qr::vjp(std::span<const Tensor> in, std::span<const Tensor> 
   Tensor dq = cot[0].defined() ? cot[0] : zeros_like(q);
   Tensor dr = cot[1].defined() ? cot[1] : zeros_like(r);
   auto times_r_inv_t = [&](const Tensor& x) {  // x R^-T = (R^-1 x^T)^T
-    return mT(linalg::triangular_solve(r, mT(x), /*lower=*/false));
+    return linalg::adjoint(linalg::triangular_solve(r, linalg::adjoint(x), /*lower=*/false));
   };
   Tensor qdq = matmul(q, dq, /*transpose_a=*/true), rdr = matmul(r, dr, false, /*transpose_b=*/true);
-  Tensor m_low = tril(qdq - mT(qdq) + rdr - mT(rdr));
+  Tensor m_low = tril(qdq - linalg::adjoint(qdq) + rdr - linalg::adjoint(rdr));
   Tensor grad = matmul(q, dr + times_r_inv_t(m_low)) + times_r_inv_t(dq - matmul(q, qdq));
   return {grad};
 }
@@ -408,7 +398,7 @@ void detail::add_linalg_factories(detail::OpFactories& f) {
   f["triangular_solve"] = [](const OpParams& p) { return std::make_shared<TriangularSolve>(!p.flag("upper"), p.flag("adjoint")); };
   f["log_abs_det"] = [](const OpParams&) { return std::make_shared<LogAbsDet>(); };
   f["self_adjoint_eig"] = [](const OpParams&) { return std::make_shared<SelfAdjointEig>(); };
-  f["svd"] = [](const OpParams& p) { return std::make_shared<Svd>(p.flag("full_matrices")); };
+  f["svd"] = [](const OpParams& p) { return std::make_shared<SingularValueDecomposition>(p.flag("full_matrices")); };
   f["qr"] = [](const OpParams& p) { return std::make_shared<Qr>(p.flag("full_matrices")); };
 }
 
@@ -436,7 +426,7 @@ void detail::register_linalg_rules() {
   register_op_rules<TriangularSolve>({.batching = batch_matrices<TriangularSolve>, .onnx_unsupported = kNoOnnx});
   register_op_rules<LogAbsDet>({.batching = batch_matrices<LogAbsDet>, .onnx_unsupported = kNoOnnx});
   register_op_rules<SelfAdjointEig>({.batching = batch_matrices<SelfAdjointEig>, .onnx_unsupported = kNoOnnx});
-  register_op_rules<Svd>({.batching = batch_matrices<Svd>, .onnx_unsupported = kNoOnnx});
+  register_op_rules<SingularValueDecomposition>({.batching = batch_matrices<SingularValueDecomposition>, .onnx_unsupported = kNoOnnx});
   register_op_rules<Qr>({.batching = batch_matrices<Qr>, .onnx_unsupported = kNoOnnx});
 }
 

@@ -68,9 +68,9 @@ class SelfAdjointEig : public MergeablePrimitive<SelfAdjointEig> {
 };
 
 // a [m, n] -> (s [k] descending, u, v) with a = u diag(s) v^T; k = min(m, n).
-class Svd : public MergeablePrimitive<Svd> {
+class SingularValueDecomposition : public MergeablePrimitive<SingularValueDecomposition> {
  public:
-  explicit Svd(bool full_matrices) : full_(full_matrices) {}
+  explicit SingularValueDecomposition(bool full_matrices) : full_(full_matrices) {}
   const char* name() const override { return "svd"; }
   OpParams parameters() const override;
   bool accepts_missing_cotangents() const override { return true; }
