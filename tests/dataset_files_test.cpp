@@ -1,6 +1,7 @@
 // Dataset sources that read files: text_line, csv (RFC 4180, hostile files), image_folder
 // (PNG through libpng, JPEG through libjpeg-turbo; the test writes its images with the same
 // libraries).
+#include <eagerflow/core/string_tensor.h>
 #include <eagerflow/data/dataset.h>
 #include <png.h>
 #include <cstdio>
@@ -38,11 +39,12 @@ TEST(DatasetFiles, TextLinesAcrossFiles) {
   write(dir / "a.txt", "first\r\nsecond\n\nfourth");
   write(dir / "b.txt", "x\n");
   Dataset ds = Dataset::text_line({(dir / "a.txt").string(), (dir / "b.txt").string()});
-  EXPECT_EQ(ds.element_spec().str(), "int32[?]");
+  EXPECT_EQ(ds.element_spec().str(), "string[]");
   EXPECT_EQ(lines(ds), (std::vector<std::string>{"first", "second", "", "fourth", "x"}));
-  // Lines of different lengths batch with padded_batch.
-  auto b = ds.padded_batch(5).iterator().next();
-  EXPECT_EQ(b->tensor().shape(), ef::Shape({5, 6}));
+  // Lines batch into a vector of strings.
+  auto b = ds.batch(5).iterator().next();
+  EXPECT_EQ(b->tensor().shape(), ef::Shape({5}));
+  EXPECT_EQ(ef::string_values(b->tensor()), (std::vector<std::string>{"first", "second", "", "fourth", "x"}));
   expect_error([&] { Dataset::text_line({(dir / "missing.txt").string()}); }, {"missing.txt", "does not exist"});
   expect_error([&] { Dataset::text_line({dir.string()}); }, {"not a regular file"});
   fs::remove_all(dir);

@@ -43,6 +43,7 @@ int64 = DType.int64
 bool = DType.bool  # noqa: A001 - TF's tf.bool
 bfloat16 = DType.bfloat16  # a storage dtype: ops compute in float32 (docs/mixed_precision.md)
 float16 = half = DType.float16  # a storage dtype too: NumPy's float16, computed in float32
+string = DType.string  # byte strings (str is stored as UTF-8); ef.strings computes on them
 
 __version__ = "0.1.0"
 
@@ -132,6 +133,9 @@ reduce_sum, reduce_mean, reduce_max, reduce_min = (_ragged_aware(_core.reduce_su
                                                    _ragged_aware(_core.reduce_max, "max"), _ragged_aware(_core.reduce_min, "min"))
 math.reduce_sum, math.reduce_mean, math.reduce_max, math.reduce_min = reduce_sum, reduce_mean, reduce_max, reduce_min
 image = _importlib.import_module(".image", __name__)  # ef.image, as tf.image
+strings = _importlib.import_module(".strings", __name__)  # ef.strings, as tf.strings
+as_string = strings.as_string  # top level in TF too
+io = _importlib.import_module(".io", __name__)  # ef.io, as tf.io
 # TF's top-level aliases of tf.math where eagerflow's own default differed (cumsum over axis 0,
 # not flattened; argmax over axis 0 as int64).
 cumsum, cumprod, argmax, argmin = math.cumsum, math.cumprod, math.argmax, math.argmin

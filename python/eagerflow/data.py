@@ -96,3 +96,15 @@ def synthetic_digits(n, seed=0):
 
 
 __all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "find_mnist", "load_mnist_test", "load_idx", "synthetic_digits"]
+
+
+def TextLineDataset(filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):  # noqa: N802
+    """tf.data.TextLineDataset: the lines of the files (a name or a list), in order, as string
+    scalars without their line endings."""
+    if compression_type not in (None, ""):
+        raise NotImplementedError(f"TextLineDataset: compression_type={compression_type!r} is not supported here")
+    if isinstance(filenames, (str, bytes)):
+        filenames = [filenames]
+    elif isinstance(filenames, _core.Tensor):
+        filenames = [f.decode() for f in _np.atleast_1d(filenames.numpy())]
+    return Dataset.text_line([f.decode() if isinstance(f, bytes) else str(f) for f in filenames])

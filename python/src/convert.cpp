@@ -17,6 +17,8 @@
 #include <optional>
 
 #include <nanobind/ndarray.h>
+
+#include "eagerflow/core/string_tensor.h"
 #include <nanobind/stl/string.h>
 
 namespace efpy {
@@ -27,8 +29,8 @@ using RoArray = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
 PyObject* g_conversion_error = nullptr;  // eagerflow.ConversionError (init_convert)
 
 constexpr const char* kAccepted =
-    "accepted: ef.Tensor, ef.Variable, Python bool, int and float values and (nested) lists of them, NumPy arrays "
-    "of bool, integer or floating dtypes (and ml_dtypes.bfloat16)";
+    "accepted: ef.Tensor, ef.Variable, Python bool, int, float, str and bytes values and (nested) lists of them "
+    "(numbers and strings not mixed), NumPy arrays of bool, integer, floating (and ml_dtypes.bfloat16), str or bytes dtypes";
 
 std::string str_of(nb::handle h) { return nb::cast<std::string>(nb::str(h)); }
 
@@ -140,6 +142,28 @@ RoArray as_ro(nb::handle arr) {
       ("eagerflow: cannot make a tensor of NumPy dtype " + str_of(dtype) + why + "; " + kAccepted).c_str());
 }
 
+// A string tensor of a NumPy array of str, bytes or Python objects that are all str or bytes
+// (str as UTF-8, as TF's); nullopt for an object array holding anything else.
+std::optional<ef::Tensor> strings_from_array(nb::object arr) {
+  nb::object flat = arr.attr("ravel")().attr("tolist")();
+  ef::StringTensorBuilder b;
+  for (nb::handle item : flat) {
+    if (PyBytes_Check(item.ptr())) {
+      b.append(std::string_view(PyBytes_AS_STRING(item.ptr()), static_cast<std::size_t>(PyBytes_GET_SIZE(item.ptr()))));
+    } else if (PyUnicode_Check(item.ptr())) {
+      Py_ssize_t n = 0;
+      const char* utf8 = PyUnicode_AsUTF8AndSize(item.ptr(), &n);
+      if (!utf8) throw nb::python_error();
+      b.append(std::string_view(utf8, static_cast<std::size_t>(n)));
+    } else {
+      return std::nullopt;
+    }
+  }
+  std::vector<std::int64_t> dims;
+  for (nb::handle d : arr.attr("shape")) dims.push_back(nb::cast<std::int64_t>(d));
+  return std::move(b).finish(ef::Shape(dims));
+}
+
 // A copy of a NumPy array as a tensor. `literal`: the array came from a Python list, whose
 // float64 means float32 and whose int64 means int32 when every value fits (TF's defaults).
 ef::Tensor from_array(nb::object arr, bool literal) {
@@ -149,6 +173,8 @@ ef::Tensor from_array(nb::object arr, bool literal) {
     return copy_out(as_ro(bits), ef::DType::bfloat16);
   }
   std::string kind = str_of(dt.attr("kind"));
+  if (kind == "U" || kind == "S" || kind == "O")
+    if (auto strings = strings_from_array(arr)) return *strings;
   int size = nb::cast<int>(dt.attr("itemsize"));
   if (!nb::cast<bool>(dt.attr("isnative"))) arr = arr.attr("astype")(dt.attr("newbyteorder")("="));  // big-endian
   ef::DType out = ef::DType::float32;
@@ -186,7 +212,7 @@ ef::Tensor from_array(nb::object arr, bool literal) {
 
 // What a (nested) list holds, found without building anything.
 struct Scan {
-  bool floats = false, ints = false, bools = false, other = false, complex = false, ranged = false;
+  bool floats = false, ints = false, bools = false, other = false, complex = false, ranged = false, strings = false;
   long long lo = 0, hi = 0;     // of the ints that fit int64 (when `ranged`)
   PyObject* too_big = nullptr;  // the first int beyond int64
 };
@@ -215,6 +241,8 @@ void scan(PyObject* o, Scan& s, int depth) {
     s.floats = true;
   } else if (PyComplex_Check(o)) {
     s.complex = true;
+  } else if (PyUnicode_Check(o) || PyBytes_Check(o)) {
+    s.strings = true;
   } else {
     s.other = true;  // NumPy scalars, arrays, tensors, strings, None: NumPy infers
   }
@@ -226,6 +254,13 @@ ef::Tensor from_literal(nb::handle h, std::optional<ef::DType> target, std::opti
   Scan s;
   scan(h.ptr(), s, 0);
   if (s.complex) unsupported_dtype(nb::str("complex128"), "c");
+  if (s.strings) {
+    if (s.floats || s.ints || s.bools || s.other || s.too_big)
+      throw nb::type_error(("eagerflow: cannot make a tensor of a list mixing strings with other values, " + describe(h) +
+                            "; " + kAccepted).c_str());
+    ef::Tensor t = from_array(numpy_module().attr("asarray")(h, "dtype"_a = "object"), /*literal=*/true);
+    return target ? checked_cast(t, *target) : t;
+  }
   if (s.other) {
     ef::Tensor t = from_array(numpy_module().attr("asarray")(h), /*literal=*/true);
     return target ? checked_cast(t, *target) : t;
@@ -413,7 +448,14 @@ ef::Tensor to_tensor(nb::handle h, const ef::Tensor* like) {
     if (like && like->defined()) hint = like->dtype();
     return from_literal(h, std::nullopt, hint);
   }
-  if (PyUnicode_Check(h.ptr()) || PyBytes_Check(h.ptr())) not_convertible(h);
+  if (PyBytes_Check(h.ptr()))
+    return ef::string_scalar(std::string_view(PyBytes_AS_STRING(h.ptr()), static_cast<std::size_t>(PyBytes_GET_SIZE(h.ptr()))));
+  if (PyUnicode_Check(h.ptr())) {  // UTF-8, as TF's
+    Py_ssize_t n = 0;
+    const char* utf8 = PyUnicode_AsUTF8AndSize(h.ptr(), &n);
+    if (!utf8) throw nb::python_error();
+    return ef::string_scalar(std::string_view(utf8, static_cast<std::size_t>(n)));
+  }
   if (PyObject_CheckBuffer(h.ptr()) == 0 && !PyComplex_Check(h.ptr()) && !nb::hasattr(h, "__array__") &&
       !nb::hasattr(h, "__array_interface__") && !nb::hasattr(h, "__dlpack__") && !nb::hasattr(h, "dtype"))
     not_convertible(h);

@@ -74,7 +74,8 @@ int range_rank(ef::DType d) {
     case ef::DType::float16: return 2;
     case ef::DType::float32: return 3;
     case ef::DType::float64: return 4;
-    case ef::DType::bool_: return -1;
+    case ef::DType::bool_:
+    case ef::DType::string: return -1;
   }
   return -1;
 }

@@ -22,6 +22,7 @@ nb::dlpack::dtype to_dl(ef::DType d) {
     case ef::DType::bool_: return nb::dtype<bool>();
     case ef::DType::bfloat16: return {static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat), 16, 1};
     case ef::DType::float16: return {static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float), 16, 1};
+    case ef::DType::string: break;  // no DLPack form: NumPy gets an object array of bytes (view_numpy)
   }
   return nb::dtype<float>();
 }
@@ -35,6 +36,7 @@ const char* numpy_name(ef::DType d) {
     case ef::DType::bool_: return "bool";
     case ef::DType::bfloat16: return "bfloat16";
     case ef::DType::float16: return "float16";
+    case ef::DType::string: return "string";
   }
   return "float32";
 }
@@ -90,6 +92,17 @@ nb::object view_numpy(const ef::Tensor& t) {
   if (t.is_symbolic() || t.is_keras_tensor()) symbolic_value_error(t, "value (.numpy())");
   const auto& shape = t.shape();
   std::vector<std::size_t> dims(shape.begin(), shape.end());
+  if (t.dtype() == ef::DType::string) {  // NumPy holds no views of bytes: an object array of bytes, as TF's
+    nb::list items;
+    for (std::string_view v : t.data<std::string_view>()) items.append(nb::bytes(v.data(), v.size()));
+    nb::object flat = numpy_module().attr("empty")(items.size(), "dtype"_a = "object");
+    if (items.size()) flat[nb::slice(nb::none(), nb::none(), nb::none())] = items;
+    nb::list dims_list;
+    for (auto d : dims) dims_list.append(d);
+    nb::object out = flat.attr("reshape")(nb::tuple(dims_list));
+    out.attr("setflags")("write"_a = false);
+    return out;
+  }
   auto* keep = new ef::Tensor(t);
   nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<ef::Tensor*>(p); });
   void* data = const_cast<void*>(t.raw_data());
@@ -211,6 +224,7 @@ ef::DType dtype_from_py(nb::handle h) {
   if (nb::try_cast(h, d)) return d;
   if (nb::isinstance<nb::str>(h) && (nb::cast<std::string>(h) == "bfloat16" || nb::cast<std::string>(h) == "bf16"))
     return ef::DType::bfloat16;  // (NumPy itself has no bfloat16)
+  if (nb::isinstance<nb::str>(h) && nb::cast<std::string>(h) == "string") return ef::DType::string;
   std::string name = nb::cast<std::string>(nb::str(numpy_module().attr("dtype")(h)));
   if (name == "float32") return ef::DType::float32;
   if (name == "float64") return ef::DType::float64;
@@ -219,6 +233,8 @@ ef::DType dtype_from_py(nb::handle h) {
   if (name == "bool") return ef::DType::bool_;
   if (name == "bfloat16") return ef::DType::bfloat16;
   if (name == "float16") return ef::DType::float16;
+  if (name == "object") return ef::DType::string;
+  if (name.rfind("<U", 0) == 0 || name.rfind("|S", 0) == 0 || name == "bytes" || name == "str") return ef::DType::string;
   throw nb::type_error(("eagerflow has no dtype " + name).c_str());
 }
 
@@ -233,6 +249,7 @@ void init_tensor(nb::module_& m) {
       .value("bool", ef::DType::bool_)
       .value("bfloat16", ef::DType::bfloat16)
       .value("float16", ef::DType::float16)
+      .value("string", ef::DType::string)
       .def_prop_ro("name", [](ef::DType d) { return std::string(numpy_name(d)); })
       .def_prop_ro("is_floating", [](ef::DType d) { return ef::is_floating(d); })
       .def_prop_ro("as_numpy_dtype",
@@ -244,6 +261,7 @@ void init_tensor(nb::module_& m) {
                                   "bfloat16 as a NumPy dtype needs ml_dtypes (pip install ml_dtypes)");
                        return numpy_module().attr("dtype")(bf16);
                      }
+                     if (d == ef::DType::string) return numpy_module().attr("dtype")("object");  // as TF's
                      return numpy_module().attr("dtype")(numpy_name(d));
                    })
       .def("__str__", [](ef::DType d) { return std::string("<dtype: '") + numpy_name(d) + "'>"; });

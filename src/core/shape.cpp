@@ -15,6 +15,7 @@ std::string_view name_of(DType t) {
     case DType::bool_: return "bool";
     case DType::bfloat16: return "bfloat16";
     case DType::float16: return "float16";
+    case DType::string: return "string";
   }
   return "?";
 }
@@ -28,6 +29,7 @@ std::string_view short_name_of(DType t) {
     case DType::bool_: return "bool";
     case DType::bfloat16: return "bf16";
     case DType::float16: return "f16";
+    case DType::string: return "str";
   }
   return "?";
 }
@@ -36,6 +38,10 @@ std::optional<DType> dtype_named(std::string_view name) {
   for (DType t : all_dtypes)
     if (name == name_of(t) || name == short_name_of(t)) return t;
   return std::nullopt;
+}
+
+void string_not_computed(const char* what) {
+  fail(kWrongType, what, "does not take string tensors (the ef::strings functions do; ef::strings::to_number converts)");
 }
 
 void bfloat16_not_computed(const char* what) {

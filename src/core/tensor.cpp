@@ -36,6 +36,9 @@ Tensor Tensor::empty(DType dtype, const Shape& shape) {
   impl->shape = shape;
   try {
     impl->storage = std::allocate_shared<Storage>(detail::PoolAllocator<Storage>{}, static_cast<std::size_t>(bytes));
+    // Every string element starts as a valid empty view: a kernel that writes only some of
+    // them never leaves a pointer to nowhere.
+    if (dtype == DType::string && bytes) std::memset(impl->storage->data, 0, static_cast<std::size_t>(bytes));
   } catch (const std::bad_alloc&) {
     fail(ErrorCode::resource_exhausted, "tensor",
          "out of memory allocating " + std::to_string(bytes) + " bytes for " + std::string(name_of(dtype)) +
@@ -58,6 +61,7 @@ Tensor Tensor::clone() const {
   Tensor c = Tensor::empty(dtype(), shape());
   if (nbytes()) std::memcpy(c.raw_mutable_data(), raw_data(), nbytes());
   c.impl().storage->device = device();
+  c.impl().storage->string_owners = impl().storage->string_owners;  // the copied views point there
   return c;
 }
 
@@ -144,6 +148,11 @@ EF_INSTANTIATE(bool)
 EF_INSTANTIATE(bfloat16)
 EF_INSTANTIATE(float16)
 #undef EF_INSTANTIATE
+// String elements are read as views (writing goes through StringTensorBuilder, which keeps the
+// bytes alive: eagerflow/core/string_tensor.h).
+template std::span<const std::string_view> Tensor::data<std::string_view>() const;
+template std::string_view Tensor::item<std::string_view>() const;
+template std::vector<std::string_view> Tensor::to_vector<std::string_view>() const;
 
 Tensor tensor(std::initializer_list<float> values) { return tensor(std::vector<float>(values)); }
 

@@ -52,6 +52,29 @@ std::string format_float(double v, int precision, int scientific_precision) {
   return s;
 }
 
+// As Python writes a bytes object (b'it\'s' is b"it's"): TF prints string tensors this way.
+std::string bytes_literal(std::string_view v) {
+  char quote = v.find('\'') != std::string_view::npos && v.find('"') == std::string_view::npos ? '"' : '\'';
+  std::string out = "b";
+  out += quote;
+  static const char* hex = "0123456789abcdef";
+  for (unsigned char c : v) {
+    if (c == '\\' || c == static_cast<unsigned char>(quote)) {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (c < 0x20 || c >= 0x7f) {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else out += static_cast<char>(c);
+  }
+  out += quote;
+  return out;
+}
+
 struct Formatter {
   const Tensor& t;
   bool summarize;
@@ -61,6 +84,7 @@ struct Formatter {
   std::size_t int_width = 0, frac_width = 0;  // floats: NumPy aligns on the decimal point
 
   void measure(const std::string& e) {
+    if (t.dtype() == DType::string) return;  // NumPy and TF do not pad strings
     if (!is_floating(t.dtype()) || scientific >= 0) { width = std::max(width, e.size()); return; }
     auto dot = e.find('.');
     if (dot == std::string::npos) { int_width = std::max(int_width, e.size()); return; }
@@ -68,6 +92,7 @@ struct Formatter {
     frac_width = std::max(frac_width, e.size() - dot - 1);
   }
   std::string aligned(const std::string& e) const {
+    if (t.dtype() == DType::string) return e;
     if (!is_floating(t.dtype()) || scientific >= 0) return std::string(width - e.size(), ' ') + e;
     auto dot = e.find('.');
     std::size_t left = dot == std::string::npos ? e.size() : dot;
@@ -78,6 +103,7 @@ struct Formatter {
   }
 
   std::string element(std::int64_t flat) const {
+    if (t.dtype() == DType::string) return bytes_literal(t.data<std::string_view>()[static_cast<std::size_t>(flat)]);
     return dispatch_dtype(t.dtype(), [&](auto tag) -> std::string {
       using T = decltype(tag);
       T v = t.data<T>()[static_cast<std::size_t>(flat)];

@@ -255,8 +255,9 @@ Iterator Dataset::iterator() const {
 Iterator::Position Dataset::begin() const { return Iterator::Position(std::make_shared<Iterator>(iterator())); }
 
 std::string to_string(const Tensor& bytes) {
+  if (bytes.dtype() == DType::string && bytes.rank() == 0) return std::string(bytes.item<std::string_view>());
   if (bytes.dtype() != DType::int32 || bytes.rank() != 1)
-    fail_data("to_string takes the int32 [length] bytes of a text element, got " + bytes.spec().str());
+    fail_data("to_string takes a string scalar or the int32 [length] bytes of a text element, got " + bytes.spec().str());
   std::string s;
   s.reserve(static_cast<std::size_t>(bytes.dim(0)));
   for (std::int32_t c : bytes.data<std::int32_t>()) s.push_back(static_cast<char>(c));

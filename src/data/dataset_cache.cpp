@@ -37,6 +37,8 @@ void write_cache(const std::string& path, const ElementSpec& spec, const std::ve
   append(bytes, line.data(), line.size());
   for (const auto& e : elements)
     for (const auto& t : e) {
+      if (t.dtype() == DType::string)
+        fail(ErrorCode::unimplemented, "Dataset::cache", "a file cache of string elements is not supported yet; cache() in memory");
       auto rank = static_cast<std::uint8_t>(t.rank());
       append(bytes, &rank, 1);
       for (auto d : t.shape().dims()) append(bytes, &d, sizeof d);

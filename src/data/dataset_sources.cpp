@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "data/dataset_internal.h"
+#include "eagerflow/core/string_tensor.h"
 #include "data/dataset_rows.h"
 
 namespace ef::data {
@@ -35,6 +36,11 @@ Tensor stacked(const std::vector<const Tensor*>& parts, const TensorSpec& like) 
   auto* dst = static_cast<std::byte*>(out.raw_mutable_data());
   for (std::size_t i = 0; i < parts.size(); ++i)
     if (bytes) std::memcpy(dst + i * bytes, parts[i]->raw_data(), bytes);
+  if (like.dtype == DType::string) {  // the copied views point into the parts' bytes
+    std::vector<Tensor> sources;
+    for (const Tensor* p : parts) sources.push_back(*p);
+    ef::detail::keep_string_bytes(sources, std::span<const Tensor>(&out, 1));
+  }
   return out;
 }
 

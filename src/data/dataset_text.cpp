@@ -9,6 +9,7 @@
 #include <set>
 
 #include "data/dataset_internal.h"
+#include "eagerflow/core/string_tensor.h"
 #include "core/errno_kind.h"
 
 namespace ef::data {
@@ -75,14 +76,14 @@ struct TextLineNode final : detail::Node {
   std::vector<std::string> files;
   TextLineOptions options;
   TextLineNode(std::vector<std::string> f, TextLineOptions o)
-      : Node(ElementSpec{Structure::tensor, {}, {TensorSpec{DType::int32, Shape{kDynamic}, {}}}}), files(std::move(f)), options(o) {}
+      : Node(ElementSpec{Structure::tensor, {}, {TensorSpec{DType::string, Shape{}, {}}}}), files(std::move(f)), options(o) {}
   std::int64_t cardinality() const override { return files.empty() ? 0 : kUnknownCardinality; }
   std::unique_ptr<detail::IteratorImpl> iterate() const override {
     struct It final : detail::IteratorImpl {
       const TextLineNode* node;
       std::size_t file = 0;
       std::unique_ptr<ByteReader> r;
-      std::vector<std::int32_t> line;
+      std::string line;
       std::int64_t line_number = 0;  // of the line being read, from 1
       bool next(Flat& out) override {
         // One byte more than the bound: a "\r\n" line exactly at it still fits.
@@ -102,13 +103,13 @@ struct TextLineNode final : detail::Node {
           ++line_number;
           while (c >= 0 && c != '\n') {
             if (line.size() == limit) too_long();
-            line.push_back(c);
+            line.push_back(static_cast<char>(c));
             c = r->get();
           }
           if (line.size() == limit && line.back() != '\r') too_long();
           if (!line.empty() && line.back() == '\r') line.pop_back();
           out.clear();
-          out.push_back(tensor(line, Shape{static_cast<std::int64_t>(line.size())}));
+          out.push_back(ef::string_scalar(line));
           return true;
         }
       }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <new>
 
+#include "eagerflow/core/string_tensor.h"
 #include "eagerflow/ops/device_kernels.h"
 #include "ops/interpreters.h"
 #include "ops/output_checks.h"
@@ -52,6 +53,7 @@ Plan::Plan(std::shared_ptr<const ir::Graph> graph) : graph_(std::move(graph)) {
     args_.insert(args_.end(), node.inputs.begin(), node.inputs.end());
     ins.first_output = node.outputs.empty() ? 0 : node.outputs.front();
     ins.num_outputs = static_cast<int>(node.outputs.size());
+    ins.strings = node.op->takes_strings();
     bool is_static = true;
     for (int o : node.outputs) is_static &= g.values[static_cast<std::size_t>(o)].spec.shape.is_static();
     for (int i : node.inputs) is_static &= g.values[static_cast<std::size_t>(i)].spec.shape.is_static();
@@ -117,6 +119,7 @@ void Plan::execute(std::span<Tensor> slots, std::span<const Tensor> inputs, std:
         run_op(*ins.op, args, specs, outs);
         ef::detail::check_kernel_outputs(*ins.op, specs, outs);
       }
+      if (ins.strings) ef::detail::keep_string_bytes(args, outs);
     } catch (const Error& e) {
       // Name where the op came from, as errors at trace time do.
       const std::string& scope = g.nodes[static_cast<std::size_t>(&ins - instructions_.data())].scope;

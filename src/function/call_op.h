@@ -70,6 +70,7 @@ class CallOp : public PrimitiveBase<CallOp> {
   CallOp(std::shared_ptr<const GraphFunction> fn, bool with_residuals) : fn_(std::move(fn)), with_residuals_(with_residuals) {}
   const char* name() const override { return "call"; }
   bool takes_bfloat16() const override { return true; }
+  bool takes_strings() const override { return true; }
   std::string attrs() const override;
   bool has_effect() const override { return fn_->has_effect(); }
   bool is_stateful() const override { return fn_->is_stateful(); }

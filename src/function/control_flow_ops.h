@@ -51,6 +51,7 @@ class CondOp : public PrimitiveBase<CondOp> {
       : then_(std::move(then_g)), else_(std::move(else_g)), specs_(std::move(specs)) {}
   const char* name() const override { return "cond"; }
   bool takes_bfloat16() const override { return true; }
+  bool takes_strings() const override { return true; }
   std::string attrs() const override;
   bool has_effect() const override { return then_.touches_state() || else_.touches_state(); }
   std::vector<TensorSpec> infer(std::span<const Tensor>) const override { return specs_; }
@@ -93,6 +94,7 @@ class WhileOp : public PrimitiveBase<WhileOp> {
   bool has_residuals() const { return residuals_ != nullptr; }
   const char* name() const override { return "while"; }
   bool takes_bfloat16() const override { return true; }
+  bool takes_strings() const override { return true; }
   std::string attrs() const override;
   bool has_effect() const override { return cond_.touches_state() || body_.touches_state(); }
   std::vector<TensorSpec> infer(std::span<const Tensor> in) const override;

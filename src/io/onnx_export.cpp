@@ -97,6 +97,10 @@ class Exporter {
     init->set_name(name);
     init->set_data_type(onnx_dtype(t.dtype()));
     for (int d = 0; d < t.rank(); ++d) init->add_dims(t.shape()[d]);
+    if (t.dtype() == DType::string) {  // ONNX keeps strings in string_data, never in raw bytes
+      for (std::string_view v : t.data<std::string_view>()) init->add_string_data(std::string(v));
+      return name;
+    }
     init->set_raw_data(std::string(static_cast<const char*>(t.raw_data()), t.nbytes()));
     return name;
   }

@@ -27,6 +27,7 @@ const char* code_of(DType t) {
     case DType::bool_: return "BOOL";
     case DType::bfloat16: return "BF16";
     case DType::float16: return "F16";
+    case DType::string: break;  // safetensors has no strings: refused where a tensor is written
   }
   return "?";
 }
@@ -71,6 +72,10 @@ std::vector<std::byte> serialize_safetensors(const std::vector<NamedTensor>& ten
     if (!seen.insert(name).second) throw Error("save_safetensors: the name '" + name + "' is used twice");
     if (!value.defined() || !value.shape().is_static())
       throw Error("save_safetensors: '" + name + "' is not a concrete tensor");
+    if (value.dtype() == DType::string)
+      fail(ErrorCode::unimplemented, "save_safetensors",
+           "'" + name + "' is a string tensor; the safetensors format (and the files saved with it: models, "
+           "checkpoints, graph constants) holds numbers only");
     std::uint64_t bytes = static_cast<std::uint64_t>(value.num_elements()) * size_of(value.dtype());
     header += (header.size() > 1 ? "," : "") + json_quote(name) + ":{\"dtype\":\"" + code_of(value.dtype()) +
               "\",\"shape\":[";

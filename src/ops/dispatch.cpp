@@ -12,6 +12,7 @@
 #include "eagerflow/ops/primitive.h"
 #include "eagerflow/ops/op_rules.h"
 #include "eagerflow/trace/recorder.h"
+#include "eagerflow/core/string_tensor.h"
 #include "ops/bfloat16_dispatch.h"
 #include "ops/interpreters.h"
 #include "ops/output_checks.h"
@@ -182,6 +183,7 @@ struct InputKinds {
   bool symbolic = false;  // an input is symbolic (a trace records the op)
   bool keras = false;     // an input is a Keras tensor (functional API)
   bool bfloat16 = false;  // an input is bfloat16 (src/ops/bfloat16_dispatch.h)
+  bool strings = false;   // an input is a string tensor (eagerflow/core/string_tensor.h)
 };
 
 // One pass over the inputs: every one defined, and what kinds of tensor they are.
@@ -193,7 +195,9 @@ InputKinds check_inputs(const Primitive& op, std::span<const Tensor> inputs) {
     k.symbolic |= impl.graph != nullptr;
     k.keras |= impl.keras_node != nullptr;
     k.bfloat16 |= is_storage_float(impl.dtype);
+    k.strings |= impl.dtype == DType::string;
   }
+  if (k.strings && !op.takes_strings()) detail::strings_not_taken(op.name(), describe(inputs));
   return k;
 }
 
@@ -235,7 +239,7 @@ struct NestedError : Error, std::nested_exception {
 }  // namespace
 
 std::vector<Tensor> dispatch(const Primitive& op, std::span<const Tensor> inputs) {
-  auto [symbolic, keras, bfloat16] = check_inputs(op, inputs);
+  auto [symbolic, keras, bfloat16, strings] = check_inputs(op, inputs);
   if (bfloat16 && !op.takes_bfloat16()) return detail::dispatch_via_float32(op, inputs);
   if (keras) {
     try {
@@ -267,6 +271,7 @@ std::vector<Tensor> dispatch(const Primitive& op, std::span<const Tensor> inputs
       else
         op.eval(inputs, specs, outputs);
       detail::check_kernel_outputs(op, specs, outputs);
+      if (strings) detail::keep_string_bytes(inputs, outputs);
     } catch (...) {
       rethrow_as_error(op, inputs);
     }
@@ -276,7 +281,7 @@ std::vector<Tensor> dispatch(const Primitive& op, std::span<const Tensor> inputs
 }
 
 Tensor dispatch1(const Primitive& op, std::span<const Tensor> inputs) {
-  auto [symbolic, keras, bfloat16] = check_inputs(op, inputs);
+  auto [symbolic, keras, bfloat16, strings] = check_inputs(op, inputs);
   bool kernel = detail::in_kernel();
   if (bfloat16 && !op.takes_bfloat16()) return detail::dispatch_via_float32(op, inputs).at(0);
   if (!kernel && (symbolic || keras || detail::tapes || ((op.has_effect() || op.is_stateful()) && trace::active_recorder())))
@@ -293,6 +298,7 @@ Tensor dispatch1(const Primitive& op, std::span<const Tensor> inputs) {
     else
       op.eval(inputs, specs, std::span<Tensor>(&out, 1));
     detail::check_kernel_outputs(op, specs, std::span<const Tensor>(&out, 1));
+    if (strings) detail::keep_string_bytes(inputs, std::span<const Tensor>(&out, 1));
   } catch (...) {
     rethrow_as_error(op, inputs);
   }

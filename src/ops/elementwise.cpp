@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "eagerflow/ops/ops.h"
+#include "eagerflow/ops/strings.h"
 #include "eagerflow/ops/primitive.h"
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/vec_math.h"
@@ -453,15 +454,26 @@ Tensor expm1(const Tensor& x) { return unary(UnaryKind::expm1, x); }
 Tensor erfc(const Tensor& x) { return unary(UnaryKind::erfc, x); }
 Tensor logical_not(const Tensor& x) { return unary(UnaryKind::logical_not, x); }
 
-Tensor add(const Tensor& a, const Tensor& b) { return binary(BinaryKind::add, a, b); }
+// TF's add concatenates string tensors.
+Tensor add(const Tensor& a, const Tensor& b) {
+  if (a.dtype() == DType::string && b.dtype() == DType::string) return strings::join({a, b});
+  return binary(BinaryKind::add, a, b);
+}
 Tensor sub(const Tensor& a, const Tensor& b) { return binary(BinaryKind::sub, a, b); }
 Tensor mul(const Tensor& a, const Tensor& b) { return binary(BinaryKind::mul, a, b); }
 Tensor div(const Tensor& a, const Tensor& b) { return binary(BinaryKind::div, a, b); }
 Tensor pow(const Tensor& a, const Tensor& b) { return binary(BinaryKind::pow, a, b); }
 Tensor maximum(const Tensor& a, const Tensor& b) { return binary(BinaryKind::maximum, a, b); }
 Tensor minimum(const Tensor& a, const Tensor& b) { return binary(BinaryKind::minimum, a, b); }
-Tensor equal(const Tensor& a, const Tensor& b) { return binary(BinaryKind::equal, a, b); }
-Tensor not_equal(const Tensor& a, const Tensor& b) { return binary(BinaryKind::not_equal, a, b); }
+// String tensors compare by their bytes (TF's tf.equal takes them too).
+Tensor equal(const Tensor& a, const Tensor& b) {
+  if (a.dtype() == DType::string || b.dtype() == DType::string) return strings::equal(a, b);
+  return binary(BinaryKind::equal, a, b);
+}
+Tensor not_equal(const Tensor& a, const Tensor& b) {
+  if (a.dtype() == DType::string || b.dtype() == DType::string) return strings::not_equal(a, b);
+  return binary(BinaryKind::not_equal, a, b);
+}
 Tensor less(const Tensor& a, const Tensor& b) { return binary(BinaryKind::less, a, b); }
 Tensor less_equal(const Tensor& a, const Tensor& b) { return binary(BinaryKind::less_equal, a, b); }
 Tensor greater(const Tensor& a, const Tensor& b) { return binary(BinaryKind::greater, a, b); }

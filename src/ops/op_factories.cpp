@@ -21,6 +21,8 @@ const OpFactories& builtin_op_factories() {
     add_cumulative_factories(f);
     add_sort_factories(f);
     add_scatter_nd_factories(f);
+    add_string_factories(f);
+    add_file_factories(f);
     add_linalg_factories(f);
     add_attention_factories(f);
     add_layer_norm_factories(f);

@@ -74,6 +74,7 @@ class Identity : public PrimitiveBase<Identity> {
   explicit Identity(bool stop = false) : stop_(stop) {}
   const char* name() const override { return stop_ ? "stop_gradient" : "identity"; }
   bool takes_bfloat16() const override { return true; }
+  bool takes_strings() const override { return true; }
   bool is_differentiable() const override { return !stop_; }
   EF_OP_RULES EF_OP_VJP
  private:
@@ -148,6 +149,7 @@ class Reshape : public MergeablePrimitive<Reshape> {
   explicit Reshape(Shape target) : target_(std::move(target)) {}
   const char* name() const override { return "reshape"; }
   bool takes_bfloat16() const override { return true; }
+  bool takes_strings() const override { return true; }
   OpParams parameters() const override;
   EF_OP_RULES EF_OP_VJP
  private:
@@ -160,6 +162,7 @@ class ReshapeLike : public MergeablePrimitive<ReshapeLike> {
  public:
   const char* name() const override { return "reshape_like"; }
   bool takes_bfloat16() const override { return true; }
+  bool takes_strings() const override { return true; }
   EF_OP_RULES EF_OP_VJP
 };
 
@@ -168,6 +171,7 @@ class ExpandDims : public MergeablePrimitive<ExpandDims> {
   explicit ExpandDims(int axis) : axis_(axis) {}
   const char* name() const override { return "expand_dims"; }
   bool takes_bfloat16() const override { return true; }
+  bool takes_strings() const override { return true; }
   OpParams parameters() const override { return OpParams().add("axis", axis_); }
   int axis() const { return axis_; }
   EF_OP_RULES EF_OP_VJP
@@ -180,6 +184,7 @@ class Squeeze : public MergeablePrimitive<Squeeze> {
   explicit Squeeze(std::vector<int> axes) : axes_(std::move(axes)) {}
   const char* name() const override { return "squeeze"; }
   bool takes_bfloat16() const override { return true; }
+  bool takes_strings() const override { return true; }
   OpParams parameters() const override;
   const std::vector<int>& axes() const { return axes_; }
   EF_OP_RULES EF_OP_VJP
@@ -193,6 +198,7 @@ class Transpose : public MergeablePrimitive<Transpose> {
   explicit Transpose(std::vector<int> perm) : perm_(std::move(perm)) {}
   const char* name() const override { return "transpose"; }
   bool takes_bfloat16() const override { return true; }
+  bool takes_strings() const override { return true; }
   OpParams parameters() const override;
   std::vector<int> resolved(int rank) const;
   const std::vector<int>& perm() const { return perm_; }
@@ -206,6 +212,7 @@ class Concat : public MergeablePrimitive<Concat> {
   explicit Concat(int axis) : axis_(axis) {}
   const char* name() const override { return "concat"; }
   bool takes_bfloat16() const override { return true; }
+  bool takes_strings() const override { return true; }
   OpParams parameters() const override { return OpParams().add("axis", axis_); }
   int axis() const { return axis_; }
   EF_OP_RULES EF_OP_VJP
@@ -219,6 +226,7 @@ class Slice : public MergeablePrimitive<Slice> {
       : begin_(std::move(b)), end_(std::move(e)), strides_(std::move(s)) {}
   const char* name() const override { return "slice"; }
   bool takes_bfloat16() const override { return true; }
+  bool takes_strings() const override { return true; }
   OpParams parameters() const override;
   struct Axis { std::int64_t start, step, count; };
   Axis resolve(int axis, std::int64_t n) const;  // Python slice semantics on one axis
@@ -247,6 +255,7 @@ class Gather : public MergeablePrimitive<Gather> {
   explicit Gather(int axis) : axis_(axis) {}
   const char* name() const override { return "gather"; }
   bool takes_bfloat16() const override { return true; }
+  bool takes_strings() const override { return true; }
   OpParams parameters() const override { return OpParams().add("axis", axis_); }
   int axis() const { return axis_; }
   EF_OP_RULES EF_OP_VJP
@@ -286,6 +295,7 @@ class ShapeOf : public MergeablePrimitive<ShapeOf> {
   explicit ShapeOf(bool size) : size_(size) {}
   const char* name() const override { return size_ ? "size" : "shape"; }
   bool takes_bfloat16() const override { return true; }
+  bool takes_strings() const override { return true; }
   bool is_differentiable() const override { return false; }
   EF_OP_RULES
  private:
@@ -315,6 +325,7 @@ class BroadcastTo : public MergeablePrimitive<BroadcastTo> {
   explicit BroadcastTo(std::optional<Shape> shape) : shape_(std::move(shape)) {}
   const char* name() const override { return shape_ ? "broadcast_to" : "broadcast_like"; }
   bool takes_bfloat16() const override { return true; }
+  bool takes_strings() const override { return true; }
   OpParams parameters() const override;
   EF_OP_RULES EF_OP_VJP
  private:

@@ -22,6 +22,7 @@ class Print : public PrimitiveBase<Print> {
   explicit Print(std::vector<detail::PrintPiece> pieces) : pieces_(std::move(pieces)) {}
   const char* name() const override { return "print"; }
   bool takes_bfloat16() const override { return true; }
+  bool takes_strings() const override { return true; }
   std::string attrs() const override {
     std::string s = "format=\"";
     for (std::size_t i = 0; i < pieces_.size(); ++i) s += (i ? " " : "") + (pieces_[i].is_tensor ? std::string("{}") : pieces_[i].text);

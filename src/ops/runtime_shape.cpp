@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "ops/element_bytes.h"
 #include "eagerflow/ops/ops.h"
 #include "kernels/cpu/broadcast.h"
 #include "ops/primitives.h"
@@ -71,9 +72,9 @@ void broadcast_kernel(const Tensor& x, const TensorSpec& spec, Tensor& out) {
   out = Tensor::empty(spec.dtype, spec.shape);
   if (out.num_elements() == 0) return;
   auto strides = cpu::broadcast_strides(x.shape(), spec.shape);
-  dispatch_storage_dtype(spec.dtype, [&](auto tag) {
+  detail::dispatch_element_bytes(spec.dtype, [&](auto tag) {
     using T = decltype(tag);
-    cpu::strided_copy(x.data<T>().data(), 0, strides, spec.shape, out.mutable_data<T>().data());
+    cpu::strided_copy(static_cast<const T*>(x.raw_data()), 0, strides, spec.shape, static_cast<T*>(out.raw_mutable_data()));
   });
 }
 

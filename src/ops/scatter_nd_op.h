@@ -11,6 +11,7 @@ class GatherNd : public MergeablePrimitive<GatherNd> {
  public:
   const char* name() const override { return "gather_nd"; }
   bool takes_bfloat16() const override { return true; }  // it copies bytes
+  bool takes_strings() const override { return true; }
   std::vector<TensorSpec> infer(std::span<const Tensor> in) const override;
   void eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const override;
   std::vector<Tensor> vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "ops/element_bytes.h"
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/ops/primitive.h"
 #include "kernels/cpu/broadcast.h"
@@ -202,9 +203,9 @@ void Transpose::eval(std::span<const Tensor> in, std::span<const TensorSpec> spe
   auto st = row_major_strides(in[0].shape());
   std::vector<std::int64_t> strides;
   for (int a : p) strides.push_back(st[static_cast<std::size_t>(a)]);
-  dispatch_storage_dtype(in[0].dtype(), [&](auto tag) {
+  detail::dispatch_element_bytes(in[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
-    cpu::strided_copy(in[0].data<T>().data(), 0, strides, specs[0].shape, out[0].mutable_data<T>().data());
+    cpu::strided_copy(static_cast<const T*>(in[0].raw_data()), 0, strides, specs[0].shape, static_cast<T*>(out[0].raw_mutable_data()));
   });
 }
 
@@ -339,9 +340,9 @@ void Slice::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, 
   if (out[0].num_elements() == 0) return;
   std::vector<std::int64_t> strides;
   std::int64_t base = slice_layout(*this, in[0].shape(), strides);
-  dispatch_storage_dtype(in[0].dtype(), [&](auto tag) {
+  detail::dispatch_element_bytes(in[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
-    cpu::strided_copy(in[0].data<T>().data(), base, strides, specs[0].shape, out[0].mutable_data<T>().data());
+    cpu::strided_copy(static_cast<const T*>(in[0].raw_data()), base, strides, specs[0].shape, static_cast<T*>(out[0].raw_mutable_data()));
   });
 }
 

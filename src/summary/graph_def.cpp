@@ -14,6 +14,7 @@ ef_tensorboard::DataType tf_dtype(DType t) {
     case DType::bool_: return ef_tensorboard::DT_BOOL;
     case DType::bfloat16: return ef_tensorboard::DT_BFLOAT16;
     case DType::float16: return ef_tensorboard::DT_HALF;
+    case DType::string: return ef_tensorboard::DT_STRING;
   }
   return ef_tensorboard::DT_INVALID;
 }

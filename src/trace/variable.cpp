@@ -15,6 +15,7 @@ namespace {
 Tensor copy_of(const Tensor& t) {
   Tensor c = Tensor::empty(t.dtype(), t.shape());
   if (t.nbytes()) std::memcpy(c.raw_mutable_data(), t.raw_data(), t.nbytes());
+  c.impl().storage->string_owners = t.impl().storage->string_owners;  // string views point there
   return c;
 }
 

@@ -14,9 +14,10 @@ namespace ef {
 
 // bfloat16 and float16 are storage dtypes (core/bfloat16.h, core/float16.h): ops compute in
 // float32 for them and round their results back (src/ops/bfloat16_dispatch.cpp).
-enum class DType : std::uint8_t { float32, float64, int32, int64, bool_, bfloat16, float16 };
-inline constexpr std::array<DType, 7> all_dtypes{DType::float32, DType::float64, DType::int32, DType::int64,
-                                                 DType::bool_,   DType::bfloat16, DType::float16};
+// string: TF's tf.string, elements std::string_views (eagerflow/core/string_tensor.h).
+enum class DType : std::uint8_t { float32, float64, int32, int64, bool_, bfloat16, float16, string = 13 };
+inline constexpr std::array<DType, 8> all_dtypes{DType::float32, DType::float64, DType::int32, DType::int64,
+                                                 DType::bool_,   DType::bfloat16, DType::float16, DType::string};
 constexpr bool is_storage_float(DType t) { return t == DType::bfloat16 || t == DType::float16; }
 
 constexpr std::size_t size_of(DType t) {
@@ -28,6 +29,7 @@ constexpr std::size_t size_of(DType t) {
     case DType::bool_: return 1;
     case DType::bfloat16: return 2;
     case DType::float16: return 2;
+    case DType::string: return 16;  // a std::string_view
   }
   return 0;
 }
@@ -50,10 +52,12 @@ template <> struct dtype_of<std::int64_t> { static constexpr DType value = DType
 template <> struct dtype_of<bool> { static constexpr DType value = DType::bool_; };
 template <> struct dtype_of<bfloat16> { static constexpr DType value = DType::bfloat16; };
 template <> struct dtype_of<float16> { static constexpr DType value = DType::float16; };
+template <> struct dtype_of<std::string_view> { static constexpr DType value = DType::string; };
 template <class T> inline constexpr DType dtype_v = dtype_of<std::remove_cv_t<T>>::value;
 
-// Throws the ef::Error for a kernel asked to compute in bfloat16 (a storage dtype).
+// The ef::Errors for a kernel asked to compute in bfloat16 (a storage dtype), or on strings.
 [[noreturn]] void bfloat16_not_computed(const char* what);
+[[noreturn]] void string_not_computed(const char* what);
 
 // Calls fn with a value of the C++ type behind a dtype: dispatch_dtype(t, [&](auto tag) {
 // using T = decltype(tag); ... }). Kernels are not instantiated for bfloat16: it throws an
@@ -68,6 +72,7 @@ decltype(auto) dispatch_dtype(DType t, Fn&& fn) {
     case DType::bool_: return fn(bool{});
     case DType::bfloat16:
     case DType::float16: bfloat16_not_computed("dispatch_dtype");
+    case DType::string: string_not_computed("dispatch_dtype");
   }
   return fn(float{});
 }

@@ -25,6 +25,8 @@ struct Storage {
   void* data = nullptr;
   std::size_t nbytes = 0;
   Device device{};  // Device::cpu
+  // The bytes a string tensor's views point into (eagerflow/core/string_tensor.h).
+  std::vector<std::shared_ptr<const void>> string_owners;
   explicit Storage(std::size_t n);
   ~Storage();
   Storage(const Storage&) = delete;

@@ -137,8 +137,7 @@ struct CsvOptions {
 };
 
 struct TextLineOptions {
-  // A longer line is an ef::Error naming the file, the line and this bound (a line is one
-  // int32 element per byte: a 16 MiB line is a 64 MiB tensor). At least 1.
+  // A longer line is an ef::Error naming the file, the line and this bound. At least 1.
   std::size_t max_line_bytes = std::size_t{1} << 24;
 };
 
@@ -166,8 +165,8 @@ class Dataset {
   static Dataset from_generator(std::function<Generator()> make, ElementSpec spec);
   static Dataset range(std::int64_t stop);
   static Dataset range(std::int64_t start, std::int64_t stop, std::int64_t step = 1, DType dtype = DType::int64);
-  // The lines of the files, in order, without their line endings ("\n" or "\r\n"): each an
-  // int32 [length] tensor of the line's bytes (ef has no string dtype; to_string() reads one).
+  // The lines of the files, in order, without their line endings ("\n" or "\r\n"): each a
+  // string scalar (TF's TextLineDataset).
   static Dataset text_line(std::vector<std::string> files, TextLineOptions options = {});
   // RFC 4180 CSV: a map by column name (header) or a tuple of columns, each a scalar of the
   // column's dtype. A bad row is an ef::Error naming file:line and the column.
@@ -224,7 +223,7 @@ class Dataset {
   std::shared_ptr<const detail::Node> node_;
 };
 
-// The bytes of a text_line element (int32 [length]) as a string.
+// A string scalar (a text_line element), or int32 [length] bytes, as a std::string.
 std::string to_string(const Tensor& bytes);
 
 }  // namespace ef::data

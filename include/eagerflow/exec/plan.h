@@ -28,6 +28,7 @@ class Plan {
     int first_output, num_outputs; // slots first_output.. (node outputs are consecutive values)
     int first_spec;                // into specs_, or -1 when shapes must be re-inferred
     int first_release, num_release;
+    bool strings;  // string outputs keep their inputs' bytes alive (eagerflow/core/string_tensor.h)
   };
   void execute(std::span<Tensor> slots, std::span<const Tensor> inputs, std::span<Tensor> outputs) const;
   Tensor own_result(Tensor t) const;

@@ -28,6 +28,7 @@ constexpr int dtype_code(DType t) {
     case DType::bool_: return 9;
     case DType::bfloat16: return 16;
     case DType::float16: return 10;
+    case DType::string: return 8;
   }
   return 0;
 }

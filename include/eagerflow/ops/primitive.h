@@ -81,6 +81,8 @@ class Primitive {
   // kernel only moves or converts elements (reshape, slice, cast, variable reads), or it
   // runs a graph whose nodes convert for themselves (call, cond, while).
   virtual bool takes_bfloat16() const { return false; }
+  // Whether string tensors may reach this op (ops that move elements, string ops).
+  virtual bool takes_strings() const { return false; }
   virtual std::shared_ptr<Primitive> clone() const = 0;
 };
 

@@ -19,6 +19,8 @@ void register_builtin_op_rules() {
   register_optimizer_update_rules();
   register_print_rules();
   register_scatter_nd_rules();
+  register_string_rules();
+  register_file_rules();
   register_linalg_rules();
 }
 

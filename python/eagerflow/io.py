@@ -1,0 +1,29 @@
+"""ef.io, as tf.io: files, encodings and serialized tensors."""
+from . import _core
+
+_s = _core._strings
+
+__all__ = ["decode_base64", "encode_base64", "read_file", "write_file"]
+
+
+def encode_base64(input, pad=False, name=None):  # noqa: A002
+    """Web-safe base64 (- and _ for + and /), as TF's; '=' padding only when pad=True."""
+    return _s.encode_base64(_core.convert_to_tensor(input), bool(pad))
+
+
+def decode_base64(input, name=None):  # noqa: A002
+    """The bytes of web-safe base64 text (with or without padding); other characters raise
+    InvalidArgumentError."""
+    return _s.decode_base64(_core.convert_to_tensor(input))
+
+
+def read_file(filename, name=None):
+    """The file's bytes as a string scalar (NotFoundError when it is missing); inside ef.function
+    the file is read at every call."""
+    return _s.read_file(_core.convert_to_tensor(filename))
+
+
+def write_file(filename, contents, name=None):
+    """Writes the string scalar `contents` to `filename`, atomically (a reader sees the old file or
+    the new one)."""
+    _s.write_file(_core.convert_to_tensor(filename), _core.convert_to_tensor(contents))
