@@ -4,7 +4,8 @@ labels too), the greedy and beam-search decoders, collapse_repeated and ctc_uniq
 ctc_loss runs the forward (alpha) recursion in log space over the extended label (a blank
 between labels and at both ends) as ops, one step per frame, so it traces and its gradient is
 autodiff's: exactly the forward-backward gradient TF's kernel computes (softmax minus the
-alignment posterior). Impossible states hold -1e30 rather than -inf, so no gradient sees
+alignment posterior). The frames are an ef.scan: one node when traced, its gradient a reverse
+scan. Impossible states hold -1e30 rather than -inf, so no gradient sees
 inf - inf; a label that cannot fit its frames gives a loss of about 1e30.
 
 The decoders and the label helpers return data-dependent shapes (TF gives SparseTensors and
@@ -14,6 +15,7 @@ import math as _pymath
 import numpy as _np
 
 from . import _core
+from . import _scan
 from . import errors as _errors
 from . import sparse as _sparse
 
@@ -87,12 +89,19 @@ def ctc_loss(labels, logits, label_length, logit_length, logits_time_major=True,
     lead1 = _core.fill([_core.shape(ext)[0], 1], _IMPOSSIBLE)
     lead1 = _core.cast(lead1, lp.dtype)
     lead2 = _core.concat([lead1, lead1], -1)
-    for t in range(1, frames):
+    def step(alpha, frame):
+        emit_t, live = frame
         a1 = _core.concat([lead1, alpha[:, :-1]], -1)
         a2 = _core.where(skip, _core.concat([lead2, alpha[:, :-2]], -1), impossible)
         top = _core.stop_gradient(_core.maximum(alpha, _core.maximum(a1, a2)))
-        step = top + _core.log(_core.exp(alpha - top) + _core.exp(a1 - top) + _core.exp(a2 - top)) + emit[:, t]
-        alpha = _core.where(_core.expand_dims(t < frame_len, -1), step, alpha)
+        nxt = top + _core.log(_core.exp(alpha - top) + _core.exp(a1 - top) + _core.exp(a2 - top)) + emit_t
+        nxt = _core.where(live, nxt, alpha)  # frames past an example's length keep its alpha
+        return nxt, None
+
+    if frames > 1:
+        live = _core.expand_dims(_core.less(_core.constant(_np.arange(1, frames, dtype=_np.int32))[:, None],
+                                            _core.expand_dims(frame_len, 0)), -1)
+        alpha, _ = _scan.scan(step, alpha, (_core.transpose(emit[:, 1:], [1, 0, 2]), live))
     # The path ends in the last label or the blank after it.
     last = _core.expand_dims(2 * label_len, -1)
     state = _core.constant(s.astype(_np.int32))

@@ -179,7 +179,11 @@ def test_ctc_loss_gradient_traced_and_sparse_labels():
                eps=1e-5, rtol=1e-6, atol=1e-8)
 
     f = tf.function(lambda v, n: tf.nn.ctc_loss(CTC_LABELS, v, CTC_LABEL_LEN, n))
-    np.testing.assert_allclose(f(CTC_LOGITS, CTC_LOGIT_LEN).numpy(), TF_CTC_LOSS, rtol=1e-5)
+    np.testing.assert_array_equal(f(CTC_LOGITS, CTC_LOGIT_LEN).numpy(),
+                                  tf.nn.ctc_loss(CTC_LABELS, CTC_LOGITS, CTC_LABEL_LEN, CTC_LOGIT_LEN).numpy())
+    one = rng.normal(size=(1, 2, 3))  # a single frame: no recursion step
+    np.testing.assert_allclose(tf.nn.ctc_loss(np.array([[1], [2]]), one, [1, 0], [1, 1]).numpy(),
+                               [np_ctc_loss(one[:, 0], [1], 0), np_ctc_loss(one[:, 1], [], 0)], rtol=1e-10)
 
     sp = tf.sparse.from_dense(CTC_LABELS)  # all of a row's nonzero labels count
     np.testing.assert_allclose(tf.nn.ctc_loss(sp, CTC_LOGITS, None, CTC_LOGIT_LEN, blank_index=0).numpy(),
@@ -207,6 +211,9 @@ def test_ctc_greedy_decoder_as_tf():
     assert _sparse_rows(decoded) == [[2, 4, 3, 2, 2, 4], [1, 1, 4, 3, 1], [1, 4, 1, 2]]
     with pytest.raises(ValueError):
         tf.nn.ctc_greedy_decoder(CTC_LOGITS, [6, 5])
+    # The decoded shape depends on the values: a trace gets a clear error, not a wrong graph.
+    with pytest.raises(tf.errors.InvalidArgumentError, match="eagerly"):
+        tf.function(lambda v: tf.nn.ctc_greedy_decoder(v, CTC_LOGIT_LEN)[1])(CTC_LOGITS)
 
 
 def test_ctc_beam_search_decoder_as_tf():
@@ -219,8 +226,9 @@ def test_ctc_beam_search_decoder_as_tf():
     logits = rng.normal(size=(4, 1, 3))
     decoded, log_probs = tf.nn.ctc_beam_search_decoder(logits, [4], beam_width=50)
     best = _sparse_rows(decoded[0])[0]
-    labellings = {tuple(l) for n in range(3) for l in itertools.product(range(2), repeat=n)}
-    scores = {l: -np_ctc_loss(logits[:, 0], l, 2) for l in labellings}
+    labellings = {tuple(l) for n in range(5) for l in itertools.product(range(2), repeat=n)}
+    with np.errstate(divide="ignore"):  # labellings that cannot fit 4 frames score -inf
+        scores = {l: -np_ctc_loss(logits[:, 0], l, 2) for l in labellings}
     assert tuple(best) == max(scores, key=scores.get)
     np.testing.assert_allclose(log_probs.numpy()[0, 0], scores[tuple(best)], rtol=1e-6)
     with pytest.raises(ValueError):
@@ -323,6 +331,11 @@ def test_with_space_to_batch_is_a_dilated_convolution():
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-4)
     with pytest.raises(ValueError, match="filter_shape"):
         tf.nn.with_space_to_batch(x, [2, 2], "SAME", lambda inp, n, p: inp)
+    # Channels-first and chosen spatial dims: an elementwise op comes back where it started.
+    z = np.arange(2 * 3 * 5 * 7, dtype=np.float32).reshape(2, 3, 5, 7)
+    for kw in ({"data_format": "NCHW"}, {"spatial_dims": [2]}):
+        rate = [2, 3] if "data_format" in kw else [2]
+        np.testing.assert_array_equal(tf.nn.with_space_to_batch(z, rate, "VALID", lambda i, n, p: i * 2.0, **kw).numpy(), 2 * z)
 
 
 # --- the convolutions defined as gradients -----------------------------------------------------
