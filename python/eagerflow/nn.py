@@ -197,6 +197,7 @@ from ._nn_embedding import embedding_lookup_sparse, safe_embedding_lookup_sparse
 from ._nn_ctc import (ctc_loss, ctc_greedy_decoder, ctc_beam_search_decoder, collapse_repeated,  # noqa: E402
                       ctc_unique_labels)
 from ._nn_isotonic import isotonic_regression  # noqa: E402
+from ._nn_fractional_pool import fractional_max_pool, fractional_avg_pool  # noqa: E402
 
 
 def top_k(input, k=1, sorted=True, index_type=None, name=None):  # noqa: A002 - TF's names

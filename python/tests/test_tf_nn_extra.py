@@ -441,3 +441,44 @@ def test_batch_norm_with_global_normalization():
         got = tf.nn.batch_norm_with_global_normalization(x, m, v, b, g, 1e-3, scale).numpy()
         want = (x - m) / np.sqrt(v + 1e-3) * (g if scale else 1) + b
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+# --- fractional pools ----------------------------------------------------------------------------
+
+# TF 2.21's pseudo-random row bands for 10 rows pooled to 6 (every one seen over 300 seeds).
+TF_PSEUDO_RANDOM_10_TO_6 = {(0, 1, 3, 5, 6, 8, 10), (0, 2, 3, 5, 7, 8, 10), (0, 2, 4, 5, 7, 9, 10), (0, 2, 4, 6, 7, 9, 10)}
+
+
+@pytest.mark.parametrize("pseudo_random,overlapping", [(False, False), (False, True), (True, False), (True, True)])
+def test_fractional_pools_pool_their_bands(pseudo_random, overlapping):
+    x = rng.normal(size=(2, 10, 7, 2)).astype(np.float32)
+    for fn, reduce in [(tf.nn.fractional_max_pool, np.max), (tf.nn.fractional_avg_pool, np.mean)]:
+        out, rows, cols = fn(x, [1, 1.44, 1.73, 1], pseudo_random=pseudo_random, overlapping=overlapping, seed=3)
+        rs, cs = rows.numpy(), cols.numpy()
+        assert out.shape == (2, 6, 4, 2) and rows.dtype == tf.int64
+        for seq, n, k in ((rs, 10, 1), (cs, 7, 1)):
+            assert seq[0] == 0 and seq[-1] == n and set(np.diff(seq)) <= {k, k + 1}
+        want = np.zeros(out.shape)
+        for i, j in itertools.product(range(len(rs) - 1), range(len(cs) - 1)):
+            want[:, i, j] = reduce(x[:, rs[i]:min(rs[i + 1] + overlapping, 10), cs[j]:min(cs[j + 1] + overlapping, 7)], axis=(1, 2))
+        np.testing.assert_allclose(out.numpy(), want, rtol=1e-6, atol=1e-6)
+        again = fn(x, [1, 1.44, 1.73, 1], pseudo_random=pseudo_random, overlapping=overlapping, seed=3)
+        np.testing.assert_array_equal(again.row_pooling_sequence.numpy(), rs)  # a seed fixes the bands
+        np.testing.assert_array_equal(again.output.numpy(), out.numpy())
+        check_grad(lambda v: fn(v, [1, 1.44, 1.73, 1], pseudo_random=pseudo_random, overlapping=overlapping, seed=3)[0],
+                   x, eps=1e-3)
+
+
+def test_fractional_pool_bands_follow_tf():
+    x = np.zeros((1, 10, 10, 1), np.float32)
+    pseudo = {tuple(tf.nn.fractional_max_pool(x, 1.5, pseudo_random=True, seed=s)[1].numpy().tolist()) for s in range(1, 200)}
+    assert pseudo == TF_PSEUDO_RANDOM_10_TO_6
+    for s in range(1, 30):  # random bands: 10 % 6 = 4 of the 6 are one row wider
+        rows = tf.nn.fractional_avg_pool(x, [1.5, 1.5], seed=s)[1].numpy()
+        assert sorted(np.diff(rows).tolist()) == [1, 1, 2, 2, 2, 2]
+    with pytest.raises(ValueError, match=">= 1.0"):
+        tf.nn.fractional_max_pool(x, [1, 0.5, 1.5, 1])
+    with pytest.raises(ValueError, match="first and last"):
+        tf.nn.fractional_max_pool(x, [2, 1.5, 1.5, 1])
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.nn.fractional_max_pool(x, 11.0)
