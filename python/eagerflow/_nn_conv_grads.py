@@ -1,7 +1,8 @@
 """tf.nn's convolutions defined as gradients of others: the depthwise backprops (the gradient of
 depthwise_conv2d with respect to its input or filter, for a given out_backprop) and
 atrous_conv2d_transpose (conv2d_transpose with a dilated filter). Each takes the gradient of
-the forward op on a tape, so it is exact, traces and differentiates again."""
+the forward op on a tape, so it is exact, traces and differentiates again. The backprops honour
+dilations as TF documents them; TF 2.21's CPU kernels ignore them (the undilated gradient)."""
 import numpy as _np
 
 from . import _core
