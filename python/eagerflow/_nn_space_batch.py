@@ -6,7 +6,9 @@ import numpy as _np
 from . import _core
 from . import errors as _errors
 
-__all__ = ["space_to_batch", "with_space_to_batch"]
+# batch_to_space and required_space_to_batch_paddings are TF's top-level tf.batch_to_space and
+# tf.required_space_to_batch_paddings; space_to_batch is also tf.space_to_batch_nd.
+__all__ = ["space_to_batch", "with_space_to_batch", "batch_to_space", "required_space_to_batch_paddings"]
 
 
 def _ints(v, what):
@@ -56,8 +58,44 @@ def space_to_batch(input, block_shape, paddings, name=None):  # noqa: A002
     return _core.reshape(y, [-1] + [s // b for s, b in zip(padded, block)] + rest)
 
 
+def batch_to_space(input, block_shape, crops, name=None):  # noqa: A002
+    """The inverse of space_to_batch: [prod(block) * B, d_1, ..., d_M, rest] ->
+    [B, d_i * block_i - crops_i[0] - crops_i[1], ..., rest]."""
+    x = _core.convert_to_tensor(input)
+    block = _ints(block_shape, "block_shape")
+    m = len(block)
+    crops = _pairs(crops, m, "batch_to_space")
+    shape = list(x._shape_tuple)
+    if m < 1 or len(shape) < m + 1 or any(v is None for v in shape[1:]):
+        raise ValueError(f"batch_to_space: input of shape {tuple(shape)} needs {m} known spatial dims after the batch")
+    if any(b < 1 for b in block) or any(c < 0 for pair in crops for c in pair):
+        raise _errors.InvalidArgumentError(f"batch_to_space: block_shape {block} must be >= 1 and crops {crops} >= 0")
+    blocks = int(_np.prod(block))
+    if shape[0] is not None and shape[0] % blocks:
+        raise _errors.InvalidArgumentError(f"batch_to_space: input batch dimension {shape[0]} is not divisible by the "
+                                           f"product of block_shape {block}")
+    for s, b, (c0, c1) in zip(shape[1:m + 1], block, crops):
+        if c0 + c1 > s * b:
+            raise _errors.InvalidArgumentError(f"batch_to_space: crops {crops} are larger than the output {s * b}")
+    return _batch_to_space(x, block, crops)
+
+
+def required_space_to_batch_paddings(input_shape, block_shape, base_paddings=None, name=None):
+    """(paddings, crops), int32 [M, 2]: base_paddings plus the least extra at the end that makes
+    each padded size a multiple of its block; crops remove that extra again."""
+    size = _ints(input_shape, "input_shape")
+    block = _ints(block_shape, "block_shape")
+    if len(size) != len(block):
+        raise ValueError(f"required_space_to_batch_paddings: input_shape {size} and block_shape {block} differ in length")
+    base = [[0, 0]] * len(block) if base_paddings is None else _pairs(base_paddings, len(block), "required_space_to_batch_paddings")
+    extra = [(b - (s + p0 + p1) % b) % b for s, b, (p0, p1) in zip(size, block, base)]
+    paddings = [[p0, p1 + e] for (p0, p1), e in zip(base, extra)]
+    crops = [[0, e] for e in extra]
+    return (_core.constant(_np.asarray(paddings, _np.int32).reshape(-1, 2)),
+            _core.constant(_np.asarray(crops, _np.int32).reshape(-1, 2)))
+
+
 def _batch_to_space(x, block, crops):
-    """The inverse of space_to_batch: [prod(block) * B, ...] -> [B, d_i * block_i - crops_i, ...]."""
     shape = list(x._shape_tuple)
     m = len(block)
     spatial, rest = shape[1:m + 1], shape[m + 1:]

@@ -482,3 +482,22 @@ def test_fractional_pool_bands_follow_tf():
         tf.nn.fractional_max_pool(x, [2, 1.5, 1.5, 1])
     with pytest.raises(tf.errors.InvalidArgumentError):
         tf.nn.fractional_max_pool(x, 11.0)
+
+
+def test_batch_to_space_and_required_paddings_as_tf():
+    # TF's top-level tf.batch_to_space and tf.required_space_to_batch_paddings (wired by the lead).
+    from eagerflow._nn_space_batch import batch_to_space, required_space_to_batch_paddings
+    x = np.arange(8 * 2 * 3 * 1, dtype=np.float32).reshape(8, 2, 3, 1)
+    assert batch_to_space(x, [2, 2], [[0, 1], [1, 0]]).numpy()[..., 0].tolist() == [
+        [[12, 1, 13, 2, 14], [36, 25, 37, 26, 38], [15, 4, 16, 5, 17]],
+        [[18, 7, 19, 8, 20], [42, 31, 43, 32, 44], [21, 10, 22, 11, 23]]]
+    z = rng.normal(size=(2, 5, 6, 3)).astype(np.float32)
+    np.testing.assert_array_equal(batch_to_space(tf.nn.space_to_batch(z, [2, 3], [[1, 0], [0, 0]]), [2, 3],
+                                                 [[1, 0], [0, 0]]).numpy(), z)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="divisible"):
+        batch_to_space(x, [3, 2], [[0, 0], [0, 0]])
+    paddings, crops = required_space_to_batch_paddings([5, 6], [2, 4], [[1, 0], [2, 2]])
+    assert paddings.numpy().tolist() == [[1, 0], [2, 4]] and crops.numpy().tolist() == [[0, 0], [0, 2]]
+    paddings, crops = required_space_to_batch_paddings([5, 6], [2, 4])
+    assert paddings.numpy().tolist() == [[0, 1], [0, 2]] and crops.numpy().tolist() == [[0, 1], [0, 2]]
+    assert paddings.dtype == tf.int32
