@@ -59,6 +59,11 @@ def _depth_plan(size, k, s, d, padding, what):
 
 
 def _check_rank(x, what):
+    if x.dtype not in (_core.DType.float32, _core.DType.bfloat16):
+        if not x.dtype.is_floating:
+            raise TypeError(f"{what}: input must be floating point, got {x.dtype.name}")
+        raise _errors.UnimplementedError(f"{what}: eagerflow's convolutions and pools run in float32 (or bfloat16), "
+                                         f"got {x.dtype.name}")
     shape = tuple(x._shape_tuple)
     if len(shape) != 5:
         raise ValueError(f"{what}: input must be 5-D [batch, depth, height, width, channels], got shape {shape}")

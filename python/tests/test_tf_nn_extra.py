@@ -88,6 +88,10 @@ def test_conv3d_ncdhw_gradient_and_errors():
         tf.nn.conv3d(X5, W5, [2, 1, 1, 1, 1], "SAME")
     with pytest.raises(ValueError):
         tf.nn.conv3d(X5, W5, [1, 1, 1, 1, 1], "FULL")
+    with pytest.raises(tf.errors.UnimplementedError, match="float32"):
+        tf.nn.conv3d(X5.astype(np.float64), W5, [1, 1, 1, 1, 1], "SAME")
+    with pytest.raises(TypeError):
+        tf.nn.max_pool3d(X5.astype(np.int32), 2, 2, "SAME")
 
 
 def test_conv3d_transpose_is_the_adjoint_of_conv3d():
