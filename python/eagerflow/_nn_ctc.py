@@ -74,21 +74,22 @@ def ctc_loss(labels, logits, label_length, logit_length, logits_time_major=True,
 
     lp = _core.log_softmax(x, -1)
     # The extended label: blank, l1, blank, l2, ..., blank (2 * width + 1 states).
-    blanks = _core.fill([_core.shape(y)[0], width], blank) if batch is None else _core.constant(
-        _np.full((batch, width), blank, _np.int32))
-    ext = _core.reshape(_core.stack([blanks, y], -1), [-1, 2 * width])
-    ext = _core.concat([ext, blanks[:, :1]], -1)
+    # Built from the inputs' shapes (zeros_like), so a batch left dynamic by a trace works too.
+    ext = _core.expand_dims(_core.zeros_like(label_len), -1) + blank
+    if width:
+        pairs = _core.reshape(_core.stack([_core.zeros_like(y) + blank, y], -1), [-1, 2 * width])
+        ext = _core.concat([pairs, ext], -1)
     states = 2 * width + 1
     emit = _core.matmul(lp, _core.one_hot(ext, classes, lp.dtype), transpose_b=True)  # [batch, frames, states]
-    before2 = _core.concat([_core.fill([_core.shape(ext)[0], 2], -1), ext[:, :-2]], -1)
+    before2 = _core.concat([_core.zeros_like(ext[:, :2]) - 1, ext[:, :-2]], -1)
     skip = _core.logical_and(_core.not_equal(ext, blank), _core.not_equal(ext, before2))
 
     impossible = _core.constant(_IMPOSSIBLE, dtype=lp.dtype)
     s = _np.arange(states)
     alpha = _core.where(_core.constant(s < 2), emit[:, 0], impossible)
-    lead1 = _core.fill([_core.shape(ext)[0], 1], _IMPOSSIBLE)
-    lead1 = _core.cast(lead1, lp.dtype)
-    lead2 = _core.concat([lead1, lead1], -1)
+    lead1 = _core.zeros_like(emit[:, 0, :1]) + impossible
+    lead2 = _core.zeros_like(emit[:, 0, :2]) + impossible
+
     def step(alpha, frame):
         emit_t, live = frame
         a1 = _core.concat([lead1, alpha[:, :-1]], -1)

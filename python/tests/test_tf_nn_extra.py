@@ -185,6 +185,15 @@ def test_ctc_loss_gradient_traced_and_sparse_labels():
     f = tf.function(lambda v, n: tf.nn.ctc_loss(CTC_LABELS, v, CTC_LABEL_LEN, n))
     np.testing.assert_array_equal(f(CTC_LOGITS, CTC_LOGIT_LEN).numpy(),
                                   tf.nn.ctc_loss(CTC_LABELS, CTC_LOGITS, CTC_LABEL_LEN, CTC_LOGIT_LEN).numpy())
+    g = tf.function(lambda v, y, m, n: tf.nn.ctc_loss(y, v, m, n), reduce_retracing=True)
+    for batch in (2, 3, 4):  # the later calls run a trace whose batch is dynamic
+        v, y = rng.normal(size=(5, batch, 4)).astype(np.float32), rng.integers(1, 4, (batch, 2)).astype(np.int32)
+        m, n = np.full(batch, 2, np.int32), np.full(batch, 5, np.int32)
+        np.testing.assert_allclose(g(v, y, m, n).numpy(), tf.nn.ctc_loss(y, v, m, n).numpy(), rtol=1e-6)
+    empty = rng.normal(size=(3, 2, 4))  # no labels: every frame blank
+    p = np.exp(empty) / np.exp(empty).sum(-1, keepdims=True)
+    np.testing.assert_allclose(tf.nn.ctc_loss(np.zeros((2, 0), np.int32), empty, [0, 0], [3, 2]).numpy(),
+                               [-np.log(p[:, 0, 0]).sum(), -np.log(p[:2, 1, 0]).sum()], rtol=1e-10)
     one = rng.normal(size=(1, 2, 3))  # a single frame: no recursion step
     np.testing.assert_allclose(tf.nn.ctc_loss(np.array([[1], [2]]), one, [1, 0], [1, 1]).numpy(),
                                [np_ctc_loss(one[:, 0], [1], 0), np_ctc_loss(one[:, 1], [], 0)], rtol=1e-10)
