@@ -188,6 +188,16 @@ def embedding_lookup(params, ids, max_norm=None, name=None):
 from ._nn_conv import (conv1d, conv2d, convolution, conv2d_transpose, conv1d_transpose, conv_transpose,  # noqa: E402
                        depthwise_conv2d, separable_conv2d, atrous_conv2d, max_pool, max_pool1d, max_pool2d, avg_pool,
                        avg_pool1d, avg_pool2d, pool, space_to_depth, depth_to_space)
+from ._nn_conv3d import conv3d, conv3d_transpose, max_pool3d, avg_pool3d  # noqa: E402
+from ._nn_conv_grads import (atrous_conv2d_transpose, depthwise_conv2d_backprop_filter,  # noqa: E402
+                             depthwise_conv2d_backprop_input)
+from ._nn_morphology import dilation2d, erosion2d, max_pool_with_argmax  # noqa: E402
+from ._nn_space_batch import space_to_batch, with_space_to_batch  # noqa: E402
+from ._nn_embedding import embedding_lookup_sparse, safe_embedding_lookup_sparse  # noqa: E402
+from ._nn_ctc import (ctc_loss, ctc_greedy_decoder, ctc_beam_search_decoder, collapse_repeated,  # noqa: E402
+                      ctc_unique_labels)
+from ._nn_isotonic import isotonic_regression  # noqa: E402
+from ._nn_fractional_pool import fractional_max_pool, fractional_avg_pool  # noqa: E402
 
 
 def top_k(input, k=1, sorted=True, index_type=None, name=None):  # noqa: A002 - TF's names
@@ -280,3 +290,44 @@ def zero_fraction(value, name=None):
     """The fraction of zeros, as float32."""
     x = _core.convert_to_tensor(value)
     return _core.reduce_mean(_core.cast(_core.equal(x, _core.zeros_like(x)), _core.DType.float32))
+
+
+def batch_norm_with_global_normalization(input, mean, variance, beta, gamma, variance_epsilon,  # noqa: A002
+                                         scale_after_normalization, name=None):
+    """batch_normalization with offset beta, and scale gamma only when scale_after_normalization."""
+    return batch_normalization(input, mean, variance, beta, gamma if scale_after_normalization else None,
+                               variance_epsilon)
+
+
+def _approx_k(operand, k, reduction_dimension, largest):
+    """The exact top k along reduction_dimension (what TF's CPU kernel returns): (values, int32 indices)."""
+    import collections
+    x = _core.convert_to_tensor(operand)
+    rank = len(x._shape_tuple)
+    axis = int(reduction_dimension)
+    if not -rank <= axis < rank:
+        raise ValueError(f"reduction_dimension {reduction_dimension} is out of range for a tensor of rank {rank}")
+    axis %= rank
+    if x._shape_tuple[axis] is not None and not 0 <= int(k) <= x._shape_tuple[axis]:
+        raise ValueError(f"k = {k} must be in [0, {x._shape_tuple[axis]}] (the size of dimension {axis})")
+    perm = [d for d in range(rank) if d != axis] + [axis]
+    back = [perm.index(d) for d in range(rank)]
+    moved = _core.transpose(x, perm) if axis != rank - 1 else x
+    values, indices = _core.top_k(moved if largest else _core.neg(moved), int(k))
+    if not largest:
+        values = _core.neg(values)
+    if axis != rank - 1:
+        values, indices = _core.transpose(values, back), _core.transpose(indices, back)
+    return collections.namedtuple("ApproxTopK", ["values", "indices"])(values, indices)
+
+
+def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95, reduction_input_size_override=-1,
+                 aggregate_to_topk=True, name=None):
+    """The k largest along reduction_dimension (exact, so recall 1), largest first."""
+    return _approx_k(operand, k, reduction_dimension, True)
+
+
+def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95, reduction_input_size_override=-1,
+                 aggregate_to_topk=True, name=None):
+    """The k smallest along reduction_dimension (exact, so recall 1), smallest first."""
+    return _approx_k(operand, k, reduction_dimension, False)
