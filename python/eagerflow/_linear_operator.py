@@ -152,7 +152,8 @@ class LinearOperator:
         x = _t(x, self.dtype)
         self._check_input_dtype(x)
         if len(x.shape) < 2:
-            raise ValueError(f"{self.name}.matmul: the argument must be a matrix (rank >= 2), got shape {tuple(x.shape)}")
+            raise ValueError(f"{self.name}.matmul: the argument must be a matrix (rank >= 2), "
+                             f"got shape {tuple(x.shape)}")
         self._check_rows(x, adjoint, adjoint_arg, solve=False)
         return self._matmul(x, adjoint=adjoint, adjoint_arg=adjoint_arg)
 

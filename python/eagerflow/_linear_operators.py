@@ -725,8 +725,9 @@ class LinearOperatorZeros(LinearOperator):
             raise ValueError("A Zeros operator is never positive definite.")
         self._rows = _num_rows(num_rows, "num_rows")
         self._cols = self._rows if num_columns is None else _num_rows(num_columns, "num_columns")
-        if self._rows != self._cols:
-            is_square, is_self_adjoint = False, False
+        if is_square and self._rows != self._cols:
+            raise ValueError(f"LinearOperatorZeros initialized as is_square=True, but got num_rows({self._rows}) != "
+                             f"num_columns({self._cols})")
         self._batch_dims = _batch_shape(batch_shape)
         super().__init__(_tf().as_dtype(dtype) if dtype is not None else _tf().float32, None, False, is_self_adjoint,
                          False, is_square, name, dict(num_rows=num_rows, num_columns=num_columns,
@@ -824,7 +825,8 @@ class LinearOperatorPermutation(LinearOperator):
             raise ValueError(f"perm must have rank >= 1, got shape {tuple(p.shape)}")
         rows = _np.sort(_np.asarray(p.numpy()).reshape(-1, p.shape[-1]), axis=-1)
         if not (rows == _np.arange(p.shape[-1])).all():
-            raise tf.errors.InvalidArgumentError(None, None, f"perm must be a vector of unique integers 0..N-1, got {p}")
+            raise tf.errors.InvalidArgumentError(None, None,
+                                                 f"perm must be a vector of unique integers 0..N-1, got {p}")
         if is_non_singular is False or is_square is False:
             raise ValueError("A Permutation operator is always non-singular and square.")
         self._perm = p
@@ -889,7 +891,8 @@ class LinearOperatorToeplitz(LinearOperator):
         if self._row.dtype != self._col.dtype:
             raise TypeError(f"col ({self._col.dtype}) and row ({self._row.dtype}) must have the same dtype")
         if len(self._col.shape) < 1 or self._col.shape[-1] != self._row.shape[-1]:
-            raise ValueError(f"col {tuple(self._col.shape)} and row {tuple(self._row.shape)} must be vectors of one length")
+            raise ValueError(f"col {tuple(self._col.shape)} and row {tuple(self._row.shape)} must be vectors "
+                             "of one length")
         if is_square is False:
             raise ValueError("Only square Toeplitz operators currently supported.")
         super().__init__(self._col.dtype, None, is_non_singular, is_self_adjoint, is_positive_definite, True, name,

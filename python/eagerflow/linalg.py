@@ -14,9 +14,9 @@ _l = _core._linalg
 __all__ = ["adjoint", "band_part", "cholesky", "cholesky_solve", "cross", "det", "diag", "diag_part", "eigh", "eigvalsh",
            "einsum", "eye", "global_norm", "inv", "l2_normalize", "logdet", "lstsq", "matmul", "matrix_rank",
            "matrix_transpose", "matvec", "norm", "normalize", "pinv", "qr", "set_diag", "slogdet", "solve", "svd",
-           "tensor_diag", "tensor_diag_part", "tensordot", "trace", "triangular_solve", "lu", "lu_solve", "lu_reconstruct",
-           "lu_matrix_inverse", "expm", "sqrtm", "tridiagonal_solve", "tridiagonal_matmul", "banded_triangular_solve",
-           "eigh_tridiagonal"]
+           "tensor_diag", "tensor_diag_part", "tensordot", "trace", "triangular_solve", "lu", "lu_solve",
+           "lu_reconstruct", "lu_matrix_inverse", "expm", "sqrtm", "tridiagonal_solve", "tridiagonal_matmul",
+           "banded_triangular_solve", "eigh_tridiagonal"]
 
 eye = _math.eye
 norm = _math.norm
@@ -249,7 +249,8 @@ def _compact_from_sequence(diagonals, pad_short):
             return t
         if pad_short and n == m - 1:
             return _core.pad(t, [[0, 0]] * (len(t._shape_tuple) - 1) + [where])
-        raise ValueError(f"Expected {what} to be have length {m}" + (f" or {m - 1}" if pad_short else "") + f", got {n}.")
+        lengths = f"{m} or {m - 1}" if pad_short else f"{m}"
+        raise ValueError(f"Expected {what} to be have length {lengths}, got {n}.")
 
     return _core.stack([padded(sup, "superdiagonal", [0, 1]), main, padded(sub, "subdiagonal", [1, 0])], axis=-2)
 
@@ -316,7 +317,8 @@ def eigh_tridiagonal(alpha, beta, eigvals_only=True, select="a", select_range=No
     if b.dtype != a.dtype:
         raise TypeError(f"eigh_tridiagonal: alpha ({a.dtype}) and beta ({b.dtype}) must have the same dtype")
     if len(a._shape_tuple) != 1 or len(b._shape_tuple) != 1:
-        raise ValueError(f"eigh_tridiagonal: alpha and beta must be vectors, got shapes {a._shape_tuple} and {b._shape_tuple}")
+        raise ValueError("eigh_tridiagonal: alpha and beta must be vectors, got shapes "
+                         f"{a._shape_tuple} and {b._shape_tuple}")
     n = a._shape_tuple[0]
     if b._shape_tuple[0] != max(n - 1, 0):
         raise ValueError(f"eigh_tridiagonal: beta must have n - 1 = {n - 1} elements, got {b._shape_tuple[0]}")

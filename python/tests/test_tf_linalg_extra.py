@@ -29,7 +29,8 @@ def check_grad(f_tf, x, rtol=1e-5):
     for i in np.ndindex(x.shape):
         d = np.zeros_like(x)
         d[i] = 1e-6
-        want[i] = (np.sum(np.asarray(f_tf(tf.constant(x + d))) * w) - np.sum(np.asarray(f_tf(tf.constant(x - d))) * w)) / 2e-6
+        up, down = (np.sum(np.asarray(f_tf(tf.constant(x + s * d))) * w) for s in (1, -1))
+        want[i] = (up - down) / 2e-6
     np.testing.assert_allclose(got, want, rtol=rtol, atol=1e-6)
 
 
@@ -420,4 +421,8 @@ def test_operator_errors():
     assert float(z.determinant()) == 0.0 and float(z.log_abs_determinant()) == -np.inf
     with pytest.raises(NotImplementedError):
         z.solve(np.ones((3, 1)))
-    assert tuple(L.LinearOperatorZeros(2, 3).shape) == (2, 3)
+    assert tuple(L.LinearOperatorZeros(2, 3, is_square=False, is_self_adjoint=False).shape) == (2, 3)
+    with pytest.raises(ValueError, match="is_square=True"):
+        L.LinearOperatorZeros(2, 3)
+    with pytest.raises(ValueError, match="self-adjoint matrix is always square"):
+        L.LinearOperatorZeros(2, 3, is_square=False)
