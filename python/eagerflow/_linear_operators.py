@@ -121,6 +121,14 @@ class LinearOperatorDiag(LinearOperator):
         return super()._compose(other)
 
 
+def _concrete(t):
+    """t's values as a NumPy array, or None inside ef.function (a symbolic tensor has none yet)."""
+    try:
+        return _np.asarray(t.numpy())
+    except _tf().errors.FailedPreconditionError:
+        return None
+
+
 def _num_rows(n, what):
     if isinstance(n, _tf().Tensor):
         n = n.numpy()
@@ -823,10 +831,12 @@ class LinearOperatorPermutation(LinearOperator):
             raise TypeError(f"perm must be int32 or int64, got {p.dtype}")
         if len(p.shape) < 1:
             raise ValueError(f"perm must have rank >= 1, got shape {tuple(p.shape)}")
-        rows = _np.sort(_np.asarray(p.numpy()).reshape(-1, p.shape[-1]), axis=-1)
-        if not (rows == _np.arange(p.shape[-1])).all():
-            raise tf.errors.InvalidArgumentError(None, None,
-                                                 f"perm must be a vector of unique integers 0..N-1, got {p}")
+        values = _concrete(p)
+        if values is not None:  # checked when known now (eagerly); a traced perm is taken as valid, as TF does
+            rows = _np.sort(values.reshape(-1, p.shape[-1]), axis=-1)
+            if not (rows == _np.arange(p.shape[-1])).all():
+                raise tf.errors.InvalidArgumentError(None, None,
+                                                     f"perm must be a vector of unique integers 0..N-1, got {p}")
         if is_non_singular is False or is_square is False:
             raise ValueError("A Permutation operator is always non-singular and square.")
         self._perm = p
@@ -860,7 +870,10 @@ class LinearOperatorPermutation(LinearOperator):
 
     def _determinant(self):
         tf = _tf()
-        p = _np.asarray(self._perm.numpy()).reshape(-1, self.domain_dimension)
+        values = _concrete(self._perm)
+        if values is None:  # traced: the determinant of the 0/1 matrix is exactly +-1 once rounded
+            return tf.round(tf.linalg.det(self._dense_p()))
+        p = values.reshape(-1, self.domain_dimension)
         signs = []
         for row in p:  # the parity: (-1)^(N - the number of cycles)
             seen, cycles = _np.zeros(len(row), bool), 0

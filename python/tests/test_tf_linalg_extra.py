@@ -426,3 +426,25 @@ def test_operator_errors():
         L.LinearOperatorZeros(2, 3)
     with pytest.raises(ValueError, match="self-adjoint matrix is always square"):
         L.LinearOperatorZeros(2, 3, is_square=False)
+
+
+def test_operators_built_inside_a_function_trace_as_eager():
+    g = np.random.default_rng(8)
+    d, u, x = g.uniform(1, 2, 4), g.normal(size=(4, 2)), g.normal(size=(4, 3))
+    a2, b2 = g.normal(size=(2, 2)) + 3 * np.eye(2), g.normal(size=(2, 2)) + 3 * np.eye(2)
+    tri = g.normal(size=(3, 4)) + np.array([[0.0], [4], [0]])
+
+    def f(d, u, x, a2, b2, tri, perm):
+        ones = tf.ones([4, 3], tf.float64)
+        update = L.LinearOperatorLowRankUpdate(L.LinearOperatorDiag(d), u)
+        permutation = L.LinearOperatorPermutation(perm, dtype=tf.float64)
+        return tf.stack([
+            L.LinearOperatorDiag(d).solve(x), update.solve(x), update.log_abs_determinant() * ones,
+            L.LinearOperatorKronecker([L.LinearOperatorFullMatrix(a2), L.LinearOperatorFullMatrix(b2)]).matmul(x),
+            L.LinearOperatorTridiag(tri).solve(x), L.LinearOperatorHouseholder(d).matmul(x),
+            permutation.matmul(x), permutation.determinant() * ones])
+
+    args = [tf.constant(v) for v in (d, u, x, a2, b2, tri)] + [tf.constant(np.array([2, 0, 3, 1], np.int32))]
+    got = both_ways(f, *args, tol=1e-12)
+    np.testing.assert_allclose(got[1], np.linalg.solve(np.diag(d) + u @ u.T, x), atol=1e-12)
+    assert (got[7] == -1.0).all()  # [2, 0, 3, 1] is one 4-cycle: odd
