@@ -250,6 +250,16 @@ inline std::vector<OpInfo> op_table() {
                  auto [q, r] = linalg::qr(x[0]);
                  return concat({reshape(q, Shape{12}), reshape(r, Shape{9})}, 0);
                }});
+  t.push_back({"lu", {f({2, 3, 3})}, [well_conditioned](V x) { return linalg::lu(well_conditioned(x[0])).first; }, false});
+  t.push_back({"sqrtm", {f({2, 3, 3})}, [spd](V x) { return linalg::sqrtm(spd(x[0])); }});
+  t.push_back({"tridiagonal_solve", {f({2, 3, 4}), f({2, 4, 2})}, [](V x) {
+                 Tensor main = reshape(cast(tensor(std::vector<double>{0, 0, 0, 0, 4, 4, 4, 4, 0, 0, 0, 0}), x[0].dtype()), Shape{3, 4});
+                 return linalg::tridiagonal_solve(x[0] + main, x[1]);
+               }});
+  t.push_back({"tridiagonal_solve_no_pivoting", {f({3, 4}), f({4, 1})}, [](V x) {
+                 Tensor main = reshape(cast(tensor(std::vector<double>{0, 0, 0, 0, 4, 4, 4, 4, 0, 0, 0, 0}), x[0].dtype()), Shape{3, 4});
+                 return linalg::tridiagonal_solve(x[0] + main, x[1], /*partial_pivoting=*/false);
+               }});
   t.push_back({"tensor_scatter_nd_max", {f({4, 3}), indices({3, 1}), f({2, 3})},
                [](V x) { return tensor_scatter_nd_max(x[0], reshape(x[1], Shape{2, 1}), x[2]); }});
   t.push_back({"zeros_like", {f({3, 4})}, [](V x) { return zeros_like(x[0]) + x[0]; }});

@@ -14,7 +14,9 @@ _l = _core._linalg
 __all__ = ["adjoint", "band_part", "cholesky", "cholesky_solve", "cross", "det", "diag", "diag_part", "eigh", "eigvalsh",
            "einsum", "eye", "global_norm", "inv", "l2_normalize", "logdet", "lstsq", "matmul", "matrix_rank",
            "matrix_transpose", "matvec", "norm", "normalize", "pinv", "qr", "set_diag", "slogdet", "solve", "svd",
-           "tensor_diag", "tensor_diag_part", "tensordot", "trace", "triangular_solve"]
+           "tensor_diag", "tensor_diag_part", "tensordot", "trace", "triangular_solve", "lu", "lu_solve",
+           "lu_reconstruct", "lu_matrix_inverse", "expm", "sqrtm", "tridiagonal_solve", "tridiagonal_matmul",
+           "banded_triangular_solve", "eigh_tridiagonal"]
 
 eye = _math.eye
 norm = _math.norm
@@ -186,3 +188,162 @@ def normalize(tensor, ord="euclidean", axis=None, name=None):  # noqa: A002
     """(tensor / norm, norm) with the norm kept over `axis`."""
     n = _math.norm(tensor, ord=ord, axis=axis, keepdims=True)
     return _core.convert_to_tensor(tensor) / n, n
+
+
+def lu(input, output_idx_type=_core.DType.int32, name=None):  # noqa: A002
+    """(lu, p): input's rows p[i] are the rows of L U (L unit lower below lu's diagonal, U upper)."""
+    if output_idx_type not in (_core.DType.int32, _core.DType.int64):
+        raise TypeError(f"lu: output_idx_type must be int32 or int64, got {output_idx_type}")
+    return tuple(_l.lu(input, output_idx_type == _core.DType.int64))
+
+
+def lu_solve(lower_upper, perm, rhs, validate_args=False, name=None):
+    return _l.lu_solve(lower_upper, perm, rhs)
+
+
+def lu_reconstruct(lower_upper, perm, validate_args=False, name=None):
+    return _l.lu_reconstruct(lower_upper, perm)
+
+
+def lu_matrix_inverse(lower_upper, perm, validate_args=False, name=None):
+    return _l.lu_matrix_inverse(lower_upper, perm)
+
+
+def expm(input, name=None):  # noqa: A002
+    """exp of square matrices (scaling and squaring with a Pade approximant)."""
+    return _l.expm(input)
+
+
+def sqrtm(input, name=None):  # noqa: A002
+    """The principal square root of real square matrices (real Schur method); NaN where a real one does not
+    exist (a negative real eigenvalue)."""
+    return _l.sqrtm(input)
+
+
+def _compact_from_matrix(m):
+    """TF's compact [..., 3, M] (superdiagonal, diagonal, subdiagonal) of tridiagonal matrices."""
+    m = _core.convert_to_tensor(m)
+    shape = m._shape_tuple
+    if len(shape) < 2:
+        raise ValueError(f"Expected diagonals to have rank at least 2, got {len(shape)}")
+    if shape[-1] != shape[-2]:
+        raise ValueError(f"Expected last two dimensions of diagonals to be same, got {shape[-1]} and {shape[-2]}")
+    pad_end = [[0, 0]] * (len(shape) - 2)
+    sup = _core.pad(_l.diag_part(m[..., :-1, 1:]), pad_end + [[0, 1]])
+    sub = _core.pad(_l.diag_part(m[..., 1:, :-1]), pad_end + [[1, 0]])
+    return _core.stack([sup, _l.diag_part(m), sub], axis=-2)
+
+
+def _compact_from_sequence(diagonals, pad_short):
+    if not isinstance(diagonals, (tuple, list)) or len(diagonals) != 3:
+        raise ValueError("Expected diagonals to be a sequence of length 3.")
+    sup, main, sub = (_core.convert_to_tensor(d) for d in diagonals)
+    if not (sup._shape_tuple[:-1] == main._shape_tuple[:-1] == sub._shape_tuple[:-1]):
+        raise ValueError("Tensors representing the three diagonals must have the same shape, except for the last "
+                         f"dimension, got {sub._shape_tuple}, {main._shape_tuple}, {sup._shape_tuple}")
+    m = main._shape_tuple[-1]
+
+    def padded(t, what, where):
+        n = t._shape_tuple[-1]
+        if n == m:
+            return t
+        if pad_short and n == m - 1:
+            return _core.pad(t, [[0, 0]] * (len(t._shape_tuple) - 1) + [where])
+        lengths = f"{m} or {m - 1}" if pad_short else f"{m}"
+        raise ValueError(f"Expected {what} to be have length {lengths}, got {n}.")
+
+    return _core.stack([padded(sup, "superdiagonal", [0, 1]), main, padded(sub, "subdiagonal", [1, 0])], axis=-2)
+
+
+def tridiagonal_solve(diagonals, rhs, diagonals_format="compact", transpose_rhs=False, conjugate_rhs=False, name=None,
+                      partial_pivoting=True, perturb_singular=False):
+    """x with A x = rhs for tridiagonal A; NaN (as TF) where A cannot be solved."""
+    if perturb_singular:
+        raise NotImplementedError("tridiagonal_solve: perturb_singular=True is not supported")
+    if diagonals_format == "sequence":
+        diagonals = _compact_from_sequence(diagonals, pad_short=True)
+    elif diagonals_format == "matrix":
+        diagonals = _compact_from_matrix(diagonals)
+    elif diagonals_format != "compact":
+        raise ValueError(f"Unrecognized diagonals_format: {diagonals_format}")
+    d = _core.convert_to_tensor(diagonals)
+    r = _core.convert_to_tensor(rhs, dtype=d.dtype) if not isinstance(rhs, _core.Tensor) else rhs
+    dr, rr = len(d._shape_tuple), len(r._shape_tuple)
+    if dr < 2:
+        raise ValueError(f"Expected diagonals to have rank at least 2, got {dr}")
+    if rr not in (dr, dr - 1):
+        raise ValueError(f"Expected the rank of rhs to be {dr - 1} or {dr}, got {rr}")
+    if d._shape_tuple[:-2] != r._shape_tuple[:dr - 2]:
+        raise ValueError(f"Batch shapes {d._shape_tuple[:-2]} and {r._shape_tuple[:dr - 2]} are incompatible")
+    if d._shape_tuple[-2] != 3:
+        raise ValueError(f"Expected 3 diagonals got {d._shape_tuple[-2]}")
+    vector = rr == dr - 1
+    if vector:
+        r = _core.expand_dims(r, -1)
+    elif transpose_rhs:
+        r = _l.adjoint(r)
+    if d._shape_tuple[-1] != r._shape_tuple[-2]:
+        raise ValueError("Expected number of left-hand sided and right-hand sides to be equal, got "
+                         f"{d._shape_tuple[-1]} and {r._shape_tuple[-2]}")
+    x = _l.tridiagonal_solve(d, r, bool(partial_pivoting))
+    return _core.squeeze(x, -1) if vector else x
+
+
+def tridiagonal_matmul(diagonals, rhs, diagonals_format="compact", name=None):
+    """A rhs for tridiagonal A given by its diagonals."""
+    if diagonals_format == "sequence":
+        diagonals = _compact_from_sequence(diagonals, pad_short=False)
+    elif diagonals_format == "matrix":
+        diagonals = _compact_from_matrix(diagonals)
+    elif diagonals_format != "compact":
+        raise ValueError(f"Unrecognized diagonals_format: {diagonals_format}")
+    return _l.tridiagonal_matmul(diagonals, rhs)
+
+
+def banded_triangular_solve(bands, rhs, lower=True, adjoint=False, name=None):
+    """x with A x = rhs, A triangular with the bands [..., K, M] (LEFT_RIGHT alignment, as TF)."""
+    return _l.banded_triangular_solve(bands, rhs, bool(lower), bool(adjoint))
+
+
+def eigh_tridiagonal(alpha, beta, eigvals_only=True, select="a", select_range=None, tol=None, name=None):
+    """Eigenvalues (ascending; and eigenvectors as columns) of the symmetric tridiagonal matrix with diagonal
+    alpha [n] and off-diagonal beta [n - 1]. select: 'a' all, 'i' the indices select_range[0]..[1] (inclusive),
+    'v' the eigenvalues in (select_range[0], select_range[1]]. tol is accepted for TF's signature; the
+    eigenvalues come from LAPACK to working precision."""
+    a = _core.convert_to_tensor(alpha)
+    b = _core.convert_to_tensor(beta, dtype=a.dtype) if not isinstance(beta, _core.Tensor) else beta
+    if a.dtype not in (_core.DType.float32, _core.DType.float64):
+        raise TypeError(f"eigh_tridiagonal: alpha must be float32 or float64, got {a.dtype}")
+    if b.dtype != a.dtype:
+        raise TypeError(f"eigh_tridiagonal: alpha ({a.dtype}) and beta ({b.dtype}) must have the same dtype")
+    if len(a._shape_tuple) != 1 or len(b._shape_tuple) != 1:
+        raise ValueError("eigh_tridiagonal: alpha and beta must be vectors, got shapes "
+                         f"{a._shape_tuple} and {b._shape_tuple}")
+    n = a._shape_tuple[0]
+    if b._shape_tuple[0] != max(n - 1, 0):
+        raise ValueError(f"eigh_tridiagonal: beta must have n - 1 = {n - 1} elements, got {b._shape_tuple[0]}")
+    if select not in ("a", "i", "v"):
+        raise ValueError(f"eigh_tridiagonal: select must be 'a', 'i' or 'v', got {select!r}")
+    if select != "a" and (select_range is None or len(select_range) != 2):
+        raise ValueError("eigh_tridiagonal: select_range must be a pair when select is 'i' or 'v'")
+    off = _l.diag(b)
+    dense = _l.diag(a) + _core.pad(off, [[0, 1], [1, 0]]) + _core.pad(off, [[1, 0], [0, 1]])
+    w, v = _l.eigh(dense)
+    if select == "i":
+        lo, hi = int(select_range[0]), int(select_range[1])
+        if not 0 <= lo <= hi < n:
+            raise ValueError(f"eigh_tridiagonal: select_range {select_range} must satisfy 0 <= lo <= hi < {n}")
+        w, v = w[lo:hi + 1], v[:, lo:hi + 1]
+    elif select == "v":
+        from . import boolean_mask  # the package's, defined after this module loads
+        keep = _core.logical_and(w > float(select_range[0]), w <= float(select_range[1]))
+        w, v = boolean_mask(w, keep), boolean_mask(v, keep, axis=1)
+    return w if eigvals_only else (w, v)
+
+
+# TF's linear operators (pure Python, as TF's), imported last: they use the functions above.
+from ._linear_operator import LinearOperator  # noqa: E402
+from ._linear_operators import *  # noqa: E402,F401,F403
+from ._linear_operators import __all__ as _operator_names  # noqa: E402
+
+__all__ += ["LinearOperator"] + _operator_names

@@ -53,6 +53,24 @@ void init_linalg(nb::module_& m) {
           auto [x, y] = tensor_operands(a, b);
           return la::tensordot(x, y, aa, ba);
         }, nb::arg("a"), nb::arg("b"), nb::arg("a_axes"), nb::arg("b_axes"));
+  l.def("lu", [](H a, bool int64_index) { return la::lu(T(a), int64_index ? ef::DType::int64 : ef::DType::int32); },
+        nb::arg("input"), nb::arg("int64_index") = false);
+  l.def("lu_solve", [](H lu, H p, H b) { auto [x, y] = tensor_operands(lu, b); return la::lu_solve(x, T(p), y); },
+        nb::arg("lower_upper"), nb::arg("perm"), nb::arg("rhs"));
+  l.def("lu_reconstruct", [](H lu, H p) { return la::lu_reconstruct(T(lu), T(p)); }, nb::arg("lower_upper"), nb::arg("perm"));
+  l.def("lu_matrix_inverse", [](H lu, H p) { return la::lu_matrix_inverse(T(lu), T(p)); }, nb::arg("lower_upper"), nb::arg("perm"));
+  l.def("expm", [](H a) { return la::expm(T(a)); }, nb::arg("input"));
+  l.def("sqrtm", [](H a) { return la::sqrtm(T(a)); }, nb::arg("input"));
+  l.def("tridiagonal_solve", [](H d, H b, bool pivoting) {
+          auto [x, y] = tensor_operands(d, b);
+          return la::tridiagonal_solve(x, y, pivoting);
+        }, nb::arg("diagonals"), nb::arg("rhs"), nb::arg("partial_pivoting") = true);
+  l.def("tridiagonal_matmul", [](H d, H b) { auto [x, y] = tensor_operands(d, b); return la::tridiagonal_matmul(x, y); },
+        nb::arg("diagonals"), nb::arg("rhs"));
+  l.def("banded_triangular_solve", [](H bands, H b, bool lower, bool adjoint) {
+          auto [x, y] = tensor_operands(bands, b);
+          return la::banded_triangular_solve(x, y, lower, adjoint);
+        }, nb::arg("bands"), nb::arg("rhs"), nb::arg("lower") = true, nb::arg("adjoint") = false);
 }
 
 }  // namespace efpy

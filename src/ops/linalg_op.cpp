@@ -14,6 +14,7 @@
 #include "eagerflow/ops/op_rules.h"
 #include "eagerflow/ops/ops.h"
 #include "kernels/cpu/lapack.h"
+#include "ops/linalg_extra_op.h"
 #include "ops/op_factories.h"
 #include "ops/rules/batching.h"
 #include "ops/rules/builtin_rules.h"
@@ -400,6 +401,7 @@ void detail::add_linalg_factories(detail::OpFactories& f) {
   f["self_adjoint_eig"] = [](const OpParams&) { return std::make_shared<SelfAdjointEig>(); };
   f["svd"] = [](const OpParams& p) { return std::make_shared<SingularValueDecomposition>(p.flag("full_matrices")); };
   f["qr"] = [](const OpParams& p) { return std::make_shared<Qr>(p.flag("full_matrices")); };
+  add_linalg_extra_factories(f);
 }
 
 namespace {
@@ -428,6 +430,7 @@ void detail::register_linalg_rules() {
   register_op_rules<SelfAdjointEig>({.batching = batch_matrices<SelfAdjointEig>, .onnx_unsupported = kNoOnnx});
   register_op_rules<SingularValueDecomposition>({.batching = batch_matrices<SingularValueDecomposition>, .onnx_unsupported = kNoOnnx});
   register_op_rules<Qr>({.batching = batch_matrices<Qr>, .onnx_unsupported = kNoOnnx});
+  register_linalg_extra_rules();
 }
 
 }  // namespace ef

@@ -54,4 +54,28 @@ Tensor cross(const Tensor& a, const Tensor& b);  // of 3-vectors in the last axi
 Tensor tensordot(const Tensor& a, const Tensor& b, int axes);
 Tensor tensordot(const Tensor& a, const Tensor& b, const std::vector<int>& a_axes, const std::vector<int>& b_axes);
 
+// ---- LU, the matrix exponential, tridiagonal and banded systems (src/ops/linalg_extra.cpp) ----
+// (lu, perm): a's rows perm[i] are the rows of L U, L unit lower triangular (below lu's
+// diagonal) and U upper (on and above it); perm in index_dtype (int32 or int64). A singular
+// matrix is an INVALID_ARGUMENT error. Not differentiable (as TF's).
+std::pair<Tensor, Tensor> lu(const Tensor& a, DType index_dtype = DType::int32);
+// From lu's results: x with a x = rhs; a itself; a^-1. Differentiable in lower_upper and rhs.
+Tensor lu_solve(const Tensor& lower_upper, const Tensor& perm, const Tensor& rhs);
+Tensor lu_reconstruct(const Tensor& lower_upper, const Tensor& perm);
+Tensor lu_matrix_inverse(const Tensor& lower_upper, const Tensor& perm);
+// exp(a) of square matrices: scaling and squaring with a Pade approximant (Higham 2005), the
+// order and the number of squarings chosen per matrix from its 1-norm. NaN for a matrix that
+// holds Inf or NaN.
+Tensor expm(const Tensor& a);
+// The principal square root s (s s = a) of real square matrices, by the real Schur form (as TF's);
+// NaN for a matrix with a negative real eigenvalue (it has no real square root).
+Tensor sqrtm(const Tensor& a);
+// TF's compact diagonals [..., 3, m]: superdiagonal (last entry unused), diagonal, subdiagonal
+// (first entry unused). x with A x = rhs [..., m, k]; NaN where A cannot be solved.
+Tensor tridiagonal_solve(const Tensor& diagonals, const Tensor& rhs, bool partial_pivoting = true);
+Tensor tridiagonal_matmul(const Tensor& diagonals, const Tensor& rhs);  // A rhs
+// bands [..., k, m]: lower, row j is the j-th subdiagonal (entry i is a[i, i - j]); upper, row
+// k - 1 - j is the j-th superdiagonal (entry i is a[i, i + j]). x with a x = rhs (a^T when adjoint).
+Tensor banded_triangular_solve(const Tensor& bands, const Tensor& rhs, bool lower = true, bool adjoint = false);
+
 }  // namespace ef::linalg

@@ -16,6 +16,13 @@ template <> int potrf_lower<double>(std::int64_t n, double* a) { return LAPACKE_
 template <> int getrf<float>(std::int64_t n, float* a, int* p) { return LAPACKE_sgetrf(LAPACK_ROW_MAJOR, li(n), li(n), a, li(n), p); }
 template <> int getrf<double>(std::int64_t n, double* a, int* p) { return LAPACKE_dgetrf(LAPACK_ROW_MAJOR, li(n), li(n), a, li(n), p); }
 
+template <> int gtsv<float>(std::int64_t n, std::int64_t k, float* dl, float* d, float* du, float* b) {
+  return LAPACKE_sgtsv(LAPACK_ROW_MAJOR, li(n), li(k), dl, d, du, b, li(k));
+}
+template <> int gtsv<double>(std::int64_t n, std::int64_t k, double* dl, double* d, double* du, double* b) {
+  return LAPACKE_dgtsv(LAPACK_ROW_MAJOR, li(n), li(k), dl, d, du, b, li(k));
+}
+
 template <> int getrs<float>(bool t, std::int64_t n, std::int64_t k, const float* lu, const int* p, float* b) {
   return LAPACKE_sgetrs(LAPACK_ROW_MAJOR, t ? 'T' : 'N', li(n), li(k), lu, li(n), p, b, li(k));
 }
@@ -40,6 +47,15 @@ template <> int gesdd<float>(char jobz, std::int64_t m, std::int64_t n, float* a
 }
 template <> int gesdd<double>(char jobz, std::int64_t m, std::int64_t n, double* a, double* s, double* u, std::int64_t ldu, double* vt, std::int64_t ldvt) {
   return LAPACKE_dgesdd(LAPACK_ROW_MAJOR, jobz, li(m), li(n), a, li(n), s, u, li(ldu), vt, li(ldvt));
+}
+
+template <> int gees<float>(std::int64_t n, float* a, float* wr, float* wi, float* vs) {
+  lapack_int sdim = 0;
+  return LAPACKE_sgees(LAPACK_ROW_MAJOR, 'V', 'N', nullptr, li(n), a, li(n), &sdim, wr, wi, vs, li(n));
+}
+template <> int gees<double>(std::int64_t n, double* a, double* wr, double* wi, double* vs) {
+  lapack_int sdim = 0;
+  return LAPACKE_dgees(LAPACK_ROW_MAJOR, 'V', 'N', nullptr, li(n), a, li(n), &sdim, wr, wi, vs, li(n));
 }
 
 template <> int geqrf<float>(std::int64_t m, std::int64_t n, float* a, float* tau) { return LAPACKE_sgeqrf(LAPACK_ROW_MAJOR, li(m), li(n), a, li(n), tau); }
