@@ -197,3 +197,23 @@ def test_keras_input_of_uint8():
     model = tf.keras.Model(inp, out)
     got = model(np.array([[0, 255, 51]], np.uint8))
     np.testing.assert_allclose(got.numpy(), [[0.0, 1.0, 0.2]], rtol=1e-6)
+
+
+def test_saved_model_and_onnx_keep_a_uint8_constant(tmp_path):
+    table = tf.constant([10, 200, 255, 7], tf.uint8)
+
+    def fn(x):  # float32 pixels times a uint8 lookup (its constant saved as uint8)
+        return x * tf.cast(table + tf.constant(60, tf.uint8), tf.float32)  # 200 + 60 wraps to 4
+
+    model = tf.keras.Sequential([tf.keras.layers.Lambda(fn)])
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    want = x * np.array([70, 4, 59, 67], np.float32)
+    np.testing.assert_array_equal(model(x).numpy(), want)
+    tf.saved_model.save(model, str(tmp_path / "sm"))
+    loaded = tf.saved_model.load(str(tmp_path / "sm"))
+    np.testing.assert_array_equal(loaded(x).numpy(), want)
+    path = tmp_path / "u8.onnx"
+    tf.onnx.export_model(model, str(path))
+    ort = pytest.importorskip("onnxruntime")
+    session = ort.InferenceSession(str(path))
+    np.testing.assert_array_equal(session.run(None, {session.get_inputs()[0].name: x})[0], want)
