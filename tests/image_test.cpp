@@ -310,7 +310,14 @@ TEST(Image, ConvertImageDtypeScalesIntegers) {
             (std::vector<std::int32_t>{2147483520, 2147483520, -2147483647 - 1}));
   EXPECT_EQ(image::convert_image_dtype(cast(over, DType::float64), DType::int32, true).to_vector<std::int32_t>()[0],
             2147483647);
-  expect_error([&] { image::convert_image_dtype(f, DType::int64); }, {"int32 only"});
+  // TF's rule for the other integers: uint8 scales by 1 / 255, floats by 255.5 (truncated), and
+  // integers rescale by powers of two (uint8 -> int32 multiplies by 2^23).
+  Tensor u8 = cast(tensor(std::vector<std::int32_t>{0, 128, 255}, Shape{1, 3, 1}), DType::uint8);
+  expect_close(image::convert_image_dtype(u8, DType::float32).to_vector<float>(), {0.0f, 128.0f / 255.0f, 1.0f});
+  EXPECT_EQ(image::convert_image_dtype(f, DType::uint8).to_vector<std::uint8_t>(), (std::vector<std::uint8_t>{0, 127, 255}));
+  EXPECT_EQ(image::convert_image_dtype(u8, DType::int32).to_vector<std::int32_t>(),
+            (std::vector<std::int32_t>{0, 1073741824, 2139095040}));
+  expect_error([&] { image::convert_image_dtype(f, DType::bool_); }, {"floating and integer"});
 }
 
 TEST(Image, GradientsVariationPsnrSsimAndSobel) {

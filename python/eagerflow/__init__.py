@@ -44,6 +44,9 @@ bool = DType.bool  # noqa: A001 - TF's tf.bool
 bfloat16 = DType.bfloat16  # a storage dtype: ops compute in float32 (docs/mixed_precision.md)
 float16 = half = DType.float16  # a storage dtype too: NumPy's float16, computed in float32
 string = DType.string  # byte strings (str is stored as UTF-8); ef.strings computes on them
+# TF's other integers, storage dtypes as well: ops compute in int32 (uint8, int8, int16, uint16)
+# or int64 (uint32, uint64) and wrap their results back (src/ops/bfloat16_dispatch.cpp).
+uint8, int8, int16, uint16, uint32, uint64 = DType.uint8, DType.int8, DType.int16, DType.uint16, DType.uint32, DType.uint64
 
 __version__ = "0.1.0"
 
@@ -94,6 +97,7 @@ _atexit.register(_core._set_log_handler, None)
 from . import keras, saved_model, onnx, data  # noqa: E402
 from . import summary  # noqa: E402 - ef.summary, as tf.summary (TensorBoard event files)
 from . import math  # noqa: E402 - ef.math, as tf.math
+from . import dtypes  # noqa: E402 - ef.dtypes, as tf.dtypes
 # TF's indexing functions with TF's arguments (tf.slice takes sizes; _core.slice, ends).
 from ._array_ops import (slice, strided_slice, gather, gather_nd, scatter_nd, tensor_scatter_nd_update,  # noqa: E402,A004
                          tensor_scatter_nd_add, tensor_scatter_nd_sub, tensor_scatter_nd_min, tensor_scatter_nd_max,

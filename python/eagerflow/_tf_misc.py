@@ -117,18 +117,10 @@ def truncatemod(x, y, name=None):
     return a - truncatediv(a, b) * b
 
 
-_LIMITS = {"int32": (-2 ** 31, 2 ** 31 - 1), "int64": (-2 ** 63, 2 ** 63 - 1),
-           "float32": (-3.4028234663852886e38, 3.4028234663852886e38)}
-
-
 def saturate_cast(value, dtype, name=None):
-    """A cast that clips to the target dtype's range first (no wrap-around)."""
-    x = _core.convert_to_tensor(value)
-    key = str(dtype).replace("<dtype: '", "").replace("'>", "").replace("DType.", "")
-    if key in _LIMITS and x.dtype in (_core.DType.float32, _core.DType.float64):
-        lo, hi = _LIMITS[key]
-        x = _core.clip_by_value(x, float(lo), float(hi)) if key != "int64" else _core.clip_by_value(x, -9.223372036854775e18, 9.223372036854775e18)
-    return _core.cast(x, dtype)
+    """tf.dtypes.saturate_cast: clamped to `dtype`'s range, then cast (300 -> uint8 255, -1 -> 0;
+    NaN -> 0): no wrap-around."""
+    return _core._saturate_cast(_core.convert_to_tensor(value), as_dtype(dtype))
 
 
 def shape_n(input, out_type=_core.DType.int32, name=None):  # noqa: A002
@@ -242,8 +234,8 @@ def as_dtype(type_value):
     name = type_value if isinstance(type_value, str) else _np.dtype(type_value).name
     name = {"double": "float64", "float": "float32", "bool_": "bool", "int": "int32", "long": "int64"}.get(name, name)
     if not hasattr(_core.DType, name):
-        raise TypeError(f"Cannot convert {type_value!r} to an eagerflow DType (eagerflow has float32, float64, "
-                        f"int32, int64, bool and bfloat16)")
+        raise TypeError(f"Cannot convert {type_value!r} to an eagerflow DType (eagerflow has float16, bfloat16, "
+                        f"float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64 and bool)")
     return getattr(_core.DType, name)
 
 

@@ -196,8 +196,15 @@ def per_image_standardization(image):
 
 
 def convert_image_dtype(image, dtype, saturate=False, name=None):
-    """tf.image.convert_image_dtype: float dtypes cast; int32 scaled to [0, 1] and back. Other
-    integer dtypes raise TypeError."""
+    """tf.image.convert_image_dtype: floats cast; integers scale to [0, 1] (uint8: / 255) and back
+    (* (MAX + 0.5), truncated; clamped first with saturate); integers rescale by a power of two."""
+    image = _core.convert_to_tensor(image)
+    from ._tf_misc import as_dtype
+    dtype = as_dtype(dtype)
+    if not (image.dtype.is_floating or image.dtype.is_integer):
+        raise AttributeError("image dtype must be either floating point or integer")  # TF's class
+    if not (dtype.is_floating or dtype.is_integer):
+        raise AttributeError("dtype must be either floating point or integer")
     return _im.convert_image_dtype(image, dtype, bool(saturate))
 
 

@@ -223,6 +223,8 @@ def argmin(input, axis=None, output_type=_core.DType.int64, name=None):  # noqa:
     """tf.math.argmin: the index of the smallest value along `axis` (0 when None)."""
     x = _core.convert_to_tensor(input)
     a = 0 if axis is None else int(axis)
+    if x.dtype.is_integer and x.dtype not in (_core.DType.int64, _core.DType.uint64):
+        x = _core.cast(x, _core.DType.int64)  # negated there: -x would wrap for uint8 and int8's -128
     return argmax(-x if x.dtype != _core.DType.bool else _core.logical_not(x), axis=a, output_type=output_type)
 
 

@@ -72,8 +72,14 @@ def _int_range(shape, minval, maxval, dtype, draw_unit):
     return _core.cast(_core.floor(u * float(hi - lo)) + float(lo), dtype)
 
 
+_UNIFORM_DTYPES = ("float16", "bfloat16", "float32", "float64", "int32", "int64")
+
+
 def uniform(shape, minval=0, maxval=None, dtype=_core.DType.float32, seed=None, name=None):
     """tf.random.uniform: floats in [minval, maxval) (maxval 1 when None); integers need maxval."""
+    if _dtype(dtype).name not in _UNIFORM_DTYPES:  # TF's ValueError (uint8 draws are not TF's)
+        raise ValueError(f"Argument `dtype` got invalid value {_dtype(dtype)}. Accepted dtypes are "
+                         f"(tf.float16, tf.bfloat16, tf.float32, tf.float64, tf.int32, tf.int64).")
     if _is_int_dtype(dtype):
         return _int_range(shape, minval, maxval, dtype, lambda: _r.uniform(shape, 0.0, 1.0, _core.DType.float64, seed))
     hi = 1.0 if maxval is None else _float(maxval, "maxval")

@@ -15,6 +15,8 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <type_traits>
+#include <utility>
 
 #include <nanobind/ndarray.h>
 
@@ -36,17 +38,34 @@ std::string str_of(nb::handle h) { return nb::cast<std::string>(nb::str(h)); }
 
 std::string name(ef::DType d) { return std::string(ef::name_of(d)); }
 
+// The range of integer dtype `d` as long longs (uint64's top half is beyond a long long).
+std::pair<long long, long long> int_range(ef::DType d) {
+  std::pair<long long, long long> r{std::numeric_limits<long long>::min(), std::numeric_limits<long long>::max()};
+  if (d != ef::DType::int64 && d != ef::DType::uint64)
+    ef::dispatch_storage_dtype(d, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+        r = {static_cast<long long>(std::numeric_limits<T>::min()), static_cast<long long>(std::numeric_limits<T>::max())};
+    });
+  if (d == ef::DType::uint64) r.first = 0;
+  return r;
+}
+
+// TF converts Python ints to its narrow and unsigned integers as NumPy does, wrapping
+// (tf.constant(-1, tf.uint8) is 255, 300 is 44); int32 refuses what it cannot hold.
 bool fits(long long v, ef::DType d) {
-  if (d == ef::DType::int32)
-    return v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max();
-  return true;  // int64 (the caller has the value as a long long)
+  if (ef::is_storage_int(d)) return true;
+  auto [lo, hi] = int_range(d);
+  return v >= lo && v <= hi;
 }
 
 // A float that converts to integer dtype `d` without changing: finite, whole and in range.
 bool integral_in(double v, ef::DType d) {
   if (!std::isfinite(v) || v != std::trunc(v)) return false;
-  if (d == ef::DType::int32) return v >= -0x1p31 && v < 0x1p31;
-  return v >= -0x1p63 && v < 0x1p63;
+  if (d == ef::DType::int64) return v >= -0x1p63 && v < 0x1p63;
+  if (d == ef::DType::uint64) return v >= 0 && v < 0x1p64;
+  auto [lo, hi] = int_range(d);
+  return v >= static_cast<double>(lo) && v <= static_cast<double>(hi);
 }
 
 // A Python int as a long long; nullopt when it does not fit int64.
@@ -60,7 +79,8 @@ std::optional<long long> py_int(PyObject* o) {
 
 ef::Tensor int_scalar(long long v, ef::DType d) {
   if (d == ef::DType::int64) return ef::scalar<std::int64_t>(v);
-  return ef::scalar<std::int32_t>(static_cast<std::int32_t>(v));
+  if (d == ef::DType::int32) return ef::scalar<std::int32_t>(static_cast<std::int32_t>(v));
+  return ef::cast(ef::scalar<std::int64_t>(v), d);  // uint8 .. uint64: in range (checked by the caller)
 }
 
 // A Python bool, int or float as dtype `d`; `context` ends the error message.
@@ -84,6 +104,7 @@ ef::Tensor scalar_as(nb::handle h, ef::DType d, const std::string& context) {
     if (!integral_in(v, d))
       conversion_error("cannot convert the Python float " + nb::cast<std::string>(nb::repr(h)) + " to " + name(d) +
                        " without changing its value" + context);
+    if (d == ef::DType::uint64 && v >= 0x1p63) return ef::cast(ef::scalar<double>(v), d);
     return int_scalar(static_cast<long long>(v), d);
   }
   return ef::full(ef::Shape{}, v, d);
@@ -183,22 +204,18 @@ ef::Tensor from_array(nb::object arr, bool literal) {
   else if (kind == "f" && size == 4) out = ef::DType::float32;
   else if (kind == "f" && size == 8)
     out = literal ? ef::DType::float32 : ef::DType::float64, via = literal ? "float32" : nullptr;
-  else if ((kind == "i" || kind == "u") && size <= 2) out = ef::DType::int32, via = "int32";
+  // Every NumPy integer keeps its dtype, as in TF (np.uint8 images stay uint8).
+  else if (kind == "i" && size == 1) out = ef::DType::int8;
+  else if (kind == "i" && size == 2) out = ef::DType::int16;
   else if (kind == "i" && size == 4) out = ef::DType::int32;
   else if (kind == "i" && size == 8) out = ef::DType::int64;
-  else if (kind == "u" && (size == 4 || size == 8)) out = ef::DType::int64, via = "int64";
+  else if (kind == "u" && size == 1) out = ef::DType::uint8;
+  else if (kind == "u" && size == 2) out = ef::DType::uint16;
+  else if (kind == "u" && size == 4) out = ef::DType::uint32;
+  else if (kind == "u" && size == 8) out = ef::DType::uint64;
   else if (kind == "b" && size == 1) out = ef::DType::bool_;
   else unsupported_dtype(dt, kind);
   arr = c_contiguous(arr);
-  if (kind == "u" && size == 8) {
-    RoArray a = as_ro(arr);
-    const auto* p = static_cast<const std::uint64_t*>(a.data());
-    for (std::size_t i = 0; i < a.size(); ++i)
-      if (p[i] > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-        conversion_error(
-            "the uint64 value " + std::to_string(p[i]) +
-            " does not fit int64, the widest integer dtype (converting it would wrap to a negative number)");
-  }
   if (literal && out == ef::DType::int64) {
     RoArray a = as_ro(arr);
     const auto* p = static_cast<const std::int64_t*>(a.data());
@@ -288,8 +305,8 @@ ef::Tensor from_literal(nb::handle h, std::optional<ef::DType> target, std::opti
                       : floating_out            ? "float32"
                       : s.floats                ? "float64"
                       : out == ef::DType::bool_ ? "bool"
-                      : out == ef::DType::int64 ? "int64"
-                                                : "int32";
+                      : out == ef::DType::int64 || ef::is_storage_int(out) ? "int64"
+                                                                           : "int32";
   ef::Tensor t = from_array(numpy_module().attr("asarray")(h, "dtype"_a = build), /*literal=*/false);
   return checked_cast(t, out);
 }
@@ -404,9 +421,15 @@ ef::Tensor checked_cast(const ef::Tensor& t, ef::DType d) {
           conversion_error("cannot convert the value " + str_of(nb::float_(v)) + " to " + name(d) +
                            " without changing it (a fraction, out of range or not finite); round it, or cast "
                            "explicitly with ef.cast");
-    } else if (t.dtype() == ef::DType::int64 && d == ef::DType::int32) {
-      for (auto v : t.data<std::int64_t>())
-        if (!fits(v, d)) conversion_error("the value " + std::to_string(v) + " does not fit int32");
+    } else if (t.dtype() == ef::DType::uint64 && ef::is_index_dtype(d)) {
+      for (auto v : t.data<std::uint64_t>())
+        if (v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) || !fits(static_cast<long long>(v), d))
+          conversion_error("the uint64 value " + std::to_string(v) + " does not fit " + name(d) +
+                           " (converting it would wrap around)");
+    } else if (ef::is_integer(t.dtype()) && ef::is_index_dtype(d)) {  // (the storage integers wrap)
+      ef::Tensor wide = ef::cast(t, ef::DType::int64);
+      for (auto v : wide.data<std::int64_t>())
+        if (!fits(v, d)) conversion_error("the value " + std::to_string(v) + " does not fit " + name(d));
     }
   }
   return ef::cast(t, d);
@@ -459,7 +482,13 @@ ef::Tensor to_tensor(nb::handle h, const ef::Tensor* like) {
   if (PyObject_CheckBuffer(h.ptr()) == 0 && !PyComplex_Check(h.ptr()) && !nb::hasattr(h, "__array__") &&
       !nb::hasattr(h, "__array_interface__") && !nb::hasattr(h, "__dlpack__") && !nb::hasattr(h, "dtype"))
     not_convertible(h);
-  return from_array_like(h);
+  ef::Tensor arr = from_array_like(h);
+  // An integer array next to an integer tensor takes the tensor's dtype, as TF converts it
+  // (int32 tensor + np.uint8 array; uint8 image + np.array([1, 2])): values that would change
+  // are refused for int32 and int64 (checked_cast), and wrap for uint8 .. uint64 as TF's.
+  if (like && like->defined() && ef::is_integer(like->dtype()) && ef::is_integer(arr.dtype()) && arr.dtype() != like->dtype())
+    return checked_cast(arr, like->dtype());
+  return arr;
 }
 
 void init_convert(nb::module_& m) {

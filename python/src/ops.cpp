@@ -76,6 +76,8 @@ int range_rank(ef::DType d) {
     case ef::DType::float64: return 4;
     case ef::DType::bool_:
     case ef::DType::string: return -1;
+    case ef::DType::uint8: case ef::DType::int8: case ef::DType::int16: case ef::DType::uint16:
+    case ef::DType::uint32: case ef::DType::uint64: return 0;
   }
   return -1;
 }
@@ -137,6 +139,8 @@ void init_ops(nb::module_& m) {
   m.def("where", [](H c, H a, H b) { auto [x, y] = T2(a, b); return ef::where(T(c), x, y); }, nb::arg("condition"),
         nb::arg("x"), nb::arg("y"));
   m.def("cast", [](H x, H dtype) { return ef::cast(T(x), dtype_from_py(dtype)); }, nb::arg("x"), nb::arg("dtype"));
+  m.def("_saturate_cast", [](H x, H dtype) { return ef::saturate_cast(T(x), dtype_from_py(dtype)); }, nb::arg("value"),
+        nb::arg("dtype"));
 
 #define EF_REDUCE(name, alias)                                                                                   \
   m.def(#name, [](H x, H axis, bool keepdims) { return ef::name(T(x), axes_of(axis), keepdims); }, nb::arg("x"), \

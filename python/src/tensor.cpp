@@ -23,6 +23,12 @@ nb::dlpack::dtype to_dl(ef::DType d) {
     case ef::DType::bfloat16: return {static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat), 16, 1};
     case ef::DType::float16: return {static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float), 16, 1};
     case ef::DType::string: break;  // no DLPack form: NumPy gets an object array of bytes (view_numpy)
+    case ef::DType::uint8: return nb::dtype<std::uint8_t>();
+    case ef::DType::int8: return nb::dtype<std::int8_t>();
+    case ef::DType::int16: return nb::dtype<std::int16_t>();
+    case ef::DType::uint16: return nb::dtype<std::uint16_t>();
+    case ef::DType::uint32: return nb::dtype<std::uint32_t>();
+    case ef::DType::uint64: return nb::dtype<std::uint64_t>();
   }
   return nb::dtype<float>();
 }
@@ -37,6 +43,12 @@ const char* numpy_name(ef::DType d) {
     case ef::DType::bfloat16: return "bfloat16";
     case ef::DType::float16: return "float16";
     case ef::DType::string: return "string";
+    case ef::DType::uint8: return "uint8";
+    case ef::DType::int8: return "int8";
+    case ef::DType::int16: return "int16";
+    case ef::DType::uint16: return "uint16";
+    case ef::DType::uint32: return "uint32";
+    case ef::DType::uint64: return "uint64";
   }
   return "float32";
 }
@@ -54,6 +66,20 @@ nb::object ml_dtypes_bfloat16() {
     }
   }
   return *t;
+}
+
+// TF's DType.min / .max: NumPy's iinfo (Python ints, uint64's exact) or finfo; bool has none.
+nb::object dtype_limit(ef::DType d, const char* which) {
+  if (d == ef::DType::bool_)
+    throw nb::type_error((std::string("Cannot find ") + (which[1] == 'i' ? "minimum" : "maximum") + " value of bool.").c_str());
+  if (ef::is_integer(d)) return nb::int_(numpy_module().attr("iinfo")(numpy_name(d)).attr(which));
+  if (d == ef::DType::bfloat16) {
+    nb::object bf16 = ml_dtypes_bfloat16();
+    if (bf16.is_none())
+      ef::fail(ef::ErrorCode::failed_precondition, "dtype", "bfloat16's limits need ml_dtypes (pip install ml_dtypes)");
+    return nb::module_::import_("ml_dtypes").attr("finfo")(bf16).attr(which);
+  }
+  return numpy_module().attr("finfo")(numpy_name(d)).attr(which);
 }
 
 std::string shape_tuple(const ef::Shape& s) {
@@ -118,6 +144,9 @@ nb::object view_numpy(const ef::Tensor& t) {
   } else {
     nb::ndarray<nb::numpy, nb::ro> arr(data, dims.size(), dims.data(), owner, nullptr, to_dl(t.dtype()));
     out = nb::cast(arr, nb::rv_policy::reference);
+    // DLPack's 64-bit integers arrive as NumPy's long long ('q', 'Q'), whose scalars are not
+    // np.int64 / np.uint64 (long, 'l', 'L', on Linux): viewed as NumPy's own names, as TF's are.
+    if (t.dtype() == ef::DType::int64 || t.dtype() == ef::DType::uint64) out = out.attr("view")(numpy_name(t.dtype()));
   }
   out.attr("setflags")("write"_a = false);
   return out;
@@ -154,7 +183,7 @@ ef::Tensor getitem(const ef::Tensor& x, nb::handle key) {
   if (nb::isinstance<ef::Tensor>(key) || PyList_Check(key.ptr()) || nb::hasattr(key, "__array_interface__")) {
     ef::Tensor idx = to_tensor(key);
     if (!ef::is_integer(idx.dtype())) bad_index(key);
-    return ef::gather(x, idx, 0);
+    return ef::gather(x, ef::is_index_dtype(idx.dtype()) ? idx : ef::cast(idx, ef::DType::int64), 0);
   }
   std::vector<nb::handle> items;
   nb::tuple tup;
@@ -214,8 +243,11 @@ std::string tensor_values_text(const ef::Tensor& t, bool is_repr) { return numpy
 
 ef::Tensor true_divide(const ef::Tensor& x, const ef::Tensor& y) {
   // TF's truediv: integer operands divide as float64 (tf.constant([1, 2]) / 2 is [0.5, 1.0]).
-  if (ef::is_integer(x.dtype()) && ef::is_integer(y.dtype()))
-    return ef::div(ef::cast(x, ef::DType::float64), ef::cast(y, ef::DType::float64));
+  // 8- and 16-bit integers divide as float32 (TF's truediv table).
+  if (ef::is_integer(x.dtype()) && ef::is_integer(y.dtype())) {
+    ef::DType f = ef::size_of(x.dtype()) <= 2 && x.dtype() == y.dtype() ? ef::DType::float32 : ef::DType::float64;
+    return ef::div(ef::cast(x, f), ef::cast(y, f));
+  }
   return ef::div(x, y);
 }
 
@@ -235,6 +267,7 @@ ef::DType dtype_from_py(nb::handle h) {
   if (name == "float16") return ef::DType::float16;
   if (name == "object") return ef::DType::string;
   if (name.rfind("<U", 0) == 0 || name.rfind("|S", 0) == 0 || name == "bytes" || name == "str") return ef::DType::string;
+  if (auto t = ef::dtype_named(name); t && name == ef::name_of(*t)) return *t;  // uint8 .. uint64
   throw nb::type_error(("eagerflow has no dtype " + name).c_str());
 }
 
@@ -250,8 +283,20 @@ void init_tensor(nb::module_& m) {
       .value("bfloat16", ef::DType::bfloat16)
       .value("float16", ef::DType::float16)
       .value("string", ef::DType::string)
+      .value("uint8", ef::DType::uint8)
+      .value("int8", ef::DType::int8)
+      .value("int16", ef::DType::int16)
+      .value("uint16", ef::DType::uint16)
+      .value("uint32", ef::DType::uint32)
+      .value("uint64", ef::DType::uint64)
       .def_prop_ro("name", [](ef::DType d) { return std::string(numpy_name(d)); })
       .def_prop_ro("is_floating", [](ef::DType d) { return ef::is_floating(d); })
+      .def_prop_ro("is_integer", [](ef::DType d) { return ef::is_integer(d); })
+      .def_prop_ro("is_unsigned", [](ef::DType d) { return ef::is_unsigned(d); })
+      .def_prop_ro("is_bool", [](ef::DType d) { return d == ef::DType::bool_; })
+      .def_prop_ro("size", [](ef::DType d) { return ef::size_of(d); })
+      .def_prop_ro("min", [](ef::DType d) { return dtype_limit(d, "min"); })
+      .def_prop_ro("max", [](ef::DType d) { return dtype_limit(d, "max"); })
       .def_prop_ro("as_numpy_dtype",
                    [](ef::DType d) {
                      if (d == ef::DType::bfloat16) {

@@ -100,15 +100,14 @@ def test_explicit_dtype_refuses_values_it_cannot_hold():
 
 
 @pytest.mark.parametrize("np_dtype, ef_dtype", [
-    (np.int8, ef.int32), (np.int16, ef.int32), (np.uint8, ef.int32), (np.uint16, ef.int32),
-    (np.int32, ef.int32), (np.uint32, ef.int64), (np.int64, ef.int64), (np.uint64, ef.int64),
+    (np.int8, ef.int8), (np.int16, ef.int16), (np.uint8, ef.uint8), (np.uint16, ef.uint16),
+    (np.int32, ef.int32), (np.uint32, ef.uint32), (np.int64, ef.int64), (np.uint64, ef.uint64),
     (np.float16, ef.float16), (np.float32, ef.float32), (np.float64, ef.float64), (np.bool_, ef.bool),
 ])
 def test_every_numpy_dtype_keeps_its_values(np_dtype, ef_dtype):
     info = np.iinfo(np_dtype) if np.issubdtype(np_dtype, np.integer) else None
-    if info is not None:
-        hi = min(int(info.max), 2**63 - 1)
-        a = np.array([info.min, 0, 1, hi], dtype=np_dtype)
+    if info is not None:  # every integer keeps its NumPy dtype, as in TF (uint64's top half too)
+        a = np.array([info.min, 0, 1, info.max], dtype=np_dtype)
     elif np_dtype is np.bool_:
         a = np.array([True, False, True])
     else:
@@ -116,21 +115,29 @@ def test_every_numpy_dtype_keeps_its_values(np_dtype, ef_dtype):
     t = ef.constant(a)
     assert t.dtype == ef_dtype
     np.testing.assert_array_equal(t.numpy(), a)
+    assert t.numpy().dtype == a.dtype
     assert t.numpy().tolist() == a.tolist()
 
 
+@pytest.mark.parametrize("convert", [ef.constant, ef.convert_to_tensor, ef.Tensor, lambda a: ef.Variable(a)])
+def test_uint64_keeps_every_value(convert):
+    a = np.array([1, 2**63 + 5], dtype=np.uint64)  # TF keeps uint64 (it was widened to int64 here once)
+    t = convert(a)
+    assert t.dtype == ef.uint64 and t.numpy().dtype == np.uint64
+    assert t.numpy().tolist() == [1, 2**63 + 5]
+    assert int(convert(np.uint64(2**64 - 1)).numpy()) == 2**64 - 1
+
+
 @pytest.mark.parametrize("convert", [
-    ef.constant, ef.convert_to_tensor, ef.Tensor, lambda a: ef.Variable(a),
     lambda a: ef.constant(a, dtype=ef.int64), lambda a: ef.constant([1, 2], dtype=ef.int64) + a,
+    lambda a: ef.constant([1, 2], dtype=ef.int32) + a,
 ])
-def test_uint64_above_int64_is_refused(convert):
+def test_uint64_above_int64_is_refused_as_int64(convert):
     a = np.array([1, 2**63 + 5], dtype=np.uint64)
     with pytest.raises(ef.ConversionError, match="uint64"):
         convert(a)
-    with pytest.raises(ef.ConversionError):
-        convert(np.uint64(2**64 - 1))
-    ok = ef.constant(np.array([1, 2**63 - 1], dtype=np.uint64))
-    assert ok.dtype == ef.int64 and ok.numpy().tolist() == [1, 2**63 - 1]
+    ok = convert(np.array([1, 2], dtype=np.uint64))  # values that fit convert (TF converts arrays too)
+    assert ok.dtype in (ef.int64, ef.int32) and ok.numpy().tolist()[0] in (1, 2)
 
 
 def test_python_scalars_in_ops_do_not_narrow():
@@ -164,15 +171,6 @@ def test_variable_assign_converts_to_its_dtype_without_narrowing():
     w.assign(np.array([0.5, 1.5]))  # float64 values as the variable's float32 (TF's assign)
     np.testing.assert_array_equal(w.numpy(), [0.5, 1.5])
     assert w.dtype == ef.float32
-
-
-def test_fit_and_predict_refuse_values_that_do_not_fit():
-    model = ef.keras.Sequential([ef.keras.layers.Dense(1)])
-    model.compile(optimizer="sgd", loss="mse")
-    with pytest.raises(ef.ConversionError):
-        model.predict(np.array([[1], [2**63 + 1]], dtype=np.uint64), verbose=0)
-    with pytest.raises(ef.ConversionError):
-        model.fit(np.ones((4, 1), np.float32), np.array([[1], [2], [3], [2**64 - 1]], np.uint64), verbose=0)
 
 
 # --- read-only, big-endian, strided, complex, strings ----------------------------------------

@@ -42,7 +42,7 @@ def test_python_literals_follow_tf_defaults():
     assert ef.constant([1.0, 2.0]).dtype == ef.float32
     assert ef.constant([1, 2]).dtype == ef.int32
     assert ef.constant(3.5).shape == ()
-    assert ef.constant(np.arange(3, dtype=np.uint8)).dtype == ef.int32
+    assert ef.constant(np.arange(3, dtype=np.uint8)).dtype == ef.uint8  # TF keeps NumPy's integer dtypes
 
 
 def test_operators_and_scalars():

@@ -16,6 +16,12 @@ std::string_view name_of(DType t) {
     case DType::bfloat16: return "bfloat16";
     case DType::float16: return "float16";
     case DType::string: return "string";
+    case DType::uint8: return "uint8";
+    case DType::int8: return "int8";
+    case DType::int16: return "int16";
+    case DType::uint16: return "uint16";
+    case DType::uint32: return "uint32";
+    case DType::uint64: return "uint64";
   }
   return "?";
 }
@@ -30,6 +36,12 @@ std::string_view short_name_of(DType t) {
     case DType::bfloat16: return "bf16";
     case DType::float16: return "f16";
     case DType::string: return "str";
+    case DType::uint8: return "u8";
+    case DType::int8: return "i8";
+    case DType::int16: return "i16";
+    case DType::uint16: return "u16";
+    case DType::uint32: return "u32";
+    case DType::uint64: return "u64";
   }
   return "?";
 }
@@ -46,7 +58,8 @@ void string_not_computed(const char* what) {
 
 void bfloat16_not_computed(const char* what) {
   fail(kWrongType, what,
-       "bfloat16 and float16 are storage dtypes: this kernel does not compute in them (cast to float32 with ef::cast)");
+       "bfloat16, float16 and the integers other than int32 and int64 are storage dtypes: this kernel does not "
+       "compute in them (ef::cast to float32, int32 or int64)");
 }
 
 bool Shape::is_static() const {

@@ -147,6 +147,12 @@ EF_INSTANTIATE(std::int64_t)
 EF_INSTANTIATE(bool)
 EF_INSTANTIATE(bfloat16)
 EF_INSTANTIATE(float16)
+EF_INSTANTIATE(std::uint8_t)
+EF_INSTANTIATE(std::int8_t)
+EF_INSTANTIATE(std::int16_t)
+EF_INSTANTIATE(std::uint16_t)
+EF_INSTANTIATE(std::uint32_t)
+EF_INSTANTIATE(std::uint64_t)
 #undef EF_INSTANTIATE
 // String elements are read as views (writing goes through StringTensorBuilder, which keeps the
 // bytes alive: eagerflow/core/string_tensor.h).

@@ -104,12 +104,13 @@ struct Formatter {
 
   std::string element(std::int64_t flat) const {
     if (t.dtype() == DType::string) return bytes_literal(t.data<std::string_view>()[static_cast<std::size_t>(flat)]);
-    return dispatch_dtype(t.dtype(), [&](auto tag) -> std::string {
+    return dispatch_storage_dtype(t.dtype(), [&](auto tag) -> std::string {  // uint8 .. uint64 too
       using T = decltype(tag);
       T v = t.data<T>()[static_cast<std::size_t>(flat)];
       if constexpr (std::is_same_v<T, bool>) return v ? "True" : "False";
       else if constexpr (std::is_floating_point_v<T>) return format_float(static_cast<double>(v), 8, scientific);
-      else return std::to_string(v);
+      else if constexpr (std::is_integral_v<T>) return std::to_string(v);  // (int8 as a number, not a char)
+      else return format_float(static_cast<double>(static_cast<float>(v)), 8, scientific);  // (16-bit floats: converted before)
     });
   }
 

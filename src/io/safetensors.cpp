@@ -28,6 +28,12 @@ const char* code_of(DType t) {
     case DType::bfloat16: return "BF16";
     case DType::float16: return "F16";
     case DType::string: break;  // safetensors has no strings: refused where a tensor is written
+    case DType::uint8: return "U8";
+    case DType::int8: return "I8";
+    case DType::int16: return "I16";
+    case DType::uint16: return "U16";
+    case DType::uint32: return "U32";
+    case DType::uint64: return "U64";
   }
   return "?";
 }
@@ -40,8 +46,14 @@ DType dtype_from_code(const std::string& code, const std::string& what) {
   if (code == "BOOL") return DType::bool_;
   if (code == "BF16") return DType::bfloat16;
   if (code == "F16") return DType::float16;
+  if (code == "U8") return DType::uint8;
+  if (code == "I8") return DType::int8;
+  if (code == "I16") return DType::int16;
+  if (code == "U16") return DType::uint16;
+  if (code == "U32") return DType::uint32;
+  if (code == "U64") return DType::uint64;
   throw Error(ErrorCode::unimplemented,
-              what + ": dtype " + code + " is not supported (eagerflow reads F32, F64, I32, I64, BOOL, BF16)");
+              what + ": dtype " + code + " is not supported (eagerflow reads F32, F64, F16, BF16, I64, I32, I16, I8, U64, U32, U16, U8, BOOL)");
 }
 
 }  // namespace

@@ -18,7 +18,8 @@ void Embedding::build(const Shape&) {
 Tensor Embedding::call(const Tensor& ids) {
   if (!is_integer(ids.dtype()))
     fail(kWrongType, name(), "expects integer ids, got " + ids.spec().str() + " (cast them with ef::cast)");
-  Tensor out = gather(embeddings_, ids, 0);  // an id out of [0, input_dim) is an ef::Error naming it
+  // Keras casts other integer ids (uint8, int16 ..) to int32 first.
+  Tensor out = gather(embeddings_, is_index_dtype(ids.dtype()) ? ids : cast(ids, DType::int32), 0);  // an id out of [0, input_dim) is an ef::Error naming it
   if (mask_zero) set_mask(out, not_equal(ids, zeros_like(ids)));
   return out;
 }

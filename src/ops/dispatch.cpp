@@ -182,7 +182,7 @@ namespace {
 struct InputKinds {
   bool symbolic = false;  // an input is symbolic (a trace records the op)
   bool keras = false;     // an input is a Keras tensor (functional API)
-  bool bfloat16 = false;  // an input is bfloat16 (src/ops/bfloat16_dispatch.h)
+  bool bfloat16 = false;  // an input has a storage dtype: bfloat16, float16, uint8 .. (src/ops/bfloat16_dispatch.h)
   bool strings = false;   // an input is a string tensor (eagerflow/core/string_tensor.h)
 };
 
@@ -194,7 +194,7 @@ InputKinds check_inputs(const Primitive& op, std::span<const Tensor> inputs) {
     const TensorImpl& impl = t.impl();
     k.symbolic |= impl.graph != nullptr;
     k.keras |= impl.keras_node != nullptr;
-    k.bfloat16 |= is_storage_float(impl.dtype);
+    k.bfloat16 |= is_storage_dtype(impl.dtype);
     k.strings |= impl.dtype == DType::string;
   }
   if (k.strings && !op.takes_strings()) detail::strings_not_taken(op.name(), describe(inputs));

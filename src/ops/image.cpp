@@ -215,20 +215,29 @@ Tensor convert_image_dtype(const Tensor& image, DType dtype, bool saturate) {
   if (!image.defined()) fail(op, "got an undefined tensor");
   const DType from = image.dtype();
   if (from == dtype) return identity(image);
-  auto supported = [](DType d) { return is_floating(d) || d == DType::int32; };
+  auto supported = [](DType d) { return is_floating(d) || is_integer(d); };
   if (!supported(from) || !supported(dtype))
     fail(kWrongType, op,
-         "converts between floating dtypes and int32 only, got " + std::string(name_of(from)) + " to " +
+         "converts between floating and integer dtypes, got " + std::string(name_of(from)) + " to " +
              std::string(name_of(dtype)));
+  auto to_int = [&](const Tensor& t) { return saturate ? saturate_cast(t, dtype) : cast(t, dtype); };
   if (is_floating(from) && is_floating(dtype)) return cast(image, dtype);
-  constexpr double kInt32Max = 2147483647.0;
-  if (from == DType::int32) return cast(image, dtype) * (1.0 / kInt32Max);  // [0, max] -> [0, 1]
-  // [0, 1] -> [0, max]; the half keeps 1.0 from rounding below max. saturate clips to the largest
-  // value of the image's dtype that int32 holds (2^31 - 128 in float32), as TF's. Without it, ef's
-  // cast saturates anyway (where TF's wraps 1.0f around to INT32_MIN).
-  Tensor scaled = image * (kInt32Max + 0.5);
-  if (saturate) scaled = clip(scaled, -2147483648.0, from == DType::float64 ? kInt32Max : 2147483520.0);
-  return cast(scaled, dtype);
+  if (is_integer(from) && is_integer(dtype)) {
+    // TF's: integers map [0, max] onto [0, max'] by a power of two (uint8 255 -> int32
+    // 255 * 2^23; int32 -> uint8 divides by 2^23, flooring).
+    double in = max_of(from) + 1.0, out = max_of(dtype) + 1.0;  // powers of two, exact
+    if (in > out) {
+      Tensor q = floor(cast(image, DType::float64) * (out / in));  // exact: a power-of-two scale
+      return to_int(q);
+    }
+    Tensor widened = to_int(image);
+    return widened * scalar_like(widened, out / in);
+  }
+  if (is_integer(from)) return cast(image, dtype) * (1.0 / max_of(from));  // [0, max] -> [0, 1]
+  // [0, 1] -> [0, max]; the half keeps 1.0 from rounding below max. saturate clamps to the
+  // dtype's range first (tf.dtypes.saturate_cast); without it the cast wraps as tf.cast does
+  // (int32 and int64 saturate in ef's cast, where TF's wraps 1.0f around to INT32_MIN).
+  return to_int(image * (max_of(dtype) + 0.5));
 }
 
 }  // namespace ef::image

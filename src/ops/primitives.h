@@ -104,6 +104,7 @@ class ArgMax : public MergeablePrimitive<ArgMax> {
  public:
   ArgMax(int axis, bool keepdims) : axis_(axis), keepdims_(keepdims) {}
   const char* name() const override { return "argmax"; }
+  bool output_follows_inputs(std::size_t, DType, DType) const override { return false; }  // indices
   OpParams parameters() const override;
   bool is_differentiable() const override { return false; }
   int axis() const { return axis_; }
@@ -269,6 +270,7 @@ class GatherGrad : public MergeablePrimitive<GatherGrad> {
  public:
   explicit GatherGrad(int axis) : axis_(axis) {}
   const char* name() const override { return "gather_grad"; }
+  bool is_index_input(std::size_t i) const override { return i == 1; }
   OpParams parameters() const override { return OpParams().add("axis", axis_); }
   EF_OP_RULES EF_OP_VJP
  private:
@@ -279,6 +281,7 @@ class OneHot : public MergeablePrimitive<OneHot> {
  public:
   OneHot(std::int64_t depth, DType dtype) : depth_(depth), dtype_(dtype) {}
   const char* name() const override { return "one_hot"; }
+  bool is_index_input(std::size_t) const override { return true; }
   OpParams parameters() const override;
   bool is_differentiable() const override { return false; }
   std::int64_t depth() const { return depth_; }
@@ -496,6 +499,7 @@ class ClassIndices : public MergeablePrimitive<ClassIndices> {
  public:
   ClassIndices(std::int64_t classes, std::string who) : classes_(classes), who_(std::move(who)) {}
   const char* name() const override { return "class_indices"; }
+  bool is_index_input(std::size_t) const override { return true; }
   OpParams parameters() const override;
   bool is_differentiable() const override { return false; }
   std::int64_t classes() const { return classes_; }

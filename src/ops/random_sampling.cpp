@@ -16,7 +16,7 @@ void check_logits(const Tensor& logits, std::int64_t num_samples, DType dtype, c
   if (logits.rank() != 2) fail(op, "logits must be [batch, classes], got " + logits.spec().str());
   if (logits.shape()[1] == 0) fail(op, "logits need at least one class, got " + logits.spec().str());
   if (num_samples < 0) fail(op, "num_samples must be >= 0, got " + std::to_string(num_samples));
-  if (!is_integer(dtype)) fail(kWrongType, op, "dtype must be int32 or int64, got " + std::string(name_of(dtype)));
+  if (!is_index_dtype(dtype)) fail(kWrongType, op, "dtype must be int32 or int64, got " + std::string(name_of(dtype)));
 }
 
 // The Gumbel-max trick: argmax(logits + G) with G = -log(-log(U)) is a draw from
@@ -47,7 +47,7 @@ Tensor stateless_categorical(const Tensor& logits, std::int64_t num_samples, std
 }
 
 Tensor randint(const Shape& shape, std::int64_t minval, std::int64_t maxval, DType dtype, std::optional<std::uint64_t> seed) {
-  if (!is_integer(dtype))
+  if (!is_index_dtype(dtype))
     fail(kWrongType, "random.randint", "dtype must be int32 or int64, got " + std::string(name_of(dtype)));
   if (!(minval < maxval)) fail("random.randint", "needs minval < maxval, got " + std::to_string(minval) + ", " + std::to_string(maxval));
   if (dtype == DType::int32 && (minval < std::numeric_limits<std::int32_t>::min() || maxval - 1 > std::numeric_limits<std::int32_t>::max()))

@@ -27,6 +27,7 @@ enum class ScatterMode : unsigned char { update, add, sub, min, max };
 class TensorScatterNd : public MergeablePrimitive<TensorScatterNd> {
  public:
   explicit TensorScatterNd(ScatterMode mode) : mode_(mode) {}
+  bool is_index_input(std::size_t i) const override { return i == 1; }
   const char* name() const override;
   OpParams parameters() const override;
   ScatterMode mode() const { return mode_; }

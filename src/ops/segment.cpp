@@ -17,7 +17,10 @@ bool known_kind(const std::string& k) {
 }
 
 double lowest(DType t) {
+  if (is_unsigned(t)) return 0.0;
   switch (t) {
+    case DType::int8: return std::numeric_limits<std::int8_t>::lowest();
+    case DType::int16: return std::numeric_limits<std::int16_t>::lowest();
     case DType::float64: return std::numeric_limits<double>::lowest();
     case DType::int32: return std::numeric_limits<std::int32_t>::lowest();
     case DType::int64: return -9007199254740992.0;  // -2^53: exact as a double
@@ -26,6 +29,12 @@ double lowest(DType t) {
 }
 double highest(DType t) {
   switch (t) {
+    case DType::uint8: return std::numeric_limits<std::uint8_t>::max();
+    case DType::int8: return std::numeric_limits<std::int8_t>::max();
+    case DType::int16: return std::numeric_limits<std::int16_t>::max();
+    case DType::uint16: return std::numeric_limits<std::uint16_t>::max();
+    case DType::uint32: return std::numeric_limits<std::uint32_t>::max();
+    case DType::uint64: return 9007199254740992.0;
     case DType::float64: return std::numeric_limits<double>::max();
     case DType::int32: return std::numeric_limits<std::int32_t>::max();
     case DType::int64: return 9007199254740992.0;

@@ -251,6 +251,7 @@ class ArgSort : public MergeablePrimitive<ArgSort> {
  public:
   ArgSort(int axis, bool descending) : axis_(axis), descending_(descending) {}
   const char* name() const override { return "argsort"; }
+  bool output_follows_inputs(std::size_t, DType, DType) const override { return false; }  // indices
   OpParams parameters() const override { return OpParams().add("axis", axis_).add_flag("descending", descending_); }
   bool is_differentiable() const override { return false; }
   int axis() const { return axis_; }
@@ -267,6 +268,10 @@ class TopK : public MergeablePrimitive<TopK> {
  public:
   explicit TopK(std::int64_t k) : k_(k) {}
   const char* name() const override { return "top_k"; }
+  // The values follow the input; the int32 indices stay int32 (computed in int32 for uint8).
+  bool output_follows_inputs(std::size_t i, DType dtype, DType computed) const override {
+    return i == 0 && dtype == computed;
+  }
   OpParams parameters() const override { return OpParams().add("k", k_); }
   bool accepts_missing_cotangents() const override { return true; }
   std::int64_t k() const { return k_; }
@@ -281,6 +286,7 @@ class TakeAlongAxis : public MergeablePrimitive<TakeAlongAxis> {
  public:
   explicit TakeAlongAxis(int axis) : axis_(axis) {}
   const char* name() const override { return "take_along_axis"; }
+  bool is_index_input(std::size_t i) const override { return i == 1; }
   OpParams parameters() const override { return OpParams().add("axis", axis_); }
   int axis() const { return axis_; }
   EF_SEQ_RULES EF_SEQ_VJP
@@ -294,6 +300,7 @@ class ScatterAlongAxis : public MergeablePrimitive<ScatterAlongAxis> {
  public:
   explicit ScatterAlongAxis(int axis) : axis_(axis) {}
   const char* name() const override { return "scatter_add_along_axis"; }
+  bool is_index_input(std::size_t i) const override { return i == 1; }
   OpParams parameters() const override { return OpParams().add("axis", axis_); }
   int axis() const { return axis_; }
   EF_SEQ_RULES EF_SEQ_VJP

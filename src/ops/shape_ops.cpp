@@ -400,7 +400,7 @@ void for_each_index(const Tensor& indices, Fn&& fn) {
 }
 
 void expect_index_dtype(const Primitive& op, const Tensor& indices) {
-  if (!is_integer(indices.dtype()))
+  if (!is_index_dtype(indices.dtype()))
     fail(kWrongType, op.name(), "indices must be int32 or int64, got " + indices.spec().str());
 }
 

@@ -11,6 +11,7 @@ namespace ef {
 class SparseSoftmaxCrossEntropy : public MergeablePrimitive<SparseSoftmaxCrossEntropy> {
  public:
   const char* name() const override { return "sparse_softmax_cross_entropy"; }
+  bool is_index_input(std::size_t i) const override { return i == 1; }
   bool accepts_missing_cotangents() const override { return true; }
   std::vector<TensorSpec> infer(std::span<const Tensor> in) const override;
   void eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const override;
@@ -23,6 +24,7 @@ class SparseSoftmaxCrossEntropy : public MergeablePrimitive<SparseSoftmaxCrossEn
 class SparseSoftmaxCrossEntropyGrad : public MergeablePrimitive<SparseSoftmaxCrossEntropyGrad> {
  public:
   const char* name() const override { return "sparse_softmax_cross_entropy_grad"; }
+  bool is_index_input(std::size_t i) const override { return i == 1; }
   std::vector<TensorSpec> infer(std::span<const Tensor> in) const override;
   void eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const override;
   std::vector<Tensor> vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,

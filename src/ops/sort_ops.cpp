@@ -79,7 +79,7 @@ void stable_order(std::vector<T>& vals, std::vector<std::int64_t>& order, bool d
 }
 
 void expect_index_dtype(const Primitive& op, const Tensor& indices) {
-  if (!is_integer(indices.dtype()))
+  if (!is_index_dtype(indices.dtype()))
     fail(kWrongType, op.name(), "indices must be int32 or int64, got " + indices.spec().str());
 }
 

@@ -15,6 +15,12 @@ ef_tensorboard::DataType tf_dtype(DType t) {
     case DType::bfloat16: return ef_tensorboard::DT_BFLOAT16;
     case DType::float16: return ef_tensorboard::DT_HALF;
     case DType::string: return ef_tensorboard::DT_STRING;
+    case DType::uint8: return ef_tensorboard::DT_UINT8;
+    case DType::int8: return ef_tensorboard::DT_INT8;
+    case DType::int16: return ef_tensorboard::DT_INT16;
+    case DType::uint16: return ef_tensorboard::DT_UINT16;
+    case DType::uint32: return ef_tensorboard::DT_UINT32;
+    case DType::uint64: return ef_tensorboard::DT_UINT64;
   }
   return ef_tensorboard::DT_INVALID;
 }

@@ -82,9 +82,10 @@ Tensor adjust_contrast(const Tensor& images, double contrast_factor);
 // (x - mean) / max(stddev, 1 / sqrt(elements)) per image (float32): the floor keeps a uniform
 // image finite.
 Tensor per_image_standardization(const Tensor& image);
-// Floating images cast between float32 and float64; int32 images scale by 1 / INT32_MAX to a
-// float, floats scale by INT32_MAX + 0.5 to int32 (clipped first with saturate). Other integer
-// pairs are refused (a TypeError in Python).
+// TF's rule: floating images cast between floating dtypes; integer images scale by 1 / MAX to a
+// float (uint8: 1 / 255), floats scale by MAX + 0.5 to an integer dtype (clamped first with
+// saturate, wrapping as tf.cast without); integers rescale by a power of two (uint8 -> int32:
+// * 2^23; int32 -> uint8: floor(/ 2^23)).
 Tensor convert_image_dtype(const Tensor& image, DType dtype, bool saturate = false);
 
 // ---- HSV and the hue, saturation and gamma adjustments (float32 computation, as TF) ----

@@ -29,6 +29,12 @@ constexpr int dtype_code(DType t) {
     case DType::bfloat16: return 16;
     case DType::float16: return 10;
     case DType::string: return 8;
+    case DType::uint8: return 2;
+    case DType::int8: return 3;
+    case DType::uint16: return 4;
+    case DType::int16: return 5;
+    case DType::uint32: return 12;
+    case DType::uint64: return 13;
   }
   return 0;
 }

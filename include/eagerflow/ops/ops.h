@@ -50,6 +50,9 @@ Tensor atanh(const Tensor& x); Tensor expm1(const Tensor& x); Tensor erfc(const 
 
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
 Tensor cast(const Tensor& x, DType dtype);
+// tf.dtypes.saturate_cast: x clamped to `dtype`'s range (in x's dtype) and cast, so values
+// beyond it become its limits instead of wrapping (300.0 -> uint8 255, -1 -> 0); NaN -> 0.
+Tensor saturate_cast(const Tensor& x, DType dtype);
 // A new handle on the same values (gradients pass through).
 Tensor identity(const Tensor& x);
 // The same values with no gradient (TF's tf.stop_gradient, JAX's lax.stop_gradient).

@@ -83,6 +83,23 @@ class Primitive {
   virtual bool takes_bfloat16() const { return false; }
   // Whether string tensors may reach this op (ops that move elements, string ops).
   virtual bool takes_strings() const { return false; }
+  // The same rule covers TF's narrow and unsigned integers (uint8 .. uint64), computed in
+  // int32 or int64 (compute_dtype_of). Which results are the op's data, cast back to the
+  // inputs' storage dtype, and which are indices, counts or shapes, kept: output `i` of dtype
+  // `dtype`, computed for inputs widened to `computed`. Default: the outputs of the widened
+  // dtype (argmax's int64 stays, an add's int32 becomes uint8 again); ops whose index outputs
+  // can have that dtype (top_k's indices, argmax with output_type=int32) say so.
+  virtual bool output_follows_inputs(std::size_t i, DType dtype, DType computed) const {
+    (void)i;
+    return dtype == computed;
+  }
+  // True for an input that is an index or a count whatever the data's dtype (take_along_axis'
+  // indices): an int32 there may meet uint8 data. Any other input of the widened dtype next to
+  // a storage input is refused, as TF refuses uint8 + int32.
+  virtual bool is_index_input(std::size_t i) const {
+    (void)i;
+    return false;
+  }
   virtual std::shared_ptr<Primitive> clone() const = 0;
 };
 
