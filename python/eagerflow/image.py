@@ -15,7 +15,9 @@ __all__ = [
     "resize", "resize_with_crop_or_pad", "rgb_to_grayscale", "rot90", "sobel_edges", "ssim", "ssim_multiscale", "total_variation",
     "transpose", "stateless_random_brightness", "stateless_random_contrast", "stateless_random_crop",
     "stateless_random_flip_left_right", "stateless_random_flip_up_down", "stateless_random_hue",
-    "stateless_random_saturation",
+    "stateless_random_saturation", "adjust_jpeg_quality", "decode_and_crop_jpeg", "decode_bmp", "decode_image",
+    "decode_jpeg", "decode_png", "encode_jpeg", "encode_png", "extract_jpeg_shape", "is_jpeg", "rgb_to_yiq", "rgb_to_yuv",
+    "yiq_to_rgb", "yuv_to_rgb",
 ]
 
 
@@ -291,3 +293,98 @@ def stateless_random_saturation(image, lower, upper, seed=None):
 def stateless_random_hue(image, max_delta, seed):
     """tf.image.stateless_random_hue: adjust_hue by a delta in [-max_delta, max_delta), max_delta <= 0.5."""
     return _im.stateless_random_hue(image, max_delta, _key(seed))
+
+
+# ---- TF's tf.image names for the codecs of tf.io, and JPEG quality changes through them.
+def _codecs():
+    from . import io
+    return io
+
+
+def decode_png(contents, channels=0, dtype=None, name=None):
+    return _codecs().decode_png(contents, channels, dtype)
+
+
+def decode_jpeg(contents, channels=0, ratio=1, fancy_upscaling=True, try_recover_truncated=False, acceptable_fraction=1,
+                dct_method="", name=None):
+    return _codecs().decode_jpeg(contents, channels, ratio, fancy_upscaling, try_recover_truncated, acceptable_fraction,
+                                 dct_method)
+
+
+def decode_and_crop_jpeg(contents, crop_window, channels=0, ratio=1, fancy_upscaling=True, try_recover_truncated=False,
+                         acceptable_fraction=1, dct_method="", name=None):
+    return _codecs().decode_and_crop_jpeg(contents, crop_window, channels, ratio, fancy_upscaling,
+                                          try_recover_truncated, acceptable_fraction, dct_method)
+
+
+def decode_bmp(contents, channels=0, name=None):
+    return _codecs().decode_bmp(contents, channels)
+
+
+def decode_image(contents, channels=None, dtype=None, name=None, expand_animations=True):
+    return _codecs().decode_image(contents, channels, dtype, name, expand_animations)
+
+
+def encode_png(image, compression=-1, name=None):
+    return _codecs().encode_png(image, compression)
+
+
+def encode_jpeg(image, format="", quality=95, progressive=False, optimize_size=False, chroma_downsampling=True,  # noqa: A002
+                density_unit="in", x_density=300, y_density=300, xmp_metadata="", name=None):
+    return _codecs().encode_jpeg(image, format, quality, progressive, optimize_size, chroma_downsampling, density_unit,
+                                 x_density, y_density, xmp_metadata)
+
+
+def is_jpeg(contents, name=None):
+    return _codecs().is_jpeg(contents)
+
+
+def extract_jpeg_shape(contents, output_type=None, name=None):
+    return _codecs().extract_jpeg_shape(contents, output_type)
+
+
+def adjust_jpeg_quality(image, jpeg_quality, dct_method="", name=None):
+    """The image after a JPEG round trip at `jpeg_quality` (0..100), in its own dtype (floats are
+    converted to uint8 and back, as TF's)."""
+    from . import _core
+    img = _core.convert_to_tensor(image)
+    dtype = img.dtype
+    u8 = convert_image_dtype(img, _core.DType.uint8, saturate=True)
+    out = _codecs().decode_jpeg(_codecs().encode_jpeg(u8, quality=int(jpeg_quality)), channels=int(u8.shape[-1]),
+                                dct_method=dct_method)
+    return convert_image_dtype(out, dtype)
+
+
+# TF's color-space matrices (images [..., 3] times the matrix: tensordot over the last axis).
+_RGB_TO_YIQ = [[0.299, 0.59590059, 0.2115], [0.587, -0.27455667, -0.52273617], [0.114, -0.32134392, 0.31119955]]
+_YIQ_TO_RGB = [[1, 1, 1], [0.95598634, -0.27201283, -1.10674021], [0.6208248, -0.64720424, 1.70423049]]
+_RGB_TO_YUV = [[0.299, -0.14714119, 0.61497538], [0.587, -0.28886916, -0.51496512], [0.114, 0.43601035, -0.10001026]]
+_YUV_TO_RGB = [[1, 1, 1], [0, -0.394642334, 2.03206185], [1.13988303, -0.58062185, 0]]
+
+
+def _color_matrix(images, matrix, fn):
+    from . import _core
+    x = _core.convert_to_tensor(images)
+    if not x.dtype.is_floating:
+        raise TypeError(f"tf.image.{fn} takes floating images, got {x.dtype.name}")
+    if x._shape_tuple[-1] not in (3, None):
+        raise ValueError(f"tf.image.{fn} takes images [..., 3], got shape {x._shape_tuple}")
+    from .linalg import tensordot
+    k = _core.constant(matrix, dtype=x.dtype)
+    return tensordot(x, k, [[x.ndim - 1], [0]])
+
+
+def rgb_to_yiq(images):
+    return _color_matrix(images, _RGB_TO_YIQ, "rgb_to_yiq")
+
+
+def yiq_to_rgb(images):
+    return _color_matrix(images, _YIQ_TO_RGB, "yiq_to_rgb")
+
+
+def rgb_to_yuv(images):
+    return _color_matrix(images, _RGB_TO_YUV, "rgb_to_yuv")
+
+
+def yuv_to_rgb(images):
+    return _color_matrix(images, _YUV_TO_RGB, "yuv_to_rgb")

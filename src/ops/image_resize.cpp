@@ -158,6 +158,8 @@ Tensor resize(const Tensor& images, std::int64_t new_height, std::int64_t new_wi
     fail(ErrorCode::invalid_argument, op,
          "size must be positive, got [" + std::to_string(new_height) + ", " + std::to_string(new_width) + "] for images " +
              images.spec().str());
+  if (images.shape()[height_axis(images)] == kDynamic || images.shape()[width_axis(images)] == kDynamic)
+    return resize_unknown_size(images, new_height, new_width, method, preserve_aspect_ratio, antialias);
   const std::int64_t h = images.dim(height_axis(images)), w = images.dim(width_axis(images));
   if (h <= 0 || w <= 0) fail(ErrorCode::invalid_argument, op, "needs a non-empty image, got " + images.spec().str());
   if (preserve_aspect_ratio) {

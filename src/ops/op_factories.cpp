@@ -23,6 +23,8 @@ const OpFactories& builtin_op_factories() {
     add_scatter_nd_factories(f);
     add_string_factories(f);
     add_file_factories(f);
+    add_image_codec_factories(f);
+    add_image_resize_factories(f);
     add_linalg_factories(f);
     add_attention_factories(f);
     add_layer_norm_factories(f);

@@ -59,6 +59,11 @@ Tensor extract_patches(const Tensor& images, const std::vector<std::int64_t>& si
 // weighted sum (H, then W).
 Tensor resize(const Tensor& images, std::int64_t new_height, std::int64_t new_width,
               const std::string& method = "bilinear", bool preserve_aspect_ratio = false, bool antialias = false);
+// The same for images whose height or width is known only at run time (inside a trace): one
+// op, not differentiable. resize calls it for such images.
+Tensor resize_unknown_size(const Tensor& images, std::int64_t new_height, std::int64_t new_width,
+                           const std::string& method = "bilinear", bool preserve_aspect_ratio = false,
+                           bool antialias = false);
 
 // tf.image.crop_and_resize: for each box (y1, x1, y2, x2 in normalized coordinates, [num_boxes,
 // 4]) of image box_indices[i], a crop_height x crop_width sampling (corners on the box's ends,

@@ -21,6 +21,8 @@ void register_builtin_op_rules() {
   register_scatter_nd_rules();
   register_string_rules();
   register_file_rules();
+  register_image_codec_rules();
+  register_image_resize_rules();
   register_linalg_rules();
 }
 
