@@ -280,3 +280,13 @@ def zero_fraction(value, name=None):
     """The fraction of zeros, as float32."""
     x = _core.convert_to_tensor(value)
     return _core.reduce_mean(_core.cast(_core.equal(x, _core.zeros_like(x)), _core.DType.float32))
+
+
+# Candidate sampling and the sampled losses (python/eagerflow/_candidate_sampling.py).
+from ._candidate_sampling import (uniform_candidate_sampler, log_uniform_candidate_sampler,  # noqa: E402
+                                  learned_unigram_candidate_sampler, fixed_unigram_candidate_sampler,
+                                  all_candidate_sampler, compute_accidental_hits, nce_loss, sampled_softmax_loss)
+
+__all__ += ["uniform_candidate_sampler", "log_uniform_candidate_sampler", "learned_unigram_candidate_sampler",
+            "fixed_unigram_candidate_sampler", "all_candidate_sampler", "compute_accidental_hits", "nce_loss",
+            "sampled_softmax_loss"]

@@ -15,6 +15,7 @@ void init_sequence_ops(nb::module_& m);
 void init_array_ops(nb::module_& m);  // array_ops.cpp: TF's array functions as _core._array
 void init_linalg(nb::module_& m);  // linalg_ops.cpp: ef::linalg as _core._linalg
 void init_math(nb::module_& m);  // math_ops.cpp: ef.math's compositions as _core._math  // sequence_ops.cpp: issue 18's ops (after init_ops: joins ef.random)
+void init_random_dists(nb::module_& m);  // random_dists.cpp: tf.random's gamma, poisson, ..., candidate samplers as _core._random_dists
 void init_image(nb::module_& m);  // image_ops.cpp: ef.image (tf.image) as _core._image
 void init_function(nb::module_& m);
 void init_autodiff(nb::module_& m);

@@ -21,6 +21,7 @@ const OpFactories& builtin_op_factories() {
     add_cumulative_factories(f);
     add_sort_factories(f);
     add_scatter_nd_factories(f);
+    add_random_dists_factories(f);
     add_linalg_factories(f);
     add_attention_factories(f);
     add_layer_norm_factories(f);

@@ -31,6 +31,8 @@ void add_cumulative_factories(OpFactories& f);    // src/ops/cumulative.cpp
 void add_sort_factories(OpFactories& f);          // src/ops/sort_ops.cpp
 void add_scatter_nd_factories(OpFactories& f);    // src/ops/scatter_nd_op.cpp
 void add_linalg_factories(OpFactories& f);        // src/ops/linalg_op.cpp
+void add_random_dists_factories(OpFactories& f);  // src/ops/random_dists_op.cpp
+void add_candidate_sampler_factories(OpFactories& f);  // src/ops/candidate_sampler_op.cpp (via the line above)
 void add_attention_factories(OpFactories& f);        // src/ops/attention_op.cpp
 void add_layer_norm_factories(OpFactories& f);       // src/ops/layer_norm_op.cpp
 void add_dist_factories(OpFactories& f);             // src/distributed/collectives.cpp

@@ -20,6 +20,7 @@ void register_builtin_op_rules() {
   register_print_rules();
   register_scatter_nd_rules();
   register_linalg_rules();
+  register_random_dists_rules();
 }
 
 }  // namespace ef::detail

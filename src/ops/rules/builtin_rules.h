@@ -21,5 +21,6 @@ void register_optimizer_update_rules();  // src/ops/optimizer_update_op.cpp
 void register_print_rules();          // src/ops/print.cpp
 void register_scatter_nd_rules();     // src/ops/scatter_nd_op.cpp
 void register_linalg_rules();         // src/ops/linalg_op.cpp
+void register_random_dists_rules();   // src/ops/random_dists_op.cpp (candidate samplers too)
 
 }  // namespace ef::detail
