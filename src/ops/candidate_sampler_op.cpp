@@ -268,11 +268,13 @@ CandidateSample fixed_unigram_candidate_sampler(const Tensor& true_classes, std:
   if (num_shards < 1 || shard < 0 || shard >= num_shards)
     fail(op, "needs 0 <= shard < num_shards, got shard " + std::to_string(shard) + " of " + std::to_string(num_shards));
   if (num_reserved_ids < 0) fail(op, "num_reserved_ids must be >= 0, got " + std::to_string(num_reserved_ids));
-  // This shard's ids (id % num_shards == shard) in order: the reserved ones weigh 0.
+  // This shard's ids (id % num_shards == shard) in order: the reserved ones weigh 0. As TF's,
+  // the unigrams' ids continue from the count of this shard's reserved ids (not from
+  // num_reserved_ids: the two differ when there are several shards).
   std::vector<double> weights;
-  std::int64_t id = 0;
-  for (; id < num_reserved_ids; ++id)
+  for (std::int64_t id = 0; id < num_reserved_ids; ++id)
     if (id % num_shards == shard) weights.push_back(0.0);
+  auto id = static_cast<std::int64_t>(weights.size());
   for (double w : unigrams) {
     if (id % num_shards == shard) weights.push_back(std::pow(static_cast<double>(static_cast<float>(w)), distortion));
     ++id;
