@@ -326,7 +326,8 @@ inline std::vector<OpInfo> op_table() {
                }});
   t.push_back({"random_categorical", {f({2, 5})}, [](V x) { return random::categorical(x[0], 3); }, false});
   // Draws: their gradients are checked statistically and against TF's values (random_extra_test).
-  t.push_back({"random_gamma", {f({3}, Domain::positive)}, [](V x) { return random::stateless_gamma({2, 3}, 7, x[0]); }, false});
+  t.push_back({"random_poisson", {f({3}, Domain::positive)},
+               [](V x) { return random::stateless_poisson({2, 3}, 7, x[0], x[0].dtype()); }, false});
   t.push_back({"random_gamma_grad", {f({3}, Domain::positive), f({3}, Domain::positive)},
                [](V x) { return random::random_gamma_grad(x[0], x[1]); }, false});
   t.push_back({"random_candidate_sampler", {indices({1, 3})}, [](V x) {

@@ -55,14 +55,19 @@ void check_sample_shape(const Shape& shape, const char* op) {
     if (d < 0) fail(op, "shape must be static and non-negative, got " + shape.str());
 }
 
-// Gamma draws / beta, at least the dtype's smallest normal number (TF's clamp, so that a log of
-// a draw stays finite).
-Tensor scale_and_clamp(Tensor sample, const Tensor& beta) {
-  if (beta.defined()) sample = sample / beta;
-  double tiny = sample.dtype() == DType::float64   ? std::numeric_limits<double>::min()
-                : sample.dtype() == DType::float16 ? 6.103515625e-05
-                                                   : static_cast<double>(std::numeric_limits<float>::min());
-  return maximum(sample, scalar_like(sample, tiny));
+// float16 and bfloat16 are storage dtypes: their draws are made in float32 and rounded.
+DType compute_dtype(DType d) { return d == DType::float16 || d == DType::bfloat16 ? DType::float32 : d; }
+Tensor as_dtype(const Tensor& t, DType d) { return !t.defined() || t.dtype() == d ? t : cast(t, d); }
+
+// Gamma draws / beta, at least the smallest normal number of `want` (TF's clamp, so that a log
+// of a draw stays finite), as `want`.
+Tensor scale_and_clamp(Tensor sample, const Tensor& beta, DType want) {
+  if (beta.defined()) sample = sample / as_dtype(beta, sample.dtype());
+  double tiny = want == DType::float64    ? std::numeric_limits<double>::min()
+                : want == DType::float16  ? 6.103515625e-05
+                : want == DType::bfloat16 ? 1.1754943508222875e-38
+                                          : static_cast<double>(std::numeric_limits<float>::min());
+  return as_dtype(maximum(sample, scalar_like(sample, tiny)), want);
 }
 
 Tensor as_floating(const Tensor& t) { return is_floating(t.dtype()) ? t : cast(t, DType::float32); }
@@ -80,8 +85,9 @@ Tensor gamma(const Shape& shape, const Tensor& alpha, const Tensor& beta, std::o
     Shape both = broadcast_of({alpha, beta}, op);
     if (both != alpha.shape()) a = broadcast_to(alpha, both);
   }
-  Tensor sample = dispatch1(RandomDistribution(DistKind::gamma, shape, a.dtype(), seed, false), {a});
-  return scale_and_clamp(sample, beta);
+  DType c = compute_dtype(a.dtype());
+  Tensor sample = dispatch1(RandomDistribution(DistKind::gamma, shape, c, seed, false), {as_dtype(a, c)});
+  return scale_and_clamp(sample, beta, alpha.dtype());
 }
 
 Tensor stateless_gamma(const Shape& shape, std::uint64_t seed, const Tensor& alpha, const Tensor& beta) {
@@ -95,15 +101,16 @@ Tensor stateless_gamma(const Shape& shape, std::uint64_t seed, const Tensor& alp
     params.push_back(beta);
   }
   Tensor a = params_to(shape, params, op)[0];
-  Tensor sample = dispatch1(RandomDistribution(DistKind::gamma, Shape{}, a.dtype(), seed, true), {a});
-  return scale_and_clamp(sample, beta);
+  DType c = compute_dtype(a.dtype());
+  Tensor sample = dispatch1(RandomDistribution(DistKind::gamma, Shape{}, c, seed, true), {as_dtype(a, c)});
+  return scale_and_clamp(sample, beta, alpha.dtype());
 }
 
 Tensor poisson(const Shape& shape, const Tensor& lam, DType dtype, std::optional<std::uint64_t> seed) {
   const char* op = "random.poisson";
   check_sample_shape(shape, op);
   check_defined(lam, op, "lam");
-  return dispatch1(RandomDistribution(DistKind::poisson, shape, dtype, seed, false), {as_floating(lam)});
+  return as_dtype(dispatch1(RandomDistribution(DistKind::poisson, shape, compute_dtype(dtype), seed, false), {as_floating(lam)}), dtype);
 }
 
 Tensor stateless_poisson(const Shape& shape, std::uint64_t seed, const Tensor& lam, DType dtype) {
@@ -111,7 +118,7 @@ Tensor stateless_poisson(const Shape& shape, std::uint64_t seed, const Tensor& l
   check_sample_shape(shape, op);
   check_defined(lam, op, "lam");
   Tensor l = params_to(shape, {as_floating(lam)}, op)[0];
-  return dispatch1(RandomDistribution(DistKind::poisson, Shape{}, dtype, seed, true), {l});
+  return as_dtype(dispatch1(RandomDistribution(DistKind::poisson, Shape{}, compute_dtype(dtype), seed, true), {l}), dtype);
 }
 
 Tensor stateless_binomial(const Shape& shape, std::uint64_t seed, const Tensor& counts, const Tensor& probs, DType dtype) {
@@ -121,7 +128,7 @@ Tensor stateless_binomial(const Shape& shape, std::uint64_t seed, const Tensor& 
   check_floating(probs, op, "probs");
   check_same_dtype({counts, probs}, op);
   std::vector<Tensor> p = params_to(shape, {counts, probs}, op);
-  return dispatch1(RandomDistribution(DistKind::binomial, Shape{}, dtype, seed, true), {p[0], p[1]});
+  return as_dtype(dispatch1(RandomDistribution(DistKind::binomial, Shape{}, compute_dtype(dtype), seed, true), {p[0], p[1]}), dtype);
 }
 
 Tensor stateless_parameterized_truncated_normal(const Shape& shape, std::uint64_t seed, const Tensor& means,
@@ -134,7 +141,9 @@ Tensor stateless_parameterized_truncated_normal(const Shape& shape, std::uint64_
   check_floating(maxvals, op, "maxvals");
   check_same_dtype({means, stddevs, minvals, maxvals}, op);
   std::vector<Tensor> p = params_to(shape, {means, stddevs, minvals, maxvals}, op);
-  return dispatch(RandomDistribution(DistKind::truncated_normal, Shape{}, means.dtype(), seed, true), p).at(0);
+  DType c = compute_dtype(means.dtype());
+  for (Tensor& t : p) t = as_dtype(t, c);
+  return as_dtype(dispatch(RandomDistribution(DistKind::truncated_normal, Shape{}, c, seed, true), p).at(0), means.dtype());
 }
 
 Tensor random_gamma_grad(const Tensor& alpha, const Tensor& sample) {

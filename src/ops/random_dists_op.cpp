@@ -14,6 +14,7 @@
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/random_samplers.h"
 #include "ops/op_factories.h"
+#include "ops/rules/batching.h"
 #include "ops/rules/builtin_rules.h"
 
 namespace ef {
@@ -154,8 +155,13 @@ void detail::register_random_dists_rules() {
   // A draw per example: each example's parameters drawn from anew.
   register_op_rules<RandomDistribution>(
       {.runs_per_example = true, .onnx_unsupported = "random draws are not exported (ONNX's are not the same stream)"});
-  register_op_rules<RandomGammaGrad>(
-      {.runs_per_example = true, .onnx_unsupported = "a gradient op: exported graphs run inference only"});
+  // Elementwise: the batch is one more leading dim of both operands.
+  register_op_rules<RandomGammaGrad>({.batching = [](const RandomGammaGrad& op, BatchingCall call) -> BatchingResult {
+                                        Tensor a = batching::materialize(op, call.inputs[0], call.batch);
+                                        Tensor x = batching::materialize(op, call.inputs[1], call.batch);
+                                        return batching::one(dispatch1(op, {a, x}));
+                                      },
+                                      .onnx_unsupported = "a gradient op: exported graphs run inference only"});
   register_op_rules<CandidateSampler>(
       {.runs_per_example = true, .onnx_unsupported = "candidate samplers are not exported (no ONNX op)"});
 }
