@@ -32,7 +32,8 @@ Moments moments(const Tensor& t, std::int64_t j = 0) {
 // The mean within 5 standard errors, the variance within 5 of its standard errors (using the
 // distribution's fourth central moment mu4).
 void expect_moments(const Moments& m, double mean, double var, double mu4, std::int64_t n, const std::string& what) {
-  double se_mean = std::sqrt(var / static_cast<double>(n)), se_var = std::sqrt((mu4 - var * var) / static_cast<double>(n));
+  double se_mean = std::sqrt(var / static_cast<double>(n)),
+         se_var = std::sqrt((mu4 - var * var) / static_cast<double>(n));
   EXPECT_NEAR(m.mean, mean, 5 * se_mean) << what;
   EXPECT_NEAR(m.var, var, 5 * se_var) << what;
 }
@@ -51,8 +52,10 @@ TEST(RandomExtra, GammaShapeMomentsAndRate) {
   for (int j = 0; j < 2; ++j)
     expect_moments(moments(x, j), a[j] / b[j], a[j] / (b[j] * b[j]), 3 * a[j] * (a[j] + 2) / std::pow(b[j], 4), kN,
                    "alpha " + std::to_string(a[j]));
-  EXPECT_EQ(random::gamma({2, 3}, tensor(std::vector<float>{1, 2}), reshape(tensor(std::vector<float>{1, 2, 3}), Shape{3, 1})).shape(),
-            (Shape{2, 3, 3, 2}));
+  EXPECT_EQ(
+      random::gamma({2, 3}, tensor(std::vector<float>{1, 2}), reshape(tensor(std::vector<float>{1, 2, 3}), Shape{3, 1}))
+          .shape(),
+      (Shape{2, 3, 3, 2}));
 }
 
 TEST(RandomExtra, GammaDrawsStayPositiveAndBadAlphaIsNaN) {
@@ -68,7 +71,8 @@ TEST(RandomExtra, GammaGradMatchesTFsValues) {
   Tensor x = tensor(std::vector<double>{0.3, 1.0, 2.5, 90.0, 1e-200, 1100.0, 30.0});
   std::vector<double> want = {1.00980195, 1.17356303, 1.21231929, 0.949825950, 4.59941447e-195, 1.0486008, 3.1121032};
   auto got = random::random_gamma_grad(a, x).to_vector<double>();
-  for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], (i < 5 ? 1e-6 : 3e-5) * std::abs(want[i])) << i;
+  for (std::size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], (i < 5 ? 1e-6 : 3e-5) * std::abs(want[i])) << i;
 }
 
 TEST(RandomExtra, GammaGradientInAlphaAndBetaIsTheMeansDerivative) {
@@ -98,7 +102,8 @@ TEST(RandomExtra, PoissonMomentsSupportAndDtypes) {
   EXPECT_EQ(x.dtype(), DType::int64);
   for (auto v : x.to_vector<std::int64_t>()) EXPECT_GE(v, 0);
   double l[] = {0.7, 4.0, 35.0, 900.0};
-  for (int j = 0; j < 4; ++j) expect_moments(moments(x, j), l[j], l[j], l[j] * (1 + 3 * l[j]), kN, "lam " + std::to_string(l[j]));
+  for (int j = 0; j < 4; ++j)
+    expect_moments(moments(x, j), l[j], l[j], l[j] * (1 + 3 * l[j]), kN, "lam " + std::to_string(l[j]));
   Tensor f = random::stateless_poisson({5}, 3, scalar<float>(3.0f), DType::float32);
   for (float v : f.to_vector<float>()) EXPECT_EQ(v, std::floor(v));
   for (auto v : random::poisson({4}, scalar<float>(-1.0f), DType::int32).to_vector<std::int32_t>()) EXPECT_EQ(v, 0);
@@ -106,7 +111,8 @@ TEST(RandomExtra, PoissonMomentsSupportAndDtypes) {
 }
 
 TEST(RandomExtra, BinomialMomentsAndSupport) {
-  Tensor counts = tensor(std::vector<double>{20, 20, 5000, 7}), probs = tensor(std::vector<double>{0.1, 0.85, 0.4, 1.5});
+  Tensor counts = tensor(std::vector<double>{20, 20, 5000, 7}),
+         probs = tensor(std::vector<double>{0.1, 0.85, 0.4, 1.5});
   Tensor x = random::stateless_binomial({kN, 4}, 4, counts, probs, DType::int32);
   ASSERT_EQ(x.shape(), (Shape{kN, 4}));
   double n[] = {20, 20, 5000}, p[] = {0.1, 0.85, 0.4};
@@ -123,14 +129,18 @@ TEST(RandomExtra, BinomialMomentsAndSupport) {
     }
   }
   expect_error([] { random::stateless_binomial({3}, 1, scalar<double>(5), scalar<float>(0.5f)); }, {"one dtype"});
-  expect_error([] { random::stateless_binomial({3}, 1, tensor(std::vector<float>{1, 2}), scalar<float>(0.5f)); },
-               {"must end with"});
+  expect_error(
+      [] {
+        random::stateless_binomial({3}, 1, tensor(std::vector<float>{1, 2}), scalar<float>(0.5f));
+      },
+      {"must end with"});
 }
 
 TEST(RandomExtra, ParameterizedTruncatedNormalMomentsAndBounds) {
   // [lo, hi] in standard units: around the mode, one-sided, a far tail, a short interval.
   std::vector<double> mu = {0, 1, -2, 3}, sd = {1, 2, 0.5, 1}, lo = {-2, 1, 0, 3.1}, hi = {2, INFINITY, 3, 3.3};
-  Tensor x = random::stateless_parameterized_truncated_normal({kN, 4}, 8, tensor(mu), tensor(sd), tensor(lo), tensor(hi));
+  Tensor x = random::stateless_parameterized_truncated_normal({kN, 4}, 8, tensor(mu), tensor(sd), tensor(lo),
+                                                              tensor(hi));
   auto phi = [](double z) { return std::isinf(z) ? 0.0 : std::exp(-0.5 * z * z) / std::sqrt(2 * M_PI); };
   auto Phi = [](double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); };
   auto xs = x.to_vector<double>();
@@ -144,27 +154,39 @@ TEST(RandomExtra, ParameterizedTruncatedNormalMomentsAndBounds) {
     double bphi = std::isinf(b) ? 0.0 : b * phi(b);
     double var = sd[j] * sd[j] * (1 + (a * phi(a) - bphi) / z - r * r);
     // mu4 <= 3 var^2 for these (truncation thins the tails): a safe bound for the tolerance.
-    expect_moments(moments(x, static_cast<std::int64_t>(j)), mu[j] + sd[j] * r, var, 3 * var * var, kN, std::to_string(j));
+    expect_moments(moments(x, static_cast<std::int64_t>(j)), mu[j] + sd[j] * r, var, 3 * var * var, kN,
+                   std::to_string(j));
   }
-  expect_error([] { random::stateless_parameterized_truncated_normal({2}, 1, scalar<float>(0), scalar<float>(0), scalar<float>(-1), scalar<float>(1)); },
-               {"invalid parameters", "stddev"});
-  expect_error([] { random::stateless_parameterized_truncated_normal({2}, 1, scalar<float>(0), scalar<float>(1), scalar<float>(1), scalar<float>(1)); },
-               {"invalid parameters", "minval"});
+  expect_error(
+      [] {
+        random::stateless_parameterized_truncated_normal({2}, 1, scalar<float>(0), scalar<float>(0), scalar<float>(-1),
+                                                         scalar<float>(1));
+      },
+      {"invalid parameters", "stddev"});
+  expect_error(
+      [] {
+        random::stateless_parameterized_truncated_normal({2}, 1, scalar<float>(0), scalar<float>(1), scalar<float>(1),
+                                                         scalar<float>(1));
+      },
+      {"invalid parameters", "minval"});
 }
 
 TEST(RandomExtra, StatelessDrawsArePureFunctionsOfTheSeedEagerAndTraced) {
   Tensor alpha = tensor(std::vector<float>{0.5f, 2.0f, 9.0f});
   auto draw = [](const Tensor& a) {
-    return concat({random::stateless_gamma({4, 3}, 21, a), cast(random::stateless_poisson({4, 3}, 21, a), DType::float32),
-                   cast(random::stateless_binomial({4, 3}, 21, a * 3.0f, a / 10.0f), DType::float32),
-                   random::stateless_parameterized_truncated_normal({4, 3}, 21, a, a, -a, a * 2.0f)}, 0);
+    return concat(
+        {random::stateless_gamma({4, 3}, 21, a), cast(random::stateless_poisson({4, 3}, 21, a), DType::float32),
+         cast(random::stateless_binomial({4, 3}, 21, a * 3.0f, a / 10.0f), DType::float32),
+         random::stateless_parameterized_truncated_normal({4, 3}, 21, a, a, -a, a * 2.0f)},
+        0);
   };
   auto eager = draw(alpha).to_vector<float>();
   EXPECT_EQ(draw(alpha).to_vector<float>(), eager);
   auto f = function(draw);
   EXPECT_EQ(f(alpha).to_vector<float>(), eager);
   EXPECT_EQ(f(alpha).to_vector<float>(), eager);
-  EXPECT_NE(random::stateless_gamma({4, 3}, 22, alpha).to_vector<float>(), random::stateless_gamma({4, 3}, 21, alpha).to_vector<float>());
+  EXPECT_NE(random::stateless_gamma({4, 3}, 22, alpha).to_vector<float>(),
+            random::stateless_gamma({4, 3}, 21, alpha).to_vector<float>());
 }
 
 TEST(RandomExtra, StatefulDrawsChangePerCallAndRepeatAfterSetSeed) {
@@ -186,8 +208,8 @@ TEST(RandomExtra, UniqueSamplersDrawDistinctCandidatesWithTFsExpectedCounts) {
   for (int kind = 0; kind < 3; ++kind) {
     random::CandidateSample s = kind == 0   ? random::uniform_candidate_sampler(truth, 2, 12, true, 20, 1)
                                 : kind == 1 ? random::log_uniform_candidate_sampler(truth, 2, 12, true, 20, 1)
-                                            : random::fixed_unigram_candidate_sampler(truth, 2, 12, true, 20,
-                                                                                      std::vector<double>(20, 2.0), 0.5);
+                                            : random::fixed_unigram_candidate_sampler(
+                                                  truth, 2, 12, true, 20, std::vector<double>(20, 2.0), 0.5);
     auto c = s.sampled_candidates.to_vector<std::int64_t>();
     EXPECT_EQ(std::set<std::int64_t>(c.begin(), c.end()).size(), 12u);
     // Expected count 1 - (1 - p)^tries: every candidate's count gives the same number of tries.
@@ -196,10 +218,12 @@ TEST(RandomExtra, UniqueSamplersDrawDistinctCandidatesWithTFsExpectedCounts) {
     double tries = std::log1p(-static_cast<double>(counts[0])) / std::log1p(-p(c[0]));
     EXPECT_GE(tries, 11.9);
     EXPECT_NEAR(tries, std::round(tries), 1e-3);
-    for (std::size_t i = 0; i < c.size(); ++i) EXPECT_NEAR(counts[i], 1 - std::pow(1 - p(c[i]), std::round(tries)), 1e-5);
+    for (std::size_t i = 0; i < c.size(); ++i)
+      EXPECT_NEAR(counts[i], 1 - std::pow(1 - p(c[i]), std::round(tries)), 1e-5);
     auto t = s.true_expected_count.to_vector<float>();
     std::int64_t truth_ids[] = {0, 7, 19, 3};
-    for (int i = 0; i < 4; ++i) EXPECT_NEAR(t[static_cast<std::size_t>(i)], 1 - std::pow(1 - p(truth_ids[i]), std::round(tries)), 1e-5);
+    for (int i = 0; i < 4; ++i)
+      EXPECT_NEAR(t[static_cast<std::size_t>(i)], 1 - std::pow(1 - p(truth_ids[i]), std::round(tries)), 1e-5);
   }
 }
 
@@ -257,6 +281,7 @@ TEST(RandomExtra, AllSamplerAndErrors) {
   expect_error([&] { random::uniform_candidate_sampler(cast(truth, DType::int32), 1, 3, true, 5); }, {"int64"});
   expect_error([&] { random::uniform_candidate_sampler(truth, 1, 0, true, 5); }, {"num_sampled"});
   // A traced sampler draws anew on every call.
-  auto f = function([](const Tensor& t) { return random::uniform_candidate_sampler(t, 1, 5, false, 1000).sampled_candidates; });
+  auto f = function(
+      [](const Tensor& t) { return random::uniform_candidate_sampler(t, 1, 5, false, 1000).sampled_candidates; });
   EXPECT_NE(f(truth).to_vector<std::int64_t>(), f(truth).to_vector<std::int64_t>());
 }

@@ -21,7 +21,8 @@
 namespace ef {
 
 struct LearnedUnigram {
-  explicit LearnedUnigram(std::int64_t n) : weight(static_cast<std::size_t>(n), 1), tree(static_cast<std::size_t>(n) + 1, 0), total(n) {
+  explicit LearnedUnigram(std::int64_t n)
+      : weight(static_cast<std::size_t>(n), 1), tree(static_cast<std::size_t>(n) + 1, 0), total(n) {
     for (std::size_t i = 1; i < tree.size(); ++i) {  // the Fenwick tree of all ones, in O(n)
       tree[i] += 1;
       std::size_t j = i + (i & (~i + 1));
@@ -55,8 +56,8 @@ constexpr const char* kSamplerNames[] = {"uniform_candidate_sampler", "log_unifo
 std::shared_ptr<LearnedUnigram> learned_state(std::int64_t range, std::int64_t num_true, std::int64_t num_sampled,
                                               bool unique, std::optional<std::uint64_t> seed) {
   static std::mutex mutex;
-  static auto* states =
-      new std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, bool, bool, std::uint64_t>, std::shared_ptr<LearnedUnigram>>;
+  static auto* states = new std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, bool, bool, std::uint64_t>,
+                                     std::shared_ptr<LearnedUnigram>>;
   std::lock_guard lock(mutex);
   auto& slot = (*states)[{range, num_true, num_sampled, unique, seed.has_value(), seed.value_or(0)}];
   if (!slot) slot = std::make_shared<LearnedUnigram>(range);
@@ -96,7 +97,8 @@ std::vector<double> weights_from_text(const std::string& s) {
 }  // namespace
 
 CandidateSampler::CandidateSampler(SamplerKind kind, std::int64_t num_true, std::int64_t num_sampled, bool unique,
-                                   std::int64_t range_max, std::optional<std::uint64_t> seed, std::vector<double> weights)
+                                   std::int64_t range_max, std::optional<std::uint64_t> seed,
+                                   std::vector<double> weights)
     : kind_(kind), num_true_(num_true), num_sampled_(num_sampled), range_max_(range_max), unique_(unique), seed_(seed) {
   if (num_true < 1) fail(name(), "num_true must be at least 1, got " + std::to_string(num_true));
   if (num_sampled < 1) fail(name(), "num_sampled must be at least 1, got " + std::to_string(num_sampled));
@@ -106,8 +108,8 @@ CandidateSampler::CandidateSampler(SamplerKind kind, std::int64_t num_true, std:
     fail(name(), "range_max must be less than 2147483647 for unigram samplers, got " + std::to_string(range_max));
   if (kind == SamplerKind::fixed_unigram) {
     if (static_cast<std::int64_t>(weights.size()) != range_max)
-      fail(name(), "range_max is " + std::to_string(range_max) + ": it must equal the number of weights (of this shard), " +
-                       std::to_string(weights.size()));
+      fail(name(), "range_max is " + std::to_string(range_max) +
+                       ": it must equal the number of weights (of this shard), " + std::to_string(weights.size()));
     std::int64_t positive = 0;
     double sum = 0;
     auto cumulative = std::make_shared<std::vector<double>>();
@@ -118,8 +120,8 @@ CandidateSampler::CandidateSampler(SamplerKind kind, std::int64_t num_true, std:
     }
     if (!(sum > 0)) fail(name(), "the unigram weights sum to 0: nothing can be sampled");
     if (unique && positive < num_sampled)
-      fail(name(), "unique = true needs num_sampled (" + std::to_string(num_sampled) + ") classes of weight > 0, there are " +
-                       std::to_string(positive));
+      fail(name(), "unique = true needs num_sampled (" + std::to_string(num_sampled) +
+                       ") classes of weight > 0, there are " + std::to_string(positive));
     cumulative_ = std::move(cumulative);
   }
   if (kind == SamplerKind::learned_unigram) learned_ = learned_state(range_max, num_true, num_sampled, unique, seed);
@@ -130,7 +132,10 @@ const char* CandidateSampler::name() const { return kSamplerNames[static_cast<in
 
 OpParams CandidateSampler::parameters() const {
   OpParams p;
-  p.add("num_true", num_true_).add("num_sampled", num_sampled_).add("range_max", range_max_).add_flag("unique", unique_);
+  p.add("num_true", num_true_)
+      .add("num_sampled", num_sampled_)
+      .add("range_max", range_max_)
+      .add_flag("unique", unique_);
   if (seed_) p.add("seed", static_cast<std::int64_t>(*seed_));
   if (cumulative_) p.add("weights", weights_text(*cumulative_));
   return p;
@@ -143,10 +148,13 @@ std::vector<TensorSpec> CandidateSampler::infer(std::span<const Tensor> in) cons
   if (t.rank() != 2) fail(name(), "true_classes must be a matrix [batch_size, num_true], got " + t.spec().str());
   if (t.shape()[1] != kDynamic && t.shape()[1] != num_true_)
     fail(name(), "true_classes must have num_true = " + std::to_string(num_true_) + " columns, got " + t.spec().str());
-  return {{DType::int64, Shape{num_sampled_}, {}}, {DType::float32, t.shape(), {}}, {DType::float32, Shape{num_sampled_}, {}}};
+  return {{DType::int64, Shape{num_sampled_}, {}},
+          {DType::float32, t.shape(), {}},
+          {DType::float32, Shape{num_sampled_}, {}}};
 }
 
-void CandidateSampler::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
+void CandidateSampler::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs,
+                            std::span<Tensor> out) const {
   for (std::size_t i = 0; i < 3; ++i) out[i] = Tensor::empty(specs[i].dtype, specs[i].shape);
   auto truth = in[0].data<std::int64_t>();
   std::int64_t range = kind_ == SamplerKind::all ? num_sampled_ : range_max_;
@@ -171,9 +179,11 @@ void CandidateSampler::eval(std::span<const Tensor> in, std::span<const TensorSp
   auto draw = [&]() -> std::int64_t {
     double u = s.uniform();
     switch (kind_) {
-      case SamplerKind::uniform: return std::min(static_cast<std::int64_t>(u * static_cast<double>(range_max_)), range_max_ - 1);
+      case SamplerKind::uniform:
+        return std::min(static_cast<std::int64_t>(u * static_cast<double>(range_max_)), range_max_ - 1);
       case SamplerKind::log_uniform: return (static_cast<std::int64_t>(std::exp(u * log_range)) - 1) % range_max_;
-      case SamplerKind::learned_unigram: return learned_->find(static_cast<std::int64_t>(u * static_cast<double>(learned_->total)));
+      case SamplerKind::learned_unigram:
+        return learned_->find(static_cast<std::int64_t>(u * static_cast<double>(learned_->total)));
       case SamplerKind::fixed_unigram: {
         const std::vector<double>& c = *cumulative_;
         auto at = std::upper_bound(c.begin(), c.end(), u * c.back()) - c.begin();
@@ -202,7 +212,8 @@ void CandidateSampler::eval(std::span<const Tensor> in, std::span<const TensorSp
   if (unique_) {
     std::unordered_set<std::int64_t> seen;
     for (std::int64_t picked = 0; picked < num_sampled_;) {
-      if (++tries == std::numeric_limits<std::int32_t>::max()) fail(name(), "gave up after 2^31 draws without finding enough distinct candidates");
+      if (++tries == std::numeric_limits<std::int32_t>::max())
+        fail(name(), "gave up after 2^31 draws without finding enough distinct candidates");
       std::int64_t v = draw();
       if (seen.insert(v).second) sampled[static_cast<std::size_t>(picked++)] = v;
     }
@@ -210,8 +221,10 @@ void CandidateSampler::eval(std::span<const Tensor> in, std::span<const TensorSp
     for (auto& v : sampled) v = draw();
     tries = num_sampled_;
   }
-  for (std::size_t i = 0; i < sampled.size(); ++i) sampled_count[i] = expected_count(probability(sampled[i]), num_sampled_, tries);
-  for (std::size_t i = 0; i < truth.size(); ++i) true_count[i] = expected_count(probability(truth[i]), num_sampled_, tries);
+  for (std::size_t i = 0; i < sampled.size(); ++i)
+    sampled_count[i] = expected_count(probability(sampled[i]), num_sampled_, tries);
+  for (std::size_t i = 0; i < truth.size(); ++i)
+    true_count[i] = expected_count(probability(truth[i]), num_sampled_, tries);
   if (learned_)  // learns from this batch's true classes after drawing (as TF's)
     for (std::int64_t c : truth)
       if (learned_->total < std::numeric_limits<std::int32_t>::max()) learned_->add(c, 1);
@@ -247,15 +260,17 @@ CandidateSample uniform_candidate_sampler(const Tensor& true_classes, std::int64
   return run(CandidateSampler(SamplerKind::uniform, num_true, num_sampled, unique, range_max, seed), true_classes);
 }
 
-CandidateSample log_uniform_candidate_sampler(const Tensor& true_classes, std::int64_t num_true, std::int64_t num_sampled,
-                                              bool unique, std::int64_t range_max, std::optional<std::uint64_t> seed) {
+CandidateSample log_uniform_candidate_sampler(const Tensor& true_classes, std::int64_t num_true,
+                                              std::int64_t num_sampled, bool unique, std::int64_t range_max,
+                                              std::optional<std::uint64_t> seed) {
   return run(CandidateSampler(SamplerKind::log_uniform, num_true, num_sampled, unique, range_max, seed), true_classes);
 }
 
 CandidateSample learned_unigram_candidate_sampler(const Tensor& true_classes, std::int64_t num_true,
                                                   std::int64_t num_sampled, bool unique, std::int64_t range_max,
                                                   std::optional<std::uint64_t> seed) {
-  return run(CandidateSampler(SamplerKind::learned_unigram, num_true, num_sampled, unique, range_max, seed), true_classes);
+  return run(CandidateSampler(SamplerKind::learned_unigram, num_true, num_sampled, unique, range_max, seed),
+             true_classes);
 }
 
 CandidateSample fixed_unigram_candidate_sampler(const Tensor& true_classes, std::int64_t num_true,
@@ -279,12 +294,15 @@ CandidateSample fixed_unigram_candidate_sampler(const Tensor& true_classes, std:
     if (id % num_shards == shard) weights.push_back(std::pow(static_cast<double>(static_cast<float>(w)), distortion));
     ++id;
   }
-  return run(CandidateSampler(SamplerKind::fixed_unigram, num_true, num_sampled, unique, range_max, seed, std::move(weights)),
-             true_classes);
+  return run(
+      CandidateSampler(SamplerKind::fixed_unigram, num_true, num_sampled, unique, range_max, seed, std::move(weights)),
+      true_classes);
 }
 
-CandidateSample all_candidate_sampler(const Tensor& true_classes, std::int64_t num_true, std::int64_t num_sampled, bool unique) {
-  return run(CandidateSampler(SamplerKind::all, num_true, num_sampled, unique, num_sampled, std::nullopt), true_classes);
+CandidateSample all_candidate_sampler(const Tensor& true_classes, std::int64_t num_true, std::int64_t num_sampled,
+                                      bool unique) {
+  return run(CandidateSampler(SamplerKind::all, num_true, num_sampled, unique, num_sampled, std::nullopt),
+             true_classes);
 }
 
 }  // namespace ef::random

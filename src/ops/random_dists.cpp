@@ -25,7 +25,8 @@ void check_floating(const Tensor& t, const char* op, const char* what) {
 
 void check_same_dtype(const std::vector<Tensor>& ts, const char* op) {
   for (const Tensor& t : ts)
-    if (t.dtype() != ts[0].dtype()) fail(kWrongType, op, "the parameters must have one dtype, got " + t.spec().str() + " and " + ts[0].spec().str());
+    if (t.dtype() != ts[0].dtype())
+      fail(kWrongType, op, "the parameters must have one dtype, got " + t.spec().str() + " and " + ts[0].spec().str());
 }
 
 Shape broadcast_of(const std::vector<Tensor>& ts, const char* op) {
@@ -110,7 +111,9 @@ Tensor poisson(const Shape& shape, const Tensor& lam, DType dtype, std::optional
   const char* op = "random.poisson";
   check_sample_shape(shape, op);
   check_defined(lam, op, "lam");
-  return as_dtype(dispatch1(RandomDistribution(DistKind::poisson, shape, compute_dtype(dtype), seed, false), {as_floating(lam)}), dtype);
+  return as_dtype(
+      dispatch1(RandomDistribution(DistKind::poisson, shape, compute_dtype(dtype), seed, false), {as_floating(lam)}),
+      dtype);
 }
 
 Tensor stateless_poisson(const Shape& shape, std::uint64_t seed, const Tensor& lam, DType dtype) {
@@ -118,17 +121,21 @@ Tensor stateless_poisson(const Shape& shape, std::uint64_t seed, const Tensor& l
   check_sample_shape(shape, op);
   check_defined(lam, op, "lam");
   Tensor l = params_to(shape, {as_floating(lam)}, op)[0];
-  return as_dtype(dispatch1(RandomDistribution(DistKind::poisson, Shape{}, compute_dtype(dtype), seed, true), {l}), dtype);
+  return as_dtype(dispatch1(RandomDistribution(DistKind::poisson, Shape{}, compute_dtype(dtype), seed, true), {l}),
+                  dtype);
 }
 
-Tensor stateless_binomial(const Shape& shape, std::uint64_t seed, const Tensor& counts, const Tensor& probs, DType dtype) {
+Tensor stateless_binomial(const Shape& shape, std::uint64_t seed, const Tensor& counts, const Tensor& probs,
+                          DType dtype) {
   const char* op = "random.stateless_binomial";
   check_sample_shape(shape, op);
   check_floating(counts, op, "counts");
   check_floating(probs, op, "probs");
   check_same_dtype({counts, probs}, op);
   std::vector<Tensor> p = params_to(shape, {counts, probs}, op);
-  return as_dtype(dispatch1(RandomDistribution(DistKind::binomial, Shape{}, compute_dtype(dtype), seed, true), {p[0], p[1]}), dtype);
+  return as_dtype(
+      dispatch1(RandomDistribution(DistKind::binomial, Shape{}, compute_dtype(dtype), seed, true), {p[0], p[1]}),
+      dtype);
 }
 
 Tensor stateless_parameterized_truncated_normal(const Shape& shape, std::uint64_t seed, const Tensor& means,
@@ -143,7 +150,8 @@ Tensor stateless_parameterized_truncated_normal(const Shape& shape, std::uint64_
   std::vector<Tensor> p = params_to(shape, {means, stddevs, minvals, maxvals}, op);
   DType c = compute_dtype(means.dtype());
   for (Tensor& t : p) t = as_dtype(t, c);
-  return as_dtype(dispatch(RandomDistribution(DistKind::truncated_normal, Shape{}, c, seed, true), p).at(0), means.dtype());
+  return as_dtype(dispatch(RandomDistribution(DistKind::truncated_normal, Shape{}, c, seed, true), p).at(0),
+                  means.dtype());
 }
 
 Tensor random_gamma_grad(const Tensor& alpha, const Tensor& sample) {

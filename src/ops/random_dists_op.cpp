@@ -39,7 +39,9 @@ void store(const std::vector<double>& v, Tensor& out) {
     for (std::size_t i = 0; i < v.size(); ++i) {
       if constexpr (std::is_integral_v<T>) {
         constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
-        o[i] = std::isnan(v[i]) ? T(0) : v[i] >= hi ? std::numeric_limits<T>::max() : static_cast<T>(std::max(v[i], 0.0));
+        o[i] = std::isnan(v[i]) ? T(0)
+               : v[i] >= hi     ? std::numeric_limits<T>::max()
+                                : static_cast<T>(std::max(v[i], 0.0));
       } else {
         o[i] = static_cast<T>(v[i]);
       }
@@ -49,8 +51,8 @@ void store(const std::vector<double>& v, Tensor& out) {
 
 }  // namespace
 
-RandomDistribution::RandomDistribution(DistKind kind, Shape sample_shape, DType dtype, std::optional<std::uint64_t> seed,
-                                       bool stateless)
+RandomDistribution::RandomDistribution(DistKind kind, Shape sample_shape, DType dtype,
+                                       std::optional<std::uint64_t> seed, bool stateless)
     : kind_(kind), sample_shape_(std::move(sample_shape)), dtype_(dtype), seed_(seed), stateless_(stateless) {
   if (stateless && !seed) fail(name(), "a stateless draw needs a seed");
   if (seed && !stateless) seeded_draws_ = random::seed_counter(*seed);
@@ -78,11 +80,13 @@ std::vector<TensorSpec> RandomDistribution::infer(std::span<const Tensor> in) co
   std::vector<std::int64_t> dims = sample_shape_.dims();
   for (auto d : in[0].shape()) dims.push_back(d);
   Shape out(dims);
-  if (!out.is_static()) fail(name(), "needs static shapes, got sample shape " + sample_shape_.str() + " and " + describe(in));
+  if (!out.is_static())
+    fail(name(), "needs static shapes, got sample shape " + sample_shape_.str() + " and " + describe(in));
   return {{dtype_, out, {}}};
 }
 
-void RandomDistribution::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
+void RandomDistribution::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs,
+                              std::span<Tensor> out) const {
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
   std::vector<std::vector<double>> p;
   for (const Tensor& t : in) p.push_back(values_of(t));
@@ -105,7 +109,9 @@ void RandomDistribution::eval(std::span<const Tensor> in, std::span<const Tensor
         case DistKind::gamma: x = kernels::sample_gamma(p[0][j], s); break;
         case DistKind::poisson: x = kernels::sample_poisson(p[0][j], s); break;
         case DistKind::binomial: x = kernels::sample_binomial(p[0][j], p[1][j], s); break;
-        case DistKind::truncated_normal: x = kernels::sample_truncated_normal(p[0][j], p[1][j], p[2][j], p[3][j], s); break;
+        case DistKind::truncated_normal:
+          x = kernels::sample_truncated_normal(p[0][j], p[1][j], p[2][j], p[3][j], s);
+          break;
       }
     }
   });
@@ -145,7 +151,8 @@ void detail::add_random_dists_factories(detail::OpFactories& f) {
     f[kDistNames[static_cast<int>(k)]] = [k](const OpParams& p) {
       std::optional<std::uint64_t> seed;
       if (p.has("seed")) seed = static_cast<std::uint64_t>(p.integer("seed"));
-      return std::make_shared<RandomDistribution>(k, p.shape("sample_shape"), p.dtype("dtype"), seed, p.flag("stateless"));
+      return std::make_shared<RandomDistribution>(k, p.shape("sample_shape"), p.dtype("dtype"), seed,
+                                                  p.flag("stateless"));
     };
   f["random_gamma_grad"] = [](const OpParams&) { return std::make_shared<RandomGammaGrad>(); };
   add_candidate_sampler_factories(f);

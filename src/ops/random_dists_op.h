@@ -57,8 +57,8 @@ struct LearnedUnigram;
 // true_expected_count float32 [batch, num_true], sampled_expected_count float32 [num_sampled].
 class CandidateSampler : public PrimitiveBase<CandidateSampler> {
  public:
-  CandidateSampler(SamplerKind kind, std::int64_t num_true, std::int64_t num_sampled, bool unique, std::int64_t range_max,
-                   std::optional<std::uint64_t> seed, std::vector<double> weights = {});
+  CandidateSampler(SamplerKind kind, std::int64_t num_true, std::int64_t num_sampled, bool unique,
+                   std::int64_t range_max, std::optional<std::uint64_t> seed, std::vector<double> weights = {});
   const char* name() const override;
   OpParams parameters() const override;
   bool is_stateful() const override { return kind_ != SamplerKind::all; }

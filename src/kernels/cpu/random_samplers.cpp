@@ -116,7 +116,8 @@ double sample_poisson(double lam, Stream& s) {
     double k = std::floor((2 * a / us + b) * u + lam + 0.43);
     if (us >= 0.07 && v <= vr) return k;
     if (k < 0 || (us < 0.013 && v > us)) continue;
-    if (std::log(v) + std::log(inv_alpha) - std::log(a / (us * us) + b) <= -lam + k * loglam - std::lgamma(k + 1)) return k;
+    if (std::log(v) + std::log(inv_alpha) - std::log(a / (us * us) + b) <= -lam + k * loglam - std::lgamma(k + 1))
+      return k;
   }
   return std::floor(lam);
 }
@@ -164,10 +165,16 @@ double sample_truncated_normal(double mean, double stddev, double lo, double hi,
     for (int i = 0; i < kMaxTries; ++i) {
       if (wide) {
         double x = s.normal();
-        if (x >= a && x <= b) { z = x; break; }
+        if (x >= a && x <= b) {
+          z = x;
+          break;
+        }
       } else {
         double x = a + (b - a) * s.uniform();
-        if (s.uniform() <= std::exp(-0.5 * x * x)) { z = x; break; }
+        if (s.uniform() <= std::exp(-0.5 * x * x)) {
+          z = x;
+          break;
+        }
       }
     }
   } else {
@@ -178,7 +185,10 @@ double sample_truncated_normal(double mean, double stddev, double lo, double hi,
       // A short interval: uniform draws accepted with exp((a^2 - x^2)/2) >= e^-1.
       for (int i = 0; i < kMaxTries; ++i) {
         double x = a + (b - a) * s.uniform();
-        if (s.uniform() <= std::exp(0.5 * (a * a - x * x))) { z = x; break; }
+        if (s.uniform() <= std::exp(0.5 * (a * a - x * x))) {
+          z = x;
+          break;
+        }
       }
     } else {
       // Robert (1995): exponential proposals shifted to a, rate the optimal alpha*.
@@ -186,7 +196,10 @@ double sample_truncated_normal(double mean, double stddev, double lo, double hi,
       for (int i = 0; i < kMaxTries; ++i) {
         double x = a - std::log(s.uniform()) / rate;
         if (x > b) continue;
-        if (s.uniform() <= std::exp(-0.5 * (x - rate) * (x - rate))) { z = x; break; }
+        if (s.uniform() <= std::exp(-0.5 * (x - rate) * (x - rate))) {
+          z = x;
+          break;
+        }
       }
     }
     if (flip) z = -z;
