@@ -8,6 +8,7 @@
 
 #include "eagerflow/nn/cross_entropy.h"
 #include "eagerflow/ops/linalg.h"
+#include "eagerflow/ops/random_dists.h"
 #include "eagerflow/ops/scatter_nd.h"
 #include "test_util.h"
 
@@ -334,6 +335,14 @@ inline std::vector<OpInfo> op_table() {
                  return tape.gradient(y, base, GradientOptions{UnconnectedGradients::none, x[0] * 1.0});
                }});
   t.push_back({"random_categorical", {f({2, 5})}, [](V x) { return random::categorical(x[0], 3); }, false});
+  // Draws: their gradients are checked statistically and against TF's values (random_extra_test).
+  t.push_back({"random_poisson", {f({3}, Domain::positive)},
+               [](V x) { return random::stateless_poisson({2, 3}, 7, x[0], x[0].dtype()); }, false});
+  t.push_back({"random_gamma_grad", {f({3}, Domain::positive), f({3}, Domain::positive)},
+               [](V x) { return random::random_gamma_grad(x[0], x[1]); }, false});
+  t.push_back({"random_candidate_sampler", {indices({1, 3})}, [](V x) {
+                 return random::log_uniform_candidate_sampler(reshape(x[0], Shape{2, 1}), 1, 3, true, 5, 11).true_expected_count;
+               }, false});
   // The scatters that gradients of slice and gather emit, as linear functions of the cotangent.
   t.push_back({"slice_grad", {f({2, 3})}, [](V x) {
                  Tensor base = zeros({5, 4}, x[0].dtype());

@@ -109,6 +109,8 @@ const std::map<std::string, std::set<std::string>>& expected_fallback() {
       {"scaled_dot_product_attention_grad", {"scaled_dot_product_attention_grad"}},
       {"lstm", {"lstm"}},
       {"gru", {"gru"}},
+      {"random_poisson", {"random_poisson"}},
+      {"random_candidate_sampler", {"log_uniform_candidate_sampler"}},
   };
   return m;
 }

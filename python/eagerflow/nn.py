@@ -331,3 +331,11 @@ def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95, reducti
                  aggregate_to_topk=True, name=None):
     """The k smallest along reduction_dimension (exact, so recall 1), smallest first."""
     return _approx_k(operand, k, reduction_dimension, False)
+# Candidate sampling and the sampled losses (python/eagerflow/_candidate_sampling.py).
+from ._candidate_sampling import (uniform_candidate_sampler, log_uniform_candidate_sampler,  # noqa: E402
+                                  learned_unigram_candidate_sampler, fixed_unigram_candidate_sampler,
+                                  all_candidate_sampler, compute_accidental_hits, nce_loss, sampled_softmax_loss)
+
+__all__ += ["uniform_candidate_sampler", "log_uniform_candidate_sampler", "learned_unigram_candidate_sampler",
+            "fixed_unigram_candidate_sampler", "all_candidate_sampler", "compute_accidental_hits", "nce_loss",
+            "sampled_softmax_loss"]

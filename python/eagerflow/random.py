@@ -278,3 +278,15 @@ class experimental:  # noqa: N801 - tf.random.experimental's names
     stateless_split = staticmethod(split)
     stateless_fold_in = staticmethod(fold_in)
     create_rng_state = staticmethod(create_rng_state)
+
+
+# TF's parameterized draws and candidate samplers (their own files).
+from ._random_dists import (gamma, poisson, stateless_gamma, stateless_poisson, stateless_binomial,  # noqa: E402
+                            stateless_parameterized_truncated_normal)
+from ._candidate_sampling import (uniform_candidate_sampler, log_uniform_candidate_sampler,  # noqa: E402
+                                  learned_unigram_candidate_sampler, fixed_unigram_candidate_sampler,
+                                  all_candidate_sampler)
+
+__all__ += ["gamma", "poisson", "stateless_gamma", "stateless_poisson", "stateless_binomial",
+            "stateless_parameterized_truncated_normal", "uniform_candidate_sampler", "log_uniform_candidate_sampler",
+            "learned_unigram_candidate_sampler", "fixed_unigram_candidate_sampler", "all_candidate_sampler"]

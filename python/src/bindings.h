@@ -17,6 +17,7 @@ void init_linalg(nb::module_& m);  // linalg_ops.cpp: ef::linalg as _core._linal
 void init_strings(nb::module_& m);  // strings_ops.cpp: ef::strings as _core._strings
 void init_image_codecs(nb::module_& m);  // image_codec_ops.cpp: ef::io's image codecs as _core._image_codecs
 void init_math(nb::module_& m);  // math_ops.cpp: ef.math's compositions as _core._math  // sequence_ops.cpp: issue 18's ops (after init_ops: joins ef.random)
+void init_random_dists(nb::module_& m);  // random_dists.cpp: tf.random's gamma, poisson, ..., candidate samplers as _core._random_dists
 void init_image(nb::module_& m);  // image_ops.cpp: ef.image (tf.image) as _core._image
 void init_function(nb::module_& m);
 void init_autodiff(nb::module_& m);

@@ -31,6 +31,7 @@ NB_MODULE(_core, m) {
   efpy::init_image_codecs(m);
   efpy::init_array_ops(m);
   efpy::init_image(m);
+  efpy::init_random_dists(m);
   efpy::init_function(m);
   efpy::init_autodiff(m);
   efpy::init_layers(m);

@@ -35,6 +35,8 @@ void add_file_factories(OpFactories& f);          // src/io/file_ops.cpp
 void add_image_codec_factories(OpFactories& f);   // src/io/image_codec.cpp
 void add_image_resize_factories(OpFactories& f);  // src/ops/image_resize_op.cpp
 void add_linalg_factories(OpFactories& f);        // src/ops/linalg_op.cpp
+void add_random_dists_factories(OpFactories& f);  // src/ops/random_dists_op.cpp
+void add_candidate_sampler_factories(OpFactories& f);  // src/ops/candidate_sampler_op.cpp (via the line above)
 void add_attention_factories(OpFactories& f);        // src/ops/attention_op.cpp
 void add_layer_norm_factories(OpFactories& f);       // src/ops/layer_norm_op.cpp
 void add_dist_factories(OpFactories& f);             // src/distributed/collectives.cpp

@@ -123,6 +123,18 @@ void set_global_state(GeneratorState state) {
   seeded_counters().restore(state.seeded);
 }
 
+std::shared_ptr<SeedGenerator::State> seed_counter(std::uint64_t seed) { return seeded_counters().counter(seed); }
+
+std::uint64_t execution_key(std::optional<std::uint64_t> seed, bool stateless, SeedGenerator::State* seeded) {
+  // Every execution draws new numbers: from the global generator, or from this op's seed and
+  // that seed's count of draws.
+  if (stateless) return op_seed(seed);
+  if (!seed) return op_seed(std::nullopt);
+  std::uint64_t k = seeded->draws.fetch_add(1);
+  std::uint64_t key = op_seed(seed);
+  return k ? mix(key ^ mix(k)) : key;
+}
+
 namespace {
 
 // Element i is draw(key, i): the same on every run and thread count.
@@ -184,18 +196,7 @@ std::vector<TensorSpec> RandomOp::infer(std::span<const Tensor> in) const {
 
 void RandomOp::eval(std::span<const Tensor>, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
-  // Every execution draws new numbers: from the global generator, or from this op's seed and
-  // that seed's count of draws.
-  std::uint64_t key;
-  if (stateless_) {
-    key = random::op_seed(seed_);
-  } else if (seed_) {
-    std::uint64_t k = seeded_draws_->draws.fetch_add(1);
-    key = random::op_seed(seed_);
-    if (k) key = random::mix(key ^ random::mix(k));
-  } else {
-    key = random::op_seed(std::nullopt);
-  }
+  std::uint64_t key = random::execution_key(seed_, stateless_, seeded_draws_.get());
   double a = a_, b = b_;
   if (kind_ == RandomKind::uniform) {
     random::fill(out[0], key, [&](std::uint64_t k, std::size_t i) { return a + (b - a) * random::unit(k, i); });

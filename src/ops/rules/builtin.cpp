@@ -24,6 +24,7 @@ void register_builtin_op_rules() {
   register_image_codec_rules();
   register_image_resize_rules();
   register_linalg_rules();
+  register_random_dists_rules();
 }
 
 }  // namespace ef::detail

@@ -25,5 +25,6 @@ void register_file_rules();           // src/io/file_ops.cpp
 void register_image_codec_rules();    // src/io/image_codec.cpp
 void register_image_resize_rules();   // src/ops/image_resize_op.cpp
 void register_linalg_rules();         // src/ops/linalg_op.cpp
+void register_random_dists_rules();   // src/ops/random_dists_op.cpp (candidate samplers too)
 
 }  // namespace ef::detail
