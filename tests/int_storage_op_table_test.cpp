@@ -53,6 +53,9 @@ class IntStorageOpTable : public ::testing::TestWithParam<OpInfo> {};
 
 TEST_P(IntStorageOpTable, ComputesInTheWideDtypeAndWrapsBack) {
   const OpInfo& op = GetParam();
+  // Its entry draws in its input's dtype, and TF's poisson draws no 8- or 16-bit integers
+  // either: the refusal is the behaviour (random_extra_test checks it).
+  if (op.name == "random_poisson") return;
   for (const Case& c : kCases) {
     std::vector<Tensor> wide = whole_inputs(op, c.wide, c.unsigned_values), low;
     for (std::size_t i = 0; i < wide.size(); ++i)  // (the table's own int64 indices stay int64)

@@ -285,3 +285,9 @@ TEST(RandomExtra, AllSamplerAndErrors) {
       [](const Tensor& t) { return random::uniform_candidate_sampler(t, 1, 5, false, 1000).sampled_candidates; });
   EXPECT_NE(f(truth).to_vector<std::int64_t>(), f(truth).to_vector<std::int64_t>());
 }
+
+TEST(RandomExtra, PoissonRefusesNarrowIntegerDtypesAsTf) {
+  for (ef::DType d : {ef::DType::int8, ef::DType::uint8, ef::DType::int16, ef::DType::uint16})
+    EXPECT_THROW(ef::random::stateless_poisson({2}, 7, ef::tensor({1.f}), d), ef::Error) << ef::name_of(d);
+  EXPECT_EQ(ef::random::stateless_poisson({2}, 7, ef::tensor({1.f}), ef::DType::int32).dtype(), ef::DType::int32);
+}

@@ -148,3 +148,9 @@ reduce_prod, reduce_logsumexp = math.reduce_prod, math.reduce_logsumexp  # top l
 # TF's top-level constructions and norms (tf.linalg.eye / tf.linalg.norm in TF as well).
 linspace, eye, norm, clip_by_norm, clip_by_global_norm, meshgrid = (math.linspace, math.eye, math.norm, math.clip_by_norm,
                                                                     math.clip_by_global_norm, math.meshgrid)
+# TF's top-level space/batch rearrangements (tf.nn's, in python/eagerflow/_nn_space_batch.py).
+from . import _nn_space_batch as _space_batch  # noqa: E402
+space_to_batch = space_to_batch_nd = _space_batch.space_to_batch
+batch_to_space = _space_batch.batch_to_space
+required_space_to_batch_paddings = _space_batch.required_space_to_batch_paddings
+math.approx_max_k, math.approx_min_k = nn.approx_max_k, nn.approx_min_k

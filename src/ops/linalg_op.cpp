@@ -97,6 +97,7 @@ std::vector<TensorSpec> Cholesky::infer(std::span<const Tensor> in) const {
 void Cholesky::eval(std::span<const Tensor> in, std::span<const TensorSpec>, std::span<Tensor> out) const {
   out[0] = copy_of(in[0]);
   std::int64_t n = in[0].shape()[in[0].rank() - 1], batch = batch_of(in[0].shape());
+  if (n == 0) return;  // empty matrices, however many: no loop over the batch
   for_float(in[0].dtype(), [&](auto tag_value) {
     using T = decltype(tag_value);
     T* a = out[0].mutable_data<T>().data();
@@ -291,6 +292,8 @@ std::vector<TensorSpec> SingularValueDecomposition::infer(std::span<const Tensor
 
 void SingularValueDecomposition::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
   for (int i = 0; i < 3; ++i) out[i] = Tensor::empty(specs[i].dtype, specs[i].shape);
+  // Nothing to write (a batch of empty matrices, however many): no loop over the batch.
+  if (out[0].num_elements() == 0 && out[1].num_elements() == 0 && out[2].num_elements() == 0) return;
   const Shape& s = in[0].shape();
   std::int64_t m = s[s.rank() - 2], n = s[s.rank() - 1], k = std::min(m, n), batch = batch_of(s);
   std::int64_t ucols = full_ ? m : k, vrows = full_ ? n : k;
@@ -352,6 +355,7 @@ void Qr::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std
   const Shape& s = in[0].shape();
   std::int64_t m = s[s.rank() - 2], n = s[s.rank() - 1], k = std::min(m, n), batch = batch_of(s);
   std::int64_t cols = full_ ? m : k;
+  if (out[0].num_elements() == 0 && out[1].num_elements() == 0) return;  // nothing to write, however large the batch
   for_float(in[0].dtype(), [&](auto tag_value) {
     using T = decltype(tag_value);
     std::vector<T> a(static_cast<std::size_t>(m * n)), tau(static_cast<std::size_t>(std::max<std::int64_t>(k, 1)));
