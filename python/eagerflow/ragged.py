@@ -24,6 +24,8 @@ class RaggedTensor:
             raise ValueError("RaggedTensor: use RaggedTensor.from_row_splits / from_row_lengths / tf.ragged.constant")
         self._values = _core.convert_to_tensor(values)
         self._row_splits = _int64(row_splits)
+        if self._row_splits.is_symbolic or self._values.is_symbolic:
+            return  # inside ef.function: the op that made the splits checked them (split, unicode_decode)
         splits = self._row_splits.numpy()
         if splits.ndim != 1 or len(splits) < 1 or splits[0] != 0 or (_np.diff(splits) < 0).any():
             raise ValueError(f"RaggedTensor: row_splits must start at 0 and not decrease, got {splits}")

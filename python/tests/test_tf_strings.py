@@ -162,3 +162,14 @@ def test_strings_in_datasets():
     assert [int(v) for v in ds] == [3, 1, 5]
     words = [w.numpy() for w in tf.data.Dataset.from_tensor_slices(tf.constant(["x", "y"]))]
     assert words == [b"x", b"y"]
+
+
+def test_split_inside_a_traced_function_gives_ragged_values():
+    @tf.function
+    def words(lines):
+        r = tf.strings.split(lines)
+        return r.values, r.row_splits
+
+    values, splits = words(tf.constant(["a b", "c d e"]))
+    assert values.numpy().tolist() == [b"a", b"b", b"c", b"d", b"e"]
+    assert splits.numpy().tolist() == [0, 2, 5]
