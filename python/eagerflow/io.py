@@ -27,3 +27,17 @@ def write_file(filename, contents, name=None):
     """Writes the string scalar `contents` to `filename`, atomically (a reader sees the old file or
     the new one)."""
     _s.write_file(_core.convert_to_tensor(filename), _core.convert_to_tensor(contents))
+
+
+# ---------------------------------------------------------------- records, Examples, tensors
+from ._tfrecord import TFRecordOptions, TFRecordWriter  # noqa: E402
+from ._parse_example import (FixedLenFeature, FixedLenSequenceFeature, RaggedFeature, VarLenFeature,  # noqa: E402
+                             parse_example, parse_sequence_example, parse_single_example,
+                             parse_single_sequence_example)
+from ._io_records import (decode_compressed, decode_csv, decode_raw, matching_files, parse_tensor,  # noqa: E402
+                          serialize_tensor)
+
+__all__ += ["TFRecordOptions", "TFRecordWriter", "FixedLenFeature", "FixedLenSequenceFeature", "RaggedFeature",
+            "VarLenFeature", "parse_example", "parse_sequence_example", "parse_single_example",
+            "parse_single_sequence_example", "decode_compressed", "decode_csv", "decode_raw", "matching_files",
+            "parse_tensor", "serialize_tensor"]
