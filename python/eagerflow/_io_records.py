@@ -103,7 +103,7 @@ def matching_files(pattern, name=None):
     found = []
     for p in pats:
         found += sorted(f.encode() for f in _glob.glob(p.decode()))
-    return _core.convert_to_tensor(_np.array(found, dtype=object)) if found else _core.constant([], dtype=_core.string)
+    return _core.convert_to_tensor(_np.array(found, dtype=object)) if found else _core.convert_to_tensor(_np.array([], dtype=object).reshape(0))
 
 
 def _parse_number(text, dt):

@@ -41,7 +41,7 @@ class RaggedFeature(_collections.namedtuple("RaggedFeature",
 
     def __new__(cls, dtype, value_key=None, partitions=(), row_splits_dtype=None, validate=False):
         if row_splits_dtype is None:
-            row_splits_dtype = _core.int32
+            row_splits_dtype = _core.DType.int32
         if partitions:
             raise NotImplementedError("RaggedFeature: partitions are not supported")
         return super().__new__(cls, dtype, value_key, tuple(partitions), row_splits_dtype, validate)
@@ -139,7 +139,7 @@ def _build(outputs, builders, batch, lengths=None):
                 rows = _np.asarray(outs[0].numpy())[:, 0]
                 nrows = int(outs[2].numpy()[0])
                 splits = _np.concatenate([[0], _np.cumsum(_np.bincount(rows, minlength=nrows))]).astype(
-                    _np.int64 if kind[1] == _core.int64 else _np.int32)
+                    _np.int64 if kind[1] == _core.DType.int64 else _np.int32)
                 result[key] = RaggedTensor.from_row_splits(outs[1], splits)
     return result
 
