@@ -8,7 +8,7 @@ import numpy as _np
 
 from . import _core
 
-__all__ = ["serialize_tensor", "parse_tensor", "decode_raw", "decode_csv", "decode_compressed", "matching_files"]
+__all__ = ["serialize_tensor", "parse_tensor", "serialize_sparse", "serialize_many_sparse", "deserialize_many_sparse", "decode_raw", "decode_csv", "decode_compressed", "matching_files"]
 
 
 def _errors():
@@ -210,3 +210,82 @@ def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, 
         else:
             out.append(_core.convert_to_tensor(_np.asarray(c.tolist(), dtype=dts[k].name).reshape(recs.shape), dtype=dts[k]))
     return out
+
+
+def _sparse_parts(sp_input):
+    from .sparse import SparseTensor
+    if not isinstance(sp_input, SparseTensor):
+        raise TypeError(f"expected a SparseTensor, got {type(sp_input).__name__}")
+    return sp_input.indices, sp_input.values, sp_input.dense_shape
+
+
+def _check_out_type(out_type):
+    if _as_dtype(out_type).name != "string":
+        raise NotImplementedError("serialize_sparse: only out_type=tf.string is supported (variant is TF-internal)")
+
+
+def serialize_sparse(sp_input, out_type=None, name=None):
+    """tf.io.serialize_sparse: [indices, values, dense_shape] as three TensorProto strings."""
+    if out_type is not None:
+        _check_out_type(out_type)
+    parts = [_core._io._serialize_tensor(t) for t in _sparse_parts(sp_input)]
+    return _core.convert_to_tensor(_np.array(parts, dtype=object))
+
+
+def serialize_many_sparse(sp_input, out_type=None, name=None):
+    """tf.io.serialize_many_sparse: a SparseTensor of rank >= 2 as [N, 3] strings, row n the
+    serialized SparseTensor of its n-th entry along the first axis."""
+    if out_type is not None:
+        _check_out_type(out_type)
+    ind, vals, shape = _sparse_parts(sp_input)
+    ind, shape = _np.asarray(ind.numpy()), _np.asarray(shape.numpy())
+    if len(shape) < 2:
+        raise _errors().InvalidArgumentError(None, None, "Rank of input SparseTensor should be > 1, but saw rank: "
+                                                         f"{len(shape)}")
+    sub_shape = _np.ascontiguousarray(shape[1:], dtype=_np.int64)
+    out = _np.empty((int(shape[0]), 3), dtype=object)
+    rows = ind[:, 0]
+    for n in range(int(shape[0])):
+        pick = _np.nonzero(rows == n)[0]
+        sub_ind = _np.ascontiguousarray(ind[pick, 1:], dtype=_np.int64).reshape(len(pick), len(shape) - 1)
+        sub_vals = _core.gather(vals, _core.convert_to_tensor(pick.astype(_np.int64)))
+        out[n] = [_core._io._serialize_tensor(_core.convert_to_tensor(sub_ind)), _core._io._serialize_tensor(sub_vals),
+                  _core._io._serialize_tensor(_core.convert_to_tensor(sub_shape))]
+    return _core.convert_to_tensor(out)
+
+
+def deserialize_many_sparse(serialized_sparse, dtype, rank=None, name=None):
+    """tf.io.deserialize_many_sparse: [N, 3] serialized SparseTensors -> one SparseTensor of
+    dense_shape [N, max of their dense shapes...]."""
+    from .sparse import SparseTensor
+    s = _strings(serialized_sparse)
+    err = _errors().InvalidArgumentError
+    if s.ndim != 2 or s.shape[1] != 3:
+        raise err(None, None, f"Serialized sparse should be a matrix with 3 columns, got shape {list(s.shape)}")
+    dt = _as_dtype(dtype)
+    i64 = _core.DType.int64
+    inds, vals, shapes = [], [], []
+    for n in range(s.shape[0]):
+        ind = _np.asarray(_core._io._parse_tensor(bytes(s[n, 0]), i64).numpy())
+        try:
+            v = _core._io._parse_tensor(bytes(s[n, 1]), dt)
+        except err:
+            raise err(None, None, f"Requested SparseTensor of type {dt.name} but SparseTensor[{n}].values has another "
+                                  "dtype") from None
+        shp = _np.asarray(_core._io._parse_tensor(bytes(s[n, 2]), i64).numpy())
+        if ind.ndim != 2 or ind.shape[1] != len(shp) or v.shape[0] != ind.shape[0]:
+            raise err(None, None, f"SparseTensor[{n}] has inconsistent indices, values and dense_shape")
+        if shapes and len(shp) != len(shapes[0]):
+            raise err(None, None, f"Inconsistent shape across SparseTensors: rank prior to SparseTensor[{n}] was "
+                                  f"{len(shapes[0])} but rank of SparseTensor[{n}] is {len(shp)}")
+        inds.append(_np.concatenate([_np.full((len(ind), 1), n, _np.int64), ind], 1))
+        vals.append(v.numpy())
+        shapes.append(shp)
+    if rank is not None and shapes and len(shapes[0]) + 1 != int(rank):
+        raise err(None, None, f"rank is {rank} but the SparseTensors have rank {len(shapes[0]) + 1}")
+    r = len(shapes[0]) + 1 if shapes else (int(rank) if rank is not None else 1)
+    ind = _np.concatenate(inds) if inds else _np.zeros((0, r), _np.int64)
+    shape = _np.concatenate([[s.shape[0]], _np.max(shapes, axis=0)]) if shapes else _np.array([0] + [0] * (r - 1))
+    values = _np.concatenate(vals) if vals else _np.zeros([0], dtype=object if dt.name == "string" else dt.name)
+    return SparseTensor(ind.astype(_np.int64), _core.convert_to_tensor(values, dtype=dt) if dt.name != "string" else
+                        _core.convert_to_tensor(_np.asarray(values, dtype=object)), shape.astype(_np.int64))

@@ -8,7 +8,7 @@ import numpy as _np
 
 from . import _core
 
-__all__ = ["FixedLenFeature", "VarLenFeature", "FixedLenSequenceFeature", "RaggedFeature", "parse_single_example",
+__all__ = ["FixedLenFeature", "VarLenFeature", "FixedLenSequenceFeature", "RaggedFeature", "SparseFeature", "parse_single_example",
            "parse_example", "parse_single_sequence_example", "parse_sequence_example"]
 
 _FIXED, _VAR, _FIXED_SEQ, _VAR_SEQ = 0, 1, 2, 3
@@ -45,6 +45,19 @@ class RaggedFeature(_collections.namedtuple("RaggedFeature",
         if partitions:
             raise NotImplementedError("RaggedFeature: partitions are not supported")
         return super().__new__(cls, dtype, value_key, tuple(partitions), row_splits_dtype, validate)
+
+
+class SparseFeature(_collections.namedtuple("SparseFeature", ["index_key", "value_key", "dtype", "size", "already_sorted"])):
+    """tf.io.SparseFeature(index_key, value_key, dtype, size, already_sorted=False): a SparseTensor
+    of dense_shape [size] whose indices and values are two int64 / dtype features (one index_key:
+    rank-1 sparse tensors)."""
+
+    def __new__(cls, index_key, value_key, dtype, size, already_sorted=False):
+        if not isinstance(index_key, str):
+            if len(index_key) != 1:
+                raise NotImplementedError("SparseFeature: only one index_key (rank-1 sparse tensors) is supported")
+            index_key, size = index_key[0], (size[0] if isinstance(size, (list, tuple)) else size)
+        return super().__new__(cls, index_key, value_key, dtype, int(size), already_sorted)
 
 
 def _dtype(d, key):
@@ -110,6 +123,14 @@ def _configure(features, sequence_part):
             vkey = f.value_key or key
             specs.append((vkey, _VAR, d, [], False, False))
             builders.append((key, ("ragged", f.row_splits_dtype), 3))
+        elif isinstance(f, SparseFeature):
+            if sequence_part:
+                raise ValueError(f"Unsupported feature type SparseFeature for sequence feature '{key}'")
+            d = _dtype(f.dtype, key)
+            dv = None
+            specs.append((f.index_key, _VAR, _dtype("int64", key), [], False, False))
+            specs.append((f.value_key, _VAR, d, [], False, False))
+            builders.append((key, ("sparse_feature", f.size, f.already_sorted), 6))
         else:
             raise ValueError(f"Unsupported feature type {type(f).__name__} for '{key}'")
         if dv is not None:
@@ -131,6 +152,8 @@ def _build(outputs, builders, batch, lengths=None):
         elif kind == "sparse":
             from .sparse import SparseTensor
             result[key] = SparseTensor(outs[0], outs[1], outs[2])
+        elif kind[0] == "sparse_feature":
+            result[key] = _sparse_feature(outs, key, kind[1], kind[2], batch)
         else:
             if not batch:
                 result[key] = outs[1]
@@ -142,6 +165,25 @@ def _build(outputs, builders, batch, lengths=None):
                     _np.int64 if kind[1] == _core.DType.int64 else _np.int32)
                 result[key] = RaggedTensor.from_row_splits(outs[1], splits)
     return result
+
+
+def _sparse_feature(outs, key, size, already_sorted, batch):
+    """The SparseTensor of a SparseFeature from its index and value features (sparse each)."""
+    from .sparse import SparseTensor
+    ix_idx, ix, _, v_idx, values, _ = outs
+    ix_idx, ix, v_idx = (_np.asarray(t.numpy()) for t in (ix_idx, ix, v_idx))
+    vals = _np.asarray(values.numpy())
+    rows_i = ix_idx[:, 0] if batch else _np.zeros(len(ix), _np.int64)
+    rows_v = v_idx[:, 0] if batch else _np.zeros(len(vals), _np.int64)
+    if len(ix) != len(vals) or (rows_i != rows_v).any():
+        from . import errors
+        raise errors.InvalidArgumentError(None, None, f"SparseFeature '{key}': the index and value features have different "
+                                                      f"lengths ({len(ix)} indices, {len(vals)} values)")
+    order = _np.arange(len(ix)) if already_sorted else _np.lexsort((ix, rows_i))
+    ind = _np.stack([rows_i[order], ix[order]], 1) if batch else ix[order].reshape(-1, 1)
+    nrows = int(outs[2].numpy()[0]) if batch else None
+    shape = [nrows, size] if batch else [size]
+    return SparseTensor(ind.astype(_np.int64), _core.convert_to_tensor(vals[order]), _np.array(shape, _np.int64))
 
 
 def _serialized(serialized, rank):

@@ -31,13 +31,13 @@ def write_file(filename, contents, name=None):
 
 # ---------------------------------------------------------------- records, Examples, tensors
 from ._tfrecord import TFRecordOptions, TFRecordWriter  # noqa: E402
-from ._parse_example import (FixedLenFeature, FixedLenSequenceFeature, RaggedFeature, VarLenFeature,  # noqa: E402
+from ._parse_example import (FixedLenFeature, FixedLenSequenceFeature, RaggedFeature, SparseFeature, VarLenFeature,  # noqa: E402
                              parse_example, parse_sequence_example, parse_single_example,
                              parse_single_sequence_example)
-from ._io_records import (decode_compressed, decode_csv, decode_raw, matching_files, parse_tensor,  # noqa: E402
-                          serialize_tensor)
+from ._io_records import (decode_compressed, decode_csv, decode_raw, deserialize_many_sparse, matching_files,  # noqa: E402
+                          parse_tensor, serialize_many_sparse, serialize_sparse, serialize_tensor)
 
 __all__ += ["TFRecordOptions", "TFRecordWriter", "FixedLenFeature", "FixedLenSequenceFeature", "RaggedFeature",
-            "VarLenFeature", "parse_example", "parse_sequence_example", "parse_single_example",
+            "VarLenFeature", "SparseFeature", "serialize_sparse", "serialize_many_sparse", "deserialize_many_sparse", "parse_example", "parse_sequence_example", "parse_single_example",
             "parse_single_sequence_example", "decode_compressed", "decode_csv", "decode_raw", "matching_files",
             "parse_tensor", "serialize_tensor"]

@@ -284,3 +284,39 @@ def test_decode_compressed_and_matching_files(tmp_path):
     got = tf.io.matching_files(str(tmp_path / "*.txt")).numpy()
     assert list(got) == [str(tmp_path / "a.txt").encode(), str(tmp_path / "b.txt").encode()]
     assert tf.io.matching_files(str(tmp_path / "*.none")).shape == (0,)
+
+
+def test_sparse_serialization_is_tensorflows():
+    sp = tf.sparse.SparseTensor([[0, 1], [2, 0]], [1.5, 2.0], [3, 4])
+    s = tf.io.serialize_sparse(sp).numpy()
+    assert [x.hex() for x in s] == [
+        "08091208120208021202080222200000000000000000010000000000000002000000000000000000000000000000",
+        "080112041202080222080000c03f00000040", "0809120412020802221003000000000000000400000000000000"]
+    m = tf.io.serialize_many_sparse(sp)
+    assert m.shape == (3, 3)
+    assert [x.hex() for x in m.numpy()[1]] == ["08091206120012020801", "080112021200", "080912041202080122080400000000000000"]
+    d = tf.io.deserialize_many_sparse(m, tf.float32)
+    np.testing.assert_array_equal(d.indices.numpy(), [[0, 1], [2, 0]])
+    np.testing.assert_array_equal(d.values.numpy(), [1.5, 2.0])
+    np.testing.assert_array_equal(d.dense_shape.numpy(), [3, 4])
+    a = tf.io.serialize_sparse(tf.sparse.SparseTensor([[0], [2]], [1.0, 2.0], [5]))
+    b = tf.io.serialize_sparse(tf.sparse.SparseTensor([[1]], [3.0], [2]))
+    d = tf.io.deserialize_many_sparse(tf.stack([a, b]), tf.float32)
+    np.testing.assert_array_equal(d.indices.numpy(), [[0, 0], [0, 2], [1, 1]])
+    np.testing.assert_array_equal(d.dense_shape.numpy(), [2, 5])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Requested SparseTensor of type int32"):
+        tf.io.deserialize_many_sparse(m, tf.int32)
+
+
+def test_sparse_feature():
+    ex = tf.train.Example(features=tf.train.Features(feature={
+        "ix": tf.train.Feature(int64_list=tf.train.Int64List(value=[3, 1])),
+        "v": tf.train.Feature(float_list=tf.train.FloatList(value=[1.0, 2.0]))})).SerializeToString()
+    f = {"sp": tf.io.SparseFeature("ix", "v", tf.float32, 5)}
+    r = tf.io.parse_single_example(ex, f)["sp"]
+    np.testing.assert_array_equal(r.indices.numpy(), [[1], [3]])
+    np.testing.assert_array_equal(r.values.numpy(), [2.0, 1.0])
+    np.testing.assert_array_equal(r.dense_shape.numpy(), [5])
+    r = tf.io.parse_example([ex, ex], f)["sp"]
+    np.testing.assert_array_equal(r.indices.numpy(), [[0, 1], [0, 3], [1, 1], [1, 3]])
+    np.testing.assert_array_equal(r.dense_shape.numpy(), [2, 5])
