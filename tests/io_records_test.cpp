@@ -163,4 +163,22 @@ TEST(IoRecords, TensorProtoBytesAreTensorFlows) {
   ef::testing::expect_error([&] { io::parse_tensor(unhex("08011210120a0880808080808080801012020802"), DType::float32); }, {"parse_tensor"});
 }
 
+TEST(IoRecords, ParsingAndDecodingTraceAndReplay) {
+  using K = io::ExampleFeature::Kind;
+  std::vector<io::ExampleFeature> fs{{"id", K::fixed, DType::int64, {}, false, false},
+                                     {"x", K::fixed, DType::float32, {2}, false, false}};
+  auto parse = function([&](const Tensor& s) { return io::parse_example(s, fs, {}, false)[1]; });
+  Tensor batch = string_tensor({unhex(kExampleHex), unhex(kExampleHex)});
+  EXPECT_EQ(parse(batch).to_vector<float>(), (std::vector<float>{1.5f, -2.f, 1.5f, -2.f}));
+  auto decode = function([](const Tensor& s) { return io::decode_raw(s, DType::int16, false, -1); });
+  Tensor raw = string_tensor({std::string("\x00\x01\x00\x02", 4), std::string("\x01\x00\xff\xff", 4)});
+  Tensor got = decode(raw);
+  EXPECT_EQ(got.shape(), (Shape{2, 2}));
+  EXPECT_EQ(cast(got, DType::int32).to_vector<std::int32_t>(), (std::vector<std::int32_t>{1, 2, 256, -1}));
+  Tensor padded = io::decode_raw(string_tensor({"\x01\x02\x03", "\x04"}), DType::uint8, true, 2);
+  EXPECT_EQ(cast(padded, DType::int32).to_vector<std::int32_t>(), (std::vector<std::int32_t>{1, 2, 4, 0}));
+  ef::testing::expect_error([&] { io::decode_raw(string_tensor({"ab", "c"}), DType::uint8); }, {"same size"});
+  ef::testing::expect_error([&] { io::decode_raw(string_tensor({"abc"}), DType::int16); }, {"not a multiple of 2"});
+}
+
 }  // namespace

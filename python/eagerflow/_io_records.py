@@ -50,33 +50,16 @@ def parse_tensor(serialized, out_type, name=None):
 
 def decode_raw(input_bytes, out_type, little_endian=True, fixed_length=None, name=None):
     """tf.io.decode_raw: each string's bytes as numbers of out_type (a new last axis); all must
-    have one length unless fixed_length (bytes per string, truncated or zero-padded) is given."""
+    have one length unless fixed_length (bytes per string, truncated or zero-padded) is given.
+    An op (src/io/decode_raw.cpp): it runs inside Dataset.map graphs."""
     dt = _as_dtype(out_type)
     if dt.name == "string":
         raise TypeError("decode_raw: out_type cannot be string")
-    np_dt = _np.dtype(dt.as_numpy_dtype if hasattr(dt, "as_numpy_dtype") else dt.name)
-    if not little_endian:
-        np_dt = np_dt.newbyteorder(">")
-    size = np_dt.itemsize
-    s = _strings(input_bytes)
-    flat = list(s.reshape(-1))
-    err = _errors().InvalidArgumentError
-    if fixed_length is not None:
-        n = int(fixed_length.numpy() if hasattr(fixed_length, "numpy") else fixed_length)
-        if n % size:
-            raise err(None, None, f"fixed_length ({n}) must be a multiple of the size of out_type ({size})")
-        flat = [bytes(b[:n]).ljust(n, b"\0") for b in flat]
-    else:
-        n = len(flat[0]) if flat else 0
-        for i, b in enumerate(flat):
-            if len(b) != n:
-                raise err(None, None, f"DecodeRaw requires input strings to all be the same size, but element {i} has size "
-                                      f"{len(b)} != {n}")
-        if n % size:
-            raise err(None, None, f"Input to DecodeRaw has length {n} that is not a multiple of {size}, the size of {dt.name}")
-    data = _np.frombuffer(b"".join(flat), dtype=np_dt).astype(np_dt.newbyteorder("="))
-    out = data.reshape(s.shape + (n // size,))
-    return _core.convert_to_tensor(out, dtype=dt)
+    t = input_bytes if isinstance(input_bytes, _core.Tensor) else _core.convert_to_tensor(input_bytes)
+    n = -1 if fixed_length is None else int(fixed_length.numpy() if hasattr(fixed_length, "numpy") else fixed_length)
+    if fixed_length is not None and n < 0:
+        raise ValueError(f"fixed_length must be >= 0, got {n}")
+    return _core._io._decode_raw(t, dt, bool(little_endian), n)
 
 
 def decode_compressed(bytes, compression_type="", name=None):  # noqa: A002 - TF's name

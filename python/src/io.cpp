@@ -132,6 +132,12 @@ void init_io(nb::module_& m) {
         return ef::io::parse_tensor(std::string_view(serialized.c_str(), serialized.size()), dtype_from_py(dtype));
       },
       "serialized"_a, "out_type"_a);
+  t.def(
+      "_decode_raw",
+      [](nb::handle input_bytes, nb::handle out_type, bool little_endian, std::int64_t fixed_length) {
+        return ef::io::decode_raw(to_tensor(input_bytes), dtype_from_py(out_type), little_endian, fixed_length);
+      },
+      "input_bytes"_a, "out_type"_a, "little_endian"_a = true, "fixed_length"_a = -1);
 }
 
 }  // namespace efpy

@@ -320,3 +320,20 @@ def test_sparse_feature():
     r = tf.io.parse_example([ex, ex], f)["sp"]
     np.testing.assert_array_equal(r.indices.numpy(), [[0, 1], [0, 3], [1, 1], [1, 3]])
     np.testing.assert_array_equal(r.dense_shape.numpy(), [2, 5])
+
+
+def test_decode_raw_in_a_traced_dataset_map(tmp_path):
+    p = str(tmp_path / "img.rec")
+    images = np.arange(3 * 4, dtype=np.uint8).reshape(3, 4) * 20
+    with tf.io.TFRecordWriter(p) as w:
+        for im in images:
+            w.write(tf.train.Example(features=tf.train.Features(feature={
+                "image_raw": tf.train.Feature(bytes_list=tf.train.BytesList(value=[im.tobytes()]))})).SerializeToString())
+
+    def parse(s):
+        raw = tf.io.parse_single_example(s, {"image_raw": tf.io.FixedLenFeature([], tf.string)})["image_raw"]
+        return tf.cast(tf.io.decode_raw(raw, tf.uint8), tf.float32) / 255.0
+
+    got = np.stack([e.numpy() for e in tf.data.TFRecordDataset(p).map(parse)])
+    np.testing.assert_allclose(got, images.astype(np.float32) / 255.0, rtol=1e-6)
+    assert tf.io.decode_raw(images[0].tobytes(), tf.uint8).dtype == tf.uint8

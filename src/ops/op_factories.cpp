@@ -24,6 +24,7 @@ const OpFactories& builtin_op_factories() {
     add_string_factories(f);
     add_file_factories(f);
     add_example_factories(f);
+    add_decode_raw_factories(f);
     add_linalg_factories(f);
     add_attention_factories(f);
     add_layer_norm_factories(f);

@@ -33,6 +33,7 @@ void add_scatter_nd_factories(OpFactories& f);    // src/ops/scatter_nd_op.cpp
 void add_string_factories(OpFactories& f);        // src/ops/string_ops.cpp
 void add_file_factories(OpFactories& f);          // src/io/file_ops.cpp
 void add_example_factories(OpFactories& f);       // src/io/example_ops.cpp
+void add_decode_raw_factories(OpFactories& f);    // src/io/decode_raw.cpp
 void add_linalg_factories(OpFactories& f);        // src/ops/linalg_op.cpp
 void add_attention_factories(OpFactories& f);        // src/ops/attention_op.cpp
 void add_layer_norm_factories(OpFactories& f);       // src/ops/layer_norm_op.cpp

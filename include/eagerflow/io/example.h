@@ -34,4 +34,8 @@ struct ExampleFeature {
 std::vector<Tensor> parse_example(const Tensor& serialized, const std::vector<ExampleFeature>& features,
                                   const std::vector<Tensor>& defaults, bool sequence);
 
+// The bytes of each string as numbers of out_type, a new last axis (TF's decode_raw): all of one
+// length, or each cut / zero-padded to fixed_length bytes when it is >= 0.
+Tensor decode_raw(const Tensor& input_bytes, DType out_type, bool little_endian = true, std::int64_t fixed_length = -1);
+
 }  // namespace ef::io

@@ -22,6 +22,7 @@ void register_builtin_op_rules() {
   register_string_rules();
   register_file_rules();
   register_example_rules();
+  register_decode_raw_rules();
   register_linalg_rules();
 }
 

@@ -23,6 +23,7 @@ void register_scatter_nd_rules();     // src/ops/scatter_nd_op.cpp
 void register_string_rules();         // src/ops/string_ops.cpp
 void register_file_rules();           // src/io/file_ops.cpp
 void register_example_rules();        // src/io/example_ops.cpp
+void register_decode_raw_rules();     // src/io/decode_raw.cpp
 void register_linalg_rules();         // src/ops/linalg_op.cpp
 
 }  // namespace ef::detail
