@@ -8,6 +8,7 @@
 
 #include <fstream>
 
+#include "io/op_codec.h"
 #include "test_util.h"
 
 namespace {
@@ -179,6 +180,24 @@ TEST(IoRecords, ParsingAndDecodingTraceAndReplay) {
   EXPECT_EQ(cast(padded, DType::int32).to_vector<std::int32_t>(), (std::vector<std::int32_t>{1, 2, 4, 0}));
   ef::testing::expect_error([&] { io::decode_raw(string_tensor({"ab", "c"}), DType::uint8); }, {"same size"});
   ef::testing::expect_error([&] { io::decode_raw(string_tensor({"abc"}), DType::int16); }, {"not a multiple of 2"});
+}
+
+// Saved graphs keep the ops as name + parameter text: both read back to the same op.
+TEST(IoRecords, OpsReadBackFromTheirParameters) {
+  using K = io::ExampleFeature::Kind;
+  std::vector<io::ExampleFeature> fs{{"a \"quoted\" key:1", K::fixed_sequence, DType::string, {2, 3}, true, true},
+                                     {"", K::var_len_sequence, DType::int64, {}, false, false}};
+  auto trace = function([&](const Tensor& s) { return io::parse_example(s, fs, {string_scalar("d")}, true)[0]; });
+  Tensor x = string_tensor({"x"});
+  auto concrete = trace.get_concrete_function(x);
+  int seen = 0;
+  for (const auto& node : concrete->traced_graph().nodes) {
+    if (std::string(node.op->name()) != "parse_example" && std::string(node.op->name()) != "decode_raw") continue;
+    auto back = io::decode_op(node.op->name(), node.op->attrs(), "test");
+    EXPECT_TRUE(back->is_equivalent(*node.op)) << node.op->attrs();
+    ++seen;
+  }
+  EXPECT_EQ(seen, 1);
 }
 
 }  // namespace
