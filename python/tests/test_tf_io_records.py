@@ -337,3 +337,14 @@ def test_decode_raw_in_a_traced_dataset_map(tmp_path):
     got = np.stack([e.numpy() for e in tf.data.TFRecordDataset(p).map(parse)])
     np.testing.assert_allclose(got, images.astype(np.float32) / 255.0, rtol=1e-6)
     assert tf.io.decode_raw(images[0].tobytes(), tf.uint8).dtype == tf.uint8
+
+
+def test_parallel_reads_interleave_as_tensorflow(tmp_path):
+    paths = []
+    for k in range(2):
+        paths.append(str(tmp_path / f"p{k}.rec"))
+        with tf.io.TFRecordWriter(paths[-1]) as w:
+            for i in range(3):
+                w.write(b"%d-%d" % (k, i))
+    got = read_all(tf.data.TFRecordDataset(paths, num_parallel_reads=2))
+    assert got == [b"0-0", b"1-0", b"0-1", b"1-1", b"0-2", b"1-2"]  # TF 2.21's order
