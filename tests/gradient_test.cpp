@@ -152,6 +152,7 @@ TEST(OpTable, CoversEveryOpClass) {
       "ef::(anonymous namespace)::WriteFile", "ef::(anonymous namespace)::DecodeImage",
       "ef::(anonymous namespace)::EncodeImage", "ef::(anonymous namespace)::JpegHeader",  // image_codec_test
       "ef::(anonymous namespace)::ResizeDynamic",  // image_codec_test (images of unknown size)
+      "ef::(anonymous namespace)::ParseExample", "ef::(anonymous namespace)::DecodeRaw",  // io_records_test
       // The collectives have their own table, run under mpirun -np 2 (tests/distributed/dist_table.h).
       "ef::dist::AllReduce", "ef::dist::Broadcast", "ef::dist::ReduceToRoot", "ef::dist::AllGather",
       "ef::dist::ReduceScatter", "ef::dist::BucketAllReduce", "ef::dist::Barrier",

@@ -140,6 +140,7 @@ image = _importlib.import_module(".image", __name__)  # ef.image, as tf.image
 strings = _importlib.import_module(".strings", __name__)  # ef.strings, as tf.strings
 as_string = strings.as_string  # top level in TF too
 io = _importlib.import_module(".io", __name__)  # ef.io, as tf.io
+train = _importlib.import_module(".train", __name__)  # ef.train, as tf.train (Example messages)
 # TF's top-level aliases of tf.math where eagerflow's own default differed (cumsum over axis 0,
 # not flattened; argmax over axis 0 as int64).
 cumsum, cumprod, argmax, argmin = math.cumsum, math.cumprod, math.argmax, math.argmin

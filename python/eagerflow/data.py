@@ -95,7 +95,7 @@ def synthetic_digits(n, seed=0):
     return _arrays(_io._synthetic_digits(int(n), int(seed)))
 
 
-__all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "find_mnist", "load_mnist_test", "load_idx", "synthetic_digits"]
+__all__ = ["Dataset", "TFRecordDataset", "TextLineDataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "find_mnist", "load_mnist_test", "load_idx", "synthetic_digits"]
 
 
 def TextLineDataset(filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):  # noqa: N802
@@ -108,3 +108,26 @@ def TextLineDataset(filenames, compression_type=None, buffer_size=None, num_para
     elif isinstance(filenames, _core.Tensor):
         filenames = [f.decode() for f in _np.atleast_1d(filenames.numpy())]
     return Dataset.text_line([f.decode() if isinstance(f, bytes) else str(f) for f in filenames])
+
+
+def TFRecordDataset(filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):  # noqa: N802
+    """tf.data.TFRecordDataset: the records of TFRecord files (a name or a list), in order, as
+    string scalars, read in a stream; compression_type '' (None), 'GZIP' or 'ZLIB'. A damaged or
+    truncated record raises DataLossError when iteration reaches it."""
+    from ._tfrecord import TFRecordOptions
+    kind = TFRecordOptions.get_compression_type_string(
+        compression_type.numpy().decode() if isinstance(compression_type, _core.Tensor) else compression_type)
+    if isinstance(filenames, (str, bytes)):
+        filenames = [filenames]
+    elif isinstance(filenames, _core.Tensor):
+        filenames = [f.decode() for f in _np.atleast_1d(filenames.numpy())]
+    elif isinstance(filenames, Dataset):
+        filenames = [f.decode() if isinstance(f, bytes) else f for f in filenames.as_numpy_iterator()]
+    files = [f.decode() if isinstance(f, bytes) else str(f) for f in filenames]
+    if num_parallel_reads not in (None, 1) and len(files) > 1:
+        # TF's order for parallel reads: the files interleaved one record at a time, cycle
+        # num_parallel_reads (deterministic).
+        n = len(files) if num_parallel_reads == AUTOTUNE else int(num_parallel_reads)
+        return Dataset.from_tensor_slices(_np.arange(len(files), dtype=_np.int64)).interleave(
+            lambda i: Dataset.tfrecord([files[int(i)]], kind), cycle_length=n, block_length=1)
+    return Dataset.tfrecord(files, kind)

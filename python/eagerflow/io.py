@@ -100,3 +100,16 @@ def is_jpeg(contents, name=None):
 def extract_jpeg_shape(contents, output_type=None, name=None):
     """[height, width, channels] of a JPEG, from its header."""
     return _c.extract_jpeg_shape(_contents(contents), _core.DType.int32 if output_type is None else output_type)
+
+# ---------------------------------------------------------------- records, Examples, tensors
+from ._tfrecord import TFRecordOptions, TFRecordWriter  # noqa: E402
+from ._parse_example import (FixedLenFeature, FixedLenSequenceFeature, RaggedFeature, SparseFeature, VarLenFeature,  # noqa: E402
+                             parse_example, parse_sequence_example, parse_single_example,
+                             parse_single_sequence_example)
+from ._io_records import (decode_compressed, decode_csv, decode_raw, deserialize_many_sparse, matching_files,  # noqa: E402
+                          parse_tensor, serialize_many_sparse, serialize_sparse, serialize_tensor)
+
+__all__ += ["TFRecordOptions", "TFRecordWriter", "FixedLenFeature", "FixedLenSequenceFeature", "RaggedFeature",
+            "VarLenFeature", "SparseFeature", "serialize_sparse", "serialize_many_sparse", "deserialize_many_sparse", "parse_example", "parse_sequence_example", "parse_single_example",
+            "parse_single_sequence_example", "decode_compressed", "decode_csv", "decode_raw", "matching_files",
+            "parse_tensor", "serialize_tensor"]

@@ -382,6 +382,17 @@ void init_dataset(nb::module_& m) {
           },
           "filenames"_a, "max_line_bytes"_a = nb::none())
       .def_static(
+          "tfrecord",
+          [](std::vector<std::string> files, const std::string& compression) {
+            ef::data::RecordCompression c = ef::data::RecordCompression::none;
+            if (compression == "GZIP") c = ef::data::RecordCompression::gzip;
+            else if (compression == "ZLIB") c = ef::data::RecordCompression::zlib;
+            else if (!compression.empty())
+              throw nb::value_error(("compression_type must be '', 'GZIP' or 'ZLIB', got '" + compression + "'").c_str());
+            return Dataset::tfrecord(std::move(files), c);
+          },
+          "filenames"_a, "compression_type"_a = "")
+      .def_static(
           "csv",
           [](std::vector<std::string> files, std::optional<std::vector<nb::handle>> column_types, bool header,
              const std::string& delimiter, std::optional<std::vector<std::optional<double>>> column_defaults) {

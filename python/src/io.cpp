@@ -7,6 +7,11 @@
 #include <nanobind/stl/vector.h>
 
 #include <eagerflow/saving/onnx.h>
+#include <eagerflow/summary/event_file.h>
+#include <eagerflow/io/example.h>
+#include <eagerflow/io/tensor_proto.h>
+#include <nanobind/stl/tuple.h>
+#include "convert.h"
 
 #include "bindings.h"
 
@@ -84,6 +89,55 @@ void init_io(nb::module_& m) {
       "_synthetic_digits",
       [](std::int64_t n, std::uint64_t seed) { return digits_tuple(ef::data::synthetic_digits(n, seed)); }, "n"_a,
       "seed"_a = 0);
+  // TFRecord framing of one record (python/eagerflow/_tfrecord.py's writer).
+  t.def(
+      "_frame_record",
+      [](nb::bytes data) {
+        std::string framed = ef::summary::frame_record(std::string_view(data.c_str(), data.size()));
+        return nb::bytes(framed.data(), framed.size());
+      },
+      "data"_a);
+  // (key, kind, dtype, shape, has_default, allow_missing) per feature; python/eagerflow/_parse_example.py.
+  t.def(
+      "_parse_example",
+      [](nb::handle serialized, const std::vector<std::tuple<std::string, int, nb::handle, std::vector<std::int64_t>, bool, bool>>& features,
+         const std::vector<nb::handle>& defaults, bool sequence) {
+        std::vector<ef::io::ExampleFeature> fs;
+        for (const auto& [key, kind, dtype, shape, has_default, allow_missing] : features) {
+          ef::io::ExampleFeature f;
+          f.key = key;
+          if (kind < 0 || kind > 3) throw nb::value_error("_parse_example: bad kind");
+          f.kind = static_cast<ef::io::ExampleFeature::Kind>(kind);
+          f.dtype = dtype_from_py(dtype);
+          f.shape = shape;
+          f.has_default = has_default;
+          f.allow_missing = allow_missing;
+          fs.push_back(std::move(f));
+        }
+        std::vector<ef::Tensor> ds;
+        for (nb::handle d : defaults) ds.push_back(to_tensor(d));
+        return ef::io::parse_example(to_tensor(serialized), fs, ds, sequence);
+      },
+      "serialized"_a, "features"_a, "defaults"_a, "sequence"_a = false);
+  t.def(
+      "_serialize_tensor",
+      [](nb::handle x) {
+        std::string b = ef::io::serialize_tensor(to_tensor(x));
+        return nb::bytes(b.data(), b.size());
+      },
+      "tensor"_a);
+  t.def(
+      "_parse_tensor",
+      [](nb::bytes serialized, nb::handle dtype) {
+        return ef::io::parse_tensor(std::string_view(serialized.c_str(), serialized.size()), dtype_from_py(dtype));
+      },
+      "serialized"_a, "out_type"_a);
+  t.def(
+      "_decode_raw",
+      [](nb::handle input_bytes, nb::handle out_type, bool little_endian, std::int64_t fixed_length) {
+        return ef::io::decode_raw(to_tensor(input_bytes), dtype_from_py(out_type), little_endian, fixed_length);
+      },
+      "input_bytes"_a, "out_type"_a, "little_endian"_a = true, "fixed_length"_a = -1);
 }
 
 }  // namespace efpy

@@ -26,6 +26,8 @@ const OpFactories& builtin_op_factories() {
     add_image_codec_factories(f);
     add_image_resize_factories(f);
     add_random_dists_factories(f);
+    add_example_factories(f);
+    add_decode_raw_factories(f);
     add_linalg_factories(f);
     add_attention_factories(f);
     add_layer_norm_factories(f);

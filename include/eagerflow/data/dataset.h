@@ -141,6 +141,9 @@ struct TextLineOptions {
   std::size_t max_line_bytes = std::size_t{1} << 24;
 };
 
+// tfrecord files: plain, or one gzip / zlib stream (TF's TFRecordOptions compression_type).
+enum class RecordCompression { none, gzip, zlib };
+
 struct ImageFolderOptions {
   int channels = 0;  // 1, 3 or 4; 0: those of the first image (all must then match)
   // Every image resized (bilinear) to [height, width]; without it all images must share a size.
@@ -171,6 +174,9 @@ class Dataset {
   // RFC 4180 CSV: a map by column name (header) or a tuple of columns, each a scalar of the
   // column's dtype. A bad row is an ef::Error naming file:line and the column.
   static Dataset csv(std::vector<std::string> files, CsvOptions options = {});
+  // The records of TFRecord files (TF's TFRecordDataset), each a string scalar, streamed. A
+  // damaged or truncated record is a DATA_LOSS ef::Error naming the file and the offset.
+  static Dataset tfrecord(std::vector<std::string> files, RecordCompression compression = RecordCompression::none);
   // dir/<class>/<image>.png|.jpg|.jpeg: (image float32 [h, w, c] in 0..255, label int64 []),
   // classes numbered in sorted order of the sub-folder names, files in sorted order.
   static Dataset image_folder(const std::string& dir, ImageFolderOptions options = {});
