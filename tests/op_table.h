@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "eagerflow/nn/cross_entropy.h"
+#include "eagerflow/ops/image.h"
 #include "eagerflow/ops/linalg.h"
 #include "eagerflow/ops/random_dists.h"
 #include "eagerflow/ops/scatter_nd.h"
@@ -368,6 +369,9 @@ inline std::vector<OpInfo> op_table() {
     t.push_back(op);
   };
   f32("conv2d", {f({2, 5, 6, 3}), f({3, 2, 3, 4})}, [](V x) { return conv2d(x[0], x[1]); });
+  // Image resize computes in float32 and returns float32 for any input (as TF's), linear in the
+  // image; cast back here so that the storage-dtype tables compare like with like.
+  f32("image_resize_bilinear", {f({2, 4, 5, 2})}, [](V x) { return cast(image::resize(x[0], 6, 3), x[0].dtype()); });
   f32("conv2d_same_strided", {f({1, 7, 6, 2}), f({3, 3, 2, 3})}, [](V x) { return conv2d(x[0], x[1], {2, 2}, "same"); });
   f32("conv2d_dilated", {f({1, 7, 7, 2}), f({2, 2, 2, 2})}, [](V x) { return conv2d(x[0], x[1], {1, 1}, "valid", {2, 2}); });
   f32("max_pool2d", {f({2, 6, 6, 3})}, [](V x) { return max_pool2d(x[0]); });

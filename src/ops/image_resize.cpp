@@ -13,6 +13,7 @@
 #include "eagerflow/ops/ops.h"
 #include "image_taps.h"
 #include "image_util.h"
+#include "ops/image_resample_op.h"
 
 namespace ef::image {
 namespace {
@@ -110,6 +111,17 @@ Taps area_taps(std::int64_t in, std::int64_t out) {
 // sum over k of x gathered at taps k along `axis`, times their weights (broadcast over the
 // axes after it). `weighted` false: the single tap is the result (nearest keeps its dtype).
 Tensor resample(const Tensor& x, int axis, const Taps& taps, bool weighted) {
+  if (weighted && x.dtype() == DType::float32) {  // one op: src/ops/image_resample_op.cpp
+    std::vector<std::int64_t> index(taps.index.size());
+    std::vector<float> weight(taps.weight.size());
+    for (std::int64_t o = 0; o < taps.out; ++o)
+      for (int k = 0; k < taps.count; ++k) {
+        index[static_cast<std::size_t>(k * taps.out + o)] = taps.index[static_cast<std::size_t>(o * taps.count + k)];
+        weight[static_cast<std::size_t>(k * taps.out + o)] = taps.weight[static_cast<std::size_t>(o * taps.count + k)];
+      }
+    Shape tap_shape{taps.count, taps.out};
+    return dispatch1(ImageResample(axis), {x, tensor(index, tap_shape), tensor(weight, tap_shape)});
+  }
   Tensor total;
   std::vector<std::int64_t> weight_dims(static_cast<std::size_t>(x.rank() - axis), 1);
   weight_dims[0] = taps.out;

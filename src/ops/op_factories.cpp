@@ -25,6 +25,7 @@ const OpFactories& builtin_op_factories() {
     add_file_factories(f);
     add_image_codec_factories(f);
     add_image_resize_factories(f);
+    add_image_resample_factories(f);
     add_random_dists_factories(f);
     add_example_factories(f);
     add_decode_raw_factories(f);

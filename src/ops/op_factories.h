@@ -34,6 +34,7 @@ void add_string_factories(OpFactories& f);        // src/ops/string_ops.cpp
 void add_file_factories(OpFactories& f);          // src/io/file_ops.cpp
 void add_image_codec_factories(OpFactories& f);   // src/io/image_codec.cpp
 void add_image_resize_factories(OpFactories& f);  // src/ops/image_resize_op.cpp
+void add_image_resample_factories(OpFactories& f);  // src/ops/image_resample_op.cpp
 void add_example_factories(OpFactories& f);       // src/io/example_ops.cpp
 void add_decode_raw_factories(OpFactories& f);    // src/io/decode_raw.cpp
 void add_linalg_factories(OpFactories& f);        // src/ops/linalg_op.cpp

@@ -23,6 +23,7 @@ void register_builtin_op_rules() {
   register_file_rules();
   register_image_codec_rules();
   register_image_resize_rules();
+  register_image_resample_rules();
   register_example_rules();
   register_decode_raw_rules();
   register_linalg_rules();

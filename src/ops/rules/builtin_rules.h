@@ -24,6 +24,7 @@ void register_string_rules();         // src/ops/string_ops.cpp
 void register_file_rules();           // src/io/file_ops.cpp
 void register_image_codec_rules();    // src/io/image_codec.cpp
 void register_image_resize_rules();   // src/ops/image_resize_op.cpp
+void register_image_resample_rules(); // src/ops/image_resample_op.cpp
 void register_example_rules();        // src/io/example_ops.cpp
 void register_decode_raw_rules();     // src/io/decode_raw.cpp
 void register_linalg_rules();         // src/ops/linalg_op.cpp
