@@ -222,3 +222,20 @@ TEST(FileOps, ReadAndWriteFilesAtEveryCall) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(StringTensor, PrintWritesStringsAsTfPrintDoes) {
+  std::vector<std::string> printed;
+  ef::set_print_sink([&](std::string_view s) { printed.emplace_back(s); });
+  ef::print(ef::string_scalar("hi there"));
+  ef::print(ef::string_tensor({"a", "b c"}));
+  ef::set_print_sink(nullptr);
+  ASSERT_EQ(printed.size(), 2u);
+  EXPECT_EQ(printed[0], "hi there\n");
+  EXPECT_EQ(printed[1], "[\"a\" \"b c\"]\n");
+  // str() keeps Python's bytes form, as TF's repr does.
+  EXPECT_EQ(ef::string_scalar("hi").str(), "Tensor(b'hi', shape=(), dtype=string)");
+}
+
+}  // namespace

@@ -263,7 +263,10 @@ void init_ops(nb::module_& m) {
     auto keep = std::make_shared<nb::object>(std::move(sink));
     ef::set_print_sink([keep](std::string_view line) {
       nb::gil_scoped_acquire gil;
-      (*keep)(nb::str(line.data(), line.size()));
+      // Printed string tensors may hold any bytes: invalid UTF-8 is written escaped, never an error.
+      nb::object text = nb::steal(PyUnicode_DecodeUTF8(line.data(), static_cast<Py_ssize_t>(line.size()), "backslashreplace"));
+      if (!text) throw nb::python_error();
+      (*keep)(text);
     });
   }, nb::arg("sink").none());
 

@@ -173,3 +173,12 @@ def test_split_inside_a_traced_function_gives_ragged_values():
     values, splits = words(tf.constant(["a b", "c d e"]))
     assert values.numpy().tolist() == [b"a", b"b", b"c", b"d", b"e"]
     assert splits.numpy().tolist() == [0, 2, 5]
+
+
+def test_tf_print_writes_strings_as_tf(capsys):
+    tf.print(tf.constant("hi there"))
+    tf.print(tf.constant(["a", "b c"]))
+    tf.print(tf.constant(b"\xff"))  # not UTF-8: escaped, not an error
+    out = capsys.readouterr().out.splitlines()
+    assert out[:2] == ["hi there", '["a" "b c"]']
+    assert out[2] == "\\xff"

@@ -45,10 +45,15 @@ void keep_string_bytes(std::span<const Tensor> inputs, std::span<const Tensor> o
   for (const Tensor& o : outputs) {
     if (!o.defined() || o.dtype() != DType::string || !o.impl().storage) continue;
     Storage& to = *o.impl().storage;
+    // An output that is a view of an input holds only that input's elements, and its storage
+    // may be shared (other threads may read it): it is left as it is.
+    bool view = std::any_of(inputs.begin(), inputs.end(), [&](const Tensor& i) {
+      return i.defined() && i.impl().storage.get() == &to;
+    });
+    if (view) continue;
     for (const Tensor& i : inputs) {
       if (!i.defined() || i.dtype() != DType::string || !i.impl().storage) continue;
       const Storage& from = *i.impl().storage;
-      if (&from == &to) continue;  // a view of its input
       for (const auto& owner : from.string_owners)
         if (std::find(to.string_owners.begin(), to.string_owners.end(), owner) == to.string_owners.end())
           to.string_owners.push_back(owner);

@@ -82,6 +82,7 @@ struct Formatter {
   int scientific = -1;  // digits after the point in scientific notation; -1: positional
   std::size_t width = 0;                  // ints, bools: right-aligned to this width
   std::size_t int_width = 0, frac_width = 0;  // floats: NumPy aligns on the decimal point
+  bool as_tf_print = false;  // strings as tf.print writes them: bare scalars, "quoted" in arrays
 
   void measure(const std::string& e) {
     if (t.dtype() == DType::string) return;  // NumPy and TF do not pad strings
@@ -103,7 +104,11 @@ struct Formatter {
   }
 
   std::string element(std::int64_t flat) const {
-    if (t.dtype() == DType::string) return bytes_literal(t.data<std::string_view>()[static_cast<std::size_t>(flat)]);
+    if (t.dtype() == DType::string) {
+      std::string_view v = t.data<std::string_view>()[static_cast<std::size_t>(flat)];
+      if (!as_tf_print) return bytes_literal(v);
+      return t.rank() == 0 ? std::string(v) : "\"" + std::string(v) + "\"";
+    }
     return dispatch_storage_dtype(t.dtype(), [&](auto tag) -> std::string {  // uint8 .. uint64 too
       using T = decltype(tag);
       T v = t.data<T>()[static_cast<std::size_t>(flat)];
@@ -160,7 +165,18 @@ struct Formatter {
 
 }  // namespace
 
-std::string format_values(const Tensor& t, int indent) {
+namespace {
+std::string format_with(const Tensor& t, int indent, bool as_tf_print);
+}
+
+std::string format_values(const Tensor& t, int indent) { return format_with(t, indent, false); }
+
+namespace detail {
+std::string format_for_print(const Tensor& t, int indent) { return format_with(t, indent, true); }
+}  // namespace detail
+
+namespace {
+std::string format_with(const Tensor& t, int indent, bool as_tf_print) {
   if (t.is_symbolic()) return "<symbolic " + t.spec().str() + ">";
   if (is_storage_float(t.dtype())) {  // printed as its (exact) float32 values
     Tensor f = Tensor::empty(DType::float32, t.shape());
@@ -175,6 +191,7 @@ std::string format_values(const Tensor& t, int indent) {
   std::ostringstream os;
   Formatter f{t, t.num_elements() > kThreshold,
               t.rank() > kMaxNestedRank ? Shape{t.num_elements()} : t.shape()};
+  f.as_tf_print = as_tf_print;
   // NumPy's rule: scientific notation when the largest printed magnitude is >= 1e8, the
   // smallest nonzero one < 1e-4, or they are more than 1e3 apart.
   if (is_floating(t.dtype()) && t.num_elements() > 0) {
@@ -214,6 +231,8 @@ std::string format_values(const Tensor& t, int indent) {
   }
   return os.str();
 }
+
+}  // namespace
 
 std::string Tensor::str() const {
   if (!defined()) return "Tensor(<undefined>)";

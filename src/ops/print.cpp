@@ -4,6 +4,7 @@
 #include <iostream>
 #include <mutex>
 
+#include "core/tensor_print.h"
 #include "eagerflow/core/line_sink.h"
 #include "eagerflow/ops/primitive.h"
 #include "eagerflow/ops/op_rules.h"
@@ -40,7 +41,7 @@ class Print : public PrimitiveBase<Print> {
     std::size_t next = 0;
     for (std::size_t i = 0; i < pieces_.size(); ++i) {
       if (i) line += ' ';
-      line += pieces_[i].is_tensor ? format_values(in[next++], static_cast<int>(line.size())) : pieces_[i].text;
+      line += pieces_[i].is_tensor ? detail::format_for_print(in[next++], static_cast<int>(line.size())) : pieces_[i].text;
     }
     line += '\n';
     print_sink().write(line);
