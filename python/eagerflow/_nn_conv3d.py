@@ -44,7 +44,7 @@ def _from_last(x, first):
     return _core.transpose(x, [0, 4, 1, 2, 3]) if first else x
 
 
-def _depth_plan(size, k, s, d, padding, what):
+def _padding_plan(size, k, s, d, padding, what):
     """(pad before, pad after, output size) along one axis, as TF's SAME / VALID."""
     eff = (k - 1) * d + 1
     if padding == "same":
@@ -53,7 +53,7 @@ def _depth_plan(size, k, s, d, padding, what):
         return total // 2, total - total // 2, out
     out = (size - eff) // s + 1
     if out <= 0:
-        raise _errors.InvalidArgumentError(f"{what}: computed output size would be negative: {size - eff + 1 - 1} "
+        raise _errors.InvalidArgumentError(f"{what}: computed output size would be negative: {size - eff} "
                                            f"[input_size: {size}, effective_filter_size: {eff}, stride: {s}]")
     return 0, 0, out
 
@@ -98,7 +98,7 @@ def conv3d(input, filters, strides, padding, data_format="NDHWC", dilations=None
     kd, kh, kw, _, out_channels = wshape
     for size, k, dd in ((height, kh, dil[1]), (width, kw, dil[2])):
         _check_hw(size, k, dd, pad, "conv3d")
-    before, after, out = _depth_plan(depth, kd, st[0], dil[0], pad, "conv3d")
+    before, after, out = _padding_plan(depth, kd, st[0], dil[0], pad, "conv3d")
     if before or after:
         x = _core.pad(x, [[0, 0], [before, after], [0, 0], [0, 0], [0, 0]])
     folded = _core.concat([_core.reshape(s, [-1, height, width, channels]) for s in _slabs(x, kd, st[0], dil[0], out)], -1)
@@ -141,7 +141,7 @@ def _pool3d(kind, input, ksize, strides, padding, data_format):  # noqa: A002
     k, s, pad = _spatial(ksize, what, first), _spatial(strides, what, first), _padding(padding, what)
     for size, kk in ((height, k[1]), (width, k[2])):
         _check_hw(size, kk, 1, pad, what)
-    before, after, out = _depth_plan(depth, k[0], s[0], 1, pad, what)
+    before, after, out = _padding_plan(depth, k[0], s[0], 1, pad, what)
     pool2d = _core.max_pool2d if kind == "max" else _core.avg_pool2d
     y = pool2d(_core.reshape(x, [-1, height, width, channels]), k[1:], s[1:], pad)
     ho, wo = y._shape_tuple[1], y._shape_tuple[2]

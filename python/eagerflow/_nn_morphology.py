@@ -11,6 +11,7 @@ from . import _core
 from . import _array_ops
 from . import errors as _errors
 from ._nn_conv import _pair, _padding
+from ._nn_conv3d import _padding_plan  # TF's SAME / VALID output sizes, one definition
 
 __all__ = ["dilation2d", "erosion2d", "max_pool_with_argmax"]
 
@@ -23,19 +24,6 @@ def _lowest(dtype):
     return int(_np.iinfo(_np.dtype(dtype.as_numpy_dtype)).min)
 
 
-def _plan(size, k, s, d, padding, what):
-    eff = (k - 1) * d + 1
-    if padding == "same":
-        out = -(-size // s)
-        total = max((out - 1) * s + eff - size, 0)
-        return total // 2, total - total // 2, out
-    out = (size - eff) // s + 1
-    if out <= 0:
-        raise _errors.InvalidArgumentError(f"{what}: computed output size would be negative: {size - eff} "
-                                           f"[input_size: {size}, effective_filter_size: {eff}, stride: {s}]")
-    return 0, 0, out
-
-
 def _nhwc(data_format, what):
     if data_format not in (None, "NHWC"):
         raise ValueError(f"{what}: data_format must be 'NHWC', got {data_format!r}")
@@ -46,7 +34,7 @@ def _windows(x, ksize, strides, rates, padding, what, fill):
     shape = tuple(x._shape_tuple)
     if len(shape) != 4 or any(v is None for v in shape[1:]):
         raise ValueError(f"{what}: input must be 4-D [batch, height, width, channels] with known sizes, got {shape}")
-    plans = [_plan(shape[1 + i], ksize[i], strides[i], rates[i], padding, what) for i in range(2)]
+    plans = [_padding_plan(shape[1 + i], ksize[i], strides[i], rates[i], padding, what) for i in range(2)]
     pads = [[0, 0], [plans[0][0], plans[0][1]], [plans[1][0], plans[1][1]], [0, 0]]
     out = (plans[0][2], plans[1][2])
 

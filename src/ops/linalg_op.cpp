@@ -410,17 +410,8 @@ void detail::add_linalg_factories(detail::OpFactories& f) {
 
 namespace {
 
-// The leading axes are a batch already: the op on the batched tensors (unbatched operands of a
-// solve repeated for every example).
 template <class Op>
-BatchingResult batch_matrices(const Op& op, BatchingCall call) {
-  std::vector<Tensor> xs;
-  for (const Batched& b : call.inputs) {
-    if (!b.batched && call.batch == kDynamic) return std::nullopt;
-    xs.push_back(batching::materialize(op, b, call.batch));
-  }
-  return batched_results(dispatch(op, xs));
-}
+BatchingResult batch_matrices(const Op& op, BatchingCall call) { return batching::leading_batch(op, call); }
 
 constexpr const char* kNoOnnx = "no ONNX operator computes it (opset 17)";
 

@@ -70,6 +70,18 @@ inline BatchingResult broadcasting(const Primitive& op, BatchingCall call) {
   return batched_results(dispatch(op, xs));
 }
 
+// Ops whose leading axes are a batch already (the linalg decompositions): the op on the batched
+// tensors, unbatched operands repeated for every example; nullopt when the batch is dynamic
+// and an operand would need repeating.
+inline BatchingResult leading_batch(const Primitive& op, BatchingCall call) {
+  std::vector<Tensor> xs;
+  for (const Batched& b : call.inputs) {
+    if (!b.batched && call.batch == kDynamic) return std::nullopt;
+    xs.push_back(materialize(op, b, call.batch));
+  }
+  return batched_results(dispatch(op, xs));
+}
+
 // Ops that already take a batch of images (conv, pool): the vmap batch merged into theirs,
 // [B, N, ...] -> [B*N, ...]. `merged[i]`: input i is an image batch (and must be batched);
 // the others must not be. nullopt when the example's dims are not static.
