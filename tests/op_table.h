@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "eagerflow/nn/cross_entropy.h"
+#include "eagerflow/ops/complex.h"
 #include "eagerflow/ops/image.h"
 #include "eagerflow/ops/linalg.h"
 #include "eagerflow/ops/random_dists.h"
@@ -440,6 +441,33 @@ inline std::vector<OpInfo> op_table() {
   update("apply_rmsprop_momentum", 2, [](auto& w, auto& s, auto& g) {
     optim::apply_rmsprop(w, s[0], g, scalar(0.01f), 0.9, 1e-7, s[1], 0.5);
   });
+  // Complex ops (eagerflow/ops/complex.h) between real inputs and real outputs: the central
+  // differences check TF's convention for complex gradients through every rule on the way.
+  auto parts = [](const Tensor& z) { return concat({real(z), imag(z)}, 0); };
+  t.push_back({"complex_arithmetic", {f({3}), f({3}), f({3}, Domain::away_from_zero), f({3}, Domain::away_from_zero)},
+               [parts](V x) {
+                 Tensor z = complex(x[0], x[1]), w = complex(x[2], x[3]);
+                 return parts(add(sub(mul(z, w), div(z, w)), pow(w, z)));
+               }});
+  t.push_back({"complex_functions", {f({4}), f({4}, Domain::away_from_zero)}, [parts](V x) {
+                 Tensor z = complex(x[0], x[1]);  // (imaginary parts away from 0: angle's cut)
+                 Tensor r = add(mul(exp(z), conj(z)), add(tanh(z), div(ones_like(z), z)));
+                 return concat({parts(add(r, mul(sin(z), log(z)))), abs(z), angle(z)}, 0);
+               }});
+  t.push_back({"complex_matmul", {f({2, 3}), f({2, 3}), f({3, 2}), f({3, 2})}, [parts](V x) {
+                 Tensor a = complex(x[0], x[1]), b = complex(x[2], x[3]);
+                 Tensor p = add(matmul(a, b), matmul_conj(b, a, true, true, true, false));
+                 return parts(reshape(p, {4}));
+               }});
+  t.push_back({"fft", {f({2, 5}), f({2, 5})}, [parts](V x) {
+                 Tensor z = complex(x[0], x[1]);
+                 return parts(reshape(add(signal::fft(z), signal::ifft2d(z)), {10}));
+               }});
+  t.push_back({"rfft_irfft", {f({2, 6}), f({2, 4})}, [parts](V x) {
+                 Tensor spectrum = signal::rfft(x[0], {8});            // cropped/padded inputs too
+                 Tensor back = signal::irfft(complex(x[1], x[1] * 0.5), {5});
+                 return concat({reshape(parts(spectrum), {20}), reshape(back, {10})}, 0);
+               }});
   return t;
 }
 

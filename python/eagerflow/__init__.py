@@ -47,6 +47,12 @@ string = DType.string  # byte strings (str is stored as UTF-8); ef.strings compu
 # TF's other integers, storage dtypes as well: ops compute in int32 (uint8, int8, int16, uint16)
 # or int64 (uint32, uint64) and wrap their results back (src/ops/bfloat16_dispatch.cpp).
 uint8, int8, int16, uint16, uint32, uint64 = DType.uint8, DType.int8, DType.int16, DType.uint16, DType.uint32, DType.uint64
+complex64, complex128 = DType.complex64, DType.complex128  # interleaved (real, imag), as NumPy's
+
+
+def complex(real, imag, name=None):  # noqa: A001 - TF's tf.complex
+    """tf.complex: real + i imag (float32 parts make complex64, float64 parts complex128)."""
+    return _core._complex.complex(real, imag)
 
 __version__ = "0.1.0"
 
@@ -139,6 +145,7 @@ math.reduce_sum, math.reduce_mean, math.reduce_max, math.reduce_min = reduce_sum
 image = _importlib.import_module(".image", __name__)  # ef.image, as tf.image
 strings = _importlib.import_module(".strings", __name__)  # ef.strings, as tf.strings
 as_string = strings.as_string  # top level in TF too
+signal = _importlib.import_module(".signal", __name__)  # ef.signal, as tf.signal (FFTs)
 io = _importlib.import_module(".io", __name__)  # ef.io, as tf.io
 train = _importlib.import_module(".train", __name__)  # ef.train, as tf.train (Example messages)
 # TF's top-level aliases of tf.math where eagerflow's own default differed (cumsum over axis 0,

@@ -29,13 +29,26 @@ def _only_main_diagonal(fn, k):
         raise NotImplementedError(f"linalg.{fn}: only the main diagonal (k=0) is supported")
 
 
+def _swap_last(x):
+    x = _core.convert_to_tensor(x)
+    if x.ndim < 2:
+        raise ValueError(f"adjoint needs a matrix (rank >= 2), got shape {tuple(x._shape_tuple)}")
+    perm = list(range(x.ndim))
+    perm[-1], perm[-2] = perm[-2], perm[-1]
+    return _core.transpose(x, perm)
+
+
 def adjoint(matrix, name=None):
-    """The last two axes swapped (real dtypes: the conjugate is the matrix itself)."""
-    return _l.adjoint(matrix)
+    """tf.linalg.adjoint: the conjugate transpose over the last two axes."""
+    x = _core.convert_to_tensor(matrix)
+    if x.dtype.is_complex:
+        return _core._complex.conj(_swap_last(x))
+    return _l.adjoint(x)
 
 
 def matrix_transpose(a, name="matrix_transpose", conjugate=False):
-    return _l.adjoint(a)
+    x = _swap_last(a)
+    return _core._complex.conj(x) if conjugate else x
 
 
 def band_part(input, num_lower, num_upper, name=None):  # noqa: A002 - TF's names
@@ -155,11 +168,22 @@ def matrix_rank(a, tol=None, validate_args=False, name=None):
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, a_is_sparse=False,
            b_is_sparse=False, output_type=None, grad_a=False, grad_b=False, name=None):
-    """tf.linalg.matmul (adjoint_* is transpose_* for real dtypes)."""
+    """tf.linalg.matmul: adjoint_* transposes and conjugates (transposes, for real dtypes)."""
+    if transpose_a and adjoint_a:
+        raise ValueError("Only one of transpose_a and adjoint_a can be True.")
+    if transpose_b and adjoint_b:
+        raise ValueError("Only one of transpose_b and adjoint_b can be True.")
+    if adjoint_a or adjoint_b:
+        a = _core.convert_to_tensor(a)
+        if a.dtype.is_complex or getattr(b, "dtype", None) in (_core.DType.complex64, _core.DType.complex128):
+            return _core._complex.matmul(a, b, bool(transpose_a or adjoint_a), bool(transpose_b or adjoint_b),
+                                         bool(adjoint_a), bool(adjoint_b))
     return _core.matmul(a, b, transpose_a=bool(transpose_a or adjoint_a), transpose_b=bool(transpose_b or adjoint_b))
 
 
 def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_sparse=False, name=None):
+    if adjoint_a and _core.convert_to_tensor(a).dtype.is_complex:
+        a = _core._complex.conj(a)
     return _l.matvec(a, b, bool(transpose_a or adjoint_a))
 
 

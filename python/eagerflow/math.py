@@ -380,20 +380,21 @@ def accumulate_n(inputs, shape=None, tensor_dtype=None, name=None):
 
 
 def real(input, name=None):  # noqa: A002
-    """The real part: the tensor itself (eagerflow's dtypes are real)."""
-    return _core.convert_to_tensor(input)
+    """tf.math.real: the real part (float32 of complex64, float64 of complex128); a real tensor
+    is its own real part."""
+    return _core._complex.real(input)
 
 
 def imag(input, name=None):  # noqa: A002
-    """The imaginary part of a real tensor: zeros."""
-    return _core.zeros_like(_core.convert_to_tensor(input))
+    """tf.math.imag: the imaginary part; zeros for a real tensor."""
+    return _core._complex.imag(input)
 
 
 def conj(x, name=None):
-    return _core.convert_to_tensor(x)
+    """tf.math.conj: the complex conjugate; a real tensor as it is."""
+    return _core._complex.conj(x)
 
 
 def angle(input, name=None):  # noqa: A002
-    """The argument of a real number: 0 for x >= 0, pi for x < 0 (NaN stays NaN)."""
-    x = _core.convert_to_tensor(input)
-    return atan2(_core.zeros_like(x), x)
+    """tf.math.angle: atan2(imag, real); for a real number 0, or pi when it is negative."""
+    return _core._complex.angle(input)

@@ -83,9 +83,19 @@ ef::Tensor int_scalar(long long v, ef::DType d) {
   return ef::cast(ef::scalar<std::int64_t>(v), d);  // uint8 .. uint64: in range (checked by the caller)
 }
 
+// A Python number (complex, float, int or bool) as a complex scalar of dtype `d`.
+ef::Tensor complex_scalar(nb::handle h, ef::DType d) {
+  Py_complex c = PyComplex_AsCComplex(h.ptr());
+  if (c.real == -1.0 && PyErr_Occurred()) throw nb::python_error();
+  if (d == ef::DType::complex64)
+    return ef::scalar(std::complex<float>(static_cast<float>(c.real), static_cast<float>(c.imag)));
+  return ef::scalar(std::complex<double>(c.real, c.imag));
+}
+
 // A Python bool, int or float as dtype `d`; `context` ends the error message.
 ef::Tensor scalar_as(nb::handle h, ef::DType d, const std::string& context) {
   PyObject* o = h.ptr();
+  if (ef::is_complex(d)) return complex_scalar(h, d);
   if (PyBool_Check(o)) return ef::cast(ef::scalar<bool>(o == Py_True), d);
   if (PyLong_Check(o)) {
     if (ef::is_floating(d)) {
@@ -128,6 +138,7 @@ ef::Tensor scalar_of(nb::handle h, const ef::Tensor* like) {
   double v = PyFloat_AsDouble(o);
   if (v == -1.0 && PyErr_Occurred()) throw nb::python_error();
   if (like && like->defined() && ef::is_floating(like->dtype())) return ef::full(ef::Shape{}, v, like->dtype());
+  if (like && like->defined() && ef::is_complex(like->dtype())) return complex_scalar(h, like->dtype());
   return ef::scalar<float>(static_cast<float>(v));
 }
 
@@ -155,7 +166,7 @@ RoArray as_ro(nb::handle arr) {
 }
 
 [[noreturn]] void unsupported_dtype(nb::handle dtype, const std::string& kind) {
-  std::string why = kind == "c"                    ? " (complex numbers are not supported)"
+  std::string why = kind == "c"                    ? " (complex64 and complex128 are; complex256 is not)"
                     : (kind == "U" || kind == "S") ? " (strings are not numbers)"
                     : kind == "O" ? " (Python objects: a list mixing numbers with other things, or ints beyond int64)"
                                   : "";
@@ -214,6 +225,8 @@ ef::Tensor from_array(nb::object arr, bool literal) {
   else if (kind == "u" && size == 4) out = ef::DType::uint32;
   else if (kind == "u" && size == 8) out = ef::DType::uint64;
   else if (kind == "b" && size == 1) out = ef::DType::bool_;
+  else if (kind == "c" && size == 8) out = ef::DType::complex64;
+  else if (kind == "c" && size == 16) out = ef::DType::complex128;
   else unsupported_dtype(dt, kind);
   arr = c_contiguous(arr);
   if (literal && out == ef::DType::int64) {
@@ -270,7 +283,13 @@ void scan(PyObject* o, Scan& s, int depth) {
 ef::Tensor from_literal(nb::handle h, std::optional<ef::DType> target, std::optional<ef::DType> hint = std::nullopt) {
   Scan s;
   scan(h.ptr(), s, 0);
-  if (s.complex) unsupported_dtype(nb::str("complex128"), "c");
+  if (s.complex) {  // complex128, as TF's (or the other operand's complex dtype)
+    if (s.strings || s.too_big)
+      throw nb::type_error(("eagerflow: cannot make a tensor of " + describe(h) + "; " + kAccepted).c_str());
+    ef::Tensor t = from_array(numpy_module().attr("asarray")(h, "dtype"_a = "complex128"), /*literal=*/false);
+    if (!target && hint && ef::is_complex(*hint)) target = hint;
+    return target ? checked_cast(t, *target) : t;
+  }
   if (s.strings) {
     if (s.floats || s.ints || s.bools || s.other || s.too_big)
       throw nb::type_error(("eagerflow: cannot make a tensor of a list mixing strings with other values, " + describe(h) +
@@ -282,6 +301,7 @@ ef::Tensor from_literal(nb::handle h, std::optional<ef::DType> target, std::opti
     ef::Tensor t = from_array(numpy_module().attr("asarray")(h), /*literal=*/true);
     return target ? checked_cast(t, *target) : t;
   }
+  if (!target && hint && ef::is_complex(*hint)) target = hint;  // numbers next to a complex tensor become complex
   if (!target && hint && *hint != ef::DType::bool_) {
     bool fits_hint = ef::is_floating(*hint) ||
                      (!s.floats && !s.too_big && (!s.ints || (fits(s.lo, *hint) && fits(s.hi, *hint))));
@@ -413,6 +433,9 @@ std::uint64_t seed_arg(nb::handle h, const char* what) {
 
 ef::Tensor checked_cast(const ef::Tensor& t, ef::DType d) {
   if (t.dtype() == d) return t;
+  if (ef::is_complex(t.dtype()) && !ef::is_complex(d))
+    throw nb::type_error(("eagerflow: cannot convert a complex value to " + name(d) +
+                          " without losing its imaginary part; use tf.math.real or tf.cast explicitly").c_str());
   if (ef::is_integer(d) && !t.is_symbolic() && !t.is_keras_tensor()) {
     if (ef::is_floating(t.dtype())) {
       ef::Tensor f = ef::cast(t, ef::DType::float64);
@@ -471,6 +494,8 @@ ef::Tensor to_tensor(nb::handle h, const ef::Tensor* like) {
     if (like && like->defined()) hint = like->dtype();
     return from_literal(h, std::nullopt, hint);
   }
+  if (PyComplex_Check(h.ptr()))  // complex128, or the other operand's complex dtype (TF's weak typing)
+    return complex_scalar(h, like && like->defined() && ef::is_complex(like->dtype()) ? like->dtype() : ef::DType::complex128);
   if (PyBytes_Check(h.ptr()))
     return ef::string_scalar(std::string_view(PyBytes_AS_STRING(h.ptr()), static_cast<std::size_t>(PyBytes_GET_SIZE(h.ptr()))));
   if (PyUnicode_Check(h.ptr())) {  // UTF-8, as TF's

@@ -78,6 +78,7 @@ int range_rank(ef::DType d) {
     case ef::DType::string: return -1;
     case ef::DType::uint8: case ef::DType::int8: case ef::DType::int16: case ef::DType::uint16:
     case ef::DType::uint32: case ef::DType::uint64: return 0;
+    case ef::DType::complex64: case ef::DType::complex128: return -1;
   }
   return -1;
 }

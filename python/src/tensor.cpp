@@ -29,6 +29,8 @@ nb::dlpack::dtype to_dl(ef::DType d) {
     case ef::DType::uint16: return nb::dtype<std::uint16_t>();
     case ef::DType::uint32: return nb::dtype<std::uint32_t>();
     case ef::DType::uint64: return nb::dtype<std::uint64_t>();
+    case ef::DType::complex64: return {static_cast<std::uint8_t>(nb::dlpack::dtype_code::Complex), 64, 1};
+    case ef::DType::complex128: return {static_cast<std::uint8_t>(nb::dlpack::dtype_code::Complex), 128, 1};
   }
   return nb::dtype<float>();
 }
@@ -49,6 +51,8 @@ const char* numpy_name(ef::DType d) {
     case ef::DType::uint16: return "uint16";
     case ef::DType::uint32: return "uint32";
     case ef::DType::uint64: return "uint64";
+    case ef::DType::complex64: return "complex64";
+    case ef::DType::complex128: return "complex128";
   }
   return "float32";
 }
@@ -289,10 +293,14 @@ void init_tensor(nb::module_& m) {
       .value("uint16", ef::DType::uint16)
       .value("uint32", ef::DType::uint32)
       .value("uint64", ef::DType::uint64)
+      .value("complex64", ef::DType::complex64)
+      .value("complex128", ef::DType::complex128)
       .def_prop_ro("name", [](ef::DType d) { return std::string(numpy_name(d)); })
       .def_prop_ro("is_floating", [](ef::DType d) { return ef::is_floating(d); })
       .def_prop_ro("is_integer", [](ef::DType d) { return ef::is_integer(d); })
       .def_prop_ro("is_unsigned", [](ef::DType d) { return ef::is_unsigned(d); })
+      .def_prop_ro("is_complex", [](ef::DType d) { return ef::is_complex(d); })
+      .def_prop_ro("real_dtype", [](ef::DType d) { return ef::real_dtype_of(d); })
       .def_prop_ro("is_bool", [](ef::DType d) { return d == ef::DType::bool_; })
       .def_prop_ro("size", [](ef::DType d) { return ef::size_of(d); })
       .def_prop_ro("min", [](ef::DType d) { return dtype_limit(d, "min"); })

@@ -50,7 +50,7 @@ GradientSplit split_for_gradient(const ir::Graph& g) {
       const TensorSpec& spec = g.values[static_cast<std::size_t>(g.inputs[i])].spec;
       Tensor t = ctx.add_input(spec);
       inputs.push_back(t);
-      if (is_floating(spec.dtype)) {
+      if (is_inexact(spec.dtype)) {
         tape.watch(t);
         sources.emplace_back(t);
         sources_at.push_back(i);
@@ -60,7 +60,7 @@ GradientSplit split_for_gradient(const ir::Graph& g) {
     forward_nodes = ctx.graph()->nodes.size();
     std::vector<Tensor> targets;
     for (const Tensor& out : outputs) {
-      if (!is_floating(out.dtype())) continue;
+      if (!is_inexact(out.dtype())) continue;
       targets.push_back(out);
       cotangents.push_back(ctx.add_input(out.spec()));
     }
@@ -73,7 +73,7 @@ GradientSplit split_for_gradient(const ir::Graph& g) {
   GradientSplit split;
   split.gradient_inputs = sources_at;
   for (std::size_t o = 0; o < g.outputs.size(); ++o)
-    if (is_floating(outputs[o].dtype())) split.cotangent_outputs.push_back(o);
+    if (is_inexact(outputs[o].dtype())) split.cotangent_outputs.push_back(o);
 
   std::vector<int> output_ids, grad_ids, cotangent_ids;
   for (const Tensor& t : outputs) output_ids.push_back(ctx.value_of(t));

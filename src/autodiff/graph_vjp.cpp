@@ -17,7 +17,7 @@ std::vector<Tensor> graph_vjp(const ir::Graph& graph, std::span<const Tensor> in
   std::vector<GradientSource> sources;
   std::vector<std::size_t> which;
   for (std::size_t i = 0; i < inputs.size(); ++i)
-    if (needed[i] && is_floating(inputs[i].dtype())) {
+    if (needed[i] && is_inexact(inputs[i].dtype())) {
       tape.watch(inputs[i]);
       sources.emplace_back(inputs[i]);
       which.push_back(i);
@@ -25,7 +25,7 @@ std::vector<Tensor> graph_vjp(const ir::Graph& graph, std::span<const Tensor> in
   std::vector<Tensor> outputs = exec::interpret(graph, inputs, exec::Effects::skip_prints);
   std::vector<Tensor> targets, cots;
   for (std::size_t o = 0; o < outputs.size(); ++o)
-    if (is_floating(outputs[o].dtype())) {
+    if (is_inexact(outputs[o].dtype())) {
       targets.push_back(outputs[o]);
       cots.push_back(cotangents[o]);
     }

@@ -9,12 +9,17 @@ namespace ef {
 namespace detail {
 namespace {
 
-void expect_floating(const Tensor& t, const std::string& what) {
+void expect_defined(const Tensor& t, const std::string& what) {
   if (!t.defined()) fail("gradient", what + " is undefined");
+}
+
+// ef::grad differentiates with respect to real arguments only (as JAX's grad without
+// holomorphic=True).
+void expect_floating(const Tensor& t, const std::string& what) {
+  expect_defined(t, what);
   if (!is_floating(t.dtype()))
     fail(kWrongType, "gradient",
-         what + " is " + t.spec().str() + "; gradients exist only for floating dtypes (float32, float64)" +
-             " — integer, bool, comparison and argmax results are not differentiable");
+         what + " is " + t.spec().str() + "; ef::grad differentiates floating arguments only (float32, float64)");
 }
 
 }  // namespace
@@ -87,7 +92,9 @@ std::vector<Tensor> TapeImpl::gradient(std::span<const Tensor> targets, std::spa
   if (!output_gradients.empty() && output_gradients.size() != targets.size())
     fail("GradientTape", "got " + std::to_string(output_gradients.size()) + " output gradients for " +
                              std::to_string(targets.size()) + " targets");
-  for (std::size_t i = 0; i < targets.size(); ++i) expect_floating(targets[i], "the target");
+  // Gradients flow through floating and complex values only: an integer, bool or string target
+  // contributes nothing and such a source gets none (unconnected), as in TF.
+  for (std::size_t i = 0; i < targets.size(); ++i) expect_defined(targets[i], "the target");
   // The identities standing for each source: a tensor's handle, or every read of a variable.
   std::vector<std::vector<const TensorImpl*>> source_ids(sources.size());
   for (std::size_t s = 0; s < sources.size(); ++s) {
@@ -95,15 +102,12 @@ std::vector<Tensor> TapeImpl::gradient(std::span<const Tensor> targets, std::spa
     std::string what = "source " + std::to_string(s);
     if (src.is_variable()) {
       const Variable& v = src.variable();
-      if (!is_floating(v.dtype()))
-        fail(kWrongType, "gradient",
-             what + " (variable '" + v.name() + "') is " + v.state_ptr()->spec.str() +
-                 "; gradients exist only for floating dtypes");
+      if (!is_inexact(v.dtype())) continue;
       for (const auto& [var, t] : variable_reads_)
         if (var.same_as(v)) source_ids[s].push_back(t.impl_ptr().get());
     } else {
-      expect_floating(src.tensor(), what);
-      source_ids[s].push_back(src.tensor().impl_ptr().get());
+      expect_defined(src.tensor(), what);
+      if (is_inexact(src.tensor().dtype())) source_ids[s].push_back(src.tensor().impl_ptr().get());
     }
   }
   used_ = true;
@@ -131,7 +135,7 @@ std::vector<Tensor> TapeImpl::gradient(std::span<const Tensor> targets, std::spa
     slot = slot.defined() ? add(slot, g) : g;
   };
   for (std::size_t i = 0; i < targets.size(); ++i)
-    if (reach.count(targets[i].impl_ptr().get()))
+    if (reach.count(targets[i].impl_ptr().get()) && is_inexact(targets[i].dtype()))
       accumulate(targets[i], output_gradients.empty() || !output_gradients[i].defined() ? ones_like(targets[i])
                                                                                            : output_gradients[i]);
 
@@ -151,7 +155,7 @@ std::vector<Tensor> TapeImpl::gradient(std::span<const Tensor> targets, std::spa
     std::vector<bool> needed(e.inputs.size());
     bool need_any = false;
     for (std::size_t i = 0; i < e.inputs.size(); ++i) {
-      needed[i] = reach.count(e.inputs[i].impl_ptr().get()) && is_floating(e.inputs[i].dtype());
+      needed[i] = reach.count(e.inputs[i].impl_ptr().get()) && is_inexact(e.inputs[i].dtype());
       need_any |= needed[i];
     }
     if (!need_any) continue;

@@ -22,6 +22,8 @@ std::string_view name_of(DType t) {
     case DType::uint16: return "uint16";
     case DType::uint32: return "uint32";
     case DType::uint64: return "uint64";
+    case DType::complex64: return "complex64";
+    case DType::complex128: return "complex128";
   }
   return "?";
 }
@@ -42,6 +44,8 @@ std::string_view short_name_of(DType t) {
     case DType::uint16: return "u16";
     case DType::uint32: return "u32";
     case DType::uint64: return "u64";
+    case DType::complex64: return "c64";
+    case DType::complex128: return "c128";
   }
   return "?";
 }
@@ -54,6 +58,12 @@ std::optional<DType> dtype_named(std::string_view name) {
 
 void string_not_computed(const char* what) {
   fail(kWrongType, what, "does not take string tensors (the ef::strings functions do; ef::strings::to_number converts)");
+}
+
+void complex_not_computed(const char* what) {
+  fail(kWrongType, what,
+       "does not take complex tensors (the complex ops do: ef::real, ef::imag, ef::abs, ef::conj and the "
+       "arithmetic of eagerflow/ops/complex.h)");
 }
 
 void bfloat16_not_computed(const char* what) {

@@ -153,6 +153,8 @@ EF_INSTANTIATE(std::int16_t)
 EF_INSTANTIATE(std::uint16_t)
 EF_INSTANTIATE(std::uint32_t)
 EF_INSTANTIATE(std::uint64_t)
+EF_INSTANTIATE(std::complex<float>)
+EF_INSTANTIATE(std::complex<double>)
 #undef EF_INSTANTIATE
 // String elements are read as views (writing goes through StringTensorBuilder, which keeps the
 // bytes alive: eagerflow/core/string_tensor.h).
@@ -174,6 +176,14 @@ Tensor tensor(std::initializer_list<std::initializer_list<float>> rows) {
 
 Tensor full(const Shape& shape, double value, DType dtype) {
   Tensor t = Tensor::empty(dtype, shape);
+  if (dtype == DType::complex64) {
+    for (auto& x : t.mutable_data<std::complex<float>>()) x = {static_cast<float>(value), 0.0f};
+    return t;
+  }
+  if (dtype == DType::complex128) {
+    for (auto& x : t.mutable_data<std::complex<double>>()) x = {value, 0.0};
+    return t;
+  }
   dispatch_storage_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     T v = saturate_cast<T>(value);

@@ -104,6 +104,13 @@ struct Formatter {
   }
 
   std::string element(std::int64_t flat) const {
+    if (is_complex(t.dtype())) {  // NumPy's 1.+2.j
+      auto i = static_cast<std::size_t>(flat);
+      std::complex<double> v = t.dtype() == DType::complex64 ? std::complex<double>(t.data<std::complex<float>>()[i])
+                                                             : t.data<std::complex<double>>()[i];
+      return format_float(v.real(), 8, scientific) + (std::signbit(v.imag()) ? "-" : "+") +
+             format_float(std::abs(v.imag()), 8, scientific) + "j";
+    }
     if (t.dtype() == DType::string) {
       std::string_view v = t.data<std::string_view>()[static_cast<std::size_t>(flat)];
       if (!as_tf_print) return bytes_literal(v);

@@ -78,6 +78,7 @@ MPI_Datatype mpi_type(DType t) {
     case DType::int64: return mpi.type_int64;
     case DType::bool_: case DType::bfloat16: case DType::float16: case DType::string: break;
     case DType::uint8: case DType::int8: case DType::int16: case DType::uint16: case DType::uint32: case DType::uint64: break;
+    case DType::complex64: case DType::complex128: break;
   }
   fail(kWrongType, "dist", "reductions take float32, float64, int32 or int64 tensors, not " + std::string(name_of(t)));
 }

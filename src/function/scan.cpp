@@ -153,7 +153,7 @@ TracedBody trace_body(trace::TraceContext& outer, const ScanBody& f, const std::
     // outside the trace): under a tape the floating ones become inputs, to get gradients.
     ir::Graph& g = *ctx.graph();
     for (const auto& [original, id] : ctx.captured_constants()) {
-      if (!is_floating(original.dtype())) continue;
+      if (!is_inexact(original.dtype())) continue;
       ir::Value& v = g.values[static_cast<std::size_t>(id)];
       v.kind = ir::ValueKind::input;
       v.index = static_cast<int>(g.inputs.size());

@@ -69,7 +69,7 @@ class WhileGrad : public PrimitiveBase<WhileGrad> {
     std::vector<TensorSpec> specs;
     const auto& body_inputs = body_->input_specs();
     for (std::size_t p = 0; p < n_vars_ + n_caps_; ++p)
-      if (is_floating(body_inputs[p].dtype)) specs.push_back(p < n_vars_ ? body_inputs[p] : in[caps_at() + p - n_vars_].spec());
+      if (is_inexact(body_inputs[p].dtype)) specs.push_back(p < n_vars_ ? body_inputs[p] : in[caps_at() + p - n_vars_].spec());
     return specs;
   }
   void eval(std::span<const Tensor> in, std::span<const TensorSpec>, std::span<Tensor> out) const override {
@@ -84,7 +84,7 @@ class WhileGrad : public PrimitiveBase<WhileGrad> {
     std::size_t c = 0;
     for (std::size_t o : split.cotangent_outputs) g_vars[o] = cots[c++];
     for (std::size_t k = 0; k < n_caps_; ++k)
-      if (is_floating(caps[k].dtype())) g_caps[k] = zeros_like(caps[k]);
+      if (is_inexact(caps[k].dtype())) g_caps[k] = zeros_like(caps[k]);
     std::vector<Tensor> args, outs(body_->gradient().backward->output_specs().size());
     for (std::int64_t i = n - 1; i >= 0; --i) {
       args.clear();
@@ -107,9 +107,9 @@ class WhileGrad : public PrimitiveBase<WhileGrad> {
     }
     std::size_t j = 0;
     for (std::size_t p = 0; p < n_vars_; ++p)
-      if (is_floating(body_->input_specs()[p].dtype)) out[j++] = g_vars[p];
+      if (is_inexact(body_->input_specs()[p].dtype)) out[j++] = g_vars[p];
     for (std::size_t k = 0; k < n_caps_; ++k)
-      if (is_floating(body_->input_specs()[n_vars_ + k].dtype)) out[j++] = g_caps[k];
+      if (is_inexact(body_->input_specs()[n_vars_ + k].dtype)) out[j++] = g_caps[k];
   }
   std::vector<Tensor> vjp(std::span<const Tensor>, std::span<const Tensor>, std::span<const Tensor>,
                           const std::vector<bool>&) const override {
@@ -237,7 +237,7 @@ std::vector<Tensor> WhileOp::vjp(std::span<const Tensor> in, std::span<const Ten
   std::size_t j = 0;
   const auto& body_inputs = residuals_->body->input_specs();
   for (std::size_t p = 0; p < n_vars_ + n_caps; ++p) {
-    if (!is_floating(body_inputs[p].dtype)) continue;
+    if (!is_inexact(body_inputs[p].dtype)) continue;
     std::size_t at = p < n_vars_ ? p : p + n_cond_caps_;
     if (needed[at]) grads[at] = grads_out[j];
     ++j;

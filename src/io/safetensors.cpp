@@ -34,6 +34,8 @@ const char* code_of(DType t) {
     case DType::uint16: return "U16";
     case DType::uint32: return "U32";
     case DType::uint64: return "U64";
+    case DType::complex64: return "C64";  // (safetensors' own code; complex128 has none)
+    case DType::complex128: break;
   }
   return "?";
 }
@@ -52,8 +54,9 @@ DType dtype_from_code(const std::string& code, const std::string& what) {
   if (code == "U16") return DType::uint16;
   if (code == "U32") return DType::uint32;
   if (code == "U64") return DType::uint64;
+  if (code == "C64") return DType::complex64;
   throw Error(ErrorCode::unimplemented,
-              what + ": dtype " + code + " is not supported (eagerflow reads F32, F64, F16, BF16, I64, I32, I16, I8, U64, U32, U16, U8, BOOL)");
+              what + ": dtype " + code + " is not supported (eagerflow reads F32, F64, F16, BF16, I64, I32, I16, I8, U64, U32, U16, U8, BOOL, C64)");
 }
 
 }  // namespace
@@ -88,6 +91,9 @@ std::vector<std::byte> serialize_safetensors(const std::vector<NamedTensor>& ten
       fail(ErrorCode::unimplemented, "save_safetensors",
            "'" + name + "' is a string tensor; the safetensors format (and the files saved with it: models, "
            "checkpoints, graph constants) holds numbers only");
+    if (value.dtype() == DType::complex128)
+      fail(ErrorCode::unimplemented, "save_safetensors",
+           "'" + name + "' is complex128, which the safetensors format has no code for (complex64 is C64)");
     std::uint64_t bytes = static_cast<std::uint64_t>(value.num_elements()) * size_of(value.dtype());
     header += (header.size() > 1 ? "," : "") + json_quote(name) + ":{\"dtype\":\"" + code_of(value.dtype()) +
               "\",\"shape\":[";

@@ -27,6 +27,8 @@ int tf_code(DType d) {
     case DType::float16: return 19;
     case DType::uint32: return 22;
     case DType::uint64: return 23;
+    case DType::complex64: return 8;
+    case DType::complex128: return 18;
   }
   return 0;
 }

@@ -184,6 +184,7 @@ struct InputKinds {
   bool keras = false;     // an input is a Keras tensor (functional API)
   bool bfloat16 = false;  // an input has a storage dtype: bfloat16, float16, uint8 .. (src/ops/bfloat16_dispatch.h)
   bool strings = false;   // an input is a string tensor (eagerflow/core/string_tensor.h)
+  bool complex = false;   // an input is complex64 or complex128
 };
 
 // One pass over the inputs: every one defined, and what kinds of tensor they are.
@@ -196,8 +197,13 @@ InputKinds check_inputs(const Primitive& op, std::span<const Tensor> inputs) {
     k.keras |= impl.keras_node != nullptr;
     k.bfloat16 |= is_storage_dtype(impl.dtype);
     k.strings |= impl.dtype == DType::string;
+    k.complex |= is_complex(impl.dtype);
   }
   if (k.strings && !op.takes_strings()) detail::strings_not_taken(op.name(), describe(inputs));
+  if (k.complex && !op.takes_complex())
+    fail(kWrongType, op.name(),
+         "does not take complex tensors; inputs " + describe(inputs) +
+             " (the complex ops do: ef::real, ef::imag, ef::abs, ef::conj and the arithmetic of eagerflow/ops/complex.h)");
   return k;
 }
 
@@ -239,7 +245,8 @@ struct NestedError : Error, std::nested_exception {
 }  // namespace
 
 std::vector<Tensor> dispatch(const Primitive& op, std::span<const Tensor> inputs) {
-  auto [symbolic, keras, bfloat16, strings] = check_inputs(op, inputs);
+  auto [symbolic, keras, bfloat16, strings, complex] = check_inputs(op, inputs);
+  (void)complex;
   if (bfloat16 && !op.takes_bfloat16()) return detail::dispatch_via_float32(op, inputs);
   if (keras) {
     try {
@@ -281,7 +288,8 @@ std::vector<Tensor> dispatch(const Primitive& op, std::span<const Tensor> inputs
 }
 
 Tensor dispatch1(const Primitive& op, std::span<const Tensor> inputs) {
-  auto [symbolic, keras, bfloat16, strings] = check_inputs(op, inputs);
+  auto [symbolic, keras, bfloat16, strings, complex] = check_inputs(op, inputs);
+  (void)complex;
   bool kernel = detail::in_kernel();
   if (bfloat16 && !op.takes_bfloat16()) return detail::dispatch_via_float32(op, inputs).at(0);
   if (!kernel && (symbolic || keras || detail::tapes || ((op.has_effect() || op.is_stateful()) && trace::active_recorder())))

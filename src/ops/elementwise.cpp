@@ -9,6 +9,7 @@
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/vec_math.h"
 #include "ops/activation_grad_op.h"
+#include "ops/complex_op.h"
 #include "ops/elementwise_math.h"
 #include "ops/primitives.h"
 #include "ops/shape_rules.h"
@@ -120,7 +121,43 @@ std::vector<Tensor> Unary::vjp(std::span<const Tensor> in, std::span<const Tenso
 
 namespace {
 
-Tensor unary(UnaryKind k, const Tensor& x) { return dispatch1(Unary(k), {x}); }
+// A complex input runs the complex op of the same function; the functions without one (relu,
+// erf, comparisons ...) say so, as TF's kernels do not take complex tensors either.
+[[noreturn]] void no_complex_form(const char* op, const Tensor& x) {
+  fail(kWrongType, op, "does not take complex tensors, got " + x.spec().str());
+}
+
+Tensor complex_of(UnaryKind k, const Tensor& x) {
+  switch (k) {
+    case UnaryKind::neg: return detail::complex_unary(ComplexFn::neg, x);
+    case UnaryKind::abs: return detail::complex_part(ComplexPartKind::abs, x);
+    case UnaryKind::exp: return detail::complex_unary(ComplexFn::exp, x);
+    case UnaryKind::log: return detail::complex_unary(ComplexFn::log, x);
+    case UnaryKind::sqrt: return detail::complex_unary(ComplexFn::sqrt, x);
+    case UnaryKind::rsqrt: return detail::complex_unary(ComplexFn::rsqrt, x);
+    case UnaryKind::square: return detail::complex_unary(ComplexFn::square, x);
+    case UnaryKind::tanh: return detail::complex_unary(ComplexFn::tanh, x);
+    case UnaryKind::sin: return detail::complex_unary(ComplexFn::sin, x);
+    case UnaryKind::cos: return detail::complex_unary(ComplexFn::cos, x);
+    case UnaryKind::tan: return detail::complex_unary(ComplexFn::tan, x);
+    case UnaryKind::asin: return detail::complex_unary(ComplexFn::asin, x);
+    case UnaryKind::acos: return detail::complex_unary(ComplexFn::acos, x);
+    case UnaryKind::atan: return detail::complex_unary(ComplexFn::atan, x);
+    case UnaryKind::sinh: return detail::complex_unary(ComplexFn::sinh, x);
+    case UnaryKind::cosh: return detail::complex_unary(ComplexFn::cosh, x);
+    case UnaryKind::asinh: return detail::complex_unary(ComplexFn::asinh, x);
+    case UnaryKind::acosh: return detail::complex_unary(ComplexFn::acosh, x);
+    case UnaryKind::atanh: return detail::complex_unary(ComplexFn::atanh, x);
+    case UnaryKind::expm1: return detail::complex_unary(ComplexFn::expm1, x);
+    default: no_complex_form(unary_name(k), x);
+  }
+}
+
+Tensor unary(UnaryKind k, const Tensor& x) {
+  if (is_complex(x.dtype())) [[unlikely]]
+    return complex_of(k, x);
+  return dispatch1(Unary(k), {x});
+}
 
 // ---------------------------------------------------------------- binary
 // The vector kernel for K on T, if there is one:
@@ -299,7 +336,21 @@ std::vector<Tensor> Binary::vjp(std::span<const Tensor> in, std::span<const Tens
 
 namespace {
 
-Tensor binary(BinaryKind k, const Tensor& a, const Tensor& b) { return dispatch1(Binary(k), {a, b}); }
+Tensor binary(BinaryKind k, const Tensor& a, const Tensor& b) {
+  if (is_complex(a.dtype()) || is_complex(b.dtype())) [[unlikely]] {
+    switch (k) {
+      case BinaryKind::add: return detail::complex_binary(ComplexBinaryKind::add, a, b);
+      case BinaryKind::sub: return detail::complex_binary(ComplexBinaryKind::sub, a, b);
+      case BinaryKind::mul: return detail::complex_binary(ComplexBinaryKind::mul, a, b);
+      case BinaryKind::div: return detail::complex_binary(ComplexBinaryKind::div, a, b);
+      case BinaryKind::pow: return detail::complex_binary(ComplexBinaryKind::pow, a, b);
+      case BinaryKind::equal: return detail::complex_binary(ComplexBinaryKind::equal, a, b);
+      case BinaryKind::not_equal: return detail::complex_binary(ComplexBinaryKind::not_equal, a, b);
+      default: no_complex_form(binary_name(k), is_complex(a.dtype()) ? a : b);  // complex numbers are not ordered
+    }
+  }
+  return dispatch1(Binary(k), {a, b});
+}
 
 // ---------------------------------------------------------------- where
 }  // namespace
@@ -371,6 +422,9 @@ OpParams Cast::parameters() const { return OpParams().add("dtype", to_); }
 
 std::vector<TensorSpec> Cast::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 1);
+  if ((is_complex(in[0].dtype()) || is_complex(to_)) && in[0].dtype() != to_)
+    fail(kWrongType, name(), "converts complex tensors only through ef::cast (by parts), got " + in[0].spec().str() +
+                                 " to " + std::string(name_of(to_)));
   return {{to_, in[0].shape(), {}}};
 }
 
@@ -481,8 +535,16 @@ Tensor greater_equal(const Tensor& a, const Tensor& b) { return binary(BinaryKin
 Tensor logical_and(const Tensor& a, const Tensor& b) { return binary(BinaryKind::logical_and, a, b); }
 Tensor logical_or(const Tensor& a, const Tensor& b) { return binary(BinaryKind::logical_or, a, b); }
 
-Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) { return dispatch1(Where(), {c, a, b}); }
-Tensor cast(const Tensor& x, DType dtype) { return dispatch1(Cast(dtype), {x}); }
+Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) {
+  if (is_complex(a.dtype()) || is_complex(b.dtype())) [[unlikely]]
+    return ef::complex(where(c, real(a), real(b)), where(c, imag(a), imag(b)));
+  return dispatch1(Where(), {c, a, b});
+}
+Tensor cast(const Tensor& x, DType dtype) {
+  if ((is_complex(x.dtype()) || is_complex(dtype)) && x.dtype() != dtype) [[unlikely]]
+    return detail::complex_cast(x, dtype);
+  return dispatch1(Cast(dtype), {x});
+}
 Tensor identity(const Tensor& x) { return dispatch1(Identity(), {x}); }
 Tensor stop_gradient(const Tensor& x) { return dispatch1(Identity(true), {x}); }
 

@@ -7,6 +7,7 @@
 #include "eagerflow/ops/primitive.h"
 #include "kernels/cpu/gemm.h"
 #include "ops/elementwise_math.h"
+#include "ops/complex_op.h"
 #include "ops/primitives.h"
 #include "ops/shape_rules.h"
 #include "ops/op_factories.h"
@@ -168,6 +169,8 @@ std::vector<Tensor> MatMul::vjp(std::span<const Tensor> in, std::span<const Tens
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b) {
+  if (is_complex(a.dtype()) || is_complex(b.dtype())) [[unlikely]]
+    return detail::complex_matmul(a, b, transpose_a, transpose_b, false, false);
   return dispatch1(MatMul(transpose_a, transpose_b), {a, b});
 }
 

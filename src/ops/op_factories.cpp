@@ -22,6 +22,8 @@ const OpFactories& builtin_op_factories() {
     add_sort_factories(f);
     add_scatter_nd_factories(f);
     add_string_factories(f);
+    add_complex_factories(f);
+    add_fft_factories(f);
     add_file_factories(f);
     add_image_codec_factories(f);
     add_image_resize_factories(f);

@@ -59,6 +59,7 @@ class Cast : public MergeablePrimitive<Cast> {
   explicit Cast(DType to) : to_(to) {}
   const char* name() const override { return "cast"; }
   bool takes_bfloat16() const override { return true; }
+  bool takes_complex() const override { return true; }  // (to its own dtype: ef::cast converts by parts)
   OpParams parameters() const override;
   DType to() const { return to_; }
   EF_OP_RULES EF_OP_VJP
@@ -245,6 +246,7 @@ class SliceGrad : public MergeablePrimitive<SliceGrad> {
  public:
   explicit SliceGrad(Slice slice) : slice_(std::move(slice)) {}
   const char* name() const override { return "slice_grad"; }
+  bool takes_complex() const override { return true; }  // the input whose shape it takes (complex gradients go by parts)
   OpParams parameters() const override { return slice_.parameters(); }
   EF_OP_RULES EF_OP_VJP
  private:
@@ -270,6 +272,7 @@ class GatherGrad : public MergeablePrimitive<GatherGrad> {
  public:
   explicit GatherGrad(int axis) : axis_(axis) {}
   const char* name() const override { return "gather_grad"; }
+  bool takes_complex() const override { return true; }  // as SliceGrad
   bool is_index_input(std::size_t i) const override { return i == 1; }
   OpParams parameters() const override { return OpParams().add("axis", axis_); }
   EF_OP_RULES EF_OP_VJP
@@ -311,6 +314,7 @@ class FillLike : public MergeablePrimitive<FillLike> {
   FillLike(double value, std::optional<DType> dtype) : value_(value), dtype_(dtype) {}
   const char* name() const override;
   bool takes_bfloat16() const override { return true; }
+  bool takes_complex() const override { return true; }
   OpParams parameters() const override;
   std::vector<Tensor> vjp(std::span<const Tensor>, std::span<const Tensor>, std::span<const Tensor>,
                           const std::vector<bool>&) const override { return {Tensor()}; }
@@ -340,6 +344,7 @@ class BroadcastTo : public MergeablePrimitive<BroadcastTo> {
 class SumTo : public MergeablePrimitive<SumTo> {
  public:
   const char* name() const override { return "sum_to"; }
+  bool takes_complex() const override { return true; }  // as SliceGrad
   EF_OP_RULES EF_OP_VJP
 };
 

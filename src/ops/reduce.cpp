@@ -8,6 +8,7 @@
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/vec_math.h"
 #include "ops/elementwise_math.h"
+#include "ops/complex_op.h"
 #include "ops/primitives.h"
 #include "ops/op_factories.h"
 #include "ops/shape_rules.h"
@@ -342,8 +343,17 @@ std::vector<Tensor> Softmax::vjp(std::span<const Tensor>, std::span<const Tensor
   return {y * (g - sum(g * y, {axis_}, true))};
 }
 
-Tensor sum(const Tensor& x, std::vector<int> axes, bool keepdims) { return dispatch1(Reduce(ReduceKind::sum, std::move(axes), keepdims), {x}); }
-Tensor mean(const Tensor& x, std::vector<int> axes, bool keepdims) { return dispatch1(Reduce(ReduceKind::mean, std::move(axes), keepdims), {x}); }
+// Sums and means of complex tensors are those of their parts.
+Tensor sum(const Tensor& x, std::vector<int> axes, bool keepdims) {
+  if (is_complex(x.dtype())) [[unlikely]]
+    return detail::by_parts(x, [&](const Tensor& part) { return sum(part, axes, keepdims); });
+  return dispatch1(Reduce(ReduceKind::sum, std::move(axes), keepdims), {x});
+}
+Tensor mean(const Tensor& x, std::vector<int> axes, bool keepdims) {
+  if (is_complex(x.dtype())) [[unlikely]]
+    return detail::by_parts(x, [&](const Tensor& part) { return mean(part, axes, keepdims); });
+  return dispatch1(Reduce(ReduceKind::mean, std::move(axes), keepdims), {x});
+}
 Tensor max(const Tensor& x, std::vector<int> axes, bool keepdims) { return dispatch1(Reduce(ReduceKind::max, std::move(axes), keepdims), {x}); }
 Tensor min(const Tensor& x, std::vector<int> axes, bool keepdims) { return dispatch1(Reduce(ReduceKind::min, std::move(axes), keepdims), {x}); }
 Tensor argmax(const Tensor& x, int axis, bool keepdims) { return dispatch1(ArgMax(axis, keepdims), {x}); }

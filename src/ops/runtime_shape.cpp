@@ -8,6 +8,7 @@
 #include "ops/element_bytes.h"
 #include "eagerflow/ops/ops.h"
 #include "kernels/cpu/broadcast.h"
+#include "ops/complex_op.h"
 #include "ops/primitives.h"
 #include "ops/shape_rules.h"
 #include "ops/op_factories.h"
@@ -157,6 +158,8 @@ Tensor broadcast_like(const Tensor& x, const Tensor& like) {
 Tensor sum_to(const Tensor& x, const Tensor& like) {
   // The common case in gradients (no broadcasting happened) records nothing.
   if (x.defined() && like.defined() && x.shape() == like.shape() && x.shape().is_static()) return x;
+  if (x.defined() && is_complex(x.dtype())) [[unlikely]]
+    return detail::by_parts(x, [&](const Tensor& part) { return dispatch1(SumTo(), {part, like}); });
   return dispatch1(SumTo(), {x, like});
 }
 

@@ -8,6 +8,7 @@
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/ops/primitive.h"
 #include "kernels/cpu/broadcast.h"
+#include "ops/complex_op.h"
 #include "ops/primitives.h"
 #include "ops/op_factories.h"
 
@@ -348,7 +349,8 @@ void Slice::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, 
 
 std::vector<Tensor> Slice::vjp(std::span<const Tensor> in, std::span<const Tensor>, std::span<const Tensor> cot,
                                const std::vector<bool>&) const {
-  return {dispatch1(SliceGrad(*this), {cot[0], in[0]})};
+  // (complex cotangents part by part: the scatter kernel is real)
+  return {detail::by_parts(cot[0], [&](const Tensor& g) { return dispatch1(SliceGrad(*this), {g, in[0]}); })};
 }
 
 std::vector<TensorSpec> SliceGrad::infer(std::span<const Tensor> in) const {
@@ -451,7 +453,8 @@ void Gather::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs,
 
 std::vector<Tensor> Gather::vjp(std::span<const Tensor> in, std::span<const Tensor>, std::span<const Tensor> cot,
                                 const std::vector<bool>&) const {
-  return {dispatch1(GatherGrad(axis_), {cot[0], in[1], in[0]}), Tensor()};
+  return {detail::by_parts(cot[0], [&](const Tensor& g) { return dispatch1(GatherGrad(axis_), {g, in[1], in[0]}); }),
+          Tensor()};
 }
 
 std::vector<TensorSpec> GatherGrad::infer(std::span<const Tensor> in) const {

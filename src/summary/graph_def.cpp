@@ -21,6 +21,8 @@ ef_tensorboard::DataType tf_dtype(DType t) {
     case DType::uint16: return ef_tensorboard::DT_UINT16;
     case DType::uint32: return ef_tensorboard::DT_UINT32;
     case DType::uint64: return ef_tensorboard::DT_UINT64;
+    case DType::complex64: return ef_tensorboard::DT_COMPLEX64;
+    case DType::complex128: return ef_tensorboard::DT_COMPLEX128;
   }
   return ef_tensorboard::DT_INVALID;
 }

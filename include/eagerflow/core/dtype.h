@@ -2,6 +2,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <array>
+#include <complex>
 #include <limits>
 #include <optional>
 #include <string_view>
@@ -18,13 +19,27 @@ namespace ef {
 // 16 bits) or int64 (uint32, uint64) and wrap their results back. The values are fixed (the
 // vector kernels, saved files and graphs name dtypes by them): new ones are appended.
 // string: TF's tf.string, elements std::string_views (eagerflow/core/string_tensor.h).
+// complex64/complex128: std::complex<float>/<double>, interleaved (real, imaginary) as NumPy's
+// and TF's. The generic kernels are not instantiated for them either: the complex ops
+// (eagerflow/ops/complex.h) compute on them, and ops that only move elements take them.
 enum class DType : std::uint8_t {
   float32, float64, int32, int64, bool_, bfloat16, float16,
-  uint8 = 7, int8 = 8, int16 = 9, uint16 = 10, uint32 = 11, uint64 = 12, string = 13
+  uint8 = 7, int8 = 8, int16 = 9, uint16 = 10, uint32 = 11, uint64 = 12, string = 13,
+  complex64 = 14, complex128 = 15
 };
-inline constexpr std::array<DType, 14> all_dtypes{
-    DType::float32, DType::float64, DType::int32, DType::int64,  DType::bool_,  DType::bfloat16, DType::float16,
-    DType::uint8,   DType::int8,    DType::int16, DType::uint16, DType::uint32, DType::uint64, DType::string};
+inline constexpr std::array<DType, 16> all_dtypes{
+    DType::float32, DType::float64, DType::int32,  DType::int64,  DType::bool_,     DType::bfloat16,
+    DType::float16, DType::uint8,   DType::int8,   DType::int16,  DType::uint16,    DType::uint32,
+    DType::uint64,  DType::string,  DType::complex64, DType::complex128};
+constexpr bool is_complex(DType t) { return t == DType::complex64 || t == DType::complex128; }
+// The real dtype of a complex one's parts (float32 for complex64), and the complex dtype whose
+// parts a real one is (complex64 for float32 and the 16-bit floats, complex128 otherwise).
+constexpr DType real_dtype_of(DType t) {
+  return t == DType::complex64 ? DType::float32 : t == DType::complex128 ? DType::float64 : t;
+}
+constexpr DType complex_dtype_of(DType t) {
+  return is_complex(t) ? t : t == DType::float64 ? DType::complex128 : DType::complex64;
+}
 constexpr bool is_storage_float(DType t) { return t == DType::bfloat16 || t == DType::float16; }
 // The integers kernels are not instantiated for (they compute in compute_dtype_of).
 constexpr bool is_storage_int(DType t) {
@@ -63,6 +78,8 @@ constexpr std::size_t size_of(DType t) {
     case DType::uint16: return 2;
     case DType::uint32: return 4;
     case DType::uint64: return 8;
+    case DType::complex64: return 8;
+    case DType::complex128: return 16;
   }
   return 0;
 }
@@ -75,6 +92,8 @@ std::optional<DType> dtype_named(std::string_view name);
 constexpr bool is_floating(DType t) {
   return t == DType::float32 || t == DType::float64 || t == DType::bfloat16 || t == DType::float16;
 }
+// Floating or complex (NumPy's "inexact"): the dtypes gradients flow through.
+constexpr bool is_inexact(DType t) { return is_floating(t) || is_complex(t); }
 // Any integer dtype (TF's DType.is_integer).
 constexpr bool is_integer(DType t) { return t == DType::int32 || t == DType::int64 || is_storage_int(t); }
 // The integers that index (gather, scatter, Python subscripts): kernels read int32 and int64.
@@ -121,11 +140,14 @@ template <> struct dtype_of<std::int16_t> { static constexpr DType value = DType
 template <> struct dtype_of<std::uint16_t> { static constexpr DType value = DType::uint16; };
 template <> struct dtype_of<std::uint32_t> { static constexpr DType value = DType::uint32; };
 template <> struct dtype_of<std::uint64_t> { static constexpr DType value = DType::uint64; };
+template <> struct dtype_of<std::complex<float>> { static constexpr DType value = DType::complex64; };
+template <> struct dtype_of<std::complex<double>> { static constexpr DType value = DType::complex128; };
 template <class T> inline constexpr DType dtype_v = dtype_of<std::remove_cv_t<T>>::value;
 
 // The ef::Errors for a kernel asked to compute in bfloat16 (a storage dtype), or on strings.
 [[noreturn]] void bfloat16_not_computed(const char* what);
 [[noreturn]] void string_not_computed(const char* what);
+[[noreturn]] void complex_not_computed(const char* what);
 
 // Calls fn with a value of the C++ type behind a dtype: dispatch_dtype(t, [&](auto tag) {
 // using T = decltype(tag); ... }). Kernels are not instantiated for bfloat16: it throws an
@@ -147,6 +169,8 @@ decltype(auto) dispatch_dtype(DType t, Fn&& fn) {
     case DType::uint32:
     case DType::uint64: bfloat16_not_computed("dispatch_dtype");
     case DType::string: string_not_computed("dispatch_dtype");
+    case DType::complex64:
+    case DType::complex128: complex_not_computed("dispatch_dtype");
   }
   return fn(float{});
 }

@@ -35,6 +35,8 @@ constexpr int dtype_code(DType t) {
     case DType::int16: return 5;
     case DType::uint32: return 12;
     case DType::uint64: return 13;
+    case DType::complex64: return 14;
+    case DType::complex128: return 15;
   }
   return 0;
 }

@@ -83,6 +83,9 @@ class Primitive {
   virtual bool takes_bfloat16() const { return false; }
   // Whether string tensors may reach this op (ops that move elements, string ops).
   virtual bool takes_strings() const { return false; }
+  // Whether complex tensors may reach this op: by default the ops that take strings (they only
+  // move elements: reshape, slice, concat, gather, cond, call ...), and the complex ops.
+  virtual bool takes_complex() const { return takes_strings(); }
   // The same rule covers TF's narrow and unsigned integers (uint8 .. uint64), computed in
   // int32 or int64 (compute_dtype_of). Which results are the op's data, cast back to the
   // inputs' storage dtype, and which are indices, counts or shapes, kept: output `i` of dtype

@@ -20,6 +20,8 @@ void register_builtin_op_rules() {
   register_print_rules();
   register_scatter_nd_rules();
   register_string_rules();
+  register_complex_rules();
+  register_fft_rules();
   register_file_rules();
   register_image_codec_rules();
   register_image_resize_rules();
