@@ -18,7 +18,8 @@ import json
 import pathlib
 import sys
 
-NAMESPACES = ["tf", "math", "nn", "linalg", "random", "strings", "image", "io", "sparse", "ragged"]
+NAMESPACES = ["tf", "math", "nn", "linalg", "random", "strings", "image", "io", "sparse", "ragged", "config", "errors", "nest",
+              "debugging"]
 NAMES = pathlib.Path(__file__).resolve().parent.parent / "docs" / "coverage" / "tf_2.21_names.json"
 
 # Deliberately not built, and why (they count as missing).
@@ -37,7 +38,7 @@ LEFT_OUT = {
 def list_tf(out):
     import tensorflow as tf  # only here: the listing is made once, in a venv that has TF
     names = {}
-    for ns in NAMESPACES + ["dtypes", "config", "data", "train", "errors", "nest", "keras"]:
+    for ns in dict.fromkeys(NAMESPACES + ["dtypes", "config", "data", "train", "errors", "nest", "keras"]):
         obj = tf if ns == "tf" else getattr(tf, ns)
         kinds = {}
         for n in sorted(n for n in dir(obj) if not n.startswith("_")):

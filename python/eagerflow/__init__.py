@@ -48,7 +48,6 @@ string = DType.string  # byte strings (str is stored as UTF-8); ef.strings compu
 # or int64 (uint32, uint64) and wrap their results back (src/ops/bfloat16_dispatch.cpp).
 uint8, int8, int16, uint16, uint32, uint64 = DType.uint8, DType.int8, DType.int16, DType.uint16, DType.uint32, DType.uint64
 
-__version__ = "0.1.0"
 
 
 def _shape(self):
@@ -155,3 +154,9 @@ space_to_batch = space_to_batch_nd = _space_batch.space_to_batch
 batch_to_space = _space_batch.batch_to_space
 required_space_to_batch_paddings = _space_batch.required_space_to_batch_paddings
 math.approx_max_k, math.approx_min_k = nn.approx_max_k, nn.approx_min_k
+# tf.Module, tf.name_scope and tf.Variable (scoped names); tf.config, tf.device, tf.nest, tf.debugging, tf.version.
+from ._module import Module, name_scope, Variable, get_current_name_scope  # noqa: E402,F811
+from . import config, nest, debugging, version  # noqa: E402
+from ._device import device  # noqa: E402,F811
+from .debugging import assert_equal, assert_less, assert_greater, assert_rank, Assert  # noqa: E402,F811 - TF: top level too
+__version__ = version.VERSION  # TF's API level: see ef.version
