@@ -157,6 +157,6 @@ math.approx_max_k, math.approx_min_k = nn.approx_max_k, nn.approx_min_k
 # tf.Module, tf.name_scope and tf.Variable (scoped names); tf.config, tf.device, tf.nest, tf.debugging, tf.version.
 from ._module import Module, name_scope, Variable, get_current_name_scope  # noqa: E402,F811
 from . import config, nest, debugging, version  # noqa: E402
-from ._device import device  # noqa: E402,F811
+from ._device import device, DeviceSpec  # noqa: E402,F811
 from .debugging import assert_equal, assert_less, assert_greater, assert_rank, Assert  # noqa: E402,F811 - TF: top level too
 __version__ = version.VERSION  # TF's API level: see ef.version

@@ -33,7 +33,7 @@ def _parse(spec):
                 task = int(x[1])
             continue
         if len(x) in (1, 2) and x[0].upper() in ("CPU", "GPU", "TPU"):
-            new = (x[0].upper(), None if len(x) == 1 or x[1] == "*" else int(x[1]))
+            new = (x[0].upper(), None if len(x) == 1 or x[1] == "*" else int(x[1]))  # '*': any index
         elif len(x) == 3 and x[0] == "device":
             new = (x[1], None if x[2] == "*" else int(x[2]))
         else:
@@ -98,3 +98,69 @@ def device(device_name):
     if not isinstance(device_name, str):
         raise TypeError(f"tf.device: device_name must be a string, got {type(device_name).__name__}")
     return _Placement(device_name)
+
+
+class DeviceSpec:
+    """tf.DeviceSpec: a device's job, replica, task, type and index (each may be unset);
+    immutable, as TF 2's."""
+
+    __slots__ = ("_job", "_replica", "_task", "_device_type", "_device_index")
+
+    def __init__(self, job=None, replica=None, task=None, device_type=None, device_index=None):
+        self._job = None if job is None else str(job)
+        self._replica = None if replica is None else int(replica)
+        self._task = None if task is None else int(task)
+        kind = None if device_type is None else str(device_type)
+        self._device_type = kind.upper() if kind is not None and kind.upper() in ("CPU", "GPU", "TPU") else kind
+        self._device_index = None if device_index is None else int(device_index)
+
+    @classmethod
+    def from_string(cls, spec):
+        job, replica, task, kind, index = _parse(spec)
+        return cls(job, replica, task, kind, index)
+
+    def parse_from_string(self, spec):
+        """A new spec parsed from `spec` (TF 2's: specs are immutable)."""
+        return self.from_string(spec)
+
+    job = property(lambda self: self._job)
+    replica = property(lambda self: self._replica)
+    task = property(lambda self: self._task)
+    device_type = property(lambda self: self._device_type)
+    device_index = property(lambda self: self._device_index)
+
+    def _fields(self):
+        return (self._job, self._replica, self._task, self._device_type, self._device_index)
+
+    def to_string(self):
+        out = ""
+        if self._job is not None:
+            out += f"/job:{self._job}"
+        if self._replica is not None:
+            out += f"/replica:{self._replica}"
+        if self._task is not None:
+            out += f"/task:{self._task}"
+        if self._device_type is not None:
+            out += f"/device:{self._device_type}:{'*' if self._device_index is None else self._device_index}"
+        return out
+
+    def replace(self, **kwargs):
+        fields = dict(zip(("job", "replica", "task", "device_type", "device_index"), self._fields()))
+        fields.update(kwargs)
+        return DeviceSpec(**fields)
+
+    def make_merged_spec(self, dev):
+        """This spec with the fields `dev` sets replaced by dev's."""
+        mine = self._fields()
+        theirs = dev._fields()
+        return DeviceSpec(*(t if t is not None else m for m, t in zip(mine, theirs)))
+
+    def __eq__(self, other):
+        return isinstance(other, DeviceSpec) and self._fields() == other._fields()
+
+    def __hash__(self):
+        return hash(self._fields())
+
+    def __repr__(self):
+        return (f"<DeviceSpec(job={self._job}, replica={self._replica}, task={self._task}, "
+                f"device_type={self._device_type}, device_index={self._device_index})>")

@@ -158,3 +158,20 @@ def test_small_top_level_names():
         y = x * 3.0
     gx, gz = tape.gradient(y, [x, z], unconnected_gradients=tf.UnconnectedGradients.ZERO)
     assert float(gx) == 3.0 and float(gz) == 0.0
+
+
+def test_device_spec():
+    s = tf.DeviceSpec.from_string("/job:w/replica:1/task:2/device:GPU:3")
+    assert (s.job, s.replica, s.task, s.device_type, s.device_index) == ("w", 1, 2, "GPU", 3)
+    assert s.to_string() == "/job:w/replica:1/task:2/device:GPU:3"
+    assert tf.DeviceSpec(device_type="gpu", device_index=0).to_string() == "/device:GPU:0"
+    assert tf.DeviceSpec().to_string() == "" and tf.DeviceSpec(job="a").to_string() == "/job:a"
+    assert tf.DeviceSpec.from_string("cpu").to_string() == "/device:CPU:*"  # no index: any
+    assert s.replace(job="x").to_string() == "/job:x/replica:1/task:2/device:GPU:3"
+    assert s.make_merged_spec(tf.DeviceSpec(task=7)).task == 7
+    assert tf.DeviceSpec.from_string("/task:1") == tf.DeviceSpec(task=1)
+    assert hash(tf.DeviceSpec.from_string("/task:1")) == hash(tf.DeviceSpec(task=1))
+    with pytest.raises(ValueError):
+        tf.DeviceSpec(replica="x")
+    with tf.device(tf.DeviceSpec(device_type="CPU", device_index=0)):
+        assert tf.constant(1.0).device.endswith("device:CPU:0")
