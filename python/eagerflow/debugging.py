@@ -3,11 +3,14 @@
 Value assertions (assert_equal, assert_less, ..., Assert) check eagerly, raising TF's
 InvalidArgumentError with TF's message (the first differing indices and values). Inside an
 ef.function trace a value known at trace time (a constant) is checked then, as TF does; a value
-known only when the graph runs is not checked: eagerflow's graphs have no assert node yet (an
-op that raises at run time and that dead-code elimination keeps), so a traced data-dependent
-assertion checks nothing. Shape, rank and dtype assertions read static shapes and work in
-traces as eagerly (ValueError / TypeError, as TF's). check_numerics is an op and checks every
-call, traced too.
+known only when the graph runs is checked on every call by ops of the graph: the condition
+becomes NaN where it fails, check_numerics raises InvalidArgumentError on it, and its result is
+assigned to a hidden variable, so that dead-code elimination keeps the check though nothing uses
+it (eagerflow's graphs have no assert op). That error carries the assertion's text (not the
+values, unknown at trace time), followed by check_numerics' "found NaN at position ()".
+Such a graph does not export to ONNX (check_numerics has no ONNX form). Shape, rank and dtype
+assertions read static shapes and work in traces as eagerly (ValueError / TypeError, as TF's).
+check_numerics is an op and checks every call, traced too.
 
 Not here (each needs a hook on every op in the C++ core): enable_check_numerics /
 disable_check_numerics, set_log_device_placement / get_log_device_placement; nor TF's traceback
@@ -24,6 +27,7 @@ __all__ = ["Assert", "assert_all_finite", "assert_equal", "assert_greater", "ass
            "assert_rank_at_least", "assert_rank_in", "assert_same_float_dtype", "assert_scalar", "assert_shapes",
            "assert_type", "check_numerics", "is_numeric_tensor"]
 
+_OPERATORS = {"==": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__le__", ">": "__gt__", ">=": "__ge__"}
 _NUMERIC = {"float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
             "uint32", "uint64"}
 _FLOATS = {"float16", "bfloat16", "float32", "float64"}
@@ -48,6 +52,23 @@ def _value(t):
         return None
 
 
+# The variable traced checks assign to: made at import, never inside a trace (a variable a
+# trace creates belongs to that function).
+_sink = _core.Variable(0.0, name="ef_debugging_assert", trainable=False)
+
+
+def _graph_check(ok, text, message=None):
+    """Inside a trace: ops that raise InvalidArgumentError(text) when the graph runs and `ok`
+    (a bool tensor) is false anywhere. Keras placeholders are skipped (nothing runs on them)."""
+    if getattr(ok, "is_keras_tensor", False):
+        return None
+    flag = _core.reduce_all(ok)
+    nan_if_failed = _core.where(flag, _core.constant(0.0), _core.constant(float("nan")))
+    what = f"{message}: {text}" if message else text
+    _sink.assign(_core.check_numerics(nan_if_failed, f"assertion failed: {what} (checked when the graph ran)"))
+    return None
+
+
 def _fail(message, text):
     raise _errors.InvalidArgumentError(f"{message}\n{text}" if message else text)
 
@@ -63,7 +84,7 @@ def _compare(x, y, op, symbol, message, summarize):
         raise _errors.InvalidArgumentError(f"Incompatible shapes: {list(a._shape_tuple)} vs. {list(b._shape_tuple)}") from None
     va, vb = _value(a), _value(b)
     if va is None or vb is None:
-        return None
+        return _graph_check(getattr(a, _OPERATORS[symbol])(b), f"Condition x {symbol} y did not hold", message)
     ok = op(va, vb)
     if bool(_np.all(ok)):
         return None
@@ -106,7 +127,10 @@ def assert_greater_equal(x, y, message=None, summarize=None, name=None):
 def _sign_check(x, op, symbol, message, summarize):
     t = _tensor(x)
     v = _value(t)
-    if v is None or bool(_np.all(op(v, 0))):
+    if v is None:
+        zero = _core.zeros_like(t)
+        return _graph_check(getattr(t, _OPERATORS[symbol])(zero), f"Condition x {symbol} 0 did not hold element-wise", message)
+    if bool(_np.all(op(v, 0))):
         return None
     shown = [str(e) for e in v.reshape(-1)[:3 if summarize is None else int(summarize)]]
     _fail(message, f"\nCondition x {symbol} 0 did not hold element-wise:\nx (shape={tuple(v.shape)} "
@@ -134,11 +158,12 @@ def assert_near(x, y, rtol=None, atol=None, message=None, summarize=None, name=N
     a = _tensor(x)
     b = _tensor(y, dtype=a.dtype)
     va, vb = _value(a), _value(b)
-    if va is None or vb is None:
-        return None
-    eps = float(_np.finfo(va.dtype).eps) if va.dtype.kind == "f" else 0.0
+    eps = float(_np.finfo(a.dtype.name).eps) if a.dtype.name in _FLOATS - {"bfloat16"} else 0.0
     rt = 10 * eps if rtol is None else float(rtol)
     at = 10 * eps if atol is None else float(atol)
+    if va is None or vb is None:
+        close = _core.abs(a - b) <= _core.cast(_core.constant(at), a.dtype) + _core.cast(_core.constant(rt), a.dtype) * _core.abs(b)
+        return _graph_check(close, f"x and y not equal to tolerance rtol = {rt}, atol = {at}", message)
     if bool(_np.all(_np.abs(va - vb) <= at + rt * _np.abs(vb))):
         return None
     _fail(message, f"x and y not equal to tolerance rtol = {rt}, atol = {at}\nx (shape={va.shape} dtype={a.dtype.name}) = "
@@ -280,8 +305,11 @@ def assert_all_finite(x, message, name=None):
 
 def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TF's name
     """InvalidArgumentError showing `data` unless `condition` (a bool scalar) is true."""
-    c = _value(_tensor(condition))
-    if c is None or bool(_np.all(c)):
+    cond = _tensor(condition)
+    c = _value(cond)
+    if c is None:
+        return _graph_check(_core.cast(cond, _core.DType.bool), "Expected the condition to be true (the data are not shown in a traced Assert)")
+    if bool(_np.all(c)):
         return None
     n = 3 if summarize is None else int(summarize)
     shown = []

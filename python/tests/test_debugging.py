@@ -168,3 +168,60 @@ def test_bool_of_a_symbolic_tensor_is_operator_not_allowed():
     assert isinstance(info.value, tf.errors.FailedPreconditionError) and isinstance(info.value, TypeError)
     again = pickle.loads(pickle.dumps(info.value))
     assert isinstance(again, tf.errors.OperatorNotAllowedInGraphError) and str(again) == str(info.value)
+
+
+def test_under_function_value_checks_run_every_call():
+    @tf.function
+    def f(a, b):
+        d.assert_equal(a, b, message="inputs differ")  # its result unused: still checked
+        d.assert_positive(a)
+        d.assert_near(a, b, atol=0.5)
+        d.assert_less(a, b + 10.0)
+        return a + 1.0
+    x = tf.constant([1.0, 2.0])
+    np.testing.assert_array_equal(f(x, x).numpy(), [2.0, 3.0])
+    with pytest.raises(IAE, match="inputs differ: Condition x == y did not hold"):
+        f(x, tf.constant([1.0, 3.0]))
+    with pytest.raises(IAE, match="Condition x > 0 did not hold element-wise"):
+        f(-x, -x)
+    np.testing.assert_array_equal(f(x, x).numpy(), [2.0, 3.0])  # passing again after a failure
+    assert f.experimental_get_tracing_count() == 1  # the checks ran in the one trace
+
+    @tf.function
+    def g(a):
+        d.Assert(tf.reduce_all(a > 0.0), [a])
+        d.assert_none_equal(a, 5.0)
+        d.assert_non_negative(a)
+        return a
+    g(tf.constant([1.0]))
+    with pytest.raises(IAE, match="Expected the condition to be true"):
+        g(tf.constant([-1.0]))
+    with pytest.raises(IAE, match="Condition x != y did not hold"):
+        g(tf.constant([5.0]))
+
+
+def test_traced_checks_leave_gradients_alone():
+    w = tf.Variable([1.0, 2.0])
+
+    @tf.function
+    def loss(x):
+        d.assert_positive(x)
+        return tf.reduce_sum(w * x)
+    with tf.GradientTape() as tape:
+        y = loss(tf.constant([3.0, 4.0]))
+    np.testing.assert_array_equal(tape.gradient(y, w).numpy(), [3.0, 4.0])
+
+
+def test_checks_inside_a_keras_layer():
+    class NonNegative(tf.keras.layers.Layer):
+        def call(self, x):
+            d.assert_non_negative(x)
+            return x * 2.0
+    inputs = tf.keras.Input(shape=(2,))
+    model = tf.keras.Model(inputs, NonNegative()(inputs))
+    np.testing.assert_array_equal(model(tf.constant([[1.0, 2.0]])).numpy(), [[2.0, 4.0]])
+    with pytest.raises(IAE, match="Condition x >= 0 did not hold"):
+        model(tf.constant([[-1.0, 2.0]]))
+    np.testing.assert_array_equal(model.predict(np.array([[1.0, 2.0]], np.float32), verbose=0), [[2.0, 4.0]])
+    with pytest.raises(IAE, match="Condition x >= 0 did not hold"):  # predict's traced step checks too
+        model.predict(np.array([[-1.0, 2.0]], np.float32), verbose=0)
