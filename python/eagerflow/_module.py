@@ -23,7 +23,7 @@ from . import nest as _nest
 from ._layers import _snake
 from ._tf_misc import VariableAggregation, VariableSynchronization
 
-__all__ = ["Module", "name_scope", "Variable", "get_current_name_scope"]
+__all__ = ["Module", "name_scope", "Variable", "get_current_name_scope", "variable_creator_scope"]
 
 _state = _threading.local()
 
@@ -73,16 +73,72 @@ class name_scope:  # noqa: N801 - TF's name
         return False
 
 
-_NOT_GIVEN = object()
+class variable_creator_scope:  # noqa: N801 - TF's name
+    """tf.variable_creator_scope(creator): inside, tf.Variable(...) calls
+    creator(next_creator, **kwargs) with every constructor argument by name; the innermost
+    scope's creator runs first, and next_creator goes outwards, ending with the default one. What
+    the outermost call returns is what tf.Variable(...) gives."""
+
+    def __init__(self, variable_creator):
+        self._creator = variable_creator
+
+    def __enter__(self):
+        _creators().append(self._creator)
+        return None
+
+    def __exit__(self, *exc):
+        _creators().pop()
+        return False
+
+
+def _creators():
+    stack = getattr(_state, "creators", None)
+    if stack is None:
+        stack = _state.creators = []
+    return stack
+
+
+_ARGUMENTS = ("initial_value", "trainable", "validate_shape", "caching_device", "name", "variable_def", "dtype",
+              "import_scope", "constraint", "synchronization", "aggregation", "shape",
+              "experimental_enable_variable_lifting")
+
+
+def _default_creator(**kwargs):
+    v = _core.Variable.__new__(Variable)
+    Variable.__init__(v, **kwargs)
+    return v
 
 
 class Variable(_core.Variable):
     """tf.Variable: a mutable tensor, named by the enclosing name scopes ('outer/w:0')."""
 
+    def __new__(cls, *args, **kwargs):
+        stack = _creators()
+        if not stack or cls is not Variable:
+            return super().__new__(cls)
+        if len(args) > len(_ARGUMENTS):
+            raise TypeError(f"Variable() takes at most {len(_ARGUMENTS)} positional arguments ({len(args)} given)")
+        named = dict(zip(_ARGUMENTS, (None, None, True, None, None, None, None, None, None,
+                                      VariableSynchronization.AUTO, VariableAggregation.NONE, None, True)))
+        named.update(zip(_ARGUMENTS, args))
+        for k, v in kwargs.items():
+            if k not in named:
+                raise TypeError(f"Variable() got an unexpected keyword argument '{k}'")
+            named[k] = v
+        creators = list(stack)
+
+        def chain(i):
+            if i < 0:
+                return _default_creator
+            return lambda **kw: creators[i](chain(i - 1), **kw)
+        return chain(len(creators) - 1)(**named)
+
     def __init__(self, initial_value=None, trainable=None, validate_shape=True, caching_device=None, name=None,
                  variable_def=None, dtype=None, import_scope=None, constraint=None,
                  synchronization=VariableSynchronization.AUTO, aggregation=VariableAggregation.NONE, shape=None,
                  experimental_enable_variable_lifting=True):
+        if "_synchronization" in self.__dict__:
+            return  # made by a creator (variable_creator_scope) already; Python calls __init__ again
         if variable_def is not None:
             raise ValueError("variable_def: creating a variable from a VariableDef protocol buffer (TF1 graphs) is "
                              "not supported; pass initial_value")

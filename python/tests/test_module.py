@@ -175,3 +175,29 @@ def test_keras_layers_are_modules():
     holder = tf.Module()
     holder.model = b
     assert len(holder.variables) == 4 and b in holder.submodules
+
+
+def test_variable_creator_scope():
+    order = []
+
+    def outer(next_creator, **kwargs):
+        order.append(("outer", sorted(kwargs)))
+        return next_creator(**kwargs)
+
+    def inner(next_creator, **kwargs):
+        order.append("inner")
+        kwargs["name"] = "renamed"
+        return next_creator(**kwargs)
+    with tf.variable_creator_scope(outer):
+        with tf.variable_creator_scope(inner):
+            v = tf.Variable(1.0, name="x")
+    assert order[0] == "inner" and order[1][0] == "outer"  # innermost first
+    assert order[1][1] == sorted(["initial_value", "trainable", "validate_shape", "caching_device", "name",
+                                  "variable_def", "dtype", "import_scope", "constraint", "synchronization",
+                                  "aggregation", "shape", "experimental_enable_variable_lifting"])
+    assert v.name == "renamed:0" and float(v) == 1.0 and isinstance(v, tf.Variable)
+    cached = tf.Variable(7.0, name="cached")
+    with tf.variable_creator_scope(lambda next_creator, **kwargs: cached):
+        assert tf.Variable(2.0) is cached
+    assert float(cached) == 7.0 and cached.name == "cached:0"  # not made again
+    assert tf.Variable(3.0, name="after").name == "after:0"  # the scope is gone
