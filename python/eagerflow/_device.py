@@ -3,8 +3,9 @@
 eagerflow computes on the CPU. A GPU or TPU request is placed on the CPU, as TF's soft placement
 does on a machine without one, with one log line per device name; with soft placement off
 (tf.config.set_soft_device_placement(False)) it is TF's InvalidArgumentError. A device string TF
-cannot parse is TF's ValueError (at the call; TF raises it when the block is entered); a job, replica or task other than this process's is TF's
-InvalidArgumentError (the with-block raises when entered, where TF raises at its first op).
+cannot parse is TF's ValueError (at the call; TF raises it when the block is entered); a job,
+replica or task other than this process's is TF's InvalidArgumentError (the with-block raises
+when entered, where TF raises at its first op).
 """
 import logging as _logging
 

@@ -308,7 +308,8 @@ def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TF's nam
     cond = _tensor(condition)
     c = _value(cond)
     if c is None:
-        return _graph_check(_core.cast(cond, _core.DType.bool), "Expected the condition to be true (the data are not shown in a traced Assert)")
+        return _graph_check(_core.cast(cond, _core.DType.bool),
+                            "Expected the condition to be true (the data are not shown in a traced Assert)")
     if bool(_np.all(c)):
         return None
     n = 3 if summarize is None else int(summarize)
