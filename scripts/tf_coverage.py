@@ -32,6 +32,11 @@ LEFT_OUT = {
         "qint8": "quantized dtypes of TF1's quantization ops", "qint16": "as qint8", "qint32": "as qint8",
         "quint8": "as qint8", "quint16": "as qint8", "resource": "a TF-internal dtype", "variant": "a TF-internal dtype",
     },
+    "config": {
+        "experimental_connect_to_cluster": "TF's remote eager execution on gRPC servers (ops placed on other "
+                                           "machines); eagerflow's multi-process work is MPI (ef.dist)",
+        "experimental_connect_to_host": "as experimental_connect_to_cluster",
+    },
 }
 
 
