@@ -50,10 +50,24 @@ def _flatten_into(x, out):
         _flatten_into(child, out)
 
 
+def _refuse_composites(leaves, expand_composites):
+    """expand_composites=True would split SparseTensors and RaggedTensors into their component
+    tensors; that decomposition is not built, so it is refused rather than ignored."""
+    if not expand_composites:
+        return
+    from .ragged import RaggedTensor
+    from .sparse import SparseTensor
+    for leaf in leaves:
+        if isinstance(leaf, (SparseTensor, RaggedTensor)):
+            raise NotImplementedError(f"ef.nest: expand_composites=True on a {type(leaf).__name__} (splitting it "
+                                      "into its component tensors) is not supported")
+
+
 def flatten(structure, expand_composites=False):
     """The leaves of `structure`, depth first (dicts by sorted key); a leaf alone is [leaf]."""
     out = []
     _flatten_into(structure, out)
+    _refuse_composites(out, expand_composites)
     return out
 
 
@@ -105,6 +119,7 @@ def pack_sequence_as(structure, flat_sequence, expand_composites=False):
         raise TypeError(f"Attempted to pack value:\n  {flat_sequence}\ninto a structure, but found incompatible "
                         f"type `{type(flat_sequence)}` instead.")
     flat = list(flat_sequence)
+    _refuse_composites(flatten(structure), expand_composites)
     if not is_nested(structure):
         if len(flat) != 1:
             raise ValueError(f"The target structure is of type `{type(structure)}`\n  {structure}\nHowever the input "
@@ -177,6 +192,7 @@ def _mismatch(a, b, check_types):
 def assert_same_structure(nest1, nest2, check_types=True, expand_composites=False):
     """Raises ValueError (shapes of the nesting differ) or TypeError (container types differ,
     with check_types) naming the first difference, as TF."""
+    _refuse_composites(flatten(nest1) + flatten(nest2), expand_composites)
     found = _mismatch(nest1, nest2, check_types)
     if found is None:
         return
@@ -192,13 +208,15 @@ def map_structure(func, *structure, **kwargs):
         raise TypeError(f"func must be callable, got: {func}")
     if not structure:
         raise ValueError("Must provide at least one structure")
-    check_types = True
+    check_types, expand_composites = True, False
     for k, v in kwargs.items():
         if k == "check_types":
             check_types = v
-        elif k != "expand_composites":
+        elif k == "expand_composites":
+            expand_composites = v
+        else:
             raise ValueError(f"Only valid keyword arguments are `check_types` and `expand_composites`, not: `{k}`")
     for other in structure[1:]:
         assert_same_structure(structure[0], other, check_types=check_types)
-    flats = [flatten(s) for s in structure]
+    flats = [flatten(s, expand_composites) for s in structure]
     return pack_sequence_as(structure[0], [func(*leaves) for leaves in zip(*flats)])

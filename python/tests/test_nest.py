@@ -102,3 +102,13 @@ def test_structures_of_tensors_under_function():
     d = {"b": tf.constant(1.0), "a": tf.constant(2.0)}
     out = f(d)
     assert float(out["a"]) == 4.0 and float(out["b"]) == 2.0
+
+
+def test_composites_are_leaves_and_expanding_them_is_refused():
+    sp = tf.sparse.SparseTensor(indices=[[0, 0]], values=[1.0], dense_shape=[2, 2])
+    assert tf.nest.flatten([sp, 1])[0] is sp  # a leaf, as TF's default
+    with pytest.raises(NotImplementedError, match="expand_composites=True on a SparseTensor"):
+        tf.nest.flatten([sp], expand_composites=True)
+    with pytest.raises(NotImplementedError, match="expand_composites"):
+        tf.nest.map_structure(lambda x: x, [sp], expand_composites=True)
+    assert tf.nest.flatten([1, 2], expand_composites=True) == [1, 2]
