@@ -18,7 +18,8 @@ import json
 import pathlib
 import sys
 
-NAMESPACES = ["tf", "math", "nn", "linalg", "random", "strings", "image", "io", "sparse", "ragged"]
+NAMESPACES = ["tf", "math", "nn", "linalg", "random", "strings", "image", "io", "sparse", "ragged", "config", "errors", "nest",
+              "debugging"]
 NAMES = pathlib.Path(__file__).resolve().parent.parent / "docs" / "coverage" / "tf_2.21_names.json"
 
 # Deliberately not built, and why (they count as missing).
@@ -31,13 +32,18 @@ LEFT_OUT = {
         "qint8": "quantized dtypes of TF1's quantization ops", "qint16": "as qint8", "qint32": "as qint8",
         "quint8": "as qint8", "quint16": "as qint8", "resource": "a TF-internal dtype", "variant": "a TF-internal dtype",
     },
+    "config": {
+        "experimental_connect_to_cluster": "TF's remote eager execution on gRPC servers (ops placed on other "
+                                           "machines); eagerflow's multi-process work is MPI (ef.dist)",
+        "experimental_connect_to_host": "as experimental_connect_to_cluster",
+    },
 }
 
 
 def list_tf(out):
     import tensorflow as tf  # only here: the listing is made once, in a venv that has TF
     names = {}
-    for ns in NAMESPACES + ["dtypes", "config", "data", "train", "errors", "nest", "keras"]:
+    for ns in dict.fromkeys(NAMESPACES + ["dtypes", "config", "data", "train", "errors", "nest", "keras"]):
         obj = tf if ns == "tf" else getattr(tf, ns)
         kinds = {}
         for n in sorted(n for n in dir(obj) if not n.startswith("_")):

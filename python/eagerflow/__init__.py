@@ -54,7 +54,6 @@ def complex(real, imag, name=None):  # noqa: A001 - TF's tf.complex
     """tf.complex: real + i imag (float32 parts make complex64, float64 parts complex128)."""
     return _core._complex.complex(real, imag)
 
-__version__ = "0.1.0"
 
 
 def _shape(self):
@@ -162,3 +161,9 @@ space_to_batch = space_to_batch_nd = _space_batch.space_to_batch
 batch_to_space = _space_batch.batch_to_space
 required_space_to_batch_paddings = _space_batch.required_space_to_batch_paddings
 math.approx_max_k, math.approx_min_k = nn.approx_max_k, nn.approx_min_k
+# tf.Module, tf.name_scope and tf.Variable (scoped names); tf.config, tf.device, tf.nest, tf.debugging, tf.version.
+from ._module import Module, name_scope, Variable, get_current_name_scope, variable_creator_scope  # noqa: E402,F811
+from . import config, nest, debugging, version  # noqa: E402
+from ._device import device, DeviceSpec  # noqa: E402,F811
+from .debugging import assert_equal, assert_less, assert_greater, assert_rank, Assert  # noqa: E402,F811 - TF: top level too
+__version__ = version.VERSION  # TF's API level: see ef.version

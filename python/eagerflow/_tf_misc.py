@@ -1,7 +1,6 @@
 """TF's small top-level functions and names: predicates (is_tensor, executing_eagerly), identity
-and shape helpers, assertions (eager checks raising TF's InvalidArgumentError; inside a trace the
-values are not known and the value assertions check nothing, which the note on issue 31 says),
-integer division forms, histograms, dtype names and the enum classes TF's signatures mention."""
+and shape helpers (the assertions are in debugging.py), integer division forms, histograms, dtype
+names and the enum classes TF's signatures mention."""
 import enum as _enum
 import logging as _logging
 import time as _time
@@ -13,8 +12,7 @@ from . import errors as _errors
 
 __all__ = ["is_tensor", "is_symbolic_tensor", "executing_eagerly", "inside_function", "identity_n", "ensure_shape",
            "get_static_value", "make_ndarray", "no_op", "group", "tuple", "control_dependencies", "realdiv", "truncatediv",
-           "truncatemod", "saturate_cast", "shape_n", "parallel_stack", "assert_equal", "assert_less", "assert_greater",
-           "assert_rank", "Assert", "unravel_index", "histogram_fixed_width", "histogram_fixed_width_bins",
+           "truncatemod", "saturate_cast", "shape_n", "parallel_stack", "unravel_index", "histogram_fixed_width", "histogram_fixed_width_bins",
            "timestamp", "get_logger", "broadcast_static_shape", "broadcast_dynamic_shape", "as_dtype",
            "UnconnectedGradients", "AggregationMethod", "VariableAggregation", "VariableSynchronization",
            "reverse_sequence", "guarantee_const", "grad_pass_through"]
@@ -55,15 +53,19 @@ def ensure_shape(x, shape, name=None):
 
 
 def get_static_value(tensor, partial=False):
-    """The value as a NumPy array when it is known now (eagerly), else None."""
-    if isinstance(tensor, (_core.Tensor, _core.Variable)):
+    """The value as a NumPy array when it is known now (eagerly, or a trace's constant), else
+    None. A variable's value may change, so it is None (TF's rule); a Python value comes back
+    as it is."""
+    if isinstance(tensor, _core.Variable):
+        return None
+    if isinstance(tensor, _core.Tensor):
         if _core._in_trace():
             try:
                 return tensor.numpy()
             except Exception:
                 return None
         return tensor.numpy()
-    return _np.asarray(tensor)
+    return tensor
 
 
 def make_ndarray(tensor):
@@ -129,51 +131,6 @@ def shape_n(input, out_type=_core.DType.int32, name=None):  # noqa: A002
 
 def parallel_stack(values, name=None):
     return _core.stack(list(values), 0)
-
-
-def _eager_check(ok, message, data=None, summarize=None):
-    if _core._in_trace():
-        return None  # the value is known only when the graph runs; traced checks are not made
-    if not bool(_np.all(ok)):
-        raise _errors.InvalidArgumentError(message)
-    return None
-
-
-def assert_equal(x, y, message=None, summarize=None, name=None):
-    if _core._in_trace():
-        return None
-    a, b = _core.convert_to_tensor(x).numpy(), _np.asarray(y.numpy() if hasattr(y, "numpy") else y)
-    return _eager_check(a == b, message or f"Condition x == y did not hold: x = {a}, y = {b}")
-
-
-def assert_less(x, y, message=None, summarize=None, name=None):
-    if _core._in_trace():
-        return None
-    a, b = _core.convert_to_tensor(x).numpy(), _np.asarray(y.numpy() if hasattr(y, "numpy") else y)
-    return _eager_check(a < b, message or f"Condition x < y did not hold: x = {a}, y = {b}")
-
-
-def assert_greater(x, y, message=None, summarize=None, name=None):
-    if _core._in_trace():
-        return None
-    a, b = _core.convert_to_tensor(x).numpy(), _np.asarray(y.numpy() if hasattr(y, "numpy") else y)
-    return _eager_check(a > b, message or f"Condition x > y did not hold: x = {a}, y = {b}")
-
-
-def assert_rank(x, rank, message=None, name=None):
-    have = len(_core.convert_to_tensor(x)._shape_tuple)
-    if have != int(rank):
-        raise ValueError(message or f"Tensor must have rank {int(rank)}; received rank {have}")
-
-
-def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TF's name
-    if _core._in_trace():
-        return None
-    c = condition.numpy() if hasattr(condition, "numpy") else condition
-    if not bool(_np.all(c)):
-        shown = [d.numpy() if hasattr(d, "numpy") else d for d in data]
-        raise _errors.InvalidArgumentError(f"assertion failed: {shown}")
-    return None
 
 
 def unravel_index(indices, dims, name=None):

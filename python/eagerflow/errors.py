@@ -50,6 +50,7 @@ UNIMPLEMENTED = 12
 INTERNAL = 13
 UNAVAILABLE = 14
 DATA_LOSS = 15
+UNAUTHENTICATED = 16
 
 
 class OpError(_core.Error):
@@ -125,11 +126,19 @@ UnimplementedError = _kind_class(
 InternalError = _kind_class("InternalError", INTERNAL, None, "An internal invariant broke: a bug in eagerflow.")
 UnavailableError = _kind_class("UnavailableError", UNAVAILABLE, None, "A service (MPI) is not available.")
 DataLossError = _kind_class("DataLossError", DATA_LOSS, None, "A damaged file: data lost or corrupted.")
+UnauthenticatedError = _kind_class(
+    "UnauthenticatedError", UNAUTHENTICATED, None, "The request has no valid credentials (TF's remote services).")
+
+
+class OperatorNotAllowedInGraphError(TypeError):
+    """A Python operation on a symbolic tensor inside ef.function that needs its value (`if t:`,
+    bool(t), int(t)): TF's class, a TypeError. eagerflow's error for it is this class and a
+    FailedPreconditionError."""
 
 _BY_CODE = {c._code: c for c in (
     CancelledError, UnknownError, InvalidArgumentError, DeadlineExceededError, NotFoundError, AlreadyExistsError,
     PermissionDeniedError, ResourceExhaustedError, FailedPreconditionError, AbortedError, OutOfRangeError,
-    UnimplementedError, InternalError, UnavailableError, DataLossError)}
+    UnimplementedError, InternalError, UnavailableError, DataLossError, UnauthenticatedError)}
 # ef::PythonBuiltin's values (core/error.h): none, type_error, value_error, not_implemented_error,
 # file_not_found_error. A missing file is a FileNotFoundError (an OSError: tf.keras 2's load_model
 # raises OSError) and a ValueError (Keras 3's load_model raises ValueError("File not found")).
@@ -153,9 +162,21 @@ def _class_for(code, builtin=0):
     return cls
 
 
+_SYMBOLIC_VALUE = "[tensor] cannot use a symbolic tensor "  # python/src/tensor.cpp: symbolic_value_error
+_graph_operator_class = []
+
+
 def _from_status(code, builtin, message):
     """The exception for an ef::Error of this kind (called by the C++ translator, python/src/errors.cpp)."""
-    return _class_for(code, builtin)(None, None, message)
+    cls = _class_for(code, builtin)
+    if code == FAILED_PRECONDITION and builtin == 1 and message.startswith(_SYMBOLIC_VALUE):
+        # bool()/int()/float() of a symbolic tensor: TF's OperatorNotAllowedInGraphError too.
+        if not _graph_operator_class:
+            _graph_operator_class.append(type(cls.__name__, (cls, OperatorNotAllowedInGraphError), {
+                "__doc__": cls.__doc__, "__module__": __name__, "__qualname__": cls.__qualname__, "_builtin": builtin}))
+            _OURS.add(_graph_operator_class[0])
+        cls = _graph_operator_class[0]
+    return cls(None, None, message)
 
 
 def exception_type_from_error_code(error_code):
