@@ -155,3 +155,9 @@ space_to_batch = space_to_batch_nd = _space_batch.space_to_batch
 batch_to_space = _space_batch.batch_to_space
 required_space_to_batch_paddings = _space_batch.required_space_to_batch_paddings
 math.approx_max_k, math.approx_min_k = nn.approx_max_k, nn.approx_min_k
+# TF's higher-order functions and tf.TensorArray (python/eagerflow/_functional_ops.py,
+# _tensor_array.py); while_loop with TF's signature over nested loop variables and TensorArrays
+# (_control_flow.py); ef.scan takes TF's tf.scan calls beside JAX's (see _functional_ops.py).
+from ._functional_ops import map_fn, foldl, foldr, scan, vectorized_map, py_function, numpy_function  # noqa: E402,F811
+from ._tensor_array import TensorArray  # noqa: E402
+from ._control_flow import while_loop  # noqa: E402,F811
