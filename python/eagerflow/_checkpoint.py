@@ -24,7 +24,7 @@ def _path_name(path):
     return "/".join(_t.escape(p) for p in path)
 
 
-def _graph(root):
+def _graph(root, skip_slots=False):
     """(the JSON object graph, {key: (dtype, ndarray)}) of what is reachable from root."""
     order, edges = _t.walk(root)
     nodes = [{"children": []} for _ in order]
@@ -38,7 +38,7 @@ def _graph(root):
             values[key] = (obj.dtype.name, obj.numpy())
             by_var_name.setdefault(_t.short_name(obj), []).append(i)
     for j, (obj, opt_path) in enumerate(order):
-        if not isinstance(obj, _t._optimizer_class()):
+        if skip_slots or not isinstance(obj, _t._optimizer_class()):
             continue
         for owner, slot, var in _t.optimizer_variables(obj)[1]:
             owners = by_var_name.get(owner, [])
@@ -136,8 +136,9 @@ def _checkpoint_description(graph, node_id):
 class _Restoration:
     """One restore(): the saved graph matched to the objects, and what is still waiting."""
 
-    def __init__(self, root, reader):
+    def __init__(self, root, reader, skip_slots=False):
         self._root_ref = weakref.ref(root)
+        self._skip_slots = skip_slots
         self._reader = reader
         self._graph = reader.object_graph
         self._nodes = self._graph["nodes"]
@@ -166,7 +167,7 @@ class _Restoration:
                 self._bind(child_id, kids[name])
             else:
                 self._pending.append((obj, name, child_id))
-        for opt_id, slot, slot_key in node.get("slots", []):
+        for opt_id, slot, slot_key in ([] if self._skip_slots else node.get("slots", [])):
             self._pending_slots.append((node_id, opt_id, slot, slot_key))
 
     def _slot_variable(self, opt, var, slot):
@@ -375,15 +376,18 @@ class Checkpoint:
         _retry_all()
         self.save_counter  # noqa: B018 - saved with the values, as TF's
         file_prefix = os.fspath(file_prefix)
-        graph, values = _graph(self)
-        return _io.write(file_prefix, graph, values)
+        graph, values = _graph(self, getattr(options, "experimental_skip_slot_variables", False))
+        path = _io.write(file_prefix, graph, values)
+        for callback in getattr(options, "experimental_write_callbacks", None) or []:
+            callback(path) if _takes_argument(callback) else callback()
+        return path
 
     def save(self, file_prefix, options=None):
         """Writes `file_prefix-<n>` (n: save_counter after counting this save) and records it in the
         directory's `checkpoint` file; returns the path."""
         self.save_counter.assign_add(1)
         file_prefix = os.fspath(file_prefix)
-        path = self.write(f"{file_prefix}-{int(self.save_counter.numpy())}")
+        path = self.write(f"{file_prefix}-{int(self.save_counter.numpy())}", options)
         directory = os.path.dirname(path)
         _io.write_state(directory, path, [path])
         return path
@@ -406,13 +410,22 @@ class Checkpoint:
             raise type(e)(None, None, f"Error when restoring from checkpoint at {save_path}: {e.message}\nPlease "
                           f"double-check that the path is correct.") from None
         self.save_counter  # noqa: B018 - restored as any other value
-        restoration = _Restoration(self, reader)
+        restoration = _Restoration(self, reader, getattr(options, "experimental_skip_slot_variables", False))
         self._ef_restorations.append(restoration)
         return CheckpointLoadStatus(restoration)
 
     def read(self, save_path, options=None):
         """Restores a checkpoint write() wrote (as restore)."""
         return self.restore(save_path, options)
+
+
+def _takes_argument(fn):
+    import inspect
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL) for p in params)
 
 
 def _core_errors():

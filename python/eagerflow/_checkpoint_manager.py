@@ -89,7 +89,7 @@ class CheckpointManager:
             checkpoint_number = int(counter.numpy())
         elif hasattr(checkpoint_number, "numpy"):
             checkpoint_number = int(checkpoint_number.numpy())
-        path = self._checkpoint.write(f"{self._prefix}-{int(checkpoint_number)}")
+        path = self._checkpoint.write(f"{self._prefix}-{int(checkpoint_number)}", options)
         now = time.time()
         self._kept = [(p, t) for p, t in self._kept if p != path] + [(path, now)]
         self._sweep()
