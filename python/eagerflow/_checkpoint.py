@@ -78,7 +78,7 @@ def _in_trace():
 def _layer_call(self, *args, **kwargs):
     built = getattr(self, "built", True)
     out = _originals["call"](self, *args, **kwargs)
-    if not _in_trace():
+    if not built and not _in_trace():  # a built layer makes no new variables: nothing to look for
         before = _restored_count()
         _retry_all()
         if not built and _restored_count() != before:
@@ -93,12 +93,9 @@ def _restored_count():
 
 
 def _apply_gradients(self, grads_and_vars, *args, **kwargs):
-    grads_and_vars = list(grads_and_vars)
     apply = _originals["apply"]  # the hooks may be removed below
-    if not _in_trace():
-        for r in list(_LIVE):
-            r._create_slots(self, grads_and_vars)
-        _retry_all()
+    if not _in_trace() and any(r._waits_for(self) for r in _LIVE):
+        _retry_all()  # creates and restores the slots saved for these variables before they are used
     return apply(self, grads_and_vars, *args, **kwargs)
 
 
@@ -149,6 +146,7 @@ class _Restoration:
         self._pending_slots = []    # (variable node, optimizer node, slot name, key)
         self._bind(0, root)
         _LIVE.add(self)
+        self._retry()  # slots of variables that exist are created and restored now
         _update_hooks()
 
     def _bind(self, node_id, obj):
@@ -178,6 +176,9 @@ class _Restoration:
         return None
 
     def _retry(self):
+        if _in_trace():  # an assignment now would become part of the traced graph
+            return
+        self._create_missing_slots()
         pending, self._pending = self._pending, []
         for obj, name, child_id in pending:
             if child_id in self._bound:
@@ -199,23 +200,27 @@ class _Restoration:
         if not self._pending and not self._pending_slots:
             _LIVE.discard(self)
 
-    def _create_slots(self, opt, grads_and_vars):
-        """Before an optimizer's first update: its slots, so that the saved ones are used by it."""
-        waiting = {var_id for var_id, opt_id, _, _ in self._pending_slots if self._bound.get(opt_id) is opt}
-        if not waiting:
-            return
-        variables = [v for g, v in grads_and_vars if g is not None]
-        wanted = {_t.identity(self._bound[i]) for i in waiting if i in self._bound}
-        missing = [v for v in variables if _t.identity(v) in wanted and
-                   any(self._slot_variable(opt, v, s) is None for i, o, s, _ in self._pending_slots
-                       if self._bound.get(o) is opt and _t.identity(self._bound.get(i)) == _t.identity(v))]
-        if not missing:
-            return
-        counters = [v for _, v in _t.optimizer_variables(opt)[0]]  # iterations: this apply does not count
-        kept = [v.numpy() for v in variables + counters]
-        _originals["apply"](opt, [(_core.zeros_like(v.value()), v) for v in variables])
-        for v, value in zip(variables + counters, kept):
-            v.assign(value)
+    def _waits_for(self, opt):
+        return any(self._bound.get(opt_id) is opt for _, opt_id, _, _ in self._pending_slots) or any(
+            obj is opt for obj, _, _ in self._pending)
+
+    def _create_missing_slots(self):
+        """The slots saved for variables that exist, created now (before the optimizer's first
+        update, which must use the saved ones): a zero-gradient apply, the variables and the
+        optimizer's counters put back after it."""
+        by_opt = {}
+        for var_id, opt_id, slot, _ in self._pending_slots:
+            var, opt = self._bound.get(var_id), self._bound.get(opt_id)
+            if var is not None and opt is not None and self._slot_variable(opt, var, slot) is None:
+                entry = by_opt.setdefault(id(opt), (opt, {}))
+                entry[1][_t.identity(var)] = var
+        for opt, variables in by_opt.values():
+            variables = list(variables.values())
+            counters = [v for _, v in _t.optimizer_variables(opt)[0]]
+            kept = [v.numpy() for v in variables + counters]
+            _originals["apply"](opt, [(_core.zeros_like(v.value()), v) for v in variables])
+            for v, value in zip(variables + counters, kept):
+                v.assign(value)
 
     # The status' questions.
 
@@ -332,6 +337,10 @@ class Checkpoint:
             raise ValueError(f"`Checkpoint` was expecting root to be a trackable object (an object derived from "
                              f"`Trackable`), got {root!r}.")
         for name, value in sorted(kwargs.items()):
+            if type(value).__name__ == "DatasetIterator":
+                raise ValueError(f"`Checkpoint` was given {name}, a tf.data iterator: eagerflow cannot checkpoint an "
+                                 "iterator's position yet (its state lives in the C++ pipeline); leave it out, and "
+                                 "skip the elements already seen (dataset.skip(n)) after restoring if you need to")
             if not _t.is_trackable(value):
                 raise ValueError(f"`Checkpoint` was expecting {name} to be a trackable object (an object derived "
                                  f"from `Trackable`), got {value!r}. If you believe this object should be trackable "

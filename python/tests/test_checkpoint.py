@@ -147,6 +147,8 @@ def test_restore_none_and_missing_path(tmp_path):
 def test_non_trackable_argument_and_shape_mismatch(tmp_path):
     with pytest.raises(ValueError, match="expecting a to be a trackable object"):
         tf.train.Checkpoint(a=3)
+    with pytest.raises(ValueError, match="cannot checkpoint an iterator's position"):
+        tf.train.Checkpoint(it=iter(tf.data.Dataset.range(3)))
     path = tf.train.Checkpoint(v=tf.Variable([1.0, 2.0])).write(str(tmp_path / "w"))
     with pytest.raises(ValueError, match="incompatible tensor with shape"):
         tf.train.Checkpoint(v=tf.Variable([1.0, 2.0, 3.0])).restore(path)
@@ -228,3 +230,49 @@ def test_data_file_not_matching_its_index_is_data_loss(tmp_path):
     os.replace(str(tmp_path / "b.data-00000-of-00001"), first + ".data-00000-of-00001")
     with pytest.raises(tf.errors.DataLossError, match="does not match its index"):
         tf.train.Checkpoint(v=tf.Variable([0.0, 0.0])).restore(first)
+
+
+def test_slots_restored_before_a_traced_first_step(tmp_path):
+    net, opt = _net(), tf.keras.optimizers.Adam(0.1)
+    _train(net, opt)
+    path = tf.train.Checkpoint(net=net, optimizer=opt).save(str(tmp_path / "ck"))
+    _train(net, opt, steps=1)
+    want = [v.numpy() for v in net.variables]
+
+    net2, opt2 = _net(), tf.keras.optimizers.Adam(0.1)
+    net2(tf.zeros([1, 2]))  # built before the restore: the slots are made and restored by restore() itself
+    tf.train.Checkpoint(net=net2, optimizer=opt2).restore(path).assert_consumed()
+    x = tf.constant(np.arange(8, dtype=np.float32).reshape(4, 2))
+
+    @tf.function
+    def step(x):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.abs(net2(x) - 1.0))
+        grads = tape.gradient(loss, net2.trainable_variables)
+        opt2.apply_gradients(zip(grads, net2.trainable_variables))
+        return loss
+    step(x)
+    for got, w in zip(net2.variables, want):
+        np.testing.assert_allclose(got.numpy(), w, rtol=1e-5, atol=1e-6)
+
+
+def test_sequential_and_python_layer_weights(tmp_path):
+    class Scale(tf.keras.layers.Layer):
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="w")
+
+        def call(self, x):
+            return x * self.w
+    model = tf.keras.Sequential([tf.keras.layers.Dense(2), Scale()])
+    model.build((None, 3))
+    model.layers[1].w.assign([2.0, 3.0])
+    path = tf.train.Checkpoint(model=model).write(str(tmp_path / "w"))
+    keys = [k for k, _ in tf.train.list_variables(path)]
+    assert "model/layer-0/kernel/.ATTRIBUTES/VARIABLE_VALUE" in keys
+    assert "model/layer-1/w/.ATTRIBUTES/VARIABLE_VALUE" in keys
+    fresh = tf.keras.Sequential([tf.keras.layers.Dense(2), Scale()])
+    status = tf.train.Checkpoint(model=fresh).restore(path)
+    out = fresh(tf.ones([1, 3]))  # built by this call: restored before its result is computed
+    np.testing.assert_allclose(fresh.layers[1].w.numpy(), [2.0, 3.0])
+    np.testing.assert_allclose(out.numpy(), model(tf.ones([1, 3])).numpy(), rtol=1e-6)
+    status.assert_consumed()
