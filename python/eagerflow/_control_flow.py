@@ -6,7 +6,10 @@ while_loop is a Python loop too): the arrays keep their list form, grow, and a t
 op. A flat tuple/list of tensors goes to the C++ loop as before. Inside ef.function each
 TensorArray travels as its buffer tensor [size, *element_shape] (python/eagerflow/_tensor_array.py)
 and is rebuilt around the loop variable in cond and body; the C++ loop needs fixed shapes, so
-such an array needs a size and an element shape known when the loop starts.
+such an array needs a size known when the loop starts. Its element shape, when not known (no
+element_shape=, nothing written yet), is found by tracing the body once with the array in a probe
+form that records the shape of what is written: that trace stops at the body's end, inside the
+loop's own sub-graph, so none of its ops runs (Python code in the body runs twice at trace time).
 """
 from . import _core
 from ._scan import _flatten, _unflatten
@@ -30,6 +33,80 @@ def _leaves_to_tensors(leaves, templates, what):
             out.append(leaf.value())
         else:
             out.append(leaf if isinstance(leaf, _core.Tensor) else _core.convert_to_tensor(leaf))
+    return out
+
+
+class _Probed(Exception):
+    pass
+
+
+class _ProbeArray(TensorArray):
+    """A TensorArray of unknown element shape inside the probe trace: records written shapes."""
+
+    def write(self, index, value, name=None):
+        value = self._convert(value)
+        self._ef_shapes.append(tuple(value._shape_tuple))
+        return self
+
+    def read(self, index, name=None):
+        if self._ef_shapes:
+            return _core.zeros(list(self._ef_shapes[0]), dtype=self._dtype)
+        raise ValueError("while_loop: a TensorArray whose element shape is not known is read in the loop before "
+                         "anything is written to it; give it element_shape=")
+
+    def _unsupported(self, *args, **kwargs):
+        raise ValueError("while_loop: a TensorArray whose element shape is not known can only be written and read in "
+                         "a traced loop; give it element_shape=")
+
+    stack = gather = concat = unstack = scatter = split = _unsupported
+
+
+def _needs_probe(leaf):
+    """An array that cannot become a buffer yet: unwritten elements and no known element shape."""
+    if not isinstance(leaf, TensorArray) or leaf._buffer is not None:
+        return False
+    known = leaf._element_shape is not None and all(d is not None for d in leaf._element_shape)
+    return not known and (not leaf._list or any(e is None for e in leaf._list))
+
+
+def _with_element_shapes(cond, body, call, structure, leaves, maximum_iterations):
+    """The loop's leaves with every TensorArray's element shape known (see the module docstring)."""
+    probes = [k for k, leaf in enumerate(leaves) if _needs_probe(leaf)]
+    if not probes:
+        return leaves
+    arrays = {}
+    for k in probes:
+        ta = leaves[k]
+        if ta._buffer is not None or any(e is not None for e in ta._list):
+            continue
+        p = _ProbeArray.__new__(_ProbeArray)
+        p.__dict__.update(ta.__dict__)
+        p._ef_shapes = []
+        arrays[k] = p
+    if len(arrays) != len(probes):
+        return leaves  # partly written arrays of unknown shape: _leaves_to_tensors says what is missing
+    dummy = [_core.zeros([ta._length()], dtype=ta._dtype) if k in arrays else None for k, ta in enumerate(leaves)]
+
+    def args_of(tensors):
+        return _unflatten(structure, iter([arrays[k] if k in arrays else t for k, t in enumerate(tensors)]))
+
+    def probe_body(*tensors):
+        call(body, args_of(list(tensors)))
+        raise _Probed()
+
+    plain = [dummy[k] if k in arrays else x for k, x in enumerate(leaves)]
+    flat = _leaves_to_tensors(plain, None, "loop variable")
+    try:
+        _core.while_loop(lambda *t: call(cond, args_of(list(t))), probe_body, flat, maximum_iterations)
+    except _Probed:
+        pass
+    out = list(leaves)
+    for k, p in arrays.items():
+        if not p._ef_shapes:
+            continue  # never written: _leaves_to_tensors says the shape is missing
+        ta = leaves[k]._copy()
+        ta._element_shape = p._ef_shapes[0]
+        out[k] = ta
     return out
 
 
@@ -80,6 +157,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         out = _unflatten(structure, iter(current))
         return out[0] if single else out
 
+    leaves = _with_element_shapes(cond, body, call, structure, leaves, maximum_iterations)
     templates = [None] * len(leaves)
     flat = _leaves_to_tensors(leaves, templates, "loop variable")
 

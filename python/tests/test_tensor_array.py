@@ -135,12 +135,27 @@ def test_traced_python_int_writes_keep_a_list():
     np.testing.assert_array_equal(f(tf.constant(2.0)).numpy(), [0.0, 2.0, 4.0])
 
 
-def test_traced_loop_needs_element_shape():
+def test_traced_loop_finds_the_element_shape():
+    # no element_shape: the body is traced once to see what it writes; that probe runs nothing
+    @tf.function
+    def f(x, n):
+        ta = tf.TensorArray(tf.float32, size=3)
+
+        def body(i, ta):
+            tf.print("step", i)
+            return i + 1, ta.write(i, x * tf.cast(i, tf.float32))
+        return tf.while_loop(lambda i, ta: i < n, body, (0, ta))[1].stack()
+    out = f(tf.constant([1.0, 2.0]), tf.constant(3))
+    np.testing.assert_array_equal(out.numpy(), [[0, 0], [1, 2], [2, 4]])
+    assert f.experimental_get_tracing_count() == 1
+
+
+def test_traced_loop_reading_before_any_write_needs_element_shape():
     @tf.function
     def f(n):
         ta = tf.TensorArray(tf.float32, size=3)
-        return tf.while_loop(lambda i, ta: i < n, lambda i, ta: (i + 1, ta.write(i, 1.0)), (0, ta))[1].stack()
-    with pytest.raises(ValueError, match="needs its element shape"):
+        return tf.while_loop(lambda i, ta: i < n, lambda i, ta: (i + 1, ta.write(i, ta.read(0) + 1.0)), (0, ta))[1].stack()
+    with pytest.raises(ValueError, match="element_shape"):
         f(tf.constant(3))
 
 
