@@ -22,6 +22,11 @@ def _leaves_to_tensors(leaves, templates, what):
     out = []
     for k, leaf in enumerate(leaves):
         if isinstance(leaf, TensorArray):
+            if leaf._dynamic_size and leaf._length() == 0:
+                raise NotImplementedError(
+                    "while_loop: a TensorArray of size 0 with dynamic_size=True cannot grow inside a loop in "
+                    "ef.function (eagerflow's traced loop variables keep their shapes); give it size= the number of "
+                    "elements the loop writes (writes past its size fail when the graph runs)")
             try:
                 out.append(leaf._ef_loop_tensor())
             except ValueError as e:

@@ -126,14 +126,25 @@ def _attribute_children(obj):
 
 def _layer_children(layer):
     out = _attribute_children(layer)
-    seen = {identity(v) for _, v in out}
+    seen = set()
+
+    def see(v):  # the layers held by attributes, in containers too: those keep their attribute paths
+        seen.add(identity(v))
+        if isinstance(v, (list, tuple)):
+            for x in v:
+                see(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                see(x)
+    for _, v in out:
+        see(v)
     sublayers = [l for l in (getattr(layer, "layers", None) or []) if l is not layer]
     for i, sub in enumerate(sublayers):
         if identity(sub) not in seen:
             out.append((f"layer-{i}", sub))
             seen.add(identity(sub))
     # the layer's own weights: its variables less its sub-layers' (and those held as attributes)
-    for _, v in list(out):
+    for v in [sub for sub in sublayers] + [v for _, v in out]:
         if isinstance(v, _core.Layer):
             seen.update(identity(w) for w in v.variables)
     names = set()

@@ -169,3 +169,12 @@ def test_while_loop_structures():
     traced = tf.function(lambda: tf.while_loop(lambda i: i < 5, lambda i: i + 2, tf.constant(0)))()
     assert int(traced) == 6
     assert int(tf.while_loop(lambda i: i < 100, lambda i: (i + 1,), (tf.constant(0),), maximum_iterations=4)[0]) == 4
+
+
+def test_traced_loop_cannot_grow_an_empty_dynamic_array():
+    @tf.function
+    def f(n):
+        ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True, element_shape=[])
+        return tf.while_loop(lambda i, ta: i < n, lambda i, ta: (i + 1, ta.write(i, 1.0)), (0, ta))[1].stack()
+    with pytest.raises(NotImplementedError, match="cannot grow inside a loop in ef.function"):
+        f(tf.constant(3))
