@@ -1,4 +1,5 @@
 """tf.train.Checkpoint, CheckpointManager and the checkpoint readers (python/eagerflow/_checkpoint.py)."""
+import gc
 import os
 import subprocess
 import sys
@@ -276,3 +277,28 @@ def test_sequential_and_python_layer_weights(tmp_path):
     np.testing.assert_allclose(fresh.layers[1].w.numpy(), [2.0, 3.0])
     np.testing.assert_allclose(out.numpy(), model(tf.ones([1, 3])).numpy(), rtol=1e-6)
     status.assert_consumed()
+
+
+def test_layers_in_attribute_lists_keep_their_paths_and_hooks_go_away(tmp_path):
+    class Blocks(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.blocks = [tf.keras.layers.Dense(2), tf.keras.layers.Dense(3)]
+
+        def call(self, x):
+            for b in self.blocks:
+                x = b(x)
+            return x
+    original_call = tf._core.Layer.__call__
+    m = Blocks()
+    m(tf.ones([1, 2]))
+    path = tf.train.Checkpoint(model=m).write(str(tmp_path / "w"))
+    keys = [k for k, _ in tf.train.list_variables(path)]
+    assert "model/blocks/1/kernel/.ATTRIBUTES/VARIABLE_VALUE" in keys and not any("layer-" in k for k in keys)
+    fresh = Blocks()
+    status = tf.train.Checkpoint(model=fresh).restore(path)
+    assert tf._core.Layer.__call__ is not original_call  # waiting for the model to be built
+    np.testing.assert_allclose(fresh(tf.ones([1, 2])).numpy(), m(tf.ones([1, 2])).numpy(), rtol=1e-6)
+    gc.collect()  # restorations other tests left waiting, on objects gone with them
+    status.assert_consumed()
+    assert tf._core.Layer.__call__ is original_call  # nothing waits: layer calls are not wrapped any more
