@@ -79,7 +79,8 @@ def write(prefix, graph, values):
             strings[key] = {"shape": list(array.shape), "values": [base64.b64encode(b).decode() for b in flat]}
             continue
         raw = np.ascontiguousarray(array).tobytes()
-        header[key] = {"dtype": _ST_DTYPE[dtype], "shape": list(array.shape), "data_offsets": [offset, offset + len(raw)]}
+        header[key] = {"dtype": _ST_DTYPE[dtype], "shape": list(array.shape),
+                       "data_offsets": [offset, offset + len(raw)]}
         chunks.append(raw)
         offset += len(raw)
     head = json.dumps(header, separators=(",", ":")).encode()

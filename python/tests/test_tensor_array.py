@@ -52,8 +52,8 @@ def test_empty_stack_and_unstack_gather_scatter_concat_split():
     np.testing.assert_array_equal(sp.read(1).numpy(), [3, 4, 5])
     with pytest.raises(ValueError, match="element shape is not known"):
         sp.concat()  # read(1) cleared element 1 and pieces of different lengths have no zeros to stand for it (TF too)
-    np.testing.assert_array_equal(tf.TensorArray(tf.float32, size=2).split([1.0, 2, 3], lengths=[1, 2]).concat().numpy(),
-                                  [1, 2, 3])
+    pieces = tf.TensorArray(tf.float32, size=2).split([1.0, 2, 3], lengths=[1, 2])
+    np.testing.assert_array_equal(pieces.concat().numpy(), [1, 2, 3])
     sc = tf.TensorArray(tf.float32, size=4, element_shape=[1]).scatter([1, 3], [[1.0], [2.0]])
     np.testing.assert_array_equal(sc.stack().numpy(), [[0], [1], [0], [2]])
     with pytest.raises(tf.errors.InvalidArgumentError, match="sum of lengths"):
@@ -154,7 +154,8 @@ def test_traced_loop_reading_before_any_write_needs_element_shape():
     @tf.function
     def f(n):
         ta = tf.TensorArray(tf.float32, size=3)
-        return tf.while_loop(lambda i, ta: i < n, lambda i, ta: (i + 1, ta.write(i, ta.read(0) + 1.0)), (0, ta))[1].stack()
+        body = lambda i, ta: (i + 1, ta.write(i, ta.read(0) + 1.0))  # noqa: E731
+        return tf.while_loop(lambda i, ta: i < n, body, (0, ta))[1].stack()
     with pytest.raises(ValueError, match="element_shape"):
         f(tf.constant(3))
 
