@@ -165,7 +165,13 @@ def scan(*args, **kwargs):
     only be TF's (two positional arguments, or TF's keywords). See the module's docstring."""
     if _TF_ONLY & set(kwargs) or (len(args) == 2 and not {"xs", "length", "init"} & set(kwargs)):
         return tf_scan(*args, **kwargs)
-    return _jax_scan(*args, **kwargs)
+    if len(args) < 3:
+        return _jax_scan(*args, **kwargs)
+    try:
+        return _jax_scan(*args, **kwargs)
+    except _core.Error as e:  # maybe TF's scan(fn, elems, initializer), read as JAX's (init, xs)
+        raise type(e)(f"{e}\n(ef.scan(f, a, b) is JAX's scan(f, init, xs); for TF's tf.scan(fn, elems, initializer) "
+                      "pass initializer= by name)") from None
 
 
 scan.__doc__ = scan.__doc__ + "\n\n" + (_jax_scan.__doc__ or "")

@@ -72,6 +72,8 @@ def test_jax_scan_form_is_kept():
     np.testing.assert_allclose(ys.numpy(), [0.0, 2.0, 9.0])
     carry, _ = tf.scan(lambda c, _: (c + 1, None), tf.constant(0), length=4)
     assert int(carry) == 4
+    with pytest.raises(tf.errors.InvalidArgumentError, match="pass initializer= by name"):
+        tf.scan(lambda a, v: a + v, tf.constant([1, 2, 3]), 0)  # TF's positional initializer, read as JAX's xs
 
 
 def test_tf_scan_gradient():
