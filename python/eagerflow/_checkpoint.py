@@ -65,9 +65,17 @@ _hooks = {}  # the wrapped methods while installed
 _originals = {"call": _core.Layer.__call__, "apply": _core._train.Optimizer.apply_gradients}
 
 
-def _retry_all(_obj=None):
+def _training_class():
+    from . import _training
+    return _training._Training
+
+
+_originals["build"] = _training_class().__dict__["build"]
+
+
+def _retry_all(_obj=None, scope=None, prepare=None):
     for r in list(_LIVE):
-        r._retry()
+        r._retry(scope, prepare)
     _update_hooks()
 
 
@@ -75,16 +83,29 @@ def _in_trace():
     return _core._in_trace()
 
 
+def _scope_of(layer):
+    """The identities of a layer and what it holds: what its first call (or build) just created."""
+    return {_t.identity(obj) for obj, _ in _t.walk(layer)[0]}
+
+
 def _layer_call(self, *args, **kwargs):
     built = getattr(self, "built", True)
     out = _originals["call"](self, *args, **kwargs)
     if not built and not _in_trace():  # a built layer makes no new variables: nothing to look for
         before = _restored_count()
-        _retry_all()
-        if not built and _restored_count() != before:
+        _retry_all(scope=_scope_of(self))
+        if _restored_count() != before:
             # this first call built the layer with its initial weights, restored only now: TF
             # restores at creation, so the result is the one of the restored weights
             out = _originals["call"](self, *args, **kwargs)
+    return out
+
+
+def _model_build(self, input_shape):
+    built = self.built
+    out = _originals["build"](self, input_shape)
+    if not built and not _in_trace():
+        _retry_all(scope=_scope_of(self))
     return out
 
 
@@ -95,26 +116,45 @@ def _restored_count():
 def _apply_gradients(self, grads_and_vars, *args, **kwargs):
     apply = _originals["apply"]  # the hooks may be removed below
     if not _in_trace() and any(r._waits_for(self) for r in _LIVE):
-        _retry_all()  # creates and restores the slots saved for these variables before they are used
+        grads_and_vars = list(grads_and_vars)
+        # the optimizer's variables (iterations, slots) saved for it, made and restored before this update uses them
+        _retry_all(prepare=(self, [v for g, v in grads_and_vars if g is not None]))
     return apply(self, grads_and_vars, *args, **kwargs)
 
 
 def _update_hooks():
-    """Wraps Layer.__call__ and Optimizer.apply_gradients while some restoration waits (only then:
-    a Python wrapper on every layer call is not free)."""
+    """Wraps Layer.__call__, Model.build and Optimizer.apply_gradients while some restoration
+    waits (only then: a Python wrapper on every layer call is not free)."""
     pending = any(r._pending or r._pending_slots for r in _LIVE)
     opt = _t._optimizer_class()
     if pending and not _hooks:
-        _hooks["call"], _hooks["apply"] = _layer_call, _apply_gradients
+        _hooks["call"], _hooks["apply"], _hooks["build"] = _layer_call, _apply_gradients, _model_build
         _core.Layer.__call__ = _layer_call
         opt.apply_gradients = _apply_gradients
+        _training_class().build = _model_build
     elif not pending and _hooks:
         _hooks.clear()
         _core.Layer.__call__ = _originals["call"]
         opt.apply_gradients = _originals["apply"]
+        _training_class().build = _originals["build"]
 
 
 _t._notify_hooks.append(_retry_all)
+
+
+def _creation_watched(obj):
+    """Objects whose variables appear without telling us (a Keras layer built inside ef.function
+    or by fit(), an optimizer's first update there): those are restored only when a hook saw them
+    appear, never later over values they may have changed since."""
+    return isinstance(obj, (_core.Layer, _t._optimizer_class()))
+
+
+def _warn_missed(n):
+    from ._function import _log_warning
+    _log_warning(f"tf.train.Checkpoint: {n} saved value(s) not restored: their variables were created after "
+                 "restore() where the checkpoint cannot watch (inside ef.function, by fit(), ...) and may have "
+                 "changed since. Build the model (one eager call, or model.build(shape)) and let the optimizer make "
+                 "its first update eagerly, or restore after that.")
 
 
 def _checkpoint_description(graph, node_id):
@@ -144,9 +184,12 @@ class _Restoration:
         self._restored = set()      # keys assigned
         self._pending = []          # (object, child name, node id): the child does not exist yet
         self._pending_slots = []    # (variable node, optimizer node, slot name, key)
+        self._missed = []           # (node id, slot key): variables that appeared unwatched (not restored)
+        self._initial = True        # restore() itself: everything that exists is restored
         self._bind(0, root)
         _LIVE.add(self)
         self._retry()  # slots of variables that exist are created and restored now
+        self._initial = False
         _update_hooks()
 
     def _bind(self, node_id, obj):
@@ -175,28 +218,40 @@ class _Restoration:
                 return v
         return None
 
-    def _retry(self):
+    def _retry(self, scope=None, prepare=None):
+        """Binds what appeared since. scope: identities of objects a hook saw created just now;
+        prepare: (optimizer, variables) about to be updated (its variables are made first)."""
         if _in_trace():  # an assignment now would become part of the traced graph
             return
-        self._create_missing_slots()
+        created, made_opts = self._create_missing_slots(prepare)
+        allowed = set(scope or ()) | made_opts
+        missed = 0
         pending, self._pending = self._pending, []
         for obj, name, child_id in pending:
             if child_id in self._bound:
                 continue
             kids = dict(_t.children(obj))
-            if name in kids:
+            if name not in kids:
+                self._pending.append((obj, name, child_id))
+            elif self._initial or not _creation_watched(obj) or _t.identity(obj) in allowed:
                 self._bind(child_id, kids[name])
             else:
-                self._pending.append((obj, name, child_id))
+                self._missed.append((child_id, None))
+                missed += 1
         slots, self._pending_slots = self._pending_slots, []
         for var_id, opt_id, slot, key in slots:
             var, opt = self._bound.get(var_id), self._bound.get(opt_id)
             v = self._slot_variable(opt, var, slot) if var is not None and opt is not None else None
             if v is None:
                 self._pending_slots.append((var_id, opt_id, slot, key))
-                continue
-            _assign(v, self._reader.get_tensor(key), key)
-            self._restored.add(key)
+            elif self._initial or (_t.identity(opt), _t.identity(var)) in created:
+                _assign(v, self._reader.get_tensor(key), key)
+                self._restored.add(key)
+            else:
+                self._missed.append((var_id, key))
+                missed += 1
+        if missed:
+            _warn_missed(missed)
         if not self._pending and not self._pending_slots:
             _LIVE.discard(self)
 
@@ -204,16 +259,25 @@ class _Restoration:
         return any(self._bound.get(opt_id) is opt for _, opt_id, _, _ in self._pending_slots) or any(
             obj is opt for obj, _, _ in self._pending)
 
-    def _create_missing_slots(self):
-        """The slots saved for variables that exist, created now (before the optimizer's first
-        update, which must use the saved ones): a zero-gradient apply, the variables and the
-        optimizer's counters put back after it."""
+    def _create_missing_slots(self, prepare=None):
+        """The optimizer variables saved for variables that exist, created now, before the
+        optimizer's first update (which must use the saved ones): a zero-gradient apply, the
+        variables and the optimizer's counters put back after it. Returns the (optimizer,
+        variable) pairs and the optimizers it made variables for."""
         by_opt = {}
         for var_id, opt_id, slot, _ in self._pending_slots:
             var, opt = self._bound.get(var_id), self._bound.get(opt_id)
             if var is not None and opt is not None and self._slot_variable(opt, var, slot) is None:
                 entry = by_opt.setdefault(id(opt), (opt, {}))
                 entry[1][_t.identity(var)] = var
+        if prepare is not None:
+            opt, variables = prepare
+            fresh = not opt.variables and any(obj is opt for obj, _, _ in self._pending)
+            if fresh:  # its iterations (and any slots) do not exist yet: made by the same apply
+                entry = by_opt.setdefault(id(opt), (opt, {}))
+                for v in variables:
+                    entry[1].setdefault(_t.identity(v), v)
+        created, made = set(), set()
         for opt, variables in by_opt.values():
             variables = list(variables.values())
             counters = [v for _, v in _t.optimizer_variables(opt)[0]]
@@ -221,6 +285,9 @@ class _Restoration:
             _originals["apply"](opt, [(_core.zeros_like(v.value()), v) for v in variables])
             for v, value in zip(variables + counters, kept):
                 v.assign(value)
+            made.add(_t.identity(opt))
+            created.update((_t.identity(opt), _t.identity(v)) for v in variables)
+        return created, made
 
     # The status' questions.
 
@@ -233,6 +300,7 @@ class _Restoration:
                 out.append((i, node))
         for var_id, _, _, key in self._pending_slots:
             out.append((var_id, {"key": key}))
+        out += [(node_id, {"key": key}) for node_id, key in self._missed if key is not None]
         return out
 
     def unmatched_objects(self):

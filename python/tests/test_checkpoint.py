@@ -302,3 +302,52 @@ def test_layers_in_attribute_lists_keep_their_paths_and_hooks_go_away(tmp_path):
     gc.collect()  # restorations other tests left waiting, on objects gone with them
     status.assert_consumed()
     assert tf._core.Layer.__call__ is original_call  # nothing waits: layer calls are not wrapped any more
+
+
+def test_model_build_after_restore_restores(tmp_path):
+    model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+    model.build((None, 3))
+    path = tf.train.Checkpoint(model=model).write(str(tmp_path / "w"))
+    fresh = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+    status = tf.train.Checkpoint(model=fresh).restore(path)
+    fresh.build((None, 3))
+    for got, want in zip(fresh.variables, model.variables):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    status.assert_consumed()
+
+
+def test_iterations_of_an_optimizer_without_slots(tmp_path):
+    net, opt = _net(), tf.keras.optimizers.SGD(0.1)
+    _train(net, opt, steps=3)
+    path = tf.train.Checkpoint(net=net, optimizer=opt).write(str(tmp_path / "w"))
+    net2, opt2 = _net(), tf.keras.optimizers.SGD(0.1)
+    net2(tf.zeros([1, 2]))
+    status = tf.train.Checkpoint(net=net2, optimizer=opt2).restore(path)
+    _train(net2, opt2, steps=1)  # its first update: iterations made, restored (3), then counted (4)
+    assert int(opt2.variables[0].numpy()) == 4
+    status.assert_consumed()
+
+
+def test_variables_made_where_restore_cannot_watch_are_never_overwritten(tmp_path):
+    net, opt = _net(), tf.keras.optimizers.Adam(0.1)
+    _train(net, opt)
+    path = tf.train.Checkpoint(net=net, optimizer=opt).write(str(tmp_path / "w"))
+    net2, opt2 = _net(), tf.keras.optimizers.Adam(0.1)
+    ckpt = tf.train.Checkpoint(net=net2, optimizer=opt2)
+    status = ckpt.restore(path)
+
+    @tf.function
+    def step(x):  # the model is built, and the optimizer's slots made, inside the trace
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.abs(net2(x) - 1.0))
+        grads = tape.gradient(loss, net2.trainable_variables)
+        opt2.apply_gradients(zip(grads, net2.trainable_variables))
+        return loss
+    step(tf.ones([4, 2]))
+    trained = [v.numpy() for v in net2.variables]
+    with pytest.warns(UserWarning, match="not restored"):
+        ckpt.write(str(tmp_path / "again"))  # a later event: the checkpoint's values must not replace the trained ones
+    for got, want in zip(net2.variables, trained):
+        np.testing.assert_array_equal(got.numpy(), want)
+    with pytest.raises(AssertionError, match="Unresolved object"):
+        status.assert_consumed()
