@@ -70,7 +70,7 @@ def _training_class():
     return _training._Training
 
 
-_originals["build"] = _training_class().__dict__["build"]
+_originals.update({k: _training_class().__dict__[k] for k in ("build", "fit", "train_on_batch")})
 
 
 def _retry_all(_obj=None, scope=None, prepare=None):
@@ -109,6 +109,44 @@ def _model_build(self, input_shape):
     return out
 
 
+def _input_shape(x):
+    """The input shape (batch axis None) fit() or train_on_batch() will build a model for, or None."""
+    if isinstance(x, _core._data.Dataset):
+        spec = x.element_spec
+        spec = spec[0] if isinstance(spec, tuple) else spec
+        shape = getattr(spec, "shape", None)
+        return None if not isinstance(shape, tuple) else (None,) + tuple(shape[1:])
+    shape = getattr(x, "shape", None)
+    return None if shape is None or isinstance(x, (dict, list, tuple)) else (None,) + tuple(shape)[1:]
+
+
+def _before_training(self, x):
+    """A model about to be built and trained by the C++ loop, out of the checkpoint's sight: built
+    here first (restored by the build hook), and its optimizer's variables made and restored."""
+    if _in_trace() or not any(r._pending or r._pending_slots for r in _LIVE):
+        return
+    if not self.built:
+        shape = _input_shape(x)
+        if shape is not None:
+            try:
+                self.build(shape)
+            except Exception:  # noqa: BLE001 - a model this cannot build is built by fit; the checkpoint warns then
+                pass
+    opt = getattr(self, "optimizer", None)
+    if self.built and isinstance(opt, _t._optimizer_class()) and any(r._waits_for(opt) for r in _LIVE):
+        _retry_all(prepare=(opt, list(self.trainable_variables)))
+
+
+def _model_fit(self, x=None, *args, **kwargs):
+    _before_training(self, x)
+    return _originals["fit"](self, x, *args, **kwargs)
+
+
+def _model_train_on_batch(self, x, *args, **kwargs):
+    _before_training(self, x)
+    return _originals["train_on_batch"](self, x, *args, **kwargs)
+
+
 def _restored_count():
     return sum(len(r._restored) for r in _LIVE)
 
@@ -123,20 +161,23 @@ def _apply_gradients(self, grads_and_vars, *args, **kwargs):
 
 
 def _update_hooks():
-    """Wraps Layer.__call__, Model.build and Optimizer.apply_gradients while some restoration
-    waits (only then: a Python wrapper on every layer call is not free)."""
+    """Wraps Layer.__call__, Model.build/fit/train_on_batch and Optimizer.apply_gradients while
+    some restoration waits (only then: a Python wrapper on every layer call is not free)."""
     pending = any(r._pending or r._pending_slots for r in _LIVE)
     opt = _t._optimizer_class()
     if pending and not _hooks:
-        _hooks["call"], _hooks["apply"], _hooks["build"] = _layer_call, _apply_gradients, _model_build
+        _hooks.update(call=_layer_call, apply=_apply_gradients, build=_model_build, fit=_model_fit,
+                      train_on_batch=_model_train_on_batch)
         _core.Layer.__call__ = _layer_call
         opt.apply_gradients = _apply_gradients
-        _training_class().build = _model_build
+        for name in ("build", "fit", "train_on_batch"):
+            setattr(_training_class(), name, _hooks[name])
     elif not pending and _hooks:
         _hooks.clear()
         _core.Layer.__call__ = _originals["call"]
         opt.apply_gradients = _originals["apply"]
-        _training_class().build = _originals["build"]
+        for name in ("build", "fit", "train_on_batch"):
+            setattr(_training_class(), name, _originals[name])
 
 
 _t._notify_hooks.append(_retry_all)

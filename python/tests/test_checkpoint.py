@@ -351,3 +351,23 @@ def test_variables_made_where_restore_cannot_watch_are_never_overwritten(tmp_pat
         np.testing.assert_array_equal(got.numpy(), want)
     with pytest.raises(AssertionError, match="Unresolved object"):
         status.assert_consumed()
+
+
+def test_fit_after_restore_starts_from_the_checkpoint(tmp_path):
+    x = np.arange(12, dtype=np.float32).reshape(4, 3) / 10
+    y = np.ones((4, 2), np.float32)
+
+    def model():
+        m = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+        m.compile(optimizer=tf.keras.optimizers.Adam(0.1), loss="mse")
+        return m
+    trained = model()
+    trained.fit(x, y, epochs=2, batch_size=4, verbose=0)
+    path = tf.train.Checkpoint(model=trained, optimizer=trained.optimizer).write(str(tmp_path / "w"))
+    trained.fit(x, y, epochs=1, batch_size=4, verbose=0)  # the step a restored copy must repeat
+    fresh = model()
+    status = tf.train.Checkpoint(model=fresh, optimizer=fresh.optimizer).restore(path)
+    fresh.fit(x, y, epochs=1, batch_size=4, verbose=0)  # built (and restored) before the C++ loop runs
+    for got, want in zip(fresh.variables, trained.variables):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+    status.assert_consumed()
