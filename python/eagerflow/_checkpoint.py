@@ -18,6 +18,7 @@ from . import _core
 from . import _trackable as _t
 
 _VALUE_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
+_AMBIGUOUS = object()  # a slot that cannot be told apart from another variable's
 
 
 def _path_name(path):
@@ -30,7 +31,7 @@ def _graph(root, skip_slots=False):
     nodes = [{"children": []} for _ in order]
     for parent, name, child in edges:
         nodes[parent]["children"].append([name, child])
-    values, by_var_name = {}, {}
+    values, by_var_name, ambiguous = {}, {}, []
     for i, (obj, path) in enumerate(order):
         if _t.is_variable(obj):
             key = _path_name(path) + _VALUE_SUFFIX
@@ -42,13 +43,21 @@ def _graph(root, skip_slots=False):
             continue
         for owner, slot, var in _t.optimizer_variables(obj)[1]:
             owners = by_var_name.get(owner, [])
-            if len(owners) != 1:  # not saved beside a variable: unreachable, or its name is ambiguous
-                continue
+            if len(owners) > 1:  # variables of one name (tf.Variable's default): told apart by shape
+                owners = [i for i in owners if tuple(order[i][0]._shape_tuple) == tuple(var._shape_tuple)]
+            if len(owners) != 1:
+                if owners:
+                    ambiguous.append(var.name)
+                continue  # a slot of a variable the checkpoint does not reach is not saved
             i = owners[0]
             key = (_path_name(order[i][1]) + "/.OPTIMIZER_SLOT/" + _path_name(opt_path) + "/" + _t.escape(slot) +
                    _VALUE_SUFFIX)
             nodes[i].setdefault("slots", []).append([j, slot, key])
             values[key] = (var.dtype.name, var.numpy())
+    if ambiguous:
+        from ._function import _log_warning
+        _log_warning(f"tf.train.Checkpoint: optimizer slots not saved: {', '.join(sorted(set(ambiguous)))} belong to "
+                     "one of several variables of the same name and shape (name the variables to save them)")
     return {"nodes": nodes}, values
 
 
@@ -253,11 +262,15 @@ class _Restoration:
             self._pending_slots.append((node_id, opt_id, slot, slot_key))
 
     def _slot_variable(self, opt, var, slot):
+        """The optimizer's slot of var; None before it exists; _AMBIGUOUS when variables of one name
+        and shape make it impossible to tell which slot is var's (slots are known by names)."""
         want = _t.short_name(var)
-        for owner, name, v in _t.optimizer_variables(opt)[1]:
-            if owner == want and name == slot:
-                return v
-        return None
+        found = [v for owner, name, v in _t.optimizer_variables(opt)[1] if owner == want and name == slot]
+        if len(found) > 1:
+            found = [v for v in found if tuple(v._shape_tuple) == tuple(var._shape_tuple)]
+            if len(found) != 1:
+                return _AMBIGUOUS
+        return found[0] if found else None
 
     def _retry(self, scope=None, prepare=None):
         """Binds what appeared since. scope: identities of objects a hook saw created just now;
@@ -285,6 +298,9 @@ class _Restoration:
             v = self._slot_variable(opt, var, slot) if var is not None and opt is not None else None
             if v is None:
                 self._pending_slots.append((var_id, opt_id, slot, key))
+            elif v is _AMBIGUOUS:
+                self._missed.append((var_id, key))
+                missed += 1
             elif self._initial or (_t.identity(opt), _t.identity(var)) in created:
                 _assign(v, self._reader.get_tensor(key), key)
                 self._restored.add(key)
@@ -377,8 +393,9 @@ class CheckpointLoadStatus:
         unmatched = self._r.unmatched_objects()
         for var_id, opt_id, slot, key in self._r._pending_slots:
             var, opt = self._r._bound.get(var_id), self._r._bound.get(opt_id)
-            if var is not None and opt is not None and self._r._slot_variable(opt, var, slot) is not None:
-                unmatched.append(self._r._slot_variable(opt, var, slot))
+            slot_var = self._r._slot_variable(opt, var, slot) if var is not None and opt is not None else None
+            if slot_var is not None and slot_var is not _AMBIGUOUS:
+                unmatched.append(slot_var)
         if unmatched:
             shown = unmatched[:10]
             raise AssertionError(f"Found {len(unmatched)} Python objects that were not bound to checkpointed values, "

@@ -371,3 +371,27 @@ def test_fit_after_restore_starts_from_the_checkpoint(tmp_path):
     for got, want in zip(fresh.variables, trained.variables):
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
     status.assert_consumed()
+
+
+def test_slots_of_same_named_variables(tmp_path):
+    # tf.Variable's default name is "Variable": slots are told apart by shape, and else not saved
+    a, b = tf.Variable(1.0), tf.Variable([2.0, 3.0])
+    opt = tf.keras.optimizers.Adam(0.1)
+    opt.apply_gradients([(tf.constant(1.0), a), (tf.constant([1.0, 2.0]), b)])
+    path = tf.train.Checkpoint(a=a, b=b, opt=opt).write(str(tmp_path / "w"))
+    keys = [k for k, _ in tf.train.list_variables(path)]
+    assert "b/.OPTIMIZER_SLOT/opt/m/.ATTRIBUTES/VARIABLE_VALUE" in keys
+    a2, b2 = tf.Variable(0.0), tf.Variable([0.0, 0.0])
+    opt2 = tf.keras.optimizers.Adam(0.1)
+    tf.train.Checkpoint(a=a2, b=b2, opt=opt2).restore(path)
+    opt2.apply_gradients([(tf.constant(0.0), a2), (tf.constant([0.0, 0.0]), b2)])
+    slots = {(v.name, tuple(v.shape)): v.numpy() for v in opt.variables}
+    for v in opt2.variables[1:]:
+        if v.name.endswith("/m"):  # m after a zero-gradient update: beta_1 times the saved m
+            np.testing.assert_allclose(v.numpy(), 0.9 * slots[(v.name, tuple(v.shape))], rtol=1e-6)
+    c, d = tf.Variable(1.0), tf.Variable(2.0)
+    opt3 = tf.keras.optimizers.Adam(0.1)
+    opt3.apply_gradients([(tf.constant(1.0), c), (tf.constant(1.0), d)])
+    with pytest.warns(UserWarning, match="optimizer slots not saved"):
+        path = tf.train.Checkpoint(c=c, d=d, opt=opt3).write(str(tmp_path / "x"))
+    assert not any(".OPTIMIZER_SLOT" in k for k, _ in tf.train.list_variables(path))
