@@ -159,7 +159,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                 break
             current = same(call(body, args))
             i += 1
-        out = _unflatten(structure, iter(current))
+        out = _unflatten(structure, iter(_no_gradient(current) if not back_prop else current))
         return out[0] if single else out
 
     leaves = _with_element_shapes(cond, body, call, structure, leaves, maximum_iterations)
@@ -174,5 +174,18 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         return _leaves_to_tensors(result, None, "loop variable")
 
     result = _core.while_loop(c, b, flat, maximum_iterations)
-    out = _unflatten(structure, iter(_rebuild(list(result), templates)))
+    result = list(result) if back_prop else _no_gradient(list(result))
+    out = _unflatten(structure, iter(_rebuild(result, templates)))
     return out[0] if single else out
+
+
+def _no_gradient(values):
+    """back_prop=False: the results as constants to a tape (TensorArrays: their elements)."""
+    out = []
+    for v in values:
+        if isinstance(v, TensorArray):
+            v = v._ef_from_loop_tensor(_core.stop_gradient(v._ef_loop_tensor())) if v._length() else v
+        elif isinstance(v, (_core.Tensor, _core.Variable)):
+            v = _core.stop_gradient(v)
+        out.append(v)
+    return out

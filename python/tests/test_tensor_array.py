@@ -179,3 +179,16 @@ def test_traced_loop_cannot_grow_an_empty_dynamic_array():
         return tf.while_loop(lambda i, ta: i < n, lambda i, ta: (i + 1, ta.write(i, 1.0)), (0, ta))[1].stack()
     with pytest.raises(NotImplementedError, match="cannot grow inside a loop in ef.function"):
         f(tf.constant(3))
+
+
+def test_while_loop_back_prop_false_stops_gradients():
+    x = tf.constant(2.0)
+    for f in (lambda x: tf.while_loop(lambda i, y: i < 2, lambda i, y: (i + 1, y * x), (tf.constant(0), x),
+                                      back_prop=False)[1],
+              tf.function(lambda x: tf.while_loop(lambda i, y: i < 2, lambda i, y: (i + 1, y * x), (tf.constant(0), x),
+                                                  back_prop=False)[1])):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)
+        g = tape.gradient(y, x)
+        assert float(y) == 8.0 and (g is None or float(g) == 0.0)  # without back_prop: 12.0
