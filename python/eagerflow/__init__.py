@@ -167,3 +167,9 @@ from . import config, nest, debugging, version  # noqa: E402
 from ._device import device, DeviceSpec  # noqa: E402,F811
 from .debugging import assert_equal, assert_less, assert_greater, assert_rank, Assert  # noqa: E402,F811 - TF: top level too
 __version__ = version.VERSION  # TF's API level: see ef.version
+# TF's higher-order functions and tf.TensorArray (python/eagerflow/_functional_ops.py,
+# _tensor_array.py); while_loop with TF's signature over nested loop variables and TensorArrays
+# (_control_flow.py); ef.scan takes TF's tf.scan calls beside JAX's (see _functional_ops.py).
+from ._functional_ops import map_fn, foldl, foldr, scan, vectorized_map, py_function, numpy_function  # noqa: E402,F811
+from ._tensor_array import TensorArray  # noqa: E402
+from ._control_flow import while_loop  # noqa: E402,F811

@@ -1,0 +1,232 @@
+"""The object graph a tf.train.Checkpoint saves: what is trackable, and each object's named children.
+
+A checkpoint saves the values reachable from its root by named edges (attribute names, list
+indices, dict keys), not by variable names, so that a program restores into objects built the
+same way whatever their variables are called. Trackable here: ef.Variable, Keras layers and models
+(their attributes, their sub-layers as layer-<i>, their own weights by their short names),
+optimizers (`iterations`; their slot variables are saved beside the variable they belong to),
+tf.train.Checkpoint, ef.Module (when present) and lists/dicts/tuples of these (ListWrapper,
+DictWrapper: they restore what is appended to them after a restore).
+"""
+import weakref
+
+from . import _core
+
+_notify_hooks = []  # called with an object whose children changed (deferred restoration)
+
+
+def _optimizer_class():
+    return _core._train.Optimizer
+
+
+def _module_class():
+    import eagerflow
+    m = getattr(eagerflow, "Module", None)
+    return m if isinstance(m, type) else None
+
+
+def is_variable(obj):
+    return isinstance(obj, _core.Variable)
+
+
+def is_trackable(obj):
+    if isinstance(obj, (_core.Variable, _core.Layer, _optimizer_class(), ListWrapper, DictWrapper, list, tuple, dict)):
+        return True
+    if getattr(obj, "_ef_checkpoint_root", False):
+        return True
+    module = _module_class()
+    return module is not None and isinstance(obj, module)
+
+
+def wrap(value):
+    """A list or dict as the wrapper that tracks its later changes (tuples are immutable)."""
+    if type(value) is list:
+        return ListWrapper(value)
+    if type(value) is dict:
+        return DictWrapper(value)
+    return value
+
+
+def changed(obj):
+    for hook in list(_notify_hooks):
+        hook(obj)
+
+
+class ListWrapper(list):
+    """A list a checkpoint tracks: appending a variable after a restore restores it."""
+
+    def __init__(self, items=()):
+        super().__init__(wrap(v) for v in items)
+
+    def append(self, value):
+        super().append(wrap(value))
+        changed(self)
+
+    def extend(self, values):
+        super().extend(wrap(v) for v in values)
+        changed(self)
+
+    def insert(self, index, value):
+        super().insert(index, wrap(value))
+        changed(self)
+
+    def __setitem__(self, index, value):
+        super().__setitem__(index, wrap(value) if not isinstance(index, slice) else [wrap(v) for v in value])
+        changed(self)
+
+    def __iadd__(self, values):
+        self.extend(values)
+        return self
+
+    def __repr__(self):
+        return f"ListWrapper({list.__repr__(self)})"
+
+
+class DictWrapper(dict):
+    """A dict a checkpoint tracks: setting a key after a restore restores its value."""
+
+    def __init__(self, items=()):
+        super().__init__()
+        for k, v in dict(items).items():
+            super().__setitem__(k, wrap(v))
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, wrap(value))
+        changed(self)
+
+    def update(self, *args, **kwargs):
+        for k, v in dict(*args, **kwargs).items():
+            super().__setitem__(k, wrap(v))
+        changed(self)
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+
+def identity(obj):
+    """A key of the object: variables by their storage (a variable's Python wrappers may differ)."""
+    return ("v", hash(obj)) if is_variable(obj) else ("o", id(obj))
+
+
+def short_name(variable):
+    name = variable.name
+    if name.endswith(":0"):
+        name = name[:-2]
+    return name
+
+
+def _attribute_children(obj):
+    d = getattr(obj, "__dict__", None)
+    if not d:
+        return []
+    return [(k, v) for k, v in d.items() if not k.startswith("_ef_") and is_trackable(v)]
+
+
+def _layer_children(layer):
+    out = _attribute_children(layer)
+    seen = set()
+
+    def see(v):  # the layers held by attributes, in containers too: those keep their attribute paths
+        seen.add(identity(v))
+        if isinstance(v, (list, tuple)):
+            for x in v:
+                see(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                see(x)
+    for _, v in out:
+        see(v)
+    sublayers = [l for l in (getattr(layer, "layers", None) or []) if l is not layer]
+    for i, sub in enumerate(sublayers):
+        if identity(sub) not in seen:
+            out.append((f"layer-{i}", sub))
+            seen.add(identity(sub))
+    # the layer's own weights: its variables less its sub-layers' (and those held as attributes)
+    for v in [sub for sub in sublayers] + [v for _, v in out]:
+        if isinstance(v, _core.Layer):
+            seen.update(identity(w) for w in v.variables)
+    names = set()
+    for w in layer.variables:
+        if identity(w) in seen:
+            continue
+        seen.add(identity(w))
+        name = short_name(w).rsplit("/", 1)[-1]
+        base, n = name, 1
+        while name in names:
+            name, n = f"{base}_{n}", n + 1
+        names.add(name)
+        out.append((name, w))
+    return out
+
+
+def optimizer_variables(opt):
+    """(iterations and other non-slot variables as [(name, var)], slots as [(var name, slot, var)])."""
+    prefix = opt.name + "/"
+    plain, slots = [], []
+    for v in opt.variables:
+        name = short_name(v)
+        if name.startswith(prefix) and "/" not in name[len(prefix):]:
+            plain.append((name[len(prefix):], v))
+        elif "/" in name:
+            owner, slot = name.rsplit("/", 1)
+            slots.append((owner, slot, v))
+        else:
+            plain.append((name, v))
+    return plain, slots
+
+
+def children(obj):
+    """The named children of a trackable, in a fixed order: [(name, child)]."""
+    if is_variable(obj):
+        return []
+    if isinstance(obj, (list, tuple)):
+        return [(str(i), v) for i, v in enumerate(obj) if is_trackable(v)]
+    if isinstance(obj, dict):
+        return [(str(k), v) for k, v in obj.items() if is_trackable(v)]
+    if isinstance(obj, _optimizer_class()):
+        return optimizer_variables(obj)[0]
+    if hasattr(obj, "_ef_checkpoint_children"):
+        return obj._ef_checkpoint_children()
+    if isinstance(obj, _core.Layer):
+        return _layer_children(obj)
+    return _attribute_children(obj)
+
+
+def escape(name):
+    return name.replace(".", "..").replace("/", ".S")
+
+
+def walk(root):
+    """Breadth-first from root: [(obj, path)] with each object once (its first path), and the
+    edges [(parent index, name, child index)]."""
+    order, index, edges = [(root, ())], {identity(root): 0}, []
+    i = 0
+    while i < len(order):
+        obj, path = order[i]
+        for name, child in children(obj):
+            key = identity(child)
+            if key not in index:
+                index[key] = len(order)
+                order.append((child, path + (name,)))
+            edges.append((i, name, index[key]))
+        i += 1
+    return order, edges
+
+
+class WeakList:
+    """Live objects, weakly held (restorations with pending values)."""
+
+    def __init__(self):
+        self._refs = []
+
+    def add(self, obj):
+        self._refs.append(weakref.ref(obj))
+
+    def __iter__(self):
+        self._refs = [r for r in self._refs if r() is not None]
+        return iter([r() for r in self._refs if r() is not None])
+
+    def discard(self, obj):
+        self._refs = [r for r in self._refs if r() is not None and r() is not obj]
