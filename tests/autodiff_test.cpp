@@ -71,14 +71,22 @@ TEST(GradientTape, OutputGradientWeightsTheTarget) {
   expect_close(g.to_vector<float>(), {2, 40});
 }
 
-TEST(GradientTape, NonFloatTargetsAndSourcesAreErrors) {
+// As TF's: an integer target contributes nothing and an integer source gets no gradient (None;
+// zeros of its dtype with UnconnectedGradients::zero).
+TEST(GradientTape, NonFloatTargetsAndSourcesGetNoGradient) {
   Tensor x = tensor({1.0f, 5.0f, 2.0f});
   Tensor i = tensor(std::vector<std::int64_t>{1, 2});
   GradientTape tape(true);
   tape.watch(x);
   Tensor am = argmax(x);
-  expect_error([&] { tape.gradient(am, x); }, {"gradient", "int64", "not differentiable"});
-  expect_error([&] { tape.gradient(sum(x), i); }, {"gradient", "source 0", "int64"});
+  EXPECT_FALSE(tape.gradient(am, x).defined());
+  EXPECT_FALSE(tape.gradient(sum(x), i).defined());
+  Tensor zero = tape.gradient(sum(x), i, GradientOptions{UnconnectedGradients::zero});
+  EXPECT_EQ(zero.dtype(), DType::int64);
+  EXPECT_EQ(zero.to_vector<std::int64_t>(), (std::vector<std::int64_t>{0, 0}));
+  // Beside a float target, an integer one changes nothing.
+  auto both = tape.gradient(std::vector<Tensor>{sum(x), am}, std::vector<GradientSource>{x});
+  EXPECT_EQ(both[0].to_vector<float>(), (std::vector<float>{1, 1, 1}));
   expect_error([&] { tape.watch(Tensor()); }, {"GradientTape", "undefined"});
 }
 

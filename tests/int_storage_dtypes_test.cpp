@@ -50,7 +50,7 @@ TEST(IntStorageDtypes, NamesSizesAndPredicates) {
     EXPECT_EQ(compute_dtype_of(t), size_of(t) >= 4 ? DType::int64 : DType::int32);
   }
   EXPECT_TRUE(is_unsigned(DType::uint8) && is_unsigned(DType::uint64) && !is_unsigned(DType::int8));
-  EXPECT_EQ(all_dtypes.size(), 14u);  // with string
+  EXPECT_EQ(all_dtypes.size(), 16u);  // with string, complex64 and complex128
 }
 
 TEST(IntStorageDtypes, IntegerNarrowingWrapsAsTfCast) {

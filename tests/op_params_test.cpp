@@ -37,9 +37,9 @@ TEST(OpParams, PrintsAndReadsBackEveryType) {
 TEST(OpParams, BadTextIsAnErrorNamingWhere) {
   expect_error([] { OpParams::parse("axes=(1,", "node 3 (sum)"); }, {"node 3 (sum)", "unclosed bracket"});
   expect_error([] { OpParams::parse("a=1 a=2", "w"); }, {"'a' given twice"});
-  OpParams p = OpParams::parse("depth=x dtype=complex64 axis=99999999", "node 1 (one_hot)");
+  OpParams p = OpParams::parse("depth=x dtype=quint8 axis=99999999", "node 1 (one_hot)");
   expect_error([&] { p.integer("depth"); }, {"node 1 (one_hot)", "'x' is not an integer"});
-  expect_error([&] { p.dtype("dtype"); }, {"unknown dtype 'complex64'"});
+  expect_error([&] { p.dtype("dtype"); }, {"unknown dtype 'quint8'"});
   expect_error([&] { p.axis("axis"); }, {"out of range"});
   expect_error([&] { p.real("missing"); }, {"missing parameter 'missing'"});
 }

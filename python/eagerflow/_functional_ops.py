@@ -209,12 +209,40 @@ def _tout_list(Tout):
     return [Tout], True
 
 
-def _no_trace(what):
-    if _core._in_trace():
-        raise NotImplementedError(
-            f"{what} inside ef.function: running Python when the graph runs needs a host-callback op that "
-            f"eagerflow's core does not have yet; call it outside the function, or use "
-            f"ef.config.run_functions_eagerly(True) to debug")
+def _host_call(what, func, args, touts, single, name, call):
+    """func as an op of the trace being recorded (ef::host_call): it runs on every call of the
+    graph, with that call's values. Tout entries may be ef.TensorSpec (the outputs' shapes); for a
+    plain dtype the rank is learned by calling func once now, on zeros shaped as the inputs (their
+    unknown dims as 1), and every dim is left unknown, as TF leaves py_function's shapes."""
+    if touts is None:
+        touts = []
+    specs, probe = [], None
+    for i, t in enumerate(touts):
+        if isinstance(t, _core.TensorSpec):
+            specs.append(t)
+            continue
+        if probe is None:
+            zeros = [_core.zeros([d if d is not None else 1 for d in a._shape_tuple], dtype=a.dtype) for a in args]
+            try:
+                probe = call(zeros)
+            except Exception as e:
+                raise TypeError(f"{what} inside ef.function needs each output's rank: pass Tout as ef.TensorSpec(shape, "
+                                f"dtype) values (calling func on zeros to learn them raised {type(e).__name__}: {e})") from e
+        specs.append(_core.TensorSpec([None] * len(probe[i]._shape_tuple), t))
+    fn_name = f"{what}:{name or getattr(func, '__name__', 'func')}"
+    vjp = None
+    if what == "py_function":
+        def vjp(inputs, cotangents):
+            from ._autodiff import GradientTape
+            with GradientTape() as tape:
+                for x in inputs:
+                    tape.watch(x)
+                outs = call(inputs)
+            return tape.gradient(outs, inputs, output_gradients=cotangents)
+    out = _core._host_call(lambda xs: call(xs), args, specs, fn_name, vjp)
+    if not touts:
+        return None
+    return out[0] if single else out
 
 
 def _convert_outputs(result, touts, single, what):
@@ -249,23 +277,37 @@ def _errors():
 
 def py_function(func, inp, Tout, name=None):
     """func called on eager tensors (inp), its results converted to Tout; gradients flow through
-    the ef ops func runs. Inside ef.function: not supported yet (see _no_trace)."""
-    _no_trace("py_function")
+    the ef ops func runs. Inside ef.function it is an op that calls func on every run of the graph
+    (see _host_call for the outputs' shapes)."""
     touts, single = _tout_list(Tout)
     args = [x.value() if isinstance(x, _core.Variable) else x if isinstance(x, _core.Tensor)
             else _core.convert_to_tensor(x) for x in (inp if isinstance(inp, (list, tuple)) else [inp])]
-    return _convert_outputs(func(*args), touts, single, "py_function")
+    dtypes = None if touts is None else [t.dtype if isinstance(t, _core.TensorSpec) else t for t in touts]
+    if _core._in_trace():
+        def call(xs):
+            out = _convert_outputs(func(*xs), dtypes, single, "py_function")
+            return [] if out is None else [out] if single else list(out)
+        return _host_call("py_function", func, args, touts, single, name, call)
+    return _convert_outputs(func(*args), dtypes, single, "py_function")
 
 
 def numpy_function(func, inp, Tout, stateful=True, name=None):
     """func called on NumPy arrays (inp's values), its results converted to Tout (no gradient).
-    Inside ef.function: not supported yet (see _no_trace)."""
-    _no_trace("numpy_function")
+    Inside ef.function it is an op that calls func on every run of the graph (see _host_call)."""
     touts, single = _tout_list(Tout)
+    dtypes = None if touts is None else [t.dtype if isinstance(t, _core.TensorSpec) else t for t in touts]
+    if _core._in_trace():
+        tensors = [x.value() if isinstance(x, _core.Variable) else x if isinstance(x, _core.Tensor)
+                   else _core.convert_to_tensor(x) for x in (inp if isinstance(inp, (list, tuple)) else [inp])]
+
+        def call(xs):
+            out = _convert_outputs(func(*[x.numpy() for x in xs]), dtypes, single, "numpy_function")
+            return [] if out is None else [out] if single else list(out)
+        return _host_call("numpy_function", func, tensors, touts, single, name, call)
     args = [x.numpy() if hasattr(x, "numpy") else np.asarray(x) for x in (inp if isinstance(inp, (list, tuple))
                                                                           else [inp])]
     result = func(*args)
-    out = _convert_outputs(result, touts, single, "numpy_function")
+    out = _convert_outputs(result, dtypes, single, "numpy_function")
     if out is None:
         return None
     return _core.stop_gradient(out) if single else [_core.stop_gradient(t) for t in out]

@@ -14,6 +14,7 @@ void init_ops(nb::module_& m);
 void init_sequence_ops(nb::module_& m);
 void init_array_ops(nb::module_& m);  // array_ops.cpp: TF's array functions as _core._array
 void init_linalg(nb::module_& m);  // linalg_ops.cpp: ef::linalg as _core._linalg
+void init_host_call(nb::module_& m);  // host_call.cpp: ef::host_call as _core._host_call (tf.py_function)
 void init_complex(nb::module_& m);  // complex_ops.cpp: complex tensors' functions as _core._complex
 void init_strings(nb::module_& m);  // strings_ops.cpp: ef::strings as _core._strings
 void init_image_codecs(nb::module_& m);  // image_codec_ops.cpp: ef::io's image codecs as _core._image_codecs

@@ -20,6 +20,7 @@
 
 #include <nanobind/ndarray.h>
 
+#include "eagerflow/core/complex_dtype.h"
 #include "eagerflow/core/string_tensor.h"
 #include <nanobind/stl/string.h>
 

@@ -29,6 +29,7 @@ NB_MODULE(_core, m) {
   efpy::init_linalg(m);
   efpy::init_strings(m);
   efpy::init_complex(m);
+  efpy::init_host_call(m);
   efpy::init_image_codecs(m);
   efpy::init_array_ops(m);
   efpy::init_image(m);

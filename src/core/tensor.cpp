@@ -1,3 +1,4 @@
+#include "eagerflow/core/complex_dtype.h"
 #include "eagerflow/core/tensor.h"
 
 #include <cmath>

@@ -7,6 +7,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "eagerflow/core/complex_dtype.h"
 #include "eagerflow/core/tensor.h"
 
 namespace ef {

@@ -69,6 +69,38 @@ Tensor check_numerics(const Tensor& x, const std::string& message) {
   return dispatch1(CheckNumerics(message), {x});
 }
 
+// ---------------------------------------------------------------- assert
+OpParams Assert::parameters() const { return OpParams().add("message", message_).add("summarize", summarize_); }
+
+std::vector<TensorSpec> Assert::infer(std::span<const Tensor> in) const {
+  if (in.empty()) fail(name(), "needs a condition");
+  if (in[0].dtype() != DType::bool_) fail(kWrongType, name(), "the condition must be bool, got " + in[0].spec().str());
+  return {};
+}
+
+void Assert::eval(std::span<const Tensor> in, std::span<const TensorSpec>, std::span<Tensor>) const {
+  for (bool ok : in[0].data<bool>())
+    if (!ok) {
+      // TF's text: the message, then each data tensor's first `summarize` values.
+      std::string text = "assertion failed: " + (message_.empty() ? std::string() : message_ + " ");
+      for (std::size_t i = 1; i < in.size(); ++i) {
+        Tensor flat = reshape(in[i], {in[i].num_elements()});
+        std::int64_t n = summarize_ < 0 ? flat.num_elements() : std::min(summarize_, flat.num_elements());
+        text += (i > 1 ? " " : "") + format_values(slice(flat, {0}, {n}));
+        if (n < flat.num_elements()) text.insert(text.size() - 1, "...");
+      }
+      fail(ErrorCode::invalid_argument, name(), text);
+    }
+}
+
+void assert_that(const Tensor& condition, const std::vector<Tensor>& data, const std::string& message,
+                 std::int64_t summarize) {
+  if (!condition.defined()) fail("assert", "the condition is undefined");
+  std::vector<Tensor> in{condition};
+  in.insert(in.end(), data.begin(), data.end());
+  dispatch(Assert(message, summarize), in);
+}
+
 // ---------------------------------------------------------------- class_indices
 OpParams ClassIndices::parameters() const { return OpParams().add("classes", classes_).add("who", who_); }
 
@@ -124,6 +156,7 @@ Tensor class_indices(const Tensor& labels, std::int64_t num_classes, const std::
 
 void detail::add_check_factories(detail::OpFactories& f) {
   f["check_numerics"] = [](const OpParams& p) { return std::make_shared<CheckNumerics>(p.text("message")); };
+  f["assert"] = [](const OpParams& p) { return std::make_shared<Assert>(p.text("message"), p.integer("summarize")); };
   f["class_indices"] = [](const OpParams& p) {
     std::int64_t classes = p.integer("classes");
     if (classes < 1) p.bad("class_indices needs at least one class");

@@ -100,6 +100,8 @@ class ComplexMatMul : public MergeablePrimitive<ComplexMatMul> {
 };
 
 namespace detail {
+// A defined complex tensor: where ef::add, ef::sum ... take the complex ops' path.
+inline bool complex_input(const Tensor& t) { return t.defined() && is_complex(t.dtype()); }
 // What ef::exp, ef::add, ef::abs, ef::matmul ... run for complex inputs.
 Tensor complex_unary(ComplexFn fn, const Tensor& x);
 Tensor complex_binary(ComplexBinaryKind kind, const Tensor& a, const Tensor& b);

@@ -154,7 +154,7 @@ Tensor complex_of(UnaryKind k, const Tensor& x) {
 }
 
 Tensor unary(UnaryKind k, const Tensor& x) {
-  if (is_complex(x.dtype())) [[unlikely]]
+  if (detail::complex_input(x)) [[unlikely]]
     return complex_of(k, x);
   return dispatch1(Unary(k), {x});
 }
@@ -337,7 +337,7 @@ std::vector<Tensor> Binary::vjp(std::span<const Tensor> in, std::span<const Tens
 namespace {
 
 Tensor binary(BinaryKind k, const Tensor& a, const Tensor& b) {
-  if (is_complex(a.dtype()) || is_complex(b.dtype())) [[unlikely]] {
+  if (detail::complex_input(a) || detail::complex_input(b)) [[unlikely]] {
     switch (k) {
       case BinaryKind::add: return detail::complex_binary(ComplexBinaryKind::add, a, b);
       case BinaryKind::sub: return detail::complex_binary(ComplexBinaryKind::sub, a, b);
@@ -346,7 +346,7 @@ Tensor binary(BinaryKind k, const Tensor& a, const Tensor& b) {
       case BinaryKind::pow: return detail::complex_binary(ComplexBinaryKind::pow, a, b);
       case BinaryKind::equal: return detail::complex_binary(ComplexBinaryKind::equal, a, b);
       case BinaryKind::not_equal: return detail::complex_binary(ComplexBinaryKind::not_equal, a, b);
-      default: no_complex_form(binary_name(k), is_complex(a.dtype()) ? a : b);  // complex numbers are not ordered
+      default: no_complex_form(binary_name(k), detail::complex_input(a) ? a : b);  // complex numbers are not ordered
     }
   }
   return dispatch1(Binary(k), {a, b});
@@ -536,12 +536,12 @@ Tensor logical_and(const Tensor& a, const Tensor& b) { return binary(BinaryKind:
 Tensor logical_or(const Tensor& a, const Tensor& b) { return binary(BinaryKind::logical_or, a, b); }
 
 Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) {
-  if (is_complex(a.dtype()) || is_complex(b.dtype())) [[unlikely]]
+  if (detail::complex_input(a) || detail::complex_input(b)) [[unlikely]]
     return ef::complex(where(c, real(a), real(b)), where(c, imag(a), imag(b)));
   return dispatch1(Where(), {c, a, b});
 }
 Tensor cast(const Tensor& x, DType dtype) {
-  if ((is_complex(x.dtype()) || is_complex(dtype)) && x.dtype() != dtype) [[unlikely]]
+  if (x.defined() && (is_complex(x.dtype()) || is_complex(dtype)) && x.dtype() != dtype) [[unlikely]]
     return detail::complex_cast(x, dtype);
   return dispatch1(Cast(dtype), {x});
 }

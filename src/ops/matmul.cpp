@@ -169,7 +169,7 @@ std::vector<Tensor> MatMul::vjp(std::span<const Tensor> in, std::span<const Tens
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b) {
-  if (is_complex(a.dtype()) || is_complex(b.dtype())) [[unlikely]]
+  if (detail::complex_input(a) || detail::complex_input(b)) [[unlikely]]
     return detail::complex_matmul(a, b, transpose_a, transpose_b, false, false);
   return dispatch1(MatMul(transpose_a, transpose_b), {a, b});
 }

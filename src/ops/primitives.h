@@ -499,6 +499,24 @@ class CheckNumerics : public MergeablePrimitive<CheckNumerics> {
   std::string message_;
 };
 
+// TF's tf.debugging.Assert: an effect with no outputs that fails (INVALID_ARGUMENT) when any
+// element of its bool condition is false, with the message and the first `summarize` values of
+// each data input. Kept in traces and run on every replay, as prints are.
+class Assert : public PrimitiveBase<Assert> {
+ public:
+  Assert(std::string message, std::int64_t summarize) : message_(std::move(message)), summarize_(summarize) {}
+  const char* name() const override { return "assert"; }
+  OpParams parameters() const override;
+  bool has_effect() const override { return true; }
+  bool is_differentiable() const override { return false; }
+  bool takes_bfloat16() const override { return true; }
+  bool takes_strings() const override { return true; }
+  EF_OP_RULES
+ private:
+  std::string message_;
+  std::int64_t summarize_;
+};
+
 // Labels (any integer or floating dtype) as int64 class indices, checked against [0, classes).
 class ClassIndices : public MergeablePrimitive<ClassIndices> {
  public:

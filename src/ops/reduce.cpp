@@ -345,12 +345,12 @@ std::vector<Tensor> Softmax::vjp(std::span<const Tensor>, std::span<const Tensor
 
 // Sums and means of complex tensors are those of their parts.
 Tensor sum(const Tensor& x, std::vector<int> axes, bool keepdims) {
-  if (is_complex(x.dtype())) [[unlikely]]
+  if (detail::complex_input(x)) [[unlikely]]
     return detail::by_parts(x, [&](const Tensor& part) { return sum(part, axes, keepdims); });
   return dispatch1(Reduce(ReduceKind::sum, std::move(axes), keepdims), {x});
 }
 Tensor mean(const Tensor& x, std::vector<int> axes, bool keepdims) {
-  if (is_complex(x.dtype())) [[unlikely]]
+  if (detail::complex_input(x)) [[unlikely]]
     return detail::by_parts(x, [&](const Tensor& part) { return mean(part, axes, keepdims); });
   return dispatch1(Reduce(ReduceKind::mean, std::move(axes), keepdims), {x});
 }

@@ -158,7 +158,7 @@ Tensor broadcast_like(const Tensor& x, const Tensor& like) {
 Tensor sum_to(const Tensor& x, const Tensor& like) {
   // The common case in gradients (no broadcasting happened) records nothing.
   if (x.defined() && like.defined() && x.shape() == like.shape() && x.shape().is_static()) return x;
-  if (x.defined() && is_complex(x.dtype())) [[unlikely]]
+  if (x.defined() && detail::complex_input(x)) [[unlikely]]
     return detail::by_parts(x, [&](const Tensor& part) { return dispatch1(SumTo(), {part, like}); });
   return dispatch1(SumTo(), {x, like});
 }

@@ -2,7 +2,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <array>
-#include <complex>
 #include <limits>
 #include <optional>
 #include <string_view>
@@ -20,8 +19,9 @@ namespace ef {
 // vector kernels, saved files and graphs name dtypes by them): new ones are appended.
 // string: TF's tf.string, elements std::string_views (eagerflow/core/string_tensor.h).
 // complex64/complex128: std::complex<float>/<double>, interleaved (real, imaginary) as NumPy's
-// and TF's. The generic kernels are not instantiated for them either: the complex ops
-// (eagerflow/ops/complex.h) compute on them, and ops that only move elements take them.
+// and TF's (their dtype_of is in eagerflow/core/complex_dtype.h, which brings <complex>). The
+// generic kernels are not instantiated for them either: the complex ops (eagerflow/ops/complex.h)
+// compute on them, and ops that only move elements take them.
 enum class DType : std::uint8_t {
   float32, float64, int32, int64, bool_, bfloat16, float16,
   uint8 = 7, int8 = 8, int16 = 9, uint16 = 10, uint32 = 11, uint64 = 12, string = 13,
@@ -140,8 +140,6 @@ template <> struct dtype_of<std::int16_t> { static constexpr DType value = DType
 template <> struct dtype_of<std::uint16_t> { static constexpr DType value = DType::uint16; };
 template <> struct dtype_of<std::uint32_t> { static constexpr DType value = DType::uint32; };
 template <> struct dtype_of<std::uint64_t> { static constexpr DType value = DType::uint64; };
-template <> struct dtype_of<std::complex<float>> { static constexpr DType value = DType::complex64; };
-template <> struct dtype_of<std::complex<double>> { static constexpr DType value = DType::complex128; };
 template <class T> inline constexpr DType dtype_v = dtype_of<std::remove_cv_t<T>>::value;
 
 // The ef::Errors for a kernel asked to compute in bfloat16 (a storage dtype), or on strings.

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "eagerflow/core/complex_dtype.h"
 #include "eagerflow/core/tensor.h"
 
 namespace ef {

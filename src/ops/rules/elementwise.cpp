@@ -131,6 +131,9 @@ void register_elementwise_rules() {
   check.onnx_unsupported = "check_numerics raises at run time; ONNX has no such op (export without it)";
   register_op_rules<CheckNumerics>(std::move(check));
 
+  // Under vmap each example is checked on its own values.
+  register_op_rules<Assert>({.runs_per_example = true, .onnx_unsupported = "an assertion is an effect; exported graphs compute only"});
+
   auto classes = broadcasting_rules<ClassIndices>();
   classes.onnx_unsupported = "class_indices has no ONNX form";
   register_op_rules<ClassIndices>(std::move(classes));
