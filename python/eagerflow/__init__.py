@@ -155,3 +155,4 @@ space_to_batch = space_to_batch_nd = _space_batch.space_to_batch
 batch_to_space = _space_batch.batch_to_space
 required_space_to_batch_paddings = _space_batch.required_space_to_batch_paddings
 math.approx_max_k, math.approx_min_k = nn.approx_max_k, nn.approx_min_k
+from . import autograph, _tensor_mod  # noqa: E402,F401 - ef.autograph, as tf.autograph; Tensor % and //
