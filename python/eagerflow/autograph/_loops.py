@@ -55,7 +55,7 @@ def while_stmt(test, body, get_state, set_state, names, live, where):
         _log.statement(where, "ran as Python", _why_py(first, where))
         value, n = first, 0
         while True:
-            if _as_condition(value) is not None:
+            if n and _in_trace() and _tensor_of(value) is not None and _tensor_of(first) is None:
                 raise NotImplementedError(
                     f"{where.head}: the condition was a Python {type(first).__name__} and became a tensor after {n} "
                     "iteration(s): a loop cannot switch from Python to ef.while_loop. This happens when a variable "

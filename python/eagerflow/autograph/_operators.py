@@ -59,13 +59,43 @@ def _undefined(x):
     return isinstance(x, (Undefined, UndefinedReturnValue))
 
 
-def retval(value):
+_partial = {}  # id -> tensor: return values that a tensor `if` gave in one branch only
+
+
+def retval(value, converted=False):
     """The converted function's result: None if no return ran; an error if a path lost it."""
     if isinstance(value, UndefinedReturnValue):
         return None
-    if isinstance(value, Undefined):
-        raise ValueError(value.message or "the function's return value is undefined on some path")
+    leaves = []
+    _flatten(value, leaves)
+    for v in [value] + _statics(value):
+        if isinstance(v, Undefined):
+            raise ValueError(v.message or "the function's return value is undefined on some path")
+    if converted and leaves and id(leaves[0]) in _partial and _partial[id(leaves[0])] is leaves[0]:
+        del _partial[id(leaves[0])]
+        raise ValueError("the else branch must also have a return statement (an if on a tensor runs as ef.cond, "
+                         "and the function must return a value on every path)")
     return value
+
+
+def _statics(x):
+    out = []
+
+    def walk(s):
+        if s[0] == "static":
+            out.append(s[1])
+        elif s[0] == "namedtuple":
+            for e in s[2]:
+                walk(e)
+        elif s[0] is dict:
+            for e in s[2]:
+                walk(e)
+        elif s[0] != "leaf":
+            for e in s[1]:
+                walk(e)
+
+    walk(_flatten(x, []))
+    return out
 
 
 def _in_trace():
@@ -267,6 +297,8 @@ def _tf_if(pred, body, orelse, get_state, set_state, names, where):
             continue
         s, _, n = plan
         values = [next(it) for _ in range(n)]
+        if else_state is not None and _undefined(else_state[i]) and name == RETVAL and values:
+            _partial[id(values[0])] = values[0]
         if else_state is not None and _undefined(else_state[i]) and name != RETVAL:
             final.append(Undefined(name, f"'{name}' must also be initialized in the else branch "
                                          f"({where.head}: the condition is a tensor, so both branches run as ef.cond; "

@@ -145,9 +145,14 @@ def modified(stmts, locals_):
         elif isinstance(n, ast.Delete):
             for t in n.targets:
                 _targets(t, out)
-        elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _MUTATORS
-              and isinstance(n.func.value, ast.Name) and n.func.value.id in locals_):
-            out.append(n.func.value.id)
+        elif isinstance(n, ast.Call):
+            func = n.func
+            if (isinstance(func, ast.Call) and isinstance(func.func, ast.Attribute) and func.func.attr == "converted_call"
+                    and func.args):
+                func = func.args[0]  # pass 3 wrapped the callee
+            if (isinstance(func, ast.Attribute) and func.attr in _MUTATORS and isinstance(func.value, ast.Name)
+                    and func.value.id in locals_):
+                out.append(func.value.id)
     seen, result = set(), []
     for s in out:
         base = s.split(".")[0]
@@ -211,11 +216,14 @@ class _Function:
     def returns(self):
         body = self.node.body
         inner = any(_contains([s], ast.Return) for s in body if not isinstance(s, ast.Return))
-        if not inner:
+        if not inner:  # returns only at the top level: each checks its value is defined on every path
+            for s in body:
+                if isinstance(s, ast.Return) and s.value is not None:
+                    s.value = ast.copy_location(_call(_ag("retval"), [s.value]), s.value)
             return
         self.node.body = ([_assign(DO_RETURN, _const(False)), _assign(RETVAL, _call(_ag("UndefinedReturnValue")))]
                           + self._ret_block(body)
-                          + [ast.Return(value=_call(_ag("retval"), [_name(RETVAL)]))])
+                          + [ast.Return(value=_call(_ag("retval"), [_name(RETVAL), _const(True)]))])
 
     @staticmethod
     def _always(stmts):
