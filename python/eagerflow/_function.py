@@ -218,7 +218,9 @@ class Function:
         it = iter(symbolic)
         args = tuple(_rebuild(a, it) for a in args)
         kwargs = {k: _rebuild(v, it) for k, v in kwargs.items()}
-        out = self._python_function()(*args, **kwargs)
+        fn = self._python_function()
+        with _autograph_status(self._autograph):
+            out = fn(*args, **kwargs)
         if inspect.isgenerator(out) or inspect.iscoroutine(out) or inspect.isasyncgen(out):
             out.close()
             raise TypeError(self._generator_message(f"which returned a {type(out).__name__}"))
@@ -233,8 +235,7 @@ class Function:
         if not self._autograph:
             return self._fn
         if self._converted is None:
-            from .autograph import _api
-            self._converted = _api.converted_call(self._fn)
+            self._converted = _autograph_api().converted_call(self._fn)
         return self._converted
 
     def _generator_message(self, what):
@@ -330,6 +331,15 @@ class Function:
 
     def __repr__(self):
         return f"<ef.function {self._core.name}>"
+
+
+def _autograph_api():
+    from .autograph import _api  # imported late: autograph imports this package's modules
+    return _api
+
+
+def _autograph_status(on):
+    return _autograph_api().status(on)
 
 
 class _Placeholder:

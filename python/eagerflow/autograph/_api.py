@@ -8,6 +8,7 @@ import inspect
 import os
 import sys
 import textwrap
+import threading
 import types
 import weakref
 
@@ -20,6 +21,28 @@ _LIBRARY_ROOTS = {"eagerflow", "numpy", "tensorflow", "keras", "scipy", "ml_dtyp
                   "absl", "google", "pytest", "_pytest", "pluggy", "IPython", "ipykernel", "matplotlib"}
 _SITE = ("site-packages" + os.sep, "dist-packages" + os.sep)
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+_status = threading.local()
+
+
+class status:  # noqa: N801 - used as a context manager
+    """Whether AutoGraph is on for the trace running in this thread (ef.function's autograph=):
+    Keras layers convert their `call` when it is (TF's control status context)."""
+
+    def __init__(self, on):
+        self.on = on
+
+    def __enter__(self):
+        self.saved = getattr(_status, "on", False)
+        _status.on = self.on
+
+    def __exit__(self, *exc):
+        _status.on = self.saved
+
+
+def enabled():
+    return getattr(_status, "on", False)
 
 
 def do_not_convert(func=None):
@@ -61,7 +84,7 @@ def _why_not(fn):
 
 def _source_tree(fn):
     try:
-        source = textwrap.dedent(inspect.getsource(fn))
+        source = textwrap.dedent(inspect.getsource(fn.__code__))  # the code: never __wrapped__
         tree = ast.parse(source)
     except (OSError, TypeError, SyntaxError, IndentationError):
         return None, None
@@ -134,7 +157,7 @@ def convert(fn):
         return fn
     entry = _template(fn)
     if entry is None:
-        _log.log(2, f"Not converted: {fn.__qualname__} (its source is not available)")
+        _log.log(2, f"Not converted: {fn.__code__.co_qualname} (its source is not available)")
         result = fn
     else:
         code = entry[0]
@@ -147,7 +170,7 @@ def convert(fn):
         result.__qualname__, result.__module__, result.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
         result.__dict__.update(fn.__dict__)
         result.__ag_original__ = fn
-        _log.log(1, f"Converted {fn.__qualname__} ({fn.__code__.co_filename}:{fn.__code__.co_firstlineno})")
+        _log.log(1, f"Converted {fn.__code__.co_qualname} ({fn.__code__.co_filename}:{fn.__code__.co_firstlineno})")
     try:
         _function_cache[fn] = result
     except TypeError:

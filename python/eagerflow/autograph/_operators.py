@@ -115,10 +115,7 @@ def _as_condition(x):
     """The tensor a converted statement branches on, or None to run it as Python."""
     if not _in_trace():
         return None
-    t = _tensor_of(x)
-    if t is None or not t.is_symbolic:
-        return None  # a concrete tensor's value is known now: the statement runs as Python
-    return t
+    return _tensor_of(x)  # any tensor, as TF's rule (a concrete one: ef.cond runs only its branch)
 
 
 def _why(x, test_src):
@@ -155,6 +152,16 @@ def _unflatten(s, it):
     if kind is dict:
         return {k: _unflatten(e, it) for k, e in zip(s[1], s[2])}
     return kind(_unflatten(e, it) for e in s[1])
+
+
+def _fresh(state):
+    """The state with new containers around the same leaves: a branch that mutates a list in place
+    must not change what the other branch starts from."""
+    out = []
+    for value in state:
+        leaves = []
+        out.append(_unflatten(_flatten(value, leaves), iter(leaves)))
+    return tuple(out)
 
 
 def _same_structure(a, b):
@@ -223,11 +230,17 @@ def if_stmt(cond, body, orelse, get_state, set_state, names, where):
 
 
 def _tf_if(pred, body, orelse, get_state, set_state, names, where):
-    init = get_state()
+    if not pred.is_symbolic:  # its value is known at trace time: ef.cond would run that branch alone
+        if bool(pred):
+            body()
+        else:
+            orelse()
+        return
+    init = _fresh(get_state())
     first = {}  # the if-branch's state, known when the else-branch runs (ef.cond traces then, else)
 
     def then_fn():
-        set_state(init)
+        set_state(_fresh(init))
         body()
         state = get_state()
         plans, flat = [], []
@@ -244,7 +257,7 @@ def _tf_if(pred, body, orelse, get_state, set_state, names, where):
         return flat
 
     def else_fn():
-        set_state(init)
+        set_state(_fresh(init))
         orelse()
         state = get_state()
         plans, flat = first["plans"], first["flat"]
@@ -320,7 +333,7 @@ def _placeholders(name, like, where):
 
 def if_exp(cond, if_true, if_false, where):
     pred = _as_condition(cond)
-    if pred is None:
+    if pred is None or not pred.is_symbolic:
         return if_true() if cond else if_false()
     _log.statement(where, "converted to ef.cond", _why(cond, where.test))
     box = {}

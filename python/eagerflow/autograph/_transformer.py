@@ -506,6 +506,8 @@ class _Expressions(ast.NodeTransformer):
         self.generic_visit(node)
         if isinstance(node.func, ast.Name) and node.func.id in ("super", "locals", "globals", "vars", "eval", "exec"):
             return node
+        if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) and node.func.value.id == AG:
+            return node  # the converter's own calls
         node.func = ast.copy_location(_call(_ag("converted_call"), [node.func]), node.func)
         return node
 
