@@ -495,3 +495,64 @@ def test_verbose_log_says_what_was_converted_and_why(capsys):
     assert "`if x > 0`: converted to ef.cond (x > 0 is a tensor bool[])" in err
     assert "`if flag`: ran as Python (flag is a Python bool)" in err
     assert "Converted " in err and ".f" in err
+
+
+class _Running:
+    """A value made of tensors that joins loop variables through AutoGraph's composite protocol
+    (what tf.TensorArray-like classes implement)."""
+
+    def __init__(self, total, count):
+        self.total, self.count = total, count
+
+    def add(self, v):
+        return _Running(self.total + v, self.count + 1)
+
+    def _ag_flatten(self):
+        return "running", [self.total, self.count]
+
+    @classmethod
+    def _ag_unflatten(cls, key, tensors):
+        return cls(*tensors)
+
+
+def test_a_composite_value_is_a_loop_variable():
+    @tf.function
+    def mean_of(xs):
+        acc = _Running(tf.constant(0.0), tf.constant(0))
+        for x in xs:
+            acc = acc.add(x)
+        return acc.total / tf.cast(acc.count, tf.float32)
+
+    _same(mean_of(tf.constant([1.0, 2.0, 6.0])), 3.0)
+
+
+def test_recursion_through_the_functions_own_name():
+    @tf.function
+    def countdown(n):
+        if n > 0:
+            return countdown(n - 1)
+        return n * 0 + 7
+
+    assert int(countdown(3)) == 7  # a Python int: the recursion unrolls at trace time
+
+
+def test_methods_keep_super_private_names_and_their_class():
+    class Base:
+        def f(self, x):
+            return x + 1.0
+
+    class Child(Base):
+        def __init__(self):
+            self.__k = 2.0
+
+        def f(self, x):
+            if x > 0:
+                x = super().f(x) * self.__k
+            return x, isinstance(self, Child)
+
+    c = Child()
+    g = tf.function(c.f)
+    y, is_child = g(tf.constant(3.0))
+    _same(y, 8.0)
+    assert is_child is True
+    _same(g(tf.constant(-3.0))[0], -3.0)

@@ -110,19 +110,22 @@ def _template(fn):
         _code_cache[code] = None
         return None
     node = _transformer.convert_function(node, fn.__qualname__, line_offset=code.co_firstlineno - 1)
+    node.name = "ag__fn"  # its own name inside the body stays a global (a recursive call), not the factory's local
     freevars = [v for v in code.co_freevars if v != "__class__"]
     cls = _class_name(fn)
     inner = node
     if cls is not None:  # a class scope keeps `super()` and __private name mangling working
         inner = ast.ClassDef(name=cls, bases=[], keywords=[], body=[node], decorator_list=[], type_params=[])
         ret = ast.parse(f"return {cls}.__dict__[{node.name!r}]").body[0]
+        if cls not in freevars:  # the class's name in the method stays the user's global, not this wrapper
+            inner = [ast.Global(names=[cls]), inner]
     else:
         ret = ast.Return(value=ast.Name(id=node.name, ctx=ast.Load()))
     factory = ast.FunctionDef(
         name="ag__factory",
         args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=a) for a in ["ag__"] + freevars], vararg=None,
                            kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
-        body=[inner, ret], decorator_list=[], returns=None, type_params=[])
+        body=(inner if isinstance(inner, list) else [inner]) + [ret], decorator_list=[], returns=None, type_params=[])
     module = ast.Module(body=[factory], type_ignores=[])
     ast.fix_missing_locations(module)
     ast.increment_lineno(module, code.co_firstlineno - 1)
@@ -132,8 +135,11 @@ def _template(fn):
     namespace = {}
     exec(compile(module, code.co_filename, "exec"), namespace)  # noqa: S102 - the user's own code, converted
     made = namespace["ag__factory"](*([None] * (1 + len(freevars))))
+    new_code = made.__code__.replace(co_name=code.co_name, co_qualname=code.co_qualname)
+    _mark(new_code)
     _mark(made.__code__)
-    entry = (made.__code__, ast.unparse(node))
+    node.name = code.co_name
+    entry = (new_code, ast.unparse(node))
     _code_cache[code] = entry
     return entry
 

@@ -87,6 +87,8 @@ def _statics(x):
         elif s[0] == "namedtuple":
             for e in s[2]:
                 walk(e)
+        elif s[0] == "composite":
+            pass
         elif s[0] is dict:
             for e in s[2]:
                 walk(e)
@@ -126,6 +128,9 @@ def _why(x, test_src):
 
 
 # --- structures: a state value's leaves (tensors, numbers) and its static parts -------------------
+# A class joins loop variables and cond outputs as its tensors (TF's CompositeTensor) with two
+# methods: obj._ag_flatten() -> (key, [tensors]) where key (compared with ==) is what must stay
+# equal across branches/iterations, and cls._ag_unflatten(key, tensors) -> a new object.
 
 def _flatten(x, leaves):
     if isinstance(x, tuple) and hasattr(x, "_fields"):
@@ -135,7 +140,12 @@ def _flatten(x, leaves):
     if isinstance(x, dict):
         keys = list(x)
         return (dict, keys, [_flatten(x[k], leaves) for k in keys])
-    if isinstance(x, (_Tensor, _core.Variable, _np.ndarray, numbers.Number, _np.generic)) and not isinstance(x, _core.Variable):
+    if hasattr(type(x), "_ag_unflatten"):  # a composite value (a TensorArray): its tensors are loop variables
+        key, tensors = x._ag_flatten()
+        start = len(leaves)
+        leaves.extend(tensors)
+        return ("composite", type(x), key, len(leaves) - start)
+    if isinstance(x, (_Tensor, _np.ndarray, numbers.Number, _np.generic)):
         leaves.append(x)
         return ("leaf",)
     return ("static", x)
@@ -149,6 +159,8 @@ def _unflatten(s, it):
         return s[1]
     if kind == "namedtuple":
         return s[1](*[_unflatten(e, it) for e in s[2]])
+    if kind == "composite":
+        return s[1]._ag_unflatten(s[2], [next(it) for _ in range(s[3])])
     if kind is dict:
         return {k: _unflatten(e, it) for k, e in zip(s[1], s[2])}
     return kind(_unflatten(e, it) for e in s[1])
@@ -173,6 +185,8 @@ def _same_structure(a, b):
         return a[1] is b[1] or (type(a[1]) is type(b[1]) and _safe_eq(a[1], b[1]))
     if a[0] == "namedtuple":
         return a[1] is b[1] and len(a[2]) == len(b[2]) and all(map(_same_structure, a[2], b[2]))
+    if a[0] == "composite":
+        return a[1] is b[1] and a[3] == b[3] and _safe_eq(a[2], b[2])
     if a[0] is dict:
         return a[1] == b[1] and all(map(_same_structure, a[2], b[2]))
     return len(a[1]) == len(b[1]) and all(map(_same_structure, a[1], b[1]))
@@ -193,6 +207,8 @@ def _describe_structure(s):
         return repr(s[1]) if s[1] is None else type(s[1]).__name__
     if kind == "namedtuple":
         return f"{s[1].__name__} of {len(s[2])}"
+    if kind == "composite":
+        return f"{s[1].__name__} ({s[2]!r})"
     if kind is dict:
         return f"dict with keys {s[1]}"
     return f"{kind.__name__} of length {len(s[1])}"
