@@ -504,6 +504,11 @@ class _Expressions(ast.NodeTransformer):
 
     def visit_Call(self, node):  # noqa: N802
         self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "super" and not node.args and not node.keywords:
+            params = self.fn.node.args.posonlyargs + self.fn.node.args.args
+            if params:  # explicit: the branches and loop bodies that hold it are nested functions
+                node.args = [_name("__class__"), _name(params[0].arg)]
+            return node
         if isinstance(node.func, ast.Name) and node.func.id in ("super", "locals", "globals", "vars", "eval", "exec"):
             return node
         if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) and node.func.value.id == AG:
