@@ -14,7 +14,7 @@ import weakref
 
 from . import _log, _transformer
 
-_code_cache = {}  # original code object -> (converted code template, source) or None (not convertible)
+_code_cache = weakref.WeakKeyDictionary()  # original code -> (converted code, source), or None (not convertible)
 _function_cache = weakref.WeakKeyDictionary()  # original function -> its converted function
 _converted_codes = weakref.WeakSet()  # code objects of converted functions (never converted again)
 _LIBRARY_ROOTS = {"eagerflow", "numpy", "tensorflow", "keras", "scipy", "ml_dtypes", "jax", "torch", "pandas",
@@ -175,7 +175,6 @@ def convert(fn):
         result.__kwdefaults__ = fn.__kwdefaults__
         result.__qualname__, result.__module__, result.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
         result.__dict__.update(fn.__dict__)
-        result.__ag_original__ = fn
         _log.log(1, f"Converted {fn.__code__.co_qualname} ({fn.__code__.co_filename}:{fn.__code__.co_firstlineno})")
     try:
         _function_cache[fn] = result
