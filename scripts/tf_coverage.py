@@ -18,7 +18,7 @@ import json
 import pathlib
 import sys
 
-NAMESPACES = ["tf", "math", "nn", "linalg", "random", "strings", "image", "io", "sparse", "ragged"]
+NAMESPACES = ["tf", "math", "nn", "linalg", "random", "strings", "image", "io", "sparse", "ragged", "autograph"]
 NAMES = pathlib.Path(__file__).resolve().parent.parent / "docs" / "coverage" / "tf_2.21_names.json"
 
 # Deliberately not built, and why (they count as missing).

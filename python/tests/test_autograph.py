@@ -556,3 +556,16 @@ def test_methods_keep_super_private_names_and_their_class():
     _same(y, 8.0)
     assert is_child is True
     _same(g(tf.constant(-3.0))[0], -3.0)
+
+
+def test_python_range_of_a_tensor_loops_as_tf_range():
+    @tf.function
+    def f(n):
+        s = tf.constant(0)
+        for i in range(n):
+            s += i * i
+        return s
+
+    assert int(f(tf.constant(4))) == 14
+    assert int(f(tf.constant(0))) == 0
+    assert f.experimental_get_tracing_count() == 1

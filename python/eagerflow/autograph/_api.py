@@ -131,7 +131,7 @@ def _template(fn):
     ast.increment_lineno(module, code.co_firstlineno - 1)
     for n in ast.walk(module):  # moved code keeps its start line; spans across moves are meaningless
         if hasattr(n, "end_lineno"):
-            n.end_lineno = n.end_col_offset = None
+            n.end_lineno, n.end_col_offset = n.lineno, n.col_offset
     namespace = {}
     exec(compile(module, code.co_filename, "exec"), namespace)  # noqa: S102 - the user's own code, converted
     made = namespace["ag__factory"](*([None] * (1 + len(freevars))))
@@ -161,7 +161,12 @@ def convert(fn):
         if reason != "already converted":
             _log.log(2, f"Not converted: {getattr(fn, '__qualname__', fn)!s} ({reason})")
         return fn
-    entry = _template(fn)
+    try:
+        entry = _template(fn)
+    except Exception as e:  # noqa: BLE001 - a construct the converter does not handle: run fn as written (TF's rule)
+        _code_cache[fn.__code__] = entry = None
+        _log.log(0, f"WARNING: AutoGraph could not transform {fn.__code__.co_qualname} and will run it as-is "
+                    f"({type(e).__name__}: {e})")
     if entry is None:
         _log.log(2, f"Not converted: {fn.__code__.co_qualname} (its source is not available)")
         result = fn

@@ -24,6 +24,8 @@ def for_iterable(func, args, kwargs):
     """The iterable of `for x in <call>`: tf.range stays lazy; other calls run (converted)."""
     from . import _api
     ef_range = _range_function()
+    if func is range and not kwargs and any(_tensor_of(a) is not None for a in args) and _in_trace():
+        return _Range(tuple(args), None)  # range(n) of a tensor: tf.range (TF's builtin conversion)
     if func is ef_range and not kwargs.get("name"):
         kwargs = {k: v for k, v in kwargs.items() if k != "name"}
         names = ["start", "limit", "delta"]
