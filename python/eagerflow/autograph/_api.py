@@ -36,9 +36,14 @@ class status:  # noqa: N801 - used as a context manager
     def __enter__(self):
         self.saved = getattr(_status, "on", False)
         _status.on = self.on
+        _status.depth = getattr(_status, "depth", 0) + 1
 
     def __exit__(self, *exc):
         _status.on = self.saved
+        _status.depth -= 1
+        if _status.depth == 0:
+            from . import _operators
+            _operators._partial().clear()  # the trace's symbolic tensors are not kept alive
 
 
 def enabled():

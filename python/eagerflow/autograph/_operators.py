@@ -6,6 +6,7 @@ state (the names it assigns) travels through get_state()/set_state(), closures t
 transformer writes with `nonlocal`, so the branches and bodies stay ordinary Python.
 """
 import numbers
+import threading
 
 import numpy as _np
 
@@ -59,7 +60,16 @@ def _undefined(x):
     return isinstance(x, (Undefined, UndefinedReturnValue))
 
 
-_partial = {}  # id -> tensor: return values that a tensor `if` gave in one branch only
+_local = threading.local()
+
+
+def _partial():
+    """id -> tensor: return values a tensor `if` gave in one branch only, in this thread's trace
+    (emptied when the outermost trace ends: autograph._api.status)."""
+    table = getattr(_local, "partial", None)
+    if table is None:
+        table = _local.partial = {}
+    return table
 
 
 def retval(value, converted=False):
@@ -71,8 +81,9 @@ def retval(value, converted=False):
     for v in [value] + _statics(value):
         if isinstance(v, Undefined):
             raise ValueError(v.message or "the function's return value is undefined on some path")
-    if converted and leaves and id(leaves[0]) in _partial and _partial[id(leaves[0])] is leaves[0]:
-        del _partial[id(leaves[0])]
+    partial = _partial()
+    if converted and leaves and partial.get(id(leaves[0])) is leaves[0]:
+        del partial[id(leaves[0])]
         raise ValueError("the else branch must also have a return statement (an if on a tensor runs as ef.cond, "
                          "and the function must return a value on every path)")
     return value
@@ -327,7 +338,7 @@ def _tf_if(pred, body, orelse, get_state, set_state, names, where):
         s, _, n = plan
         values = [next(it) for _ in range(n)]
         if else_state is not None and _undefined(else_state[i]) and name == RETVAL and values:
-            _partial[id(values[0])] = values[0]
+            _partial()[id(values[0])] = values[0]
         if else_state is not None and _undefined(else_state[i]) and name != RETVAL:
             final.append(Undefined(name, f"'{name}' must also be initialized in the else branch "
                                          f"({where.head}: the condition is a tensor, so both branches run as ef.cond; "
