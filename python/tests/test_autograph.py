@@ -569,3 +569,22 @@ def test_python_range_of_a_tensor_loops_as_tf_range():
     assert int(f(tf.constant(4))) == 14
     assert int(f(tf.constant(0))) == 0
     assert f.experimental_get_tracing_count() == 1
+
+
+class _Box:
+    pass
+
+
+def test_attributes_assigned_in_a_tensor_if_flow_through_the_cond():
+    @tf.function
+    def f(x):
+        box = _Box()
+        box.v = x
+        if x > 0:
+            box.v = x * 10.0
+            made = _Box()  # made inside the branch: local to it
+            made.w = x
+        return box.v
+
+    _same(f(tf.constant(2.0)), 20.0)
+    _same(f(tf.constant(-2.0)), -2.0)

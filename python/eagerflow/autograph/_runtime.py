@@ -7,6 +7,8 @@ from ._operators import (Undefined, UndefinedReturnValue, and_, if_exp, if_stmt,
 
 def ld_attr(obj, attr):
     """obj.attr for a state read, Undefined where it does not exist yet."""
+    if isinstance(obj, (Undefined, UndefinedReturnValue)):  # the object itself is made in the statement
+        return Undefined(attr)
     try:
         return getattr(obj, attr)
     except AttributeError:
@@ -14,5 +16,5 @@ def ld_attr(obj, attr):
 
 
 def st_attr(obj, attr, value):
-    if not isinstance(value, (Undefined, UndefinedReturnValue)):
+    if not isinstance(value, (Undefined, UndefinedReturnValue)) and not isinstance(obj, (Undefined, UndefinedReturnValue)):
         setattr(obj, attr, value)
