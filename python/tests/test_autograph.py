@@ -588,3 +588,16 @@ def test_attributes_assigned_in_a_tensor_if_flow_through_the_cond():
 
     _same(f(tf.constant(2.0)), 20.0)
     _same(f(tf.constant(-2.0)), -2.0)
+
+
+def test_tf_range_keyword_arguments():
+    @tf.function
+    def f(n):
+        s = tf.constant(0.0)
+        for v in tf.range(2, limit=n, delta=3, dtype=tf.float32):
+            s += v
+        for v in tf.range(n, delta=4):
+            s += tf.cast(v, tf.float32)
+        return s
+
+    assert float(f(tf.constant(12))) == float(sum(range(2, 12, 3)) + sum(range(0, 12, 4)))

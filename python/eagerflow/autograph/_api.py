@@ -242,10 +242,7 @@ def to_code(entity, recursive=True, experimental_optional_features=None):
     fn = getattr(fn, "python_function", fn)
     if not isinstance(fn, types.FunctionType):
         raise ValueError(f"tf.autograph.to_code expects a Python function, got {type(entity).__name__}")
-    reason = _why_not(fn)
-    if reason is not None and reason != "already converted":
-        pass  # to_code converts what it is given, as TF's
-    entry = _template(fn)
+    entry = _template(fn)  # what it is given, library code too (as TF's to_code)
     if entry is None:
         raise ValueError(f"cannot convert {fn.__qualname__}: its source code is not available")
     return entry[1] + "\n"

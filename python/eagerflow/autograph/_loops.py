@@ -26,14 +26,21 @@ def for_iterable(func, args, kwargs):
     ef_range = _range_function()
     if func is range and not kwargs and any(_tensor_of(a) is not None for a in args) and _in_trace():
         return _Range(tuple(args), None)  # range(n) of a tensor: tf.range (TF's builtin conversion)
-    if func is ef_range and not kwargs.get("name"):
-        kwargs = {k: v for k, v in kwargs.items() if k != "name"}
-        names = ["start", "limit", "delta"]
-        values = list(args) + [kwargs.pop(k) for k in names[len(args):] if k in kwargs]
-        dtype = kwargs.pop("dtype", None)
-        if not kwargs and 1 <= len(values) <= 3:
-            return _Range(tuple(values), dtype)
+    if func is ef_range:
+        try:
+            values, dtype = _range_args(*args, **kwargs)
+        except TypeError:
+            pass  # tf.range's own error, from the call below
+        else:
+            return _Range(values, dtype)
     return _api.converted_call(func)(*args, **kwargs)
+
+
+def _range_args(start, limit=None, delta=1, dtype=None, name=None):
+    """tf.range's arguments: tf.range(n) counts from 0 to n."""
+    if limit is None:
+        start, limit = 0, start
+    return (start, limit, delta), dtype
 
 
 def _range_function():

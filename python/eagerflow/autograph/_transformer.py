@@ -12,7 +12,6 @@ Passes, in order, on each function (nested functions get their own):
      set_state functions that read and write them.
 """
 import ast
-import collections
 
 AG = "ag__"
 RETVAL = "retval__"
@@ -199,8 +198,10 @@ class _Function:
             elif isinstance(n, (ast.Import, ast.ImportFrom)):
                 bound.extend((x.asname or x.name).split(".")[0] for x in n.names)
         self.locals = (set(bound) | self.params | self.nonlocals | self.globals | {RETVAL, DO_RETURN})
-        self.loads = collections.Counter(n.id for n in ast.walk(node) if isinstance(n, ast.Name)
-                                         and isinstance(n.ctx, ast.Load))
+        # (line, name) of every read in the original function: a loop's live-out names are those
+        # read after it or anywhere in a loop around it (the passes move code, never its lines)
+        self.loads = [(n.lineno, n.id) for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+        self.loops_around = []
         self.state_names = set()
 
     def fresh(self, prefix):
@@ -403,9 +404,20 @@ class _Function:
         self.state_names.update(m for m in mods if "." not in m)
         return getter, setter, _name(get_name), _name(set_name)
 
+    def _live_names(self, s):
+        end = getattr(s, "end_lineno", None) or s.lineno
+        return sorted({name for line, name in self.loads
+                       if line > end or any(a <= line <= b for a, b in self.loops_around)})
+
     def _live(self, s):
-        inside = collections.Counter(n.id for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
-        return ast.Tuple(elts=[_const(k) for k, v in self.loads.items() if v > inside.get(k, 0)], ctx=ast.Load())
+        return ast.Tuple(elts=[_const(k) for k in self._live_names(s)], ctx=ast.Load())
+
+    def _in_loop(self, s, stmts):
+        self.loops_around.append((s.lineno, getattr(s, "end_lineno", None) or s.lineno))
+        try:
+            return self.block(stmts)
+        finally:
+            self.loops_around.pop()
 
     def _if(self, s):
         mods = modified(s.body + s.orelse, self.locals)
@@ -433,7 +445,7 @@ class _Function:
         for extra in self._flags_test(s):
             test = _call(_ag("and_"), [_lambda(test), _lambda(extra)])
         test_fn = _def(f"{AG}loop_test_{n}", [ast.Return(value=test)])
-        body = _def(f"{AG}loop_body_{n}", self._declare(mods) + self.block(s.body))
+        body = _def(f"{AG}loop_body_{n}", self._declare(mods) + self._in_loop(s, s.body))
         getter, setter, g, st = self._state_functions(mods, n)
         call = ast.Expr(_call(_ag("while_stmt"), [_name(test_fn.name), _name(body.name), g, st,
                                                  ast.Tuple(elts=[_const(m) for m in mods], ctx=ast.Load()),
@@ -441,7 +453,12 @@ class _Function:
         return [ast.copy_location(x, s) for x in (test_fn, body, getter, setter, call)]
 
     def _for(self, s):
-        mods = modified([s], self.locals)
+        # the target is written before it is read in every iteration: it is a loop variable only
+        # where it is read after the loop (TF's rule; it may change dtype from an earlier value)
+        targets = []
+        _targets(s.target, targets)
+        live = set(self._live_names(s))
+        mods = [m for m in modified([s], self.locals) if m in live or m not in targets]
         n = self.fresh("")
         src = getattr(s, "_ag_src", None) or ast.unparse(s.iter)
         extra = None
@@ -455,7 +472,7 @@ class _Function:
             out.append(extra)
         itr = f"{AG}itr"
         assign = ast.copy_location(ast.Assign(targets=[s.target], value=_name(itr)), s)
-        body = _def(f"{AG}loop_body_{n}", self._declare(mods) + [assign] + self.block(s.body), args=[itr])
+        body = _def(f"{AG}loop_body_{n}", self._declare(mods) + [assign] + self._in_loop(s, s.body), args=[itr])
         getter, setter, g, st = self._state_functions(mods, n)
         call = ast.Expr(_call(_ag("for_stmt"), [s.iter, _name(extra.name) if extra else _const(None), _name(body.name),
                                                g, st, ast.Tuple(elts=[_const(m) for m in mods], ctx=ast.Load()),
