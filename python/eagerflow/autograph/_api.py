@@ -17,6 +17,7 @@ from . import _log, _transformer
 _code_cache = weakref.WeakKeyDictionary()  # original code -> (converted code, source), or None (not convertible)
 _function_cache = weakref.WeakKeyDictionary()  # original function -> its converted function
 _converted_codes = weakref.WeakSet()  # code objects of converted functions (never converted again)
+_as_written = weakref.WeakSet()  # library functions: run unconverted
 _LIBRARY_ROOTS = {"eagerflow", "numpy", "tensorflow", "keras", "scipy", "ml_dtypes", "jax", "torch", "pandas",
                   "absl", "google", "pytest", "_pytest", "pluggy", "IPython", "ipykernel", "matplotlib"}
 _SITE = ("site-packages" + os.sep, "dist-packages" + os.sep)
@@ -158,13 +159,18 @@ def _mark(code):
 
 def convert(fn):
     """fn's converted function (cached), or fn itself where it is not converted."""
-    cached = _function_cache.get(fn) if _hashable_weak(fn) else None
+    weak = _hashable_weak(fn)
+    cached = _function_cache.get(fn) if weak else None
     if cached is not None:
         return cached
+    if weak and fn in _as_written:
+        return fn
     reason = _why_not(fn)
     if reason is not None:
         if reason != "already converted":
             _log.log(2, f"Not converted: {getattr(fn, '__qualname__', fn)!s} ({reason})")
+        if weak and reason.startswith("library"):
+            _as_written.add(fn)  # decided once: library functions are called at every trace
         return fn
     try:
         entry = _template(fn)
