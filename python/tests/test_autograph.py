@@ -601,3 +601,28 @@ def test_tf_range_keyword_arguments():
         return s
 
     assert float(f(tf.constant(12))) == float(sum(range(2, 12, 3)) + sum(range(0, 12, 4)))
+
+
+_calls = 0
+
+
+def test_nonlocal_and_global_state_are_the_users():
+    traced = 0
+
+    @tf.function
+    def f(x):
+        nonlocal traced
+        global _calls
+        traced += 1
+        if x > 0:
+            _calls += 1  # Python state assigned in a tensor if: runs once per branch trace
+            x = x + 1.0
+        return x
+
+    _same(f(tf.constant(1.0)), 2.0)
+    _same(f(tf.constant(-1.0)), -1.0)
+    assert traced == 1  # the converted function writes the original closure cell
+    global _calls
+    # a Python value assigned in a tensor if becomes the cond's (symbolic) output, as in TF
+    assert isinstance(_calls, tf.Tensor) and _calls.is_symbolic
+    _calls = 0
