@@ -179,8 +179,10 @@ def _unflatten_out(tree, it):
 class Function:
     """A traced Python callable (TF's tf.function). See ef.function."""
 
-    def __init__(self, fn, input_signature=None, reduce_retracing=False, name=None):
+    def __init__(self, fn, input_signature=None, reduce_retracing=False, name=None, autograph=True):
         self._fn = fn
+        self._autograph = autograph
+        self._converted = None  # AutoGraph's conversion of fn, made at the first trace (no trace of its own)
         # Refused at the call, as TF refuses at the trace: decorating alone is not an error.
         self._generator = ("generator" if inspect.isgeneratorfunction(fn) else
                            "async generator" if inspect.isasyncgenfunction(fn) else
@@ -216,7 +218,9 @@ class Function:
         it = iter(symbolic)
         args = tuple(_rebuild(a, it) for a in args)
         kwargs = {k: _rebuild(v, it) for k, v in kwargs.items()}
-        out = self._fn(*args, **kwargs)
+        fn = self._python_function()
+        with _autograph_status(self._autograph):
+            out = fn(*args, **kwargs)
         if inspect.isgenerator(out) or inspect.iscoroutine(out) or inspect.isasyncgen(out):
             out.close()
             raise TypeError(self._generator_message(f"which returned a {type(out).__name__}"))
@@ -225,6 +229,14 @@ class Function:
             return [_as_tensor(out)], None
         tree = _flatten_out(out, flat)
         return flat, tree
+
+    def _python_function(self):
+        """What a trace runs: fn converted by AutoGraph (autograph=True), else fn as written."""
+        if not self._autograph:
+            return self._fn
+        if self._converted is None:
+            self._converted = _autograph_api().converted_call(self._fn)
+        return self._converted
 
     def _generator_message(self, what):
         return (f"ef.function cannot trace {self._core.name!r}, {what}: a generator's (or coroutine's) body runs "
@@ -237,8 +249,10 @@ class Function:
             raise TypeError(self._generator_message(f"a {self._generator} function"))
         # Inside another function's trace the call is one node holding this function's own
         # trace (the passes inline it); a call from its own body (recursion) is inlined.
-        if _core.functions_run_eagerly() or (_core._in_trace() and self._core.tracing_here()):
+        if _core.functions_run_eagerly():
             return self._fn(*args, **kwargs)
+        if _core._in_trace() and self._core.tracing_here():
+            return self._python_function()(*args, **kwargs)
         if (not kwargs and self._input_signature is None and (self._bind is None or len(args) == self._nparams)
                 and all(type(a) is _Tensor for a in args)):
             out = self._core.call_tensors(self, args)
@@ -310,12 +324,22 @@ class Function:
             return self
         bound = obj.__dict__.get("_ef_functions", {}).get(id(self))
         if bound is None:
-            bound = Function(self._fn.__get__(obj, objtype), self._input_signature, name=self._core.name)
+            bound = Function(self._fn.__get__(obj, objtype), self._input_signature, name=self._core.name,
+                             autograph=self._autograph)
             obj.__dict__.setdefault("_ef_functions", {})[id(self)] = bound
         return bound
 
     def __repr__(self):
         return f"<ef.function {self._core.name}>"
+
+
+def _autograph_api():
+    from .autograph import _api  # imported late: autograph imports this package's modules
+    return _api
+
+
+def _autograph_status(on):
+    return _autograph_api().status(on)
 
 
 class _Placeholder:
@@ -329,8 +353,10 @@ def _is_tensorlike(x):  # noqa: F811 - placeholders count as tensors
     return isinstance(x, (_Tensor, _np.ndarray, _core.Variable, _Placeholder))
 
 
-def function(func=None, input_signature=None, reduce_retracing=False, name=None, **_ignored):
-    """Traces a Python callable once per input signature (TF's tf.function); usable as a decorator."""
+def function(func=None, input_signature=None, autograph=True, reduce_retracing=False, name=None, **_ignored):
+    """Traces a Python callable once per input signature (TF's tf.function); usable as a decorator.
+    autograph=True (TF's default) converts Python control flow on tensors into ef.cond /
+    ef.while_loop (ef.autograph); autograph=False runs the Python as written."""
     if func is None:
-        return lambda f: Function(f, input_signature, reduce_retracing, name)
-    return Function(func, input_signature, reduce_retracing, name)
+        return lambda f: Function(f, input_signature, reduce_retracing, name, autograph)
+    return Function(func, input_signature, reduce_retracing, name, autograph)

@@ -3,6 +3,7 @@ import inspect
 import re
 
 from . import _core
+from .autograph import _api as _autograph
 
 _names = {}
 
@@ -93,9 +94,12 @@ class _PythonLayer:
         self.build(TensorShape(shape) if isinstance(shape, tuple) else [TensorShape(s) for s in shape])
 
     def _ef_call(self, inputs, training):
+        call = self.call
+        if _autograph.enabled():  # inside ef.function(autograph=True): the user's call is converted, as TF's
+            call = _autograph.converted_call(call)
         if self._ef_call_takes_training:
-            return self.call(inputs, training=training)
-        return self.call(inputs)
+            return call(inputs, training=training)
+        return call(inputs)
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}>"

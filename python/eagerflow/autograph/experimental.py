@@ -1,0 +1,2 @@
+"""tf.autograph.experimental."""
+from ._api import do_not_convert  # noqa: F401
