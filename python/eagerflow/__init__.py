@@ -173,3 +173,4 @@ __version__ = version.VERSION  # TF's API level: see ef.version
 from ._functional_ops import map_fn, foldl, foldr, scan, vectorized_map, py_function, numpy_function  # noqa: E402,F811
 from ._tensor_array import TensorArray  # noqa: E402
 from ._control_flow import while_loop  # noqa: E402,F811
+from . import distribute  # noqa: E402 - tf.distribute over ef.dist (python/eagerflow/_distribute.py)
