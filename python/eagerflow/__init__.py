@@ -63,6 +63,7 @@ def _shape(self):
 Tensor.shape = property(_shape, doc="The shape: a tuple (None for a dim unknown while tracing).")
 # Tensors are immutable values: copies are the tensor itself, and pickling keeps the value (as
 # TF's EagerTensor; matplotlib and copy.deepcopy of structures holding tensors rely on it).
+Tensor.__complex__ = lambda self: complex(self.numpy())  # complex(t) of a one-element tensor, as TF's
 Tensor.__copy__ = lambda self: self
 Tensor.__deepcopy__ = lambda self, memo: self
 Tensor.__reduce__ = lambda self: (_tensor_of, (self.numpy(),))

@@ -171,7 +171,8 @@ def optimizer_variables(opt):
             plain.append((name[len(prefix):], v))
         elif "/" in name:
             owner, slot = name.rsplit("/", 1)
-            slots.append((owner, slot, v))
+            # (a tf.Variable's slot is named after its TF name: "w:0/m")
+            slots.append((owner[:-2] if owner.endswith(":0") else owner, slot, v))
         else:
             plain.append((name, v))
     return plain, slots

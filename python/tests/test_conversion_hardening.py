@@ -220,11 +220,14 @@ def test_big_endian_and_strided_arrays_convert():
 
 
 @pytest.mark.parametrize("value", [1 + 2j, [1 + 0j, 2], np.ones(2, np.complex64), np.ones(3, np.complex128)])
-def test_complex_values_are_a_clear_type_error(value):
+def test_complex_values_make_complex_tensors_and_do_not_mix_with_real_ones(value):
+    t = ef.constant(value)
+    assert t.dtype.is_complex
+    np.testing.assert_array_equal(t.numpy(), np.asarray(value))
+    with pytest.raises(ef.errors.InvalidArgumentError):
+        ef.constant([1.0, 2.0]) * t  # as TF: float32 and complex do not mix
     with pytest.raises(TypeError, match="complex"):
-        ef.constant(value)
-    with pytest.raises(TypeError, match="complex"):
-        ef.constant([1.0, 2.0]) * value
+        ef.constant(np.ones(2, np.clongdouble))  # complex256 has no tensor dtype
 
 
 @pytest.mark.parametrize("value", [[1, "a"], [b"x", 2.5], None, object(), np.array([1, None], dtype=object),

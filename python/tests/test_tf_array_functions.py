@@ -73,8 +73,9 @@ def test_small_top_level_names():
     with pytest.raises(ValueError):
         tf.assert_rank(tf.zeros([2]), 2)
     assert tf.as_dtype("float32") == tf.float32 and tf.as_dtype(np.float64) == tf.float64 and tf.double == tf.float64
+    assert tf.as_dtype("complex64") == tf.complex64
     with pytest.raises(TypeError):
-        tf.as_dtype("complex64")
+        tf.as_dtype("qint8")
     np.testing.assert_array_equal(tf.unravel_index([5, 7], [3, 4]).numpy(), [[1, 1], [1, 3]])
     assert tf.broadcast_static_shape(tf.TensorShape([2, 1]), tf.TensorShape([3])) == (2, 3)
     np.testing.assert_array_equal(tf.broadcast_dynamic_shape([2, 1], [1, 3]).numpy(), [2, 3])
