@@ -3,6 +3,7 @@
 // gradient convention, eager == traced, vmap, and the errors of what does not take them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <numbers>
@@ -319,6 +320,36 @@ TEST(Complex, TracedEqualsEagerAndVmapBatches) {
   auto vv = v.to_vector<double>(), sv = per(re2, im).to_vector<double>();
   ASSERT_EQ(vv.size(), 8u);
   for (std::size_t i = 0; i < 4; ++i) EXPECT_NEAR(vv[4 + i], sv[i], 1e-12);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(Complex, EigOfGeneralMatricesSatisfiesAvEqualsLambdaV) {
+  // A rotation: eigenvalues +-i; a nonsymmetric real matrix with real eigenvalues 2 and 3.
+  Tensor rot = ef::tensor({{0.0f, -1.0f}, {1.0f, 0.0f}});
+  Tensor w = ef::linalg::eigvals(rot);
+  EXPECT_EQ(w.dtype(), ef::DType::complex64);
+  auto wv = values(w);
+  EXPECT_NEAR(std::abs(wv[0] * wv[1] - C(1, 0)), 0.0, 1e-6);  // i * -i
+  EXPECT_NEAR(std::abs(wv[0] + wv[1]), 0.0, 1e-6);
+  Tensor a = ef::tensor(std::vector<double>{4, 1, -2, 1}, Shape{2, 2});  // eigenvalues 2 and 3
+  auto [values_t, vectors] = ef::linalg::eig(a);
+  EXPECT_EQ(values_t.dtype(), ef::DType::complex128);
+  // A V = V diag(w), column by column; each column of unit norm.
+  Tensor av = ef::matmul(ef::cast(a, ef::DType::complex128), vectors);
+  Tensor vw = ef::mul(vectors, ef::reshape(values_t, {1, 2}));
+  expect_near(values(av), values(vw), 1e-12);
+  auto v = values(vectors);
+  for (int c = 0; c < 2; ++c) EXPECT_NEAR(std::norm(v[c]) + std::norm(v[2 + c]), 1.0, 1e-12);
+  auto ev = values(values_t);
+  std::vector<double> re{ev[0].real(), ev[1].real()};
+  std::sort(re.begin(), re.end());
+  EXPECT_NEAR(re[0], 2, 1e-12);
+  EXPECT_NEAR(re[1], 3, 1e-12);
+  EXPECT_THROW(ef::linalg::eig(ef::tensor({1.0f, 2.0f})), ef::Error);  // not a matrix
+  EXPECT_THROW(ef::linalg::eig(ef::tensor(std::vector<double>{1, 2, 3, 4, 5, 6}, Shape{2, 3})), ef::Error);
 }
 
 }  // namespace

@@ -147,6 +147,7 @@ TEST(OpTable, CoversEveryOpClass) {
       "ef::(anonymous namespace)::FusedElementwise",
       "ef::(anonymous namespace)::Print",        // function_test (ef::print)
       "ef::Assert", "ef::(anonymous namespace)::HostCall",  // host_call_test (effects)
+      "ef::Eig",                                 // complex_test (no gradient, as it is built here)
       "ef::summary::(anonymous namespace)::WriteSummary",  // summary_test (ef::summary, an effect like print)
       "ef::RnnBackward",                         // recurrent_test (fused vs unrolled gradients)
       // String ops take string tensors, which the table's generated inputs are not: strings_test.

@@ -64,6 +64,22 @@ Tensor.shape = property(_shape, doc="The shape: a tuple (None for a dim unknown 
 # Tensors are immutable values: copies are the tensor itself, and pickling keeps the value (as
 # TF's EagerTensor; matplotlib and copy.deepcopy of structures holding tensors rely on it).
 Tensor.__complex__ = lambda self: complex(self.numpy())  # complex(t) of a one-element tensor, as TF's
+
+
+def _format(self, spec):
+    """f"{t:.2f}": a scalar formats as its NumPy value (TF's); a bigger tensor only with an
+    empty spec (as str(t)); symbolic tensors as their description."""
+    if self.is_symbolic or self.is_keras_tensor:
+        return format(str(self), spec)
+    if self.ndim == 0:
+        return format(self.numpy(), spec)
+    if spec:
+        raise TypeError(f"unsupported format string passed to Tensor.__format__ (a tensor of shape "
+                        f"{tuple(self._shape_tuple)}; format one element, or use str())")
+    return str(self)
+
+
+Tensor.__format__ = _format
 Tensor.__copy__ = lambda self: self
 Tensor.__deepcopy__ = lambda self, memo: self
 Tensor.__reduce__ = lambda self: (_tensor_of, (self.numpy(),))

@@ -33,6 +33,25 @@ def _as_numpy_iterator(self):
 
 
 Dataset.as_numpy_iterator = _as_numpy_iterator
+
+
+def _reduce(self, initial_state, reduce_func, name=None):
+    """tf.data.Dataset.reduce: reduce_func(state, element) over every element, from
+    initial_state (a tensor or a structure of them); the final state."""
+    from . import nest
+    state = nest.map_structure(lambda v: v if isinstance(v, _core.Tensor) else _core.convert_to_tensor(v), initial_state)
+    for element in self:
+        new = reduce_func(state, element)  # (a tuple element stays one argument, as TF's)
+        new = nest.map_structure(lambda v: v if isinstance(v, _core.Tensor) else _core.convert_to_tensor(v), new)
+        nest.assert_same_structure(state, new)
+        for a, b in zip(nest.flatten(state), nest.flatten(new)):
+            if a.dtype != b.dtype:
+                raise TypeError(f"Dataset.reduce: reduce_func changed a state's dtype from {a.dtype.name} to {b.dtype.name}")
+        state = new
+    return state
+
+
+Dataset.reduce = _reduce
 _from_generator = Dataset.from_generator
 
 

@@ -11,7 +11,8 @@ from . import math as _math
 
 _l = _core._linalg
 
-__all__ = ["adjoint", "band_part", "cholesky", "cholesky_solve", "cross", "det", "diag", "diag_part", "eigh", "eigvalsh",
+__all__ = ["adjoint", "band_part", "cholesky", "cholesky_solve", "cross", "det", "diag", "diag_part", "eig", "eigvals",
+           "eigh", "eigvalsh",
            "einsum", "eye", "global_norm", "inv", "l2_normalize", "logdet", "lstsq", "matmul", "matrix_rank",
            "matrix_transpose", "matvec", "norm", "normalize", "pinv", "qr", "set_diag", "slogdet", "solve", "svd",
            "tensor_diag", "tensor_diag_part", "tensordot", "trace", "triangular_solve", "lu", "lu_solve",
@@ -116,6 +117,17 @@ def tensor_diag_part(input, name=None):  # noqa: A002
 def eigh(tensor, name=None):
     """(eigenvalues ascending, eigenvectors as columns) of symmetric matrices (lower triangles read)."""
     return tuple(_l.eigh(tensor))
+
+
+def eig(tensor, name=None):
+    """tf.linalg.eig: (eigenvalues, right eigenvectors as columns of unit norm) of general square
+    matrices, complex64 for float32/complex64 input and complex128 otherwise (LAPACK's geev)."""
+    return _core._complex.eig(tensor)
+
+
+def eigvals(tensor, name=None):
+    """tf.linalg.eigvals: the eigenvalues of general square matrices (complex)."""
+    return _core._complex.eigvals(tensor)
 
 
 def eigvalsh(tensor, name=None):

@@ -37,6 +37,11 @@ void init_complex(nb::module_& m) {
     return ef::matmul_conj(x, y, ta, tb, ca, cb);
   }, nb::arg("a"), nb::arg("b"), nb::arg("transpose_a") = false, nb::arg("transpose_b") = false,
      nb::arg("conj_a") = false, nb::arg("conj_b") = false);
+  c.def("eig", [](H a) {
+    auto [values, vectors] = ef::linalg::eig(T(a));
+    return nb::make_tuple(values, vectors);
+  }, nb::arg("tensor"));
+  c.def("eigvals", [](H a) { return ef::linalg::eigvals(T(a)); }, nb::arg("tensor"));
   c.def("fft", [](H x) { return ef::signal::fft(T(x)); }, nb::arg("input"));
   c.def("ifft", [](H x) { return ef::signal::ifft(T(x)); }, nb::arg("input"));
   c.def("fft2d", [](H x) { return ef::signal::fft2d(T(x)); }, nb::arg("input"));

@@ -160,3 +160,20 @@ def test_traced_equals_eager_with_one_trace():
         for got, want in zip(traced(re, im), f(re, im)):
             np.testing.assert_array_equal(got.numpy(), want.numpy())
     assert traced.experimental_get_tracing_count() == 1
+
+
+def test_eig_and_eigvals_of_general_matrices():
+    rng = np.random.default_rng(5)
+    a = rng.normal(size=(3, 4, 4))
+    w, v = tf.linalg.eig(a)
+    assert w.dtype == tf.complex128 and v.dtype == tf.complex128
+    np.testing.assert_allclose(a @ v.numpy(), v.numpy() * w.numpy()[:, None, :], atol=1e-10)
+    np.testing.assert_allclose(np.linalg.norm(v.numpy(), axis=1), 1.0)
+    got, want = tf.linalg.eigvals(a).numpy(), np.linalg.eigvals(a)
+    for g, w_ in zip(got, want):  # the same multiset per matrix (conjugate pairs may come in either order)
+        assert np.abs(g[:, None] - w_[None, :]).min(axis=1).max() < 1e-10
+    rot = tf.constant([[0.0, -1.0], [1.0, 0.0]])
+    assert tf.linalg.eigvals(rot).dtype == tf.complex64
+    np.testing.assert_allclose(np.sort_complex(tf.linalg.eigvals(rot).numpy()), [-1j, 1j], atol=1e-6)
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.linalg.eig(tf.ones([2, 3]))

@@ -133,3 +133,14 @@ def test_log_device_placement_and_init_scope(capfd):
 
     assert f(tf.constant(1.0)).numpy() == 6.0
     assert made == [True]
+
+
+def test_tensor_format_and_dataset_reduce():
+    assert f"{tf.constant(2.5):.2f}" == "2.50" and f"{tf.constant(7):>3}" == "  7"
+    assert f"{tf.constant([1, 2])}" == str(tf.constant([1, 2]))
+    with pytest.raises(TypeError, match="format"):
+        f"{tf.constant([1.0, 2.0]):.2f}"
+    ds = tf.data.Dataset.from_tensor_slices(([1, 2, 3], [4, 5, 6]))
+    assert ds.reduce(tf.constant(0), lambda s, e: s + e[0] * e[1]).numpy() == 32
+    total, count = tf.data.Dataset.range(5).reduce((tf.constant(0, tf.int64), 0), lambda s, x: (s[0] + x, s[1] + 1))
+    assert total.numpy() == 10 and count.numpy() == 5

@@ -24,6 +24,7 @@ const OpFactories& builtin_op_factories() {
     add_string_factories(f);
     add_complex_factories(f);
     add_fft_factories(f);
+    add_eig_factories(f);
     add_file_factories(f);
     add_image_codec_factories(f);
     add_image_resize_factories(f);

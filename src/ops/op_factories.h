@@ -33,6 +33,7 @@ void add_scatter_nd_factories(OpFactories& f);    // src/ops/scatter_nd_op.cpp
 void add_string_factories(OpFactories& f);        // src/ops/string_ops.cpp
 void add_complex_factories(OpFactories& f);       // src/ops/complex_op.cpp
 void add_fft_factories(OpFactories& f);           // src/ops/fft_op.cpp
+void add_eig_factories(OpFactories& f);           // src/ops/linalg_eig_op.cpp
 void add_file_factories(OpFactories& f);          // src/io/file_ops.cpp
 void add_image_codec_factories(OpFactories& f);   // src/io/image_codec.cpp
 void add_image_resize_factories(OpFactories& f);  // src/ops/image_resize_op.cpp

@@ -9,6 +9,7 @@
 // dL/dx + i dL/dy, so a holomorphic f passes g * conj(f'(z)) back. Include this header on its
 // own (it is not part of eagerflow.h).
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "eagerflow/core/complex_dtype.h"
@@ -30,6 +31,14 @@ Tensor angle(const Tensor& x);
 // op(a) @ op(b), each operand transposed and/or conjugated as flagged (TF's adjoint_a is both);
 // conjugating a real operand changes nothing.
 Tensor matmul_conj(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b, bool conj_a, bool conj_b);
+
+namespace linalg {
+// The eigenvalues and right eigenvectors (columns, unit norm) of general square matrices
+// [..., n, n] (LAPACK's geev): complex64 for float32/complex64 input, complex128 otherwise, as
+// TF's tf.linalg.eig. Not differentiable here (TF's gradient is not built).
+std::pair<Tensor, Tensor> eig(const Tensor& a);
+Tensor eigvals(const Tensor& a);
+}  // namespace linalg
 
 namespace signal {
 

@@ -22,6 +22,7 @@ void register_builtin_op_rules() {
   register_string_rules();
   register_complex_rules();
   register_fft_rules();
+  register_eig_rules();
   register_host_call_rules();
   register_file_rules();
   register_image_codec_rules();

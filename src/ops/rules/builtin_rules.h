@@ -23,6 +23,7 @@ void register_scatter_nd_rules();     // src/ops/scatter_nd_op.cpp
 void register_string_rules();         // src/ops/string_ops.cpp
 void register_complex_rules();        // src/ops/complex_op.cpp
 void register_fft_rules();            // src/ops/fft_op.cpp
+void register_eig_rules();            // src/ops/linalg_eig_op.cpp
 void register_host_call_rules();      // src/ops/host_call.cpp
 void register_file_rules();           // src/io/file_ops.cpp
 void register_image_codec_rules();    // src/io/image_codec.cpp
