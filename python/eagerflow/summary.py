@@ -7,7 +7,11 @@
 scalar / histogram / text write to the default writer and return False when there is none.
 They are ops with an effect (like ef.print): inside an ef.function they write at every call
 of the traced graph, with the writer that was the default when it traced; data and step may
-be tensors the graph computes. The files are TensorBoard's (events.out.tfevents.*)."""
+be tensors the graph computes. The files are TensorBoard's (events.out.tfevents.*).
+
+write / image / audio / graph write when called, outside ef.function (_summary_ops);
+trace_on / trace_export record the graphs of the functions traced in between (_summary_trace).
+record_if gates them all."""
 import contextlib as _contextlib
 
 from . import _core
@@ -39,6 +43,15 @@ def _set_as_default(self, step=None):
 
 SummaryWriter.as_default = _as_default
 SummaryWriter.set_as_default = _set_as_default
+
+
+def _init(self):
+    """An eager writer is ready when made (TF's init() does nothing more); a closed one is not."""
+    if self.closed:
+        raise RuntimeError(f"SummaryWriter for {self.logdir!r} is already closed")
+
+
+SummaryWriter.init = _init
 SummaryWriter.__enter__ = lambda self: self
 SummaryWriter.__exit__ = lambda self, *exc: self.close()
 
@@ -53,36 +66,47 @@ def create_file_writer(logdir, max_queue=None, flush_millis=None, filename_suffi
                                  filename_suffix or "")
 
 
+def _step(step):
+    return _default_step() if step is None else step
+
+
 def scalar(name, data, step=None, description=None):
     """One number (a Python number or a tensor of one element). step: an int, a tensor, or None
     for the step set with ef.summary.experimental.set_step."""
-    return _s.scalar(name, data, step)
+    return _recording() and _s.scalar(name, data, _step(step))
 
 
 def histogram(name, data, step=None, buckets=None, description=None):
     """A histogram of the finite values of data in `buckets` (30) equal-width buckets."""
-    return _s.histogram(name, data, step, buckets)
+    return _recording() and _s.histogram(name, data, _step(step), buckets)
 
 
 def text(name, data, step=None, description=None):
     """Text (markdown) for TensorBoard's text dashboard."""
-    return _s.text(name, str(data), step)
+    return _recording() and _s.text(name, str(data), _step(step))
 
 
-def flush(writer=None):
+def flush(writer=None, name=None):
+    """Writes out what the writer (the default one when None) holds."""
     w = writer if writer is not None else _s.default_writer()
     if w is not None:
         w.flush()
 
 
-class experimental:  # noqa: N801 - tf.summary.experimental
-    @staticmethod
-    def set_step(step):
-        _s.set_step(None if step is None else int(step))
+def create_noop_writer():
+    """A writer that writes nothing: as the default, summaries return False."""
+    return _NoopWriter()
 
-    @staticmethod
-    def get_step():
-        return _s.get_step()
+
+def should_record_summaries():
+    """Whether summaries write here (a bool tensor): a default writer is set and the
+    record_if condition holds."""
+    return _core.convert_to_tensor(_recording_writer() is not None)
+
+
+from ._summary_ops import (  # noqa: E402 - they use the helpers above
+    _NoopWriter, _default_step, _recording, _recording_writer, _resolve_step, audio, experimental, graph, image, record_if, write)
+from ._summary_trace import trace_export, trace_off, trace_on  # noqa: E402
 
 
 def _read_events(path):
@@ -91,4 +115,5 @@ def _read_events(path):
     return _s._read_events(str(path))
 
 
-__all__ = ["SummaryWriter", "create_file_writer", "scalar", "histogram", "text", "flush", "experimental"]
+__all__ = ["SummaryWriter", "audio", "create_file_writer", "create_noop_writer", "experimental", "flush", "graph", "histogram",
+           "image", "record_if", "scalar", "should_record_summaries", "text", "trace_export", "trace_off", "trace_on", "write"]
