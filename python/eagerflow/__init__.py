@@ -174,3 +174,4 @@ from ._functional_ops import map_fn, foldl, foldr, scan, vectorized_map, py_func
 from ._tensor_array import TensorArray  # noqa: E402
 from ._control_flow import while_loop  # noqa: E402,F811
 from . import autograph, _tensor_mod  # noqa: E402,F401 - ef.autograph, as tf.autograph; Tensor % and //
+from . import profiler  # noqa: E402,F401 - ef.profiler, as tf.profiler (experimental.start/stop, Profile, Trace)
