@@ -24,27 +24,57 @@ def _condition():
     return getattr(_local, "condition", True)
 
 
-def _recording():
-    """Whether summaries write now: the record_if condition (a callable is called each time).
-    Without a default writer scalar/histogram/text return False themselves."""
+def _condition_now():
+    """The record_if condition now: a Python bool, or a bool tensor computed inside the trace
+    being made (a callable is called each time, as TF's)."""
     c = _condition()
     if callable(c):
         c = c()
+    if isinstance(c, _core.Variable):
+        c = c.value()
     if isinstance(c, _core.Tensor):
-        if _core._in_trace() and not _is_eager(c):
-            raise NotImplementedError(
-                "tf.summary.record_if: a condition computed inside ef.function (a symbolic tensor) is not "
-                "supported; pass a Python bool, a callable returning one, or compute it outside the function")
+        if not _is_eager(c):
+            return c
         c = bool(c.numpy())
     return bool(c)
 
 
-def _is_eager(t):
+def _recording():
+    """Whether summaries written in Python write now (those write eagerly only)."""
+    c = _condition_now()
+    if isinstance(c, _core.Tensor):
+        raise NotImplementedError("tf.summary: a record_if condition computed inside ef.function gates only the "
+                                  "summaries that are ops (scalar, histogram, text)")
+    return c
+
+
+def _gated(op):
+    """op() (a summary op: True when written) when the record_if condition holds. A condition
+    the trace computes becomes a cond around the op, so each call of the graph decides; the
+    result is then a bool tensor."""
+    c = _condition_now()
+    if isinstance(c, _core.Tensor):
+        return _core.cond(c, lambda: _core.convert_to_tensor(bool(op())), lambda: _core.convert_to_tensor(False))
+    return c and op()
+
+
+def _scoped(name):
+    """A summary's tag: its name under the enclosing name scopes (TF's summary_scope)."""
+    from ._module import get_current_name_scope
+    current = get_current_name_scope()
+    return current + "/" + name if current else name
+
+
+def _eager_value(t):
+    """The tensor's NumPy value, or None for a symbolic tensor (it has none)."""
     try:
-        t.numpy()
-        return True
+        return t.numpy()
     except Exception:  # noqa: BLE001 - a symbolic tensor has no value
-        return False
+        return None
+
+
+def _is_eager(t):
+    return _eager_value(t) is not None
 
 
 def _recording_writer():
@@ -104,7 +134,19 @@ def write(tag, tensor, step=None, metadata=None, name=None):
         tensor = tensor()
     meta = b"" if metadata is None else metadata.SerializeToString() if hasattr(metadata, "SerializeToString") \
         else bytes(metadata)
-    _ev.append_event(writer, step, [_ev.value(tag, _ev.tensor_proto(tensor), meta)])
+    _ev.append_event(writer, step, [_ev.value(_scoped(tag), _ev.tensor_proto(tensor), meta)])
+    return _core.convert_to_tensor(True)
+
+
+def text_tensor(name, strings, step, description=None):
+    """Text of a string array of any rank (TensorBoard's text plugin draws a table)."""
+    writer = _recording_writer()
+    if writer is None:
+        return _false()
+    step = _resolve_step(step)
+    flat = [x if isinstance(x, bytes) else str(x).encode() for x in strings.ravel()]
+    meta = _ev.metadata("text", b"", description)
+    _ev.append_event(writer, step, [_ev.value(_scoped(name), _ev.string_tensor_proto(flat, strings.shape), meta)])
     return _core.convert_to_tensor(True)
 
 
@@ -133,7 +175,7 @@ def image(name, data, step=None, max_outputs=3, description=None):
     encoded = [_eio.encode_png(_core.convert_to_tensor(im)).numpy() for im in images[:int(max_outputs)]]
     blobs = [str(arr.shape[2]).encode(), str(arr.shape[1]).encode()] + encoded
     meta = _ev.metadata("images", b"", description, _ev.DATA_CLASS_BLOB_SEQUENCE)
-    _ev.append_event(writer, step, [_ev.value(name, _ev.string_tensor_proto(blobs, [len(blobs)]), meta)])
+    _ev.append_event(writer, step, [_ev.value(_scoped(name), _ev.string_tensor_proto(blobs, [len(blobs)]), meta)])
     return _core.convert_to_tensor(True)
 
 
@@ -166,7 +208,7 @@ def audio(name, data, sample_rate, step=None, max_outputs=3, encoding=None, desc
     blobs = [b for c in clips for b in (c, b"")]  # [k, 2]: the clip and its (empty) label
     # AudioPluginData{encoding: WAV (11)}
     meta = _ev.metadata("audio", b"\x10\x0b", description, _ev.DATA_CLASS_BLOB_SEQUENCE)
-    _ev.append_event(writer, step, [_ev.value(name, _ev.string_tensor_proto(blobs, [len(clips), 2]), meta)])
+    _ev.append_event(writer, step, [_ev.value(_scoped(name), _ev.string_tensor_proto(blobs, [len(clips), 2]), meta)])
     return _core.convert_to_tensor(True)
 
 
@@ -252,6 +294,26 @@ class experimental:  # noqa: N801 - tf.summary.experimental
     @staticmethod
     def get_step():
         return _default_step()
+
+    @staticmethod
+    def write_raw_pb(tensor, step=None, name=None):
+        """Serialized Summary protos (a string tensor, one or more), each written as one event
+        at `step`. InvalidArgumentError for bytes that are not a Summary."""
+        _eager_only("experimental.write_raw_pb")
+        writer = _recording_writer()
+        if writer is None:
+            return _false()
+        step = _resolve_step(step)
+        protos = [bytes(b) for b in _np.atleast_1d(_numpy(tensor)).ravel()]
+        from . import errors
+        from ._example_proto import DecodeError, _fields
+        for b in protos:
+            try:
+                values = [b[v[0]:v[1]] for f, w, v in _fields(b, 0, len(b)) if f == 1 and w == 2]
+            except DecodeError:
+                raise errors.InvalidArgumentError(None, None, "failed to parse a Summary proto in write_raw_pb") from None
+            _ev.append_event(writer, step, values)
+        return _core.convert_to_tensor(True)
 
     @staticmethod
     @_contextlib.contextmanager

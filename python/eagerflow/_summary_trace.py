@@ -26,7 +26,10 @@ def _collect(function, traces_before, start, end):
         return
     names = list(function._arg_names)
     for cf in function.concrete_functions[-new:]:
-        _state["graphs"].append((_graph.graph_def(cf.traced_graph, names), _graph.graph_def(cf.graph, names)))
+        try:
+            _state["graphs"].append((_graph.graph_def(cf.traced_graph, names), _graph.graph_def(cf.graph, names)))
+        except Exception as e:  # noqa: BLE001 - a graph that cannot be drawn must not fail the user's call
+            _log().warning("tf.summary.trace_on: the graph of %s is left out of the trace (%s)", function._core.name, e)
 
 
 def trace_on(graph=True, profiler=False, profiler_outdir=None):

@@ -14,6 +14,8 @@ trace_on / trace_export record the graphs of the functions traced in between (_s
 record_if gates them all."""
 import contextlib as _contextlib
 
+import numpy as _np
+
 from . import _core
 
 _s = _core._summary
@@ -73,17 +75,30 @@ def _step(step):
 def scalar(name, data, step=None, description=None):
     """One number (a Python number or a tensor of one element). step: an int, a tensor, or None
     for the step set with ef.summary.experimental.set_step."""
-    return _recording() and _s.scalar(name, data, _step(step))
+    return _gated(lambda: _s.scalar(_scoped(name), data, _step(step)))
 
 
 def histogram(name, data, step=None, buckets=None, description=None):
     """A histogram of the finite values of data in `buckets` (30) equal-width buckets."""
-    return _recording() and _s.histogram(name, data, _step(step), buckets)
+    return _gated(lambda: _s.histogram(_scoped(name), data, _step(step), buckets))
 
 
 def text(name, data, step=None, description=None):
     """Text (markdown) for TensorBoard's text dashboard."""
-    return _recording() and _s.text(name, str(data), _step(step))
+    if isinstance(data, _core.Variable):
+        data = data.value()
+    if isinstance(data, _core.Tensor):
+        value = _summary_ops._eager_value(data)
+        if value is None:
+            raise NotImplementedError("tf.summary.text of a tensor computed inside ef.function is not supported; "
+                                      "pass a Python string, or a tensor made outside the function")
+        value = _np.asarray(value, dtype=object)
+        if value.ndim != 0:  # a table of strings, as TF's text plugin shows it
+            return _summary_ops.text_tensor(name, value, step, description)
+        data = value.item()
+    if isinstance(data, bytes):
+        data = data.decode("utf-8", "replace")
+    return _gated(lambda: _s.text(_scoped(name), str(data), _step(step)))
 
 
 def flush(writer=None, name=None):
@@ -100,12 +115,16 @@ def create_noop_writer():
 
 def should_record_summaries():
     """Whether summaries write here (a bool tensor): a default writer is set and the
-    record_if condition holds."""
-    return _core.convert_to_tensor(_recording_writer() is not None)
+    record_if condition holds (inside ef.function, possibly a condition the graph computes)."""
+    if _s.default_writer() is None:
+        return _core.convert_to_tensor(False)
+    return _core.convert_to_tensor(_condition_now())
 
 
 from ._summary_ops import (  # noqa: E402 - they use the helpers above
-    _NoopWriter, _default_step, _recording, _recording_writer, _resolve_step, audio, experimental, graph, image, record_if, write)
+    _NoopWriter, _condition_now, _default_step, _gated, _recording, _recording_writer, _resolve_step, _scoped, audio,
+    experimental, graph, image, record_if, write)
+from . import _summary_ops  # noqa: E402
 from ._summary_trace import trace_export, trace_off, trace_on  # noqa: E402
 
 

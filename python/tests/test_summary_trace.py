@@ -257,3 +257,82 @@ def test_graph_and_closed_writer(writer, tmp_path):
     with writer.as_default(), pytest.raises(ef.errors.FailedPreconditionError):
         ef.summary.write("x", 1.0, step=0)
     assert len(glob.glob(os.path.join(writer.logdir, "events.out.tfevents.*"))) == 1
+
+
+def test_record_if_with_a_condition_the_graph_computes(writer):
+    counter = ef.Variable(0, dtype=ef.int64)
+
+    @ef.function
+    def train_step(x):
+        counter.assign_add(1)
+        with ef.summary.record_if(lambda: ef.equal(counter % 3, 0)):
+            ef.summary.scalar("loss", x, step=counter)
+            return ef.summary.should_record_summaries()
+
+    with writer.as_default():
+        recorded = [bool(train_step(ef.constant(float(i)))) for i in range(7)]
+    assert train_step.experimental_get_tracing_count() == 1  # one graph decides at every call
+    assert recorded == [False, False, True, False, False, True, False]
+    assert [(s, t) for s, t, *_ in _summaries(writer)] == [(3, "loss"), (6, "loss")]
+
+
+def test_tags_follow_name_scopes_and_text_tensors(writer):
+    with writer.as_default():
+        with ef.name_scope("train"):
+            ef.summary.scalar("loss", 1.0, step=1)
+            ef.summary.write("raw", 2.0, step=1)
+        ef.summary.text("note", ef.constant("hello"), step=2)
+        ef.summary.text("table", ef.constant([["a", "b"], ["c", "d"]]), step=2)
+    rows = _summaries(writer)
+    assert [t for _, t, *_ in rows] == ["train/loss", "train/raw", "note", "table"]
+    table = rows[3][4]
+    assert table[8] == [b"a", b"b", b"c", b"d"] and rows[3][2] == "text"
+    assert [_msg(d)[1][0] for d in _msg(table[2][0])[2]] == [2, 2]
+
+    @ef.function
+    def f(s):
+        return ef.summary.text("t", s, step=0)
+
+    with writer.as_default(), pytest.raises(NotImplementedError, match="inside ef.function"):
+        f(ef.constant("x"))
+
+
+def test_write_raw_pb(writer):
+    # Summary{value: [Value{tag: "raw", simple_value: 0.5}]}, encoded by hand
+    value = b"\x0a\x03raw" + b"\x15" + struct.pack("<f", 0.5)
+    summary = b"\x0a" + bytes([len(value)]) + value
+    with writer.as_default():
+        assert bool(ef.summary.experimental.write_raw_pb(ef.constant([summary, summary]), step=9))
+        with pytest.raises(ef.errors.InvalidArgumentError):
+            ef.summary.experimental.write_raw_pb(ef.constant(b"\xff\xff"), step=9)
+    writer.flush()
+    events = [_msg(r) for r in _records(writer.path)][1:]
+    assert [e[2] for e in events] == [[9], [9]]
+    [val] = _msg(events[0][5][0])[1]
+    assert _msg(val)[1] == [b"raw"] and struct.unpack("<f", _msg(val)[2][0]) == (0.5,)
+
+
+def test_graph_def_of_control_flow_multiple_outputs_and_variables():
+    from eagerflow._summary_graph import graph_def
+    v = ef.Variable(ef.ones([3]), name="dense/kernel")
+
+    @ef.function
+    def f(x, n):
+        ef.print("message [with brackets] {}", x)
+        y = ef.cond(ef.reduce_sum(x) > 0, lambda: x * 2.0, lambda: x - 1.0)
+        _, y = ef.while_loop(lambda i, y: i < n, lambda i, y: (i + 1, y * 1.5), (ef.constant(0), y))
+        top, idx = ef.math.top_k(y, 2)
+        a, b = ef.split(ef.reshape(y, [2, 3]), 2, axis=0)
+        v.assign_add(ef.ones([3]))
+        return a + b + v, idx
+
+    cf = f.get_concrete_function(ef.TensorSpec([6], ef.float32), ef.TensorSpec([], ef.int32))
+    nodes = _nodes(graph_def(cf.traced_graph, ["x", "n"]))
+    names = {name for name, _, _ in nodes}
+    assert all(i.split(":")[0] in names for _, _, inputs in nodes for i in inputs)  # every edge has its source
+    by_op = {op: (name, inputs) for name, op, inputs in nodes}
+    assert by_op["cond"][1] == ["greater", "x"]
+    assert by_op["while"][1][1:] == ["cond", "n"]
+    assert by_op["top_k"][1] == ["while:1"]  # the loop's second result
+    assert [inputs for _, op, inputs in nodes if op == "Identity"][1] == ["top_k:1"]  # idx, top_k's second output
+    assert "print" in by_op and "assign_add" in by_op
