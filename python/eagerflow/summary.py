@@ -24,23 +24,24 @@ SummaryWriter = _s.SummaryWriter
 
 @_contextlib.contextmanager
 def _as_default(self, step=None):
-    """This writer is the default inside the `with` block (and `step` the default step)."""
-    previous, previous_step = _s.default_writer(), _s.get_step()
+    """This writer is the default inside the `with` block (and `step`, an int, tensor or
+    variable, the default step)."""
+    previous, previous_step = _s.default_writer(), experimental.get_step()
     _s.set_default_writer(self)
     if step is not None:
-        _s.set_step(int(step))
+        experimental.set_step(step)
     try:
         yield self
     finally:
         _s.set_default_writer(previous)
         if step is not None:
-            _s.set_step(previous_step)
+            experimental.set_step(previous_step)
 
 
 def _set_as_default(self, step=None):
     _s.set_default_writer(self)
     if step is not None:
-        _s.set_step(int(step))
+        experimental.set_step(step)
 
 
 SummaryWriter.as_default = _as_default

@@ -133,3 +133,14 @@ def test_cardinality_constants():
     assert int(ef.data.Dataset.range(3).repeat().cardinality()) == ef.data.INFINITE_CARDINALITY
     assert int(ef.data.Dataset.range(3).filter(lambda x: x > 0).cardinality()) == ef.data.UNKNOWN_CARDINALITY
     assert int(ef.data.Dataset.range(3).cardinality()) == 3
+
+
+def test_options_of_dropped_datasets_are_let_go():
+    from eagerflow import _data_options
+    o = ef.data.Options()
+    o.deterministic = True
+    kept = ef.data.Dataset.range(2).with_options(o)
+    for _ in range(20):
+        ef.data.Dataset.range(2).with_options(o)
+    assert len(_data_options._by_dataset) <= 3  # kept, and the last ones made
+    assert kept.options().deterministic is True

@@ -336,3 +336,14 @@ def test_graph_def_of_control_flow_multiple_outputs_and_variables():
     assert by_op["top_k"][1] == ["while:1"]  # the loop's second result
     assert [inputs for _, op, inputs in nodes if op == "Identity"][1] == ["top_k:1"]  # idx, top_k's second output
     assert "print" in by_op and "assign_add" in by_op
+
+
+def test_as_default_with_a_step_variable(writer):
+    step = ef.Variable(2, dtype=ef.int64)
+    ef.summary.experimental.set_step(7)
+    with writer.as_default(step=step):
+        ef.summary.scalar("a", 1.0)
+        step.assign(4)
+        ef.summary.scalar("a", 1.0)
+    assert ef.summary.experimental.get_step() == 7  # restored
+    assert [s for s, *_ in _summaries(writer)] == [2, 4]
