@@ -2,7 +2,30 @@
 
 Every TF field is accepted, type-checked as TF's and kept with the dataset; eagerflow's C++
 pipeline decides threading and order itself, so the values are recorded, not acted on."""
+import enum as _enum
 import sys as _sys
+
+
+class AutoShardPolicy(_enum.IntEnum):
+    OFF = -1
+    AUTO = 0
+    FILE = 1
+    DATA = 2
+    HINT = 3
+
+
+class AutotuneAlgorithm(_enum.IntEnum):
+    DEFAULT = 0
+    HILL_CLIMB = 1
+    GRADIENT_DESCENT = 2
+    MAX_PARALLELISM = 3
+    STAGE_BASED = 4
+
+
+class ExternalStatePolicy(_enum.IntEnum):
+    WARN = 0
+    IGNORE = 1
+    FAIL = 2
 
 
 class _OptionsBase:
@@ -82,12 +105,12 @@ class ThreadingOptions(_OptionsBase):
 
 
 class AutotuneOptions(_OptionsBase):
-    _FIELDS = _fields({"enabled": bool, "cpu_budget": int, "ram_budget": int, "autotune_algorithm": None,
+    _FIELDS = _fields({"enabled": bool, "cpu_budget": int, "ram_budget": int, "autotune_algorithm": AutotuneAlgorithm,
                        "initial_parallelism": int, "min_parallelism": int})
 
 
 class DistributeOptions(_OptionsBase):
-    _FIELDS = _fields({"auto_shard_policy": None, "num_devices": int})
+    _FIELDS = _fields({"auto_shard_policy": AutoShardPolicy, "num_devices": int})
 
 
 class OptimizationOptions(_OptionsBase):
@@ -104,7 +127,7 @@ class ServiceOptions(_OptionsBase):
 class Options(_OptionsBase):
     """tf.data.Options: a dataset's options (Dataset.with_options); merge() combines two, the
     argument's set fields winning."""
-    _FIELDS = _fields({"deterministic": bool, "experimental_deterministic": bool, "experimental_external_state_policy": None,
+    _FIELDS = _fields({"deterministic": bool, "experimental_deterministic": bool, "experimental_external_state_policy": ExternalStatePolicy,
                        "experimental_slack": bool, "experimental_symbolic_checkpoint": bool, "experimental_warm_start": bool,
                        "dataset_name": str, "framework_type": list},
                       autotune=AutotuneOptions, experimental_distribute=DistributeOptions,

@@ -22,6 +22,7 @@ from . import _data_options
 from ._data_files import FixedLengthRecordDataset
 from ._data_iterators import DatasetSpec, Iterator, IteratorSpec, NumpyIterator, OwnedIterator
 from ._data_options import Options, ThreadingOptions
+from ._data_experimental import experimental  # noqa: F401 - tf.data.experimental
 
 _cpp_iter = Dataset.__iter__
 Dataset.__iter__ = lambda self: OwnedIterator(self, _cpp_iter)

@@ -144,3 +144,56 @@ def test_options_of_dropped_datasets_are_let_go():
         ef.data.Dataset.range(2).with_options(o)
     assert len(_data_options._by_dataset) <= 3  # kept, and the last ones made
     assert kept.options().deterministic is True
+
+
+def test_experimental_single_element_structure_and_optional():
+    E = ef.data.experimental
+    assert int(E.get_single_element(ef.data.Dataset.range(1))) == 0
+    assert int(ef.data.Dataset.from_tensors(ef.constant(7)).get_single_element()) == 7
+    with pytest.raises(ef.errors.InvalidArgumentError, match="more than one element"):
+        E.get_single_element(ef.data.Dataset.range(2))
+    with pytest.raises(ef.errors.InvalidArgumentError, match="Dataset was empty"):
+        ef.data.Dataset.range(0).get_single_element()
+    ds = ef.data.Dataset.range(1)
+    assert E.get_structure(ds) == E.get_structure(iter(ds)) == ef.TensorSpec([], ef.int64)
+    with pytest.raises(TypeError):
+        E.get_structure(3)
+    it = iter(ds)
+    assert bool(E.get_next_as_optional(it).has_value()) and not bool(E.get_next_as_optional(it).has_value())
+    assert isinstance(E.Optional.from_value(ef.constant(1.0)), E.Optional)
+    assert int(E.cardinality(ds)) == 1
+    assert (E.AUTOTUNE, E.INFINITE_CARDINALITY, E.UNKNOWN_CARDINALITY) == (ef.data.AUTOTUNE, -1, -2)
+
+
+def test_experimental_from_list_and_enumerate():
+    E = ef.data.experimental
+    ds = E.from_list([(1, "a"), (2, "b")])
+    assert ds.element_spec == (ef.TensorSpec([], ef.int32), ef.TensorSpec([], ef.string))
+    assert list(ds.as_numpy_iterator()) == [(1, b"a"), (2, b"b")]
+    rows = list(E.from_list([{"a": [1.0, 2.0]}, {"a": [3.0, 4.0]}]).as_numpy_iterator())
+    np.testing.assert_array_equal(rows[1]["a"], [3.0, 4.0])
+    with pytest.raises(ValueError, match="should not be empty"):
+        E.from_list([])
+    with pytest.raises(ValueError, match="same structure"):
+        E.from_list([1, (1, 2)])
+    assert list(ef.data.Dataset.range(3).apply(E.enumerate_dataset(5)).as_numpy_iterator()) == [(5, 0), (6, 1), (7, 2)]
+    with pytest.raises(TypeError, match="must return a `tf.data.Dataset`"):
+        ef.data.Dataset.range(3).apply(lambda d: 3)
+
+
+def test_experimental_tfrecord_writer_and_option_enums(tmp_path):
+    E = ef.data.experimental
+    path = str(tmp_path / "r.tfrecord")
+    assert E.TFRecordWriter(path).write(ef.data.Dataset.from_tensor_slices(["a", "bc"])) is None
+    assert list(ef.data.TFRecordDataset(path).as_numpy_iterator()) == [b"a", b"bc"]
+    with pytest.raises(TypeError, match="scalar `tf.string` elements"):
+        E.TFRecordWriter(path).write(ef.data.Dataset.range(3))
+    o = ef.data.Options()
+    o.experimental_distribute.auto_shard_policy = E.AutoShardPolicy.DATA
+    o.autotune.autotune_algorithm = E.AutotuneAlgorithm.HILL_CLIMB
+    assert int(o.experimental_distribute.auto_shard_policy) == 2 and int(E.AutoShardPolicy.OFF) == -1
+    with pytest.raises(TypeError):
+        o.experimental_distribute.auto_shard_policy = 2  # TF wants the enum
+    from eagerflow.data.experimental import ExternalStatePolicy
+    o.experimental_external_state_policy = ExternalStatePolicy.FAIL
+    assert o.experimental_external_state_policy == ExternalStatePolicy.FAIL
