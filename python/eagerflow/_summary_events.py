@@ -19,11 +19,6 @@ _s = _core._summary
 DATA_TYPE = {"f32": 1, "f64": 2, "i32": 3, "u8": 4, "i16": 5, "i8": 6, "str": 7, "c64": 8, "i64": 9, "bool": 10,
              "bf16": 14, "u16": 17, "c128": 18, "f16": 19, "u32": 22, "u64": 23}
 
-# SummaryMetadata.DataClass
-DATA_CLASS_TENSOR = 2
-DATA_CLASS_BLOB_SEQUENCE = 3
-
-
 def varint_field(field, n):
     return _key(field, 0) + _varint(int(n))
 
@@ -36,13 +31,12 @@ def string_field(field, s):
     return _ld(field, s.encode() if isinstance(s, str) else bytes(s))
 
 
-def metadata(plugin_name, content=b"", description=None, data_class=None):
-    """A SummaryMetadata's bytes."""
+def metadata(plugin_name, content=b"", description=None):
+    """A SummaryMetadata's bytes. No data class, as TF's summaries: TensorBoard gives each
+    plugin's its own when it reads them."""
     out = _ld(1, string_field(1, plugin_name) + (string_field(2, content) if content else b""))
     if description:
         out += string_field(3, description)
-    if data_class is not None:
-        out += varint_field(4, data_class)
     return out
 
 

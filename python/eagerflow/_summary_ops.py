@@ -174,7 +174,7 @@ def image(name, data, step=None, max_outputs=3, description=None):
     images = _image.convert_image_dtype(_core.convert_to_tensor(arr), _core.DType.uint8, saturate=True).numpy()
     encoded = [_eio.encode_png(_core.convert_to_tensor(im)).numpy() for im in images[:int(max_outputs)]]
     blobs = [str(arr.shape[2]).encode(), str(arr.shape[1]).encode()] + encoded
-    meta = _ev.metadata("images", b"", description, _ev.DATA_CLASS_BLOB_SEQUENCE)
+    meta = _ev.metadata("images", b"", description)  # no data class: TensorBoard sets it on reading, as for TF's
     _ev.append_event(writer, step, [_ev.value(_scoped(name), _ev.string_tensor_proto(blobs, [len(blobs)]), meta)])
     return _core.convert_to_tensor(True)
 
@@ -207,7 +207,7 @@ def audio(name, data, sample_rate, step=None, max_outputs=3, encoding=None, desc
     clips = [_wav(a, rate) for a in arr[:int(max_outputs)]]
     blobs = [b for c in clips for b in (c, b"")]  # [k, 2]: the clip and its (empty) label
     # AudioPluginData{encoding: WAV (11)}
-    meta = _ev.metadata("audio", b"\x10\x0b", description, _ev.DATA_CLASS_BLOB_SEQUENCE)
+    meta = _ev.metadata("audio", b"\x10\x0b", description)  # TensorBoard keeps the clips, drops the labels
     _ev.append_event(writer, step, [_ev.value(_scoped(name), _ev.string_tensor_proto(blobs, [len(clips), 2]), meta)])
     return _core.convert_to_tensor(True)
 
