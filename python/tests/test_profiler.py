@@ -104,3 +104,17 @@ def test_summary_trace_on_with_profiler(tmp_path):
     assert [e["args"]["traced"] for e in events if e["name"] == "g"] == [True]
     with pytest.raises(ef.errors.UnavailableError):  # trace_export stopped the profiler
         P.stop()
+
+
+def test_input_pipeline_waits_are_recorded(tmp_path):
+    ds = ef.data.Dataset.range(4).map(lambda x: x * 2)
+    P.start(str(tmp_path))
+    got = [int(x) for x in ds]
+    it = iter(ds)
+    it.get_next()
+    P.stop()
+    assert got == [0, 2, 4, 6]
+    events, _ = _trace(tmp_path)
+    # 4 elements and the end of the first loop, and one get_next
+    assert len([e for e in events if e["name"] == "Iterator::GetNext" and e["cat"] == "tf.data"]) == 6
+    assert [int(x) for x in ds] == [0, 2, 4, 6]  # no profile: the same elements

@@ -3,7 +3,8 @@ written as a trace that Chrome's trace viewer, Perfetto and TensorBoard's profil
 logdir/plugins/profile/<run>/<host>.trace.json.gz, the `traceEvents` JSON format.
 
 Recorded from Python: every ef.function call (one event: a trace, with its reason and how long
-tracing took, or a replay of its graph), Trace annotations (`with Trace("train", step_num=3)`),
+tracing took, or a replay of its graph), each element a tf.data iterator hands out (the wait
+for the input pipeline), Trace annotations (`with Trace("train", step_num=3)`),
 and with ProfilerOptions(python_tracer_level=1) every Python function call. Op-level timings
 inside the C++ core are not recorded: the core has no timing hook yet."""
 import collections as _collections
@@ -16,7 +17,7 @@ import sys as _sys
 import threading as _threading
 import time as _time
 
-from .. import _function, errors
+from .. import _data_iterators, _function, errors
 
 __all__ = ["Profile", "ProfilerOptions", "Trace", "start", "stop"]
 
@@ -70,6 +71,12 @@ def _on_function_call(function, traces_before, start_ns, end_ns):
         s.add(name, "ef.function", start_ns, end_ns, {"traced": False})
 
 
+def _on_next_element(start_ns, end_ns):
+    s = _session
+    if s is not None and s.options.host_tracer_level >= 2:
+        s.add("Iterator::GetNext", "tf.data", start_ns, end_ns)
+
+
 def _python_tracer(session):
     """sys.setprofile's hook: one event per Python function call (its code's qualified name)."""
     stacks = _threading.local()
@@ -102,6 +109,7 @@ def start(logdir, options=None):
             raise errors.AlreadyExistsError(None, None, "Another profiler is running.")
         _session = _Session(logdir, options)
     _function._call_observers.append(_on_function_call)
+    _data_iterators._next_observers.append(_on_next_element)
     if options.python_tracer_level and options.python_tracer_level > 0:
         hook = _python_tracer(_session)
         _sys.setprofile(hook)
@@ -117,6 +125,8 @@ def stop(save=True):
         raise errors.UnavailableError(None, None, "Cannot export profiling results. No profiler is running.")
     if _on_function_call in _function._call_observers:
         _function._call_observers.remove(_on_function_call)
+    if _on_next_element in _data_iterators._next_observers:
+        _data_iterators._next_observers.remove(_on_next_element)
     if s.options.python_tracer_level and s.options.python_tracer_level > 0:
         _sys.setprofile(None)
         _threading.setprofile(None)
