@@ -114,7 +114,9 @@ TEST_P(OpWithoutGradient, SaysSoAndStopsGradients) {
     GradientTape tape;
     for (std::size_t i : args) tape.watch(xs[i]);
     Tensor again = op.fn(xs);
-    if (!args.empty()) EXPECT_FALSE(tape.gradient(again, xs[args[0]]).defined()) << op.name;
+    if (!args.empty()) {
+      EXPECT_FALSE(tape.gradient(again, xs[args[0]]).defined()) << op.name;
+    }
   }
   // ...and no gradient flows through it to a float input.
   if (!args.empty()) {
@@ -144,6 +146,7 @@ TEST(OpTable, CoversEveryOpClass) {
       "ef::FusedConv2D", "ef::Conv2DBackpropFilterBias", "ef::MaxPool2DReluGrad",  // made by passes: conv_fusion_test
       "ef::(anonymous namespace)::FusedElementwise",
       "ef::(anonymous namespace)::Print",        // function_test (ef::print)
+      "ef::Assert", "ef::(anonymous namespace)::HostCall",  // host_call_test (effects)
       "ef::summary::(anonymous namespace)::WriteSummary",  // summary_test (ef::summary, an effect like print)
       "ef::RnnBackward",                         // recurrent_test (fused vs unrolled gradients)
       // String ops take string tensors, which the table's generated inputs are not: strings_test.

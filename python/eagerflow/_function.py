@@ -35,7 +35,11 @@ _PY_HINT = ("  To trace less: pass input_signature=[ef.TensorSpec(shape=[None, .
 
 def _log_warning(line):
     """The C++ library's warning lines (python/src/log.cpp) as Python warnings, attributed to
-    the first frame outside the package (the user's call)."""
+    the first frame outside the package (the user's call). Device placement lines
+    (tf.debugging.set_log_device_placement) go to stderr as they are, as TF logs them."""
+    if line.startswith("Executing op "):
+        sys.stderr.write(line)
+        return
     lines = line.split("\n")
     lines = [_PY_HINT if l.startswith(_CPP_HINT) else l for l in lines]
     text = "\n".join(lines).replace("[ef.function] WARNING: ", "ef.function: ")

@@ -255,6 +255,10 @@ def _convert_outputs(result, touts, single, what):
     for v, dt in zip(values, touts):
         if isinstance(v, _core.Variable):
             v = v.value()
+        if isinstance(v, (np.ndarray, np.generic)) and dt.name != "string" and np.dtype(_np_name(dt)) != v.dtype:
+            # As TF's: a result of another dtype is an error, never a silent conversion.
+            raise _errors().InvalidArgumentError(None, None, f"{what}: result {len(out)} is a {v.dtype} array where "
+                                                 f"Tout says {dt.name}")
         if isinstance(v, _core.Tensor):
             if v.dtype != dt:
                 raise _errors().InvalidArgumentError(None, None, f"{what}: func returned a {v.dtype.name} tensor where "

@@ -15,7 +15,7 @@ __all__ = ["is_tensor", "is_symbolic_tensor", "executing_eagerly", "inside_funct
            "truncatemod", "saturate_cast", "shape_n", "parallel_stack", "unravel_index", "histogram_fixed_width", "histogram_fixed_width_bins",
            "timestamp", "get_logger", "broadcast_static_shape", "broadcast_dynamic_shape", "as_dtype",
            "UnconnectedGradients", "AggregationMethod", "VariableAggregation", "VariableSynchronization",
-           "reverse_sequence", "guarantee_const", "grad_pass_through"]
+           "reverse_sequence", "guarantee_const", "grad_pass_through", "init_scope"]
 
 
 def is_tensor(x):
@@ -26,6 +26,12 @@ def is_tensor(x):
 def is_symbolic_tensor(x):
     """True for the symbolic tensors of a trace."""
     return isinstance(x, _core.Tensor) and bool(_core._in_trace()) and get_static_value(x) is None
+
+
+def init_scope():
+    """tf.init_scope: a context manager in which ops run eagerly even while ef.function traces
+    (variable initializers, values computed once), as TF's."""
+    return _core._InitScope()
 
 
 def executing_eagerly():

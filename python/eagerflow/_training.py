@@ -10,6 +10,7 @@ import sys
 import numpy as _np
 
 from . import _core
+from . import _distribute
 from ._layers import InputLayer, _PythonLayer
 
 _t = _core._train
@@ -232,6 +233,12 @@ class _Training:
         metrics = _metric_layout(metrics)
         weighted_metrics = _metric_layout(weighted_metrics)
         self._compile(get_optimizer(optimizer), loss, loss_weights, metrics, bool(run_eagerly), weighted_metrics)
+        _distribute._keras_compile(self)  # under a tf.distribute strategy: data-parallel fit
+
+    @property
+    def distribute_strategy(self):
+        """The tf.distribute strategy the model was created or compiled under (else the default)."""
+        return _distribute._model_strategy(self)
 
     @property
     def metrics_names(self):
@@ -256,6 +263,7 @@ class _Training:
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0, **kwargs):
+        x = _distribute._fit_input(x)  # a distributed dataset: fit splits the global batches itself
         if isinstance(x, _core._data.Dataset):  # ef.data.Dataset: its own batches (python/src/dataset.cpp)
             return self._fit_dataset(x, epochs, verbose, callbacks, validation_data, initial_epoch, **kwargs)
         unsupported = sorted(k for k, v in kwargs.items() if v is not None)
@@ -513,6 +521,7 @@ class Model(_Training, _PythonLayer, _t.Model):
         if (inputs is None) != (outputs is None):
             raise ValueError("Model(inputs, outputs) needs both inputs and outputs")
         _PythonLayer.__init__(self, name=name, trainable=trainable, **kwargs)
+        _distribute._keras_created(self)
         if inputs is None:
             return
         if isinstance(inputs, dict):
@@ -553,6 +562,7 @@ class Sequential(_Training, _t.Sequential):
 
     def __init__(self, layers=None, name=None, trainable=True):
         super().__init__(name or "")
+        _distribute._keras_created(self)
         self._ef_input_shape = None
         self._ef_input_dtype = None
         self._ef_input_name = None

@@ -3,18 +3,15 @@
 Value assertions (assert_equal, assert_less, ..., Assert) check eagerly, raising TF's
 InvalidArgumentError with TF's message (the first differing indices and values). Inside an
 ef.function trace a value known at trace time (a constant) is checked then, as TF does; a value
-known only when the graph runs is checked on every call by ops of the graph: the condition
-becomes NaN where it fails, check_numerics raises InvalidArgumentError on it, and its result is
-assigned to a hidden variable, so that dead-code elimination keeps the check though nothing uses
-it (eagerflow's graphs have no assert op). That error carries the assertion's text (not the
-values, unknown at trace time), followed by check_numerics' "found NaN at position ()".
-Such a graph does not export to ONNX (check_numerics has no ONNX form). Shape, rank and dtype
+known only when the graph runs is checked on every call by an assert op of the graph (an effect,
+as prints are), whose InvalidArgumentError carries the assertion's text and the first values of
+the tensors it names. Such a graph does not export to ONNX (an assertion is an effect). Shape, rank and dtype
 assertions read static shapes and work in traces as eagerly (ValueError / TypeError, as TF's).
 check_numerics is an op and checks every call, traced too.
 
-Not here (each needs a hook on every op in the C++ core): enable_check_numerics /
-disable_check_numerics, set_log_device_placement / get_log_device_placement; nor TF's traceback
-filtering switches.
+enable_check_numerics and set_log_device_placement switch on program-wide checks of every op
+that runs, eagerly or in a traced graph (include/eagerflow/ops/op_observer.h). Not here: TF's
+traceback filtering switches (eagerflow does not filter tracebacks).
 """
 import numpy as _np
 
@@ -25,7 +22,8 @@ __all__ = ["Assert", "assert_all_finite", "assert_equal", "assert_greater", "ass
            "assert_less", "assert_less_equal", "assert_near", "assert_negative", "assert_non_negative",
            "assert_non_positive", "assert_none_equal", "assert_positive", "assert_proper_iterable", "assert_rank",
            "assert_rank_at_least", "assert_rank_in", "assert_same_float_dtype", "assert_scalar", "assert_shapes",
-           "assert_type", "check_numerics", "is_numeric_tensor"]
+           "assert_type", "check_numerics", "is_numeric_tensor", "enable_check_numerics", "disable_check_numerics",
+           "set_log_device_placement", "get_log_device_placement"]
 
 _OPERATORS = {"==": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__le__", ">": "__gt__", ">=": "__ge__"}
 _NUMERIC = {"float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
@@ -52,20 +50,15 @@ def _value(t):
         return None
 
 
-# The variable traced checks assign to: made at import, never inside a trace (a variable a
-# trace creates belongs to that function).
-_sink = _core.Variable(0.0, name="ef_debugging_assert", trainable=False)
-
-
-def _graph_check(ok, text, message=None):
-    """Inside a trace: ops that raise InvalidArgumentError(text) when the graph runs and `ok`
-    (a bool tensor) is false anywhere. Keras placeholders are skipped (nothing runs on them)."""
+def _graph_check(ok, text, message=None, data=(), summarize=3):
+    """Inside a trace: an assert op that raises InvalidArgumentError(text, the first values of
+    `data`) when the graph runs and `ok` (a bool tensor) is false anywhere. Keras placeholders are
+    skipped (nothing runs on them)."""
     if getattr(ok, "is_keras_tensor", False):
         return None
-    flag = _core.reduce_all(ok)
-    nan_if_failed = _core.where(flag, _core.constant(0.0), _core.constant(float("nan")))
     what = f"{message}: {text}" if message else text
-    _sink.assign(_core.check_numerics(nan_if_failed, f"assertion failed: {what} (checked when the graph ran)"))
+    tensors = [_tensor(d) for d in data if isinstance(d, (_core.Tensor, _core.Variable))]
+    _core._assert(ok, tensors, what, -1 if summarize is None else int(summarize))
     return None
 
 
@@ -84,7 +77,8 @@ def _compare(x, y, op, symbol, message, summarize):
         raise _errors.InvalidArgumentError(f"Incompatible shapes: {list(a._shape_tuple)} vs. {list(b._shape_tuple)}") from None
     va, vb = _value(a), _value(b)
     if va is None or vb is None:
-        return _graph_check(getattr(a, _OPERATORS[symbol])(b), f"Condition x {symbol} y did not hold", message)
+        return _graph_check(getattr(a, _OPERATORS[symbol])(b), f"Condition x {symbol} y did not hold. x and y:", message,
+                            data=(a, b), summarize=summarize)
     ok = op(va, vb)
     if bool(_np.all(ok)):
         return None
@@ -129,7 +123,8 @@ def _sign_check(x, op, symbol, message, summarize):
     v = _value(t)
     if v is None:
         zero = _core.zeros_like(t)
-        return _graph_check(getattr(t, _OPERATORS[symbol])(zero), f"Condition x {symbol} 0 did not hold element-wise", message)
+        return _graph_check(getattr(t, _OPERATORS[symbol])(zero), f"Condition x {symbol} 0 did not hold element-wise. x:",
+                            message, data=(t,), summarize=summarize)
     if bool(_np.all(op(v, 0))):
         return None
     shown = [str(e) for e in v.reshape(-1)[:3 if summarize is None else int(summarize)]]
@@ -308,8 +303,8 @@ def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TF's nam
     cond = _tensor(condition)
     c = _value(cond)
     if c is None:
-        return _graph_check(_core.cast(cond, _core.DType.bool),
-                            "Expected the condition to be true (the data are not shown in a traced Assert)")
+        return _graph_check(_core.cast(cond, _core.DType.bool), "Expected the condition to be true. Summarized data:",
+                            data=data, summarize=3 if summarize is None else summarize)
     if bool(_np.all(c)):
         return None
     n = 3 if summarize is None else int(summarize)
@@ -321,3 +316,23 @@ def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TF's nam
         else:
             shown.append(repr(d.encode() if isinstance(d, str) else d))
     raise _errors.InvalidArgumentError(f"Expected '{c}' to be true. Summarized data: " + "\n".join(shown))
+
+
+def enable_check_numerics(stack_height_limit=30, path_length_limit=50):
+    """Checks every op's floating and complex outputs for NaN and Inf from now on, eagerly and in
+    traced graphs (InvalidArgumentError naming the op: "!!! Detected Infinity or NaN in output 0 of
+    op ..."), until disable_check_numerics()."""
+    _core._set_check_numerics(True)
+
+
+def disable_check_numerics():
+    _core._set_check_numerics(False)
+
+
+def set_log_device_placement(enabled):
+    """Logs "Executing op <name> in device ..." for every op that runs (eagerflow runs on the CPU)."""
+    _core._set_log_device_placement(bool(enabled))
+
+
+def get_log_device_placement():
+    return _core._log_device_placement()

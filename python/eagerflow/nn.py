@@ -3,6 +3,7 @@ library's (eagerflow/nn/activation_fn.h, ef::math); the losses and helpers compo
 table's ops, so everything traces, differentiates and vmaps."""
 from . import _core
 from . import math as _math
+from . import _distribute
 from .keras import activations as _act
 
 attention_probabilities = _core.nn.attention_probabilities
@@ -230,21 +231,29 @@ lrn = local_response_normalization
 
 
 def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None):
-    """sum(loss * weight) / global batch size (the examples in this replica's batch by default)."""
+    """sum(loss * weight) / global batch size (by default this replica's examples times the
+    replicas in sync of the current tf.distribute strategy)."""
+    _distribute._require_replica_context("compute_average_loss")
     loss = _core.convert_to_tensor(per_example_loss)
     if sample_weight is not None:
         loss = loss * _core.cast(_core.convert_to_tensor(sample_weight), loss.dtype)
     if global_batch_size is None:
+        replicas = _distribute.get_strategy().num_replicas_in_sync
         n = loss._shape_tuple[0] if loss._shape_tuple else 1
-        global_batch_size = _core.cast(_core.shape(loss)[0], loss.dtype) if n is None else n
+        global_batch_size = (_core.cast(_core.shape(loss)[0] * replicas, loss.dtype) if n is None else n * replicas)
     return _core.reduce_sum(loss) / global_batch_size
 
 
 def scale_regularization_loss(regularization_loss):
-    """The regularization loss summed, divided by the number of replicas (one here)."""
+    """The regularization loss summed, divided by the replicas in sync (gradients are summed
+    over the replicas, so it counts once)."""
+    _distribute._require_replica_context("scale_regularization_loss")
     if isinstance(regularization_loss, (list, tuple)):
-        return _math.add_n(list(regularization_loss))
-    return _core.reduce_sum(_core.convert_to_tensor(regularization_loss))
+        total = _math.add_n(list(regularization_loss))
+    else:
+        total = _core.reduce_sum(_core.convert_to_tensor(regularization_loss))
+    replicas = _distribute.get_strategy().num_replicas_in_sync
+    return total if replicas == 1 else total / replicas
 
 
 def sufficient_statistics(x, axes, shift=None, keepdims=False, name=None):

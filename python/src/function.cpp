@@ -11,6 +11,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "convert.h"
+#include "eagerflow/trace/context.h"
 
 namespace efpy {
 namespace {
@@ -325,6 +326,14 @@ void init_function(nb::module_& m) {
       .def_prop_ro("name", &PyFunction::name);
 
   m.def("_in_trace", [] { return ef::trace::current() != nullptr; });
+  // tf.init_scope: a context manager that hides any active trace (ops run eagerly inside it).
+  struct InitScope {
+    std::optional<ef::trace::EagerScope> scope;
+  };
+  nb::class_<InitScope>(m, "_InitScope")
+      .def(nb::init<>())
+      .def("__enter__", [](InitScope& s) { s.scope.emplace(); })
+      .def("__exit__", [](InitScope& s, nb::args) { s.scope.reset(); return false; });
   m.def("run_functions_eagerly", &ef::run_functions_eagerly, nb::arg("enable"));
   m.def("functions_run_eagerly", &ef::functions_run_eagerly);
 }

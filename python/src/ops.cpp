@@ -7,6 +7,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "convert.h"
+#include "eagerflow/ops/op_observer.h"
 #include "eagerflow/ops/scatter_nd.h"
 
 namespace efpy {
@@ -236,6 +237,15 @@ void init_ops(nb::module_& m) {
   m.def("check_numerics", [](H x, const std::string& msg) { return ef::check_numerics(T(x), msg); }, nb::arg("x"),
         nb::arg("message"));
   m.def("class_indices", [](H x, std::int64_t n, const std::string& who) { return ef::class_indices(T(x), n, who); });
+  m.def("_set_check_numerics", &ef::debug::enable_check_numerics, nb::arg("on"));
+  m.def("_check_numerics_enabled", &ef::debug::check_numerics_enabled);
+  m.def("_set_log_device_placement", &ef::debug::set_log_device_placement, nb::arg("on"));
+  m.def("_log_device_placement", &ef::debug::log_device_placement);
+  m.def("_assert", [](H condition, const std::vector<ef::Tensor>& data, const std::string& message, std::int64_t summarize) {
+    ef::assert_that(T(condition), data, message, summarize);
+  }, nb::arg("condition"), nb::arg("data"), nb::arg("message"), nb::arg("summarize") = 3,
+     "tf.debugging.Assert's op: INVALID_ARGUMENT when any element of condition is false (an effect: traced, it "
+     "checks every call).");
 
   // ef.print: an op, so it prints at every call of a traced function. Tensors print their
   // values; anything else prints as str() at trace time.

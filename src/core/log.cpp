@@ -61,6 +61,8 @@ void write_progress(std::string_view text) { progress_sink().write(text); }
 
 bool progress_to_terminal() { return !progress_redirected().load() && isatty(fileno(stdout)) != 0; }
 
+void write_log(std::string_view line) { sink().write(line); }
+
 void log(LogLevel l, std::string_view line) {
   if (!log_enabled(l)) return;
   sink().write(line);

@@ -9,6 +9,7 @@
 #include "eagerflow/core/string_tensor.h"
 #include "eagerflow/ops/device_kernels.h"
 #include "ops/interpreters.h"
+#include "ops/op_observer.h"
 #include "ops/output_checks.h"
 
 namespace ef::exec {
@@ -120,6 +121,7 @@ void Plan::execute(std::span<Tensor> slots, std::span<const Tensor> inputs, std:
         ef::detail::check_kernel_outputs(*ins.op, specs, outs);
       }
       if (ins.strings) ef::detail::keep_string_bytes(args, outs);
+      ef::detail::after_op(*ins.op, outs);
     } catch (const Error& e) {
       // Name where the op came from, as errors at trace time do.
       const std::string& scope = g.nodes[static_cast<std::size_t>(&ins - instructions_.data())].scope;

@@ -13,6 +13,7 @@
 #include "eagerflow/ops/op_rules.h"
 #include "eagerflow/trace/recorder.h"
 #include "eagerflow/core/string_tensor.h"
+#include "ops/op_observer.h"
 #include "ops/bfloat16_dispatch.h"
 #include "ops/interpreters.h"
 #include "ops/output_checks.h"
@@ -279,6 +280,7 @@ std::vector<Tensor> dispatch(const Primitive& op, std::span<const Tensor> inputs
         op.eval(inputs, specs, outputs);
       detail::check_kernel_outputs(op, specs, outputs);
       if (strings) detail::keep_string_bytes(inputs, outputs);
+      detail::after_op(op, outputs);
     } catch (...) {
       rethrow_as_error(op, inputs);
     }
@@ -307,6 +309,7 @@ Tensor dispatch1(const Primitive& op, std::span<const Tensor> inputs) {
       op.eval(inputs, specs, std::span<Tensor>(&out, 1));
     detail::check_kernel_outputs(op, specs, std::span<const Tensor>(&out, 1));
     if (strings) detail::keep_string_bytes(inputs, std::span<const Tensor>(&out, 1));
+    detail::after_op(op, std::span<const Tensor>(&out, 1));
   } catch (...) {
     rethrow_as_error(op, inputs);
   }

@@ -4,6 +4,8 @@
 #include "eagerflow/ops/op_rules.h"
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/ops/primitive.h"
+#include "eagerflow/trace/context.h"
+#include "ops/interpreters.h"
 #include "ops/rules/builtin_rules.h"
 
 namespace ef {
@@ -28,7 +30,16 @@ class HostCall : public PrimitiveBase<HostCall> {
   }
 
   void eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const override {
-    std::vector<Tensor> results = f_->fn(std::vector<Tensor>(in.begin(), in.end()));
+    std::vector<Tensor> results;
+    {
+      // The function runs as eager code of its own: its ops dispatch as user code does (its own
+      // tapes record them: py_function's gradient), never into a trace or onto the caller's
+      // tapes, which record this op and its vjp instead.
+      detail::OutsideKernel outside;
+      detail::SuspendTapes hide_tapes;
+      trace::EagerScope eager;
+      results = f_->fn(std::vector<Tensor>(in.begin(), in.end()));
+    }
     if (results.size() != specs.size())
       fail(ErrorCode::invalid_argument, name(),
            "returned " + std::to_string(results.size()) + " values where " + std::to_string(specs.size()) +

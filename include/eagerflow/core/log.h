@@ -16,5 +16,7 @@ inline bool log_enabled(LogLevel level) { return level != LogLevel::off && log_l
 // Where log lines go (default: stderr). Pass nullptr to restore the default.
 void set_log_sink(std::function<void(std::string_view)> sink);
 void log(LogLevel level, std::string_view line);
+// A line for the log sink whatever the level (what the user switched on by name: device placement).
+void write_log(std::string_view line);
 
 }  // namespace ef
