@@ -11,6 +11,7 @@ import threading as _threading
 from . import _core, _function
 from . import _summary_events as _ev
 from . import _summary_graph as _graph
+from ._summary_ops import _recording_writer, _resolve_step
 
 _lock = _threading.Lock()
 _state = None  # while a trace is on: {"graphs": [(pre, post)], "profiler": bool}
@@ -76,7 +77,6 @@ def trace_export(name, step=None, profiler_outdir=None):
     """Writes the collected graphs to the default writer as summary `name` at `step` (or the
     default step), then stops the trace. ValueError when no trace is on, or when a writer is
     set and no step is."""
-    from . import summary as _summary
     if _core._in_trace():
         _log().warning("Cannot export trace inside a tf.function.")
         return
@@ -85,9 +85,9 @@ def trace_export(name, step=None, profiler_outdir=None):
             raise ValueError("Must enable trace before export through tf.summary.trace_on.")
         graphs = list(_state["graphs"])
         profiling = _state["profiler"]
-    writer = _summary._recording_writer()
+    writer = _recording_writer()
     if writer is not None:
-        step = _summary._resolve_step(step)
+        step = _resolve_step(step)
         # TF's plugin "graph_run_metadata_graph" (graphs only) or, with the profiler on,
         # "graph_run_metadata" (TensorBoard's graph dashboard reads both).
         plugin = "graph_run_metadata" if profiling else "graph_run_metadata_graph"

@@ -16,7 +16,10 @@ import contextlib as _contextlib
 
 import numpy as _np
 
-from . import _core
+from . import _core, _summary_ops
+from ._summary_ops import (_NoopWriter, _condition_now, _default_step, _gated, _scoped, audio, experimental, graph, image,
+                           record_if, write)
+from ._summary_trace import trace_export, trace_off, trace_on
 
 _s = _core._summary
 SummaryWriter = _s.SummaryWriter
@@ -121,12 +124,6 @@ def should_record_summaries():
         return _core.convert_to_tensor(False)
     return _core.convert_to_tensor(_condition_now())
 
-
-from ._summary_ops import (  # noqa: E402 - they use the helpers above
-    _NoopWriter, _condition_now, _default_step, _gated, _recording, _recording_writer, _resolve_step, _scoped, audio,
-    experimental, graph, image, record_if, write)
-from . import _summary_ops  # noqa: E402
-from ._summary_trace import trace_export, trace_off, trace_on  # noqa: E402
 
 
 def _read_events(path):
