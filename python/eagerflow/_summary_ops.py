@@ -33,9 +33,10 @@ def _condition_now():
     if isinstance(c, _core.Variable):
         c = c.value()
     if isinstance(c, _core.Tensor):
-        if not _is_eager(c):
+        value = _eager_value(c)
+        if value is None:
             return c
-        c = bool(c.numpy())
+        c = value
     return bool(c)
 
 
@@ -51,7 +52,9 @@ def _recording():
 def _gated(op):
     """op() (a summary op: True when written) when the record_if condition holds. A condition
     the trace computes becomes a cond around the op, so each call of the graph decides; the
-    result is then a bool tensor."""
+    result is then a bool tensor. Without a default writer the condition is not evaluated, as TF's."""
+    if _s.default_writer() is None:
+        return False
     c = _condition_now()
     if isinstance(c, _core.Tensor):
         return _core.cond(c, lambda: _core.convert_to_tensor(bool(op())), lambda: _core.convert_to_tensor(False))
@@ -71,10 +74,6 @@ def _eager_value(t):
         return t.numpy()
     except Exception:  # noqa: BLE001 - a symbolic tensor has no value
         return None
-
-
-def _is_eager(t):
-    return _eager_value(t) is not None
 
 
 def _recording_writer():
