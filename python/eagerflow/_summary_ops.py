@@ -139,6 +139,7 @@ def write(tag, tensor, step=None, metadata=None, name=None):
 
 def text_tensor(name, strings, step, description=None):
     """Text of a string array of any rank (TensorBoard's text plugin draws a table)."""
+    _eager_only("text of a string array")
     writer = _recording_writer()
     if writer is None:
         return _false()
@@ -236,21 +237,21 @@ class _NoopWriter:
 
     @_contextlib.contextmanager
     def as_default(self, step=None):
-        previous, previous_step = _s.default_writer(), _s.get_step()
+        previous, previous_step = _s.default_writer(), experimental.get_step()
         _s.set_default_writer(None)
         if step is not None:
-            _s.set_step(_resolve_step(step))
+            experimental.set_step(step)
         try:
             yield self
         finally:
             _s.set_default_writer(previous)
             if step is not None:
-                _s.set_step(previous_step)
+                experimental.set_step(previous_step)
 
     def set_as_default(self, step=None):
         _s.set_default_writer(None)
         if step is not None:
-            _s.set_step(_resolve_step(step))
+            experimental.set_step(step)
 
     def init(self):
         pass

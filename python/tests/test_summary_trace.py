@@ -293,8 +293,15 @@ def test_tags_follow_name_scopes_and_text_tensors(writer):
     def f(s):
         return ef.summary.text("t", s, step=0)
 
-    with writer.as_default(), pytest.raises(NotImplementedError, match="inside ef.function"):
-        f(ef.constant("x"))
+    @ef.function
+    def g():
+        return ef.summary.text("t", ef.constant([["a"]]), step=0)
+
+    with writer.as_default():
+        with pytest.raises(NotImplementedError, match="inside ef.function"):
+            f(ef.constant("x"))
+        with pytest.raises(NotImplementedError, match="inside ef.function"):
+            g()
 
 
 def test_write_raw_pb(writer):
