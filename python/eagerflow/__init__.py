@@ -192,3 +192,4 @@ from ._tensor_array import TensorArray  # noqa: E402
 from ._control_flow import while_loop  # noqa: E402,F811
 from . import autograph, _tensor_mod  # noqa: E402,F401 - ef.autograph, as tf.autograph; Tensor % and //
 from . import distribute  # noqa: E402 - tf.distribute over ef.dist (python/eagerflow/_distribute.py)
+from . import profiler  # noqa: E402,F401 - ef.profiler, as tf.profiler (experimental.start/stop, Profile, Trace)

@@ -463,7 +463,7 @@ class Checkpoint:
             raise ValueError(f"`Checkpoint` was expecting root to be a trackable object (an object derived from "
                              f"`Trackable`), got {root!r}.")
         for name, value in sorted(kwargs.items()):
-            if type(value).__name__ == "DatasetIterator":
+            if type(value).__name__ in ("DatasetIterator", "OwnedIterator"):
                 raise ValueError(f"`Checkpoint` was given {name}, a tf.data iterator: eagerflow cannot checkpoint an "
                                  "iterator's position yet (its state lives in the C++ pipeline); leave it out, and "
                                  "skip the elements already seen (dataset.skip(n)) after restoring if you need to")

@@ -18,21 +18,22 @@ INFINITE_CARDINALITY = _core._data.INFINITE
 UNKNOWN_CARDINALITY = _core._data.UNKNOWN
 
 
-def _as_numpy_iterator(self):
-    """The elements as NumPy arrays (tf.data's Dataset.as_numpy_iterator): a tuple of arrays,
-    a dict of arrays or one array per element, in the structure of element_spec."""
-    def value(t):  # a NumPy scalar for a scalar, as TF's
-        return t.numpy() if hasattr(t, "numpy") else _np.asarray(t)
-    for element in self:
-        if isinstance(element, tuple):
-            yield tuple(value(t) for t in element)
-        elif isinstance(element, dict):
-            yield {k: value(v) for k, v in element.items()}
-        else:
-            yield value(element)
+from . import _data_options
+from ._data_files import FixedLengthRecordDataset
+from ._data_iterators import DatasetSpec, Iterator, IteratorSpec, NumpyIterator, OwnedIterator
+from ._data_options import Options, ThreadingOptions
+from ._data_experimental import experimental  # noqa: F401 - tf.data.experimental
 
+_cpp_iter = Dataset.__iter__
+Dataset.__iter__ = lambda self: OwnedIterator(self, _cpp_iter)
+Dataset.as_numpy_iterator = lambda self: NumpyIterator(self)
+Dataset.as_numpy_iterator.__doc__ = """The elements as NumPy values (tf.data's Dataset.as_numpy_iterator)."""
+for _name in ("batch", "cache", "enumerate", "filter", "interleave", "map", "padded_batch", "prefetch", "repeat",
+              "shuffle", "skip", "take"):
+    setattr(Dataset, _name, _data_options.propagate(getattr(Dataset, _name)))
+Dataset.with_options = _data_options.with_options
+Dataset.options = _data_options.options
 
-Dataset.as_numpy_iterator = _as_numpy_iterator
 
 
 def _reduce(self, initial_state, reduce_func, name=None):
@@ -114,7 +115,8 @@ def synthetic_digits(n, seed=0):
     return _arrays(_io._synthetic_digits(int(n), int(seed)))
 
 
-__all__ = ["Dataset", "TFRecordDataset", "TextLineDataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "find_mnist", "load_mnist_test", "load_idx", "synthetic_digits"]
+__all__ = ["Dataset", "DatasetSpec", "FixedLengthRecordDataset", "Iterator", "IteratorSpec", "NumpyIterator", "Options",
+           "TFRecordDataset", "TextLineDataset", "ThreadingOptions", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "find_mnist", "load_mnist_test", "load_idx", "synthetic_digits"]
 
 
 def TextLineDataset(filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):  # noqa: N802
