@@ -463,3 +463,39 @@ def test_smart_resize():
     assert tuple(batch.shape) == (2, 2, 2, 1)
     with pytest.raises(ValueError, match="rank"):
         ef.keras.preprocessing.image.smart_resize(np.zeros((3, 3)), (2, 2))
+
+
+def _two_branch_model():
+    i = ef.keras.Input(shape=(4,), name="inp")
+    a = ef.keras.layers.Dense(3, activation="relu")(i)
+    b = ef.keras.layers.Dense(3)(i)
+    return ef.keras.Model(i, ef.keras.layers.Add()([a, b]))
+
+
+def test_plot_model_graph(tmp_path):
+    path = tmp_path / "m.dot"
+    model = _two_branch_model()
+    U.plot_model(model, to_file=str(path), show_shapes=True, show_layer_names=True, show_layer_activations=True)
+    text = path.read_text()
+    first, _, add = (layer.name for layer in model.layers)
+    assert text.startswith('digraph "') and "inp (InputLayer)" in text and f"{first} (Dense)" in text
+    assert "Activation: relu" in text and "Output shape: (None, 3)" in text and f"{add} (Add)" in text
+    edges = sorted(line.strip() for line in text.splitlines() if "->" in line)
+    assert edges == ["input_0 -> layer_0;", "input_0 -> layer_1;", "layer_0 -> layer_2;", "layer_1 -> layer_2;"]
+    seq = ef.keras.Sequential([ef.keras.Input((3,)), ef.keras.layers.Dense(2), ef.keras.layers.Dense(1)])
+    U.plot_model(seq, to_file=str(tmp_path / "s.dot"))
+    assert "layer_0 -> layer_1;" in (tmp_path / "s.dot").read_text()
+
+    class Sub(ef.keras.Model):
+        def call(self, x):
+            return x
+    with pytest.raises(ValueError, match="subclassed"):
+        U.plot_model(Sub(), to_file=str(tmp_path / "x.dot"))
+
+
+@pytest.mark.skipif(__import__("shutil").which("dot") is None, reason="Graphviz's dot is not installed")
+def test_plot_model_png_and_svg(tmp_path):
+    U.plot_model(_two_branch_model(), to_file=str(tmp_path / "m.png"), show_shapes=True)
+    assert (tmp_path / "m.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    U.plot_model(_two_branch_model(), to_file=str(tmp_path / "m.svg"))
+    assert "<svg" in (tmp_path / "m.svg").read_text()
