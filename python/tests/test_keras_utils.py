@@ -499,3 +499,32 @@ def test_plot_model_png_and_svg(tmp_path):
     assert (tmp_path / "m.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     U.plot_model(_two_branch_model(), to_file=str(tmp_path / "m.svg"))
     assert "<svg" in (tmp_path / "m.svg").read_text()
+
+
+_SAVE_QUADRUPLE = """
+import sys
+import eagerflow as ef
+class Quadruple(ef.keras.layers.Layer):
+    def call(self, x):
+        return 4.0 * x
+ef.keras.Sequential([ef.keras.Input((2,)), Quadruple()]).save(sys.argv[1])
+"""
+
+
+def test_load_model_uses_custom_object_scope(tmp_path):
+    import subprocess
+    import sys
+    path = str(tmp_path / "m.keras")
+    # Saved by another process, so that this one has registered no class of that name.
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(ef.__file__)))
+    subprocess.run([sys.executable, "-c", _SAVE_QUADRUPLE, path], check=True, env=env)
+
+    class Quadruple(ef.keras.layers.Layer):
+        def call(self, x):
+            return 4.0 * x
+
+    with pytest.raises(ef.errors.NotFoundError, match="Quadruple"):
+        ef.keras.models.load_model(path)
+    with U.custom_object_scope({"Quadruple": Quadruple}):
+        loaded = ef.keras.models.load_model(path)
+    np.testing.assert_allclose(loaded.predict(np.ones((1, 2), np.float32), verbose=0), [[4.0, 4.0]])

@@ -143,7 +143,8 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     written in Python are rebuilt by their class's from_config: registered classes, and those
     in custom_objects ({"MyLayer": MyLayer}, by the name saved or the class name)."""
     import os
-    _use_custom_objects(custom_objects, "load_model")
+    from .utils._objects import scoped_layer_classes  # classes of an enclosing custom_object_scope
+    _use_custom_objects({**scoped_layer_classes(), **(custom_objects or {})}, "load_model")
     return _s.load_model(os.fspath(filepath), compile, _make_model)
 
 

@@ -53,6 +53,12 @@ def scoped_objects():
     return out
 
 
+def scoped_layer_classes():
+    """The Layer classes written in Python among the scoped objects (what load_model can use)."""
+    from ..._layers import _PythonLayer
+    return {k: v for k, v in scoped_objects().items() if inspect.isclass(v) and issubclass(v, _PythonLayer)}
+
+
 def get_custom_objects():
     """The global dict of registered objects ("package>Name" -> class or function); it may be
     written to, as Keras'."""
