@@ -528,3 +528,41 @@ def test_load_model_uses_custom_object_scope(tmp_path):
     with U.custom_object_scope({"Quadruple": Quadruple}):
         loaded = ef.keras.models.load_model(path)
     np.testing.assert_allclose(loaded.predict(np.ones((1, 2), np.float32), verbose=0), [[4.0, 4.0]])
+
+
+def test_preprocessing_text_tokenizer():
+    text = ef.keras.preprocessing.text
+    assert text.text_to_word_sequence("Hello, World! It's  me") == ["hello", "world", "it's", "me"]
+    texts = ["The cat sat on the mat.", "The dog ate my homework!", "a cat"]
+    tok = text.Tokenizer(num_words=4, oov_token="<OOV>")
+    tok.fit_on_texts(texts)
+    # the OOV token is 1; then by count ("the" 3, "cat" 2), ties in first-seen order ("sat" before "on")
+    assert list(tok.word_index.items())[:5] == [("<OOV>", 1), ("the", 2), ("cat", 3), ("sat", 4), ("on", 5)]
+    assert tok.texts_to_sequences(["the cat sat", "zebra"]) == [[2, 3, 1], [1]]  # index >= num_words: OOV
+    assert tok.sequences_to_texts([[2, 3, 9]]) == ["the cat <OOV>"]
+    m = tok.texts_to_matrix(["the the cat"], mode="count")
+    np.testing.assert_array_equal(m, [[0, 0, 2, 1]])
+    tfidf = tok.texts_to_matrix(["the"], mode="tfidf")
+    assert tfidf[0, 2] == pytest.approx(np.log(1 + 3 / (1 + 2)))  # "the" is in 2 of the 3 texts
+    again = text.tokenizer_from_json(tok.to_json())
+    assert again.word_index == tok.word_index and again.texts_to_sequences(texts) == tok.texts_to_sequences(texts)
+    assert text.hashing_trick("the cat the", 10, hash_function="md5")[0] == \
+        int(__import__("hashlib").md5(b"the").hexdigest(), 16) % 9 + 1
+    with pytest.raises(ValueError, match="num_words"):
+        text.Tokenizer().texts_to_matrix(["x"])
+
+
+def test_preprocessing_sequence_word2vec_helpers():
+    seq = ef.keras.preprocessing.sequence
+    table = seq.make_sampling_table(5)
+    rank = np.array([1, 1, 2, 3, 4])
+    f = 1e-5 * (rank * (np.log(rank) + 0.577) + 0.5 - 1 / (12.0 * rank))
+    np.testing.assert_allclose(table, np.minimum(1.0, f / np.sqrt(f)))
+    couples, labels = seq.skipgrams([1, 2, 0, 3], 5, window_size=1, negative_samples=0, shuffle=False)
+    assert couples == [[1, 2], [2, 1]] and labels == [1, 1]  # index 0 is padding: no pairs with it
+    random.seed(1)
+    couples, labels = seq.skipgrams([1, 2, 3], 5, window_size=1, negative_samples=1.0, seed=3)
+    assert len(couples) == 8 and sorted(labels) == [0] * 4 + [1] * 4
+    positives = sorted(c for c, l in zip(couples, labels) if l == 1)
+    assert positives == [[1, 2], [2, 1], [2, 3], [3, 2]]
+    assert all(1 <= c[1] <= 4 for c, l in zip(couples, labels) if l == 0)
