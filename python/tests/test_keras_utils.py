@@ -298,6 +298,12 @@ def test_progbar(capsys):
     bar.add(2, [("loss", 4.0)])
     out = capsys.readouterr().out
     assert "4/Unknown" in out and "loss: 3.0000" in out
+    U.disable_interactive_logging()  # messages go to logging, not stdout
+    try:
+        U.Progbar(1, verbose=2).update(1, [("loss", 1.0)])
+    finally:
+        U.enable_interactive_logging()
+    assert capsys.readouterr().out == ""
     with pytest.raises(ValueError):
         U.Progbar(3, stateful_metrics=["a"], stateless_metrics=["b"])
 
@@ -430,6 +436,9 @@ def test_small_helpers():
     c.freeze()
     with pytest.raises(ValueError, match="frozen"):
         c.d = 3
+    x = ef.keras.Input((3,))
+    assert U.is_keras_tensor(x) and U.is_keras_tensor(ef.keras.layers.Dense(2)(x))
+    assert not U.is_keras_tensor(ef.constant([1.0])) and not U.is_keras_tensor(np.ones(2))
     assert U.is_interactive_logging_enabled()
     U.disable_interactive_logging()
     assert not U.is_interactive_logging_enabled()

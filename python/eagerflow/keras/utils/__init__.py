@@ -6,6 +6,7 @@ from .._files import get_file
 from ._image_dataset import image_dataset_from_directory
 from ._images import array_to_img, img_to_array, load_img, save_img
 from ._misc import (Config, disable_interactive_logging, enable_interactive_logging, is_interactive_logging_enabled,
+                    is_keras_tensor,
                     pack_x_y_sample_weight, set_random_seed, standardize_dtype, unpack_x_y_sample_weight)
 from ._numerical import normalize, to_categorical
 from ._plot import model_to_dot, plot_model
@@ -22,7 +23,7 @@ from ._timeseries import timeseries_dataset_from_array
 __all__ = ["Config", "CustomObjectScope", "Progbar", "PyDataset", "Sequence", "array_to_img", "custom_object_scope",
            "deserialize_keras_object", "disable_interactive_logging", "enable_interactive_logging",
            "get_custom_objects", "get_file", "get_registered_name", "get_registered_object",
-           "image_dataset_from_directory", "img_to_array", "is_interactive_logging_enabled", "load_img", "model_to_dot", "normalize",
+           "image_dataset_from_directory", "img_to_array", "is_interactive_logging_enabled", "is_keras_tensor", "load_img", "model_to_dot", "normalize",
            "pack_x_y_sample_weight", "pad_sequences", "plot_model", "register_keras_serializable", "save_img",
            "serialize_keras_object", "set_random_seed", "split_dataset", "standardize_dtype",
            "text_dataset_from_directory", "timeseries_dataset_from_array", "to_categorical",

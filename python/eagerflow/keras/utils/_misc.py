@@ -169,3 +169,9 @@ class Config:
 
     def __contains__(self, item):
         return item in self._config
+
+
+def is_keras_tensor(x):
+    """Whether x is a symbolic tensor of the functional API (from ef.keras.Input or a layer
+    called on one), not a value."""
+    return getattr(x, "is_keras_tensor", False) is True

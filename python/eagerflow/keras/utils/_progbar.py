@@ -6,6 +6,8 @@ import time
 
 import numpy as np
 
+from ._misc import print_msg
+
 
 def _per_unit(seconds, unit):
     if seconds >= 1 or seconds == 0:
@@ -85,8 +87,7 @@ class Progbar:
             for name in self._values_order:
                 avg = _average(self._values[name])
                 line += f" - {name}: " + (f"{avg:.4f}" if avg > 1e-3 else f"{avg:.4e}")
-            sys.stdout.write(line + "\n")
-            sys.stdout.flush()
+            print_msg(line + "\n", line_break=False)
         self._last_update = now
 
     def _draw(self, current, now, per_unit, finalize):
@@ -121,8 +122,7 @@ class Progbar:
             info += f" - {name}: " + (f"{avg:.4f}" if abs(avg) > 1e-3 else f"{avg:.4e}")
         width = len(bar) + len(info) - hidden
         message += bar + info + " " * max(0, self._prev_total_width - width) + ("\n" if finalize else "")
-        sys.stdout.write(message)
-        sys.stdout.flush()
+        print_msg(message, line_break=False)
         self._prev_total_width = width
 
     def add(self, n, values=None):
