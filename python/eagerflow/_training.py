@@ -259,7 +259,7 @@ class _Training:
         from .keras.utils._py_dataset import PyDataset, for_model  # Keras' PyDataset/Sequence, read as a Dataset
         if isinstance(x, PyDataset):
             x, class_weight = for_model(x, y, "fit", shuffle, class_weight), None
-        validation_data = for_model(validation_data, None, "fit")
+        validation_data = for_model(validation_data, None, "fit", as_arrays=not isinstance(x, _core._data.Dataset))
         if isinstance(x, _core._data.Dataset):  # ef.data.Dataset: its own batches (python/src/dataset.cpp)
             return self._fit_dataset(x, epochs, verbose, callbacks, validation_data, initial_epoch, **kwargs)
         unsupported = sorted(k for k, v in kwargs.items() if v is not None)

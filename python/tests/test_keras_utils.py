@@ -575,3 +575,26 @@ def test_preprocessing_sequence_word2vec_helpers():
     positives = sorted(c for c, l in zip(couples, labels) if l == 1)
     assert positives == [[1, 2], [2, 1], [2, 3], [3, 2]]
     assert all(1 <= c[1] <= 4 for c, l in zip(couples, labels) if l == 0)
+
+
+def test_image_dataset_pad_and_channels_first(tmp_path):
+    arrays = _write_images(tmp_path, {"a": [(2, 4)]})
+    if hasattr(ef._core, "_host_call"):  # padding runs as a host call in the pipeline
+        ds = U.image_dataset_from_directory(tmp_path, image_size=(4, 4), shuffle=False, pad_to_aspect_ratio=True)
+        x = next(iter(ds))[0].numpy()[0]
+        np.testing.assert_array_equal(x[1:3], arrays["a/0.png"].astype(np.float32))  # the 2x4 image, centred
+        assert not x[0].any() and not x[3].any()  # padded rows
+    first = U.image_dataset_from_directory(tmp_path, image_size=(2, 4), shuffle=False, data_format="channels_first")
+    np.testing.assert_array_equal(next(iter(first))[0].numpy()[0], arrays["a/0.png"].transpose(2, 0, 1))
+    with pytest.raises(ValueError, match="Only one"):
+        U.image_dataset_from_directory(tmp_path, crop_to_aspect_ratio=True, pad_to_aspect_ratio=True)
+
+
+def test_py_dataset_as_validation_data():
+    x = np.ones((16, 2), np.float32)
+    y = np.full((16, 1), 3.0, np.float32)
+    model = ef.keras.Sequential([ef.keras.Input((2,)), ef.keras.layers.Dense(1, kernel_initializer="zeros")])
+    model.compile("sgd", "mse")
+    history = model.fit(x, y, validation_data=_Batches(x, y, 8), epochs=1, verbose=0, batch_size=16)
+    # one SGD step from zero weights (lr 0.01): w = b = 0.06, prediction 0.18
+    assert history.history["val_loss"][0] == pytest.approx((3.0 - 0.18) ** 2, rel=1e-5)

@@ -32,6 +32,17 @@ def _crop_to_aspect(img, size):
     return ef.reshape(out, [-1 if h is None else h, -1 if w is None else w, img.shape[2]])
 
 
+def _pad_to_aspect(img, size, interpolation):
+    """ef.image.resize_with_pad, a host call in the traced pipeline (the image's size is known
+    only when it runs)."""
+    import eagerflow as ef
+    if img.shape[0] is not None and img.shape[1] is not None:
+        return ef.image.resize_with_pad(img, size[0], size[1], method=interpolation)
+    out = ef.py_function(lambda x: ef.image.resize_with_pad(x, size[0], size[1], method=interpolation), [img],
+                         "uint8" if interpolation == "nearest" else "float32")
+    return ef.reshape(out, [size[0], size[1], img.shape[2]])
+
+
 def make_loader(image_size, num_channels, interpolation, data_format, crop_to_aspect_ratio, pad_to_aspect_ratio):
     import eagerflow as ef
     if pad_to_aspect_ratio and crop_to_aspect_ratio:
@@ -42,7 +53,7 @@ def make_loader(image_size, num_channels, interpolation, data_format, crop_to_as
         if crop_to_aspect_ratio:
             img = ef.image.resize(_crop_to_aspect(img, image_size), image_size, method=interpolation)
         elif pad_to_aspect_ratio:
-            img = ef.image.resize_with_pad(img, image_size[0], image_size[1], method=interpolation)
+            img = _pad_to_aspect(img, image_size, interpolation)
         else:
             img = ef.image.resize(img, image_size, method=interpolation)
         return ef.transpose(img, [2, 0, 1]) if data_format == "channels_first" else img

@@ -136,12 +136,18 @@ def as_dataset(py_dataset, shuffle=False, class_weight=None):
     return ef.data.Dataset.from_generator(batches, output_signature=_spec(first))
 
 
-def for_model(x, y, what, shuffle=False, class_weight=None):
+def for_model(x, y, what, shuffle=False, class_weight=None, as_arrays=False):
     """x as fit/evaluate/predict read it: a PyDataset becomes an ef.data.Dataset (it holds its
-    own targets, so y must be None); anything else is returned as it is."""
+    own targets, so y must be None), or with as_arrays (validation data beside array inputs)
+    the tuple of its batches concatenated; anything else is returned as it is."""
     if not isinstance(x, PyDataset):
         return x
     if y is not None:
         raise ValueError(f"{what}: when providing `x` as a PyDataset, `y` should not be passed. Instead, the targets "
                          "should be included as part of the PyDataset.")
+    if as_arrays:
+        batches = [_arrays(_standardize(b, None)) for b in x]
+        if not batches or not isinstance(batches[0], tuple) or len(batches[0]) < 2:
+            raise ValueError(f"{what}: validation_data as a PyDataset must give (x, y) or (x, y, sample_weight) batches")
+        return tuple(np.concatenate([b[i] for b in batches]) for i in range(len(batches[0])))
     return as_dataset(x, shuffle=shuffle, class_weight=class_weight)
