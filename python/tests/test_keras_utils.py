@@ -325,7 +325,8 @@ def test_custom_objects_and_serialization():
         def from_config(cls, config):
             return cls(**config)
 
-    assert U.get_custom_objects()["Tests>twice"] is twice
+    assert ef.keras.saving.register_keras_serializable is U.register_keras_serializable  # one registry, as Keras
+    assert ef.keras.saving.get_custom_objects()["Tests>twice"] is twice
     assert U.get_registered_name(Scale) == "Tests>Scale" and U.get_registered_object("Tests>Scale") is Scale
     config = U.serialize_keras_object(Scale(3.0))
     assert config == {"module": None, "class_name": "Scale", "config": {"factor": 3.0}, "registered_name": "Tests>Scale"}

@@ -172,3 +172,13 @@ def get_registered_object(name, custom_objects=None):
     if custom_objects and name in custom_objects:
         return custom_objects[name]
     return _registered.get(name)
+
+
+# One registry, as Keras: keras.saving's registration and serialization names are keras.utils'
+# (functions and any class with get_config too; Layer classes also reach load_model).
+from .utils._objects import (CustomObjectScope, custom_object_scope, deserialize_keras_object,  # noqa: E402
+                             get_custom_objects, get_registered_name, get_registered_object,
+                             register_keras_serializable, serialize_keras_object)
+
+__all__ += ["CustomObjectScope", "custom_object_scope", "deserialize_keras_object", "get_custom_objects",
+            "serialize_keras_object"]

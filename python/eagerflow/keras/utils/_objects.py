@@ -98,7 +98,7 @@ def get_registered_object(name, custom_objects=None, module_objects=None):
         return custom_objects[name]
     if module_objects and name in module_objects:
         return module_objects[name]
-    return _saving.get_registered_object(name)
+    return _saving._registered.get(name)  # Layer classes saving registered under their class names
 
 
 def _public_module(obj):
