@@ -599,3 +599,44 @@ def test_py_dataset_as_validation_data():
     history = model.fit(x, y, validation_data=_Batches(x, y, 8), epochs=1, verbose=0, batch_size=16)
     # one SGD step from zero weights (lr 0.01): w = b = 0.06, prediction 0.18
     assert history.history["val_loss"][0] == pytest.approx((3.0 - 0.18) ** 2, rel=1e-5)
+
+
+def _write_wav(path, samples, width=2, channels=1):
+    import wave
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(channels)
+        w.setsampwidth(width)
+        w.setframerate(16000)
+        w.writeframes(samples.tobytes())
+
+
+def test_audio_dataset(tmp_path):
+    clips = {"no": [np.array([1000, -2000, 3000], "<i2")], "yes": [np.array([16384, -32768], "<i2"),
+                                                                   np.array([5, 6, 7, 8, 9], "<i2")]}
+    for cls, items in clips.items():
+        (tmp_path / cls).mkdir()
+        for i, c in enumerate(items):
+            _write_wav(tmp_path / cls / f"{i}.wav", c)
+    ds = U.audio_dataset_from_directory(tmp_path, batch_size=3, shuffle=False)
+    x, y = next(iter(ds))
+    assert x.shape == (3, 5, 1) and x.dtype == ef.float32  # padded to the longest clip of the batch
+    np.testing.assert_array_equal(x.numpy()[0, :3, 0], np.array([1000, -2000, 3000]) / 32768.0)
+    np.testing.assert_array_equal(x.numpy()[1, :, 0], [0.5, -1.0, 0, 0, 0])
+    np.testing.assert_array_equal(y.numpy(), [0, 1, 1])
+    cut = U.audio_dataset_from_directory(tmp_path, batch_size=None, shuffle=False, output_sequence_length=4,
+                                         label_mode="binary")
+    items = list(cut.as_numpy_iterator())
+    assert [i[0].shape for i in items] == [(4, 1)] * 3 and items[2][1].tolist() == [1.0]
+    np.testing.assert_array_equal(items[2][0][:, 0], np.array([5, 6, 7, 8]) / 32768.0)
+    with pytest.raises(ValueError, match="ragged"):
+        U.audio_dataset_from_directory(tmp_path, ragged=True, output_sequence_length=3)
+
+
+def test_decode_wav_reads_16_bit_only_as_tf(tmp_path):
+    from eagerflow.keras.utils._audio_dataset import decode_wav
+    stereo = np.array([[100, -100], [200, -200]], "<i2")
+    _write_wav(tmp_path / "s16.wav", stereo, channels=2)
+    np.testing.assert_array_equal(decode_wav(str(tmp_path / "s16.wav")), stereo / 32768.0)
+    _write_wav(tmp_path / "u8.wav", np.array([0, 128, 255], np.uint8), width=1)
+    with pytest.raises(ef.errors.InvalidArgumentError, match="16-bit"):
+        decode_wav(str(tmp_path / "u8.wav"))

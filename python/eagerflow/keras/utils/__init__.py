@@ -3,6 +3,7 @@
 split_dataset, get_file (the Keras cache, offline), Progbar, PyDataset/Sequence, the custom
 object registry and serialization, image helpers and set_random_seed."""
 from .._files import get_file
+from ._audio_dataset import audio_dataset_from_directory
 from ._image_dataset import image_dataset_from_directory
 from ._images import array_to_img, img_to_array, load_img, save_img
 from ._misc import (Config, disable_interactive_logging, enable_interactive_logging, is_interactive_logging_enabled,
@@ -20,7 +21,8 @@ from ._split import split_dataset
 from ._text_dataset import text_dataset_from_directory
 from ._timeseries import timeseries_dataset_from_array
 
-__all__ = ["Config", "CustomObjectScope", "Progbar", "PyDataset", "Sequence", "array_to_img", "custom_object_scope",
+__all__ = ["Config", "CustomObjectScope", "Progbar", "PyDataset", "Sequence", "array_to_img", "audio_dataset_from_directory",
+           "custom_object_scope",
            "deserialize_keras_object", "disable_interactive_logging", "enable_interactive_logging",
            "get_custom_objects", "get_file", "get_registered_name", "get_registered_object",
            "image_dataset_from_directory", "img_to_array", "is_interactive_logging_enabled", "is_keras_tensor", "load_img", "model_to_dot", "normalize",
