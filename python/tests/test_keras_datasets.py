@@ -65,7 +65,8 @@ def test_fashion_mnist(home):
     d = home / "fashion-mnist"
     d.mkdir()
     rng = np.random.default_rng(1)
-    x_train, x_test = rng.integers(0, 256, (4, 28, 28), dtype=np.uint8), rng.integers(0, 256, (2, 28, 28), dtype=np.uint8)
+    x_train = rng.integers(0, 256, (4, 28, 28), dtype=np.uint8)
+    x_test = rng.integers(0, 256, (2, 28, 28), dtype=np.uint8)
     y_train, y_test = np.array([3, 1, 4, 1], np.uint8), np.array([5, 9], np.uint8)
     _idx(d / "train-labels-idx1-ubyte.gz", b"\0" * 8, y_train)
     _idx(d / "train-images-idx3-ubyte.gz", b"\0" * 16, x_train)

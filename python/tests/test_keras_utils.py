@@ -329,7 +329,8 @@ def test_custom_objects_and_serialization():
     assert ef.keras.saving.get_custom_objects()["Tests>twice"] is twice
     assert U.get_registered_name(Scale) == "Tests>Scale" and U.get_registered_object("Tests>Scale") is Scale
     config = U.serialize_keras_object(Scale(3.0))
-    assert config == {"module": None, "class_name": "Scale", "config": {"factor": 3.0}, "registered_name": "Tests>Scale"}
+    assert config == {"module": None, "class_name": "Scale", "config": {"factor": 3.0},
+                      "registered_name": "Tests>Scale"}
     assert U.deserialize_keras_object(json.loads(json.dumps(config))).factor == 3.0
     assert U.serialize_keras_object(twice)["config"] == "Tests>twice"
     assert U.deserialize_keras_object(U.serialize_keras_object(twice)) is twice

@@ -21,12 +21,11 @@ from ._split import split_dataset
 from ._text_dataset import text_dataset_from_directory
 from ._timeseries import timeseries_dataset_from_array
 
-__all__ = ["Config", "CustomObjectScope", "Progbar", "PyDataset", "Sequence", "array_to_img", "audio_dataset_from_directory",
-           "custom_object_scope",
-           "deserialize_keras_object", "disable_interactive_logging", "enable_interactive_logging",
-           "get_custom_objects", "get_file", "get_registered_name", "get_registered_object",
-           "image_dataset_from_directory", "img_to_array", "is_interactive_logging_enabled", "is_keras_tensor", "load_img", "model_to_dot", "normalize",
+__all__ = ["Config", "CustomObjectScope", "Progbar", "PyDataset", "Sequence", "array_to_img",
+           "audio_dataset_from_directory", "custom_object_scope", "deserialize_keras_object",
+           "disable_interactive_logging", "enable_interactive_logging", "get_custom_objects", "get_file",
+           "get_registered_name", "get_registered_object", "image_dataset_from_directory", "img_to_array",
+           "is_interactive_logging_enabled", "is_keras_tensor", "load_img", "model_to_dot", "normalize",
            "pack_x_y_sample_weight", "pad_sequences", "plot_model", "register_keras_serializable", "save_img",
            "serialize_keras_object", "set_random_seed", "split_dataset", "standardize_dtype",
-           "text_dataset_from_directory", "timeseries_dataset_from_array", "to_categorical",
-           "unpack_x_y_sample_weight"]
+           "text_dataset_from_directory", "timeseries_dataset_from_array", "to_categorical", "unpack_x_y_sample_weight"]

@@ -89,7 +89,8 @@ def index_directory(directory, labels, formats, class_names=None, shuffle=True, 
     else:
         if len(labels) != len(paths):
             raise ValueError("Expected the lengths of `labels` to match the number of files in the target directory. "
-                             f"len(labels) is {len(labels)} while we found {len(paths)} files in directory {directory}.")
+                             f"len(labels) is {len(labels)} while we found {len(paths)} files in directory "
+                             f"{directory}.")
         class_names = [str(label) for label in sorted(set(labels))]
     if verbose:
         print(f"Found {len(paths)} files." if labels is None else

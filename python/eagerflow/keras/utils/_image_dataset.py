@@ -73,11 +73,13 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
     _directory.check_label_mode(label_mode)
     channels = {"rgb": 3, "rgba": 4, "grayscale": 1}.get(color_mode)
     if channels is None:
-        raise ValueError(f'`color_mode` must be one of {{"rgb", "rgba", "grayscale"}}. Received: color_mode={color_mode}')
+        raise ValueError('`color_mode` must be one of {"rgb", "rgba", "grayscale"}. '
+                         f"Received: color_mode={color_mode}")
     if isinstance(image_size, int):
         image_size = (image_size, image_size)
     elif not isinstance(image_size, (list, tuple)) or not len(image_size) == 2:
-        raise ValueError(f"Invalid `image_size` value. Expected a tuple of 2 integers. Received: image_size={image_size}")
+        raise ValueError("Invalid `image_size` value. Expected a tuple of 2 integers. "
+                         f"Received: image_size={image_size}")
     interpolation = interpolation.lower()
     if interpolation not in _INTERPOLATIONS:
         raise ValueError(f"Argument `interpolation` should be one of {_INTERPOLATIONS}. "

@@ -40,7 +40,8 @@ def unpack_x_y_sample_weight(data):
         return (data[0], data[1], None)
     if len(data) == 3:
         return (data[0], data[1], data[2])
-    raise ValueError(f"Data is expected to be in format `x`, `(x,)`, `(x, y)`, or `(x, y, sample_weight)`, found: {data}")
+    raise ValueError("Data is expected to be in format `x`, `(x,)`, `(x, y)`, or `(x, y, sample_weight)`, "
+                     f"found: {data}")
 
 
 _ALLOWED = {"float16", "float32", "float64", "bfloat16", "uint8", "uint16", "uint32", "uint64", "int8", "int16",

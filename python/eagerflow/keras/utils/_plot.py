@@ -90,7 +90,8 @@ def _dot_text(model, show_shapes, show_dtype, show_layer_names, rankdir, dpi, sh
 
 
 def model_to_dot(model, show_shapes=False, show_dtype=False, show_layer_names=True, rankdir="TB", expand_nested=False,
-                 dpi=200, subgraph=False, show_layer_activations=False, show_trainable=False, splines="ortho", **kwargs):
+                 dpi=200, subgraph=False, show_layer_activations=False, show_trainable=False, splines="ortho",
+                 **kwargs):
     """The model's graph as a pydot.Dot (pydot is needed, as Keras)."""
     try:
         import pydot

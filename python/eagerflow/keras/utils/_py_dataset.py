@@ -148,6 +148,7 @@ def for_model(x, y, what, shuffle=False, class_weight=None, as_arrays=False):
     if as_arrays:
         batches = [_arrays(_standardize(b, None)) for b in x]
         if not batches or not isinstance(batches[0], tuple) or len(batches[0]) < 2:
-            raise ValueError(f"{what}: validation_data as a PyDataset must give (x, y) or (x, y, sample_weight) batches")
+            raise ValueError(f"{what}: validation_data as a PyDataset must give (x, y) or (x, y, sample_weight) "
+                             "batches")
         return tuple(np.concatenate([b[i] for b in batches]) for i in range(len(batches[0])))
     return as_dataset(x, shuffle=shuffle, class_weight=class_weight)

@@ -13,15 +13,18 @@ def _sizes(left_size, right_size, total):
     if right_size is not None and rt not in (int, float):
         raise TypeError(f"Invalid `right_size` Type. Expected: int or float or None,Received: type(right_size)={rt}.")
     if left_size == 0 and right_size == 0:
-        raise ValueError("Both `left_size` and `right_size` are zero. At least one of the split sizes must be non-zero.")
+        raise ValueError("Both `left_size` and `right_size` are zero. At least one of the split sizes must be "
+                         "non-zero.")
     if (lt is int and (left_size <= 0 or left_size >= total)) or (lt is float and (left_size <= 0 or left_size >= 1)):
         raise ValueError(f"`left_size` should be either a positive integer smaller than {total}, or a float within the "
                          f"range `[0, 1]`. Received: left_size={left_size}")
-    if (rt is int and (right_size <= 0 or right_size >= total)) or (rt is float and (right_size <= 0 or right_size >= 1)):
+    if (rt is int and (right_size <= 0 or right_size >= total)) or \
+            (rt is float and (right_size <= 0 or right_size >= 1)):
         raise ValueError(f"`right_size` should be either a positive integer and smaller than {total} or a float within "
                          f"the range `[0, 1]`. Received: right_size={right_size}")
     if lt is float and rt is float and left_size + right_size > 1:
-        raise ValueError("The sum of `left_size` and `right_size` is greater than 1. It must be less than or equal to 1.")
+        raise ValueError("The sum of `left_size` and `right_size` is greater than 1. It must be less than or equal "
+                         "to 1.")
     left = round(left_size * total) if lt is float else left_size
     right = round(right_size * total) if rt is float else right_size
     if left is None:
@@ -54,7 +57,8 @@ def _samples(dataset):
         batch = None
         if batched and elements:  # unbatch: Keras splits a batched dataset by samples, then batches again
             first = elements[0]
-            one = next(iter(first.values())) if isinstance(first, dict) else first[0] if isinstance(first, tuple) else first
+            one = next(iter(first.values())) if isinstance(first, dict) else \
+                first[0] if isinstance(first, tuple) else first
             batch = len(one)
             rows = []
             for e in elements:
