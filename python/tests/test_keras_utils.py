@@ -641,3 +641,32 @@ def test_decode_wav_reads_16_bit_only_as_tf(tmp_path):
     _write_wav(tmp_path / "u8.wav", np.array([0, 128, 255], np.uint8), width=1)
     with pytest.raises(ef.errors.InvalidArgumentError, match="16-bit"):
         decode_wav(str(tmp_path / "u8.wav"))
+
+
+def test_py_dataset_class_weight_and_shuffle():
+    x = np.array([[1.0], [2.0], [3.0], [4.0]], np.float32)
+    y = np.array([[0.0], [1.0], [0.0], [1.0]], np.float32)
+    seen = []
+
+    class Logged(_Batches):
+        def __getitem__(self, i):
+            seen.append(i)
+            return super().__getitem__(i)
+
+    def one_epoch(data, **kw):
+        model = ef.keras.Sequential([ef.keras.Input((1,)), ef.keras.layers.Dense(1, kernel_initializer="ones")])
+        model.compile("sgd", "mse")
+        return model.fit(data, epochs=1, verbose=0, shuffle=False, **kw).history["loss"][0]
+
+    weighted = one_epoch(_Batches(x, y, 4), class_weight={0: 1.0, 1: 3.0})
+    explicit = one_epoch(ef.data.Dataset.from_tensor_slices((x, y, np.array([1.0, 3.0, 1.0, 3.0], np.float32))).batch(4))
+    assert weighted == pytest.approx(explicit, rel=1e-6)
+    random.seed(0)
+    data = Logged(x, y, 1)
+    model = ef.keras.Sequential([ef.keras.Input((1,)), ef.keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    model.fit(data, epochs=1, verbose=0)  # shuffle=True: the batch order of Python's random, as Keras
+    order = list(range(4))
+    random.seed(0)
+    random.shuffle(order)
+    assert seen[1:] == order  # seen[0]: the first batch, read once to learn the element spec
