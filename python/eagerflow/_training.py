@@ -264,6 +264,10 @@ class _Training:
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0, **kwargs):
         x = _distribute._fit_input(x)  # a distributed dataset: fit splits the global batches itself
+        from .keras.utils._py_dataset import PyDataset, for_model  # Keras' PyDataset/Sequence, read as a Dataset
+        if isinstance(x, PyDataset):
+            x, class_weight = for_model(x, y, "fit", shuffle, class_weight), None
+        validation_data = for_model(validation_data, None, "fit", as_arrays=not isinstance(x, _core._data.Dataset))
         if isinstance(x, _core._data.Dataset):  # ef.data.Dataset: its own batches (python/src/dataset.cpp)
             return self._fit_dataset(x, epochs, verbose, callbacks, validation_data, initial_epoch, **kwargs)
         unsupported = sorted(k for k, v in kwargs.items() if v is not None)
@@ -335,6 +339,8 @@ class _Training:
         unsupported = sorted(k for k, v in kwargs.items() if v is not None)
         if unsupported:
             raise TypeError(f"evaluate: not supported: {', '.join(unsupported)}")
+        from .keras.utils._py_dataset import for_model
+        x = for_model(x, y, "evaluate")
         verbose = _verbose(verbose)
         callbacks = _callback_list(callbacks, self, {"verbose": verbose, "epochs": 1, "steps": steps})
         sys.stdout.flush()
@@ -362,6 +368,8 @@ class _Training:
         NumPy arrays: one array, or a list / dict for a model with several outputs. callbacks
         get the on_predict_* hooks (arrays); verbose 1 or 2 prints a progress bar ("auto" prints
         none)."""
+        from .keras.utils._py_dataset import for_model
+        x = for_model(x, None, "predict")
         if isinstance(x, _core._data.Dataset):
             if callbacks:
                 raise TypeError("predict(dataset): callbacks are not supported; give arrays")

@@ -174,6 +174,6 @@ def test_eig_and_eigvals_of_general_matrices():
         assert np.abs(g[:, None] - w_[None, :]).min(axis=1).max() < 1e-10
     rot = tf.constant([[0.0, -1.0], [1.0, 0.0]])
     assert tf.linalg.eigvals(rot).dtype == tf.complex64
-    np.testing.assert_allclose(np.sort_complex(tf.linalg.eigvals(rot).numpy()), [-1j, 1j], atol=1e-6)
+    np.testing.assert_allclose(sorted(tf.linalg.eigvals(rot).numpy(), key=lambda z: z.imag), [-1j, 1j], atol=1e-6)
     with pytest.raises(tf.errors.InvalidArgumentError):
         tf.linalg.eig(tf.ones([2, 3]))

@@ -2,9 +2,10 @@
 metrics and callbacks, with Keras' names (README.md, "Python")."""
 from .. import _training
 from . import callbacks, config, initializers, layers, losses, metrics, mixed_precision, models, optimizers, saving
+from . import datasets, preprocessing, utils
 from .mixed_precision import DTypePolicy
 from .layers import Input
 from .._training import History, Model, Sequential
 
 __all__ = ["Input", "History", "Model", "Sequential", "callbacks", "config", "initializers", "layers", "losses", "metrics", "models",
-           "optimizers", "saving", "mixed_precision", "DTypePolicy"]
+           "optimizers", "saving", "mixed_precision", "DTypePolicy", "datasets", "preprocessing", "utils"]

@@ -143,7 +143,8 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     written in Python are rebuilt by their class's from_config: registered classes, and those
     in custom_objects ({"MyLayer": MyLayer}, by the name saved or the class name)."""
     import os
-    _use_custom_objects(custom_objects, "load_model")
+    from .utils._objects import scoped_layer_classes  # classes of an enclosing custom_object_scope
+    _use_custom_objects({**scoped_layer_classes(), **(custom_objects or {})}, "load_model")
     return _s.load_model(os.fspath(filepath), compile, _make_model)
 
 
@@ -171,3 +172,13 @@ def get_registered_object(name, custom_objects=None):
     if custom_objects and name in custom_objects:
         return custom_objects[name]
     return _registered.get(name)
+
+
+# One registry, as Keras: keras.saving's registration and serialization names are keras.utils'
+# (functions and any class with get_config too; Layer classes also reach load_model).
+from .utils._objects import (CustomObjectScope, custom_object_scope, deserialize_keras_object,  # noqa: E402
+                             get_custom_objects, get_registered_name, get_registered_object,
+                             register_keras_serializable, serialize_keras_object)
+
+__all__ += ["CustomObjectScope", "custom_object_scope", "deserialize_keras_object", "get_custom_objects",
+            "serialize_keras_object"]
