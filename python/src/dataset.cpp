@@ -323,7 +323,7 @@ void init_dataset(nb::module_& m) {
            "raises StopIteration).")
       .def("close", &PyIterator::close, "Stops the pipeline's threads now (as the end of iteration does).");
 
-  nb::class_<Dataset>(d, "Dataset")
+  nb::class_<Dataset>(d, "Dataset", nb::dynamic_attr())  // (Keras sets class_names, file_paths)
       .def_static("from_tensor_slices", [](nb::handle t) { return Dataset::from_tensor_slices(element_from_py(t)); }, "tensors"_a)
       .def_static("from_tensors", [](nb::handle t) { return Dataset::from_tensors(element_from_py(t)); }, "tensors"_a)
       .def_static(

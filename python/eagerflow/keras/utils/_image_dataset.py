@@ -28,8 +28,7 @@ def _crop_to_aspect(img, size):
     def crop(x):
         top, left, ch, cw = _crop_box(int(x.shape[0]), int(x.shape[1]), size)
         return x[top:top + ch, left:left + cw, :]
-    out = ef.py_function(crop, [img], img.dtype)
-    return ef.reshape(out, [-1 if h is None else h, -1 if w is None else w, img.shape[2]])
+    return ef.py_function(crop, [img], ef.TensorSpec([None, None, img.shape[2]], img.dtype))
 
 
 def _pad_to_aspect(img, size, interpolation):
@@ -38,9 +37,9 @@ def _pad_to_aspect(img, size, interpolation):
     import eagerflow as ef
     if img.shape[0] is not None and img.shape[1] is not None:
         return ef.image.resize_with_pad(img, size[0], size[1], method=interpolation)
-    out = ef.py_function(lambda x: ef.image.resize_with_pad(x, size[0], size[1], method=interpolation), [img],
-                         "uint8" if interpolation == "nearest" else "float32")
-    return ef.reshape(out, [size[0], size[1], img.shape[2]])
+    dtype = ef.uint8 if interpolation == "nearest" else ef.float32
+    return ef.py_function(lambda x: ef.image.resize_with_pad(x, size[0], size[1], method=interpolation), [img],
+                          ef.TensorSpec([size[0], size[1], img.shape[2]], dtype))
 
 
 def make_loader(image_size, num_channels, interpolation, data_format, crop_to_aspect_ratio, pad_to_aspect_ratio):
