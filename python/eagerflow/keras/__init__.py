@@ -5,6 +5,7 @@ from . import callbacks, config, initializers, layers, losses, metrics, mixed_pr
 from .mixed_precision import DTypePolicy
 from .layers import Input
 from .._training import History, Model, Sequential
+from . import backend, ops, random  # issue 33: keras.ops, keras.random, keras.backend
 
 __all__ = ["Input", "History", "Model", "Sequential", "callbacks", "config", "initializers", "layers", "losses", "metrics", "models",
-           "optimizers", "saving", "mixed_precision", "DTypePolicy"]
+           "optimizers", "saving", "mixed_precision", "DTypePolicy", "backend", "ops", "random"]
