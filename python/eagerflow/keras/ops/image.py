@@ -6,7 +6,7 @@ import numpy as _np
 
 import eagerflow as _ef
 from ... import cast as _cast
-from ._dtypes import float_dtype, standardize_dtype, tensor
+from ._dtypes import filled, float_dtype, standardize_dtype, tensor
 
 
 def _last(images, data_format):
@@ -220,7 +220,7 @@ def affine_transform(images, transform, interpolation="bilinear", fill_mode="con
         yc = _ef.clip_by_value(yi, 0, h - 1)
         xc = _ef.clip_by_value(xi, 0, w - 1)
         v = _ef.gather(flat, base + yc * w + xc)
-        return _ef.where(_ef.expand_dims(inside, -1), v, _ef.fill(_ef.shape(v), _cast(fill_value, f.dtype)))
+        return _ef.where(_ef.expand_dims(inside, -1), v, filled(v, fill_value))
     if interpolation == "nearest":
         # TF's nearest rounds halves away from zero (std::round), not to even
         def rnd(v):
