@@ -298,3 +298,69 @@ def test_affine_transform():
     out = im.affine_transform(IMG, shift, interpolation="nearest", fill_value=-1.0).numpy()
     np.testing.assert_array_equal(out[:, :7, :8], IMG[:, 1:, 2:])
     assert np.all(out[:, 7] == -1.0) and np.all(out[:, :, 8:] == -1.0)
+
+
+def test_perspective_transform():
+    im = ops.image
+    corners = np.array([[0, 0], [9, 0], [0, 7], [9, 7]], "float32")
+    np.testing.assert_allclose(im.perspective_transform(IMG, corners, corners).numpy(), IMG, atol=1e-5)
+    # end points shifted by (-2, -1): output (x, y) reads input (x + 2, y + 1), a translation
+    out = im.perspective_transform(IMG, corners, corners - [2, 1], interpolation="nearest", fill_value=-1.0).numpy()
+    np.testing.assert_allclose(out[:, :7, :8], IMG[:, 1:, 2:], atol=1e-6)
+    assert np.all(out[:, 7] == -1.0)
+    with pytest.raises(ValueError):
+        im.perspective_transform(IMG, corners[:3], corners[:3])
+
+
+def test_extract_patches_3d():
+    vol = rng.normal(size=(2, 4, 6, 6, 2)).astype("float32")
+    p = ops.image.extract_patches_3d(vol, (2, 3, 2))
+    assert p.shape == (2, 2, 2, 3, 24)
+    np.testing.assert_array_equal(p.numpy()[1, 1, 0, 2], vol[1, 2:4, 0:3, 4:6].reshape(-1))
+    assert ops.image.extract_patches_3d(vol[0], 2, strides=1, padding="same").shape == (4, 6, 6, 16)
+
+
+def _map_coordinates_ref(a, coords, order, mode, cval):
+    def fix(i, n):
+        if mode == "constant":
+            return min(max(i, 0), n - 1), 0 <= i < n
+        if mode == "nearest":
+            return min(max(i, 0), n - 1), True
+        if mode == "wrap":
+            return i % n, True
+        if mode == "reflect":
+            m = i % (2 * n)  # SciPy's reflect: (d c b a | a b c d | d c b a)
+            return (m if m < n else 2 * n - 1 - m), True
+        m = i % (2 * n - 2)  # SciPy's mirror: (d c b | a b c d | c b a)
+        return (m if m < n else 2 * n - 2 - m), True
+    out = np.zeros(coords.shape[1:], "float64")
+    for pos in np.ndindex(*coords.shape[1:]):
+        c = coords[(slice(None),) + pos]
+        if order == 0:
+            nodes = [[(int(np.round(v)), 1.0)] for v in c]
+        else:
+            nodes = [[(int(np.floor(v)), 1 - (v - np.floor(v))), (int(np.floor(v)) + 1, v - np.floor(v))] for v in c]
+        total = 0.0
+        for combo in np.ndindex(*[len(nd) for nd in nodes]):
+            idx, ok, w = [], True, 1.0
+            for d, k in enumerate(combo):
+                i, wk = nodes[d][k]
+                j, valid = fix(i, a.shape[d])
+                idx.append(j)
+                ok &= valid
+                w *= wk
+            total += w * (a[tuple(idx)] if ok else cval)
+        out[pos] = total
+    return out
+
+
+@pytest.mark.parametrize("mode", ["constant", "nearest", "wrap", "mirror", "reflect"])
+@pytest.mark.parametrize("order", [0, 1])
+def test_map_coordinates(mode, order):
+    a = rng.normal(size=(5, 6)).astype("float32")
+    coords = rng.uniform(-2, 7, size=(2, 3, 4)).astype("float32")
+    coords[:, 0, 0] = [-1.0, 6.0]  # just outside: the folds differ between modes here
+    got = ops.image.map_coordinates(a, coords, order, fill_mode=mode, fill_value=-1.0)
+    np.testing.assert_allclose(got.numpy(), _map_coordinates_ref(a, coords, order, mode, -1.0), rtol=1e-5, atol=1e-5)
+    traced = ef.function(lambda x, c: ops.image.map_coordinates(x, c, order, fill_mode=mode, fill_value=-1.0))
+    np.testing.assert_allclose(traced(ef.constant(a), ef.constant(coords)).numpy(), got.numpy(), rtol=1e-6)

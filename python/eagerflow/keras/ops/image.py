@@ -238,3 +238,125 @@ def affine_transform(images, transform, interpolation="bilinear", fill_mode="con
 
 
 del _pymath
+
+
+def _homography(start, end):
+    """The 8 projective parameters mapping each output point (end) to its input point (start), as
+    Keras' compute_homography_matrix: one 8x8 linear solve per image."""
+    rows, rhs = [], []
+    zero, one = _ef.zeros_like(end[:, 0, 0]), _ef.ones_like(end[:, 0, 0])
+    for i in range(4):
+        ex, ey, sx, sy = end[:, i, 0], end[:, i, 1], start[:, i, 0], start[:, i, 1]
+        rows.append(_ef.stack([ex, ey, one, zero, zero, zero, -sx * ex, -sx * ey], -1))
+        rows.append(_ef.stack([zero, zero, zero, ex, ey, one, -sy * ex, -sy * ey], -1))
+        rhs += [sx, sy]
+    a = _ef.stack(rows, 1)
+    b = _ef.expand_dims(_ef.stack(rhs, -1), -1)
+    return _ef.squeeze(_ef.linalg.solve(a, b), [-1])
+
+
+def perspective_transform(images, start_points, end_points, interpolation="bilinear", fill_value=0, data_format=None):
+    t = tensor(images)
+    if t.shape.rank not in (3, 4):
+        _check_rank(t, "perspective_transform")
+    s = tensor(start_points, "float32")
+    e = tensor(end_points, "float32")
+    for name, p in (("start_points", s), ("end_points", e)):
+        if p.shape.rank not in (2, 3) or list(p.shape[-2:]) != [4, 2]:
+            raise ValueError(f"Invalid {name} shape: expected (4,2) for a single image or (N,4,2) for a batch. "
+                             f"Received shape: {p.shape}")
+    if list(s.shape) != list(e.shape):
+        raise ValueError(f"start_points and end_points must have the same shape. Received start_points.shape={s.shape}, "
+                         f"end_points.shape={e.shape}")
+    if s.shape.rank == 2:
+        s, e = _ef.expand_dims(s, 0), _ef.expand_dims(e, 0)
+    h = _homography(_cast(s, _ef.float64), _cast(e, _ef.float64))
+    return affine_transform(t, _cast(h, _ef.float32), interpolation=interpolation, fill_value=fill_value,
+                            data_format=data_format)
+
+
+def extract_patches_3d(volumes, size, strides=None, dilation_rate=1, padding="valid", data_format=None):
+    """Keras' extract_patches_3d: (N, D, H, W, C) volumes to (N, d, h, w, pd*ph*pw*C) patches."""
+    from . import nn
+    v = tensor(volumes)
+    size = (size,) * 3 if isinstance(size, int) else tuple(size)
+    strides = size if strides is None else ((strides,) * 3 if isinstance(strides, int) else tuple(strides))
+    if len(size) != 3 or len(strides) != 3:
+        raise ValueError(f"Invalid `size` or `strides` argument: size={size}, strides={strides}")
+    single = v.shape.rank == 4
+    if single:
+        v = _ef.expand_dims(v, 0)
+    if data_format == "channels_first":
+        v = _ef.transpose(v, [0, 2, 3, 4, 1])
+    c = v.shape[-1]
+    out_dim = size[0] * size[1] * size[2] * c
+    kernel = _ef.constant(_np.eye(out_dim, dtype=v.dtype.as_numpy_dtype).reshape(size + (c, out_dim)))
+    out = nn.conv(v, kernel, strides=strides, padding=padding, dilation_rate=dilation_rate)
+    if data_format == "channels_first":
+        out = _ef.transpose(out, [0, 4, 1, 2, 3])
+    return _ef.squeeze(out, [0]) if single else out
+
+
+def map_coordinates(inputs, coordinates, order, fill_mode="constant", fill_value=0.0):
+    """SciPy's map_coordinates (Keras' JAX backend is jax.scipy's): order 0 (nearest) or 1 (linear),
+    fill modes constant, nearest, wrap, mirror and reflect. Keras' TensorFlow backend folds negative
+    coordinates with abs() and indexes past the edge in mirror mode; SciPy's folds are used here."""
+    import itertools
+    x = tensor(inputs)
+    coords = tensor(coordinates)
+    if coords.shape[0] != x.shape.rank:
+        raise ValueError(f"First dim of `coordinates` must be the same as the rank of `inputs`. "
+                         f"Received inputs with shape: {x.shape} and coordinate leading dim of {coords.shape[0]}")
+    if coords.shape.rank < 2:
+        raise ValueError(f"Invalid coordinates rank: expected at least rank 2. Received input with shape: {coords.shape}")
+    if fill_mode not in ("constant", "nearest", "wrap", "mirror", "reflect"):
+        raise ValueError(f"Invalid value for argument `fill_mode`. Received: fill_mode={fill_mode}")
+    if order not in (0, 1):
+        raise NotImplementedError("map_coordinates does not support order > 1")
+    wdt = coords.dtype if coords.dtype.is_floating else _ef.float32
+    per_dim = []
+    for ax, c in enumerate(_ef.unstack(coords, axis=0)):
+        size = x.shape[ax]
+        if order == 0:
+            nodes = [(_cast(c if c.dtype.is_integer else _ef.round(c), _ef.int32), _cast(1, wdt))]
+        else:
+            cf = _cast(c, wdt)
+            lo = _ef.floor(cf)
+            up = cf - lo
+            nodes = [(_cast(lo, _ef.int32), 1 - up), (_cast(lo, _ef.int32) + 1, up)]
+        fixed = []
+        for idx, w in nodes:
+            if fill_mode == "constant":
+                valid = _ef.logical_and(idx >= 0, idx < size)
+                idx = _ef.clip_by_value(idx, 0, size - 1)
+            else:
+                valid = None
+                if fill_mode == "nearest":
+                    idx = _ef.clip_by_value(idx, 0, size - 1)
+                elif fill_mode == "wrap":
+                    idx = _ef.math.floormod(idx, size)
+                elif fill_mode == "reflect":  # (d c b a | a b c d | d c b a)
+                    m = _ef.math.floormod(idx, 2 * size)
+                    idx = _ef.where(m < size, m, 2 * size - 1 - m)
+                else:  # mirror, as SciPy (and Keras' JAX backend): (d c b | a b c d | c b a)
+                    period = max(2 * size - 2, 1)
+                    m = _ef.math.floormod(idx, period)
+                    idx = _ef.where(m < size, m, period - m)
+            fixed.append((idx, valid, w))
+        per_dim.append(fixed)
+    out = None
+    for items in itertools.product(*per_dim):
+        idx = _ef.stack([it[0] for it in items], -1)
+        g = _cast(_ef.gather_nd(x, idx), wdt)
+        if fill_mode == "constant":
+            ok = items[0][1]
+            for it in items[1:]:
+                ok = _ef.logical_and(ok, it[1])
+            g = _ef.where(ok, g, filled(g, fill_value))
+        w = items[0][2]
+        for it in items[1:]:
+            w = w * it[2]
+        out = g * w if out is None else out + g * w
+    if x.dtype.is_integer:
+        out = _ef.round(out)
+    return _cast(out, x.dtype)

@@ -194,12 +194,17 @@ def conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_
         groups = x.shape[-1] // k.shape[-2]
         xs = _ef.split(x, groups, axis=-1)
         ks = _ef.split(k, groups, axis=-1)
-        out = _ef.concat([_ef.nn.convolution(a, b, strides=_tuple(strides, n), padding=padding.upper(),
-                                             dilations=_tuple(dilation_rate, n)) for a, b in zip(xs, ks)], -1)
+        out = _ef.concat([_convolution(a, b, _tuple(strides, n), padding.upper(), _tuple(dilation_rate, n))
+                          for a, b in zip(xs, ks)], -1)
         return _from_last(out, moved)
-    out = _ef.nn.convolution(x, k, strides=_tuple(strides, n), padding=padding.upper(),
-                             dilations=_tuple(dilation_rate, n))
+    out = _convolution(x, k, _tuple(strides, n), padding.upper(), _tuple(dilation_rate, n))
     return _from_last(out, moved)
+
+
+def _convolution(x, k, strides, padding, dilations):
+    if len(strides) == 3:  # ef.nn.convolution takes 1-D and 2-D; 3-D has its own op
+        return _ef.nn.conv3d(x, k, [1] + strides + [1], padding, dilations=[1] + dilations + [1])
+    return _ef.nn.convolution(x, k, strides=strides, padding=padding, dilations=dilations)
 
 
 def depthwise_conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1):
