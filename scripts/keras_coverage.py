@@ -27,10 +27,11 @@ NAMES = pathlib.Path(__file__).resolve().parent.parent / "docs" / "coverage" / "
 LEFT_OUT = {
     "ops": {
         "eig": "general (non-symmetric) eigendecomposition: eagerflow's linalg has eigh only",
-        "stft": "complex spectrograms over frames: not built on ef.signal yet",
-        "istft": "as stft",
-        "rearrange": "einops' pattern language",
-        "vectorize": "NumPy's signature-based vectorize",
+    },
+    "ops.linalg": {
+        "eig": "as keras.ops.eig",
+        "istft": "the inverse STFT's overlap-add with tf.signal's window normalization: not built yet",
+        "rearrange": "einops' pattern language: not built yet",
     },
     "backend": {
         "set_epsilon": "eagerflow's C++ losses and metrics clip with Keras' default 1e-7, a constant; "

@@ -536,3 +536,50 @@ def test_keras_errors():
         ops.cast(F, "floaty")
     with pytest.raises(ValueError):
         ops.convert_to_numpy(ef.keras.Input(shape=(2,)))
+
+
+def _stft_ref(x, seq, stride, nfft, window, center):
+    if center:
+        x = np.pad(x, [(0, 0)] * (x.ndim - 1) + [(nfft // 2, nfft // 2)], mode="reflect")
+    k = np.arange(seq)
+    w = {"hann": 0.5 - 0.5 * np.cos(2 * np.pi * k / seq), "hamming": 0.54 - 0.46 * np.cos(2 * np.pi * k / seq),
+         None: np.ones(seq)}[window]
+    lp = (nfft - seq) // 2
+    # a window covers sequence_length samples of each fft_length frame; without one, the whole frame counts
+    w = np.pad(w, [lp, nfft - seq - lp]) if window is not None else np.ones(nfft)
+    n = 1 + (x.shape[-1] - nfft) // stride
+    frames = np.stack([x[..., i * stride:i * stride + nfft] * w for i in range(n)], -2)
+    spec = np.fft.rfft(frames, nfft)
+    return [spec.real.astype(x.dtype), spec.imag.astype(x.dtype)]
+
+
+@pytest.mark.parametrize("window", ["hann", "hamming", None])
+@pytest.mark.parametrize("center", [True, False])
+def test_stft(window, center):
+    sig = rng.normal(size=(2, 40)).astype("float32")
+    re, im = ops.stft(sig, 8, 4, 16, window=window, center=center)
+    want = _stft_ref(sig, 8, 4, 16, window, center)
+    np.testing.assert_allclose(re.numpy(), want[0], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(im.numpy(), want[1], rtol=1e-4, atol=1e-5)
+    traced = ef.function(lambda s: ops.stft(s, 8, 4, 16, window=window, center=center))(ef.constant(sig))
+    np.testing.assert_allclose(traced[0].numpy(), re.numpy(), rtol=1e-6)
+    with pytest.raises(ValueError):
+        ops.stft(sig, 8, 4, 4)
+    with pytest.raises(TypeError):
+        ops.stft(sig.astype("int32"), 8, 4, 16)
+
+
+def test_vectorize():
+    a, b = rng.normal(size=(3, 4)).astype("float32"), rng.normal(size=(4,)).astype("float32")
+    f = ops.vectorize(lambda u, v: u * v + 1)
+    np.testing.assert_allclose(f(a, b).numpy(), a * b + 1, rtol=1e-6)
+    dot = ops.vectorize(lambda u, v: ops.sum(u * v), signature="(n),(n)->()")
+    np.testing.assert_allclose(dot(a, b).numpy(), a @ b, rtol=1e-5)
+    two = ops.vectorize(lambda u: (u - ops.mean(u), ops.max(u)), signature="(n)->(n),()")
+    centered, top = two(a)
+    np.testing.assert_allclose(centered.numpy(), a - a.mean(1, keepdims=True), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(top.numpy(), a.max(1))
+    scaled = ops.vectorize(lambda u, k: u * k, excluded={1})
+    np.testing.assert_allclose(scaled(a, 3.0).numpy(), a * 3)
+    with pytest.raises(ValueError):
+        ops.vectorize(lambda u: u, signature="(n->()")(a)
