@@ -583,3 +583,37 @@ def test_vectorize():
     np.testing.assert_allclose(scaled(a, 3.0).numpy(), a * 3)
     with pytest.raises(ValueError):
         ops.vectorize(lambda u: u, signature="(n->()")(a)
+
+
+KERAS_TENSOR_CALLS = [
+    ("sqrt", {}), ("log", {}), ("round", {}), ("cumsum", {"axis": 1}), ("sort", {}), ("argsort", {}), ("isfinite", {}),
+    ("nn.softmax", {}), ("nn.gelu", {}), ("nn.sparsemax", {}), ("nn.glu", {}), ("sum", {"axis": 1}),
+    ("mean", {"axis": -1, "keepdims": True}), ("std", {"axis": 1}), ("argmax", {"axis": 1}), ("median", {"axis": 1}),
+    ("quantile", {"q": 0.3, "axis": 1}), ("norm", {"axis": 1}), ("reshape", {"newshape": (-1, 2, 2)}),
+    ("tile", {"repeats": (1, 2)}), ("pad", {"pad_width": ((0, 0), (1, 1))}), ("roll", {"shift": 1, "axis": 1}),
+    ("clip", {"x_min": 0.2, "x_max": 0.5}), ("full_like", {"fill_value": 2.0}), ("top_k", {"k": 2}),
+    ("split", {"indices_or_sections": 2, "axis": 1}), ("take", {"indices": [0, 2], "axis": 1}),
+    ("nansum", {"axis": 1}), ("nn.layer_normalization", {}), ("average", {"axis": 1}), ("diff", {}),
+]
+
+
+@pytest.mark.parametrize("name,kwargs", KERAS_TENSOR_CALLS, ids=[c[0] for c in KERAS_TENSOR_CALLS])
+def test_ops_on_keras_tensors(name, kwargs):
+    fn = ops
+    for part in name.split("."):
+        fn = getattr(fn, part)
+    inp = ef.keras.Input(shape=(4,))
+    model = ef.keras.Model(inp, fn(inp, **kwargs))
+    got = [np.asarray(v) for v in ef.nest.flatten(model(ef.constant(F)))]
+    want = [np.asarray(v) for v in ef.nest.flatten(fn(F, **kwargs))]
+    assert [g.shape for g in got] == [w.shape for w in want]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def test_where_and_broadcasts_on_keras_tensors():
+    inp = ef.keras.Input(shape=(4,))
+    model = ef.keras.Model(inp, [ops.where(ops.greater(inp, 0.5), inp, 0.0), ops.where(inp > 0.5, 1, 2)])
+    a, b = model(ef.constant(F))
+    np.testing.assert_allclose(a.numpy(), np.where(F > 0.5, F, 0))
+    np.testing.assert_array_equal(b.numpy(), np.where(F > 0.5, 1, 2))

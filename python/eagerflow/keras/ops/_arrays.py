@@ -57,7 +57,10 @@ empty_like = zeros_like
 
 def full_like(x, fill_value, dtype=None):
     t = tensor(x)
-    return _ef.broadcast_to(tensor(fill_value, _dt(dtype, dtype_of(t))), shape_of(t))
+    v = tensor(fill_value, _dt(dtype, dtype_of(t)))
+    if v.shape.rank == 0:
+        return filled(t, v, _dt(dtype, dtype_of(t)))
+    return _ef.broadcast_to(v, shape_of(t))
 
 
 def array(x, dtype=None):
@@ -366,8 +369,23 @@ def where(condition, x1=None, x2=None):
     if x1 is None or x2 is None:
         raise ValueError("`x1` and `x2` either both should be `None` or both should have non-None value.")
     (a, b), _ = promote(x1, x2)
-    shape = broadcast_shape(broadcast_shape(shape_of(c), shape_of(a)), shape_of(b))
-    return _ef.where(_ef.broadcast_to(c, shape), _ef.broadcast_to(a, shape), _ef.broadcast_to(b, shape))
+    c, a, b = _broadcast_all(c, a, b)
+    return _ef.where(c, a, b)
+
+
+def _broadcast_all(*ts):
+    """The tensors broadcast to one shape; with dimensions unknown until it runs (Keras tensors), by
+    adding zeros of every operand, which broadcasts without naming the shape."""
+    shapes = [list(t.shape) for t in ts]
+    if all(None not in s for s in shapes):
+        shape = list(_np.broadcast_shapes(*[tuple(s) for s in shapes]))
+        return [_ef.broadcast_to(t, shape) for t in ts]
+    zero = None
+    for t in ts:
+        z = _ef.zeros_like(_cast(t, _ef.int32))
+        zero = z if zero is None else zero + z
+    return [_ef.not_equal(_cast(t, _ef.int32) + zero, 0) if t.dtype == _ef.bool else t + _cast(zero, t.dtype)
+            for t in ts]
 
 
 def nonzero(x):
