@@ -617,3 +617,27 @@ def test_where_and_broadcasts_on_keras_tensors():
     a, b = model(ef.constant(F))
     np.testing.assert_allclose(a.numpy(), np.where(F > 0.5, F, 0))
     np.testing.assert_array_equal(b.numpy(), np.where(F > 0.5, 1, 2))
+
+
+@pytest.mark.parametrize("pattern,lengths,ref", [
+    ("b h w c -> b c h w", {}, lambda x: x.transpose(0, 3, 1, 2)),
+    ("b h w c -> (b h) w c", {}, lambda x: x.reshape(8, 6, 3)),
+    ("b h w c -> h (b w) c", {}, lambda x: x.transpose(1, 0, 2, 3).reshape(4, 12, 3)),
+    ("b (h1 h) (w1 w) c -> (b h1 w1) h w c", {"h1": 2, "w1": 2},
+     lambda x: x.reshape(2, 2, 2, 2, 3, 3).transpose(0, 1, 3, 2, 4, 5).reshape(8, 2, 3, 3)),
+    ("b (h h1) (w w1) c -> b h w (c h1 w1)", {"h1": 2, "w1": 3},
+     lambda x: x.reshape(2, 2, 2, 2, 3, 3).transpose(0, 1, 3, 5, 2, 4).reshape(2, 2, 2, 18)),
+])
+def test_rearrange(pattern, lengths, ref):
+    x = rng.normal(size=(2, 4, 6, 3)).astype("float32")
+    np.testing.assert_array_equal(ops.rearrange(x, pattern, **lengths).numpy(), ref(x))
+
+
+def test_rearrange_errors():
+    x = np.zeros((2, 4, 6, 3), "float32")
+    with pytest.raises(ValueError):
+        ops.rearrange(x, "b h w -> b h w")
+    with pytest.raises(ValueError):
+        ops.rearrange(x, "b (h1 h) w c -> b h w c", h1=3)
+    with pytest.raises(ValueError):
+        ops.rearrange(x, "b h w c -> b h w")
