@@ -30,7 +30,6 @@ LEFT_OUT = {
     },
     "ops.linalg": {
         "eig": "as keras.ops.eig",
-        "istft": "the inverse STFT's overlap-add with tf.signal's window normalization: not built yet",
     },
     "backend": {
         "set_epsilon": "eagerflow's C++ losses and metrics clip with Keras' default 1e-7, a constant; "

@@ -11,7 +11,7 @@ from ._arrays import *  # noqa: F401,F403
 from ._elementwise import *  # noqa: F401,F403
 from ._reductions import *  # noqa: F401,F403
 from ._windows import bartlett, blackman, hamming, hanning, kaiser  # noqa: F401
-from ._vectorize import stft, vectorize  # noqa: F401
+from ._vectorize import istft, stft, vectorize  # noqa: F401
 from ._einops import rearrange  # noqa: F401
 from .core import (associative_scan, cast, cond, convert_to_numpy, convert_to_tensor, custom_gradient, dtype,  # noqa: F401
                    extract_sequences, fft, fft2, fori_loop, ifft2, in_top_k, irfft, is_tensor, jvp, map, polar, rfft,

@@ -94,3 +94,47 @@ def stft(x, sequence_length, sequence_stride, fft_length, window="hann", center=
 
 
 del _pymath, _cast
+
+
+def _inverse_window(win, step):
+    """tf.signal.inverse_stft_window_fn: the forward window over the sum of its overlapping squares."""
+    n = win.shape[0]
+    overlaps = -(-n // step)
+    denom = _np.pad(win * win, [0, overlaps * step - n]).reshape(overlaps, step).sum(0)
+    return win / _np.tile(denom, overlaps)[:n]
+
+
+def istft(x, sequence_length, sequence_stride, fft_length, length=None, window="hann", center=True):
+    """The inverse of stft: irfft of each frame, the inverse-STFT window, overlap-add, and the
+    centering pad cut off again (tf.signal.inverse_stft, as Keras' TensorFlow backend)."""
+    from .core import _complex_pair
+    c, fdt = _complex_pair(x)
+    frames = _ef.signal.irfft(c, [fft_length])[..., :fft_length]
+    npdt = fdt.as_numpy_dtype
+    l_pad = (fft_length - sequence_length) // 2
+    r_pad = fft_length - sequence_length - l_pad
+    if window is not None:
+        w = _window(window, sequence_length, "float64") if isinstance(window, str) else _np.asarray(
+            tensor(window).numpy(), "float64")
+        if w.ndim != 1 or w.shape[-1] != sequence_length:
+            raise ValueError(f"The shape of `window` must be equal to [sequence_length]. Received: window shape={w.shape}")
+        w = _inverse_window(_np.pad(w, [l_pad, r_pad]), sequence_stride)
+        frames = frames * _ef.constant(w.astype(npdt))
+    frames = _ef.cast(frames, fdt)
+    n_frames = frames.shape[-2]
+    out_len = fft_length + sequence_stride * (n_frames - 1)
+    # overlap-add: every sample of frame i lands at i * stride + j, summed
+    rank = frames.shape.rank
+    moved = _ef.transpose(frames, [rank - 2, rank - 1] + list(range(rank - 2)))
+    flat = _ef.reshape(moved, [n_frames * fft_length] + list(moved.shape[2:]))
+    ids = (_np.arange(n_frames)[:, None] * sequence_stride + _np.arange(fft_length)[None, :]).reshape(-1)
+    summed = _ef.math.unsorted_segment_sum(flat, _ef.constant(ids.astype(_np.int32)), out_len)
+    y = _ef.transpose(summed, list(range(1, rank - 1)) + [0])
+    start = fft_length // 2 if center else 0
+    if length is not None:
+        end = start + length
+    elif center:
+        end = out_len - fft_length // 2
+    else:
+        end = out_len
+    return y[..., start:end]
