@@ -364,3 +364,19 @@ def test_map_coordinates(mode, order):
     np.testing.assert_allclose(got.numpy(), _map_coordinates_ref(a, coords, order, mode, -1.0), rtol=1e-5, atol=1e-5)
     traced = ef.function(lambda x, c: ops.image.map_coordinates(x, c, order, fill_mode=mode, fill_value=-1.0))
     np.testing.assert_allclose(traced(ef.constant(a), ef.constant(coords)).numpy(), got.numpy(), rtol=1e-6)
+
+
+def test_elastic_transform():
+    im = ops.image
+    img = rng.uniform(size=(2, 12, 14, 3)).astype("float32")
+    np.testing.assert_allclose(im.elastic_transform(img, alpha=0.0, seed=1).numpy(), img, atol=1e-6)
+    a = im.elastic_transform(img, seed=4).numpy()
+    np.testing.assert_array_equal(im.elastic_transform(img, seed=4).numpy(), a)  # an int seed repeats
+    assert a.shape == img.shape and not np.allclose(a, img)
+    assert a.min() >= img.min() - 1e-6 and a.max() <= img.max() + 1e-6  # bilinear resampling stays in range
+    cf = im.elastic_transform(np.transpose(img, (0, 3, 1, 2)), seed=4, data_format="channels_first").numpy()
+    np.testing.assert_allclose(np.transpose(cf, (0, 2, 3, 1)), a, rtol=1e-5, atol=1e-6)
+    g = ef.keras.random.SeedGenerator(2)
+    assert not np.array_equal(im.elastic_transform(img, seed=g).numpy(), im.elastic_transform(img, seed=g).numpy())
+    with pytest.raises(ValueError):
+        im.elastic_transform(img, fill_mode="bad")

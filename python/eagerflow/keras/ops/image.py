@@ -360,3 +360,37 @@ def map_coordinates(inputs, coordinates, order, fill_mode="constant", fill_value
     if x.dtype.is_integer:
         out = _ef.round(out)
     return _cast(out, x.dtype)
+
+
+def elastic_transform(images, alpha=20.0, sigma=5.0, interpolation="bilinear", fill_mode="reflect", fill_value=0.0,
+                      seed=None, data_format=None):
+    """Keras' elastic_transform: a random displacement field (normal noise, Gaussian-blurred with
+    sigma, scaled by alpha) resamples each channel with map_coordinates. As in Keras' TensorFlow
+    backend, x and y share one draw of the noise; seed follows keras.random's rules."""
+    from .. import random as _random
+    if interpolation not in ("bilinear", "nearest"):
+        raise ValueError(f"Invalid value for argument `interpolation`. Received: interpolation={interpolation}")
+    if fill_mode not in ("constant", "nearest", "wrap", "mirror", "reflect"):
+        raise ValueError(f"Invalid value for argument `fill_mode`. Received: fill_mode={fill_mode}")
+    t = tensor(images)
+    _check_rank(t, "elastic_transform")
+    single = t.shape.rank == 3
+    if single:
+        t = _ef.expand_dims(t, 0)
+    if data_format == "channels_first":
+        t = _ef.transpose(t, [0, 2, 3, 1])
+    n, h, w, c = t.shape
+    n = 1 if n is None else n
+    dt = standardize_dtype(t.dtype)
+    k = int(sigma) * 6 | 1
+    d = _random.normal((n, h, w), dtype=dt, seed=seed) * _cast(sigma, t.dtype)
+    d = _ef.squeeze(gaussian_blur(_ef.expand_dims(d, -1), (k, k), (sigma, sigma)), [-1])
+    ys, xs = _np.meshgrid(_np.arange(h), _np.arange(w), indexing="ij")
+    dy = _ef.constant(ys.astype(t.dtype.as_numpy_dtype)) + _cast(alpha, t.dtype) * d
+    dx = _ef.constant(xs.astype(t.dtype.as_numpy_dtype)) + _cast(alpha, t.dtype) * d
+    order = 1 if interpolation == "bilinear" else 0
+    out = _ef.stack([_ef.stack([map_coordinates(t[b, :, :, ch], _ef.stack([dy[b], dx[b]]), order, fill_mode=fill_mode,
+                                                fill_value=fill_value) for ch in range(c)], -1) for b in range(n)])
+    if data_format == "channels_first":
+        out = _ef.transpose(out, [0, 3, 1, 2])
+    return _ef.squeeze(out, [0]) if single else out
