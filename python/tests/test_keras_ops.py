@@ -205,6 +205,9 @@ CASES = [
     ("kron", "kron", (F[:2, :2], I[:2, :3]), {}, lambda a, b: np.kron(a, b).astype("float32"), "float32"),
     ("cross", "cross", (F[:, :3], N[:, :3]), {}, np.cross, "float32"),
     ("einsum", "einsum", ("ij,kj->ik", F, N), {}, np.einsum, "float32"),
+    ("einsum_i8", "einsum", ("ij,kj->ik", I8, I8), {}, lambda s, a, b: np.einsum(s, a.astype("int32"), b), "int32"),
+    ("matmul_i8", "matmul", (I8, I8.T), {}, lambda a, b: a.astype("int32") @ b, "int32"),
+    ("repeat_array", "repeat", (I, np.array([1, 2, 0, 1])), {"axis": 1}, lambda x, r, axis: np.repeat(x, r, axis=axis), "int32"),
     ("histogram", "histogram", (N.ravel(),), {"bins": 4, "range": (-1, 1)},
      lambda x, **k: [v.astype("float32") for v in np.histogram(x, **k)], "float32"),
     ("corrcoef", "corrcoef", (F,), {}, lambda x: np.corrcoef(x).astype("float32"), "float32"),
@@ -389,7 +392,7 @@ def test_op_matches_numpy_eager_and_traced(case):
     if name in ("nanmedian", "nanquantile", "nanpercentile", "nextafter", "bitwise_or", "right_shift", "bitwise_not", "view",
                 "bitwise_and", "bitwise_xor", "left_shift", "bitwise_invert"):
         return  # host computations: checked eagerly above, in traces by test_host_ops_trace
-    if name in ("nonzero", "unique", "bincount"):
+    if name in ("nonzero", "unique", "bincount") or case[0] == "repeat_array":
         return  # shapes that depend on the values: eager only (ef.function needs static shapes here)
     if name in ("segment_max", "segment_sum") and "num_segments" not in kwargs:
         return  # num_segments from the ids' values: eager only (Keras needs num_segments when traced)

@@ -380,3 +380,13 @@ def test_elastic_transform():
     assert not np.array_equal(im.elastic_transform(img, seed=g).numpy(), im.elastic_transform(img, seed=g).numpy())
     with pytest.raises(ValueError):
         im.elastic_transform(img, fill_mode="bad")
+
+
+def test_resize_integer_images_saturate():
+    u = rng.integers(0, 255, (1, 8, 10, 3)).astype("uint8")
+    u[0, 0, 0] = 255
+    u[0, 0, 1] = 0
+    out = ops.image.resize(u, (16, 20), interpolation="bicubic")
+    assert ops.dtype(out) == "uint8"
+    f = ops.image.resize(u.astype("float32"), (16, 20), interpolation="bicubic").numpy()
+    np.testing.assert_array_equal(out.numpy(), np.clip(np.round(f), 0, 255).astype("uint8"))  # clipped, never wrapped

@@ -342,6 +342,8 @@ def tile(x, repeats):
 
 
 def repeat(x, repeats, axis=None):
+    if isinstance(repeats, _np.ndarray):
+        repeats = repeats.tolist()
     return _ef.repeat(tensor(x), repeats, axis=axis)
 
 
@@ -587,8 +589,9 @@ def matmul(x1, x2):
     if dt == "bool":
         return _ef.cast(_ef.matmul(_cast(a, _ef.int32), _cast(b, _ef.int32)), _ef.bool)
     if dt in ("int8", "int16", "uint8", "uint16"):
-        # NumPy's result dtype, accumulated in int32 as Keras does
-        return _cast(matmul(_cast(a, _ef.int32), _cast(b, _ef.int32)), as_dtype(dt))
+        # accumulated in int32; Keras keeps int8 x int8 in int32 (its quantized kernels), else the promoted dtype
+        out = matmul(_cast(a, _ef.int32), _cast(b, _ef.int32))
+        return out if dt == "int8" else _cast(out, as_dtype(dt))
     if a.shape.rank == 1 and b.shape.rank == 1:
         return _ef.reduce_sum(a * b)
     if a.shape.rank == 1:
@@ -659,7 +662,8 @@ def x1_is_2d_both(x1, x2, axisa, axisb):
 def einsum(subscripts, *operands):
     ts, dt = promote(*operands)
     if dt in ("bool", "int8", "int16", "uint8", "uint16"):
-        return _cast(_ef.einsum(subscripts, *[_cast(t, _ef.int32) for t in ts]), as_dtype(dt if dt != "bool" else "int32"))
+        out = _ef.einsum(subscripts, *[_cast(t, _ef.int32) for t in ts])
+        return out if dt in ("bool", "int8") else _cast(out, as_dtype(dt))  # int8 operands give int32, as in Keras
     return _ef.einsum(subscripts, *ts)
 
 

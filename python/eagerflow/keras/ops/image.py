@@ -85,7 +85,7 @@ def resize(images, size, interpolation="bilinear", antialias=False, crop_to_aspe
     if t.dtype.is_floating and out.dtype != t.dtype:
         out = _cast(out, t.dtype)
     elif not t.dtype.is_floating and method != "nearest":
-        out = _cast(_ef.round(out), t.dtype)
+        out = _ef.saturate_cast(_ef.round(out), t.dtype)  # bicubic overshoots: clip, as Keras, not wrap
     return _back(out, moved)
 
 
