@@ -28,6 +28,9 @@ LEFT_OUT = {
     "ops": {
         "eig": "general (non-symmetric) eigendecomposition: eagerflow's linalg has eigh only",
     },
+    "ops.image": {
+        "scale_and_translate": "jax.image's kernel-based scale-and-translate resampling: not built yet",
+    },
     "ops.linalg": {
         "eig": "as keras.ops.eig",
     },

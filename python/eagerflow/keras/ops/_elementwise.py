@@ -1,7 +1,6 @@
 """keras.ops' elementwise functions (NumPy's names and Keras' dtype rules) on eagerflow's ops."""
 import math as _pymath
 
-from ... import _core  # noqa: F401
 from ... import math as _m
 from ... import cast as _cast, where as _where
 from ...dtypes import as_dtype
@@ -62,7 +61,7 @@ sinc = _float_unary(lambda x: _where(_m.equal(x, _cast(0, x.dtype)), _ef.ones_li
                                                                                _ef.ones_like(x), x))
                                      / (_cast(_pymath.pi, x.dtype) * _where(_m.equal(x, _cast(0, x.dtype)),
                                                                            _ef.ones_like(x), x))))
-i0 = _float_unary(lambda x: _ef.math.bessel_i0(x) if hasattr(_ef.math, "bessel_i0") else _i0_series(x))
+i0 = _float_unary(lambda x: _i0_series(x))
 
 
 def _i0_series(x):
@@ -192,8 +191,9 @@ def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
 
 def _np_finfo(d):
     import numpy as np
-    return np.finfo(np.float32 if d == "bfloat16" else d) if d != "bfloat16" else type(
-        "F", (), {"max": 3.3895313892515355e38, "min": -3.3895313892515355e38})
+    if d == "bfloat16":  # NumPy has no bfloat16: its largest finite value
+        return type("BFloat16Info", (), {"max": 3.3895313892515355e38, "min": -3.3895313892515355e38})
+    return np.finfo(d)
 
 
 def logical_not(x):

@@ -2,7 +2,7 @@
 import eagerflow as _ef
 from ... import math as _m
 from ... import cast as _cast
-from ._dtypes import broadcast_shape, filled, shape_of, dtype_of, float_dtype, tensor, floatx
+from ._dtypes import filled, shape_of, dtype_of, float_dtype, tensor, floatx
 from ._elementwise import isnan as _isnan
 
 

@@ -1,12 +1,10 @@
 """keras.ops.vectorize (NumPy's vectorize with gufunc signatures) and keras.ops.stft on eagerflow's ops."""
 import functools as _functools
-import math as _pymath
 import re as _re
 
 import numpy as _np
 
 import eagerflow as _ef
-from ... import cast as _cast
 from ._dtypes import dtype_of, tensor
 
 _DIMS = r"\w+"
@@ -37,7 +35,7 @@ def vectorize(pyfunc, *, excluded=None, signature=None):
         if live_kw:
             raise ValueError("vectorize: pass the vectorized arguments by position (or list their names in excluded)")
         live = [tensor(a) for i, a in enumerate(args) if i not in fixed]
-        in_core, out_core = _parse(signature) if signature else ([()] * len(live), None)
+        in_core = _parse(signature)[0] if signature else [()] * len(live)
         if len(in_core) != len(live):
             raise TypeError(f"wrong number of positional arguments: expected {len(in_core)}, got {len(live)}")
         loop_shapes = [tuple(a.shape[:a.shape.rank - len(c)]) for a, c in zip(live, in_core)]
@@ -92,8 +90,6 @@ def stft(x, sequence_length, sequence_stride, fft_length, window="hann", center=
         frames = frames * _ef.constant(_np.pad(w, [l_pad, r_pad]))
     return rfft(frames, fft_length)
 
-
-del _pymath, _cast
 
 
 def _inverse_window(win, step):

@@ -7,7 +7,7 @@ import eagerflow as _ef
 from ... import _core
 from ... import cast as _cast
 from ...dtypes import as_dtype
-from ._dtypes import broadcast_shape, shape_of, dtype_of, standardize_dtype, tensor
+from ._dtypes import shape_of, dtype_of, standardize_dtype, tensor
 
 
 def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):

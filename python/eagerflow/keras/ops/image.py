@@ -1,7 +1,5 @@
 """keras.ops.image: Keras 3's image functions (channels_last by default, channels_first on request)
 on ef.image."""
-import math as _pymath
-
 import numpy as _np
 
 import eagerflow as _ef
@@ -236,8 +234,6 @@ def affine_transform(images, transform, interpolation="bilinear", fill_mode="con
         out = _ef.squeeze(out, [0])
     return _back(out, moved)
 
-
-del _pymath
 
 
 def _homography(start, end):

@@ -7,7 +7,7 @@ import numpy as _np
 import eagerflow as _ef
 from ... import cast as _cast
 from ...dtypes import as_dtype
-from ._dtypes import broadcast_shape, shape_of, filled, float_dtype, floatx, standardize_dtype, tensor
+from ._dtypes import shape_of, filled, float_dtype, standardize_dtype, tensor
 
 
 def _f(x):
@@ -157,7 +157,7 @@ def log_softmax(x, axis=-1):
 
 def sparsemax(x, axis=-1):
     t = _f(x)
-    z = _ef.sort(t, axis=axis, descending=True) if False else -_ef.sort(-t, axis=axis)
+    z = _ef.sort(t, axis=axis, descending=True)
     k = _ef.cumsum(_ef.ones_like(z), axis=axis)
     cs = _ef.cumsum(z, axis=axis)
     support = _ef.greater(_c(t, 1.0) + k * z, cs)
