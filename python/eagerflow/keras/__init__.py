@@ -6,6 +6,8 @@ from . import datasets, preprocessing, utils
 from .mixed_precision import DTypePolicy
 from .layers import Input
 from .._training import History, Model, Sequential
+from . import backend, ops, random  # issue 33: keras.ops, keras.random, keras.backend
 
 __all__ = ["Input", "History", "Model", "Sequential", "callbacks", "config", "initializers", "layers", "losses", "metrics", "models",
-           "optimizers", "saving", "mixed_precision", "DTypePolicy", "datasets", "preprocessing", "utils"]
+           "optimizers", "saving", "mixed_precision", "DTypePolicy", "datasets", "preprocessing", "utils", "backend", "ops",
+           "random"]
