@@ -177,3 +177,10 @@ def test_eig_and_eigvals_of_general_matrices():
     np.testing.assert_allclose(sorted(tf.linalg.eigvals(rot).numpy(), key=lambda z: z.imag), [-1j, 1j], atol=1e-6)
     with pytest.raises(tf.errors.InvalidArgumentError):
         tf.linalg.eig(tf.ones([2, 3]))
+
+
+def test_keras_ops_eig_is_tf_linalg_eig():
+    a = np.array([[4.0, 1.0], [-2.0, 1.0]])
+    w, v = tf.keras.ops.eig(a)
+    np.testing.assert_allclose(sorted(w.numpy().real), [2.0, 3.0])
+    np.testing.assert_allclose(a @ v.numpy(), v.numpy() * w.numpy()[None, :], atol=1e-12)

@@ -18,7 +18,7 @@ from .core import (associative_scan, cast, cond, convert_to_numpy, convert_to_te
                    saturate_cast, scan, scatter, scatter_update, segment_max, segment_min, segment_prod, segment_sum,
                    shape, slice, slice_update, stop_gradient, switch, top_k, unstack, vectorized_map, view_as_complex,
                    view_as_real, while_loop)
-from .linalg import (cholesky, cholesky_inverse, det, eigh, inv, logdet, lstsq, lu_factor, matrix_rank, norm,  # noqa: F401
+from .linalg import (cholesky, cholesky_inverse, det, eig, eigh, inv, logdet, lstsq, lu_factor, matrix_rank, norm,  # noqa: F401
                      pinv, qr, slogdet, solve, solve_triangular, svd)
 from .nn import *  # noqa: F401,F403
 from .nn import fold, unfold  # noqa: F401

@@ -48,6 +48,14 @@ def logdet(x):
     return _ef.linalg.logdet(t)
 
 
+def eig(x):
+    """Eigenvalues and right eigenvectors of general square matrices, complex (as Keras' TF
+    backend: tf.linalg.eig)."""
+    t = _f(x)
+    _square(t)
+    return _ef.linalg.eig(t)
+
+
 def eigh(x):
     t = _f(x)
     _square(t)
@@ -124,10 +132,6 @@ def svd(x, full_matrices=True, compute_uv=True):
     return u, s, _ef.linalg.adjoint(v)  # NumPy's (u, s, vh)
 
 
-def eig(x):
-    raise NotImplementedError  # replaced below when ef.linalg has eig
-
-
 def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - NumPy's name
     t = _f(x)
     rank = t.shape.rank
@@ -187,4 +191,3 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - NumPy's name
     return out if keepdims else _ef.squeeze(out, axes)
 
 
-del eig
