@@ -15,7 +15,7 @@ __all__ = ["is_tensor", "is_symbolic_tensor", "executing_eagerly", "inside_funct
            "truncatemod", "saturate_cast", "shape_n", "parallel_stack", "unravel_index", "histogram_fixed_width", "histogram_fixed_width_bins",
            "timestamp", "get_logger", "broadcast_static_shape", "broadcast_dynamic_shape", "as_dtype",
            "UnconnectedGradients", "AggregationMethod", "VariableAggregation", "VariableSynchronization",
-           "reverse_sequence", "guarantee_const", "grad_pass_through", "init_scope"]
+           "reverse_sequence", "guarantee_const", "grad_pass_through", "init_scope", "shape", "size"]
 
 
 def is_tensor(x):
@@ -26,6 +26,24 @@ def is_tensor(x):
 def is_symbolic_tensor(x):
     """True for the symbolic tensors of a trace."""
     return isinstance(x, _core.Tensor) and bool(_core._in_trace()) and get_static_value(x) is None
+
+
+def shape(input, out_type=None, name=None):  # noqa: A002 - TF's names
+    """tf.shape: the dims as a 1-d tensor, int32 unless out_type says int64 (TF's default)."""
+    out_type = _core.DType.int32 if out_type is None else as_dtype(out_type)
+    if out_type not in (_core.DType.int32, _core.DType.int64):
+        raise TypeError(f"tf.shape: out_type must be int32 or int64, got {out_type.name}")
+    s = _core.shape(input)
+    return s if s.dtype == out_type else _core.cast(s, out_type)
+
+
+def size(input, out_type=None, name=None):  # noqa: A002
+    """tf.size: the number of elements as a scalar, int32 unless out_type says int64."""
+    out_type = _core.DType.int32 if out_type is None else as_dtype(out_type)
+    if out_type not in (_core.DType.int32, _core.DType.int64):
+        raise TypeError(f"tf.size: out_type must be int32 or int64, got {out_type.name}")
+    s = _core.size(input)
+    return s if s.dtype == out_type else _core.cast(s, out_type)
 
 
 def init_scope():

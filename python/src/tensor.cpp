@@ -1,4 +1,5 @@
 // ef.Tensor: dtype, shape, NumPy interop (numpy() copies, np.asarray views read-only), operators, indexing, repr.
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <string_view>
@@ -184,6 +185,9 @@ ef::Tensor operand(nb::handle h, const ef::Tensor& like) { return to_tensor(h, &
 // Python-style indexing: ints, slices, None, Ellipsis (a tuple of them); a tensor or list of
 // ints gathers along axis 0.
 ef::Tensor getitem(const ef::Tensor& x, nb::handle key) {
+  bool symbolic_scalar = nb::isinstance<ef::Tensor>(key) && nb::cast<ef::Tensor>(key).is_symbolic() &&
+                         nb::cast<ef::Tensor>(key).rank() == 0;
+  if (symbolic_scalar) return getitem(x, nb::make_tuple(key));  // an index of axis 0 (negatives count from the end)
   if (nb::isinstance<ef::Tensor>(key) || PyList_Check(key.ptr()) || nb::hasattr(key, "__array_interface__")) {
     ef::Tensor idx = to_tensor(key);
     if (!ef::is_integer(idx.dtype())) bad_index(key);
@@ -202,6 +206,9 @@ ef::Tensor getitem(const ef::Tensor& x, nb::handle key) {
     if (!it.is_none() && it.ptr() != Py_Ellipsis) ++consumed;
   std::vector<std::int64_t> begin, end, strides;
   std::vector<int> squeeze_axes, new_axes;  // axes of the sliced tensor / of the result
+  // A symbolic integer scalar as the index of an axis (x[i, :] inside ef.function, AutoGraph's
+  // loops): the axis is kept whole by the slice and gathered at i afterwards.
+  std::vector<std::pair<int, ef::Tensor>> gathered;
   int axis = 0, out_axis = 0;
   bool any_stride = false;
   for (auto it : items) {
@@ -223,6 +230,16 @@ ef::Tensor getitem(const ef::Tensor& x, nb::handle key) {
       if (step != 1) any_stride = true;
       begin.push_back(start), end.push_back(stop), strides.push_back(step);
       ++axis, ++out_axis;
+    } else if (nb::isinstance<ef::Tensor>(it) && nb::cast<ef::Tensor>(it).is_symbolic()) {
+      ef::Tensor idx = nb::cast<ef::Tensor>(it);
+      if (idx.rank() != 0 || !ef::is_integer(idx.dtype())) bad_index(it);
+      if (!ef::is_index_dtype(idx.dtype())) idx = ef::cast(idx, ef::DType::int64);
+      std::int64_t n = x.dim(axis);
+      if (n != ef::kDynamic)  // a negative index counts from the end, as TF's strided_slice
+        idx = ef::where(ef::less(idx, ef::zeros_like(idx)), ef::add(idx, ef::full_like(idx, static_cast<double>(n))), idx);
+      gathered.emplace_back(axis, idx);
+      begin.push_back(0), end.push_back(std::numeric_limits<std::int64_t>::max()), strides.push_back(1);
+      ++axis;
     } else {
       if (!PyIndex_Check(it.ptr())) bad_index(it);
       std::int64_t i = int_arg(it, "index");
@@ -236,7 +253,15 @@ ef::Tensor getitem(const ef::Tensor& x, nb::handle key) {
     }
   }
   ef::Tensor y = ef::slice(x, begin, end, any_stride ? strides : std::vector<std::int64_t>{});
-  if (!squeeze_axes.empty()) y = ef::squeeze(y, squeeze_axes);
+  if (!gathered.empty()) {
+    // Each removed axis, from the last: an int's is squeezed, a symbolic index's gathered.
+    std::vector<std::pair<int, ef::Tensor>> removals = gathered;
+    for (int a : squeeze_axes) removals.emplace_back(a, ef::Tensor());
+    std::sort(removals.begin(), removals.end(), [](const auto& p, const auto& q) { return p.first > q.first; });
+    for (const auto& [a, idx] : removals) y = idx.defined() ? ef::gather(y, idx, a) : ef::squeeze(y, {a});
+  } else if (!squeeze_axes.empty()) {
+    y = ef::squeeze(y, squeeze_axes);
+  }
   for (int a : new_axes) y = ef::expand_dims(y, a);
   return y;
 }
