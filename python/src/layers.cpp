@@ -162,6 +162,7 @@ void bind_pooling(nb::module_& m, const char* name) {
 ef::nn::Initializer initializer_arg(nb::handle h) { return initializer_of(h); }
 
 void init_layers(nb::module_& m) {
+  m.def("_reset_layer_names", &ef::nn::reset_layer_names);
   nb::class_<ef::nn::Initializer>(m, "Initializer")
       .def("__call__", [](const ef::nn::Initializer& init, std::vector<std::int64_t> shape, ef::DType dtype) {
         return init(ef::Shape(std::move(shape)), dtype);

@@ -55,3 +55,12 @@ def test_shape_and_size_are_int32_by_default():
     assert tf.shape(x, out_type=tf.int64).dtype == tf.int64
     with pytest.raises(TypeError):
         tf.shape(x, out_type=tf.float32)
+
+
+def test_clear_session_restarts_layer_names():
+    tf.keras.backend.clear_session()
+    first = tf.keras.layers.Dense(2)
+    second = tf.keras.layers.Dense(2)
+    assert (first.name, second.name) == ("dense", "dense_1")
+    tf.keras.backend.clear_session()
+    assert tf.keras.layers.Dense(2).name == "dense"

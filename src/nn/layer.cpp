@@ -52,11 +52,19 @@ std::string class_name(const std::type_info& type) {
 }
 
 // Keras' unique layer names: the first "dense", then "dense_1", "dense_2", ...
+struct NameCounts {
+  std::mutex mutex;
+  std::map<std::string, int> counts;
+};
+NameCounts& name_counts() {
+  static NameCounts c;
+  return c;
+}
+
 std::string unique_name(const std::string& base) {
-  static std::mutex mutex;
-  static std::map<std::string, int> counts;
-  std::lock_guard lock(mutex);
-  int n = counts[base]++;
+  NameCounts& c = name_counts();
+  std::lock_guard lock(c.mutex);
+  int n = c.counts[base]++;
   return n == 0 ? base : base + "_" + std::to_string(n);
 }
 
@@ -135,6 +143,12 @@ void check_layer_name(const std::string& name) {
 Layer::Layer(std::string name)
     : name_(std::move(name)), explicit_name_(!name_.empty()), child_index_(std::make_unique<ChildIndex>()) {
   check_layer_name(name_);
+}
+
+void reset_layer_names() {
+  NameCounts& c = name_counts();
+  std::lock_guard lock(c.mutex);
+  c.counts.clear();
 }
 
 const std::string& Layer::name() const {

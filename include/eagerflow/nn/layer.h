@@ -24,6 +24,9 @@ struct LayerAccess;  // eagerflow/nn/layer_function.h
 
 namespace ef::nn {
 
+// Keras' clear_session: default layer names count from the start again ("dense" after "dense_3").
+void reset_layer_names();
+
 class Regularizer;  // eagerflow/nn/regularizers.h
 class Constraint;   // eagerflow/nn/constraints.h
 

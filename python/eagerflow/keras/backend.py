@@ -41,9 +41,12 @@ def get_uid(prefix=""):
 
 
 def clear_session(free_memory=True):
-    """Forgets get_uid's counters and frees what no model holds any more. Layer names keep counting
-    (dense_1 after dense): eagerflow's layer-name counter is not reset."""
+    """Forgets get_uid's counters and the layer-name counters (the next Dense is "dense" again, as
+    Keras'), and frees what no model holds any more."""
     _UIDS.clear()
+    _core._reset_layer_names()
+    from .. import _layers
+    _layers._names.clear()
     if free_memory:
         _gc.collect()
 
