@@ -156,7 +156,8 @@ Shape shape_from(const ConfigMap& c, std::string_view key) {
 DType dtype_from(const ConfigMap& c, std::string_view key) {
   const std::string& name = c.text(key);
   for (DType d : {DType::float32, DType::float64, DType::int32, DType::int64, DType::bool_, DType::uint8, DType::int8,
-                  DType::int16, DType::uint16, DType::uint32, DType::uint64})
+                  DType::int16, DType::uint16, DType::uint32, DType::uint64, DType::string, DType::complex64,
+                  DType::complex128, DType::bfloat16, DType::float16})
     if (name_of(d) == name) return d;
   throw Error(c.where + ": unknown dtype '" + name + "'");
 }

@@ -129,6 +129,14 @@ void Normalization::adapt(const Tensor& data) {
   if (data.rank() == 0 || data.shape().num_elements() == 0)
     fail(name(), "adapt: the data " + data.spec().str() + " is empty; adapt needs at least one example");
   if (!adapt_mean_.defined()) build(data.shape());
+  if (keep_.empty()) {  // axis=None: one mean and variance over every value, whatever the data's rank (Keras')
+    Tensor x = cast(data, DType::float64);
+    Tensor m = ef::mean(x);
+    adapt_mean_.assign(cast(reshape(m, stats_shape_), adapt_mean_.dtype()));
+    adapt_variance_.assign(cast(reshape(ef::mean(square(x - m)), stats_shape_), adapt_variance_.dtype()));
+    count_.assign(full(Shape{}, static_cast<double>(data.num_elements()), DType::int64));
+    return;
+  }
   for (int d : keep_)
     if (d >= data.rank() || data.shape()[d] != built_shape_[d])
       fail(name(), "the layer was built with input shape " + built_shape_.str() +
@@ -159,7 +167,7 @@ Tensor Normalization::variance() const {
 }
 
 Tensor Normalization::call(const Tensor& inputs) {
-  if (inputs.rank() != built_shape_.rank())
+  if (!keep_.empty() && inputs.rank() != built_shape_.rank())
     fail(name(), "input " + inputs.spec().str() + " does not match the shape the layer was built for, " + built_shape_.str());
   for (int d : keep_)
     if (inputs.shape()[d] != built_shape_[d])
@@ -173,6 +181,10 @@ Tensor Normalization::call(const Tensor& inputs) {
   Tensor v = fixed_variance_.defined() ? fixed_variance_ : reshape(Tensor(adapt_variance_), broadcast_shape_);
   if (m.dtype() != work) m = cast(m, work);
   if (v.dtype() != work) v = cast(v, work);
+  if (keep_.empty()) {  // axis=None: scalars, for inputs of any rank
+    m = reshape(m, Shape{});
+    v = reshape(v, Shape{});
+  }
   Tensor scale = maximum(sqrt(v), scalar_like(v, kEpsilon));
   Tensor y = invert_ ? m + x * scale : (x - m) / scale;
   return y.dtype() == out || !is_floating(out) ? y : cast(y, out);
