@@ -122,3 +122,11 @@ GlobalMaxPooling2D = GlobalMaxPool2D = _with_base_arguments(_core.GlobalMaxPooli
 __all__ += ["SimpleRNN", "LSTM", "GRU", "Bidirectional", "Conv1D", "Convolution1D", "MaxPooling1D", "MaxPool1D",
             "AveragePooling1D", "AvgPool1D", "GlobalAveragePooling1D", "GlobalAvgPool1D", "GlobalMaxPooling1D",
             "GlobalMaxPool1D", "GlobalMaxPooling2D", "GlobalMaxPool2D"]
+
+# Issue 33's preprocessing layers, written in Python (keras/_preprocessing.py).
+from ._preprocessing import (CategoryEncoding, CenterCrop, Discretization, Hashing, IntegerLookup,  # noqa: E402
+                             RandomBrightness, RandomContrast, RandomCrop, RandomFlip, RandomRotation,
+                             RandomTranslation, RandomZoom, Resizing, StringLookup, TextVectorization)
+__all__ += ["CategoryEncoding", "CenterCrop", "Discretization", "Hashing", "IntegerLookup", "RandomBrightness",
+            "RandomContrast", "RandomCrop", "RandomFlip", "RandomRotation", "RandomTranslation", "RandomZoom",
+            "Resizing", "StringLookup", "TextVectorization"]
