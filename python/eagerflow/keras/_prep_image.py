@@ -28,6 +28,11 @@ def _unbatched(x, single):
     return _core.squeeze(x, [0]) if single else x
 
 
+def _reverse(x, axes):
+    from .. import reverse
+    return reverse(x, axes)
+
+
 def _float(x, dtype="float32"):
     return x if x.dtype.name == dtype else _core.cast(x, dtype)
 
@@ -157,11 +162,20 @@ class _RandomLayer(_ImageLayer):
 
     def _uniform(self, x, lo, hi):
         """One draw per image of the batch x ([B, ...]), shape [B, 1, 1, 1]."""
-        u = _r.uniform_like(x[:, 0, 0, 0], float(lo), float(hi), seed=self._generator)
+        first = _float(x[:, 0, 0, 0])
+        if float(lo) >= float(hi):  # a fixed factor, e.g. RandomRotation((0.25, 0.25))
+            u = first * 0.0 + float(lo)
+        else:
+            u = _r.uniform_like(first, float(lo), float(hi), seed=self._generator)
         return _core.reshape(u, [-1, 1, 1, 1])
 
+    def __call__(self, inputs, training=None, **kwargs):
+        # Keras' default for these layers: a direct call transforms (training=True). Inside a model
+        # the model's flag decides (fit: True; evaluate, predict and a plain model(x) here: False).
+        return super().__call__(inputs, training=True if training is None else training, **kwargs)
+
     def call(self, inputs, training=True):
-        if training is False:
+        if not training:
             return inputs
         x, single = _batched(inputs)
         return _unbatched(self._augment(x), single)
@@ -188,10 +202,10 @@ class RandomFlip(_RandomLayer):
         x = _float(x)
         if "horizontal" in self.mode:
             flip = self._uniform(x, 0.0, 1.0) <= 0.5
-            x = _core.where(flip, _core.reverse(x, [2]), x)
+            x = _core.where(flip, _reverse(x, [2]), x)
         if "vertical" in self.mode:
             flip = self._uniform(x, 0.0, 1.0) <= 0.5
-            x = _core.where(flip, _core.reverse(x, [1]), x)
+            x = _core.where(flip, _reverse(x, [1]), x)
         return x
 
     def get_config(self):
@@ -223,6 +237,7 @@ def _transform(images, a, b, fill_mode, interpolation, fill_value):
     """Samples images [B, H, W, C] at x_in = a0 x + a1 y + a2, y_in = b0 x + b1 y + b2 (a, b: three
     [B, 1, 1] tensors each), as Keras' affine transforms (TF's ImageProjectiveTransformV3)."""
     from .. import math as efm
+    from .._array_ops import gather as _gather
     h, w = images._shape_tuple[1], images._shape_tuple[2]
     if h is None or w is None:
         raise ValueError("random image transforms need images of a known height and width")
@@ -238,7 +253,7 @@ def _transform(images, a, b, fill_mode, interpolation, fill_value):
         yi = _core.cast(_core.clip_by_value(yy, 0.0, h - 1.0), "int32")
         xi = _core.cast(_core.clip_by_value(xx, 0.0, w - 1.0), "int32")
         idx = _core.reshape(yi * w + xi, [-1, h * w])
-        v = _core.reshape(_core.gather(flat, idx, batch_dims=1), [-1, h, w, images._shape_tuple[3]])
+        v = _core.reshape(_gather(flat, idx, batch_dims=1), [-1, h, w, images._shape_tuple[3]])
         return _core.where(_core.expand_dims(inside, -1), v, _core.fill_like(v, fill) if hasattr(_core, "fill_like")
                            else _core.zeros_like(v) + fill)
 
