@@ -245,17 +245,20 @@ def _transform(images, a, b, fill_mode, interpolation, fill_value):
     xs = _core.reshape(_core.cast(_core.range(w), "float32"), [1, 1, w])
     xin = _map_coord(a[0] * xs + a[1] * ys + a[2], w, fill_mode)
     yin = _map_coord(b[0] * xs + b[1] * ys + b[2], h, fill_mode)
-    flat = _core.reshape(images, [-1, h * w, images._shape_tuple[3]])
+    c = images._shape_tuple[3]
+    flat = _core.reshape(images, [-1, c])
+    # Each image's offset into the flattened batch (the batch size may be unknown while tracing).
+    ones = _core.reshape(_float(images[:, 0, 0, 0]) * 0.0 + 1.0, [-1, 1, 1])
+    base = _core.cast(efm.cumsum(ones, axis=0) - 1.0, "int32") * (h * w)
     fill = float(fill_value)
 
     def read(yy, xx):
         inside = (yy >= 0) & (yy <= h - 1) & (xx >= 0) & (xx <= w - 1)
         yi = _core.cast(_core.clip_by_value(yy, 0.0, h - 1.0), "int32")
         xi = _core.cast(_core.clip_by_value(xx, 0.0, w - 1.0), "int32")
-        idx = _core.reshape(yi * w + xi, [-1, h * w])
-        v = _core.reshape(_gather(flat, idx, batch_dims=1), [-1, h, w, images._shape_tuple[3]])
-        return _core.where(_core.expand_dims(inside, -1), v, _core.fill_like(v, fill) if hasattr(_core, "fill_like")
-                           else _core.zeros_like(v) + fill)
+        idx = _core.reshape(base + yi * w + xi, [-1])
+        v = _core.reshape(_gather(flat, idx), [-1, h, w, c])
+        return _core.where(_core.expand_dims(inside, -1), v, _core.zeros_like(v) + fill)
 
     if interpolation == "nearest":
         return read(efm.round(yin), efm.round(xin))
