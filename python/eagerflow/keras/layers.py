@@ -80,6 +80,8 @@ LayerNormalization = _with_base_arguments(_core.LayerNormalization)
 Lambda = _with_base_arguments(_core.Lambda)
 Rescaling = _with_base_arguments(_core.Rescaling)
 Normalization = _with_base_arguments(_core.Normalization)
+from ._normalization import normalization_class  # noqa: E402
+Normalization = normalization_class(Normalization)
 LeakyReLU = _with_base_arguments(_core.LeakyReLU)
 ELU = _with_base_arguments(_core.ELU)
 UpSampling2D = _with_base_arguments(_core.UpSampling2D)
