@@ -62,7 +62,7 @@ class CategoryEncoding(pc.PreprocessingLayer):
 
     def get_config(self):
         c = super().get_config()
-        c.update({"num_tokens": self.num_tokens, "output_mode": self.output_mode, "sparse": self.sparse})
+        c.update({"num_tokens": self.num_tokens, "output_mode": self.output_mode})
         return c
 
 

@@ -13,7 +13,7 @@ class _IndexLookup(pc.PreprocessingLayer):
 
     def __init__(self, max_tokens, num_oov_indices, mask_token, oov_token, vocabulary_dtype, vocabulary=None,
                  idf_weights=None, invert=False, output_mode="int", sparse=False, pad_to_max_tokens=False,
-                 name=None, **kwargs):
+                 oov_method="floormod", salt=None, name=None, **kwargs):
         has_input_vocabulary = kwargs.pop("has_input_vocabulary", vocabulary is not None)
         kwargs.pop("vocabulary_size", None)
         super().__init__(name=name, **kwargs)
@@ -36,6 +36,11 @@ class _IndexLookup(pc.PreprocessingLayer):
         if output_mode == "tf_idf" and vocabulary is not None and idf_weights is None:
             raise ValueError("When specifying the `vocabulary` argument, in TF-IDF output mode, the `idf_weights` "
                              "argument must also be provided.")
+        if oov_method not in ("floormod", "farmhash"):
+            raise ValueError(f"Invalid value for argument `oov_method`. Expected one of 'floormod', 'farmhash'. "
+                             f"Received: oov_method={oov_method!r}")
+        self.oov_method = oov_method
+        self.salt = salt
         self.max_tokens = max_tokens
         self.num_oov_indices = int(num_oov_indices)
         self.mask_token = mask_token
@@ -216,11 +221,17 @@ class _IndexLookup(pc.PreprocessingLayer):
         return out.reshape(x.shape)
 
     def _oov_bucket(self, values):
-        if self._is_string:
-            from ..strings import to_hash_bucket_fast
-            t = _core.convert_to_tensor(np.array([self._key(v) for v in values], dtype=object))
-            return to_hash_bucket_fast(t, self.num_oov_indices).numpy()
-        return np.mod(np.asarray(values, np.int64), self.num_oov_indices)
+        """Keras' OOV buckets: integers by floormod (oov_method="floormod"); otherwise the text
+        hashed by FarmHash Fingerprint64, or SipHash keyed by `salt`."""
+        if not self._is_string and self.oov_method == "floormod":
+            return np.mod(np.asarray(values, np.int64), self.num_oov_indices)
+        from .. import strings
+        keys = [self._key(v) if self._is_string else str(int(v)).encode() for v in values]
+        t = _core.convert_to_tensor(np.array(keys + [b""], dtype=object)[:-1])
+        if self.salt is not None:
+            salt = [self.salt, self.salt] if isinstance(self.salt, int) else list(self.salt)
+            return strings.to_hash_bucket_strong(t, self.num_oov_indices, salt).numpy()
+        return strings.to_hash_bucket_fast(t, self.num_oov_indices).numpy()
 
     def _invert(self, x):
         x = np.asarray(x, np.int64)
@@ -293,7 +304,8 @@ class _IndexLookup(pc.PreprocessingLayer):
         c.update({"invert": self.invert, "max_tokens": self.max_tokens, "num_oov_indices": self.num_oov_indices,
                   "oov_token": self.oov_token, "mask_token": self.mask_token, "output_mode": self.output_mode,
                   "sparse": self.sparse, "pad_to_max_tokens": self.pad_to_max_tokens, "vocabulary": vocab,
-                  "idf_weights": idf, "vocabulary_size": self.vocabulary_size()})
+                  "idf_weights": idf, "vocabulary_size": self.vocabulary_size() if self._tokens else None,
+                  "oov_method": self.oov_method, "salt": self.salt})
         if vocab is not None:
             c["has_input_vocabulary"] = self._has_input_vocabulary
         return c
@@ -305,13 +317,13 @@ class StringLookup(_IndexLookup):
 
     def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None, oov_token="[UNK]", vocabulary=None,
                  idf_weights=None, invert=False, output_mode="int", pad_to_max_tokens=False, sparse=False,
-                 encoding="utf-8", name=None, **kwargs):
+                 encoding="utf-8", oov_method="floormod", salt=None, name=None, **kwargs):
         if str(encoding).lower().replace("_", "-") not in ("utf-8", "utf8"):
             raise NotImplementedError(f"StringLookup: only encoding='utf-8' is supported here, got {encoding!r}")
         self.encoding = encoding
         kwargs.pop("vocabulary_dtype", None)
         super().__init__(max_tokens, num_oov_indices, mask_token, oov_token, "string", vocabulary, idf_weights,
-                         invert, output_mode, sparse, pad_to_max_tokens, name, **kwargs)
+                         invert, output_mode, sparse, pad_to_max_tokens, oov_method, salt, name, **kwargs)
 
     def get_config(self):
         c = super().get_config()
@@ -325,11 +337,11 @@ class IntegerLookup(_IndexLookup):
 
     def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None, oov_token=-1, output_mode="int",
                  sparse=False, vocabulary=None, vocabulary_dtype="int64", idf_weights=None, invert=False,
-                 pad_to_max_tokens=False, name=None, **kwargs):
+                 pad_to_max_tokens=False, oov_method="floormod", salt=None, name=None, **kwargs):
         if vocabulary_dtype not in ("int64", "int32"):
             raise ValueError(f"IntegerLookup: vocabulary_dtype must be int64 or int32, got {vocabulary_dtype!r}")
         super().__init__(max_tokens, num_oov_indices, mask_token, oov_token, vocabulary_dtype, vocabulary,
-                         idf_weights, invert, output_mode, sparse, pad_to_max_tokens, name, **kwargs)
+                         idf_weights, invert, output_mode, sparse, pad_to_max_tokens, oov_method, salt, name, **kwargs)
 
     def get_config(self):
         c = super().get_config()

@@ -180,8 +180,8 @@ class TextVectorization(pc.PreprocessingLayer):
         mode = "count" if self._output_mode == "tf_idf" else self._output_mode
         depth = lk._depth()
         out = np.stack([pc.encode(r, mode, depth, lk._idf if self._output_mode == "tf_idf" else None)
-                        if len(r) else np.zeros(depth, np.float32) for r in ids]) if ids else np.zeros((0, depth))
-        return out.astype(np.float32)
+                        if len(r) else np.zeros(depth) for r in ids]) if ids else np.zeros((0, depth))
+        return out.astype(lk._encoded_dtype())
 
     def call(self, inputs):
         x = inputs if isinstance(inputs, _core.Tensor) else _core.convert_to_tensor(inputs)
@@ -202,7 +202,7 @@ class TextVectorization(pc.PreprocessingLayer):
                 np.array([len(r) for r in rows], np.int64))
         if self._output_mode == "int":
             return pc.host(self._forward, [x], (batch, self._output_sequence_length), "int64")
-        return pc.host(self._forward, [x], (batch, self._lookup_layer._depth()), "float32")
+        return pc.host(self._forward, [x], (batch, self._lookup_layer._depth()), self._lookup_layer._encoded_dtype())
 
     def compute_output_shape(self, input_shape):
         batch = tuple(input_shape)[:1] or (None,)
