@@ -421,3 +421,12 @@ def test_names_exist():
                  "RandomZoom", "RandomTranslation", "RandomContrast", "RandomBrightness", "RandomCrop",
                  "Normalization"]:
         assert hasattr(L, name) and hasattr(ef.keras.layers, name)
+
+
+def test_ragged_inputs_and_outputs():
+    rows = L.TextVectorization(ragged=True, vocabulary=["a", "b"])(ef.constant(["a b c", "b"]))
+    assert rows.to_list() == [[2, 3, 1], [3]]
+    looked = L.StringLookup(vocabulary=["a", "b"])(ef.ragged.constant([["a", "b", "c"], ["b"]]))
+    assert looked.to_list() == [[1, 2, 0], [2]]
+    scalar = L.StringLookup(vocabulary=["a", "b"])(ef.constant("a"))
+    assert scalar.shape == () and int(scalar) == 1

@@ -260,10 +260,17 @@ class _IndexLookup(pc.PreprocessingLayer):
     def _encoded_dtype(self):
         return "float32" if self.output_mode == "tf_idf" else "int64"
 
-    def call(self, inputs):
+    def __call__(self, inputs, *args, **kwargs):
+        # A RaggedTensor is looked up value by value (int mode), its rows kept, as Keras'.
         from ..ragged import RaggedTensor
         if isinstance(inputs, RaggedTensor):
-            return inputs.with_flat_values(self.call(inputs.flat_values))
+            if self.output_mode != "int":
+                raise NotImplementedError(f"{type(self).__name__}: RaggedTensor inputs are supported with "
+                                          "output_mode='int' here")
+            return inputs.with_flat_values(super().__call__(inputs.flat_values, *args, **kwargs))
+        return super().__call__(inputs, *args, **kwargs)
+
+    def call(self, inputs):
         x = inputs if isinstance(inputs, _core.Tensor) else _core.convert_to_tensor(
             inputs, dtype=None if self._is_string or self.invert else "int64")
         if not self._is_string and not self.invert and not x.dtype.is_integer:

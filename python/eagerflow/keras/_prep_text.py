@@ -183,6 +183,12 @@ class TextVectorization(pc.PreprocessingLayer):
                         if len(r) else np.zeros(depth) for r in ids]) if ids else np.zeros((0, depth))
         return out.astype(lk._encoded_dtype())
 
+    def __call__(self, inputs, *args, **kwargs):
+        # ragged=True gives a RaggedTensor, which a layer call cannot return: the layer computes it directly.
+        if self._ragged:
+            return self.call(inputs)
+        return super().__call__(inputs, *args, **kwargs)
+
     def call(self, inputs):
         x = inputs if isinstance(inputs, _core.Tensor) else _core.convert_to_tensor(inputs)
         if x.dtype.name != "string":
