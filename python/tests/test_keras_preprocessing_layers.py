@@ -430,3 +430,17 @@ def test_ragged_inputs_and_outputs():
     assert looked.to_list() == [[1, 2, 0], [2]]
     scalar = L.StringLookup(vocabulary=["a", "b"])(ef.constant("a"))
     assert scalar.shape == () and int(scalar) == 1
+
+
+def test_image_layers_give_the_compute_dtype_under_mixed_precision():
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        layers = [L.Resizing(2, 2), L.CenterCrop(2, 2), L.RandomFlip(), L.RandomRotation(0.1), L.RandomZoom(0.1),
+                  L.RandomTranslation(0.1, 0.1), L.RandomContrast(0.1), L.RandomBrightness(0.1), L.RandomCrop(2, 2)]
+        for layer in layers:
+            assert layer(IMG).dtype.name == "bfloat16", type(layer).__name__
+        # Keras' lookups and encodings keep their own dtypes under a mixed policy.
+        assert L.Discretization([0.5])(ef.constant([1.0])).dtype == ef.int32
+        assert L.StringLookup(vocabulary=["a"])(ef.constant(["a"])).dtype == ef.int64
+    finally:
+        keras.mixed_precision.set_global_policy("float32")

@@ -61,6 +61,12 @@ class _ImageLayer(pc.PreprocessingLayer):
         _check_format(data_format, type(self).__name__)
         self.data_format = "channels_last"
 
+    def _out(self, y, single=False):
+        """The result in the layer's compute dtype (bfloat16 under mixed_bfloat16), as Keras'."""
+        y = _unbatched(y, single)
+        dt = str(getattr(self.compute_dtype, "name", self.compute_dtype))
+        return y if y.dtype.name == dt else _core.cast(y, dt)
+
     def get_config(self):
         c = super().get_config()
         c["data_format"] = self.data_format
@@ -89,7 +95,7 @@ class Resizing(_ImageLayer):
     def call(self, inputs):
         x, single = _batched(inputs)
         y = _resize(_float(x), self.height, self.width, self.interpolation, self.crop_to_aspect_ratio)
-        return _unbatched(_float(y), single)
+        return self._out(y, single)
 
     def compute_output_shape(self, input_shape):
         s = list(input_shape)
@@ -123,7 +129,7 @@ class CenterCrop(_ImageLayer):
             y = x[:, top:top + self.height, left:left + self.width, :]
         else:
             y = _resize(x, self.height, self.width, "bilinear", crop_to_aspect_ratio=True)
-        return _unbatched(_float(y), single)
+        return self._out(y, single)
 
     def compute_output_shape(self, input_shape):
         s = list(input_shape)
@@ -174,11 +180,15 @@ class _RandomLayer(_ImageLayer):
         # the model's flag decides (fit: True; evaluate, predict and a plain model(x) here: False).
         return super().__call__(inputs, training=True if training is None else training, **kwargs)
 
+    _identity_at_inference = False  # Keras 3's RandomCrop returns its input unchanged
+
     def call(self, inputs, training=True):
         if not training:
-            return inputs
+            if self._identity_at_inference:
+                return inputs
+            return self._out(inputs if isinstance(inputs, _core.Tensor) else _core.convert_to_tensor(inputs))
         x, single = _batched(inputs)
-        return _unbatched(self._augment(x), single)
+        return self._out(self._augment(x), single)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)
@@ -417,6 +427,8 @@ class RandomBrightness(_RandomLayer):
 class RandomCrop(_RandomLayer):
     """Keras' RandomCrop: one random (height, width) window for the whole batch when training
     (an image smaller than the target is resized to it); identity at inference, as Keras 3's."""
+
+    _identity_at_inference = True
 
     def __init__(self, height, width, seed=None, data_format=None, name=None, **kwargs):
         super().__init__(seed, data_format, name, **kwargs)
