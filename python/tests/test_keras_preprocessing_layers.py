@@ -98,7 +98,8 @@ def test_integer_lookup():
         ef.constant([[12, 1138, 42, 42], [42, 7, 36, 7]]))
     np.testing.assert_array_equal(_v(hot), [[0, 1, 0, 1, 1], [1, 0, 1, 0, 1]])
     # Several OOV buckets: floormod by default, FarmHash of the decimal text with oov_method="farmhash".
-    two = L.IntegerLookup(vocabulary=[12, 36, 1138, 42], num_oov_indices=2)(ef.constant([[12, 1138, 42], [42, 1000, 36]]))
+    two = L.IntegerLookup(vocabulary=[12, 36, 1138, 42], num_oov_indices=2)(
+        ef.constant([[12, 1138, 42], [42, 1000, 36]]))
     np.testing.assert_array_equal(_v(two), [[2, 4, 5], [5, 0, 3]])
     x = ef.constant([7, 8, 9, 10, 1])
     np.testing.assert_array_equal(_v(L.IntegerLookup(vocabulary=[1, 2], num_oov_indices=3)(x)),
@@ -274,7 +275,8 @@ def test_affine_random_layers_with_fixed_factors():
                                 [0.75, 3.1875, 3.5625, 0.9375]], atol=1e-3)
     np.testing.assert_array_equal(_v(L.RandomZoom((-0.5, -0.5), interpolation="nearest")(IMG))[0, :, :, 0],
                                   [[5, 5, 6, 6], [5, 5, 6, 6], [9, 9, 10, 10], [9, 9, 10, 10]])
-    np.testing.assert_array_equal(_v(L.RandomTranslation((0.25, 0.25), (0.5, 0.5), fill_mode="constant")(IMG))[0, :, :, 0],
+    shifted = L.RandomTranslation((0.25, 0.25), (0.5, 0.5), fill_mode="constant")(IMG)
+    np.testing.assert_array_equal(_v(shifted)[0, :, :, 0],
                                   [[0, 0, 0, 0], [0, 0, 0, 1], [0, 0, 4, 5], [0, 0, 8, 9]])
     np.testing.assert_array_equal(_v(L.RandomTranslation((0.25, 0.25), (0.5, 0.5))(IMG))[0, :, :, 0],
                                   [[1, 0, 0, 1], [1, 0, 0, 1], [5, 4, 4, 5], [9, 8, 8, 9]])

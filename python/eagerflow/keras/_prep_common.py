@@ -121,7 +121,3 @@ class PreprocessingLayer(Layer):
         if isinstance(name, str) and name in ("string", "int64", "int32"):
             return None
         return dtype
-
-    def get_config(self):
-        c = super().get_config()
-        return c

@@ -29,7 +29,8 @@ class _IndexLookup(pc.PreprocessingLayer):
             raise ValueError("`output_mode` must be `'int'` when `invert` is true. "
                              f"Received: output_mode={output_mode}")
         if sparse:
-            raise NotImplementedError(f"{type(self).__name__}: sparse=True (SparseTensor outputs) is not supported here")
+            raise NotImplementedError(f"{type(self).__name__}: sparse=True (SparseTensor outputs) is not supported "
+                                      "here")
         if idf_weights is not None and output_mode != "tf_idf":
             raise ValueError("`idf_weights` should only be set if `output_mode` is `'tf_idf'`. "
                              f"Received: idf_weights={idf_weights} and output_mode={output_mode}")
