@@ -93,6 +93,8 @@ def _as_input(a, what, labels=False):
         arr = arr.astype(_np.float32)
     elif labels and arr.dtype.kind == "b":
         arr = arr.astype(_np.float32)
+    elif arr.dtype.kind in "US":  # text, for a model that starts with TextVectorization / StringLookup
+        return _core.convert_to_tensor(arr)
     elif arr.dtype.kind not in "fiub":
         raise TypeError(f"{what}: cannot train on an array of dtype {arr.dtype}")
     return arr

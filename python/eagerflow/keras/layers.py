@@ -80,6 +80,8 @@ LayerNormalization = _with_base_arguments(_core.LayerNormalization)
 Lambda = _with_base_arguments(_core.Lambda)
 Rescaling = _with_base_arguments(_core.Rescaling)
 Normalization = _with_base_arguments(_core.Normalization)
+from ._normalization import normalization_class  # noqa: E402
+Normalization = normalization_class(Normalization)
 LeakyReLU = _with_base_arguments(_core.LeakyReLU)
 ELU = _with_base_arguments(_core.ELU)
 UpSampling2D = _with_base_arguments(_core.UpSampling2D)
@@ -122,3 +124,11 @@ GlobalMaxPooling2D = GlobalMaxPool2D = _with_base_arguments(_core.GlobalMaxPooli
 __all__ += ["SimpleRNN", "LSTM", "GRU", "Bidirectional", "Conv1D", "Convolution1D", "MaxPooling1D", "MaxPool1D",
             "AveragePooling1D", "AvgPool1D", "GlobalAveragePooling1D", "GlobalAvgPool1D", "GlobalMaxPooling1D",
             "GlobalMaxPool1D", "GlobalMaxPooling2D", "GlobalMaxPool2D"]
+
+# Issue 33's preprocessing layers, written in Python (keras/_preprocessing.py).
+from ._preprocessing import (CategoryEncoding, CenterCrop, Discretization, Hashing, IntegerLookup,  # noqa: E402
+                             RandomBrightness, RandomContrast, RandomCrop, RandomFlip, RandomRotation,
+                             RandomTranslation, RandomZoom, Resizing, StringLookup, TextVectorization)
+__all__ += ["CategoryEncoding", "CenterCrop", "Discretization", "Hashing", "IntegerLookup", "RandomBrightness",
+            "RandomContrast", "RandomCrop", "RandomFlip", "RandomRotation", "RandomTranslation", "RandomZoom",
+            "Resizing", "StringLookup", "TextVectorization"]

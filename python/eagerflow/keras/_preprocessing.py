@@ -1,0 +1,20 @@
+"""Keras 3's preprocessing layers written in Python, registered under Keras' class names so that
+load_model rebuilds them without custom_objects."""
+from ._prep_encode import CategoryEncoding, Discretization, Hashing
+from ._prep_image import (CenterCrop, RandomBrightness, RandomContrast, RandomCrop, RandomFlip, RandomRotation,
+                          RandomTranslation, RandomZoom, Resizing)
+from ._prep_lookup import IntegerLookup, StringLookup
+from ._prep_text import TextVectorization
+
+LAYERS = [CategoryEncoding, CenterCrop, Discretization, Hashing, IntegerLookup, RandomBrightness, RandomContrast,
+          RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom, Resizing, StringLookup,
+          TextVectorization]
+
+
+def _register_all():
+    from .saving import _register
+    for cls in LAYERS:
+        _register(cls.__name__, cls)
+
+
+_register_all()
