@@ -380,8 +380,6 @@ def test_lookup_model_saves_and_loads(tmp_path):
     assert loaded.layers[0].get_vocabulary() == [-1, 7, 9, 5]
 
 
-@pytest.mark.xfail(strict=True, reason="src/io/model_file.cpp dtype_from() does not list the string dtype "
-                                       "(a C++ change the lead makes); remove this mark then")
 def test_string_input_model_loads(tmp_path):
     lookup = L.StringLookup(vocabulary=["a", "b"])
     inp = keras.Input((1,), dtype="string")
@@ -446,3 +444,12 @@ def test_image_layers_give_the_compute_dtype_under_mixed_precision():
         assert L.StringLookup(vocabulary=["a"])(ef.constant(["a"])).dtype == ef.int64
     finally:
         keras.mixed_precision.set_global_policy("float32")
+
+
+def test_normalization_axis_none_takes_any_rank_in_the_core_layer():
+    # The C++ layer itself (what a reloaded model holds): one mean and variance over every value.
+    norm = ef.keras.layers.Normalization(axis=None)
+    data = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    norm.adapt(data)
+    out = norm(np.array([[1.0], [4.0]], np.float32)).numpy()
+    np.testing.assert_allclose(out, (np.array([[1.0], [4.0]]) - 2.5) / np.sqrt(1.25), rtol=1e-6)
