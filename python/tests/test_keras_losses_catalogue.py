@@ -157,3 +157,40 @@ def test_get_and_serialize():
     again = L.deserialize(L.serialize(L.Tversky(alpha=0.7, beta=0.3, reduction="sum")))
     assert (again.alpha, again.beta, again.reduction) == (0.7, 0.3, "sum")
     assert float(L.get("mse")(Y, P)) == pytest.approx(NUMPY["MeanSquaredError"](Y, P).mean(), rel=1e-6)
+
+
+def test_circle_ctc_and_generalized_cross_entropy_match_keras():
+    rng = np.random.RandomState(0)
+    emb = rng.randn(6, 4).astype("float32")
+    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    labels = np.array([0, 1, 0, 2, 1, 3])
+    np.testing.assert_allclose(L.circle(labels, emb).numpy(),
+                               [43.657661, 22.768887, 9.8925037e-04, 0.0, 3.2285943, 0.0], rtol=1e-4, atol=1e-6)
+    # Keras masks the zeros: the average is over the 4 examples with pairs that contribute.
+    assert float(L.Circle()(labels, emb)) == pytest.approx(17.414032, rel=1e-5)
+    assert float(L.Circle(reduction="sum")(labels, emb)) == pytest.approx(69.656128, rel=1e-5)
+    targets = np.array([[1, 2, 0], [3, 3, 1]])
+    logits = rng.randn(2, 5, 4).astype("float32")
+    np.testing.assert_allclose(L.ctc(targets, logits).numpy(), [5.38146, 4.326809], rtol=1e-5)
+    assert float(L.CTC()(targets, logits)) == pytest.approx(4.8541346, rel=1e-5)
+    probs = np.array([[0.2, 0.8], [0.6, 0.4]], np.float32)
+    np.testing.assert_allclose(L.categorical_generalized_cross_entropy(np.array([1, 0]), probs, 0.5).numpy(),
+                               (1 - np.sqrt([0.8, 0.6])) / 0.5, rtol=1e-6)
+    with pytest.raises(ValueError, match="interval"):
+        L.CategoricalGeneralizedCrossEntropy(q=1.5)
+
+
+@pytest.mark.parametrize("loss,make", [
+    (L.CTC(), lambda rng: (rng.rand(16, 5, 3).astype("float32"), rng.randint(1, 4, (16, 2)), [4])),
+    (L.Circle(), lambda rng: (rng.rand(16, 3).astype("float32"), rng.randint(0, 3, 16), [4, "l2"])),
+], ids=["ctc", "circle"])
+def test_sequence_and_embedding_losses_train_in_compile(loss, make):
+    x, y, spec = make(np.random.RandomState(0))
+    layers = [keras.Input(x.shape[1:]), keras.layers.Dense(spec[0])]
+    if "l2" in spec:
+        layers.append(keras.layers.Lambda(lambda t: ef.math.l2_normalize(t, axis=-1)))
+    model = keras.Sequential(layers)
+    model.compile("adam", loss)
+    history = model.fit(x, y, epochs=2, batch_size=16, verbose=0)
+    assert history.history["loss"][1] < history.history["loss"][0]
+    assert model.evaluate(x, y, verbose=0) == pytest.approx(float(loss(y, model.predict(x, verbose=0))), rel=1e-5)

@@ -38,13 +38,19 @@ def standardize_reduction(reduction):
     return reduction
 
 
-def _ignored_mask(y_true, y_pred, ignore_class):
+def _ignored_mask(y_true, y_pred, ignore_class=None):
     """SparseCategoricalCrossentropy(ignore_class=c): where the labels are not c."""
     tf = F._tf()
     y_true = F.as_float(y_true)
     if len(y_true.shape) == len(y_pred.shape) and y_true.shape[-1] == 1:
         y_true = tf.squeeze(y_true, -1)
     return tf.cast(tf.not_equal(y_true, float(ignore_class)), tf.float32)
+
+
+def _positive_mask(y_true, values):
+    """Circle: an example none of whose pairs contribute (loss 0) does not count."""
+    tf = F._tf()
+    return tf.cast(values > 0.0, tf.float32)
 
 
 def apply_mask(sample_weight, mask, reduction):
@@ -84,13 +90,13 @@ def reduce_weighted_values(values, sample_weight, reduction):
     return tf.math.divide_no_nan(total, divisor)
 
 
-def _compiled_values(fn, reduction, ignore_class, y_true, y_pred):
+def _compiled_values(fn, reduction, mask_fn, y_true, y_pred):
     # fit's loss averages what this gives over the batch: "sum" (and "none", which Keras' compile
     # sums) scale by the count so that the average is the sum.
     tf = F._tf()
     values = fn(y_true, y_pred)
-    if ignore_class is not None:
-        values = values * apply_mask(None, _ignored_mask(y_true, y_pred, ignore_class), reduction)
+    if mask_fn is not None:
+        values = values * apply_mask(None, mask_fn(y_true, values), reduction)
     if reduction in ("sum", "none", None):
         values = values * tf.cast(tf.size(values), values.dtype)
     return values
@@ -127,16 +133,24 @@ class _KerasLoss:
                 return _t.Loss.__call__(self, y_true, y_pred)
             return _t.Loss.__call__(self, y_true, y_pred, sample_weight=sample_weight)
         values = self._ef_fn(y_true, y_pred)
+        mask_fn = self._ef_mask_fn()
+        if mask_fn is not None:
+            sample_weight = apply_mask(sample_weight, mask_fn(y_true, values), self.reduction)
+        return reduce_weighted_values(values, sample_weight, self.reduction)
+
+    def _ef_mask_fn(self):
+        """Keras' mask on the values, where a loss sets one: the values that count."""
         ignore_class = getattr(self, "ignore_class", None)
         if ignore_class is not None:
-            sample_weight = apply_mask(sample_weight, _ignored_mask(y_true, values, ignore_class), self.reduction)
-        return reduce_weighted_values(values, sample_weight, self.reduction)
+            return functools.partial(_ignored_mask, ignore_class=ignore_class)
+        if getattr(self, "_ef_positive_mask", False):
+            return _positive_mask
+        return None
 
     def _ef_compiled(self):
         if not self._ef_python:
             return self
-        return _t.Loss(functools.partial(_compiled_values, self._ef_fn, self.reduction,
-                                         getattr(self, "ignore_class", None)), self.name)
+        return _t.Loss(functools.partial(_compiled_values, self._ef_fn, self.reduction, self._ef_mask_fn()), self.name)
 
     def get_config(self):
         return dict({"name": self.name, "reduction": self.reduction}, **getattr(self, "_ef_config", {}))
@@ -149,7 +163,7 @@ class _KerasLoss:
         return f"<{type(self).__name__} name={self.name} reduction={self.reduction}>"
 
 
-def _class(class_name, fn, cpp=None, cpp_args=(), defaults=None, cpp_only=(), name=None):
+def _class(class_name, fn, cpp=None, cpp_args=(), defaults=None, cpp_only=(), name=None, check=None):
     """A Keras loss class: `defaults` are its own arguments (in Keras' order), `cpp_args` those
     the C++ loss takes, `cpp_only` the values the others must have for the C++ loss to serve."""
     defaults = dict(defaults or {})
@@ -167,6 +181,8 @@ def _class(class_name, fn, cpp=None, cpp_args=(), defaults=None, cpp_only=(), na
         if unknown:
             raise TypeError(f"{class_name}() got an unexpected keyword argument '{unknown[0]}'")
         params.update(kwargs)
+        if check is not None:
+            check(**params)
         bound = functools.partial(fn, **params) if params else fn
         python = cpp is None or any(params[k] != v for k, v in cpp_only)
         if cpp is not None:
@@ -212,8 +228,19 @@ CategoricalFocalCrossentropy = _class(
     defaults={"alpha": 0.25, "gamma": 2.0, "from_logits": False, "label_smoothing": 0.0, "axis": -1})
 Dice = _class("Dice", F.dice, defaults={"axis": None})
 Tversky = _class("Tversky", F.tversky, defaults={"alpha": 0.5, "beta": 0.5, "axis": None})
+def _check_q(q):
+    if not 0 < q < 1:
+        raise ValueError("q must be in the interval (0, 1)")
+
+
+CTC = _class("CTC", F.ctc)
+Circle = _class("Circle", F.circle, defaults={"gamma": 80.0, "margin": 0.4, "remove_diagonal": True})
+Circle._ef_positive_mask = True
+CategoricalGeneralizedCrossEntropy = _class("CategoricalGeneralizedCrossEntropy",
+                                            F.categorical_generalized_cross_entropy, defaults={"q": 0.5},
+                                            check=_check_q)
 
 CLASSES = [MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError, MeanSquaredLogarithmicError,
            BinaryCrossentropy, CategoricalCrossentropy, SparseCategoricalCrossentropy, Huber, LogCosh, KLDivergence,
            CosineSimilarity, Hinge, SquaredHinge, CategoricalHinge, Poisson, BinaryFocalCrossentropy,
-           CategoricalFocalCrossentropy, Dice, Tversky]
+           CategoricalFocalCrossentropy, Dice, Tversky, CTC, Circle, CategoricalGeneralizedCrossEntropy]

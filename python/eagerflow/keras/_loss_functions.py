@@ -255,3 +255,73 @@ MAPE = mape = mean_absolute_percentage_error
 MSLE = msle = mean_squared_logarithmic_error
 KLD = kld = kl_divergence
 logcosh = log_cosh
+
+
+def categorical_generalized_cross_entropy(y_true, y_pred, q):
+    """(1 - p**q) / q of the true class's probability p (labels are class indices)."""
+    tf = _tf()
+    y_pred = as_float(y_pred)
+    labels = y_true if isinstance(y_true, (_core.Tensor, _core.Variable)) else tf.convert_to_tensor(y_true)
+    if len(labels.shape) == len(y_pred.shape) and labels.shape[-1] == 1:
+        labels = tf.squeeze(labels, -1)
+    onehot = tf.one_hot(tf.cast(labels, tf.int64), int(y_pred.shape[-1]), dtype=y_pred.dtype)
+    p = tf.reduce_sum(y_pred * onehot, axis=-1)
+    return (1.0 - tf.pow(p, q)) / q
+
+
+def ctc(y_true, y_pred):
+    """Keras' CTC: labels [batch, max_length] (0 pads and is the blank), logits
+    [batch, frames, classes]; every frame of every example counts."""
+    tf = _tf()
+    if len(y_true.shape) != 2:
+        raise ValueError("Targets `y_true` are expected to be a tensor of shape `(batch_size, max_length)` in integer "
+                         f"format. Received: y_true.shape={tuple(y_true.shape)}")
+    y_pred = as_float(y_pred)
+    if len(y_pred.shape) != 3:
+        raise ValueError("Logits `y_pred` are expected to be a tensor of shape `(batch_size, max_length, num_classes)`. "
+                         f"Received: y_pred.shape={tuple(y_pred.shape)}")
+    labels = tf.cast(y_true if isinstance(y_true, (_core.Tensor, _core.Variable)) else tf.convert_to_tensor(y_true),
+                     tf.int32)
+    label_length = tf.reduce_sum(tf.cast(tf.not_equal(labels, 0), tf.int32), axis=-1)
+    frames = tf.cast(tf.shape(y_pred)[1], tf.int32) * tf.ones_like(label_length)
+    return tf.nn.ctc_loss(labels=labels, logits=y_pred, label_length=label_length, logit_length=frames,
+                          blank_index=0, logits_time_major=False)
+
+
+def circle(y_true, y_pred, ref_labels=None, ref_embeddings=None, remove_diagonal=True, gamma=80, margin=0.4):
+    """Keras' Circle loss of integer labels and L2-normalised embeddings (one value per
+    example; a 0 means no pair contributes, and the averages skip it)."""
+    tf = _tf()
+    y_pred = as_float(y_pred)
+    labels = tf.cast(y_true if isinstance(y_true, (_core.Tensor, _core.Variable)) else tf.convert_to_tensor(y_true),
+                     tf.int32)
+    ref = y_pred if ref_embeddings is None else as_float(ref_embeddings, y_pred)
+    ref_labels = labels if ref_labels is None else tf.cast(tf.convert_to_tensor(ref_labels), tf.int32)
+    distances = tf.maximum(1.0 - tf.matmul(y_pred, tf.transpose(ref)), 0.0)
+    query, key = tf.reshape(labels, [-1, 1]), tf.reshape(ref_labels, [-1, 1])
+    positive = tf.equal(query, tf.transpose(key))
+    negative = tf.logical_not(positive)
+    if remove_diagonal:
+        # positions by running count (the batch size may be symbolic inside a traced step)
+        rows = tf.cumsum(tf.ones_like(tf.cast(query, tf.float32)), axis=0)
+        cols = tf.transpose(tf.cumsum(tf.ones_like(tf.cast(key, tf.float32)), axis=0))
+        positive = tf.logical_and(positive, tf.not_equal(rows, cols))
+    pos_mask, neg_mask = tf.cast(positive, y_pred.dtype), tf.cast(negative, y_pred.dtype)
+    pos_weights = tf.maximum((margin + distances) * pos_mask, 0.0)
+    neg_weights = tf.maximum((1.0 + margin - distances) * neg_mask, 0.0)
+    pos_wdists = -gamma * pos_weights * (margin - distances)
+    neg_wdists = gamma * neg_weights * ((1.0 - margin) - distances)
+    p_loss = _masked_logsumexp(pos_wdists, positive)
+    n_loss = _masked_logsumexp(neg_wdists, negative)
+    return tf.nn.softplus(p_loss + n_loss)
+
+
+def _masked_logsumexp(values, mask):
+    # logsumexp over the masked-in entries of each row; -inf for a row with none.
+    tf = _tf()
+    neg_inf = tf.zeros_like(values) + float("-inf")
+    masked = tf.where(mask, values, neg_inf)
+    top = tf.reduce_max(masked, axis=1, keepdims=True)
+    safe_top = tf.where(tf.math.is_finite(top), top, tf.zeros_like(top))
+    total = tf.reduce_sum(tf.where(mask, tf.exp(values - safe_top), tf.zeros_like(values)), axis=1)
+    return tf.math.log(total) + tf.squeeze(safe_top, 1)

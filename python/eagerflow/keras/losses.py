@@ -15,14 +15,15 @@ batch mean and sample weights are applied around it); the name defaults to the c
 snake_case; only reduction="sum_over_batch_size" is supported for them."""
 from .. import _core
 from .._training import get_loss as _get_loss
-from ._loss_catalogue import (BinaryCrossentropy, BinaryFocalCrossentropy, CategoricalCrossentropy,  # noqa: F401
-                              CategoricalFocalCrossentropy, CategoricalHinge, CosineSimilarity, Dice, Hinge, Huber,
+from ._loss_catalogue import (CTC, BinaryCrossentropy, BinaryFocalCrossentropy, CategoricalCrossentropy,  # noqa: F401
+                              CategoricalFocalCrossentropy, CategoricalGeneralizedCrossEntropy, Circle, CategoricalHinge, CosineSimilarity, Dice, Hinge, Huber,
                               KLDivergence, LogCosh, MeanAbsoluteError, MeanAbsolutePercentageError,
                               MeanSquaredError, MeanSquaredLogarithmicError, Poisson, Reduction,
                               SparseCategoricalCrossentropy, SquaredHinge, Tversky, CLASSES as _CLASSES)
 from ._loss_functions import (KLD, MAE, MAPE, MSE, MSLE, binary_crossentropy, binary_focal_crossentropy,  # noqa: F401
-                              categorical_crossentropy, categorical_focal_crossentropy, categorical_hinge,
-                              cosine_similarity, dice, hinge, huber, kl_divergence, kld, log_cosh, logcosh, mae, mape,
+                              categorical_crossentropy, categorical_focal_crossentropy,
+                              categorical_generalized_cross_entropy, categorical_hinge, circle, cosine_similarity, ctc,
+                              dice, hinge, huber, kl_divergence, kld, log_cosh, logcosh, mae, mape,
                               mean_absolute_error, mean_absolute_percentage_error, mean_squared_error,
                               mean_squared_logarithmic_error, mse, msle, poisson, sparse_categorical_crossentropy,
                               squared_hinge, tversky)
@@ -65,7 +66,8 @@ def deserialize(config, custom_objects=None):
 
 __all__ = ["Loss", "Reduction", "get", "serialize", "deserialize"] + sorted(_BY_CLASS_NAME) + [
     "KLD", "MAE", "MAPE", "MSE", "MSLE", "binary_crossentropy", "binary_focal_crossentropy", "categorical_crossentropy",
-    "categorical_focal_crossentropy", "categorical_hinge", "cosine_similarity", "dice", "hinge", "huber",
+    "categorical_focal_crossentropy", "categorical_generalized_cross_entropy", "categorical_hinge", "circle",
+    "cosine_similarity", "ctc", "dice", "hinge", "huber",
     "kl_divergence", "kld", "log_cosh", "logcosh", "mae", "mape", "mean_absolute_error",
     "mean_absolute_percentage_error", "mean_squared_error", "mean_squared_logarithmic_error", "mse", "msle",
     "poisson", "sparse_categorical_crossentropy", "squared_hinge", "tversky"]
