@@ -167,3 +167,56 @@ def test_optimizer_build_then_apply_grads_alone():
     np.testing.assert_allclose(v.numpy(), [0.99, 1.01], rtol=1e-5)
     with pytest.raises(ValueError, match="same length"):
         opt.apply([ef.constant([1.0, 1.0])], [v, v])
+
+
+def _capture_server():
+    import http.server
+    import threading
+    received = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            received.append((self.path, self.headers["Content-Type"], body.decode()))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, received
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_remote_monitor_posts_each_epochs_logs(as_json):
+    import json
+    import urllib.parse
+    server, received = _capture_server()
+    try:
+        x, y = _data()
+        model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+        model.compile("sgd", "mse")
+        monitor = keras.callbacks.RemoteMonitor(root=f"http://127.0.0.1:{server.server_port}", path="/logs",
+                                                send_as_json=as_json)
+        history = model.fit(x, y, epochs=2, verbose=0, callbacks=[monitor])
+    finally:
+        server.shutdown()
+    assert len(received) == 2
+    for epoch, (path, kind, body) in enumerate(received):
+        assert path == "/logs"
+        sent = json.loads(body) if as_json else json.loads(urllib.parse.parse_qs(body)["data"][0])
+        assert kind == ("application/json" if as_json else "application/x-www-form-urlencoded")
+        assert sent["epoch"] == epoch
+        assert sent["loss"] == pytest.approx(history.history["loss"][epoch])
+
+
+def test_remote_monitor_unreachable_server_warns():
+    import socket
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monitor = keras.callbacks.RemoteMonitor(root=f"http://127.0.0.1:{port}")
+    with pytest.warns(UserWarning, match="Could not reach"):
+        monitor.on_epoch_end(0, {"loss": np.float32(1.5)})

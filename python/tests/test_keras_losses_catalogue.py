@@ -28,7 +28,8 @@ NUMPY = {
     "MeanSquaredError": lambda y, p: ((y - p) ** 2).mean(-1),
     "MeanAbsoluteError": lambda y, p: np.abs(y - p).mean(-1),
     "MeanAbsolutePercentageError": lambda y, p: 100 * np.abs((y - p) / np.maximum(np.abs(y), EPS)).mean(-1),
-    "MeanSquaredLogarithmicError": lambda y, p: ((np.log(np.maximum(p, EPS) + 1) - np.log(np.maximum(y, EPS) + 1)) ** 2).mean(-1),
+    "MeanSquaredLogarithmicError": lambda y, p: ((np.log(np.maximum(p, EPS) + 1) -
+                                                  np.log(np.maximum(y, EPS) + 1)) ** 2).mean(-1),
     "BinaryCrossentropy": lambda y, p: (-(y * np.log(np.clip(p, EPS, 1 - EPS)) +
                                           (1 - y) * np.log(1 - np.clip(p, EPS, 1 - EPS)))).mean(-1),
     "CategoricalCrossentropy": lambda y, p: -(y * np.log(np.clip(p / p.sum(-1, keepdims=True), EPS, 1 - EPS))).sum(-1),

@@ -278,7 +278,8 @@ def ctc(y_true, y_pred):
                          f"format. Received: y_true.shape={tuple(y_true.shape)}")
     y_pred = as_float(y_pred)
     if len(y_pred.shape) != 3:
-        raise ValueError("Logits `y_pred` are expected to be a tensor of shape `(batch_size, max_length, num_classes)`. "
+        raise ValueError("Logits `y_pred` are expected to be a tensor of shape "
+                         "`(batch_size, max_length, num_classes)`. "
                          f"Received: y_pred.shape={tuple(y_pred.shape)}")
     labels = tf.cast(y_true if isinstance(y_true, (_core.Tensor, _core.Variable)) else tf.convert_to_tensor(y_true),
                      tf.int32)

@@ -274,10 +274,9 @@ def _count_class(class_name, kind, default_name):
     def __init__(self, thresholds=None, name=default_name, dtype=None):
         _ConfusionCount.__init__(self, thresholds, name, dtype)
 
+    doc = f"Keras' {class_name}: the weighted count at each threshold (predictions above it are positive)."
     return type(class_name, (_ConfusionCount,), {"_kind": kind, "__init__": __init__,
-                                                 "__module__": "eagerflow.keras.metrics",
-                                                 "__doc__": f"Keras' {class_name}: the weighted count at each threshold "
-                                                            "(predictions above it are positive)."})
+                                                 "__module__": "eagerflow.keras.metrics", "__doc__": doc})
 
 
 TruePositives = _count_class("TruePositives", "tp", "true_positives")
@@ -293,7 +292,8 @@ class _SensitivitySpecificityBase(_KerasMetric):
     def __init__(self, value, num_thresholds=200, class_id=None, name=None, dtype=None):
         super().__init__(name=name, dtype=dtype)
         if num_thresholds <= 0:
-            raise ValueError(f"Argument `num_thresholds` must be an integer > 0. Received: num_thresholds={num_thresholds}")
+            raise ValueError("Argument `num_thresholds` must be an integer > 0. "
+                             f"Received: num_thresholds={num_thresholds}")
         self.value = value
         self.class_id = class_id
         self.num_thresholds = num_thresholds

@@ -16,7 +16,8 @@ snake_case; only reduction="sum_over_batch_size" is supported for them."""
 from .. import _core
 from .._training import get_loss as _get_loss
 from ._loss_catalogue import (CTC, BinaryCrossentropy, BinaryFocalCrossentropy, CategoricalCrossentropy,  # noqa: F401
-                              CategoricalFocalCrossentropy, CategoricalGeneralizedCrossEntropy, Circle, CategoricalHinge, CosineSimilarity, Dice, Hinge, Huber,
+                              CategoricalFocalCrossentropy, CategoricalGeneralizedCrossEntropy, Circle,
+                              CategoricalHinge, CosineSimilarity, Dice, Hinge, Huber,
                               KLDivergence, LogCosh, MeanAbsoluteError, MeanAbsolutePercentageError,
                               MeanSquaredError, MeanSquaredLogarithmicError, Poisson, Reduction,
                               SparseCategoricalCrossentropy, SquaredHinge, Tversky, CLASSES as _CLASSES)

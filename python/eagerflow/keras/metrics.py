@@ -89,6 +89,7 @@ def deserialize(config, custom_objects=None):
     return cls.from_config(dict(config.get("config", {})))
 
 
-__all__ = sorted(_BY_CLASS_NAME) + ["MeanMetricWrapper", "serialize", "deserialize"] + _FUNCTIONS + ["Metric", "Mean", "Accuracy", "SparseCategoricalAccuracy", "CategoricalAccuracy", "BinaryAccuracy",
-           "MeanAbsoluteError", "MeanSquaredError", "RootMeanSquaredError", "AUC", "Precision", "Recall",
-           "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "F1Score", "FBetaScore", "get"]
+__all__ = sorted(_BY_CLASS_NAME) + ["MeanMetricWrapper", "serialize", "deserialize"] + _FUNCTIONS + [
+    "Metric", "Mean", "Accuracy", "SparseCategoricalAccuracy", "CategoricalAccuracy", "BinaryAccuracy",
+    "MeanAbsoluteError", "MeanSquaredError", "RootMeanSquaredError", "AUC", "Precision", "Recall",
+    "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "F1Score", "FBetaScore", "get"]
