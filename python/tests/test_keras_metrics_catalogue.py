@@ -204,3 +204,24 @@ def test_serialize_round_trip_and_get_by_class_name():
     assert isinstance(M.get("Poisson"), M.Poisson)
     with pytest.raises(ValueError, match="must be in the range"):
         M.PrecisionAtRecall(1.5)
+
+
+def test_core_metrics_take_keras_signatures():
+    acc = M.BinaryAccuracy("b", None, 0.3)
+    acc.update_state([[1.0], [0.0]], [[0.4], [0.2]])
+    assert acc.name == "b" and float(acc.result()) == 1.0
+    mean = M.Mean(name="m", dtype="float32")
+    mean.update_state([1.0, 2.0], sample_weight=[1.0, 3.0])
+    assert float(mean.result()) == pytest.approx(1.75)
+    assert M.Accuracy(dtype=None).name == "accuracy"
+    assert M.SparseCategoricalAccuracy(dtype="float32").name == "sparse_categorical_accuracy"
+    assert M.CategoricalAccuracy(name="c").name == "c"
+    with pytest.raises(ValueError, match="float32"):
+        M.Mean(dtype="int32")
+    # They still serve where the C++ metrics do: a custom step's tracker, compile's metrics.
+    x = np.random.RandomState(0).rand(16, 2).astype("float32")
+    y = (x[:, :1] > 0.5).astype("float32")
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1, activation="sigmoid")])
+    model.compile("sgd", "binary_crossentropy", metrics=[M.BinaryAccuracy(threshold=0.4)])
+    logs = model.evaluate(x, y, verbose=0, return_dict=True)
+    assert logs["binary_accuracy"] == pytest.approx(np.mean((model.predict(x, verbose=0) > 0.4) == y))

@@ -20,11 +20,53 @@ from .. import _core
 
 _t = _core._train
 Metric = _t.Metric
-Mean = _t.Mean
-Accuracy = _t.Accuracy
-SparseCategoricalAccuracy = _t.SparseCategoricalAccuracy
-CategoricalAccuracy = _t.CategoricalAccuracy
-BinaryAccuracy = _t.BinaryAccuracy
+
+
+def _float32_only(cls, dtype):
+    if dtype is not None and str(getattr(dtype, "name", dtype)) != "float32":
+        raise ValueError(f"{cls.__name__}: only dtype=None or 'float32' is supported")
+
+
+# Keras' signatures (name, dtype, ...) over the C++ metrics, which take no dtype.
+class Mean(_t.Mean):
+    """Keras' Mean: the weighted mean of the values given to update_state(values, sample_weight)."""
+
+    def __init__(self, name="mean", dtype=None):
+        _float32_only(type(self), dtype)
+        super().__init__(name)
+
+
+class Accuracy(_t.Accuracy):
+    """Keras' Accuracy: how often predictions equal labels."""
+
+    def __init__(self, name="accuracy", dtype=None):
+        _float32_only(type(self), dtype)
+        super().__init__(name)
+
+
+class SparseCategoricalAccuracy(_t.SparseCategoricalAccuracy):
+    """Keras' SparseCategoricalAccuracy: how often the top prediction is the integer label."""
+
+    def __init__(self, name="sparse_categorical_accuracy", dtype=None):
+        _float32_only(type(self), dtype)
+        super().__init__(name)
+
+
+class CategoricalAccuracy(_t.CategoricalAccuracy):
+    """Keras' CategoricalAccuracy: how often the top prediction is the one-hot label's class."""
+
+    def __init__(self, name="categorical_accuracy", dtype=None):
+        _float32_only(type(self), dtype)
+        super().__init__(name)
+
+
+class BinaryAccuracy(_t.BinaryAccuracy):
+    """Keras' BinaryAccuracy: how often predictions above `threshold` match binary labels."""
+
+    def __init__(self, name="binary_accuracy", dtype=None, threshold=0.5):
+        _float32_only(type(self), dtype)
+        super().__init__(name, threshold)
+
 MeanAbsoluteError = _t.MeanAbsoluteErrorMetric
 MeanSquaredError = _t.MeanSquaredErrorMetric
 RootMeanSquaredError = _t.RootMeanSquaredError
