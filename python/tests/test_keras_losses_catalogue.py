@@ -195,3 +195,9 @@ def test_sequence_and_embedding_losses_train_in_compile(loss, make):
     history = model.fit(x, y, epochs=2, batch_size=16, verbose=0)
     assert history.history["loss"][1] < history.history["loss"][0]
     assert model.evaluate(x, y, verbose=0) == pytest.approx(float(loss(y, model.predict(x, verbose=0))), rel=1e-5)
+
+
+@pytest.mark.parametrize("loss", [L.MeanSquaredError(), L.Tversky(), L.Huber(reduction="sum")], ids=lambda l: l.name)
+def test_float64_inputs_compute_in_float32_as_keras(loss):
+    out = loss(Y.astype(np.float64), P.astype(np.float64))
+    assert out.dtype == ef.float32

@@ -102,6 +102,12 @@ def _compiled_values(fn, reduction, mask_fn, y_true, y_pred):
     return values
 
 
+def _as_float32(x):
+    tf = F._tf()
+    x = x if isinstance(x, (_core.Tensor, _core.Variable)) else tf.convert_to_tensor(x)
+    return tf.cast(x, tf.float32) if x.dtype.is_floating and x.dtype != tf.float32 else x
+
+
 class _KerasLoss:
     """Keras' Loss interface over a C++ loss (_t.Loss subclass) and a Python function."""
 
@@ -128,6 +134,8 @@ class _KerasLoss:
         return self._ef_fn(y_true, y_pred)
 
     def __call__(self, y_true, y_pred, sample_weight=None):
+        # As Keras (the loss's dtype, float32): float64 inputs compute in float32.
+        y_pred, y_true = _as_float32(y_pred), _as_float32(y_true)
         if not self._ef_python:
             if sample_weight is None:
                 return _t.Loss.__call__(self, y_true, y_pred)
