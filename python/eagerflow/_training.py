@@ -35,10 +35,19 @@ def get_optimizer(identifier):
     raise TypeError(f"an optimizer must be an ef.keras.optimizers object or a name, got {identifier!r}")
 
 
+def _no_loss(y_true, y_pred):
+    raise ValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
+
+
 def get_loss(identifier):
     if identifier is None:
-        raise ValueError("compile needs a loss (an ef.keras.losses object, a name or a function)")
+        # As Keras: compile without a loss is fine for a model whose train_step computes its own;
+        # the default train step then fails on the first batch, with Keras' message.
+        return _t.Loss(_no_loss, "loss")
     if isinstance(identifier, _t.Loss):
+        wrapped = getattr(identifier, "_ef_compiled", None)
+        if wrapped is not None:  # a Keras 3 catalogue loss (keras/_loss_catalogue.py): its reduction applies
+            return wrapped()
         if hasattr(type(identifier), "call"):
             # A Loss subclass (Keras 3: call(y_true, y_pred) per example): the compiled loss holds
             # the object itself (its own C++ loss only refers to it weakly).
@@ -58,6 +67,10 @@ def _metric_list(metrics):
         metrics = [metrics]
     out = []
     for m in metrics:
+        if callable(m) and not isinstance(m, (str, _t.Metric, type)):
+            # Keras: a function (y_true, y_pred) -> values is the mean of its values, named as it is
+            from .keras._metric_catalogue import MeanMetricWrapper
+            m = MeanMetricWrapper(m, name=getattr(m, "__name__", "mean_metric_wrapper"))
         if not isinstance(m, (str, _t.Metric)):
             raise TypeError(f"a metric must be a name or an ef.keras.metrics object, got {m!r}")
         out.append(m)
@@ -82,6 +95,8 @@ def _as_input(a, what, labels=False):
         return a
     if isinstance(a, dict):
         raise TypeError(f"{what}: a single array is expected here")
+    if hasattr(a, "to_numpy") and hasattr(a, "dtypes"):  # a pandas DataFrame or Series
+        a = _pandas_array(a, what)
     try:
         arr = _np.asarray(a)
     except ValueError:
@@ -100,6 +115,17 @@ def _as_input(a, what, labels=False):
     return arr
 
 
+def _pandas_array(frame, what):
+    """A DataFrame's values as one array (columns of numbers promote to one dtype, as Keras'
+    data adapter reads them); a column of strings or objects cannot be trained on."""
+    kinds = [_np.dtype(d).kind if isinstance(d, _np.dtype) else "O"
+             for d in (frame.dtypes if hasattr(frame.dtypes, "__iter__") else [frame.dtypes])]
+    if any(k not in "fiub" for k in kinds):
+        raise TypeError(f"{what}: a pandas column of non-numeric dtype cannot be trained on (encode it first, "
+                        "e.g. with pandas.get_dummies or a StringLookup layer)")
+    return frame.to_numpy()
+
+
 def _is_keras_tensor(a):
     return isinstance(a, _core.Tensor) and a.is_keras_tensor
 
@@ -111,6 +137,8 @@ def _as_data(a, what, labels=False):
         return None
     if isinstance(a, dict):
         return {str(k): _as_input(v, f"{what}[{k!r}]", labels) for k, v in a.items()}
+    if isinstance(a, (list, tuple)) and a and all(hasattr(v, "to_numpy") and hasattr(v, "dtypes") for v in a):
+        a = [_pandas_array(v, f"{what}[{i}]") for i, v in enumerate(a)]
     if isinstance(a, (list, tuple)) and a and all(
             isinstance(v, (_core.Tensor, _core.Variable, _np.ndarray)) for v in a):
         return [_as_input(v, f"{what}[{i}]", labels) for i, v in enumerate(a)]

@@ -10,6 +10,7 @@ ProgbarLogger when verbose is not 0) unless its callbacks hold one. Logs are dic
 CallbackList calls a list of callbacks, for custom loops."""
 from .. import _core
 from .._training import Callback, History, _positional_count  # noqa: F401
+from ._remote_monitor import RemoteMonitor  # noqa: F401
 
 _t = _core._train
 EarlyStopping = _t.EarlyStopping
@@ -209,4 +210,5 @@ class TensorBoard(_t._TensorBoard):
 
 
 __all__ = ["BackupAndRestore", "Callback", "CallbackList", "CSVLogger", "EarlyStopping", "History", "LambdaCallback",
-           "LearningRateScheduler", "ModelCheckpoint", "ProgbarLogger", "ReduceLROnPlateau", "TensorBoard", "TerminateOnNaN"]
+           "LearningRateScheduler", "ModelCheckpoint", "ProgbarLogger", "ReduceLROnPlateau", "RemoteMonitor",
+           "TensorBoard", "TerminateOnNaN"]

@@ -1,32 +1,74 @@
-"""ef.keras.losses: numerically stable Keras losses averaged over the batch. By name:
-get("sparse_categorical_crossentropy"); a Python function loss(y_true, y_pred) written with ef
-ops works too (compile(loss=fn)): it returns one value per example (averaged) or a scalar.
+"""ef.keras.losses: Keras 3's loss classes and functions (TF's tf.keras.losses names too).
 
-loss(y_true, y_pred, sample_weight=w) weighs each example as Keras ("sum_over_batch_size": the
-weighted sum divided by the batch size, not by the weights' sum); w is a scalar, [batch] or
-[batch, 1]. loss.per_example(y_true, y_pred) gives the [batch] values before the reduction.
-Labels [batch] against predictions [batch, 1] pair up per example, as Keras 3.
+A class called as loss(y_true, y_pred, sample_weight=None) reduces each example's loss as its
+`reduction` says ("sum_over_batch_size", Keras' default: the weighted sum divided by the number
+of values, not by the weights' sum; "sum"; "mean_with_sample_weight"; "none"/None: one value per
+example); w is a scalar, [batch] or [batch, 1]. A function (mean_squared_error, ...) gives each
+example's value. By name: get("sparse_categorical_crossentropy"); a Python function
+loss(y_true, y_pred) written with ef ops works too (compile(loss=fn)).
+
+In compile, "sum" makes fit's loss each batch's sum and "none" does the same (Keras' compile
+sums what a loss gives); "mean_with_sample_weight" there averages as the default does.
 
 Custom losses subclass Loss as in Keras 3: call(y_true, y_pred) gives each example's loss (the
 batch mean and sample weights are applied around it); the name defaults to the class name in
-snake_case; only reduction="sum_over_batch_size" is supported."""
+snake_case; only reduction="sum_over_batch_size" is supported for them."""
 from .. import _core
-from .._training import get_loss as get
+from .._training import get_loss as _get_loss
+from ._loss_catalogue import (CTC, BinaryCrossentropy, BinaryFocalCrossentropy, CategoricalCrossentropy,  # noqa: F401
+                              CategoricalFocalCrossentropy, CategoricalGeneralizedCrossEntropy, Circle,
+                              CategoricalHinge, CosineSimilarity, Dice, Hinge, Huber,
+                              KLDivergence, LogCosh, MeanAbsoluteError, MeanAbsolutePercentageError,
+                              MeanSquaredError, MeanSquaredLogarithmicError, Poisson, Reduction,
+                              SparseCategoricalCrossentropy, SquaredHinge, Tversky, CLASSES as _CLASSES)
+from ._loss_functions import (KLD, MAE, MAPE, MSE, MSLE, binary_crossentropy, binary_focal_crossentropy,  # noqa: F401
+                              categorical_crossentropy, categorical_focal_crossentropy,
+                              categorical_generalized_cross_entropy, categorical_hinge, circle, cosine_similarity, ctc,
+                              dice, hinge, huber, kl_divergence, kld, log_cosh, logcosh, mae, mape,
+                              mean_absolute_error, mean_absolute_percentage_error, mean_squared_error,
+                              mean_squared_logarithmic_error, mse, msle, poisson, sparse_categorical_crossentropy,
+                              squared_hinge, tversky)
 
-_t = _core._train
-Loss = _t.Loss
-MeanSquaredError = _t.MeanSquaredError
-BinaryCrossentropy = _t.BinaryCrossentropy
-CategoricalCrossentropy = _t.CategoricalCrossentropy
-SparseCategoricalCrossentropy = _t.SparseCategoricalCrossentropy
-MeanAbsoluteError = _t.MeanAbsoluteError
-Huber = _t.Huber
-LogCosh = _t.LogCosh
-KLDivergence = _t.KLDivergence
-CosineSimilarity = _t.CosineSimilarity
-Hinge = _t.Hinge
-Poisson = _t.Poisson
+Loss = _core._train.Loss
 
-__all__ = ["Loss", "MeanSquaredError", "BinaryCrossentropy", "CategoricalCrossentropy",
-           "SparseCategoricalCrossentropy", "MeanAbsoluteError", "Huber", "LogCosh", "KLDivergence",
-           "CosineSimilarity", "Hinge", "Poisson", "get"]
+_BY_CLASS_NAME = {c.__name__: c for c in _CLASSES}
+
+
+def get(identifier):
+    """A loss by Keras name ("mse", "categorical_crossentropy", ...), a serialized dict
+    ({"class_name": ..., "config": ...}), a Loss or a function (returned as it is)."""
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
+    if isinstance(identifier, str) and identifier in _BY_CLASS_NAME:
+        return _BY_CLASS_NAME[identifier]()
+    if callable(identifier) and not isinstance(identifier, (Loss, type)):
+        return identifier
+    return _get_loss(identifier)
+
+
+def serialize(loss):
+    """Keras' serialize: {"module", "class_name", "config", "registered_name"} of a loss object."""
+    if not hasattr(loss, "get_config"):
+        raise ValueError(f"Cannot serialize {loss!r}: it has no get_config()")
+    return {"module": "keras.losses", "class_name": type(loss).__name__, "config": loss.get_config(),
+            "registered_name": None}
+
+
+def deserialize(config, custom_objects=None):
+    """Keras' deserialize: a loss object from serialize()'s dict (or a class name)."""
+    if isinstance(config, str):
+        return get(config)
+    name = config.get("class_name")
+    cls = (custom_objects or {}).get(name) or _BY_CLASS_NAME.get(name)
+    if cls is None:
+        raise ValueError(f"Could not interpret loss identifier: {config!r}")
+    return cls.from_config(dict(config.get("config", {})))
+
+
+__all__ = ["Loss", "Reduction", "get", "serialize", "deserialize"] + sorted(_BY_CLASS_NAME) + [
+    "KLD", "MAE", "MAPE", "MSE", "MSLE", "binary_crossentropy", "binary_focal_crossentropy", "categorical_crossentropy",
+    "categorical_focal_crossentropy", "categorical_generalized_cross_entropy", "categorical_hinge", "circle",
+    "cosine_similarity", "ctc", "dice", "hinge", "huber",
+    "kl_divergence", "kld", "log_cosh", "logcosh", "mae", "mape", "mean_absolute_error",
+    "mean_absolute_percentage_error", "mean_squared_error", "mean_squared_logarithmic_error", "mse", "msle",
+    "poisson", "sparse_categorical_crossentropy", "squared_hinge", "tversky"]

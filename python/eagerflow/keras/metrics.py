@@ -20,11 +20,53 @@ from .. import _core
 
 _t = _core._train
 Metric = _t.Metric
-Mean = _t.Mean
-Accuracy = _t.Accuracy
-SparseCategoricalAccuracy = _t.SparseCategoricalAccuracy
-CategoricalAccuracy = _t.CategoricalAccuracy
-BinaryAccuracy = _t.BinaryAccuracy
+
+
+def _float32_only(cls, dtype):
+    if dtype is not None and str(getattr(dtype, "name", dtype)) != "float32":
+        raise ValueError(f"{cls.__name__}: only dtype=None or 'float32' is supported")
+
+
+# Keras' signatures (name, dtype, ...) over the C++ metrics, which take no dtype.
+class Mean(_t.Mean):
+    """Keras' Mean: the weighted mean of the values given to update_state(values, sample_weight)."""
+
+    def __init__(self, name="mean", dtype=None):
+        _float32_only(type(self), dtype)
+        super().__init__(name)
+
+
+class Accuracy(_t.Accuracy):
+    """Keras' Accuracy: how often predictions equal labels."""
+
+    def __init__(self, name="accuracy", dtype=None):
+        _float32_only(type(self), dtype)
+        super().__init__(name)
+
+
+class SparseCategoricalAccuracy(_t.SparseCategoricalAccuracy):
+    """Keras' SparseCategoricalAccuracy: how often the top prediction is the integer label."""
+
+    def __init__(self, name="sparse_categorical_accuracy", dtype=None):
+        _float32_only(type(self), dtype)
+        super().__init__(name)
+
+
+class CategoricalAccuracy(_t.CategoricalAccuracy):
+    """Keras' CategoricalAccuracy: how often the top prediction is the one-hot label's class."""
+
+    def __init__(self, name="categorical_accuracy", dtype=None):
+        _float32_only(type(self), dtype)
+        super().__init__(name)
+
+
+class BinaryAccuracy(_t.BinaryAccuracy):
+    """Keras' BinaryAccuracy: how often predictions above `threshold` match binary labels."""
+
+    def __init__(self, name="binary_accuracy", dtype=None, threshold=0.5):
+        _float32_only(type(self), dtype)
+        super().__init__(name, threshold)
+
 MeanAbsoluteError = _t.MeanAbsoluteErrorMetric
 MeanSquaredError = _t.MeanSquaredErrorMetric
 RootMeanSquaredError = _t.RootMeanSquaredError
@@ -35,13 +77,61 @@ TopKCategoricalAccuracy = _t.TopKCategoricalAccuracy
 SparseTopKCategoricalAccuracy = _t.SparseTopKCategoricalAccuracy
 F1Score = _t.F1Score
 FBetaScore = _t.FBetaScore
+from ._metric_catalogue import (BinaryCrossentropy, BinaryIoU, CategoricalCrossentropy, CategoricalHinge,  # noqa: F401
+                                ConcordanceCorrelation, CosineSimilarity, FalseNegatives, FalsePositives, Hinge, IoU,
+                                KLDivergence, LogCoshError, MeanAbsolutePercentageError, MeanIoU, MeanMetricWrapper,
+                                MeanSquaredLogarithmicError, OneHotIoU, OneHotMeanIoU, PearsonCorrelation, Poisson,
+                                PrecisionAtRecall, R2Score, RecallAtPrecision, SensitivityAtSpecificity,
+                                SparseCategoricalCrossentropy, SpecificityAtSensitivity, SquaredHinge, Sum,
+                                TrueNegatives, TruePositives, binary_accuracy, categorical_accuracy,
+                                concordance_correlation, pearson_correlation, sparse_categorical_accuracy,
+                                sparse_top_k_categorical_accuracy, top_k_categorical_accuracy, CLASSES as _CLASSES)
+from ._loss_functions import (binary_crossentropy, binary_focal_crossentropy, categorical_crossentropy,  # noqa: F401
+                              categorical_focal_crossentropy, categorical_hinge, hinge, huber, kl_divergence, log_cosh,
+                              mean_absolute_error, mean_absolute_percentage_error, mean_squared_error,
+                              mean_squared_logarithmic_error, poisson, sparse_categorical_crossentropy, squared_hinge)
+
+_FUNCTIONS = ["binary_accuracy", "binary_crossentropy", "binary_focal_crossentropy", "categorical_accuracy",
+              "categorical_crossentropy", "categorical_focal_crossentropy", "categorical_hinge",
+              "concordance_correlation", "hinge", "huber", "kl_divergence", "log_cosh", "mean_absolute_error",
+              "mean_absolute_percentage_error", "mean_squared_error", "mean_squared_logarithmic_error",
+              "pearson_correlation", "poisson", "sparse_categorical_accuracy", "sparse_categorical_crossentropy",
+              "sparse_top_k_categorical_accuracy", "squared_hinge", "top_k_categorical_accuracy"]
+_BY_CLASS_NAME = {c.__name__: c for c in _CLASSES if c is not MeanMetricWrapper}
 
 
 def get(name, loss_name=""):
-    """A metric by Keras name; "accuracy" picks the one that fits loss_name, as compile does."""
+    """A metric by Keras name; "accuracy" picks the one that fits loss_name, as compile does. A
+    class name of the Keras 3 catalogue gives a new one of it; a serialized dict is deserialized."""
+    if isinstance(name, dict):
+        return deserialize(name)
+    if isinstance(name, str) and name in _BY_CLASS_NAME:
+        return _BY_CLASS_NAME[name]()
+    if isinstance(name, Metric) or (callable(name) and not isinstance(name, str)):
+        return name
     return _t.metric_by_name(name, loss_name)
 
 
-__all__ = ["Metric", "Mean", "Accuracy", "SparseCategoricalAccuracy", "CategoricalAccuracy", "BinaryAccuracy",
-           "MeanAbsoluteError", "MeanSquaredError", "RootMeanSquaredError", "AUC", "Precision", "Recall",
-           "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "F1Score", "FBetaScore", "get"]
+def serialize(metric):
+    """Keras' serialize: {"module", "class_name", "config", "registered_name"} of a metric."""
+    if not hasattr(metric, "get_config"):
+        raise ValueError(f"Cannot serialize {metric!r}: it has no get_config()")
+    return {"module": "keras.metrics", "class_name": type(metric).__name__, "config": metric.get_config(),
+            "registered_name": None}
+
+
+def deserialize(config, custom_objects=None):
+    """Keras' deserialize: a metric object from serialize()'s dict (or a name)."""
+    if isinstance(config, str):
+        return get(config)
+    name = config.get("class_name")
+    cls = (custom_objects or {}).get(name) or _BY_CLASS_NAME.get(name)
+    if cls is None:
+        raise ValueError(f"Could not interpret metric identifier: {config!r}")
+    return cls.from_config(dict(config.get("config", {})))
+
+
+__all__ = sorted(_BY_CLASS_NAME) + ["MeanMetricWrapper", "serialize", "deserialize"] + _FUNCTIONS + [
+    "Metric", "Mean", "Accuracy", "SparseCategoricalAccuracy", "CategoricalAccuracy", "BinaryAccuracy",
+    "MeanAbsoluteError", "MeanSquaredError", "RootMeanSquaredError", "AUC", "Precision", "Recall",
+    "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "F1Score", "FBetaScore", "get"]
