@@ -122,3 +122,21 @@ GlobalMaxPooling2D = GlobalMaxPool2D = _with_base_arguments(_core.GlobalMaxPooli
 __all__ += ["SimpleRNN", "LSTM", "GRU", "Bidirectional", "Conv1D", "Convolution1D", "MaxPooling1D", "MaxPool1D",
             "AveragePooling1D", "AvgPool1D", "GlobalAveragePooling1D", "GlobalAvgPool1D", "GlobalMaxPooling1D",
             "GlobalMaxPool1D", "GlobalMaxPooling2D", "GlobalMaxPool2D"]
+
+# Issue 33's catalogue: the Keras 3 layers written in Python from ef ops (keras/_layers_*.py).
+from ._layers_catalogue import *  # noqa: E402,F401,F403
+from ._layers_catalogue import __all__ as _catalogue_names  # noqa: E402
+GlobalAvgPool2D = GlobalAveragePooling2D
+
+
+def add(inputs, **kwargs):
+    """Keras' add(inputs): Add()(inputs)."""
+    return Add(**kwargs)(inputs)
+
+
+def concatenate(inputs, axis=-1, **kwargs):
+    """Keras' concatenate(inputs, axis): Concatenate(axis)(inputs)."""
+    return Concatenate(axis=axis, **kwargs)(inputs)
+
+
+__all__ += _catalogue_names + ["GlobalAvgPool2D", "add", "concatenate"]
