@@ -53,8 +53,8 @@ class Softmax(CatalogueLayer):
             if len(mask.shape) > len(inputs.shape):
                 raise ValueError("The `mask` must be broadcastable to `inputs` and must not have more dimensions. "
                                  f"Received: inputs.shape={inputs.shape}, mask.shape={mask.shape}")
-            mask = _ef.broadcast_to(mask, _ef.shape(inputs))
-            inputs = _ef.where(mask, inputs, _ef.fill(_ef.shape(inputs), _large_negative(inputs.dtype)))
+            mask = _ef.logical_and(mask, _ef.cast(_ef.ones_like(inputs), _ef.bool))  # broadcast, any batch
+            inputs = _ef.where(mask, inputs, _ef.zeros_like(inputs) + _large_negative(inputs.dtype))
         axis = self.axis
         if isinstance(axis, (tuple, list)) and len(axis) > 1:
             outputs = _ef.exp(inputs - _ef.reduce_logsumexp(inputs, axis=list(axis), keepdims=True))

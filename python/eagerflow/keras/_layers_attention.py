@@ -6,9 +6,21 @@ from ._catalogue_base import CatalogueLayer, register
 
 class _BaseDenseAttention(CatalogueLayer):
     """layer([query, value(, key)], mask=[query_mask, value_mask], return_attention_scores=...,
-    use_causal_mask=...). The C++ __call__ carries one input, so the masks travel in it; the two
-    flags are fixed per layer (a functional model replays the call with the flags it was built
-    with), and a second call with other flags is refused rather than silently using the first."""
+    use_causal_mask=...). The C++ __call__ carries one input, so the masks travel in it (as bool
+    tensors, both when either is given, so call() tells them from the float inputs). The two flags
+    are fixed per layer, since a functional model replays the call with the flags it was built with:
+    a second call with other flags is refused rather than silently using the first, and a saved
+    model keeps them in its config ("ef_call_flags", written only when set)."""
+
+    def __init__(self, ef_call_flags=None, **kwargs):
+        super().__init__(**kwargs)
+        self._ef_flags = None if ef_call_flags is None else tuple(bool(f) for f in ef_call_flags)
+
+    def get_config(self):
+        config = super().get_config()
+        if self._ef_flags is not None and any(self._ef_flags):
+            config["ef_call_flags"] = list(self._ef_flags)
+        return config
 
     def __call__(self, inputs, mask=None, training=None, return_attention_scores=False, use_causal_mask=False):
         if not isinstance(inputs, (list, tuple)) or len(inputs) not in (2, 3):
@@ -17,45 +29,46 @@ class _BaseDenseAttention(CatalogueLayer):
         if mask is not None and (not isinstance(mask, (list, tuple)) or len(mask) not in (2, 3)):
             raise ValueError(f"{type(self).__name__} layer mask must be a list of length 2, namely "
                              f"[query_mask, value_mask]. Received: mask={mask}.")
-        q_mask, v_mask = (mask[0], mask[1]) if mask is not None else (None, None)
-        layout = (len(inputs), q_mask is not None, v_mask is not None, bool(return_attention_scores),
-                  bool(use_causal_mask))
-        previous = getattr(self, "_ef_layout", None)
-        if previous is not None and previous != layout:
-            raise NotImplementedError(f"{type(self).__name__}: eagerflow fixes the masks and the flags "
-                                      f"(return_attention_scores, use_causal_mask) at the first call; use another "
-                                      f"layer for another combination")
-        self._ef_layout = layout
-        packed = list(inputs) + [m for m in (q_mask, v_mask) if m is not None]
+        flags = (bool(return_attention_scores), bool(use_causal_mask))
+        if self._ef_flags is not None and self._ef_flags != flags:
+            raise NotImplementedError(f"{type(self).__name__}: eagerflow fixes return_attention_scores and "
+                                      f"use_causal_mask at the first call; use another layer for other values")
+        self._ef_flags = flags
+        packed = list(inputs)
+        if mask is not None and (mask[0] is not None or mask[1] is not None):
+            for m, like in ((mask[0], inputs[0]), (mask[1], inputs[1])):
+                packed.append(_ef.cast(_ef.ones_like(like[..., 0]) if m is None else m, _ef.bool))
         return super().__call__(packed, training=training)
 
     def call(self, inputs, training=False):
-        n, has_q, has_v, return_scores, causal = self._ef_layout
-        q, v = inputs[0], inputs[1]
-        k = inputs[2] if n == 3 else v
-        rest = list(inputs[n:])
-        q_mask = _ef.cast(rest.pop(0), _ef.bool) if has_q else None
-        v_mask = _ef.cast(rest.pop(0), _ef.bool) if has_v else None
+        return_scores, causal = self._ef_flags or (False, False)
+        tensors = [t for t in inputs if t.dtype != _ef.bool]
+        masks = [t for t in inputs if t.dtype == _ef.bool]
+        q, v = tensors[0], tensors[1]
+        k = tensors[2] if len(tensors) == 3 else v
+        q_mask, v_mask = masks if masks else (None, None)
         scores = self._scores(q, k)
         score_mask = None
         if v_mask is not None:
             score_mask = _ef.expand_dims(v_mask, -2)
         if causal:
-            tq, tv = _ef.shape(scores)[-2], _ef.shape(scores)[-1]
+            tq, tv = scores.shape[-2], scores.shape[-1]
+            if tq is None or tv is None:
+                tq, tv = _ef.shape(scores)[-2], _ef.shape(scores)[-1]
             rows = _ef.expand_dims(_ef.range(tq), -1)
             cols = _ef.expand_dims(_ef.range(tv), 0)
             lower = _ef.expand_dims(rows >= cols, 0)
             score_mask = lower if score_mask is None else _ef.logical_and(score_mask, lower)
         if score_mask is not None:
             big = 65504.0 if scores.dtype == _ef.float16 else 1.0e9
-            score_mask = _ef.broadcast_to(score_mask, _ef.shape(scores))
+            score_mask = _ef.logical_and(score_mask, _ef.cast(_ef.ones_like(scores), _ef.bool))
             scores = _ef.where(score_mask, scores, scores - big)
         weights = _ef.nn.softmax(scores, axis=-1)
         if training and self.dropout > 0:
             weights = _ef.nn.dropout(weights, self.dropout)
         output = _ef.matmul(weights, v)
         if q_mask is not None:
-            q_mask = _ef.broadcast_to(_ef.expand_dims(q_mask, -1), _ef.shape(output))
+            q_mask = _ef.logical_and(_ef.expand_dims(q_mask, -1), _ef.cast(_ef.ones_like(output), _ef.bool))
             output = _ef.where(q_mask, output, _ef.zeros_like(output))
         return [output, weights] if return_scores else output
 

@@ -4,9 +4,12 @@ import math
 
 import eagerflow as _ef
 
+from .. import _core
 from . import regularizers as _regularizers
 from ._catalogue_base import CatalogueLayer, register
 from ._layers_reshaping import _data_format
+
+_random = _core.random  # the *_like draws take the input's shape at run time (an unknown batch in fit)
 
 
 def _rate(rate, what):
@@ -14,6 +17,18 @@ def _rate(rate, what):
         raise ValueError(f"Invalid value received for argument `rate`. Expected a float value between 0 and 1. "
                          f"Received: rate={rate}")
     return rate
+
+
+def _noise_slice(x, noise_shape):
+    """A slice of x shaped as Keras' noise_shape (None: the input's size, 1: one draw broadcast),
+    so uniform_like draws it without reading a dynamic batch size."""
+    if noise_shape is None:
+        return x
+    index = tuple(slice(None) if n is None or n == x.shape[i] else slice(0, 1) for i, n in enumerate(noise_shape))
+    for i, n in enumerate(noise_shape):
+        if n not in (None, 1) and n != x.shape[i]:
+            raise ValueError(f"noise_shape {tuple(noise_shape)} does not broadcast to the input shape {tuple(x.shape)}")
+    return x[index]
 
 
 class GaussianNoise(CatalogueLayer):
@@ -30,7 +45,7 @@ class GaussianNoise(CatalogueLayer):
 
     def call(self, inputs, training=False):
         if training and self.stddev > 0:
-            return inputs + _ef.random.normal(_ef.shape(inputs), stddev=self.stddev, dtype=inputs.dtype)
+            return inputs + _random.normal_like(inputs, 0.0, self.stddev, seed=self.seed)
         return inputs
 
 
@@ -46,7 +61,7 @@ class GaussianDropout(CatalogueLayer):
     def call(self, inputs, training=False):
         if training and 0 < self.rate < 1:
             stddev = math.sqrt(self.rate / (1.0 - self.rate))
-            return inputs * _ef.random.normal(_ef.shape(inputs), mean=1.0, stddev=stddev, dtype=inputs.dtype)
+            return inputs * _random.normal_like(inputs, 1.0, stddev, seed=self.seed)
         return inputs
 
 
@@ -64,14 +79,11 @@ class AlphaDropout(CatalogueLayer):
         if not (training and 0 < self.rate < 1):
             return inputs
         alpha_p = -1.6732632423543772848170429916717 * 1.0507009873554804934193349852946
-        shape = _ef.shape(inputs)
-        if self.noise_shape is not None:
-            shape = [s if n is None else n for s, n in zip(_ef.unstack(shape), self.noise_shape)]
-        kept = _ef.random.uniform(shape, dtype=inputs.dtype) >= self.rate
-        kept = _ef.broadcast_to(kept, _ef.shape(inputs))
+        kept = _random.uniform_like(_noise_slice(inputs, self.noise_shape), seed=self.seed) >= self.rate
+        kept = _ef.logical_and(kept, _ef.cast(_ef.ones_like(inputs), _ef.bool))  # broadcast to the input
         a = ((1 - self.rate) * (1 + self.rate * alpha_p ** 2)) ** -0.5
         b = -a * alpha_p * self.rate
-        x = _ef.where(kept, inputs, _ef.fill(_ef.shape(inputs), _ef.cast(alpha_p, inputs.dtype)))
+        x = _ef.where(kept, inputs, _ef.zeros_like(inputs) + alpha_p)
         return a * x + b
 
 
@@ -91,13 +103,10 @@ class _SpatialDropout(CatalogueLayer):
                              f"Received: inputs.shape={inputs.shape}")
         if not (training and self.rate > 0):
             return inputs
-        shape = _ef.unstack(_ef.shape(inputs))
         ones = [1] * self._rank
-        if self.data_format == "channels_first":
-            noise = [shape[0], shape[1]] + ones
-        else:
-            noise = [shape[0]] + ones + [shape[-1]]
-        return _ef.nn.dropout(inputs, self.rate, noise_shape=_ef.stack([_ef.cast(n, _ef.int32) for n in noise]))
+        noise = [None, None] + ones if self.data_format == "channels_first" else [None] + ones + [None]
+        keep = _random.uniform_like(_noise_slice(inputs, noise), seed=self.seed) >= self.rate
+        return inputs * _ef.cast(keep, inputs.dtype) * (1.0 / (1.0 - self.rate))
 
 
 class SpatialDropout1D(_SpatialDropout):

@@ -71,7 +71,7 @@ class GroupNormalization(CatalogueLayer):
         axes = [i for i in range(1, rank + 1) if i != rank - 1]  # all but the batch and the group axis
         mean, variance = _ef.nn.moments(compute, axes=axes, keepdims=True)
         y = (compute - mean) * _ef.math.rsqrt(variance + self.epsilon)
-        y = _ef.reshape(_ef.cast(y, x.dtype), _ef.shape(x))
+        y = _ef.reshape(_ef.cast(y, x.dtype), [-1] + shape[1:])
         if self.scale:
             y = y * _ef.cast(self.gamma, y.dtype)
         if self.center:

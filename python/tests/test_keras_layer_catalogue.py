@@ -1,0 +1,442 @@
+"""The Keras 3 layer catalogue written in Python (keras/_layers_*.py): one table row per layer with a
+NumPy reference of Keras' result, run through values, configs, gradients, eager == traced,
+functional models with fit, and save/load."""
+import itertools
+
+import numpy as np
+import pytest
+
+import eagerflow as ef
+from eagerflow import keras
+
+L = keras.layers
+RNG = np.random.default_rng(7)
+
+
+# ---- NumPy references (channels-last, Keras' / TF's padding rules) ----
+def _same_pads(n, k, s):
+    out = -(-n // s)
+    total = max((out - 1) * s + k - n, 0)
+    return total // 2, total - total // 2
+
+
+def np_conv(x, w, strides, padding, dilation):
+    """x (B, *spatial, C), w (*k, C, F): TF's convolution, by summing one shifted product per tap."""
+    rank = x.ndim - 2
+    k_eff = [(k - 1) * d + 1 for k, d in zip(w.shape[:rank], dilation)]
+    if padding == "same":
+        pads = [_same_pads(n, k, s) for n, k, s in zip(x.shape[1:-1], k_eff, strides)]
+        x = np.pad(x, [(0, 0)] + pads + [(0, 0)])
+    outs = [(n - k) // s + 1 for n, k, s in zip(x.shape[1:-1], k_eff, strides)]
+    y = np.zeros((x.shape[0], *outs, w.shape[-1]))
+    for tap in itertools.product(*[range(k) for k in w.shape[:rank]]):
+        idx = tuple(slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in zip(tap, dilation, outs, strides))
+        y += x[(slice(None),) + idx] @ w[tap]
+    return y
+
+
+def np_conv_transpose(x, w, strides, padding, dilation, output_padding=None):
+    """x (B, *spatial, C), w (*k, F, C): the scatter definition (each input adds kernel * value at
+    position i * stride + tap * dilation), cropped as TF's conv_transpose with Keras' output size."""
+    rank = x.ndim - 2
+    ks = w.shape[:rank]
+    k_eff = [(k - 1) * d + 1 for k, d in zip(ks, dilation)]
+    full = [(n - 1) * s + k for n, s, k in zip(x.shape[1:-1], strides, k_eff)]
+    y = np.zeros((x.shape[0], *[f + s for f, s in zip(full, strides)], w.shape[-2]))
+    for pos in itertools.product(*[range(n) for n in x.shape[1:-1]]):
+        for tap in itertools.product(*[range(k) for k in ks]):
+            at = tuple(p * s + t * d for p, s, t, d in zip(pos, strides, tap, dilation))
+            y[(slice(None),) + at] += x[(slice(None),) + pos] @ w[tap].T
+    out = []
+    for i, (n, k, s) in enumerate(zip(x.shape[1:-1], k_eff, strides)):
+        if output_padding is None:
+            out.append(n * s + max(k - s, 0) if padding == "valid" else n * s)
+        else:
+            pad = k // 2 if padding == "same" else 0
+            out.append((n - 1) * s + k - 2 * pad + output_padding[i])
+    before = [max(f - o, 0) // 2 for f, o in zip(full, out)]
+    return y[(slice(None),) + tuple(slice(b, b + o) for b, o in zip(before, out))]
+
+
+def np_depthwise(x, w, strides, padding, dilation):
+    c, m = w.shape[-2:]
+    parts = [np_conv(x[..., i:i + 1], w[..., i:i + 1, j:j + 1], strides, padding, dilation)
+             for i in range(c) for j in range(m)]
+    return np.concatenate(parts, -1)
+
+
+def np_softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def np_pool3d(x, k, s, op):
+    outs = [(n - kk) // ss + 1 for n, kk, ss in zip(x.shape[1:4], k, s)]
+    y = np.zeros((x.shape[0], *outs, x.shape[-1]))
+    for i, j, l in itertools.product(*[range(o) for o in outs]):
+        win = x[:, i * s[0]:i * s[0] + k[0], j * s[1]:j * s[1] + k[1], l * s[2]:l * s[2] + k[2]]
+        y[:, i, j, l] = op(win, axis=(1, 2, 3))
+    return y
+
+
+def np_group_norm(x, groups, gamma, beta, eps=1e-3):
+    shape = x.shape
+    g = x.reshape(shape[0], -1, groups, shape[-1] // groups)
+    mean = g.mean(axis=(1, 3), keepdims=True)
+    var = g.var(axis=(1, 3), keepdims=True)
+    return ((g - mean) / np.sqrt(var + eps)).reshape(shape) * gamma + beta
+
+
+def np_attention(q, v, k, scale=None, causal=False, v_mask=None):
+    s = q @ np.swapaxes(k, -1, -2)
+    if scale is not None:
+        s = s * scale
+    if v_mask is not None:
+        s = np.where(v_mask[:, None, :], s, s - 1e9)
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, s - 1e9)
+    return np_softmax(s) @ v
+
+
+def np_additive(q, v, k, scale):
+    s = (scale * np.tanh(q[:, :, None, :] + k[:, None, :, :])).sum(-1)
+    return np_softmax(s) @ v
+
+
+def _relu(x, max_value, slope, threshold):
+    y = np.where(x >= threshold, x, slope * (x - threshold))
+    return y if max_value is None else np.minimum(y, max_value)
+
+
+# ---- the table: (id, factory, input shapes, reference(inputs, weights)) ----
+CASES = [
+    ("ReLU", lambda: L.ReLU(max_value=2.0, negative_slope=0.1, threshold=0.5), [(4, 6)],
+     lambda xs, w: _relu(xs[0], 2.0, 0.1, 0.5)),
+    ("ReLU_default", lambda: L.ReLU(), [(4, 6)], lambda xs, w: np.maximum(xs[0], 0)),
+    ("Softmax", lambda: L.Softmax(axis=1), [(3, 4, 5)], lambda xs, w: np_softmax(xs[0], 1)),
+    ("PReLU", lambda: L.PReLU(shared_axes=[1]), [(2, 3, 4)],
+     lambda xs, w: np.maximum(xs[0], 0) + w[0] * np.minimum(xs[0], 0)),
+    ("Conv3D", lambda: L.Conv3D(3, 2, strides=(1, 2, 1), padding="same"), [(2, 4, 5, 3, 2)],
+     lambda xs, w: np_conv(xs[0], w[0], (1, 2, 1), "same", (1, 1, 1)) + w[1]),
+    ("Conv1DTranspose", lambda: L.Conv1DTranspose(3, 3, strides=2, padding="same"), [(2, 5, 2)],
+     lambda xs, w: np_conv_transpose(xs[0], w[0], (2,), "same", (1,)) + w[1]),
+    ("Conv1DTranspose_valid", lambda: L.Conv1DTranspose(2, 2, strides=3), [(2, 4, 3)],
+     lambda xs, w: np_conv_transpose(xs[0], w[0], (3,), "valid", (1,)) + w[1]),
+    ("Conv1DTranspose_outpad", lambda: L.Conv1DTranspose(2, 4, strides=2, padding="same", output_padding=1),
+     [(2, 4, 3)], lambda xs, w: np_conv_transpose(xs[0], w[0], (2,), "same", (1,), (1,)) + w[1]),
+    ("Conv3DTranspose", lambda: L.Conv3DTranspose(2, 2, strides=2, use_bias=False), [(1, 2, 3, 2, 3)],
+     lambda xs, w: np_conv_transpose(xs[0], w[0], (2, 2, 2), "valid", (1, 1, 1))),
+    ("DepthwiseConv2D", lambda: L.DepthwiseConv2D(3, depth_multiplier=2, padding="same"), [(2, 5, 4, 3)],
+     lambda xs, w: np_depthwise(xs[0], w[0], (1, 1), "same", (1, 1)) + w[1]),
+    ("DepthwiseConv1D", lambda: L.DepthwiseConv1D(3, strides=2, dilation_rate=1), [(2, 9, 3)],
+     lambda xs, w: np_depthwise(xs[0][:, None], w[0][None], (1, 2), "valid", (1, 1))[:, 0] + w[1]),
+    ("SeparableConv2D", lambda: L.SeparableConv2D(4, 3, depth_multiplier=2, activation="relu"), [(2, 6, 5, 3)],
+     lambda xs, w: np.maximum(np_depthwise(xs[0], w[0], (1, 1), "valid", (1, 1)) @ w[1][0, 0] + w[2], 0)),
+    ("SeparableConv1D", lambda: L.SeparableConv1D(4, 3, padding="same"), [(2, 7, 3)],
+     lambda xs, w: np_depthwise(xs[0][:, None], w[0][None], (1, 1), "same", (1, 1))[:, 0] @ w[1][0] + w[2]),
+    ("MaxPooling3D", lambda: L.MaxPooling3D(), [(2, 4, 4, 6, 2)],
+     lambda xs, w: np_pool3d(xs[0], (2, 2, 2), (2, 2, 2), np.max)),
+    ("AveragePooling3D", lambda: L.AveragePooling3D(pool_size=(2, 1, 3), strides=1), [(2, 3, 4, 5, 2)],
+     lambda xs, w: np_pool3d(xs[0], (2, 1, 3), (1, 1, 1), np.mean)),
+    ("GlobalMaxPooling3D", lambda: L.GlobalMaxPooling3D(), [(2, 3, 4, 5, 2)],
+     lambda xs, w: xs[0].max(axis=(1, 2, 3))),
+    ("GlobalAveragePooling3D", lambda: L.GlobalAveragePooling3D(keepdims=True), [(2, 3, 4, 5, 2)],
+     lambda xs, w: xs[0].mean(axis=(1, 2, 3), keepdims=True)),
+    ("RepeatVector", lambda: L.RepeatVector(3), [(2, 4)], lambda xs, w: np.repeat(xs[0][:, None], 3, 1)),
+    ("Permute", lambda: L.Permute((3, 1, 2)), [(2, 3, 4, 5)], lambda xs, w: xs[0].transpose(0, 3, 1, 2)),
+    ("UpSampling1D", lambda: L.UpSampling1D(3), [(2, 4, 3)], lambda xs, w: np.repeat(xs[0], 3, 1)),
+    ("UpSampling3D", lambda: L.UpSampling3D((1, 2, 3)), [(2, 2, 3, 2, 2)],
+     lambda xs, w: np.repeat(np.repeat(xs[0], 2, 2), 3, 3)),
+    ("ZeroPadding1D", lambda: L.ZeroPadding1D((1, 2)), [(2, 4, 3)],
+     lambda xs, w: np.pad(xs[0], [(0, 0), (1, 2), (0, 0)])),
+    ("ZeroPadding3D", lambda: L.ZeroPadding3D(((1, 0), 2, (0, 1))), [(2, 2, 3, 2, 2)],
+     lambda xs, w: np.pad(xs[0], [(0, 0), (1, 0), (2, 2), (0, 1), (0, 0)])),
+    ("Cropping1D", lambda: L.Cropping1D((1, 2)), [(2, 6, 3)], lambda xs, w: xs[0][:, 1:-2]),
+    ("Cropping2D", lambda: L.Cropping2D(((1, 0), (0, 2))), [(2, 5, 6, 3)], lambda xs, w: xs[0][:, 1:, :-2]),
+    ("Cropping3D", lambda: L.Cropping3D(1), [(2, 4, 5, 3, 2)], lambda xs, w: xs[0][:, 1:-1, 1:-1, 1:-1]),
+    ("Identity", lambda: L.Identity(), [(2, 3)], lambda xs, w: xs[0]),
+    ("GaussianNoise", lambda: L.GaussianNoise(0.5), [(4, 5)], lambda xs, w: xs[0]),
+    ("GaussianDropout", lambda: L.GaussianDropout(0.4), [(4, 5)], lambda xs, w: xs[0]),
+    ("AlphaDropout", lambda: L.AlphaDropout(0.4), [(4, 5)], lambda xs, w: xs[0]),
+    ("SpatialDropout1D", lambda: L.SpatialDropout1D(0.4), [(4, 5, 3)], lambda xs, w: xs[0]),
+    ("SpatialDropout2D", lambda: L.SpatialDropout2D(0.4), [(4, 5, 3, 2)], lambda xs, w: xs[0]),
+    ("SpatialDropout3D", lambda: L.SpatialDropout3D(0.4), [(2, 3, 3, 2, 2)], lambda xs, w: xs[0]),
+    ("ActivityRegularization", lambda: L.ActivityRegularization(l1=0.1), [(3, 4)], lambda xs, w: xs[0]),
+    ("Multiply", lambda: L.Multiply(), [(2, 3), (2, 3), (2, 3)], lambda xs, w: xs[0] * xs[1] * xs[2]),
+    ("Subtract", lambda: L.Subtract(), [(2, 3), (2, 3)], lambda xs, w: xs[0] - xs[1]),
+    ("Average", lambda: L.Average(), [(2, 3), (2, 3)], lambda xs, w: (xs[0] + xs[1]) / 2),
+    ("Maximum", lambda: L.Maximum(), [(2, 3), (2, 3)], lambda xs, w: np.maximum(xs[0], xs[1])),
+    ("Minimum", lambda: L.Minimum(), [(2, 3), (2, 3)], lambda xs, w: np.minimum(xs[0], xs[1])),
+    ("Dot", lambda: L.Dot(axes=1), [(2, 4), (2, 4)], lambda xs, w: (xs[0] * xs[1]).sum(1, keepdims=True)),
+    ("Dot_3d", lambda: L.Dot(axes=(2, 2)), [(2, 3, 4), (2, 5, 4)],
+     lambda xs, w: np.einsum("bnd,bmd->bnm", xs[0], xs[1])),
+    ("Dot_normalize", lambda: L.Dot(axes=1, normalize=True), [(2, 4), (2, 4)],
+     lambda xs, w: (xs[0] * xs[1]).sum(1, keepdims=True) / np.linalg.norm(xs[0], axis=1, keepdims=True)
+     / np.linalg.norm(xs[1], axis=1, keepdims=True)),
+    ("UnitNormalization", lambda: L.UnitNormalization(), [(3, 4)],
+     lambda xs, w: xs[0] / np.linalg.norm(xs[0], axis=-1, keepdims=True)),
+    ("GroupNormalization", lambda: L.GroupNormalization(groups=2), [(2, 3, 4)],
+     lambda xs, w: np_group_norm(xs[0], 2, w[0], w[1])),
+    ("Attention", lambda: L.Attention(use_scale=True), [(2, 3, 4), (2, 5, 4), (2, 5, 4)],
+     lambda xs, w: np_attention(xs[0], xs[1], xs[2], scale=w[0])),
+    ("AdditiveAttention", lambda: L.AdditiveAttention(), [(2, 3, 4), (2, 5, 4)],
+     lambda xs, w: np_additive(xs[0], xs[1], xs[1], w[0])),
+    ("TimeDistributed", lambda: L.TimeDistributed(L.Dense(3)), [(2, 4, 5)], lambda xs, w: xs[0] @ w[0] + w[1]),
+]
+IDS = [c[0] for c in CASES]
+
+
+def _inputs(shapes, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.normal(size=s).astype(np.float32) for s in shapes]
+
+
+def _call(layer, xs, **kwargs):
+    return layer(xs if len(xs) > 1 else xs[0], **kwargs)
+
+
+def _built(factory, xs):
+    """The layer called once, then given random weights (so the reference sees non-trivial ones)."""
+    layer = factory()
+    _call(layer, xs)
+    rng = np.random.default_rng(1)
+    layer.set_weights([rng.normal(size=w.shape).astype(np.float32) * 0.5 for w in layer.get_weights()])
+    return layer
+
+
+@pytest.mark.parametrize("name,factory,shapes,reference", CASES, ids=IDS)
+def test_values_match_keras(name, factory, shapes, reference):
+    xs = _inputs(shapes)
+    layer = _built(factory, xs)
+    y = _call(layer, xs)
+    want = reference(xs, layer.get_weights())
+    assert tuple(y.shape) == want.shape
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name,factory,shapes,reference", CASES, ids=IDS)
+def test_config_round_trip(name, factory, shapes, reference):
+    xs = _inputs(shapes)
+    layer = _built(factory, xs)
+    config = layer.get_config()
+    clone = type(layer).from_config(config)
+    assert type(clone) is type(layer)
+    assert clone.get_config() == config
+    _call(clone, xs)
+    clone.set_weights(layer.get_weights())
+    np.testing.assert_allclose(_call(clone, xs).numpy(), _call(layer, xs).numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name,factory,shapes,reference", CASES, ids=IDS)
+def test_gradients_flow_and_traced_equals_eager(name, factory, shapes, reference):
+    xs = [ef.constant(x) for x in _inputs(shapes)]
+    layer = _built(factory, [x.numpy() for x in xs])
+    with ef.GradientTape() as tape:
+        for x in xs:
+            tape.watch(x)
+        loss = ef.reduce_sum(ef.square(_call(layer, xs)))
+    grads = tape.gradient(loss, xs + list(layer.trainable_weights))
+    assert all(g is not None and np.all(np.isfinite(g.numpy())) for g in grads)
+    assert any(np.abs(g.numpy()).sum() > 0 for g in grads)
+    traced = ef.function(lambda *a: _call(layer, list(a)))
+    np.testing.assert_allclose(traced(*xs).numpy(), _call(layer, xs).numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name,factory,shapes,reference", CASES, ids=IDS)
+def test_functional_fit_save_load(name, factory, shapes, reference, tmp_path):
+    inputs = [keras.Input(s[1:]) for s in shapes]
+    y = _call(factory(), inputs)
+    out = L.Dense(1)(L.Flatten()(y))
+    model = keras.Model(inputs if len(inputs) > 1 else inputs[0], out)
+    xs = _inputs([(8,) + s[1:] for s in shapes], seed=3)
+    target = np.ones((8, 1), np.float32)
+    model.compile(optimizer="adam", loss="mse")
+    history = model.fit(xs if len(xs) > 1 else xs[0], target, epochs=2, batch_size=4, verbose=0)
+    assert np.all(np.isfinite(history.history["loss"]))
+    path = str(tmp_path / "m.keras")
+    model.save(path)
+    loaded = keras.models.load_model(path)
+    feed = xs if len(xs) > 1 else xs[0]
+    np.testing.assert_allclose(loaded.predict(feed, verbose=0), model.predict(feed, verbose=0), rtol=1e-5, atol=1e-6)
+
+
+def test_sequential_builds_catalogue_layers():
+    model = keras.Sequential([keras.Input((8, 8, 3)), L.SeparableConv2D(4, 3, padding="same"), L.ReLU(),
+                              L.DepthwiseConv2D(3), L.SpatialDropout2D(0.2), L.GlobalMaxPooling2D(),
+                              L.RepeatVector(2), L.Permute((2, 1)), L.Flatten(), L.Dense(2), L.Softmax()])
+    y = model(np.zeros((3, 8, 8, 3), np.float32))
+    assert y.shape == (3, 2)
+    np.testing.assert_allclose(y.numpy().sum(1), 1.0, rtol=1e-6)
+
+
+# ---- training vs inference ----
+@pytest.mark.parametrize("factory", [lambda: L.GaussianNoise(0.3), lambda: L.GaussianDropout(0.3),
+                                     lambda: L.SpatialDropout1D(0.3)],
+                         ids=["GaussianNoise", "GaussianDropout", "SpatialDropout1D"])
+def test_noise_only_in_training(factory):
+    layer = factory()
+    x = np.ones((256, 10, 16), np.float32)
+    np.testing.assert_array_equal(layer(x, training=False).numpy(), x)
+    np.testing.assert_array_equal(layer(x).numpy(), x)
+    y = layer(x, training=True).numpy()
+    assert not np.allclose(y, x)
+    assert abs(y.mean() - 1.0) < 0.05  # every one of them keeps the mean
+
+
+def test_gaussian_noise_and_dropout_spread():
+    x = np.ones((200, 100), np.float32)
+    assert abs(L.GaussianNoise(0.5)(x, training=True).numpy().std() - 0.5) < 0.02
+    rate = 0.2
+    assert abs(L.GaussianDropout(rate)(x, training=True).numpy().std() - np.sqrt(rate / (1 - rate))) < 0.02
+
+
+def test_alpha_dropout_keeps_selu_moments():
+    x = np.random.default_rng(0).normal(size=(400, 400)).astype(np.float32)
+    y = L.AlphaDropout(0.2)(x, training=True).numpy()
+    assert abs(y.mean()) < 0.02 and abs(y.std() - 1.0) < 0.02
+
+
+def test_spatial_dropout_drops_whole_channels():
+    x = np.ones((16, 10, 6), np.float32)
+    y = L.SpatialDropout1D(0.5)(x, training=True).numpy()
+    assert set(np.unique(y)) <= {0.0, 2.0}
+    assert np.all(y == y[:, :1, :])  # one decision per (sample, channel)
+    y2 = L.SpatialDropout2D(0.5, data_format="channels_first")(np.ones((8, 4, 3, 3), np.float32), training=True)
+    y2 = y2.numpy()
+    assert np.all(y2 == y2[:, :, :1, :1])
+
+
+def test_noise_is_fresh_each_fit_step():
+    model = keras.Sequential([keras.Input((4,)), L.GaussianNoise(1.0), L.Dense(1, kernel_initializer="ones")])
+    model.compile("sgd", "mse")
+    h = model.fit(np.zeros((32, 4), np.float32), np.zeros((32, 1), np.float32), batch_size=8, epochs=3, verbose=0)
+    assert len(set(np.round(h.history["loss"], 6))) == 3
+    p = model.predict(np.zeros((3, 4), np.float32), verbose=0)
+    np.testing.assert_array_equal(p, np.full_like(p, p[0, 0]))  # no noise at inference
+
+
+def test_activity_regularization_loss_is_per_sample():
+    layer = L.ActivityRegularization(l1=0.1, l2=0.01)
+    x = np.full((4, 5), 2.0, np.float32)
+    layer(x)
+    assert len(layer.losses) == 1
+    np.testing.assert_allclose(float(layer.losses[0]), (0.1 * 40 + 0.01 * 80) / 4, rtol=1e-6)
+
+
+# ---- arguments, masks, errors ----
+def test_relu_rejects_negative_arguments():
+    for kwargs in ({"max_value": -1.0}, {"negative_slope": -0.1}, {"threshold": -1.0}):
+        with pytest.raises(ValueError, match="cannot be a negative value"):
+            L.ReLU(**kwargs)
+
+
+def test_softmax_mask_and_multi_axis():
+    x = np.array([[1.0, 2.0, 3.0, 4.0], [0.5, 0.5, 0.5, 0.5]], np.float32)
+    mask = np.array([[True, False, True, False], [False, False, False, False]])
+    y = L.Softmax()(x, mask=mask).numpy()
+    np.testing.assert_allclose(y[0], [np_softmax(np.array([1.0, 3.0]))[0], 0, np_softmax(np.array([1.0, 3.0]))[1], 0],
+                               rtol=1e-6)
+    np.testing.assert_array_equal(y[1], 0)  # a fully masked row is zeros
+    z = np.random.default_rng(0).normal(size=(2, 3, 4)).astype(np.float32)
+    e = np.exp(z - z.max(axis=(1, 2), keepdims=True))
+    np.testing.assert_allclose(L.Softmax(axis=(1, 2))(z).numpy(), e / e.sum(axis=(1, 2), keepdims=True), rtol=1e-5)
+
+
+def test_attention_masks_causal_and_scores():
+    q, v = _inputs([(2, 4, 3), (2, 4, 3)])
+    v_mask = np.array([[1, 1, 0, 1], [1, 1, 1, 0]], bool)
+    q_mask = np.array([[1, 0, 1, 1], [1, 1, 1, 1]], bool)
+    out, scores = L.Attention()([q, v], mask=[q_mask, v_mask], return_attention_scores=True, use_causal_mask=True)
+    want = np_attention(q, v, v, causal=True, v_mask=v_mask) * q_mask[..., None]
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-6)
+    assert scores.shape == (2, 4, 4)
+    np.testing.assert_allclose(np.triu(scores.numpy(), 1), 0, atol=1e-7)
+    # in a functional model trained by fit, with masks and both flags
+    qi, vi, mi = keras.Input((4, 3)), keras.Input((4, 3)), keras.Input((4,), dtype="bool")
+    attention = L.Attention()
+    o, s = attention([qi, vi], mask=[None, mi], use_causal_mask=True, return_attention_scores=True)
+    model = keras.Model([qi, vi, mi], L.Dense(1)(L.Flatten()(o)))
+    model.compile("adam", "mse")
+    model.fit([q, v, v_mask], np.ones((2, 1), np.float32), verbose=0)
+    np.testing.assert_allclose(attention([q, v], mask=[None, v_mask], use_causal_mask=True,
+                                               return_attention_scores=True)[0].numpy(),
+                               np_attention(q, v, v, causal=True, v_mask=v_mask), rtol=1e-5, atol=1e-6)
+    layer = L.Attention()
+    layer([q, v])
+    with pytest.raises(NotImplementedError):
+        layer([q, v], use_causal_mask=True)
+    with pytest.raises(ValueError, match="list of inputs"):
+        L.Attention()(q)
+
+
+def test_merge_errors_and_functions():
+    a, b, c = _inputs([(2, 3), (2, 3), (2, 3)])
+    with pytest.raises(ValueError, match="exactly 2 inputs"):
+        L.Subtract()([a, b, c])
+    with pytest.raises(ValueError, match="at least 2 inputs"):
+        L.Multiply()([a])
+    with pytest.raises(ValueError, match="Incompatible input shapes"):
+        L.Dot(axes=1)([a, np.ones((2, 4), np.float32)])
+    np.testing.assert_allclose(L.multiply([a, b]).numpy(), a * b, rtol=1e-6)
+    np.testing.assert_allclose(L.subtract([a, b]).numpy(), a - b, rtol=1e-6)
+    np.testing.assert_allclose(L.average([a, b, c]).numpy(), (a + b + c) / 3, rtol=1e-6)
+    np.testing.assert_allclose(L.maximum([a, b]).numpy(), np.maximum(a, b))
+    np.testing.assert_allclose(L.minimum([a, b]).numpy(), np.minimum(a, b))
+    np.testing.assert_allclose(L.add([a, b]).numpy(), a + b, rtol=1e-6)
+    np.testing.assert_allclose(L.concatenate([a, b]).numpy(), np.concatenate([a, b], -1))
+    np.testing.assert_allclose(L.dot([a, b], axes=1).numpy(), (a * b).sum(1, keepdims=True), rtol=1e-5)
+
+
+def test_shape_argument_errors():
+    with pytest.raises(ValueError, match="consecutive"):
+        L.Permute((1, 3))
+    with pytest.raises(ValueError, match="smaller than"):
+        L.Cropping1D((2, 2))(np.ones((1, 4, 2), np.float32))
+    with pytest.raises(ValueError, match="multiple"):
+        L.GroupNormalization(groups=3)(np.ones((1, 4), np.float32))
+    with pytest.raises(ValueError, match="data_format"):
+        L.UpSampling3D(data_format="nchw")
+    with pytest.raises(ValueError, match="padding"):
+        L.Conv3D(2, 3, padding="full")
+    with pytest.raises(ValueError, match="output padding"):
+        L.Conv1DTranspose(2, 3, strides=2, output_padding=2)
+
+
+def test_keras_default_names():
+    assert L.UpSampling1D().name.startswith("up_sampling1d")
+    assert L.PReLU().name.startswith("p_re_lu")
+    assert L.Conv1DTranspose(1, 1).name.startswith("conv1d_transpose")
+    assert L.GlobalMaxPooling3D().name.startswith("global_max_pooling3d")
+
+
+def test_channels_first_convolution_matches_channels_last():
+    x = _inputs([(2, 3, 5, 6)])[0]
+    last = L.SeparableConv2D(4, 3, padding="same")
+    first = L.SeparableConv2D(4, 3, padding="same", data_format="channels_first")
+    y_last = last(np.transpose(x, (0, 2, 3, 1)))
+    first(x)
+    first.set_weights(last.get_weights())
+    np.testing.assert_allclose(first(x).numpy(), np.transpose(y_last.numpy(), (0, 3, 1, 2)), rtol=1e-5, atol=1e-6)
+
+
+def test_serialize_deserialize_layers():
+    for layer in (L.Dense(3), L.ReLU(max_value=6.0), L.TimeDistributed(L.Conv1DTranspose(2, 3))):
+        config = L.serialize(layer)
+        assert config["class_name"] == type(layer).__name__
+        again = L.deserialize(config)
+        assert type(again) is type(layer) and again.get_config() == layer.get_config()
+    with pytest.raises(ValueError, match="Unknown layer"):
+        L.deserialize({"class_name": "NoSuchLayer", "config": {}})
+
+
+def test_mixed_precision_policy():
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        layer = L.Conv1DTranspose(2, 3, strides=2)
+        y = layer(np.ones((1, 4, 3), np.float32))
+        norm = L.GroupNormalization(groups=1)
+        z = norm(ef.cast(np.ones((2, 3, 4)), ef.bfloat16))
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    assert layer.kernel.dtype == ef.float32
+    assert y.shape == (1, 9, 2) and z.dtype == ef.bfloat16
