@@ -103,6 +103,16 @@ def np_additive(q, v, k, scale):
     return np_softmax(s) @ v
 
 
+def np_adaptive(x, out, op):
+    """Adaptive pooling by its definition: output cell i pools floor(i*n/out) .. ceil((i+1)*n/out)."""
+    bins = [[(i * n // o, -(-(i + 1) * n // o)) for i in range(o)] for n, o in zip(x.shape[1:-1], out)]
+    y = np.zeros((x.shape[0], *out, x.shape[-1]))
+    for cell in itertools.product(*[range(o) for o in out]):
+        win = x[(slice(None),) + tuple(slice(*bins[a][c]) for a, c in enumerate(cell))]
+        y[(slice(None),) + cell] = op(win, axis=tuple(range(1, len(out) + 1)))
+    return y
+
+
 def _relu(x, max_value, slope, threshold):
     y = np.where(x >= threshold, x, slope * (x - threshold))
     return y if max_value is None else np.minimum(y, max_value)
@@ -182,6 +192,14 @@ CASES = [
     ("AdditiveAttention", lambda: L.AdditiveAttention(), [(2, 3, 4), (2, 5, 4)],
      lambda xs, w: np_additive(xs[0], xs[1], xs[1], w[0])),
     ("TimeDistributed", lambda: L.TimeDistributed(L.Dense(3)), [(2, 4, 5)], lambda xs, w: xs[0] @ w[0] + w[1]),
+    ("AdaptiveAveragePooling1D", lambda: L.AdaptiveAveragePooling1D(3), [(2, 7, 2)],
+     lambda xs, w: np_adaptive(xs[0], (3,), np.mean)),
+    ("AdaptiveMaxPooling2D", lambda: L.AdaptiveMaxPooling2D((4, 2)), [(2, 7, 5, 2)],
+     lambda xs, w: np_adaptive(xs[0], (4, 2), np.max)),
+    ("AdaptiveAveragePooling3D", lambda: L.AdaptiveAveragePooling3D(2), [(1, 5, 3, 4, 2)],
+     lambda xs, w: np_adaptive(xs[0], (2, 2, 2), np.mean)),
+    ("RMSNormalization", lambda: L.RMSNormalization(), [(2, 3, 4)],
+     lambda xs, w: xs[0] / np.sqrt((xs[0] ** 2).mean(-1, keepdims=True) + 1e-6) * w[0]),
 ]
 IDS = [c[0] for c in CASES]
 
@@ -440,3 +458,18 @@ def test_mixed_precision_policy():
         keras.mixed_precision.set_global_policy("float32")
     assert layer.kernel.dtype == ef.float32
     assert y.shape == (1, 9, 2) and z.dtype == ef.bfloat16
+
+
+def test_wrapper_subclass_nests_the_layer_config():
+    class Twice(L.Wrapper):
+        def call(self, inputs):
+            return 2.0 * self.layer(inputs)
+
+    layer = Twice(L.Dense(2, kernel_initializer="ones"))
+    np.testing.assert_allclose(layer(np.ones((1, 3), np.float32)).numpy(), [[6.0, 6.0]])
+    assert layer.get_config()["layer"]["class_name"] == "Dense"
+    assert len(layer.trainable_weights) == 2
+    clone = Twice.from_config(layer.get_config())
+    assert clone.layer.get_config()["units"] == 2
+    with pytest.raises(ValueError, match="isn't a supported layer"):
+        L.Wrapper("dense")

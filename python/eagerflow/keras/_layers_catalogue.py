@@ -13,7 +13,10 @@ from ._layers_pooling import (AveragePooling3D, AvgPool3D, GlobalAveragePooling3
                               GlobalMaxPool3D, GlobalMaxPooling3D, MaxPool3D, MaxPooling3D)
 from ._layers_reshaping import (Cropping1D, Cropping2D, Cropping3D, Identity, Permute, RepeatVector, UpSampling1D,
                                 UpSampling3D, ZeroPadding1D, ZeroPadding3D)
-from ._layers_wrappers import TimeDistributed, deserialize, serialize
+from ._layers_wrappers import TimeDistributed, Wrapper, deserialize, serialize
+from ._layers_adaptive import (AdaptiveAveragePooling1D, AdaptiveAveragePooling2D, AdaptiveAveragePooling3D,
+                               AdaptiveMaxPooling1D, AdaptiveMaxPooling2D, AdaptiveMaxPooling3D)
+from ._layers_normalization import RMSNormalization
 
 __all__ = ["PReLU", "ReLU", "Softmax", "AdditiveAttention", "Attention", "Conv1DTranspose", "Conv3D",
            "Conv3DTranspose", "Convolution1DTranspose", "Convolution3D", "Convolution3DTranspose", "DepthwiseConv1D",
@@ -24,4 +27,6 @@ __all__ = ["PReLU", "ReLU", "Softmax", "AdditiveAttention", "Attention", "Conv1D
            "UnitNormalization", "AveragePooling3D", "AvgPool3D", "GlobalAveragePooling3D", "GlobalAvgPool3D",
            "GlobalMaxPool3D", "GlobalMaxPooling3D", "MaxPool3D", "MaxPooling3D", "Cropping1D", "Cropping2D",
            "Cropping3D", "Identity", "Permute", "RepeatVector", "UpSampling1D", "UpSampling3D", "ZeroPadding1D",
-           "ZeroPadding3D", "TimeDistributed", "deserialize", "serialize"]
+           "ZeroPadding3D", "TimeDistributed", "deserialize", "serialize", "Wrapper",
+           "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D", "AdaptiveMaxPooling1D",
+           "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D", "RMSNormalization"]

@@ -83,3 +83,33 @@ class GroupNormalization(CatalogueLayer):
 
 
 register(UnitNormalization, GroupNormalization)
+
+
+class RMSNormalization(CatalogueLayer):
+    """x / sqrt(mean(x^2 over axis) + epsilon) * scale (computed in at least float32)."""
+
+    _config = ("axis", "epsilon")
+
+    def __init__(self, axis=-1, epsilon=1e-6, **kwargs):
+        super().__init__(**kwargs)
+        self.axis, self.epsilon = axis, epsilon
+
+    def build(self, input_shape):
+        axes = sorted(self.axis) if isinstance(self.axis, (list, tuple)) else [self.axis]
+        self.scale = self.add_weight("scale", shape=tuple(input_shape[a] for a in axes), initializer="ones")
+        # Keras stores the axes as a list once built (its get_config then reports that).
+        self.axis = axes
+
+    def call(self, inputs):
+        x = inputs if inputs.dtype in (_ef.float32, _ef.float64) else _ef.cast(inputs, _ef.float32)
+        axes = self.axis if isinstance(self.axis, list) else [self.axis]
+        y = x * _ef.math.rsqrt(_ef.reduce_mean(_ef.square(x), axis=axes, keepdims=True) + self.epsilon)
+        scale = _ef.cast(self.scale, y.dtype)
+        rank = len(x.shape)
+        positive = [a % rank for a in axes]
+        if positive != list(range(rank - len(axes), rank)):  # the scale's axes are not the trailing ones
+            scale = _ef.reshape(scale, [x.shape[i] if i in positive else 1 for i in range(rank)])
+        return _ef.cast(y * scale, inputs.dtype)
+
+
+register(RMSNormalization)

@@ -29,22 +29,29 @@ def deserialize(config, custom_objects=None):
                      "and that this object is included in the scope.")
 
 
-class TimeDistributed(CatalogueLayer):
-    """Applies `layer` to every step of axis 1: (batch, time, ...) runs as (batch * time, ...)."""
+class Wrapper(CatalogueLayer):
+    """Keras' base class of layers that wrap another (self.layer); its config nests the layer's."""
 
     def __init__(self, layer, **kwargs):
         super().__init__(**kwargs)
         if isinstance(layer, dict):
             layer = deserialize(layer)
         if not isinstance(layer, _core.Layer):
-            raise ValueError(f"Please initialize `TimeDistributed` layer with a `keras.layers.Layer` instance. "
-                             f"Received: {layer}")
+            raise ValueError(f"Layer {layer} supplied to Wrapper isn't a supported layer type. Please ensure "
+                             "wrapped layer is a valid Keras layer.")
         self.layer = layer
 
     def get_config(self):
         config = super().get_config()
         config["layer"] = serialize(self.layer)
         return config
+
+    def call(self, inputs, training=None):
+        return self.layer(inputs, training=training) if training is not None else self.layer(inputs)
+
+
+class TimeDistributed(Wrapper):
+    """Applies `layer` to every step of axis 1: (batch, time, ...) runs as (batch * time, ...)."""
 
     def call(self, inputs, training=None):
         shape = list(inputs.shape)
@@ -59,4 +66,4 @@ class TimeDistributed(CatalogueLayer):
         return _ef.reshape(y, [-1, steps] + list(y.shape[1:]))
 
 
-register(TimeDistributed)
+register(Wrapper, TimeDistributed)
