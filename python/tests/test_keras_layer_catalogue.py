@@ -198,6 +198,10 @@ CASES = [
      lambda xs, w: np_adaptive(xs[0], (4, 2), np.max)),
     ("AdaptiveAveragePooling3D", lambda: L.AdaptiveAveragePooling3D(2), [(1, 5, 3, 4, 2)],
      lambda xs, w: np_adaptive(xs[0], (2, 2, 2), np.mean)),
+    ("EinsumDense", lambda: L.EinsumDense("abc,cde->abde", output_shape=(None, 2, 3), bias_axes="de"), [(2, 3, 4)],
+     lambda xs, w: np.einsum("abc,cde->abde", xs[0], w[0]) + w[1]),
+    ("EinsumDense_ellipsis", lambda: L.EinsumDense("...b,bc->...c", output_shape=4, activation="relu"), [(2, 3, 5)],
+     lambda xs, w: np.maximum(xs[0] @ w[0], 0)),
     ("RMSNormalization", lambda: L.RMSNormalization(), [(2, 3, 4)],
      lambda xs, w: xs[0] / np.sqrt((xs[0] ** 2).mean(-1, keepdims=True) + 1e-6) * w[0]),
 ]
@@ -473,3 +477,17 @@ def test_wrapper_subclass_nests_the_layer_config():
     assert clone.layer.get_config()["units"] == 2
     with pytest.raises(ValueError, match="isn't a supported layer"):
         L.Wrapper("dense")
+
+
+def test_einsum_dense_shapes_and_errors():
+    layer = L.EinsumDense("abc,cd->abd", output_shape=(None, 5), bias_axes="d")
+    layer(np.ones((2, 3, 4), np.float32))
+    assert layer.kernel.shape == (4, 5) and layer.bias.shape == (5,)
+    assert layer.get_config()["output_shape"] == (None, 5)
+    assert L.EinsumDense("ab,bc->ac", 4).get_config()["output_shape"] == (4,)
+    with pytest.raises(ValueError, match="Invalid einsum equation"):
+        L.EinsumDense("ab->a", 4)
+    with pytest.raises(ValueError, match="Bias dimension 'z'"):
+        L.EinsumDense("ab,bc->ac", 4, bias_axes="z")(np.ones((1, 2), np.float32))
+    with pytest.raises(ValueError, match="do not match at shared dimension"):
+        L.EinsumDense("abc,cd->abd", output_shape=(7, 5))(np.ones((1, 3, 4), np.float32))

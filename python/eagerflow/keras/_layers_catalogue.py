@@ -17,6 +17,7 @@ from ._layers_wrappers import TimeDistributed, Wrapper, deserialize, serialize
 from ._layers_adaptive import (AdaptiveAveragePooling1D, AdaptiveAveragePooling2D, AdaptiveAveragePooling3D,
                                AdaptiveMaxPooling1D, AdaptiveMaxPooling2D, AdaptiveMaxPooling3D)
 from ._layers_normalization import RMSNormalization
+from ._layers_einsum import EinsumDense
 
 __all__ = ["PReLU", "ReLU", "Softmax", "AdditiveAttention", "Attention", "Conv1DTranspose", "Conv3D",
            "Conv3DTranspose", "Convolution1DTranspose", "Convolution3D", "Convolution3DTranspose", "DepthwiseConv1D",
@@ -29,4 +30,4 @@ __all__ = ["PReLU", "ReLU", "Softmax", "AdditiveAttention", "Attention", "Conv1D
            "Cropping3D", "Identity", "Permute", "RepeatVector", "UpSampling1D", "UpSampling3D", "ZeroPadding1D",
            "ZeroPadding3D", "TimeDistributed", "deserialize", "serialize", "Wrapper",
            "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D", "AdaptiveMaxPooling1D",
-           "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D", "RMSNormalization"]
+           "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D", "RMSNormalization", "EinsumDense"]
