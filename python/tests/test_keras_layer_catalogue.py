@@ -113,6 +113,33 @@ def np_adaptive(x, out, op):
     return y
 
 
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def np_rnn(x, w, kind, backwards=False, sequences=False):
+    """Keras' cells step by step: SimpleRNN, LSTM (gates i, f, c, o), GRU (reset_after)."""
+    units = w[1].shape[0]
+    h = np.zeros((x.shape[0], units))
+    c = np.zeros_like(h)
+    outs = []
+    for t in (range(x.shape[1] - 1, -1, -1) if backwards else range(x.shape[1])):
+        xt = x[:, t]
+        if kind == "simple":
+            h = np.tanh(xt @ w[0] + h @ w[1] + w[2])
+        elif kind == "lstm":
+            i, f, g, o = np.split(xt @ w[0] + h @ w[1] + w[2], 4, -1)
+            c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
+            h = _sigmoid(o) * np.tanh(c)
+        else:
+            xz, xr, xh = np.split(xt @ w[0] + w[2][0], 3, -1)
+            rz, rr, rh = np.split(h @ w[1] + w[2][1], 3, -1)
+            z, r = _sigmoid(xz + rz), _sigmoid(xr + rr)
+            h = z * h + (1 - z) * np.tanh(xh + r * rh)
+        outs.append(h)
+    return np.stack(outs, 1) if sequences else h
+
+
 def _relu(x, max_value, slope, threshold):
     y = np.where(x >= threshold, x, slope * (x - threshold))
     return y if max_value is None else np.minimum(y, max_value)
@@ -202,6 +229,13 @@ CASES = [
      lambda xs, w: np.einsum("abc,cde->abde", xs[0], w[0]) + w[1]),
     ("EinsumDense_ellipsis", lambda: L.EinsumDense("...b,bc->...c", output_shape=4, activation="relu"), [(2, 3, 5)],
      lambda xs, w: np.maximum(xs[0] @ w[0], 0)),
+    ("RNN_SimpleRNNCell", lambda: L.RNN(L.SimpleRNNCell(3), return_sequences=True), [(2, 4, 5)],
+     lambda xs, w: np_rnn(xs[0], w, "simple", sequences=True)),
+    ("RNN_LSTMCell", lambda: L.RNN(L.LSTMCell(3)), [(2, 4, 5)], lambda xs, w: np_rnn(xs[0], w, "lstm")),
+    ("RNN_GRUCell_backwards", lambda: L.RNN(L.GRUCell(3), go_backwards=True), [(2, 4, 5)],
+     lambda xs, w: np_rnn(xs[0], w, "gru", backwards=True)),
+    ("RNN_StackedRNNCells", lambda: L.RNN(L.StackedRNNCells([L.SimpleRNNCell(3), L.LSTMCell(2)])), [(2, 4, 5)],
+     lambda xs, w: np_rnn(np_rnn(xs[0], w[:3], "simple", sequences=True), w[3:], "lstm")),
     ("RMSNormalization", lambda: L.RMSNormalization(), [(2, 3, 4)],
      lambda xs, w: xs[0] / np.sqrt((xs[0] ** 2).mean(-1, keepdims=True) + 1e-6) * w[0]),
 ]
@@ -491,3 +525,66 @@ def test_einsum_dense_shapes_and_errors():
         L.EinsumDense("ab,bc->ac", 4, bias_axes="z")(np.ones((1, 2), np.float32))
     with pytest.raises(ValueError, match="do not match at shared dimension"):
         L.EinsumDense("abc,cd->abd", output_shape=(7, 5))(np.ones((1, 3, 4), np.float32))
+
+
+class MinimalRNNCell(L.Layer):
+    """A user's cell as in Keras' RNN guide: call(inputs, states) -> (output, new_states)."""
+
+    def __init__(self, units, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+        self.state_size = units
+
+    def build(self, input_shape):
+        self.kernel = self.add_weight(shape=(input_shape[-1], self.units), initializer="ones", name="kernel")
+
+    def call(self, inputs, states):
+        output = ef.matmul(inputs, self.kernel) + 0.5 * states[0]
+        return output, [output]
+
+    def get_config(self):
+        return {**super().get_config(), "units": self.units}
+
+
+def test_rnn_runs_a_user_cell_in_fit_and_save(tmp_path):
+    x = np.ones((4, 3, 2), np.float32)
+    layer = L.RNN(MinimalRNNCell(2), return_sequences=True)
+    # h_t = sum(x_t) + 0.5 h_{t-1}: 2, 3, 3.5
+    np.testing.assert_allclose(layer(x).numpy()[0, :, 0], [2.0, 3.0, 3.5])
+    inputs = keras.Input((3, 2))
+    model = keras.Model(inputs, L.Dense(1)(L.RNN(MinimalRNNCell(2))(inputs)))
+    model.compile("adam", "mse")
+    model.fit(x, np.zeros((4, 1), np.float32), epochs=2, verbose=0)
+    assert len(model.trainable_weights) == 3
+    path = str(tmp_path / "rnn.keras")
+    model.save(path)
+    loaded = keras.models.load_model(path, custom_objects={"MinimalRNNCell": MinimalRNNCell})
+    np.testing.assert_allclose(loaded.predict(x, verbose=0), model.predict(x, verbose=0), rtol=1e-6)
+
+
+def test_rnn_states_initial_state_and_cells_alone():
+    x = np.random.default_rng(0).normal(size=(2, 4, 5)).astype(np.float32)
+    layer = L.RNN(L.LSTMCell(3), return_state=True)
+    out, h, c = layer(x)
+    np.testing.assert_allclose(out.numpy(), h.numpy())
+    assert c.shape == (2, 3)
+    gru = L.RNN(L.GRUCell(3))
+    start = np.ones((2, 3), np.float32)
+    assert not np.allclose(gru(x, initial_state=start).numpy(), gru(x).numpy())
+    cell = L.LSTMCell(3)
+    out, states = cell(x[:, 0], [np.zeros((2, 3), np.float32)] * 2)
+    assert out.shape == (2, 3) and len(states) == 2
+    np.testing.assert_allclose(states[0].numpy(), out.numpy())
+    bias = cell.bias.numpy()
+    np.testing.assert_array_equal(bias[3:6], 1.0)  # unit_forget_bias
+    np.testing.assert_array_equal(np.delete(bias, range(3, 6)), 0.0)
+    rk = L.SimpleRNNCell(4)
+    rk(x[:, 0], [np.zeros((2, 4), np.float32)])
+    q = rk.recurrent_kernel.numpy()
+    np.testing.assert_allclose(q @ q.T, np.eye(4), atol=1e-5)  # orthogonal, as Keras' default
+    with pytest.raises(ValueError, match="state_size"):
+        L.RNN(L.Dense(2))
+    with pytest.raises(ValueError, match="must be known"):
+        L.RNN(L.GRUCell(2))(keras.Input((None, 3)))
+    with pytest.raises(NotImplementedError):
+        L.LSTMCell(2, dropout=0.2)

@@ -18,6 +18,7 @@ from ._layers_adaptive import (AdaptiveAveragePooling1D, AdaptiveAveragePooling2
                                AdaptiveMaxPooling1D, AdaptiveMaxPooling2D, AdaptiveMaxPooling3D)
 from ._layers_normalization import RMSNormalization
 from ._layers_einsum import EinsumDense
+from ._layers_rnn import RNN, GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
 
 __all__ = ["PReLU", "ReLU", "Softmax", "AdditiveAttention", "Attention", "Conv1DTranspose", "Conv3D",
            "Conv3DTranspose", "Convolution1DTranspose", "Convolution3D", "Convolution3DTranspose", "DepthwiseConv1D",
@@ -30,4 +31,5 @@ __all__ = ["PReLU", "ReLU", "Softmax", "AdditiveAttention", "Attention", "Conv1D
            "Cropping3D", "Identity", "Permute", "RepeatVector", "UpSampling1D", "UpSampling3D", "ZeroPadding1D",
            "ZeroPadding3D", "TimeDistributed", "deserialize", "serialize", "Wrapper",
            "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D", "AdaptiveMaxPooling1D",
-           "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D", "RMSNormalization", "EinsumDense"]
+           "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D", "RMSNormalization", "EinsumDense", "RNN", "GRUCell",
+           "LSTMCell", "SimpleRNNCell", "StackedRNNCells"]
