@@ -140,6 +140,25 @@ def np_rnn(x, w, kind, backwards=False, sequences=False):
     return np.stack(outs, 1) if sequences else h
 
 
+def np_conv_lstm(x, w, padding="same", sequences=False):
+    """ConvLSTM: LSTM gates from a convolution of x_t (kernel w[0], bias w[2]) plus a same-padded
+    convolution of h (w[1])."""
+    kernel, recurrent, bias = w
+    rank = x.ndim - 3
+    h = c = None
+    outs = []
+    for t in range(x.shape[1]):
+        z = np_conv(x[:, t], kernel, (1,) * rank, padding, (1,) * rank) + bias
+        if h is None:
+            h = c = np.zeros(z.shape[:-1] + (recurrent.shape[-2],))
+        z = z + np_conv(h, recurrent, (1,) * rank, "same", (1,) * rank)
+        i, f, g, o = np.split(z, 4, -1)
+        c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
+        h = _sigmoid(o) * np.tanh(c)
+        outs.append(h)
+    return np.stack(outs, 1) if sequences else h
+
+
 def _relu(x, max_value, slope, threshold):
     y = np.where(x >= threshold, x, slope * (x - threshold))
     return y if max_value is None else np.minimum(y, max_value)
@@ -236,6 +255,10 @@ CASES = [
      lambda xs, w: np_rnn(xs[0], w, "gru", backwards=True)),
     ("RNN_StackedRNNCells", lambda: L.RNN(L.StackedRNNCells([L.SimpleRNNCell(3), L.LSTMCell(2)])), [(2, 4, 5)],
      lambda xs, w: np_rnn(np_rnn(xs[0], w[:3], "simple", sequences=True), w[3:], "lstm")),
+    ("ConvLSTM1D", lambda: L.ConvLSTM1D(2, 3, padding="same"), [(2, 3, 5, 2)], lambda xs, w: np_conv_lstm(xs[0], w)),
+    ("ConvLSTM2D", lambda: L.ConvLSTM2D(2, 2, return_sequences=True), [(1, 3, 4, 3, 2)],
+     lambda xs, w: np_conv_lstm(xs[0], w, "valid", sequences=True)),
+    ("Masking", lambda: L.Masking(mask_value=0.5), [(2, 3, 4)], lambda xs, w: xs[0]),
     ("RMSNormalization", lambda: L.RMSNormalization(), [(2, 3, 4)],
      lambda xs, w: xs[0] / np.sqrt((xs[0] ** 2).mean(-1, keepdims=True) + 1e-6) * w[0]),
 ]
@@ -588,3 +611,19 @@ def test_rnn_states_initial_state_and_cells_alone():
         L.RNN(L.GRUCell(2))(keras.Input((None, 3)))
     with pytest.raises(NotImplementedError):
         L.LSTMCell(2, dropout=0.2)
+
+
+def test_masking_makes_the_rnn_skip_steps():
+    x = np.random.default_rng(0).normal(size=(2, 5, 3)).astype(np.float32)
+    x[0, 3:] = 0.0  # the first sample has 3 steps
+    masked = L.Masking()(x)
+    np.testing.assert_array_equal(ef._core._mask_of(masked).numpy(), [[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])
+    lstm = L.LSTM(4)
+    out = lstm(masked).numpy()
+    np.testing.assert_allclose(out[0], lstm(x[:1, :3]).numpy()[0], rtol=1e-5, atol=1e-6)
+    inputs = keras.Input((5, 3))
+    model = keras.Model(inputs, L.LSTM(4)(L.Masking()(inputs)))
+    model.layers[-1].set_weights(lstm.get_weights())
+    np.testing.assert_allclose(model.predict(x, verbose=0), out, rtol=1e-5, atol=1e-6)
+    pooled = L.GlobalAveragePooling1D()(L.Masking()(x)).numpy()
+    np.testing.assert_allclose(pooled[0], x[0, :3].mean(0), rtol=1e-6)

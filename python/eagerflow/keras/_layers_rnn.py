@@ -20,7 +20,7 @@ class _Orthogonal(_initializers.Initializer):
         self.gain, self.seed = gain, seed
 
     def __call__(self, shape, dtype=None):
-        rows, cols = int(shape[-2]) if len(shape) > 1 else 1, int(shape[-1])
+        cols = int(shape[-1])
         n = 1
         for d in shape[:-1]:
             n *= int(d)
