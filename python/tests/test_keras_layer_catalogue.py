@@ -627,3 +627,54 @@ def test_masking_makes_the_rnn_skip_steps():
     np.testing.assert_allclose(model.predict(x, verbose=0), out, rtol=1e-5, atol=1e-6)
     pooled = L.GlobalAveragePooling1D()(L.Masking()(x)).numpy()
     np.testing.assert_allclose(pooled[0], x[0, :3].mean(0), rtol=1e-6)
+
+
+def np_gqa(q, v, w, heads, kv_heads, head_dim, mask=None):
+    """Grouped-query attention from its definition: projections, each key/value head shared by
+    heads / kv_heads query heads, scaled dot products, masked softmax, output projection."""
+    qk, qb, kk, kb, vk, vb, ok, ob = w
+    qp = np.einsum("bqm,muh->bquh", q, qk) + qb
+    kp = np.repeat(np.einsum("bkm,mvh->bkvh", v, kk) + kb, heads // kv_heads, axis=2)
+    vp = np.repeat(np.einsum("bkm,mvh->bkvh", v, vk) + vb, heads // kv_heads, axis=2)
+    s = np.einsum("bquh,bkuh->buqk", qp / np.sqrt(head_dim), kp)
+    if mask is not None:
+        s = np.where(mask[:, None], s, -1e9)
+    p = np_softmax(s) * (1 if mask is None else mask[:, None])
+    return np.einsum("bquh,uhm->bqm", np.einsum("buqk,bkuh->bquh", p, vp), ok) + ob
+
+
+def test_group_query_attention(tmp_path):
+    q, v = _inputs([(2, 4, 6), (2, 5, 6)])
+    layer = L.GroupQueryAttention(head_dim=3, num_query_heads=4, num_key_value_heads=2)
+    layer(q, v)
+    rng = np.random.default_rng(2)
+    layer.set_weights([rng.normal(size=w.shape).astype(np.float32) * 0.5 for w in layer.get_weights()])
+    w = layer.get_weights()
+    np.testing.assert_allclose(layer(q, v).numpy(), np_gqa(q, v, w, 4, 2, 3), rtol=1e-4, atol=1e-5)
+    assert [x.shape for x in w[:2]] == [(6, 4, 3), (4, 3)] and w[2].shape == (6, 2, 3)
+    v_mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool)
+    masked = L.GroupQueryAttention(head_dim=3, num_query_heads=4, num_key_value_heads=2)
+    masked(q, v, value_mask=v_mask)
+    masked.set_weights(w)
+    np.testing.assert_allclose(masked(q, v, value_mask=v_mask).numpy(),
+                               np_gqa(q, v, w, 4, 2, 3, mask=np.broadcast_to(v_mask[:, None], (2, 4, 5))),
+                               rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match="divisible"):
+        L.GroupQueryAttention(head_dim=2, num_query_heads=3, num_key_value_heads=2)
+    # causal self-attention in a functional model, trained and reloaded
+    inputs = keras.Input((5, 6))
+    out = L.GroupQueryAttention(head_dim=2, num_query_heads=2, num_key_value_heads=1)(inputs, inputs,
+                                                                                      use_causal_mask=True)
+    model = keras.Model(inputs, L.Dense(1)(L.Flatten()(out)))
+    model.compile("adam", "mse")
+    model.fit(v, np.ones((2, 1), np.float32), epochs=2, verbose=0)
+    path = str(tmp_path / "gqa.keras")
+    model.save(path)
+    loaded = keras.models.load_model(path)
+    np.testing.assert_allclose(loaded.predict(v, verbose=0), model.predict(v, verbose=0), rtol=1e-5, atol=1e-6)
+    # causal: changing the last step leaves the first step's output unchanged
+    attn = L.GroupQueryAttention(head_dim=2, num_query_heads=2, num_key_value_heads=1)
+    a = attn(v, v, use_causal_mask=True).numpy()
+    v2 = v.copy()
+    v2[:, -1] += 1.0
+    np.testing.assert_allclose(attn(v2, v2, use_causal_mask=True).numpy()[:, 0], a[:, 0], rtol=1e-5, atol=1e-6)

@@ -17,7 +17,8 @@ class CatalogueLayer(_layers.Layer):
     def __init__(self, name=None, **kwargs):
         for key in ("input_shape", "input_dim", "batch_size", "autocast"):  # Keras' base arguments
             kwargs.pop(key, None)
-        super().__init__(name=name or _layers._unique_name(_keras_snake(type(self).__name__)), **kwargs)
+        default = type(self).__dict__.get("_ef_default_name") or _keras_snake(type(self).__name__)
+        super().__init__(name=name or _layers._unique_name(default), **kwargs)
 
     def get_config(self):
         config = super().get_config()

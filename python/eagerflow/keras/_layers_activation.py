@@ -67,6 +67,17 @@ class Softmax(CatalogueLayer):
         return outputs
 
 
+def _masked_softmax(scores, mask):
+    """Softmax over the last axis of scores where mask (bool, broadcastable) holds; rows with no
+    position kept are zeros, as Keras' Softmax(mask=...)."""
+    mask = _ef.logical_and(mask, _ef.cast(_ef.ones_like(scores), _ef.bool))
+    scores = _ef.where(mask, scores, _ef.zeros_like(scores) + _large_negative(scores.dtype))
+    return _ef.where(mask, _ef.nn.softmax(scores, axis=-1), _ef.zeros_like(scores))
+
+
+Softmax._masked = staticmethod(_masked_softmax)
+
+
 def _large_negative(dtype):
     # Keras' choice: the most negative value stays finite in half precision.
     return -3e4 if dtype in (_ef.float16, _ef.bfloat16) else -1e9
