@@ -678,3 +678,28 @@ def test_group_query_attention(tmp_path):
     v2 = v.copy()
     v2[:, -1] += 1.0
     np.testing.assert_allclose(attn(v2, v2, use_causal_mask=True).numpy()[:, 0], a[:, 0], rtol=1e-5, atol=1e-6)
+
+
+def test_spectral_normalization_scales_the_kernel_in_training(tmp_path):
+    x = np.random.default_rng(0).normal(size=(4, 5)).astype(np.float32)
+    layer = L.SpectralNormalization(L.Dense(3), power_iterations=30)
+    before = layer(x).numpy()
+    kernel = layer.layer.kernel.numpy()
+    np.testing.assert_allclose(layer(x, training=False).numpy(), before)  # inference leaves the kernel alone
+    layer(x, training=True)
+    sigma = np.linalg.svd(kernel, compute_uv=False)[0]
+    np.testing.assert_allclose(layer.layer.kernel.numpy(), kernel / sigma, rtol=1e-4)
+    assert layer.vector_u.shape == (1, 3) and not layer.vector_u.trainable
+    inputs = keras.Input((5,))
+    model = keras.Model(inputs, L.SpectralNormalization(L.Dense(2))(inputs))
+    model.compile("adam", "mse")
+    model.fit(x, np.ones((4, 2), np.float32), epochs=2, verbose=0)
+    assert len(model.trainable_weights) == 2 and len(model.non_trainable_weights) == 1
+    path = str(tmp_path / "sn.keras")
+    model.save(path)
+    loaded = keras.models.load_model(path)
+    np.testing.assert_allclose(loaded.predict(x, verbose=0), model.predict(x, verbose=0), rtol=1e-6)
+    with pytest.raises(ValueError, match="power_iterations"):
+        L.SpectralNormalization(L.Dense(2), power_iterations=0)
+    with pytest.raises(ValueError, match="kernel"):
+        L.SpectralNormalization(L.ReLU())(x)
