@@ -703,3 +703,32 @@ def test_spectral_normalization_scales_the_kernel_in_training(tmp_path):
         L.SpectralNormalization(L.Dense(2), power_iterations=0)
     with pytest.raises(ValueError, match="kernel"):
         L.SpectralNormalization(L.ReLU())(x)
+
+
+def test_reversible_embedding_both_directions(tmp_path):
+    ids = np.array([[1, 2, 0], [3, 0, 0]])
+    layer = L.ReversibleEmbedding(10, 4, mask_zero=True, logit_soft_cap=2.0)
+    hidden = layer(ids)
+    table = layer.embeddings.numpy()
+    np.testing.assert_allclose(hidden.numpy(), table[ids])
+    np.testing.assert_array_equal(ef._core._mask_of(hidden).numpy(), ids != 0)
+    assert np.abs(table).max() <= 0.05  # Keras' "uniform": RandomUniform(-0.05, 0.05)
+    np.testing.assert_allclose(layer(hidden, reverse=True).numpy(), np.tanh(table[ids] @ table.T / 2.0) * 2.0,
+                               rtol=1e-5, atol=1e-7)
+    with pytest.raises(ValueError, match="hidden states"):
+        layer(ids, reverse=True)
+    untied = L.ReversibleEmbedding(10, 4, tie_weights=False)
+    untied(ids)
+    assert [w.shape for w in untied.weights] == [(10, 4), (4, 10)]
+    # one layer at both ends of a functional model
+    inputs = keras.Input((3,), dtype="int32")
+    shared = L.ReversibleEmbedding(10, 4)
+    logits = shared(L.Dense(4)(shared(inputs)), reverse=True)
+    model = keras.Model(inputs, logits)
+    assert len(model.trainable_weights) == 3
+    model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(ids, ids, epochs=2, verbose=0)
+    path = str(tmp_path / "rev.keras")
+    model.save(path)
+    np.testing.assert_allclose(keras.models.load_model(path).predict(ids, verbose=0), model.predict(ids, verbose=0),
+                               rtol=1e-6)
