@@ -1,5 +1,7 @@
 """Keras 3's ReversibleEmbedding written from ef ops: an Embedding whose reverse call maps hidden
 states back to vocabulary logits (with the transposed embeddings, or its own reverse matrix)."""
+import numpy as np
+
 import eagerflow as _ef
 
 from .. import _core
@@ -31,8 +33,10 @@ class ReversibleEmbedding(CatalogueLayer):
         self.reverse_dtype, self.logit_soft_cap = reverse_dtype, logit_soft_cap
 
     def __call__(self, inputs, reverse=False, training=None):
-        integer = getattr(inputs, "dtype", None) in (_ef.int32, _ef.int64) or (
-            not hasattr(inputs, "dtype") and _ef.convert_to_tensor(inputs).dtype in (_ef.int32, _ef.int64))
+        dtype = getattr(inputs, "dtype", None)
+        if dtype is None:
+            dtype = np.asarray(inputs).dtype
+        integer = "int" in str(getattr(dtype, "name", dtype))  # ef, NumPy and Keras-tensor dtypes alike
         if reverse and integer:
             raise ValueError("ReversibleEmbedding(reverse=True) takes hidden states (floats), got integer inputs")
         if not reverse and not integer:
