@@ -732,3 +732,37 @@ def test_reversible_embedding_both_directions(tmp_path):
     model.save(path)
     np.testing.assert_allclose(keras.models.load_model(path).predict(ids, verbose=0), model.predict(ids, verbose=0),
                                rtol=1e-6)
+
+
+@pytest.mark.parametrize("factory,x,weight,factor", [
+    (lambda: L.Conv1DTranspose(2, 3, kernel_regularizer=keras.regularizers.L2(0.1)), (2, 5, 3), "kernel", 0.1),
+    (lambda: L.SeparableConv2D(2, 3, pointwise_regularizer=keras.regularizers.L2(0.2)), (1, 5, 5, 3),
+     "pointwise_kernel", 0.2),
+    (lambda: L.EinsumDense("ab,bc->ac", 4, kernel_regularizer=keras.regularizers.L2(0.3)), (2, 3), "kernel", 0.3),
+    (lambda: L.PReLU(alpha_initializer="ones", alpha_regularizer=keras.regularizers.L2(0.5)), (2, 3), "alpha", 0.5),
+], ids=["Conv1DTranspose", "SeparableConv2D", "EinsumDense", "PReLU"])
+def test_weight_regularizers_add_losses(factory, x, weight, factor):
+    layer = factory()
+    layer(np.ones(x, np.float32))
+    layer(np.ones(x, np.float32))  # the losses are the last call's, not a running list
+    assert len(layer.losses) == 1
+    np.testing.assert_allclose(float(layer.losses[0]), factor * (getattr(layer, weight).numpy() ** 2).sum(),
+                               rtol=1e-5)
+    again = type(layer).from_config(layer.get_config())
+    again(np.ones(x, np.float32))
+    assert len(again.losses) == 1
+
+
+def test_rnn_adds_its_cells_regularization_and_fit_minimises_it():
+    layer = L.RNN(L.GRUCell(2, kernel_regularizer=keras.regularizers.L2(0.1)))
+    layer(np.ones((2, 3, 4), np.float32))
+    assert len(layer.losses) == 1
+    np.testing.assert_allclose(float(layer.losses[0]), 0.1 * (layer.cell.kernel.numpy() ** 2).sum(), rtol=1e-5)
+    inputs = keras.Input((5, 3))
+    out = L.Dense(1)(L.Flatten()(L.Conv1DTranspose(2, 3, kernel_regularizer=keras.regularizers.L2(10.0))(inputs)))
+    model = keras.Model(inputs, out)
+    model.compile("sgd", "mse")
+    x, y = np.ones((2, 5, 3), np.float32), np.zeros((2, 1), np.float32)
+    before = model.evaluate(x, y, verbose=0)
+    model.fit(x, y, epochs=5, verbose=0)
+    assert model.evaluate(x, y, verbose=0) < before

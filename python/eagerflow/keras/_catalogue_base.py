@@ -30,6 +30,18 @@ class CatalogueLayer(_layers.Layer):
     def from_config(cls, config):
         return cls(**config)
 
+    def _regularize(self, regularizer, variable):
+        """Keras' weight regularizer: regularizer(variable) joins the losses at every call."""
+        if regularizer is not None:
+            self._ef_regularized = getattr(self, "_ef_regularized", []) + [(regularizer, variable)]
+        return variable
+
+    def _ef_call(self, inputs, training):
+        outputs = super()._ef_call(inputs, training)
+        for regularizer, variable in getattr(self, "_ef_regularized", ()):
+            self.add_loss(regularizer(variable))
+        return outputs
+
 
 def _keras_snake(name):
     # Keras' own rule (UpSampling1D -> up_sampling1d, PReLU -> p_re_lu), not _layers._snake's.

@@ -1,6 +1,6 @@
 """Keras 3's activation layers written from ef ops: ReLU, Softmax (with a mask), PReLU."""
 from . import activations as _act
-from ._catalogue_base import CatalogueLayer, initializer, register
+from ._catalogue_base import CatalogueLayer, initializer, register, regularizer
 
 import eagerflow as _ef
 
@@ -91,10 +91,10 @@ class PReLU(CatalogueLayer):
     def __init__(self, alpha_initializer="Zeros", alpha_regularizer=None, alpha_constraint=None, shared_axes=None,
                  **kwargs):
         super().__init__(**kwargs)
-        if alpha_regularizer is not None or alpha_constraint is not None:
-            raise NotImplementedError("PReLU: alpha_regularizer / alpha_constraint are not supported in eagerflow")
+        if alpha_constraint is not None:
+            raise NotImplementedError("PReLU: alpha_constraint is not supported in eagerflow")
         self.alpha_initializer = alpha_initializer
-        self.alpha_regularizer = self.alpha_constraint = None
+        self.alpha_regularizer, self.alpha_constraint = regularizer(alpha_regularizer), None
         if shared_axes is not None and not isinstance(shared_axes, (list, tuple)):
             shared_axes = [shared_axes]
         self.shared_axes = None if shared_axes is None else list(shared_axes)
@@ -105,7 +105,7 @@ class PReLU(CatalogueLayer):
             shape[axis - 1] = 1
         init = self.alpha_initializer
         init = "zeros" if isinstance(init, str) and init.lower() == "zeros" else initializer(init)
-        self.alpha = self.add_weight("alpha", shape=shape, initializer=init)
+        self.alpha = self._regularize(self.alpha_regularizer, self.add_weight("alpha", shape=shape, initializer=init))
 
     def call(self, inputs):
         return _ef.nn.relu(inputs) - self.alpha * _ef.nn.relu(-inputs)

@@ -5,7 +5,7 @@ import eagerflow as _ef
 
 from . import activations as _activations
 from . import regularizers as _regularizers
-from ._catalogue_base import CatalogueLayer, initializer, register, tuple_of
+from ._catalogue_base import CatalogueLayer, initializer, register, regularizer, tuple_of
 from ._layers_reshaping import _data_format
 
 
@@ -41,14 +41,17 @@ class _BaseConv(CatalogueLayer):
         activity = kwargs.pop("activity_regularizer", None)  # the base Layer applies it
         if isinstance(activity, dict):
             activity = _regularizers.deserialize(activity)
-        for key in [k for k in kwargs if k.endswith(("_regularizer", "_constraint"))]:
+        weight_regularizers = {k + "_regularizer": regularizer(kwargs.pop(k + "_regularizer", None))
+                               for k in self._kernel_args + ("bias",)}
+        for key in [k for k in kwargs if k.endswith("_constraint")]:
             if kwargs.pop(key) is not None:
                 raise NotImplementedError(f"{type(self).__name__}: {key} is not supported in eagerflow")
         super().__init__(**kwargs)
         if activity is not None:
             self.activity_regularizer = _regularizers.get(activity)
-        for key in [k + "_regularizer" for k in self._kernel_args + ("bias",)] + \
-                [k + "_constraint" for k in self._kernel_args + ("bias",)]:
+        for key, value in weight_regularizers.items():
+            setattr(self, key, value)
+        for key in [k + "_constraint" for k in self._kernel_args + ("bias",)]:
             setattr(self, key, None)
         self.kernel_size = tuple_of(kernel_size, self._rank, "kernel_size")
         self.strides = tuple_of(strides, self._rank, "strides")
@@ -69,7 +72,8 @@ class _BaseConv(CatalogueLayer):
 
     def _add_bias(self, n):
         if self.use_bias:
-            self.bias = self.add_weight("bias", shape=(n,), initializer=initializer(self.bias_initializer))
+            self.bias = self._regularize(self.bias_regularizer, self.add_weight(
+                "bias", shape=(n,), initializer=initializer(self.bias_initializer)))
 
     def _finish(self, y):
         """y in channels_last: bias, activation, then back to data_format."""
@@ -98,7 +102,8 @@ class _Conv(_BaseConv):
 
     def build(self, input_shape):
         shape = self.kernel_size + (self._channels(input_shape), self.filters)
-        self.kernel = self.add_weight("kernel", shape=shape, initializer=initializer(self.kernel_initializer))
+        self.kernel = self._regularize(self.kernel_regularizer, self.add_weight(
+            "kernel", shape=shape, initializer=initializer(self.kernel_initializer)))
         self._add_bias(self.filters)
 
     def call(self, inputs):
@@ -160,7 +165,8 @@ class _ConvTranspose(_BaseConv):
     def build(self, input_shape):
         # Keras' layout: (*kernel_size, filters, in_channels).
         shape = self.kernel_size + (self.filters, self._channels(input_shape))
-        self.kernel = self.add_weight("kernel", shape=shape, initializer=initializer(self.kernel_initializer))
+        self.kernel = self._regularize(self.kernel_regularizer, self.add_weight(
+            "kernel", shape=shape, initializer=initializer(self.kernel_initializer)))
         self._add_bias(self.filters)
 
     def call(self, inputs):
@@ -221,7 +227,8 @@ class _Depthwise(_BaseConv):
     def build(self, input_shape):
         channels = self._channels(input_shape)
         shape = self.kernel_size + (channels, self.depth_multiplier)
-        self.kernel = self.add_weight("kernel", shape=shape, initializer=initializer(self.depthwise_initializer))
+        self.kernel = self._regularize(self.depthwise_regularizer, self.add_weight(
+            "kernel", shape=shape, initializer=initializer(self.depthwise_initializer)))
         self._add_bias(channels * self.depth_multiplier)
 
     def _depthwise(self, x):
@@ -264,10 +271,12 @@ class _Separable(_Depthwise):
 
     def build(self, input_shape):
         channels = self._channels(input_shape)
-        self.depthwise_kernel = self.add_weight("depthwise_kernel", shape=self.kernel_size + (
-            channels, self.depth_multiplier), initializer=initializer(self.depthwise_initializer))
-        self.pointwise_kernel = self.add_weight("pointwise_kernel", shape=(1,) * self._rank + (
-            channels * self.depth_multiplier, self.filters), initializer=initializer(self.pointwise_initializer))
+        self.depthwise_kernel = self._regularize(self.depthwise_regularizer, self.add_weight(
+            "depthwise_kernel", shape=self.kernel_size + (channels, self.depth_multiplier),
+            initializer=initializer(self.depthwise_initializer)))
+        self.pointwise_kernel = self._regularize(self.pointwise_regularizer, self.add_weight(
+            "pointwise_kernel", shape=(1,) * self._rank + (channels * self.depth_multiplier, self.filters),
+            initializer=initializer(self.pointwise_initializer)))
         self._add_bias(self.filters)
 
     @property

@@ -3,7 +3,7 @@ time axis (batch, time, *spatial, channels), unrolled at trace time."""
 import eagerflow as _ef
 
 from . import activations as _activations
-from ._catalogue_base import CatalogueLayer, initializer, register, tuple_of
+from ._catalogue_base import CatalogueLayer, initializer, register, regularizer, tuple_of
 from ._layers_conv import _conv_padding
 from ._layers_reshaping import _data_format
 from ._layers_rnn import _no_dropout, _recurrent_initializer
@@ -33,11 +33,16 @@ class _ConvLSTM(CatalogueLayer):
                  recurrent_initializer="orthogonal", bias_initializer="zeros", unit_forget_bias=True,
                  dropout=0.0, recurrent_dropout=0.0, seed=None, return_sequences=False, return_state=False,
                  go_backwards=False, stateful=False, unroll=False, zero_output_for_mask=False, **kwargs):
-        for key in [k for k in kwargs if k.endswith(("_regularizer", "_constraint"))]:
+        weight_regularizers = {k + "_regularizer": regularizer(kwargs.pop(k + "_regularizer", None))
+                               for k in ("kernel", "recurrent", "bias")}
+        activity = kwargs.pop("activity_regularizer", None)
+        for key in [k for k in kwargs if k.endswith("_constraint")]:
             if kwargs.pop(key) is not None:
                 raise NotImplementedError(f"{type(self).__name__}: {key} is not supported in eagerflow")
         super().__init__(**kwargs)
         _no_dropout(type(self).__name__, dropout, recurrent_dropout)
+        if activity is not None:
+            self.activity_regularizer = regularizer(activity)
         if stateful:
             raise NotImplementedError(f"{type(self).__name__}(stateful=True) is not supported in eagerflow")
         if data_format is not None and str(data_format).lower() == "channels_first":
@@ -58,7 +63,7 @@ class _ConvLSTM(CatalogueLayer):
         self.go_backwards, self.stateful, self.unroll = bool(go_backwards), False, bool(unroll)
         self.zero_output_for_mask = bool(zero_output_for_mask)
         for key in ("kernel", "recurrent", "bias"):
-            setattr(self, key + "_regularizer", None)
+            setattr(self, key + "_regularizer", weight_regularizers[key + "_regularizer"])
             setattr(self, key + "_constraint", None)
 
     def build(self, input_shape):
@@ -67,11 +72,12 @@ class _ConvLSTM(CatalogueLayer):
                              f"*spatial, channels). Received input_shape={tuple(input_shape)}")
         channels, f = int(input_shape[-1]), self.filters
         # Keras' weight paths: conv_lstm2d/conv_lstm_cell/kernel.
-        self.kernel = self.add_weight("conv_lstm_cell/kernel", shape=self.kernel_size + (channels, 4 * f),
-                                      initializer=initializer(self.kernel_initializer))
-        self.recurrent_kernel = self.add_weight("conv_lstm_cell/recurrent_kernel",
-                                                shape=self.kernel_size + (f, 4 * f),
-                                                initializer=_recurrent_initializer(self.recurrent_initializer))
+        self.kernel = self._regularize(self.kernel_regularizer, self.add_weight(
+            "conv_lstm_cell/kernel", shape=self.kernel_size + (channels, 4 * f),
+            initializer=initializer(self.kernel_initializer)))
+        self.recurrent_kernel = self._regularize(self.recurrent_regularizer, self.add_weight(
+            "conv_lstm_cell/recurrent_kernel", shape=self.kernel_size + (f, 4 * f),
+            initializer=_recurrent_initializer(self.recurrent_initializer)))
         if self.use_bias:
             init = initializer(self.bias_initializer)
             if self.unit_forget_bias:
@@ -82,7 +88,8 @@ class _ConvLSTM(CatalogueLayer):
                         return _ef.concat([base([f], dtype), _ef.ones([f], dtype or _ef.float32),
                                            base([2 * f], dtype)], 0)
                 init = _ForgetOnes()
-            self.bias = self.add_weight("conv_lstm_cell/bias", shape=(4 * f,), initializer=init)
+            self.bias = self._regularize(self.bias_regularizer,
+                                         self.add_weight("conv_lstm_cell/bias", shape=(4 * f,), initializer=init))
 
     def call(self, inputs, training=False):
         steps = inputs.shape[1]

@@ -5,7 +5,7 @@ import re
 import eagerflow as _ef
 
 from . import activations as _activations
-from ._catalogue_base import CatalogueLayer, initializer, register
+from ._catalogue_base import CatalogueLayer, initializer, register, regularizer
 
 
 def _parse(equation):
@@ -75,9 +75,7 @@ class EinsumDense(CatalogueLayer):
     def __init__(self, equation, output_shape, activation=None, bias_axes=None, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, kernel_constraint=None,
                  bias_constraint=None, lora_rank=None, lora_alpha=None, **kwargs):
-        unsupported = {k: v for k, v in (("kernel_regularizer", kernel_regularizer),
-                                         ("bias_regularizer", bias_regularizer),
-                                         ("kernel_constraint", kernel_constraint), ("bias_constraint", bias_constraint),
+        unsupported = {k: v for k, v in (("kernel_constraint", kernel_constraint), ("bias_constraint", bias_constraint),
                                          ("lora_rank", lora_rank)) if v is not None}
         for key in ("gptq_unpacked_column_size", "quantization_config"):
             if kwargs.pop(key, None) is not None:
@@ -91,16 +89,19 @@ class EinsumDense(CatalogueLayer):
         self.activation = _activations.get(activation)
         self.bias_axes = bias_axes
         self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
-        self.kernel_regularizer = self.bias_regularizer = self.kernel_constraint = self.bias_constraint = None
+        self.kernel_regularizer, self.bias_regularizer = regularizer(kernel_regularizer), regularizer(bias_regularizer)
+        self.kernel_constraint = self.bias_constraint = None
 
     def build(self, input_shape):
         kernel, bias, _ = _shapes(self.equation, self.bias_axes, input_shape, self.output_shape)
         if any(d is None for d in kernel):
             raise ValueError(f"EinsumDense: the kernel shape {kernel} has an unknown dimension; give it in "
                              f"output_shape or in the input shape")
-        self.kernel = self.add_weight("kernel", shape=tuple(kernel), initializer=initializer(self.kernel_initializer))
+        self.kernel = self._regularize(self.kernel_regularizer, self.add_weight(
+            "kernel", shape=tuple(kernel), initializer=initializer(self.kernel_initializer)))
         if bias is not None:
-            self.bias = self.add_weight("bias", shape=tuple(bias), initializer=initializer(self.bias_initializer))
+            self.bias = self._regularize(self.bias_regularizer, self.add_weight(
+                "bias", shape=tuple(bias), initializer=initializer(self.bias_initializer)))
 
     def call(self, inputs):
         y = _ef.einsum(self.equation, inputs, self.kernel)

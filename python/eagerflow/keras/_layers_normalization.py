@@ -1,7 +1,7 @@
 """Keras 3's UnitNormalization and GroupNormalization written from ef ops."""
 import eagerflow as _ef
 
-from ._catalogue_base import CatalogueLayer, initializer, register
+from ._catalogue_base import CatalogueLayer, initializer, register, regularizer
 
 
 class UnitNormalization(CatalogueLayer):
@@ -32,13 +32,14 @@ class GroupNormalization(CatalogueLayer):
     def __init__(self, groups=32, axis=-1, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
                  gamma_initializer="ones", beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
                  gamma_constraint=None, **kwargs):
-        if any(v is not None for v in (beta_regularizer, gamma_regularizer, beta_constraint, gamma_constraint)):
-            raise NotImplementedError("GroupNormalization: regularizers and constraints are not supported in eagerflow")
+        if beta_constraint is not None or gamma_constraint is not None:
+            raise NotImplementedError("GroupNormalization: constraints are not supported in eagerflow")
         super().__init__(**kwargs)
         self.groups, self.axis, self.epsilon = int(groups), int(axis), epsilon
         self.center, self.scale = bool(center), bool(scale)
         self.beta_initializer, self.gamma_initializer = beta_initializer, gamma_initializer
-        self.beta_regularizer = self.gamma_regularizer = self.beta_constraint = self.gamma_constraint = None
+        self.beta_regularizer, self.gamma_regularizer = regularizer(beta_regularizer), regularizer(gamma_regularizer)
+        self.beta_constraint = self.gamma_constraint = None
 
     def build(self, input_shape):
         channels = input_shape[self.axis]
@@ -54,9 +55,11 @@ class GroupNormalization(CatalogueLayer):
             raise ValueError(f"Number of groups ({self.groups}) must be a multiple of the number of channels "
                              f"({channels}).")
         if self.scale:
-            self.gamma = self.add_weight("gamma", shape=(channels,), initializer=initializer(self.gamma_initializer))
+            self.gamma = self._regularize(self.gamma_regularizer, self.add_weight(
+                "gamma", shape=(channels,), initializer=initializer(self.gamma_initializer)))
         if self.center:
-            self.beta = self.add_weight("beta", shape=(channels,), initializer=initializer(self.beta_initializer))
+            self.beta = self._regularize(self.beta_regularizer, self.add_weight(
+                "beta", shape=(channels,), initializer=initializer(self.beta_initializer)))
 
     def call(self, inputs):
         rank = len(inputs.shape)

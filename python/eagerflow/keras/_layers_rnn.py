@@ -8,7 +8,7 @@ import eagerflow as _ef
 from .. import _core
 from . import activations as _activations
 from . import initializers as _initializers
-from ._catalogue_base import CatalogueLayer, initializer, register
+from ._catalogue_base import CatalogueLayer, initializer, register, regularizer
 from ._layers_wrappers import deserialize, serialize
 
 
@@ -59,7 +59,9 @@ class _Cell(CatalogueLayer):
 
     def _setup(self, units, activation, use_bias, kernel_initializer, recurrent_initializer, bias_initializer,
                dropout, recurrent_dropout, seed, kwargs):
-        for key in [k for k in kwargs if k.endswith(("_regularizer", "_constraint"))]:
+        weight_regularizers = {k + "_regularizer": regularizer(kwargs.pop(k + "_regularizer", None))
+                               for k in ("kernel", "recurrent", "bias")}
+        for key in [k for k in kwargs if k.endswith("_constraint")]:
             if kwargs.pop(key) is not None:
                 raise NotImplementedError(f"{type(self).__name__}: {key} is not supported in eagerflow")
         super().__init__(**kwargs)
@@ -72,7 +74,7 @@ class _Cell(CatalogueLayer):
         self.bias_initializer = bias_initializer
         self.dropout, self.recurrent_dropout, self.seed = dropout, recurrent_dropout, seed
         for key in ("kernel", "recurrent", "bias"):
-            setattr(self, key + "_regularizer", None)
+            setattr(self, key + "_regularizer", weight_regularizers[key + "_regularizer"])
             setattr(self, key + "_constraint", None)
 
     def __call__(self, inputs, states, training=None):
@@ -92,7 +94,8 @@ class _Cell(CatalogueLayer):
     _ef_prefix = ""
 
     def _weight(self, name, shape, init):
-        return self.add_weight(self._ef_prefix + name, shape=shape, initializer=init)
+        variable = self.add_weight(self._ef_prefix + name, shape=shape, initializer=init)
+        return self._regularize(getattr(self, name.replace("_kernel", "") + "_regularizer"), variable)
 
     def get_initial_state(self, batch_size=None):
         sizes = self.state_size if isinstance(self.state_size, list) else [self.state_size]
@@ -262,6 +265,10 @@ def _build_cell(owner, cell, shape):
         cell.built = True
     except (AttributeError, TypeError):
         pass
+    # The RNN runs the cell's steps itself, so it adds the cell's weight regularization losses.
+    regularized = getattr(cell, "_ef_regularized", [])
+    if regularized and not isinstance(owner, StackedRNNCells):
+        owner._ef_regularized = getattr(owner, "_ef_regularized", []) + list(regularized)
 
 
 def _core_shape(shape):
