@@ -766,3 +766,18 @@ def test_rnn_adds_its_cells_regularization_and_fit_minimises_it():
     before = model.evaluate(x, y, verbose=0)
     model.fit(x, y, epochs=5, verbose=0)
     assert model.evaluate(x, y, verbose=0) < before
+
+
+@pytest.mark.parametrize("name,factory,shapes,reference", CASES, ids=IDS)
+def test_mixed_bfloat16_policy(name, factory, shapes, reference):
+    xs = _inputs(shapes)
+    want = _call(factory(), xs).numpy()
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        layer = factory()
+        y = _call(layer, xs)
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    assert y.dtype == ef.bfloat16  # computed in bfloat16 ...
+    assert all(w.dtype == ef.float32 for w in layer.weights)  # ... from float32 weights
+    assert y.shape == want.shape and np.all(np.isfinite(ef.cast(y, ef.float32).numpy()))
