@@ -781,3 +781,29 @@ def test_mixed_bfloat16_policy(name, factory, shapes, reference):
     assert y.dtype == ef.bfloat16  # computed in bfloat16 ...
     assert all(w.dtype == ef.float32 for w in layer.weights)  # ... from float32 weights
     assert y.shape == want.shape and np.all(np.isfinite(ef.cast(y, ef.float32).numpy()))
+
+
+def test_input_spec_checks_a_python_layers_inputs():
+    class Images(L.Layer):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.input_spec = L.InputSpec(ndim=4, axes={-1: 3})
+
+        def call(self, x):
+            return x
+
+    layer = Images()
+    assert layer(np.ones((1, 2, 2, 3), np.float32)).shape == (1, 2, 2, 3)
+    with pytest.raises(ValueError, match="expected ndim=4, found ndim=3"):
+        layer(np.ones((1, 2, 3), np.float32))
+    with pytest.raises(ValueError, match="expected axis -1 of input shape to have value 3"):
+        layer(np.ones((1, 2, 2, 4), np.float32))
+    with pytest.raises(ValueError, match="expected ndim=4"):
+        Images()(keras.Input((2, 3)))  # at model building time too
+    spec = L.InputSpec(shape=(None, 28, 28, 1), allow_last_axis_squeeze=True)
+    assert spec.ndim == 4 and repr(spec) == "InputSpec(shape=(None, 28, 28, 1), ndim=4)"
+    assert L.InputSpec.from_config(spec.get_config()).shape == spec.shape
+    with pytest.raises(ValueError, match="greater than the maximum"):
+        L.InputSpec(ndim=2, axes={3: 1})
+    with pytest.raises(TypeError, match="integer keys"):
+        L.InputSpec(axes={"a": 1})

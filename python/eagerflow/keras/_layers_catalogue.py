@@ -22,6 +22,7 @@ from ._layers_masking import Masking
 from ._layers_gqa import GroupQueryAttention
 from ._layers_spectral import SpectralNormalization
 from ._layers_reversible import ReversibleEmbedding
+from ._input_spec import InputSpec
 from ._layers_convlstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
 from ._layers_rnn import RNN, GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
 
@@ -38,4 +39,4 @@ __all__ = ["PReLU", "ReLU", "Softmax", "AdditiveAttention", "Attention", "Conv1D
            "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D", "AdaptiveMaxPooling1D",
            "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D", "RMSNormalization", "EinsumDense", "RNN", "GRUCell",
            "LSTMCell", "SimpleRNNCell", "StackedRNNCells", "Masking", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D",
-           "GroupQueryAttention", "SpectralNormalization", "ReversibleEmbedding"]
+           "GroupQueryAttention", "SpectralNormalization", "ReversibleEmbedding", "InputSpec"]
