@@ -94,6 +94,10 @@ class _PythonLayer:
         self.build(TensorShape(shape) if isinstance(shape, tuple) else [TensorShape(s) for s in shape])
 
     def _ef_call(self, inputs, training):
+        spec = getattr(self, "input_spec", None)
+        if spec is not None:  # Keras' InputSpec check (python/eagerflow/keras/_input_spec.py)
+            from .keras._input_spec import assert_input_compatibility
+            assert_input_compatibility(spec, inputs, self.name)
         call = self.call
         if _autograph.enabled():  # inside ef.function(autograph=True): the user's call is converted, as TF's
             call = _autograph.converted_call(call)

@@ -132,3 +132,20 @@ from ._preprocessing import (CategoryEncoding, CenterCrop, Discretization, Hashi
 __all__ += ["CategoryEncoding", "CenterCrop", "Discretization", "Hashing", "IntegerLookup", "RandomBrightness",
             "RandomContrast", "RandomCrop", "RandomFlip", "RandomRotation", "RandomTranslation", "RandomZoom",
             "Resizing", "StringLookup", "TextVectorization"]
+# Issue 33's catalogue: the Keras 3 layers written in Python from ef ops (keras/_layers_*.py).
+from ._layers_catalogue import *  # noqa: E402,F401,F403
+from ._layers_catalogue import __all__ as _catalogue_names  # noqa: E402
+GlobalAvgPool2D = GlobalAveragePooling2D
+
+
+def add(inputs, **kwargs):
+    """Keras' add(inputs): Add()(inputs)."""
+    return Add(**kwargs)(inputs)
+
+
+def concatenate(inputs, axis=-1, **kwargs):
+    """Keras' concatenate(inputs, axis): Concatenate(axis)(inputs)."""
+    return Concatenate(axis=axis, **kwargs)(inputs)
+
+
+__all__ += _catalogue_names + ["GlobalAvgPool2D", "add", "concatenate"]
