@@ -101,6 +101,7 @@ def assign_fill(layer):
 
 
 def test_multi_head_attention_matches_keras_on_fixed_weights():
+    ef.keras.backend.clear_session()  # the default name counts layers made before (Keras' rule)
     layer = L.MultiHeadAttention(num_heads=2, key_dim=3, value_dim=4, output_shape=5)
     q, v, k = fill((2, 4, 6), 0.1), fill((2, 5, 7), 0.2), fill((2, 5, 3), 0.3)
     layer(q, v, key=k)
