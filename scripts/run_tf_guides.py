@@ -55,7 +55,8 @@ def script_of(notebook):
 def classify(stderr):
     tail = [l for l in stderr.strip().splitlines() if l.strip()]
     last = tail[-1] if tail else "(no output)"
-    if re.search(r"urlopen|URLError|Temporary failure in name resolution|getaddrinfo|ConnectionError|HTTPError|Failed to establish", stderr):
+    if re.search(r"urlopen|URLError|Temporary failure in name resolution|getaddrinfo|ConnectionError|HTTPError|Failed to establish|"
+                 r"does not download files", stderr):
         kind = "download"
     elif re.search(r"No module named '(tensorflow|tensorflow_\w+|tf_keras|keras_\w+)", stderr):
         kind = "TF package"
@@ -66,6 +67,31 @@ def classify(stderr):
     else:
         kind = "error"
     return kind, last[:200]
+
+
+def make_stand_ins(keras_home, mnist_dir):
+    """Keras' cached MNIST and Fashion-MNIST files, made from the shared MNIST test set (its first
+    8,000 digits as the training split, the last 2,000 as the test split): stand-ins with the
+    files' formats, so that notebooks loading them run here without a download."""
+    import gzip
+    import numpy as np
+    def idx(name):
+        with gzip.open(pathlib.Path(mnist_dir) / name, "rb") as f:
+            data = f.read()
+        dims = int.from_bytes(data[3:4], "big")
+        shape = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(dims)]
+        return np.frombuffer(data, np.uint8, offset=4 + 4 * dims).reshape(shape)
+    images, labels = idx("t10k-images-idx3-ubyte.gz"), idx("t10k-labels-idx1-ubyte.gz")
+    datasets = pathlib.Path(keras_home) / "datasets"
+    (datasets / "fashion-mnist").mkdir(parents=True, exist_ok=True)
+    np.savez(datasets / "mnist.npz", x_train=images[:8000], y_train=labels[:8000], x_test=images[8000:], y_test=labels[8000:])
+    def write_idx(path, array):
+        header = bytes([0, 0, 8, array.ndim]) + b"".join(int(d).to_bytes(4, "big") for d in array.shape)
+        with gzip.open(path, "wb") as f:
+            f.write(header + array.astype(np.uint8).tobytes())
+    for prefix, lo, hi in (("train", 0, 8000), ("t10k", 8000, 10000)):
+        write_idx(datasets / "fashion-mnist" / f"{prefix}-images-idx3-ubyte.gz", images[lo:hi])
+        write_idx(datasets / "fashion-mnist" / f"{prefix}-labels-idx1-ubyte.gz", labels[lo:hi])
 
 
 def run(notebook, python, timeout, env):
@@ -89,6 +115,8 @@ def main():
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--markdown", help="write the report here")
     ap.add_argument("--only", help="a regular expression the notebook path must match")
+    ap.add_argument("--mnist", default=str(pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist"),
+                    help="the shared MNIST test set, made into Keras' cached MNIST/Fashion-MNIST stand-ins")
     args = ap.parse_args()
     notebooks = sorted(p for d in args.dirs for p in pathlib.Path(d).rglob("*.ipynb"))
     if args.only:
@@ -97,6 +125,10 @@ def main():
     path = os.pathsep.join(str(pathlib.Path(p).resolve()) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
     env = dict(os.environ, PYTHONPATH=path, MPLBACKEND="Agg", TF_CPP_MIN_LOG_LEVEL="3", no_proxy="*", http_proxy="http://0.0.0.0:9",
                https_proxy="http://0.0.0.0:9", HTTP_PROXY="http://0.0.0.0:9", HTTPS_PROXY="http://0.0.0.0:9")
+    stand_ins = tempfile.TemporaryDirectory(prefix="keras_home_")
+    if pathlib.Path(args.mnist, "t10k-images-idx3-ubyte.gz").exists():
+        make_stand_ins(stand_ins.name, args.mnist)
+        env["KERAS_HOME"] = stand_ins.name
     rows = []
     for nb in notebooks:
         kind, last, seconds = run(nb, sys.executable, args.timeout, env)
