@@ -105,11 +105,20 @@ ef::nn::Initializer initializer_of(nb::handle h) {
 nb::object layer_call(nb::handle self, nb::handle inputs, std::optional<bool> training) {
   Layer& layer = nb::cast<Layer&>(self);
   bool list = PyList_Check(inputs.ptr()) || PyTuple_Check(inputs.ptr());
+  // NumPy (and Python) floats become the layer's compute dtype, as Keras converts them (a float64
+  // batch into a float32 model); tensors keep their dtype (a layer builds in its first input's).
+  ef::DType compute = layer.compute_dtype();
+  auto convert = [&](nb::handle x) {
+    bool tensor = nb::isinstance<Tensor>(x) || nb::hasattr(x, "_ef_tensor");
+    Tensor t = to_tensor(x);
+    if (!tensor && ef::is_floating(compute) && ef::is_floating(t.dtype()) && t.dtype() != compute) t = ef::cast(t, compute);
+    return t;
+  };
   std::vector<Tensor> xs;
   if (list)
-    for (auto x : inputs) xs.push_back(to_tensor(x));
+    for (auto x : inputs) xs.push_back(convert(x));
   else
-    xs.push_back(to_tensor(inputs));
+    xs.push_back(convert(inputs));
   std::shared_ptr<Layer> keep;
   if (ef::detail::any_keras_tensor(xs)) keep = nb::cast<std::shared_ptr<Layer>>(self);
   auto* model = dynamic_cast<ef::train::Model*>(&layer);

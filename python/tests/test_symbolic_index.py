@@ -64,3 +64,13 @@ def test_clear_session_restarts_layer_names():
     assert (first.name, second.name) == ("dense", "dense_1")
     tf.keras.backend.clear_session()
     assert tf.keras.layers.Dense(2).name == "dense"
+
+
+def test_layers_autocast_floating_inputs_to_their_compute_dtype():
+    import numpy as np
+    layer = tf.keras.layers.Dense(3)
+    out = layer(np.ones((2, 4)))  # a float64 NumPy batch, float32 weights: Keras casts the input
+    assert out.dtype == tf.float32 and out.shape == (2, 3)
+    model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(2)])
+    assert model(np.ones((1, 2, 2)) / 3.0).dtype == tf.float32
+    np.testing.assert_allclose(layer(np.full((1, 4), 0.5)).numpy(), layer(np.full((1, 4), 0.5, np.float32)).numpy())
