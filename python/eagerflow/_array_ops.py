@@ -104,18 +104,33 @@ def gather_nd(params, indices, batch_dims=0, name=None):
     return _core.gather_nd(params, indices, int(batch_dims))
 
 
+def _complex_by_parts(fn, tensors, *rest):
+    """fn of complex tensors as fn of their real and imaginary parts (scatters are linear in the
+    values they move and add); None when no tensor is complex."""
+    ts = [_core.convert_to_tensor(t) for t in tensors]
+    if not any(t.dtype.is_complex for t in ts):
+        return None
+    c = _core._complex
+    return c.complex(fn(*[c.real(t) for t in ts], *rest), fn(*[c.imag(t) for t in ts], *rest))
+
+
 def scatter_nd(indices, updates, shape, name=None):
     """tf.scatter_nd: zeros of `shape` with `updates` added at the index rows."""
     dims = _ints(shape, "shape")
     if any(d < 0 for d in dims):
         raise _errors.InvalidArgumentError(f"scatter_nd: shape must be non-negative, got {dims}")
-    return _core.scatter_nd(indices, updates, dims)
+    by_parts = _complex_by_parts(lambda u: _core.scatter_nd(indices, u, dims), [updates])
+    return by_parts if by_parts is not None else _core.scatter_nd(indices, updates, dims)
 
 
 def _tensor_scatter(mode):
     core = getattr(_core, "tensor_scatter_nd_" + mode)
 
     def fn(tensor, indices, updates, name=None):
+        if mode in ("update", "add", "sub"):
+            by_parts = _complex_by_parts(lambda t, u: core(t, indices, u), [tensor, updates])
+            if by_parts is not None:
+                return by_parts
         return core(tensor, indices, updates)
     fn.__name__ = "tensor_scatter_nd_" + mode
     fn.__doc__ = f"tf.tensor_scatter_nd_{mode}: a copy of `tensor` with `updates` combined ({mode}) at the index rows."

@@ -184,3 +184,12 @@ def test_keras_ops_eig_is_tf_linalg_eig():
     w, v = tf.keras.ops.eig(a)
     np.testing.assert_allclose(sorted(w.numpy().real), [2.0, 3.0])
     np.testing.assert_allclose(a @ v.numpy(), v.numpy() * w.numpy()[None, :], atol=1e-12)
+
+
+def test_scatters_move_complex_values():
+    x = tf.constant([[1 + 1j, 2], [3, 4j]])
+    np.testing.assert_array_equal(tf.tensor_scatter_nd_update(x, [[0, 0]], [5 + 0j]).numpy(), [[5, 2], [3, 4j]])
+    np.testing.assert_array_equal(tf.tensor_scatter_nd_add(x, [[1, 1]], [1j]).numpy(), [[1 + 1j, 2], [3, 5j]])
+    np.testing.assert_array_equal(tf.scatter_nd([[1]], [2 + 3j], [3]).numpy(), [0, 2 + 3j, 0])
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.tensor_scatter_nd_max(x, [[0, 0]], [1j])  # complex numbers are not ordered
