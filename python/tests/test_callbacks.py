@@ -244,30 +244,43 @@ def test_backup_and_restore_survives_sigkill_bit_for_bit(tmp_path):
     script = tmp_path / "fit_with_backup.py"
     script.write_text(SCRIPT)
     ref, out, backup_dir = tmp_path / "ref.safetensors", tmp_path / "out.safetensors", tmp_path / "backup"
-    start = time.monotonic()
-    done = subprocess.run([sys.executable, str(script), "-", str(ref)], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    run_s = time.monotonic() - start
+    # The reference run, timed from fit's start (the imports before it take their own time).
+    ref_run = subprocess.Popen([sys.executable, str(script), "-", str(ref)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    start = None
+    for line in ref_run.stdout:
+        if "training" in line and start is None:
+            start = time.monotonic()
+    run_s = time.monotonic() - (start or time.monotonic())
+    _, ref_err = ref_run.communicate(timeout=120)
+    assert ref_run.returncode == 0, ref_err
     seed = random.randrange(1 << 30)
     rng = random.Random(seed)
     killed_mid_run, resumed, log = 0, 0, []
     for attempt in range(6):
         p = subprocess.Popen([sys.executable, str(script), str(backup_dir), str(out)], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
+        read = []  # the lines read before the kill (communicate() returns only the rest)
         if attempt % 2 == 0:
-            # Within the first 60% of a run: a kill after fit's end (the backup already deleted,
+            # Within the first 60% of fit: a kill after fit's end (the backup already deleted,
             # "finished" not yet printed) would leave nothing to resume from.
+            for line in p.stdout:
+                read.append(line)
+                if "training" in line:
+                    break
             time.sleep(rng.uniform(0, 0.6 * run_s))
         else:  # as a backup is being written: the line comes just before BackupAndRestore's
             wanted = 2 if attempt == 1 else rng.randint(1, 2)
             seen = 0
             for line in p.stdout:
+                read.append(line)
                 seen += "saving" in line
                 if seen >= wanted:
                     break
             time.sleep(rng.uniform(0, 0.004))  # into the write
         os.kill(p.pid, signal.SIGKILL)
         stdout, stderr = p.communicate()
+        stdout = "".join(read) + stdout
         log.append(f"attempt {attempt} rc {p.returncode}: {stdout}")
         resumed += "resumed at epoch" in stdout and "resumed at epoch -1" not in stdout
         if p.returncode == -signal.SIGKILL:
