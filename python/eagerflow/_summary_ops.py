@@ -232,26 +232,34 @@ def graph(graph_data):
     return _core.convert_to_tensor(True)
 
 
+@_contextlib.contextmanager
+def default_writer_scope(writer, core_writer, step=None):
+    """`core_writer` (None: no writer) the default inside the `with` block, and `step` (an int,
+    tensor or variable) the default step; the block's target is `writer`."""
+    previous, previous_step = _s.default_writer(), experimental.get_step()
+    make_default(core_writer, step)
+    try:
+        yield writer
+    finally:
+        _s.set_default_writer(previous)
+        if step is not None:
+            experimental.set_step(previous_step)
+
+
+def make_default(core_writer, step=None):
+    _s.set_default_writer(core_writer)
+    if step is not None:
+        experimental.set_step(step)
+
+
 class _NoopWriter:
     """tf.summary.create_noop_writer()'s writer: while it is the default, nothing is written."""
 
-    @_contextlib.contextmanager
     def as_default(self, step=None):
-        previous, previous_step = _s.default_writer(), experimental.get_step()
-        _s.set_default_writer(None)
-        if step is not None:
-            experimental.set_step(step)
-        try:
-            yield self
-        finally:
-            _s.set_default_writer(previous)
-            if step is not None:
-                experimental.set_step(previous_step)
+        return default_writer_scope(self, None, step)
 
     def set_as_default(self, step=None):
-        _s.set_default_writer(None)
-        if step is not None:
-            experimental.set_step(step)
+        make_default(None, step)
 
     def init(self):
         pass

@@ -12,7 +12,6 @@ be tensors the graph computes. The files are TensorBoard's (events.out.tfevents.
 write / image / audio / graph write when called, outside ef.function (_summary_ops);
 trace_on / trace_export record the graphs of the functions traced in between (_summary_trace).
 record_if gates them all."""
-import contextlib as _contextlib
 
 import numpy as _np
 
@@ -25,26 +24,14 @@ _s = _core._summary
 SummaryWriter = _s.SummaryWriter
 
 
-@_contextlib.contextmanager
 def _as_default(self, step=None):
     """This writer is the default inside the `with` block (and `step`, an int, tensor or
     variable, the default step)."""
-    previous, previous_step = _s.default_writer(), experimental.get_step()
-    _s.set_default_writer(self)
-    if step is not None:
-        experimental.set_step(step)
-    try:
-        yield self
-    finally:
-        _s.set_default_writer(previous)
-        if step is not None:
-            experimental.set_step(previous_step)
+    return _summary_ops.default_writer_scope(self, self, step)
 
 
 def _set_as_default(self, step=None):
-    _s.set_default_writer(self)
-    if step is not None:
-        experimental.set_step(step)
+    _summary_ops.make_default(self, step)
 
 
 SummaryWriter.as_default = _as_default
