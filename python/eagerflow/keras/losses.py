@@ -14,6 +14,7 @@ Custom losses subclass Loss as in Keras 3: call(y_true, y_pred) gives each examp
 batch mean and sample weights are applied around it); the name defaults to the class name in
 snake_case; only reduction="sum_over_batch_size" is supported for them."""
 from .. import _core
+from ._serialization import serialization as _serialization
 from .._training import get_loss as _get_loss
 from ._loss_catalogue import (CTC, BinaryCrossentropy, BinaryFocalCrossentropy, CategoricalCrossentropy,  # noqa: F401
                               CategoricalFocalCrossentropy, CategoricalGeneralizedCrossEntropy, Circle,
@@ -46,23 +47,7 @@ def get(identifier):
     return _get_loss(identifier)
 
 
-def serialize(loss):
-    """Keras' serialize: {"module", "class_name", "config", "registered_name"} of a loss object."""
-    if not hasattr(loss, "get_config"):
-        raise ValueError(f"Cannot serialize {loss!r}: it has no get_config()")
-    return {"module": "keras.losses", "class_name": type(loss).__name__, "config": loss.get_config(),
-            "registered_name": None}
-
-
-def deserialize(config, custom_objects=None):
-    """Keras' deserialize: a loss object from serialize()'s dict (or a class name)."""
-    if isinstance(config, str):
-        return get(config)
-    name = config.get("class_name")
-    cls = (custom_objects or {}).get(name) or _BY_CLASS_NAME.get(name)
-    if cls is None:
-        raise ValueError(f"Could not interpret loss identifier: {config!r}")
-    return cls.from_config(dict(config.get("config", {})))
+serialize, deserialize = _serialization("keras.losses", "loss", _BY_CLASS_NAME, get)
 
 
 __all__ = ["Loss", "Reduction", "get", "serialize", "deserialize"] + sorted(_BY_CLASS_NAME) + [

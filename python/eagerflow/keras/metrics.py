@@ -17,6 +17,7 @@ the Python methods run once, while the train step is traced (a counter in update
 traces, not batches); sample_weight is None except for weighted_metrics.
 """
 from .. import _core
+from ._serialization import serialization as _serialization
 
 _t = _core._train
 Metric = _t.Metric
@@ -112,23 +113,7 @@ def get(name, loss_name=""):
     return _t.metric_by_name(name, loss_name)
 
 
-def serialize(metric):
-    """Keras' serialize: {"module", "class_name", "config", "registered_name"} of a metric."""
-    if not hasattr(metric, "get_config"):
-        raise ValueError(f"Cannot serialize {metric!r}: it has no get_config()")
-    return {"module": "keras.metrics", "class_name": type(metric).__name__, "config": metric.get_config(),
-            "registered_name": None}
-
-
-def deserialize(config, custom_objects=None):
-    """Keras' deserialize: a metric object from serialize()'s dict (or a name)."""
-    if isinstance(config, str):
-        return get(config)
-    name = config.get("class_name")
-    cls = (custom_objects or {}).get(name) or _BY_CLASS_NAME.get(name)
-    if cls is None:
-        raise ValueError(f"Could not interpret metric identifier: {config!r}")
-    return cls.from_config(dict(config.get("config", {})))
+serialize, deserialize = _serialization("keras.metrics", "metric", _BY_CLASS_NAME, get)
 
 
 __all__ = sorted(_BY_CLASS_NAME) + ["MeanMetricWrapper", "serialize", "deserialize"] + _FUNCTIONS + [
