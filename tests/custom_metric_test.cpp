@@ -154,7 +154,8 @@ TEST(CustomMetric, OptimizersByKerasName) {
   EXPECT_NE(dynamic_cast<optim::AdamW*>(optim::optimizer_by_name("ADAMW").get()), nullptr);
   EXPECT_NE(dynamic_cast<optim::RMSprop*>(optim::optimizer_by_name("rmsprop").get()), nullptr);
   EXPECT_NE(optim::optimizer_by_name("adam"), optim::optimizer_by_name("adam"));  // a new one each time
-  expect_error([] { optim::optimizer_by_name("adagrad"); }, {"adagrad", "sgd", "adam", "adamw", "rmsprop"});
+  EXPECT_NE(dynamic_cast<optim::Adagrad*>(optim::optimizer_by_name("adagrad").get()), nullptr);
+  expect_error([] { optim::optimizer_by_name("adagard"); }, {"adagard", "sgd", "adam", "adamw", "rmsprop", "adagrad", "lion"});
 
   random::set_seed(4);
   auto model = dense_model(1);

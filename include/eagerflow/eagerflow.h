@@ -39,6 +39,7 @@
 #include "eagerflow/nn/conv1d.h"
 #include "eagerflow/nn/attention.h"
 #include "eagerflow/optim/optimizer.h"
+#include "eagerflow/optim/keras_optimizers.h"
 #include "eagerflow/train/losses.h"
 #include "eagerflow/train/metrics.h"
 #include "eagerflow/train/callbacks.h"

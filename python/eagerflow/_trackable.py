@@ -163,7 +163,10 @@ def _layer_children(layer):
 
 def optimizer_variables(opt):
     """(iterations and other non-slot variables as [(name, var)], slots as [(var name, slot, var)])."""
-    prefix = opt.name + "/"
+    if hasattr(opt, "inner_optimizer"):  # LossScaleOptimizer: its own two; the rest is its child's
+        return [("step_counter", opt.step_counter), ("dynamic_scale", opt.dynamic_scale)], []
+    # The C++ name prefixes the optimizer's own variables ("Adam/iterations"); .name is Keras'.
+    prefix = getattr(opt, "_ef_cpp_name", opt.name) + "/"
     plain, slots = [], []
     for v in opt.variables:
         name = short_name(v)
@@ -187,7 +190,9 @@ def children(obj):
     if isinstance(obj, dict):
         return [(str(k), v) for k, v in obj.items() if is_trackable(v)]
     if isinstance(obj, _optimizer_class()):
-        return optimizer_variables(obj)[0]
+        own = optimizer_variables(obj)[0]
+        inner = getattr(obj, "inner_optimizer", None)
+        return own + [("inner_optimizer", inner)] if inner is not None else own
     if hasattr(obj, "_ef_checkpoint_children"):
         return obj._ef_checkpoint_children()
     if isinstance(obj, _core.Layer):

@@ -20,11 +20,8 @@ _t = _core._train
 class _Optimizers:
     @staticmethod
     def by_name(name):
-        table = {"adam": _t.Adam, "sgd": _t.SGD, "rmsprop": _t.RMSprop, "adamw": _t.AdamW}
-        try:
-            return table[name.lower()]()
-        except KeyError:
-            raise ValueError(f"unknown optimizer '{name}' (known: {', '.join(sorted(table))})") from None
+        from .keras import optimizers  # Keras' classes, with Keras' names and configs
+        return optimizers.get(name)
 
 
 def get_optimizer(identifier):
@@ -262,7 +259,14 @@ class _Training:
             loss_weights = [float(w) for w in (loss_weights if isinstance(loss_weights, (list, tuple)) else [loss_weights])]
         metrics = _metric_layout(metrics)
         weighted_metrics = _metric_layout(weighted_metrics)
-        self._compile(get_optimizer(optimizer), loss, loss_weights, metrics, bool(run_eagerly), weighted_metrics)
+        optimizer = get_optimizer(optimizer)
+        policy = getattr(self, "dtype_policy", None)
+        policy_name = getattr(policy, "name", None) or _core.global_policy().name
+        if policy_name == "mixed_float16" and not isinstance(optimizer, _t.LossScaleOptimizer):
+            # As Keras: float16 training scales its loss, so that small gradients survive.
+            from .keras.optimizers import LossScaleOptimizer
+            optimizer = LossScaleOptimizer(optimizer)
+        self._compile(optimizer, loss, loss_weights, metrics, bool(run_eagerly), weighted_metrics)
         _distribute._keras_compile(self)  # under a tf.distribute strategy: data-parallel fit
 
     @property

@@ -29,6 +29,7 @@ void init_recurrent(nb::module_& m);  // recurrent.cpp: SimpleRNN, LSTM, GRU, Bi
 void init_attention(nb::module_& m);  // attention.cpp: ef.nn, MultiHeadAttention, PositionalEmbedding
 void init_fused_ops(nb::module_& m);  // fused_ops.cpp: ef.nn.layer_norm
 void init_training(nb::module_& m);
+void init_optimizers(nb::module_& train);  // optimizers.cpp: Keras optimizers and schedules, into _train
 void init_metrics(nb::module_& m);  // after init_training: joins its _train submodule
 void init_callbacks(nb::module_& m);  // after init_training: binds into its _train submodule
 void init_io(nb::module_& m);

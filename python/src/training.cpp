@@ -226,26 +226,6 @@ class PyMetric : public Metric {
   std::vector<std::pair<ef::Variable, Tensor>> variables_;  // with their initial values
 };
 
-optim::LearningRate learning_rate_of(nb::handle h) {
-  optim::ExponentialDecay* exp = nullptr;
-  if (nb::try_cast(h, exp, false) && exp) return optim::LearningRate(*exp);
-  optim::CosineDecay* cos = nullptr;
-  if (nb::try_cast(h, cos, false) && cos) return optim::LearningRate(*cos);
-  if (PyFloat_Check(h.ptr()) || PyLong_Check(h.ptr())) return optim::LearningRate(nb::cast<double>(h));
-  try {
-    return optim::LearningRate(nb::cast<double>(h));  // numpy scalars, 0-d tensors with __float__
-  } catch (const nb::cast_error&) {
-    throw nb::type_error("learning_rate must be a number, ExponentialDecay or CosineDecay");
-  }
-}
-
-optim::ClipOptions clip_of(std::optional<double> clipnorm, std::optional<double> global_clipnorm) {
-  optim::ClipOptions c;
-  c.clipnorm = clipnorm;
-  c.global_clipnorm = global_clipnorm;
-  return c;
-}
-
 // x, y or sample weights for fit/evaluate/predict (taken with the GIL held, before the loop
 // releases it): a tensor, a list in the model's order, or a dict by input/output name.
 Data data_of(nb::handle h) {
@@ -478,72 +458,7 @@ void init_training(nb::module_& m) {
   // A Python object whose C++ part exists (a subclass's __init__ may skip super().__init__()).
   t.def("_inst_ready", [](nb::handle h) { return nb::inst_ready(h); });
 
-  // ---------------------------------------------------------------- optimizers
-  nb::class_<optim::LearningRateSchedule>(t, "LearningRateSchedule")
-      .def("__call__", [](const optim::LearningRateSchedule& s, nb::handle step) {
-        return s(ef::cast(to_tensor(step), ef::DType::float32));
-      });
-  nb::class_<optim::ExponentialDecay, optim::LearningRateSchedule>(t, "ExponentialDecay")
-      .def(nb::init<double, double, double, bool>(), "initial_learning_rate"_a, "decay_steps"_a, "decay_rate"_a,
-           "staircase"_a = false);
-  nb::class_<optim::CosineDecay, optim::LearningRateSchedule>(t, "CosineDecay")
-      .def(nb::init<double, double, double>(), "initial_learning_rate"_a, "decay_steps"_a, "alpha"_a = 0.0);
-
-  nb::class_<optim::Optimizer>(t, "Optimizer")
-      .def_prop_ro("name", &optim::Optimizer::name)
-      .def_prop_rw("learning_rate", &optim::Optimizer::learning_rate, &optim::Optimizer::set_learning_rate)
-      .def_prop_ro("iterations",
-                   [](const optim::Optimizer& o) -> std::int64_t {
-                     ef::Variable v = o.iterations();
-                     return v.defined() ? ef::Tensor(v).item<std::int64_t>() : 0;
-                   })
-      .def_prop_ro("variables", &optim::Optimizer::variables)
-      .def(
-          "apply_gradients",
-          [](optim::Optimizer& o, nb::iterable grads_and_vars) {
-            std::vector<Tensor> grads;
-            std::vector<ef::Variable> vars;
-            for (auto pair : grads_and_vars) {
-              nb::handle g = pair[0];
-              grads.push_back(g.is_none() ? Tensor() : to_tensor(g));
-              vars.push_back(nb::cast<ef::Variable>(pair[1]));
-            }
-            o.apply_gradients(grads, vars);
-          },
-          "grads_and_vars"_a, "Keras' apply_gradients(zip(grads, variables)); a None gradient skips its variable.");
-  nb::class_<optim::SGD, optim::Optimizer>(t, "SGD")
-      .def("__init__",
-           [](optim::SGD* self, nb::handle lr, double momentum, bool nesterov, std::optional<double> clipnorm,
-              std::optional<double> global_clipnorm) {
-             new (self) optim::SGD(learning_rate_of(lr), momentum, nesterov, clip_of(clipnorm, global_clipnorm));
-           },
-           "learning_rate"_a = 0.01, "momentum"_a = 0.0, "nesterov"_a = false, "clipnorm"_a = nb::none(),
-           "global_clipnorm"_a = nb::none());
-  nb::class_<optim::Adam, optim::Optimizer>(t, "Adam")
-      .def("__init__",
-           [](optim::Adam* self, nb::handle lr, double beta_1, double beta_2, double epsilon,
-              std::optional<double> clipnorm, std::optional<double> global_clipnorm) {
-             new (self) optim::Adam(learning_rate_of(lr), beta_1, beta_2, epsilon, clip_of(clipnorm, global_clipnorm));
-           },
-           "learning_rate"_a = 0.001, "beta_1"_a = 0.9, "beta_2"_a = 0.999, "epsilon"_a = 1e-7,
-           "clipnorm"_a = nb::none(), "global_clipnorm"_a = nb::none());
-  nb::class_<optim::AdamW, optim::Adam>(t, "AdamW")
-      .def("__init__",
-           [](optim::AdamW* self, nb::handle lr, double weight_decay, double beta_1, double beta_2, double epsilon,
-              std::optional<double> clipnorm, std::optional<double> global_clipnorm) {
-             new (self) optim::AdamW(learning_rate_of(lr), weight_decay, beta_1, beta_2, epsilon,
-                                     clip_of(clipnorm, global_clipnorm));
-           },
-           "learning_rate"_a = 0.001, "weight_decay"_a = 0.004, "beta_1"_a = 0.9, "beta_2"_a = 0.999,
-           "epsilon"_a = 1e-7, "clipnorm"_a = nb::none(), "global_clipnorm"_a = nb::none());
-  nb::class_<optim::RMSprop, optim::Optimizer>(t, "RMSprop")
-      .def("__init__",
-           [](optim::RMSprop* self, nb::handle lr, double rho, double momentum, double epsilon,
-              std::optional<double> clipnorm, std::optional<double> global_clipnorm) {
-             new (self) optim::RMSprop(learning_rate_of(lr), rho, momentum, epsilon, clip_of(clipnorm, global_clipnorm));
-           },
-           "learning_rate"_a = 0.001, "rho"_a = 0.9, "momentum"_a = 0.0, "epsilon"_a = 1e-7,
-           "clipnorm"_a = nb::none(), "global_clipnorm"_a = nb::none());
+  init_optimizers(t);
 
   // ---------------------------------------------------------------- losses
   // Loss(fn, name): a loss from a function. Loss(name=None, reduction=..., dtype=None): the base

@@ -151,7 +151,7 @@ def test_optimizer_apply_eager_and_traced_as_sgd():
     step()
     step()
     np.testing.assert_allclose(v.numpy(), np.array([0.9, 2.1]) * 0.8 * 0.8, rtol=1e-6)
-    assert opt.iterations == 3
+    assert int(opt.iterations.numpy()) == 3
 
 
 def test_optimizer_build_then_apply_grads_alone():

@@ -89,7 +89,7 @@ def test_optimizer_matches_the_numpy_rule(case, dtype):
     tol = 2e-5 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
     assert not np.allclose(got, w0, atol=1e-4)  # the weights moved
-    assert opt.iterations == len(grads)
+    assert int(opt.iterations.numpy()) == len(grads)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -22,6 +22,7 @@
 #include "eagerflow/core/error.h"
 #include "eagerflow/io/safetensors.h"
 #include "eagerflow/nn/layer_name.h"
+#include "eagerflow/optim/keras_optimizers.h"
 #include "eagerflow/ops/primitive.h"
 #include "eagerflow/ops/random.h"
 #include "eagerflow/trace/context.h"
@@ -508,38 +509,37 @@ optim::LearningRate learning_rate_from(const ConfigMap& c) {
 
 ConfigValue optional_real(const std::optional<double>& v) { return v ? ConfigValue(*v) : ConfigValue(); }
 
+// Flags among the optimizers' hyperparameters, saved as booleans (as Keras' configs).
+bool is_flag(const std::string& key) { return key == "nesterov" || key == "relative_step"; }
+
+ConfigValue optimizer_fields(const optim::Optimizer& opt, const std::string& where);
+
 ConfigValue optimizer_value(const optim::Optimizer& opt) {
   const std::string where = "save_model: optimizer '" + opt.name() + "'";
+  if (optim::keras_class_name(opt).empty())
+    throw Error(ErrorCode::unimplemented,
+                where + " is a user class, which save_model cannot rebuild (Keras' optimizers can be saved); save with "
+                        "include_optimizer = false and compile the loaded model yourself");
+  return optimizer_fields(opt, where);
+}
+
+ConfigValue optimizer_fields(const optim::Optimizer& opt, const std::string& where) {
   LayerConfig out;
   ConfigMap& c = out.config;
-  c.set("learning_rate", learning_rate_value(opt.learning_rate_setting(), where));
-  const std::type_info& t = typeid(opt);
-  if (t == typeid(optim::SGD)) {
-    const auto& o = static_cast<const optim::SGD&>(opt);
-    out.class_name = "SGD";
-    c.set("momentum", o.momentum());
-    c.set("nesterov", o.nesterov());
-  } else if (t == typeid(optim::Adam) || t == typeid(optim::AdamW)) {
-    const auto& o = static_cast<const optim::Adam&>(opt);
-    out.class_name = t == typeid(optim::Adam) ? "Adam" : "AdamW";
-    if (t == typeid(optim::AdamW)) c.set("weight_decay", static_cast<const optim::AdamW&>(opt).weight_decay());
-    c.set("beta_1", o.beta_1());
-    c.set("beta_2", o.beta_2());
-    c.set("epsilon", o.epsilon());
-  } else if (t == typeid(optim::RMSprop)) {
-    const auto& o = static_cast<const optim::RMSprop&>(opt);
-    out.class_name = "RMSprop";
-    c.set("rho", o.rho());
-    c.set("momentum", o.momentum());
-    c.set("epsilon", o.epsilon());
-  } else {
-    throw Error(ErrorCode::unimplemented,
-                where +
-                    " is a user class, which save_model cannot rebuild (SGD, Adam, AdamW and RMSprop can be "
-                    "saved); save with include_optimizer = false and compile the loaded model yourself");
+  out.class_name = optim::keras_class_name(opt);
+  if (const auto* lso = dynamic_cast<const optim::LossScaleOptimizer*>(&opt)) {
+    c.set("inner_optimizer", optimizer_value(*lso->inner_optimizer()));
+    c.set("initial_scale", lso->initial_scale());
+    c.set("dynamic_growth_steps", lso->dynamic_growth_steps());
+    return layer_value(out);
   }
+  c.set("learning_rate", learning_rate_value(opt.learning_rate_setting(), where));
+  for (const auto& [key, v] : opt.hyperparameters())
+    if (is_flag(key)) c.set(key, v != 0.0);
+    else c.set(key, v);
   c.set("clipnorm", optional_real(opt.clip_options().clipnorm));
   c.set("global_clipnorm", optional_real(opt.clip_options().global_clipnorm));
+  if (opt.clip_options().clipvalue) c.set("clipvalue", *opt.clip_options().clipvalue);
   return layer_value(out);
 }
 
@@ -547,18 +547,27 @@ std::shared_ptr<optim::Optimizer> optimizer_from(const ConfigValue& v, const std
   LayerConfig oc = layer_config_from(v, where + " optimizer");
   ConfigMap& c = oc.config;
   c.where = where + " optimizer (" + oc.class_name + ")";
+  if (oc.class_name == "LossScaleOptimizer") {
+    double growth = c.real("dynamic_growth_steps");
+    if (!(growth >= 1 && growth <= 9.0e18)) throw Error(c.where + ": dynamic_growth_steps must be >= 1");
+    return std::make_shared<optim::LossScaleOptimizer>(optimizer_from(c.at("inner_optimizer"), c.where),
+                                                       c.real("initial_scale"), static_cast<std::int64_t>(growth));
+  }
   optim::ClipOptions clip;
   if (c.has_value("clipnorm")) clip.clipnorm = c.real("clipnorm");
   if (c.has_value("global_clipnorm")) clip.global_clipnorm = c.real("global_clipnorm");
+  if (c.has_value("clipvalue")) clip.clipvalue = c.real("clipvalue");
   optim::LearningRate lr = learning_rate_from(c);
-  if (oc.class_name == "SGD") return std::make_shared<optim::SGD>(lr, c.real("momentum"), c.flag("nesterov"), clip);
-  if (oc.class_name == "Adam")
-    return std::make_shared<optim::Adam>(lr, c.real("beta_1"), c.real("beta_2"), c.real("epsilon"), clip);
-  if (oc.class_name == "AdamW")
-    return std::make_shared<optim::AdamW>(lr, c.real("weight_decay"), c.real("beta_1"), c.real("beta_2"), c.real("epsilon"), clip);
-  if (oc.class_name == "RMSprop")
-    return std::make_shared<optim::RMSprop>(lr, c.real("rho"), c.real("momentum"), c.real("epsilon"), clip);
-  throw Error(c.where + ": unknown optimizer class '" + oc.class_name + "'");
+  std::map<std::string, double> args;
+  for (const auto& [key, value] : c.items()) {
+    if (key == "learning_rate" || key == "clipnorm" || key == "global_clipnorm" || key == "clipvalue") continue;
+    args[key] = is_flag(key) ? (c.flag(key) ? 1.0 : 0.0) : c.real(key);
+  }
+  try {
+    return optim::make_optimizer(oc.class_name, lr, args, clip);
+  } catch (const Error& e) {
+    throw Error(c.where + ": " + e.what());
+  }
 }
 
 // Losses keep their parameters inside a function; the few that have parameters are told apart

@@ -52,8 +52,8 @@ void Conv2DTranspose::build(const Shape& s) {
 
 Tensor Conv2DTranspose::call(const Tensor& inputs) {
   // bfloat16: a mixed precision policy's compute dtype (the op computes in float32 for it).
-  if (inputs.rank() != 4 || (inputs.dtype() != DType::float32 && inputs.dtype() != DType::bfloat16))
-    fail(name(), "expects float32 (or bfloat16) inputs of rank 4 [batch, height, width, channels], got " +
+  if (inputs.rank() != 4 || (inputs.dtype() != DType::float32 && !is_storage_float(inputs.dtype())))
+    fail(name(), "expects float32 (or bfloat16/float16) inputs of rank 4 [batch, height, width, channels], got " +
                      inputs.spec().str());
   std::int64_t channels = kernel_.shape()[3];
   if (inputs.shape()[3] != channels)

@@ -12,13 +12,16 @@ DTypePolicy::DTypePolicy(const std::string& name) : name_(name) {
     variable_ = DType::float32;
     return;
   }
-  if (name == "mixed_float16" || name == "float16")
-    fail(ErrorCode::unimplemented, "dtype_policy",
-         "'" + name + "' is not a policy eagerflow has yet (float16 layers need Keras' loss scaling, which its "
-         "optimizers do not do); use 'mixed_bfloat16' (float16 tensors themselves work: ef.float16)");
+  // float16 compute with float32 variables: compile wraps the optimizer in a
+  // LossScaleOptimizer, as Keras does, so that small gradients do not flush to zero.
+  if (name == "mixed_float16") {
+    compute_ = DType::float16;
+    variable_ = DType::float32;
+    return;
+  }
   auto t = dtype_named(name);
   if (!t || !is_floating(*t) || name != name_of(*t))
-    fail("dtype_policy", "unknown policy '" + name + "' (expected 'float32', 'float64', 'bfloat16' or 'mixed_bfloat16')");
+    fail("dtype_policy", "unknown policy '" + name + "' (expected 'float32', 'float64', 'float16', 'bfloat16', 'mixed_float16' or 'mixed_bfloat16')");
   compute_ = variable_ = *t;
 }
 

@@ -203,7 +203,7 @@ std::vector<Tensor> RNNBase::call_with(const Tensor& x, const Tensor& mask, cons
 // Returns the outputs in processing order (Keras' go_backwards order), then the final states.
 std::vector<Tensor> RNNBase::run(const Tensor& x, const Tensor& mask, std::vector<Tensor> states, bool reverse) {
   // bfloat16 (mixed precision) runs the fused float32 op too, converted at its boundary.
-  bool fusable = x.dtype() == DType::float32 || x.dtype() == DType::bfloat16;
+  bool fusable = x.dtype() == DType::float32 || is_storage_float(x.dtype());
   if (!mask.defined() && options_.allow_fused && fusable && default_activations()) {
     if (auto f = fused(x, states, reverse)) {
       std::vector<Tensor> r = std::move(*f);

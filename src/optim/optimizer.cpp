@@ -7,32 +7,9 @@
 #include "eagerflow/ops/checks.h"
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/trace/context.h"
+#include "optim/arg_checks.h"
 
 namespace ef::optim {
-namespace {
-
-// A rate that trains: finite, positive, and still so in float32 (the rate is a float32
-// variable: 1e39 would become Inf, 1e-50 would become 0).
-void expect_rate(const std::string& optimizer, double rate) {
-  float f = static_cast<float>(rate);
-  if (!(std::isfinite(rate) && rate > 0 && std::isfinite(f) && f > 0))
-    fail(optimizer, "learning_rate must be a positive number that float32 holds, got " + std::to_string(rate) +
-                        (std::isfinite(rate) && rate > 0 ? " (out of float32's range)" : ""));
-}
-
-// name in [low, high) (or [low, high] when closed): NaN fails too.
-void expect_in(const std::string& optimizer, const char* name, double v, double low, double high, bool closed) {
-  if (!(v >= low && (closed ? v <= high : v < high)))
-    fail(optimizer, std::string(name) + " must be in [" + std::to_string(low) + ", " + std::to_string(high) +
-                        (closed ? "]" : ")") + ", got " + std::to_string(v));
-}
-
-void expect_epsilon(const std::string& optimizer, double epsilon) {
-  if (!(std::isfinite(epsilon) && epsilon >= 0))
-    fail(optimizer, "epsilon must be a finite number >= 0, got " + std::to_string(epsilon));
-}
-
-}  // namespace
 
 Optimizer::Optimizer(std::string name, LearningRate learning_rate, ClipOptions clip)
     : name_(std::move(name)), schedule_(std::move(learning_rate)), clip_(clip) {
@@ -40,9 +17,14 @@ Optimizer::Optimizer(std::string name, LearningRate learning_rate, ClipOptions c
   // An infinite norm would scale gradients by Inf / Inf = NaN.
   for (auto [what, v] : {std::pair{"clipnorm", clip.clipnorm}, std::pair{"global_clipnorm", clip.global_clipnorm}})
     if (v && !(std::isfinite(*v) && *v > 0)) fail(name_, std::string(what) + " must be a finite positive number, got " + std::to_string(*v));
+  if (clip.clipvalue && !(std::isfinite(*clip.clipvalue) && *clip.clipvalue > 0))
+    fail(name_, "clipvalue must be a finite positive number, got " + std::to_string(*clip.clipvalue));
   if (clip.clipnorm && clip.global_clipnorm) fail(name_, "set clipnorm or global_clipnorm, not both (as Keras)");
+  if (clip.weight_decay && !(std::isfinite(*clip.weight_decay) && *clip.weight_decay >= 0))
+    fail(name_, "weight_decay must be a finite number >= 0, got " + std::to_string(*clip.weight_decay));
   trace::EagerScope eager;  // made eagerly even if the optimizer is built inside a trace
   lr_ = Variable(scalar(static_cast<float>(schedule_.value())), name_ + "/learning_rate", /*trainable=*/false);
+  iterations_ = Variable(zeros({}, DType::int64), name_ + "/iterations", /*trainable=*/false);
 }
 
 double Optimizer::learning_rate() const {
@@ -59,14 +41,30 @@ void Optimizer::set_learning_rate(double rate) {
   lr_.assign(scalar(static_cast<float>(rate)));
 }
 
+std::vector<SlotSpec> Optimizer::slot_specs(const Variable&) const { return {}; }
+
 Variable Optimizer::slot(const Variable& var, const std::string& slot) {
   auto& slots = slots_[var.state_ptr().get()];
   auto it = slots.find(slot);
   if (it != slots.end()) return it->second;
-  Variable v(zeros(var.shape(), var.dtype()), var.name() + "/" + slot, /*trainable=*/false);
+  SlotSpec spec{slot};
+  for (auto& s : slot_specs(var))
+    if (s.name == slot) spec = s;
+  Shape shape = spec.shape ? *spec.shape : var.shape();
+  Tensor initial = spec.initial_value == 0.0 ? zeros(shape, var.dtype()) : full(shape, spec.initial_value, var.dtype());
+  Variable v(initial, var.name() + "/" + slot, /*trainable=*/false);
   slots.emplace(slot, v);
   slot_order_.push_back(v);
   return v;
+}
+
+void Optimizer::build(const std::vector<Variable>& variables) {
+  trace::EagerScope eager;
+  get_or_create_iterations();
+  for (const auto& var : variables) {
+    if (!var.defined()) fail(name_, "build: a variable is undefined");
+    for (const auto& s : slot_specs(var)) slot(var, s.name);
+  }
 }
 
 std::map<std::string, Variable> Optimizer::slots_of(const Variable& var) const {
@@ -104,6 +102,9 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& gradients, const std:
   }
   if (!iterations_.defined()) iterations_ = Variable(zeros({}, DType::int64), name_ + "/iterations", false);
   std::vector<Tensor> grads = gradients;
+  if (clip_.clipvalue)  // Keras clips values before norms
+    for (auto& g : grads)
+      if (g.defined()) g = clip(g, -*clip_.clipvalue, *clip_.clipvalue);
   if (clip_.clipnorm) {
     for (auto& g : grads)
       if (g.defined()) {
@@ -127,6 +128,7 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& gradients, const std:
   // schedule is an error at the step that produced it, before any weight changes.
   Tensor lr = schedule_.schedule() ? check_numerics((*schedule_.schedule())(step - 1.0f), name_ + ": learning_rate from the schedule")
                                    : Tensor(lr_);
+  before_updates(step);
   // The rate and step in each variable's dtype, cast once per dtype (not once per variable).
   std::map<DType, std::pair<Tensor, Tensor>> in_dtype;
   for (std::size_t i = 0; i < variables.size(); ++i) {
@@ -135,9 +137,34 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& gradients, const std:
     auto it = in_dtype.find(dtype);
     if (it == in_dtype.end())
       it = in_dtype.emplace(dtype, std::pair{lr.dtype() == dtype ? lr : cast(lr, dtype), step.dtype() == dtype ? step : cast(step, dtype)}).first;
+    if (clip_.weight_decay && *clip_.weight_decay > 0 && is_floating(dtype))
+      variables[i].assign_sub(Tensor(variables[i]) * (it->second.first * *clip_.weight_decay));
     update(variables[i], grads[i], it->second.first, it->second.second);
   }
   iterations_.assign_add(ones({}, DType::int64));
+}
+
+std::vector<std::pair<std::string, double>> SGD::hyperparameters() const {
+  return {{"momentum", momentum_}, {"nesterov", nesterov_ ? 1.0 : 0.0}};
+}
+std::vector<SlotSpec> SGD::slot_specs(const Variable&) const {
+  return momentum_ == 0.0 ? std::vector<SlotSpec>{} : std::vector<SlotSpec>{{"momentum"}};
+}
+std::vector<std::pair<std::string, double>> Adam::hyperparameters() const {
+  return {{"beta_1", beta_1_}, {"beta_2", beta_2_}, {"epsilon", epsilon_}};
+}
+std::vector<SlotSpec> Adam::slot_specs(const Variable&) const { return {{"m"}, {"v"}}; }
+std::vector<std::pair<std::string, double>> AdamW::hyperparameters() const {
+  auto h = Adam::hyperparameters();
+  h.insert(h.begin(), {"weight_decay", weight_decay_});
+  return h;
+}
+std::vector<std::pair<std::string, double>> RMSprop::hyperparameters() const {
+  return {{"rho", rho_}, {"momentum", momentum_}, {"epsilon", epsilon_}};
+}
+std::vector<SlotSpec> RMSprop::slot_specs(const Variable&) const {
+  if (momentum_ > 0) return {{"velocity"}, {"momentum"}};
+  return {{"velocity"}};
 }
 
 // ---------------------------------------------------------------- SGD

@@ -404,7 +404,7 @@ StepLogs Model::train_step(const StepData& data) {
   std::vector<Tensor> y_pred = call_model(data.x, /*training=*/true);
   Tensor loss = compute_loss(data, y_pred);
   std::vector<Variable> vars = trainable_weights();
-  std::vector<Tensor> grads = tape.gradient(loss, vars);
+  std::vector<Tensor> grads = tape.gradient(optimizer_->scale_loss(loss), vars);
   Tensor count = batch_count(data.x.at(0));
   // Data parallel: the gradient of the mean over every rank's examples (fused all-reduces).
   if (distribution_) grads = distribution_->reduce_gradients(grads, count);

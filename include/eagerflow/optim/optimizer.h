@@ -16,6 +16,18 @@ namespace ef::optim {
 struct ClipOptions {
   std::optional<double> clipnorm;         // each gradient rescaled to at most this L2 norm
   std::optional<double> global_clipnorm;  // all gradients rescaled together
+  std::optional<double> clipvalue;        // each gradient element clipped to [-clipvalue, clipvalue]
+  // Keras' decoupled weight decay of every optimizer: var -= var * weight_decay * lr before
+  // the step (AdamW has its own, fused into its update).
+  std::optional<double> weight_decay;
+};
+
+// A slot an optimizer keeps per variable: its name, first value, and shape when it is not the
+// variable's (Adafactor's factored second moments).
+struct SlotSpec {
+  std::string name;
+  double initial_value = 0.0;
+  std::optional<Shape> shape;
 };
 
 class Optimizer {
@@ -26,31 +38,46 @@ class Optimizer {
   Optimizer& operator=(const Optimizer&) = delete;
 
   // One step over matching lists; an undefined gradient skips its variable (TF's None).
-  void apply_gradients(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables);
-  // Completed steps (an int64 variable; undefined before the first step).
-  Variable iterations() const { return iterations_; }
+  virtual void apply_gradients(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables);
+  // Makes the step counter and every slot of `variables` now, eagerly (Keras' build): a step
+  // traced later, also inside a branch of ef::cond, then only reads and writes them.
+  virtual void build(const std::vector<Variable>& variables);
+  // The loss whose gradients apply_gradients expects: the loss itself, or scaled by a loss
+  // scale (LossScaleOptimizer). Model::train_step differentiates this.
+  virtual Tensor scale_loss(const Tensor& loss) const { return loss; }
+  // Completed steps (an int64 scalar variable, made with the optimizer).
+  virtual Variable iterations() const { return iterations_; }
   // The current rate as a number (at the current step for a schedule).
-  double learning_rate() const;
+  virtual double learning_rate() const;
   // Replaces a constant rate; a traced step reads it from a variable, so no retrace.
-  void set_learning_rate(double rate);
+  virtual void set_learning_rate(double rate);
   const std::string& name() const { return name_; }
-  // Every slot variable, for checkpoints.
-  std::vector<Variable> variables() const;
+  // Every optimizer variable (the step counter first, then the slots), for checkpoints.
+  virtual std::vector<Variable> variables() const;
   // For checkpoints: the slots made so far for `var` (by slot name), the slot `name` of `var`
   // made now if missing (restoring into a fresh optimizer), the step counter made if
   // missing, and the variable that holds a constant learning rate.
-  std::map<std::string, Variable> slots_of(const Variable& var) const;
-  Variable get_or_create_slot(const Variable& var, const std::string& name);
-  Variable get_or_create_iterations();
-  Variable learning_rate_variable() const { return lr_; }
+  virtual std::map<std::string, Variable> slots_of(const Variable& var) const;
+  virtual Variable get_or_create_slot(const Variable& var, const std::string& name);
+  virtual Variable get_or_create_iterations();
+  virtual Variable learning_rate_variable() const { return lr_; }
   // The constructor's arguments, for saving models (eagerflow/saving/model.h).
-  const LearningRate& learning_rate_setting() const { return schedule_; }
+  virtual const LearningRate& learning_rate_setting() const { return schedule_; }
   const ClipOptions& clip_options() const { return clip_; }
+  // The class-specific arguments by Keras' names (beta_1, epsilon, ...), for get_config and
+  // saving; flags are 0 or 1. make_optimizer (below) takes them back.
+  virtual std::vector<std::pair<std::string, double>> hyperparameters() const { return {}; }
+  // The slots this optimizer keeps for `var` (none by default).
+  virtual std::vector<SlotSpec> slot_specs(const Variable& var) const;
 
  protected:
-  // Updates one variable; `lr` and `step` (float32 scalars; step counts from 1) are tensors.
+  // Updates one variable; `lr` and `step` (scalars in the variable's dtype; step counts from
+  // 1) are tensors.
   virtual void update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor& step) = 0;
-  // The slot `slot` of `var`: zeros of its shape, made on first use.
+  // Runs once per step before the per-variable updates (Nadam's momentum-cache product).
+  // `step` is a float32 scalar counting from 1.
+  virtual void before_updates(const Tensor& step) { (void)step; }
+  // The slot `slot` of `var`, made on first use from slot_specs (zeros when unlisted).
   Variable slot(const Variable& var, const std::string& slot);
 
  private:
@@ -69,6 +96,8 @@ class SGD : public Optimizer {
   explicit SGD(LearningRate learning_rate = 0.01, double momentum = 0.0, bool nesterov = false, ClipOptions clip = {});
   double momentum() const { return momentum_; }
   bool nesterov() const { return nesterov_; }
+  std::vector<std::pair<std::string, double>> hyperparameters() const override;
+  std::vector<SlotSpec> slot_specs(const Variable& var) const override;
 
  protected:
   void update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor& step) override;
@@ -85,6 +114,8 @@ class Adam : public Optimizer {
   double beta_1() const { return beta_1_; }
   double beta_2() const { return beta_2_; }
   double epsilon() const { return epsilon_; }
+  std::vector<std::pair<std::string, double>> hyperparameters() const override;
+  std::vector<SlotSpec> slot_specs(const Variable& var) const override;
 
  protected:
   void update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor& step) override;
@@ -97,6 +128,7 @@ class AdamW : public Adam {
   explicit AdamW(LearningRate learning_rate = 0.001, double weight_decay = 0.004, double beta_1 = 0.9,
                  double beta_2 = 0.999, double epsilon = 1e-7, ClipOptions clip = {});
   double weight_decay() const { return weight_decay_; }
+  std::vector<std::pair<std::string, double>> hyperparameters() const override;
 
  protected:
   void update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor& step) override;
@@ -112,6 +144,8 @@ class RMSprop : public Optimizer {
   double rho() const { return rho_; }
   double momentum() const { return momentum_; }
   double epsilon() const { return epsilon_; }
+  std::vector<std::pair<std::string, double>> hyperparameters() const override;
+  std::vector<SlotSpec> slot_specs(const Variable& var) const override;
 
  protected:
   void update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor& step) override;
@@ -140,8 +174,13 @@ void apply_adam(const Variable& var, const Variable& m, const Variable& v, const
 void apply_rmsprop(const Variable& var, const Variable& velocity, const Tensor& grad, const Tensor& lr, double rho = 0.9,
                    double epsilon = 1e-7, const Variable& m = {}, double momentum = 0.0);
 
-// A new optimizer by Keras name with Keras' defaults: "sgd", "adam", "adamw", "rmsprop"
+// A new optimizer by Keras name with Keras' defaults: "sgd", "adam", "adamw", "rmsprop",
+// "adagrad", "adadelta", "adamax", "nadam", "ftrl", "lion", "lamb", "adafactor"
 // (case-insensitive); any other name is an ef::Error listing these (src/optim/by_name.cpp).
 std::shared_ptr<Optimizer> optimizer_by_name(const std::string& name);
+// An optimizer of Keras class `class_name` from hyperparameters() as saved: missing ones take
+// Keras' defaults, unknown ones are an ef::Error naming them.
+std::shared_ptr<Optimizer> make_optimizer(const std::string& class_name, LearningRate learning_rate,
+                                          const std::map<std::string, double>& hyperparameters, ClipOptions clip = {});
 
 }  // namespace ef::optim

@@ -49,6 +49,8 @@ class LearningRate {
   template <class S>
     requires std::derived_from<S, LearningRateSchedule>
   LearningRate(S schedule) : schedule_(std::make_shared<S>(std::move(schedule))) {}  // NOLINT
+  // A schedule shared with its owner (a Python subclass keeps its object alive through it).
+  explicit LearningRate(std::shared_ptr<LearningRateSchedule> schedule) : schedule_(std::move(schedule)) {}
   double value() const { return value_; }
   const std::shared_ptr<LearningRateSchedule>& schedule() const { return schedule_; }
 

@@ -12,6 +12,7 @@ kind trains under the policy; a layer's get_config() holds its policy as Keras 3
 loads with the policies it was saved with, whatever the global policy is then.
 """
 from .. import _core
+from .optimizers import LossScaleOptimizer
 
 DTypePolicy = Policy = _core.DTypePolicy
 
@@ -29,4 +30,4 @@ def global_policy():
 set_dtype_policy = set_global_policy
 dtype_policy = global_policy
 
-__all__ = ["DTypePolicy", "Policy", "dtype_policy", "global_policy", "set_dtype_policy", "set_global_policy"]
+__all__ = ["LossScaleOptimizer", "DTypePolicy", "Policy", "dtype_policy", "global_policy", "set_dtype_policy", "set_global_policy"]
