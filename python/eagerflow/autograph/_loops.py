@@ -1,7 +1,7 @@
 """while_stmt and for_stmt: a tensor condition (or a loop over tf.range / a tensor) inside a trace
 becomes one ef.while_loop whose loop variables are the names the body assigns; any other loop
 runs as Python (unrolled into the trace, as TF's AutoGraph does with Python loops)."""
-from .. import _core
+from .. import _core, _data_graph
 from . import _log
 from ._operators import (RETVAL, Undefined, _as_condition, _describe_structure, _flatten, _in_trace, _same_structure,
                          _shape_text, _tensor_of, _tf_if, _to_tensor, _undefined, _unflatten)
@@ -26,6 +26,8 @@ def for_iterable(func, args, kwargs):
     ef_range = _range_function()
     if func is range and not kwargs and any(_tensor_of(a) is not None for a in args) and _in_trace():
         return _Range(tuple(args), None)  # range(n) of a tensor: tf.range (TF's builtin conversion)
+    if func is enumerate and args and _in_trace() and _data_graph.is_dataset(args[0]):
+        return _data_graph.Enumerated(*args, **kwargs)  # (index, element) pairs read when the graph runs
     if func is ef_range:
         try:
             values, dtype = _range_args(*args, **kwargs)
@@ -84,10 +86,14 @@ def _why_py(value, where):
 
 
 class _Counter:
-    """The hidden loop variable of a tensor `for`: an index or the range's value."""
+    """The hidden loop variable of a tensor `for`: an index or the range's value. A dataset's
+    counter is its has-value flag instead: `pull(flag)` -> (has_value, element) fetches the next
+    element when the graph runs, the body runs under ef.cond(has_value), and `finish(flag)` runs
+    after the loop."""
 
-    def __init__(self, start, keep_going, step, item):
+    def __init__(self, start, keep_going, step, item, pull=None, finish=None):
         self.start, self.keep_going, self.step, self.item = start, keep_going, step, item
+        self.pull, self.finish = pull, finish
 
 
 def _range_counter(r, where):
@@ -124,6 +130,11 @@ def _tensor_counter(t):
                     lambda i: _core.gather(t, i))
 
 
+def _dataset_counter(iterator):
+    return _Counter(_core.constant(True), lambda more: more, None, None,
+                    pull=lambda more: iterator.pull(after=more), finish=iterator.close)
+
+
 def for_stmt(iterable, extra_test, body, get_state, set_state, names, live, where):
     if isinstance(iterable, _Range):
         if _in_trace():
@@ -136,11 +147,14 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, names, live, wher
         _log.statement(where, "converted to ef.while_loop", f"{_iter_src(where)} is a tensor {t.dtype.name}{list(t._shape_tuple)}")
         _tf_loop(extra_test, _tensor_counter(t), body, get_state, set_state, names, live, where)
         return
-    if _in_trace() and _is_dataset(iterable):
-        _log.log(1, f"{where.head}: unrolled (a dataset is read at trace time: eagerflow has no graph op that reads "
-                    "a dataset, so its elements are constants of this trace; pass a new dataset object to read again)")
-    else:
-        _log.statement(where, "ran as Python", f"{_iter_src(where)} is a Python {type(iterable).__name__}")
+    if _in_trace() and (_data_graph.is_dataset(iterable) or _data_graph.is_iterator(iterable)
+                        or isinstance(iterable, _data_graph.Enumerated)):
+        kind = "an iterator" if _data_graph.is_iterator(iterable) else "a dataset"
+        _log.statement(where, "converted to ef.while_loop", f"{_iter_src(where)} is {kind}, read when the graph runs")
+        counter = _dataset_counter(_data_graph.iterator_in_trace(iterable))
+        _tf_loop(extra_test, counter, body, get_state, set_state, names, live, where)
+        return
+    _log.statement(where, "ran as Python", f"{_iter_src(where)} is a Python {type(iterable).__name__}")
     for value in iterable:
         if extra_test is not None:
             ok = extra_test()
@@ -151,10 +165,6 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, names, live, wher
             if not ok:
                 break
         body(value)
-
-
-def _is_dataset(x):
-    return type(x).__name__ in ("Dataset", "DatasetV2") or hasattr(x, "element_spec")
 
 
 def _tf_loop(test, counter, body, get_state, set_state, names, live, where):
@@ -208,12 +218,17 @@ def _run_loop(test, counter, body, get_state, set_state, names, live, where, ini
 
     def body_fn(i, *flat):
         set_state(state_of(flat))
-        if counter is not None:
+        if counter is not None and counter.pull is not None:
+            has, item = counter.pull(i)
+            _tf_if(has, lambda: body(item), lambda: None, get_state, set_state, names, where)
+            out = [has]
+        elif counter is not None:
             body(counter.item(i))
+            out = [counter.step(i)]
         else:
             body()
+            out = [i + 1]
         new = get_state()
-        out = [counter.step(i) if counter is not None else i + 1]
         appeared = {}
         for name, value, plan in zip(names, new, plans):
             if plan is None:
@@ -242,8 +257,10 @@ def _run_loop(test, counter, body, get_state, set_state, names, live, where, ini
             raise _LoopError(appeared)
         return out
 
-    result = _core.while_loop(cond_fn, body_fn, [start] + flat0)
-    result = list(result)[1:]
+    result = list(_core.while_loop(cond_fn, body_fn, [start] + flat0))
+    if counter is not None and counter.finish is not None:
+        counter.finish(result[0])
+    result = result[1:]
     final = list(state_of(result))
     for k, (name, plan) in enumerate(zip(names, plans)):
         if plan is None:
