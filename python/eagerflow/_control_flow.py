@@ -68,7 +68,7 @@ class _ProbeArray(TensorArray):
 
 def _needs_probe(leaf):
     """An array that cannot become a buffer yet: unwritten elements and no known element shape."""
-    if not isinstance(leaf, TensorArray) or leaf._buffer is not None:
+    if not isinstance(leaf, TensorArray) or leaf._buffer is not None or leaf._list is None:
         return False
     known = leaf._element_shape is not None and all(d is not None for d in leaf._element_shape)
     return not known and (not leaf._list or any(e is None for e in leaf._list))

@@ -218,6 +218,25 @@ class GraphIterator:
             self.token = _core._host_call(start, inputs, [_core.TensorSpec([], _I64)], f"{name}_iterator", None)[0]
         self._name = name
 
+    def cardinality(self):
+        """The number of elements left, an int32 tensor of this run (a dynamic TensorArray's room),
+        or None for an eager iterator (how many are left is not known)."""
+        if self._dataset is None:
+            return None
+        source, dataset = _source_of(self._dataset), self._dataset
+
+        def count(xs):
+            ds = _resolve(source, dataset, xs[1:])
+            n = int(_np.asarray(ds.cardinality()))
+            if n < 0:
+                from . import errors
+                raise errors.InvalidArgumentError(None, None, "a TensorArray with dynamic_size=True grows in a "
+                                                  "dataset loop inside ef.function by the dataset's cardinality, "
+                                                  "which is unknown or infinite here")
+            return [_core.constant(n, dtype=_core.DType.int32)]
+        return _core._host_call(count, [self.token] + _runtime_inputs(source), [_core.TensorSpec([], _core.DType.int32)],
+                                "dataset_cardinality", None)[0]
+
     def _python_iterator(self, token):
         if self._iterator is None:
             return _live.get(token)

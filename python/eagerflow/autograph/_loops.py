@@ -1,9 +1,13 @@
 """while_stmt and for_stmt: a tensor condition (or a loop over tf.range / a tensor) inside a trace
 becomes one ef.while_loop whose loop variables are the names the body assigns; any other loop
 runs as Python (unrolled into the trace, as TF's AutoGraph does with Python loops)."""
+import threading
+
 from .. import _core, _data_graph
 from . import _log
-from ._operators import (RETVAL, Undefined, _as_condition, _describe_structure, _flatten, _in_trace, _same_structure,
+from .._tensor_array import TensorArray
+from .. import _tensor_array_dynamic as _ta_dynamic
+from ._operators import (RETVAL, ArrayShapeFound, Undefined, _as_condition, _unshaped_array, _describe_structure, _flatten, _in_trace, _same_structure,
                          _shape_text, _tensor_of, _tf_if, _to_tensor, _undefined, _unflatten)
 
 
@@ -50,6 +54,9 @@ def _range_function():
     return eagerflow.range
 
 
+_depth = threading.local()  # tensor loops being traced in this thread (n)
+
+
 class _LoopError(Exception):
     """Names undefined before a tensor loop, defined by its body and used after it: the loop runs
     again with placeholders for them (TF's rule: a loop may run zero times)."""
@@ -91,9 +98,12 @@ class _Counter:
     element when the graph runs, the body runs under ef.cond(has_value), and `finish(flag)` runs
     after the loop."""
 
-    def __init__(self, start, keep_going, step, item, pull=None, finish=None):
+    def __init__(self, start, keep_going, step, item, pull=None, finish=None, room=None):
         self.start, self.keep_going, self.step, self.item = start, keep_going, step, item
         self.pull, self.finish = pull, finish
+        # rows a dynamic TensorArray may need for the loop's writes (an int32 tensor), when the
+        # trip count is known as the loop starts
+        self.room = room
 
 
 def _range_counter(r, where):
@@ -118,7 +128,10 @@ def _range_counter(r, where):
         down = _core.logical_and(delta < zero, i > limit)
         return _core.logical_or(up, down)
 
-    return _Counter(start, keep_going, lambda i: i + delta, lambda i: i)
+    room = _ta_dynamic.trip_count(start, limit, delta)
+    if not dtype.is_floating:  # writes indexed by the range's values reach max(start, limit) - 1
+        room = room + _core.cast(_core.maximum(_core.maximum(start, limit), zero), _core.DType.int32)
+    return _Counter(start, keep_going, lambda i: i + delta, lambda i: i, room=room)
 
 
 def _tensor_counter(t):
@@ -127,12 +140,26 @@ def _tensor_counter(t):
     n = t._shape_tuple[0]
     limit = _core.constant(n, dtype=_core.DType.int32) if n is not None else _core.cast(_core.shape(t)[0], _core.DType.int32)
     return _Counter(_core.constant(0, dtype=_core.DType.int32), lambda i: i < limit, lambda i: i + 1,
-                    lambda i: _core.gather(t, i))
+                    lambda i: _core.gather(t, i), room=limit)
+
+
+class _DatasetCounter(_Counter):
+    def __init__(self, iterator):
+        super().__init__(_core.constant(True), lambda more: more, None, None,
+                         pull=lambda more: iterator.pull(after=more), finish=iterator.close)
+        self.iterator = iterator
+
+    @property
+    def room(self):  # asked only by a dynamic TensorArray written in the loop: the dataset's cardinality
+        return self.iterator.cardinality()
+
+    @room.setter
+    def room(self, value):
+        pass
 
 
 def _dataset_counter(iterator):
-    return _Counter(_core.constant(True), lambda more: more, None, None,
-                    pull=lambda more: iterator.pull(after=more), finish=iterator.close)
+    return _DatasetCounter(iterator)
 
 
 def for_stmt(iterable, extra_test, body, get_state, set_state, names, live, where):
@@ -170,19 +197,28 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, names, live, wher
 def _tf_loop(test, counter, body, get_state, set_state, names, live, where):
     init = get_state()
     placeholders = {}
-    for _ in range(3):
+    for _ in range(2 + 2 * len(names)):  # each retry settles one name
         try:
             return _run_loop(test, counter, body, get_state, set_state, names, live, where, init, placeholders)
         except _LoopError as retry:
             placeholders.update(retry.values)
+        except ArrayShapeFound as found:
+            if found.name not in names or not isinstance(init[names.index(found.name)], TensorArray) \
+                    or found.name in placeholders:
+                raise
+            placeholders[found.name] = init[names.index(found.name)]._with_element_shape(found.element_shape)
     raise AssertionError("unreachable: a loop variable kept appearing")
 
 
 def _run_loop(test, counter, body, get_state, set_state, names, live, where, init, placeholders):
     plans, flat0 = [], []
-    for name, value in zip(names, init):
-        if _undefined(value):
+    init = list(init)
+    for k, (name, value) in enumerate(zip(names, init)):
+        if _undefined(value) or name in placeholders:
             value = placeholders.get(name, value)
+        if isinstance(value, TensorArray) and value._dynamic_size and not _unshaped(value):
+            value = _room_for(value, counter, name, where)
+        init[k] = value
         if _undefined(value):
             plans.append(None)
             continue
@@ -240,6 +276,10 @@ def _run_loop(test, counter, body, get_state, set_state, names, live, where, ini
                 raise ValueError(value.message or f"{where.head}: '{name}' is undefined after one iteration")
             leaves = []
             s2 = _flatten(value, leaves)
+            if _unshaped_array(s) and isinstance(value, TensorArray) and not _unshaped(value):
+                # its element shape is known now: the loop is traced again with the array shaped
+                appeared[name] = init[names.index(name)]._with_element_shape(value._element_shape)
+                continue
             if not _same_structure(s, s2):
                 raise _structure_error(name, s, s2, where)
             for before, v in zip(flat[begin:begin + n], leaves):
@@ -257,7 +297,11 @@ def _run_loop(test, counter, body, get_state, set_state, names, live, where, ini
             raise _LoopError(appeared)
         return out
 
-    result = list(_core.while_loop(cond_fn, body_fn, [start] + flat0))
+    _depth.n = getattr(_depth, "n", 0) + 1
+    try:
+        result = list(_core.while_loop(cond_fn, body_fn, [start] + flat0))
+    finally:
+        _depth.n -= 1
     if counter is not None and counter.finish is not None:
         counter.finish(result[0])
     result = result[1:]
@@ -267,6 +311,25 @@ def _run_loop(test, counter, body, get_state, set_state, names, live, where, ini
             final[k] = Undefined(name, f"'{name}' is defined inside the loop ({where.head}) but not before it: the "
                                        "loop runs as ef.while_loop and may run zero times; define it before the loop")
     set_state(tuple(final))
+
+
+def _unshaped(ta):
+    return _unshaped_array(_flatten(ta, []))
+
+
+def _room_for(ta, counter, name, where):
+    """A dynamic TensorArray as a loop variable: a buffer with room for the loop's writes."""
+    if getattr(_depth, "n", 0) and ta._size is not None:
+        # grown by the enclosing loop, whose buffer must keep its rows through every iteration
+        return ta
+    room = getattr(counter, "room", None)
+    if room is None:
+        raise NotImplementedError(
+            f"'{name}' is a TensorArray with dynamic_size=True written in a loop whose number of iterations is not "
+            f"known when it starts ({where.head}): inside ef.function eagerflow grows such an array by the loop's "
+            "trip count, known for `for ... in tf.range(...)` and `for ... in <tensor>`; loop over tf.range(n), or "
+            "give the array a size")
+    return ta._reserve(room)
 
 
 def _shapes_agree(a, b):
@@ -291,7 +354,8 @@ def _structure_error(name, s, s2, where):
         return ValueError(
             f"'{name}' is a Python list of length {len(s[1])} before the loop and of length {len(s2[1])} after one "
             f"iteration ({where.head}): the loop runs as ef.while_loop, traced once, so a Python list cannot grow "
-            "in it. Collect the values in a tf.TensorArray (ta = ta.write(i, value); ta.stack() after the loop), "
+            "in it. Collect the values in a tf.TensorArray (ta = tf.TensorArray(dtype, size=0, dynamic_size=True) "
+            "before the loop, ta = ta.write(ta.size(), value) in it, ta.stack() after it), "
             "or compute them as one tensor (ef.scan, tf.map_fn)")
     if s[0] == "static" or s2[0] == "static":
         return ValueError(f"'{name}' changes from {_describe_structure(s)} to {_describe_structure(s2)} in the loop "
