@@ -245,11 +245,12 @@ class TensorArray:
 
     def concat(self, name=None):
         """All elements concatenated along their axis 0."""
-        if self._buffer is not None:
-            s = _shape_of(self._buffer)
+        if self._list is None:
+            stacked = self.stack()
+            s = _shape_of(stacked)
             if len(s) < 2:
                 raise errors.InvalidArgumentError(None, None, "Concat saw a scalar shape; elements need rank >= 1")
-            return _core.reshape(self._buffer, [-1] + list(s[2:]))
+            return _core.reshape(stacked, [-1] + list(s[2:]))
         if not self._list:
             return _core.zeros([0] + list((self._element_shape or (None,))[1:]) if self._element_shape and
                                all(d is not None for d in self._element_shape[1:]) else [0], dtype=self._dtype)
