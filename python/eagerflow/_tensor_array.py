@@ -7,9 +7,9 @@ Two representations, chosen by what the indices are:
   - a buffer: one tensor [size, *element_shape], once an index is a symbolic tensor or the array
     is a loop variable of ef.while_loop inside ef.function (python/eagerflow/_control_flow.py).
     write is a tensor_scatter_nd_update, read a gather: every op differentiable, and a loop
-    variable keeps its shape (eagerflow's traced loops need fixed shapes: a buffer's size is
-    fixed, so an array that grows - dynamic_size - grows in the list form only, eagerly or by
-    Python-int writes).
+    variable keeps its shape (eagerflow's traced loops need fixed shapes at run time). A buffer
+    whose rows only the graph run knows (a symbolic size, or a dynamic array AutoGraph grew by a
+    loop's trip count: _tensor_array_dynamic.py) carries its length as `_size`, an int32 tensor.
 Unwritten elements read as zeros (as TF's eager TensorArray). With clear_after_read (the default),
 an eager read forgets the element, as TF's eager arrays do; traced arrays keep their elements, as
 TF's graph arrays (TensorLists) do.
