@@ -302,8 +302,30 @@ class GraphIterator:
         return self
 
     def get_next_as_optional(self):
-        raise NotImplementedError("get_next_as_optional inside ef.function is not supported: use next(iterator) "
-                                  "or a for loop over the dataset")
+        """The next element as an Optional whose has_value() is a bool tensor of this run."""
+        has, element = self.pull()
+        return GraphOptional(has, element, self.element_spec)
+
+
+class GraphOptional:
+    """tf.experimental.Optional inside a trace: has_value() is known when the graph runs;
+    get_value() fails then (InvalidArgumentError, as TF's) where there is none."""
+
+    def __init__(self, has, value, element_spec):
+        self._has, self._value, self.element_spec = has, value, element_spec
+
+    def has_value(self, name=None):
+        return self._has
+
+    def get_value(self, name=None):
+        from . import errors
+
+        def check(xs):
+            if not bool(xs[0].numpy()):
+                raise errors.InvalidArgumentError(None, None, "The given optional does not have a value.")
+            return []
+        _core._host_call(check, [self._has], [], "optional_get_value", None)
+        return self._value
 
 
 def end_of_sequence():

@@ -112,6 +112,8 @@ class OwnedIterator(Iterator):
 
     def get_next_as_optional(self):
         from . import errors
+        if _core._in_trace():
+            return _data_graph.iterator_in_trace(self).get_next_as_optional()
         try:
             return Optional(self._it.get_next(), True, self._spec)
         except errors.OutOfRangeError:

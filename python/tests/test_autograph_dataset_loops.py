@@ -253,3 +253,24 @@ def test_the_log_says_why(capsys):
     finally:
         tf.autograph.set_verbosity(0)
     assert "`for x in ds`: converted to ef.while_loop (ds is a dataset, read when the graph runs)" in capsys.readouterr().err
+
+
+def test_get_next_as_optional_inside_a_function():
+    @tf.function
+    def next_or_minus_one(it):
+        opt = it.get_next_as_optional()
+        if opt.has_value():
+            v = opt.get_value() * 10
+        else:
+            v = tf.constant(-1, dtype=tf.int64)
+        return v
+
+    it = iter(tf.data.Dataset.range(3))
+    assert [int(next_or_minus_one(it)) for _ in range(5)] == [0, 10, 20, -1, -1]
+
+    @tf.function
+    def value_of_empty():
+        return iter(tf.data.Dataset.range(0)).get_next_as_optional().get_value()
+
+    with pytest.raises(tf.errors.InvalidArgumentError, match="does not have a value"):
+        value_of_empty()
