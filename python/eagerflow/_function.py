@@ -286,7 +286,7 @@ class Function:
         else:
             args, kwargs = self._canonical(args, kwargs)
             tensors = []
-            datasets = None if _core._in_trace() else {}
+            datasets = None if _core._in_trace() or self._input_signature is not None else {}
             desc = [_describe(a, tensors, datasets) for a in args]
             desc += [_describe(kwargs[k], tensors, datasets) for k in kwargs]
             if not datasets:

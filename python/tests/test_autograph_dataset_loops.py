@@ -274,3 +274,36 @@ def test_get_next_as_optional_inside_a_function():
 
     with pytest.raises(tf.errors.InvalidArgumentError, match="does not have a value"):
         value_of_empty()
+
+
+def test_dataset_loops_nested_in_tensor_control_flow_and_string_elements():
+    ds = tf.data.Dataset.range(3)
+
+    @tf.function
+    def weighted_passes(n):
+        total = tf.constant(0, dtype=tf.int64)
+        for i in tf.range(n):
+            for x in ds:  # a fresh iterator in every outer iteration
+                total += x * tf.cast(i + 1, tf.int64)
+        return total
+
+    assert int(weighted_passes(tf.constant(3))) == (0 + 1 + 2) * (1 + 2 + 3)
+
+    @tf.function
+    def maybe_sum(d, flag):
+        t = tf.constant(0, dtype=tf.int64)
+        if flag > 0:
+            for x in d:
+                t += x
+        return t
+
+    assert int(maybe_sum(ds, tf.constant(1))) == 3 and int(maybe_sum(ds, tf.constant(0))) == 0
+
+    @tf.function
+    def total_length(d):
+        n = tf.constant(0)
+        for s in d:
+            n += tf.strings.length(s)
+        return n
+
+    assert int(total_length(tf.data.Dataset.from_tensor_slices(["a", "bbb", "cc"]))) == 6
