@@ -189,3 +189,24 @@ def test_float_and_descending_ranges_size_the_array():
         return ta.stack()
 
     np.testing.assert_array_equal(halves(tf.constant(2.0)).numpy(), np.arange(0.0, 2.0, 0.5))
+
+
+def _powers(x, n):
+    ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+    _, ta, _ = tf.while_loop(lambda i, ta, p: i < n, lambda i, ta, p: (i + 1, ta.write(i, p), p * x),
+                             (tf.constant(0), ta, tf.constant(1.0)), maximum_iterations=10)
+    return ta.stack()
+
+
+def test_an_explicit_while_loop_grows_an_array_by_maximum_iterations():
+    x = tf.constant(2.0)
+    f = tf.function(_powers)
+    for fn in (_powers, f):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = fn(x, tf.constant(4))
+            total = tf.reduce_sum(y)
+        np.testing.assert_array_equal(y.numpy(), [1, 2, 4, 8])
+        assert float(tape.gradient(total, x)) == 1 + 2 * 2 + 3 * 4  # d/dx (1 + x + x^2 + x^3)
+    assert f(x, tf.constant(0)).numpy().shape == (0,)
+    assert f.experimental_get_tracing_count() == 1
