@@ -21,12 +21,18 @@ __all__ = ["while_loop"]
 def _leaves_to_tensors(leaves, templates, what):
     out = []
     for k, leaf in enumerate(leaves):
-        if isinstance(leaf, TensorArray):
+        if isinstance(leaf, TensorArray) and leaf._size is not None:  # grown: its buffer and its length
+            ta = leaf._to_buffer()
+            out += [ta._buffer, ta._size]
+            if templates is not None and templates[k] is None:
+                templates[k] = leaf
+        elif isinstance(leaf, TensorArray):
             if leaf._dynamic_size and leaf._length() == 0:
                 raise NotImplementedError(
                     "while_loop: a TensorArray of size 0 with dynamic_size=True cannot grow inside a loop in "
-                    "ef.function (eagerflow's traced loop variables keep their shapes); give it size= the number of "
-                    "elements the loop writes (writes past its size fail when the graph runs)")
+                    "ef.function without maximum_iterations (eagerflow's traced loop variables keep their shapes, so "
+                    "the array is given room for maximum_iterations writes when the loop starts); pass "
+                    "maximum_iterations=, or give it size= the number of elements the loop writes")
             try:
                 out.append(leaf._ef_loop_tensor())
             except ValueError as e:
@@ -68,7 +74,7 @@ class _ProbeArray(TensorArray):
 
 def _needs_probe(leaf):
     """An array that cannot become a buffer yet: unwritten elements and no known element shape."""
-    if not isinstance(leaf, TensorArray) or leaf._buffer is not None:
+    if not isinstance(leaf, TensorArray) or leaf._buffer is not None or leaf._list is None:
         return False
     known = leaf._element_shape is not None and all(d is not None for d in leaf._element_shape)
     return not known and (not leaf._list or any(e is None for e in leaf._list))
@@ -116,7 +122,26 @@ def _with_element_shapes(cond, body, call, structure, leaves, maximum_iterations
 
 
 def _rebuild(tensors, templates):
-    return [t if tmpl is None else tmpl._ef_from_loop_tensor(t) for t, tmpl in zip(tensors, templates)]
+    it, out = iter(tensors), []
+    for tmpl in templates:
+        if tmpl is None:
+            out.append(next(it))
+        elif tmpl._size is not None:
+            out.append(TensorArray._from_buffer(tmpl, next(it), next(it)))
+        else:
+            out.append(tmpl._ef_from_loop_tensor(next(it)))
+    return out
+
+
+def _with_room(leaves, maximum_iterations):
+    """Dynamic arrays with room for maximum_iterations more writes (the loop cannot grow them)."""
+    if maximum_iterations is None:
+        return leaves
+    from . import _tensor_array_dynamic
+    count = _tensor_array_dynamic._count(maximum_iterations)
+    return [leaf._reserve(count) if isinstance(leaf, TensorArray) and leaf._dynamic_size and not (
+        leaf._list is not None and not any(e is not None for e in leaf._list) and leaf._element_shape is None)
+        else leaf for leaf in leaves]
 
 
 def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10, back_prop=True,
@@ -162,7 +187,8 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         out = _unflatten(structure, iter(_no_gradient(current) if not back_prop else current))
         return out[0] if single else out
 
-    leaves = _with_element_shapes(cond, body, call, structure, leaves, maximum_iterations)
+    leaves = _with_room(_with_element_shapes(cond, body, call, structure, leaves, maximum_iterations),
+                        maximum_iterations)
     templates = [None] * len(leaves)
     flat = _leaves_to_tensors(leaves, templates, "loop variable")
 

@@ -8,7 +8,7 @@ import time as _time
 
 import numpy as _np
 
-from . import _core
+from . import _core, _data_graph
 
 
 class Optional:
@@ -94,6 +94,8 @@ class OwnedIterator(Iterator):
         return self
 
     def __next__(self):
+        if _core._in_trace():  # an op of the trace: the element of each run (TF's IteratorGetNext)
+            return _data_graph.iterator_in_trace(self).get_next()
         if _next_observers:
             return _observed_next(self._it.__next__)
         return next(self._it)
@@ -102,12 +104,16 @@ class OwnedIterator(Iterator):
         return self.__next__()
 
     def get_next(self):
+        if _core._in_trace():
+            return _data_graph.iterator_in_trace(self).get_next()
         if _next_observers:
             return _observed_next(self._it.get_next)
         return self._it.get_next()
 
     def get_next_as_optional(self):
         from . import errors
+        if _core._in_trace():
+            return _data_graph.iterator_in_trace(self).get_next_as_optional()
         try:
             return Optional(self._it.get_next(), True, self._spec)
         except errors.OutOfRangeError:

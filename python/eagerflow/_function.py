@@ -9,13 +9,14 @@ import inspect
 import itertools
 import os
 import sys
+import threading
 import time
 import warnings
 import weakref
 
 import numpy as _np
 
-from . import _core
+from . import _core, _data_graph
 
 _Tensor = _core.Tensor
 
@@ -116,8 +117,14 @@ def _static_key(x):
     return f"<{type(x).__qualname__} #{_object_token(x)}>"
 
 
-def _describe(value, tensors):
-    """One signature entry for one argument; appends its tensors."""
+def _describe(value, tensors, datasets=None):
+    """One signature entry for one argument; appends its tensors. A dataset (when `datasets`
+    collects them) is keyed by its element_spec and passed as a handle tensor (_data_graph)."""
+    if datasets is not None and _data_graph.is_argument(value):
+        key, handle, h = _data_graph.argument_handle(value)
+        tensors.append(handle)
+        datasets[id(value)] = h
+        return ("M", (key,))
     if _is_tensorlike(value):
         tensors.append(_as_tensor(value))
         return ("T",)
@@ -145,7 +152,9 @@ def _contains_tensor(x):
     return False
 
 
-def _rebuild(value, it):
+def _rebuild(value, it, datasets=None):
+    if datasets and id(value) in datasets and _data_graph.is_argument(value):
+        return _data_graph.bind_argument(value, next(it))
     if _is_tensorlike(value):
         return next(it)
     if isinstance(value, (list, tuple)) and value and all(_is_tensorlike(v) for v in value):
@@ -188,6 +197,7 @@ class Function:
         self._fn = fn
         self._autograph = autograph
         self._converted = None  # AutoGraph's conversion of fn, made at the first trace (no trace of its own)
+        self._datasets = threading.local()  # this thread's call: id(dataset argument) -> its handle
         # Refused at the call, as TF refuses at the trace: decorating alone is not an error.
         self._generator = ("generator" if inspect.isgeneratorfunction(fn) else
                            "async generator" if inspect.isasyncgenfunction(fn) else
@@ -221,11 +231,13 @@ class Function:
 
     def _trace(self, args, kwargs, symbolic):
         it = iter(symbolic)
-        args = tuple(_rebuild(a, it) for a in args)
-        kwargs = {k: _rebuild(v, it) for k, v in kwargs.items()}
-        fn = self._python_function()
-        with _autograph_status(self._autograph):
-            out = fn(*args, **kwargs)
+        datasets = getattr(self._datasets, "ids", None)
+        with _data_graph.trace_scope():
+            args = tuple(_rebuild(a, it, datasets) for a in args)
+            kwargs = {k: _rebuild(v, it, datasets) for k, v in kwargs.items()}
+            fn = self._python_function()
+            with _autograph_status(self._autograph):
+                out = fn(*args, **kwargs)
         if inspect.isgenerator(out) or inspect.iscoroutine(out) or inspect.isasyncgen(out):
             out.close()
             raise TypeError(self._generator_message(f"which returned a {type(out).__name__}"))
@@ -250,9 +262,14 @@ class Function:
                 "inside the function, or feed data with ef.data.Dataset.from_generator")
 
     def __call__(self, *args, **kwargs):
-        if _call_observers:
-            return _observe_call(self, args, kwargs)
-        return self._call(*args, **kwargs)
+        try:
+            if _call_observers:
+                return _observe_call(self, args, kwargs)
+            return self._call(*args, **kwargs)
+        except _core.Error as e:
+            if _data_graph.END_CHECK in str(e):  # next() past a dataset's end: TF's class (a host call's is another)
+                raise _data_graph.end_of_sequence() from None
+            raise
 
     def _call(self, *args, **kwargs):
         if self._generator is not None:
@@ -269,9 +286,18 @@ class Function:
         else:
             args, kwargs = self._canonical(args, kwargs)
             tensors = []
-            desc = [_describe(a, tensors) for a in args]
-            desc += [_describe(kwargs[k], tensors) for k in kwargs]
-            out = self._core.call(self, desc, tensors, args, kwargs)
+            datasets = None if _core._in_trace() or self._input_signature is not None else {}
+            desc = [_describe(a, tensors, datasets) for a in args]
+            desc += [_describe(kwargs[k], tensors, datasets) for k in kwargs]
+            if not datasets:
+                out = self._core.call(self, desc, tensors, args, kwargs)
+            else:
+                self._datasets.ids = datasets  # read by _trace, if this call traces
+                try:
+                    out = self._core.call(self, desc, tensors, args, kwargs)
+                finally:
+                    self._datasets.ids = None
+                    _data_graph.release_arguments(datasets.values())
         if type(out) is _Tensor:
             return out
         tree, flat = out

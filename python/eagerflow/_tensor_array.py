@@ -7,14 +7,15 @@ Two representations, chosen by what the indices are:
   - a buffer: one tensor [size, *element_shape], once an index is a symbolic tensor or the array
     is a loop variable of ef.while_loop inside ef.function (python/eagerflow/_control_flow.py).
     write is a tensor_scatter_nd_update, read a gather: every op differentiable, and a loop
-    variable keeps its shape (eagerflow's traced loops need fixed shapes: a buffer's size is
-    fixed, so an array that grows - dynamic_size - grows in the list form only, eagerly or by
-    Python-int writes).
+    variable keeps its shape (eagerflow's traced loops need fixed shapes at run time). A buffer
+    whose rows only the graph run knows (a symbolic size, or a dynamic array AutoGraph grew by a
+    loop's trip count: _tensor_array_dynamic.py) carries its length as `_size`, an int32 tensor.
 Unwritten elements read as zeros (as TF's eager TensorArray). With clear_after_read (the default),
 an eager read forgets the element, as TF's eager arrays do; traced arrays keep their elements, as
 TF's graph arrays (TensorLists) do.
 """
 from . import _core
+from . import _tensor_array_dynamic as _dynamic
 from . import errors
 
 __all__ = ["TensorArray"]
@@ -87,18 +88,21 @@ class TensorArray:
             if not self._dynamic_size:
                 raise ValueError("Size must be provided if dynamic_size is False.")
         n = _static_int(size, "size")
-        if n is None:
-            raise NotImplementedError("TensorArray: a size known only when the graph runs (a symbolic tensor) is not "
-                                      "supported inside ef.function: eagerflow's traced tensors have static shapes; "
-                                      "give the size as a Python int (or create the array outside the function)")
-        self._list = [None] * n
+        self._size = None  # the length (an int32 tensor) when only the graph run knows it (a buffer's rows >= it)
         self._buffer = None
+        if n is None:  # a symbolic size: a buffer of that many rows, made once the element shape is known
+            self._list = None
+            self._size = _core.cast(size, _core.DType.int32)
+            if self._element_shape is not None and all(d is not None for d in self._element_shape):
+                self._buffer = _dynamic.zeros_rows(self._size, self._element_shape, self._dtype)
+            return
+        self._list = [None] * n
 
     @classmethod
-    def _from_buffer(cls, like, buffer):
+    def _from_buffer(cls, like, buffer, size=None):
         ta = cls.__new__(cls)
         ta.__dict__.update(like.__dict__)
-        ta._list, ta._buffer = None, buffer
+        ta._list, ta._buffer, ta._size = None, buffer, size
         ta._element_shape = _shape_of(buffer)[1:]
         return ta
 
@@ -130,10 +134,15 @@ class TensorArray:
         raise NotImplementedError("TensorArray.handle: eagerflow's TensorArray has no resource handle")
 
     def _length(self):
+        """The number of elements as a Python int, or None when only the graph run knows it."""
+        if self._size is not None:
+            return None
         return len(self._list) if self._list is not None else _shape_of(self._buffer)[0]
 
     def size(self, name=None):
         """The number of elements, an int32 scalar."""
+        if self._size is not None:
+            return self._size
         return _core.constant(self._length(), dtype=_core.DType.int32)
 
     # Elements.
@@ -161,6 +170,10 @@ class TensorArray:
         """This array as one tensor [size, *element_shape] (the form symbolic indices need)."""
         if self._buffer is not None:
             return self
+        if self._list is None:  # a symbolic size whose element shape is now known
+            ta = self._copy()
+            ta._buffer = _dynamic.zeros_rows(self._size, self._zeros()._shape_tuple, self._dtype)
+            return ta
         if self._list and any(e is None or e is _CLEARED for e in self._list) or not self._list:
             self._zeros()  # raises when the element shape is unknown
         rows = [e if e is not None and e is not _CLEARED else self._zeros() for e in self._list]
@@ -173,11 +186,14 @@ class TensorArray:
         if self._infer_shape:
             self._element_shape = _merge_shape(self._element_shape, _shape_of(value))
         i = _static_int(index, "index")
-        if i is None or self._buffer is not None:
+        if i is None or self._list is None:
             ta = self._to_buffer()
             if self._element_shape is not None:
                 ta._element_shape = _merge_shape(ta._element_shape, _shape_of(value))
-            idx = _core.reshape(_core.cast(_core.convert_to_tensor(index), _core.DType.int32), [1, 1])
+            index = _core.cast(_core.convert_to_tensor(index), _core.DType.int32)
+            if ta._size is not None and ta._dynamic_size:  # a write past the length grows it (within the buffer)
+                ta._size = _core.maximum(ta._size, index + 1)
+            idx = _core.reshape(index, [1, 1])
             ta._buffer = _core.tensor_scatter_nd_update(ta._buffer, idx, _core.expand_dims(value, 0))
             return ta
         self._check_index(i, "write to")
@@ -192,7 +208,7 @@ class TensorArray:
     def read(self, index, name=None):
         """The element at index (zeros when never written)."""
         i = _static_int(index, "index")
-        if i is None or self._buffer is not None:
+        if i is None or self._list is None:
             ta = self._to_buffer()
             return _core.gather(ta._buffer, _core.cast(_core.convert_to_tensor(index), _core.DType.int32))
         self._check_index(i, "read from")
@@ -211,8 +227,11 @@ class TensorArray:
 
     def stack(self, name=None):
         """All elements stacked on a new axis 0."""
-        if self._buffer is not None:
-            return self._buffer
+        if self._list is None:
+            ta = self._to_buffer()
+            if ta._size is not None and ta._dynamic_size:  # the buffer may have rows past the length
+                return _dynamic.first_rows(ta._buffer, ta._size)
+            return ta._buffer
         if not self._list:
             shape = [0] + list(self._element_shape or ())
             if any(d is None for d in shape):
@@ -226,11 +245,12 @@ class TensorArray:
 
     def concat(self, name=None):
         """All elements concatenated along their axis 0."""
-        if self._buffer is not None:
-            s = _shape_of(self._buffer)
+        if self._list is None:
+            stacked = self.stack()
+            s = _shape_of(stacked)
             if len(s) < 2:
                 raise errors.InvalidArgumentError(None, None, "Concat saw a scalar shape; elements need rank >= 1")
-            return _core.reshape(self._buffer, [-1] + list(s[2:]))
+            return _core.reshape(stacked, [-1] + list(s[2:]))
         if not self._list:
             return _core.zeros([0] + list((self._element_shape or (None,))[1:]) if self._element_shape and
                                all(d is not None for d in self._element_shape[1:]) else [0], dtype=self._dtype)
@@ -248,6 +268,8 @@ class TensorArray:
             raise ValueError("TensorArray.unstack: the value must have rank >= 1, got a scalar")
         n = shape[0]
         ta = self._copy()
+        if ta._list is None and ta._size is not None:  # a symbolic size: the rows are the elements
+            return TensorArray._from_buffer(ta, value)
         if self._element_shape is not None and self._infer_shape:
             _merge_shape(self._element_shape, shape[1:])
         if n > ta._length() and not ta._dynamic_size:
@@ -321,8 +343,60 @@ class TensorArray:
     # Flattening as a loop variable (python/eagerflow/_control_flow.py).
 
     def _ef_loop_tensor(self):
+        if self._size is not None:
+            raise NotImplementedError("while_loop: a TensorArray whose size is known only when the graph runs is a "
+                                      "loop variable of AutoGraph's loops (a Python for/while on tensors inside "
+                                      "ef.function), not of an explicit tf.while_loop")
         ta = self._to_buffer()
         return ta._buffer
+
+    # Flattening as a loop variable or cond output of AutoGraph (autograph/_operators.py).
+
+    def _meta(self):
+        return (self._dtype, self._dynamic_size, self._clear_after_read, self._infer_shape)
+
+    def _ag_flatten(self):
+        if self._buffer is None and not any(e is not None for e in self._list or ()) and (
+                self._element_shape is None or any(d is None for d in self._element_shape)):
+            # nothing to carry until a write shows the element shape (but a symbolic size)
+            if self._list is not None:
+                return ("unshaped", self._meta(), len(self._list)), []
+            return ("unshaped", self._meta(), None), [self._size]
+        ta = self._to_buffer()
+        if ta._size is not None:
+            return ("sized", self._meta(), ta._element_shape), [ta._buffer, ta._size]
+        return ("buffer", self._meta(), ta._element_shape), [ta._buffer]
+
+    @classmethod
+    def _ag_unflatten(cls, key, tensors):
+        kind, (dtype, dynamic, clear, infer) = key[0], key[1]
+        ta = cls.__new__(cls)
+        ta._dtype, ta._dynamic_size, ta._clear_after_read, ta._infer_shape = dtype, dynamic, clear, infer
+        ta._size, ta._buffer, ta._list, ta._element_shape = None, None, None, None
+        if kind == "unshaped":
+            if key[2] is None:
+                ta._size = tensors[0]
+            else:
+                ta._list = [None] * key[2]
+        else:
+            ta._buffer = tensors[0]
+            ta._element_shape = key[2]
+            if kind == "sized":
+                ta._size = tensors[1]
+        return ta
+
+    def _with_element_shape(self, shape):
+        ta = self._copy()
+        ta._element_shape = tuple(shape)
+        return ta
+
+    def _reserve(self, count):
+        """This dynamic array with room for `count` (an int32 tensor) more rows: the form it grows in
+        inside a traced loop whose trip count is known when the loop starts."""
+        ta = self._to_buffer()
+        length = ta._size if ta._size is not None else _core.constant(ta._length(), dtype=_core.DType.int32)
+        extra = _dynamic.zeros_rows(count, ta._element_shape, ta._dtype)
+        return TensorArray._from_buffer(ta, _core.concat([ta._buffer, extra], 0), length)
 
     def _ef_from_loop_tensor(self, buffer):
         return TensorArray._from_buffer(self, buffer)

@@ -18,14 +18,15 @@ INFINITE_CARDINALITY = _core._data.INFINITE
 UNKNOWN_CARDINALITY = _core._data.UNKNOWN
 
 
-from . import _data_options
+from . import _data_graph, _data_options
 from ._data_files import FixedLengthRecordDataset
 from ._data_iterators import DatasetSpec, Iterator, IteratorSpec, NumpyIterator, OwnedIterator
 from ._data_options import Options, ThreadingOptions
 from ._data_experimental import experimental  # noqa: F401 - tf.data.experimental
 
 _cpp_iter = Dataset.__iter__
-Dataset.__iter__ = lambda self: OwnedIterator(self, _cpp_iter)
+Dataset.__iter__ = lambda self: (_data_graph.GraphIterator(dataset=self) if _core._in_trace()
+                                 else OwnedIterator(self, _cpp_iter))
 Dataset.as_numpy_iterator = lambda self: NumpyIterator(self)
 Dataset.as_numpy_iterator.__doc__ = """The elements as NumPy values (tf.data's Dataset.as_numpy_iterator)."""
 for _name in ("batch", "cache", "enumerate", "filter", "interleave", "map", "padded_batch", "prefetch", "repeat",
@@ -33,6 +34,9 @@ for _name in ("batch", "cache", "enumerate", "filter", "interleave", "map", "pad
     setattr(Dataset, _name, _data_options.propagate(getattr(Dataset, _name)))
 Dataset.with_options = _data_options.with_options
 Dataset.options = _data_options.options
+_data_graph.install_recording(("apply", "batch", "cache", "concatenate", "enumerate", "filter", "flat_map", "interleave",
+                                "map", "padded_batch", "prefetch", "rebatch", "repeat", "shard", "shuffle", "skip",
+                                "take", "take_while", "unbatch", "window", "with_options"))
 
 
 
@@ -40,6 +44,8 @@ def _reduce(self, initial_state, reduce_func, name=None):
     """tf.data.Dataset.reduce: reduce_func(state, element) over every element, from
     initial_state (a tensor or a structure of them); the final state."""
     from . import nest
+    if _core._in_trace():
+        return _data_graph.reduce(self, initial_state, reduce_func)  # read when the graph runs, as TF's
     state = nest.map_structure(lambda v: v if isinstance(v, _core.Tensor) else _core.convert_to_tensor(v), initial_state)
     for element in self:
         new = reduce_func(state, element)  # (a tuple element stays one argument, as TF's)

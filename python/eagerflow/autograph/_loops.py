@@ -1,9 +1,13 @@
 """while_stmt and for_stmt: a tensor condition (or a loop over tf.range / a tensor) inside a trace
 becomes one ef.while_loop whose loop variables are the names the body assigns; any other loop
 runs as Python (unrolled into the trace, as TF's AutoGraph does with Python loops)."""
-from .. import _core
+import threading
+
+from .. import _core, _data_graph
 from . import _log
-from ._operators import (RETVAL, Undefined, _as_condition, _describe_structure, _flatten, _in_trace, _same_structure,
+from .._tensor_array import TensorArray
+from .. import _tensor_array_dynamic as _ta_dynamic
+from ._operators import (RETVAL, ArrayShapeFound, Undefined, _as_condition, _unshaped_array, _describe_structure, _flatten, _in_trace, _same_structure,
                          _shape_text, _tensor_of, _tf_if, _to_tensor, _undefined, _unflatten)
 
 
@@ -26,6 +30,8 @@ def for_iterable(func, args, kwargs):
     ef_range = _range_function()
     if func is range and not kwargs and any(_tensor_of(a) is not None for a in args) and _in_trace():
         return _Range(tuple(args), None)  # range(n) of a tensor: tf.range (TF's builtin conversion)
+    if func is enumerate and args and _in_trace() and _data_graph.is_dataset(args[0]):
+        return _data_graph.Enumerated(*args, **kwargs)  # (index, element) pairs read when the graph runs
     if func is ef_range:
         try:
             values, dtype = _range_args(*args, **kwargs)
@@ -46,6 +52,9 @@ def _range_args(start, limit=None, delta=1, dtype=None, name=None):
 def _range_function():
     import eagerflow
     return eagerflow.range
+
+
+_depth = threading.local()  # tensor loops being traced in this thread (n)
 
 
 class _LoopError(Exception):
@@ -84,10 +93,17 @@ def _why_py(value, where):
 
 
 class _Counter:
-    """The hidden loop variable of a tensor `for`: an index or the range's value."""
+    """The hidden loop variable of a tensor `for`: an index or the range's value. A dataset's
+    counter is its has-value flag instead: `pull(flag)` -> (has_value, element) fetches the next
+    element when the graph runs, the body runs under ef.cond(has_value), and `finish(flag)` runs
+    after the loop."""
 
-    def __init__(self, start, keep_going, step, item):
+    def __init__(self, start, keep_going, step, item, pull=None, finish=None, room=None):
         self.start, self.keep_going, self.step, self.item = start, keep_going, step, item
+        self.pull, self.finish = pull, finish
+        # rows a dynamic TensorArray may need for the loop's writes (an int32 tensor), when the
+        # trip count is known as the loop starts
+        self.room = room
 
 
 def _range_counter(r, where):
@@ -112,7 +128,10 @@ def _range_counter(r, where):
         down = _core.logical_and(delta < zero, i > limit)
         return _core.logical_or(up, down)
 
-    return _Counter(start, keep_going, lambda i: i + delta, lambda i: i)
+    room = _ta_dynamic.trip_count(start, limit, delta)
+    if not dtype.is_floating:  # writes indexed by the range's values reach max(start, limit) - 1
+        room = room + _core.cast(_core.maximum(_core.maximum(start, limit), zero), _core.DType.int32)
+    return _Counter(start, keep_going, lambda i: i + delta, lambda i: i, room=room)
 
 
 def _tensor_counter(t):
@@ -121,7 +140,26 @@ def _tensor_counter(t):
     n = t._shape_tuple[0]
     limit = _core.constant(n, dtype=_core.DType.int32) if n is not None else _core.cast(_core.shape(t)[0], _core.DType.int32)
     return _Counter(_core.constant(0, dtype=_core.DType.int32), lambda i: i < limit, lambda i: i + 1,
-                    lambda i: _core.gather(t, i))
+                    lambda i: _core.gather(t, i), room=limit)
+
+
+class _DatasetCounter(_Counter):
+    def __init__(self, iterator):
+        super().__init__(_core.constant(True), lambda more: more, None, None,
+                         pull=lambda more: iterator.pull(after=more), finish=iterator.close)
+        self.iterator = iterator
+
+    @property
+    def room(self):  # asked only by a dynamic TensorArray written in the loop: the dataset's cardinality
+        return self.iterator.cardinality()
+
+    @room.setter
+    def room(self, value):
+        pass
+
+
+def _dataset_counter(iterator):
+    return _DatasetCounter(iterator)
 
 
 def for_stmt(iterable, extra_test, body, get_state, set_state, names, live, where):
@@ -136,11 +174,14 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, names, live, wher
         _log.statement(where, "converted to ef.while_loop", f"{_iter_src(where)} is a tensor {t.dtype.name}{list(t._shape_tuple)}")
         _tf_loop(extra_test, _tensor_counter(t), body, get_state, set_state, names, live, where)
         return
-    if _in_trace() and _is_dataset(iterable):
-        _log.log(1, f"{where.head}: unrolled (a dataset is read at trace time: eagerflow has no graph op that reads "
-                    "a dataset, so its elements are constants of this trace; pass a new dataset object to read again)")
-    else:
-        _log.statement(where, "ran as Python", f"{_iter_src(where)} is a Python {type(iterable).__name__}")
+    if _in_trace() and (_data_graph.is_dataset(iterable) or _data_graph.is_iterator(iterable)
+                        or isinstance(iterable, _data_graph.Enumerated)):
+        kind = "an iterator" if _data_graph.is_iterator(iterable) else "a dataset"
+        _log.statement(where, "converted to ef.while_loop", f"{_iter_src(where)} is {kind}, read when the graph runs")
+        counter = _dataset_counter(_data_graph.iterator_in_trace(iterable))
+        _tf_loop(extra_test, counter, body, get_state, set_state, names, live, where)
+        return
+    _log.statement(where, "ran as Python", f"{_iter_src(where)} is a Python {type(iterable).__name__}")
     for value in iterable:
         if extra_test is not None:
             ok = extra_test()
@@ -153,26 +194,31 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, names, live, wher
         body(value)
 
 
-def _is_dataset(x):
-    return type(x).__name__ in ("Dataset", "DatasetV2") or hasattr(x, "element_spec")
-
-
 def _tf_loop(test, counter, body, get_state, set_state, names, live, where):
     init = get_state()
     placeholders = {}
-    for _ in range(3):
+    for _ in range(2 + 2 * len(names)):  # each retry settles one name
         try:
             return _run_loop(test, counter, body, get_state, set_state, names, live, where, init, placeholders)
         except _LoopError as retry:
             placeholders.update(retry.values)
+        except ArrayShapeFound as found:
+            if found.name not in names or not isinstance(init[names.index(found.name)], TensorArray) \
+                    or found.name in placeholders:
+                raise
+            placeholders[found.name] = init[names.index(found.name)]._with_element_shape(found.element_shape)
     raise AssertionError("unreachable: a loop variable kept appearing")
 
 
 def _run_loop(test, counter, body, get_state, set_state, names, live, where, init, placeholders):
     plans, flat0 = [], []
-    for name, value in zip(names, init):
-        if _undefined(value):
+    init = list(init)
+    for k, (name, value) in enumerate(zip(names, init)):
+        if _undefined(value) or name in placeholders:
             value = placeholders.get(name, value)
+        if isinstance(value, TensorArray) and value._dynamic_size and not _unshaped(value):
+            value = _room_for(value, counter, name, where)
+        init[k] = value
         if _undefined(value):
             plans.append(None)
             continue
@@ -208,12 +254,17 @@ def _run_loop(test, counter, body, get_state, set_state, names, live, where, ini
 
     def body_fn(i, *flat):
         set_state(state_of(flat))
-        if counter is not None:
+        if counter is not None and counter.pull is not None:
+            has, item = counter.pull(i)
+            _tf_if(has, lambda: body(item), lambda: None, get_state, set_state, names, where)
+            out = [has]
+        elif counter is not None:
             body(counter.item(i))
+            out = [counter.step(i)]
         else:
             body()
+            out = [i + 1]
         new = get_state()
-        out = [counter.step(i) if counter is not None else i + 1]
         appeared = {}
         for name, value, plan in zip(names, new, plans):
             if plan is None:
@@ -225,6 +276,10 @@ def _run_loop(test, counter, body, get_state, set_state, names, live, where, ini
                 raise ValueError(value.message or f"{where.head}: '{name}' is undefined after one iteration")
             leaves = []
             s2 = _flatten(value, leaves)
+            if _unshaped_array(s) and isinstance(value, TensorArray) and not _unshaped(value):
+                # its element shape is known now: the loop is traced again with the array shaped
+                appeared[name] = init[names.index(name)]._with_element_shape(value._element_shape)
+                continue
             if not _same_structure(s, s2):
                 raise _structure_error(name, s, s2, where)
             for before, v in zip(flat[begin:begin + n], leaves):
@@ -242,14 +297,39 @@ def _run_loop(test, counter, body, get_state, set_state, names, live, where, ini
             raise _LoopError(appeared)
         return out
 
-    result = _core.while_loop(cond_fn, body_fn, [start] + flat0)
-    result = list(result)[1:]
+    _depth.n = getattr(_depth, "n", 0) + 1
+    try:
+        result = list(_core.while_loop(cond_fn, body_fn, [start] + flat0))
+    finally:
+        _depth.n -= 1
+    if counter is not None and counter.finish is not None:
+        counter.finish(result[0])
+    result = result[1:]
     final = list(state_of(result))
     for k, (name, plan) in enumerate(zip(names, plans)):
         if plan is None:
             final[k] = Undefined(name, f"'{name}' is defined inside the loop ({where.head}) but not before it: the "
                                        "loop runs as ef.while_loop and may run zero times; define it before the loop")
     set_state(tuple(final))
+
+
+def _unshaped(ta):
+    return _unshaped_array(_flatten(ta, []))
+
+
+def _room_for(ta, counter, name, where):
+    """A dynamic TensorArray as a loop variable: a buffer with room for the loop's writes."""
+    if getattr(_depth, "n", 0) and ta._size is not None:
+        # grown by the enclosing loop, whose buffer must keep its rows through every iteration
+        return ta
+    room = getattr(counter, "room", None)
+    if room is None:
+        raise NotImplementedError(
+            f"'{name}' is a TensorArray with dynamic_size=True written in a loop whose number of iterations is not "
+            f"known when it starts ({where.head}): inside ef.function eagerflow grows such an array by the loop's "
+            "trip count, known for `for ... in tf.range(...)` and `for ... in <tensor>`; loop over tf.range(n), or "
+            "give the array a size")
+    return ta._reserve(room)
 
 
 def _shapes_agree(a, b):
@@ -274,7 +354,8 @@ def _structure_error(name, s, s2, where):
         return ValueError(
             f"'{name}' is a Python list of length {len(s[1])} before the loop and of length {len(s2[1])} after one "
             f"iteration ({where.head}): the loop runs as ef.while_loop, traced once, so a Python list cannot grow "
-            "in it. Collect the values in a tf.TensorArray (ta = ta.write(i, value); ta.stack() after the loop), "
+            "in it. Collect the values in a tf.TensorArray (ta = tf.TensorArray(dtype, size=0, dynamic_size=True) "
+            "before the loop, ta = ta.write(ta.size(), value) in it, ta.stack() after it), "
             "or compute them as one tensor (ef.scan, tf.map_fn)")
     if s[0] == "static" or s2[0] == "static":
         return ValueError(f"'{name}' changes from {_describe_structure(s)} to {_describe_structure(s2)} in the loop "

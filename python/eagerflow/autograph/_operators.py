@@ -304,6 +304,8 @@ def _tf_if(pred, body, orelse, get_state, set_state, names, where):
                 continue
             leaves = []
             s2 = _flatten(value, leaves)
+            if _unshaped_array(s2) and s[0] == "composite" and s[1] is s2[1] and not _unshaped_array(s):
+                raise ArrayShapeFound(name, s[2][2], where)
             if not _same_structure(s, s2):
                 if value is None or s == ("static", None):
                     branch = "else" if value is None else "main"
@@ -346,6 +348,23 @@ def _tf_if(pred, body, orelse, get_state, set_state, names, where):
             continue
         final.append(_unflatten(s, iter(values)))
     set_state(tuple(final))
+
+
+class ArrayShapeFound(ValueError):
+    """A TensorArray with no element shape written in one branch of a tensor `if` only: an
+    enclosing tensor loop traces again with the array given that shape (its buffer then exists
+    in both branches); anywhere else TF's advice is the fix."""
+
+    def __init__(self, name, element_shape, where):
+        super().__init__(f"{where.head}: '{name}' is a TensorArray written in the if-branch only, and its element "
+                         "shape is not known before the if (the condition is a tensor, so both branches run as "
+                         "ef.cond and must return the same tensors): give it element_shape=")
+        self.name, self.element_shape = name, tuple(element_shape)
+
+
+def _unshaped_array(s):
+    """A TensorArray with nothing written and no element shape (it carries no tensor yet)."""
+    return s[0] == "composite" and isinstance(s[2], tuple) and s[2][:1] == ("unshaped",)
 
 
 def _placeholders(name, like, where):
