@@ -82,9 +82,19 @@ def _observed_next(fetch):
 
 
 class OwnedIterator(Iterator):
+    """iter(dataset). Counts what it hands out so that a tf.train.Checkpoint can save its position
+    (python/eagerflow/_iterator_state.py); a pipeline with a pass-dependent shuffle is iterated
+    as rebuilt with explicit seeds (python/eagerflow/_data_recipe.py) that the position keeps."""
+
     def __init__(self, dataset, cpp_iter):
-        self._it = cpp_iter(dataset)
+        from . import _data_recipe
+        self._dataset, self._cpp_iter = dataset, cpp_iter
+        planned, self._seeds = _data_recipe.plan(dataset)
+        self._it = cpp_iter(planned)
         self._spec = dataset.element_spec
+        self._count = 0
+        self._digest = None  # the elements' hash, once a checkpoint watches this iterator
+        self._digest_from = 0
 
     @property
     def element_spec(self):
@@ -93,28 +103,64 @@ class OwnedIterator(Iterator):
     def __iter__(self):
         return self
 
+    def _handed(self, element):
+        self._count += 1
+        if self._digest is not None:
+            from ._iterator_state import update_digest
+            update_digest(self._digest, element)
+        return element
+
     def __next__(self):
         if _next_observers:
-            return _observed_next(self._it.__next__)
-        return next(self._it)
+            return self._handed(_observed_next(self._it.__next__))
+        return self._handed(next(self._it))
 
     def next(self):
         return self.__next__()
 
     def get_next(self):
         if _next_observers:
-            return _observed_next(self._it.get_next)
-        return self._it.get_next()
+            return self._handed(_observed_next(self._it.get_next))
+        return self._handed(self._it.get_next())
 
     def get_next_as_optional(self):
         from . import errors
         try:
-            return Optional(self._it.get_next(), True, self._spec)
+            return Optional(self.get_next(), True, self._spec)
         except errors.OutOfRangeError:
             return Optional(None, False, self._spec)
 
     def close(self):
         self._it.close()
+
+    # tf.train.Checkpoint's protocol (python/eagerflow/_checkpoint.py).
+
+    def _ef_track(self):
+        """A checkpoint now holds this iterator: the elements from here on are hashed, for the
+        check of a later replay."""
+        if self._digest is None:
+            from ._iterator_state import new_digest
+            self._digest, self._digest_from = new_digest(), self._count
+
+    def _ef_checkpoint_children(self):
+        return []
+
+    def _ef_checkpoint_state(self):
+        from . import _iterator_state
+        self._ef_track()
+        return _iterator_state.state_of(self)
+
+    def _ef_restore_checkpoint_state(self, value):
+        from . import _iterator_state
+        _iterator_state.restore(self, value)
+
+    def _replace(self, cpp_iterator, seeds, count, digest, digest_from):
+        old, self._it = self._it, cpp_iterator
+        self._seeds, self._count, self._digest_from = seeds, count, digest_from
+        self._digest = digest
+        if self._digest is None:
+            self._ef_track()
+        old.close()
 
 
 class NumpyIterator:

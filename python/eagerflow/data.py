@@ -84,6 +84,8 @@ def _from_generator_tf(generator, output_types=None, output_shapes=None, args=No
 
 
 Dataset.from_generator = staticmethod(_from_generator_tf)
+from . import _data_recipe  # noqa: E402 - records how each dataset is built (for iterator checkpoints)
+_data_recipe.install()
 
 
 def find_mnist(flag=""):
