@@ -484,8 +484,6 @@ class Checkpoint:
     def __setattr__(self, name, value):
         value = _t.wrap(value)
         object.__setattr__(self, name, value)
-        if hasattr(value, "_ef_track"):  # an iterator: what it hands out from now on is checked on restore
-            value._ef_track()
         if not name.startswith("_"):
             if _t.is_trackable(value):
                 self._ef_deps[name] = value

@@ -92,9 +92,8 @@ class OwnedIterator(Iterator):
         planned, self._seeds = _data_recipe.plan(dataset)
         self._it = cpp_iter(planned)
         self._spec = dataset.element_spec
-        self._count = 0
-        self._digest = None  # the elements' hash, once a checkpoint watches this iterator
-        self._digest_from = 0
+        self._count = 0    # elements handed out: the position a checkpoint saves
+        self._last = None  # the last of them: a restore checks its replay gives it again
 
     @property
     def element_spec(self):
@@ -103,25 +102,20 @@ class OwnedIterator(Iterator):
     def __iter__(self):
         return self
 
-    def _handed(self, element):
-        self._count += 1
-        if self._digest is not None:
-            from ._iterator_state import update_digest
-            update_digest(self._digest, element)
-        return element
-
     def __next__(self):
-        if _next_observers:
-            return self._handed(_observed_next(self._it.__next__))
-        return self._handed(next(self._it))
+        element = _observed_next(self._it.__next__) if _next_observers else next(self._it)
+        self._count += 1  # (kept inline: this runs for every element)
+        self._last = element
+        return element
 
     def next(self):
         return self.__next__()
 
     def get_next(self):
-        if _next_observers:
-            return self._handed(_observed_next(self._it.get_next))
-        return self._handed(self._it.get_next())
+        element = _observed_next(self._it.get_next) if _next_observers else self._it.get_next()
+        self._count += 1
+        self._last = element
+        return element
 
     def get_next_as_optional(self):
         from . import errors
@@ -135,31 +129,20 @@ class OwnedIterator(Iterator):
 
     # tf.train.Checkpoint's protocol (python/eagerflow/_checkpoint.py).
 
-    def _ef_track(self):
-        """A checkpoint now holds this iterator: the elements from here on are hashed, for the
-        check of a later replay."""
-        if self._digest is None:
-            from ._iterator_state import new_digest
-            self._digest, self._digest_from = new_digest(), self._count
-
     def _ef_checkpoint_children(self):
         return []
 
     def _ef_checkpoint_state(self):
         from . import _iterator_state
-        self._ef_track()
         return _iterator_state.state_of(self)
 
     def _ef_restore_checkpoint_state(self, value):
         from . import _iterator_state
         _iterator_state.restore(self, value)
 
-    def _replace(self, cpp_iterator, seeds, count, digest, digest_from):
+    def _replace(self, cpp_iterator, seeds, count, last):
         old, self._it = self._it, cpp_iterator
-        self._seeds, self._count, self._digest_from = seeds, count, digest_from
-        self._digest = digest
-        if self._digest is None:
-            self._ef_track()
+        self._seeds, self._count, self._last = seeds, count, last
         old.close()
 
 

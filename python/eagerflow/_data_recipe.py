@@ -167,6 +167,11 @@ def _remake(step, parents):
     return _original[step.op](parents[0], *step.args, **step.kwargs)
 
 
+def skipped(dataset, count):
+    """dataset.skip(count), not recorded (a restore's replay, not a pipeline of the program)."""
+    return _original["skip"](dataset, count) if count else dataset
+
+
 def _record(op, out, args, kwargs, parents):
     if isinstance(out, Dataset) and step_of(out) is None:
         try:

@@ -3,10 +3,11 @@
 TF saves a pipeline's buffers; eagerflow's C++ pipeline cannot hand its state to Python, so the
 position is saved as what it takes to replay it: the number of elements handed out, the seeds of
 the pass-dependent shuffles (python/eagerflow/_data_recipe.py), the pipeline's signature, and a
-digest of the elements handed out since a checkpoint began to watch the iterator. Restoring
-rebuilds the pipeline with those seeds, skips that many elements and compares their digest: a
-replay that differs (a map function drawing random numbers, a generator or files that changed)
-raises FailedPreconditionError instead of silently continuing another sequence. What is known
+digest of the last element handed out. Restoring rebuilds the pipeline with those seeds, lets
+the C++ pipeline skip the elements before the last (no Python per element) and compares the
+last one's digest: a replay that differs (a map function drawing random numbers, a generator or
+files that changed) raises FailedPreconditionError instead of silently continuing another
+sequence. (Hashing every element instead would cost each training step a pass over its batch.) What is known
 from the recipe to replay differently (a parallel map with deterministic=False, ...) is refused
 when saving, naming the op.
 
@@ -57,6 +58,12 @@ def _errors():
     return errors
 
 
+def _digest_of(element):
+    h = new_digest()
+    update_digest(h, element)
+    return h.hexdigest()
+
+
 def state_of(iterator):
     """The JSON bytes of an iterator's position (FailedPreconditionError when its pipeline is
     known not to replay)."""
@@ -66,9 +73,10 @@ def state_of(iterator):
             None, None, f"Cannot checkpoint the iterator: eagerflow saves an iterator's position by replaying its "
             f"pipeline, and {found[0]} would not give the same elements again. Make it deterministic, or leave "
             "the iterator out of the checkpoint.")
+    last = iterator._last
     state = {"version": _VERSION, "count": iterator._count, "seeds": [str(s) for s in iterator._seeds],
              "signature": _data_recipe.signature(iterator._dataset),
-             "digest_from": iterator._digest_from, "digest": iterator._digest.hexdigest() if iterator._digest else None}
+             "last": None if last is None else _digest_of(last)}
     return json.dumps(state, sort_keys=True).encode()
 
 
@@ -94,8 +102,9 @@ def _suspects(dataset):
 
 
 def restore(iterator, value):
-    """Puts the iterator at the saved position: the pipeline rebuilt with the saved seeds, the
-    saved count of elements replayed and checked against the saved digest."""
+    """Puts the iterator at the saved position: the pipeline rebuilt with the saved seeds, run in
+    C++ past the elements handed out before (Dataset.skip), and the last of them compared with
+    the saved one."""
     errors = _errors()
     raw = value.reshape(-1)[0] if isinstance(value, np.ndarray) else value
     try:
@@ -113,30 +122,26 @@ def restore(iterator, value):
         dataset, seeds = _data_recipe.plan(iterator._dataset, [int(s) for s in state["seeds"]])
     except ValueError as e:
         raise errors.InvalidArgumentError(None, None, f"Cannot restore the iterator: {e}") from None
-    count, digest_from = int(state["count"]), int(state["digest_from"])
-    fresh = iterator._cpp_iter(dataset)
-    h = new_digest() if state["digest"] is not None else None
-    done = 0
-    try:
-        for done in range(count):
-            try:
-                element = next(fresh)
-            except StopIteration:
-                break
-            if h is not None and done >= digest_from:
-                update_digest(h, element)
-        else:
-            done = count
-    except BaseException:
-        fresh.close()
-        raise
-    if done != count or (h is not None and h.hexdigest() != state["digest"]):
-        fresh.close()
-        what = (f"ended after {done} element(s)" if done != count else
-                f"gave different elements (in the {count - digest_from} checked)")
-        suspects = ", ".join(_suspects(iterator._dataset)) or "its source"
-        raise errors.FailedPreconditionError(
-            None, None, f"Cannot restore the iterator: its pipeline, replayed to the saved position ({count} "
-            f"element(s)), {what}; an op in it does not give the same elements on every run ({suspects}: a "
-            "function drawing random numbers, a generator, files that changed). The iterator is left as it was.")
-    iterator._replace(fresh, seeds, count, h, digest_from if h is not None else count)
+    count, last = int(state["count"]), None
+    if count == 0:
+        fresh = iterator._cpp_iter(dataset)
+    else:
+        fresh = iterator._cpp_iter(_data_recipe.skipped(dataset, count - 1))
+        problem = None
+        try:
+            last = next(fresh)
+        except StopIteration:
+            problem = "ended before it"
+        except BaseException:
+            fresh.close()
+            raise
+        if problem is None and state["last"] is not None and _digest_of(last) != state["last"]:
+            problem = "gave another element there"
+        if problem is not None:
+            fresh.close()
+            suspects = ", ".join(_suspects(iterator._dataset)) or "its source"
+            raise errors.FailedPreconditionError(
+                None, None, f"Cannot restore the iterator: its pipeline, replayed to the saved position (element "
+                f"{count}), {problem}; an op in it does not give the same elements on every run ({suspects}: a "
+                "function drawing random numbers, a generator, files that changed). The iterator is left as it was.")
+    iterator._replace(fresh, seeds, count, last)
