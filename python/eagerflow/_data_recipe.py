@@ -19,6 +19,8 @@ A cache() is rebuilt never (a new node would lose what it holds): what is below 
 built, and the iterator's replay check (python/eagerflow/_iterator_state.py) is what tells
 whether it replayed the same elements.
 """
+import re
+
 from . import _core
 from . import _data_options
 
@@ -39,12 +41,13 @@ _original = {}
 class _Step:
     """One op of a recipe. dynamic: a pass-dependent shuffle is in it (not under a cache)."""
 
-    __slots__ = ("op", "args", "kwargs", "parents", "dynamic", "iterators", "hazards", "__weakref__")
+    __slots__ = ("op", "args", "kwargs", "parents", "dynamic", "iterators", "hazards", "stateful", "__weakref__")
 
     def __init__(self, op, args, kwargs, parents):
         self.op, self.args, self.kwargs, self.parents = op, args, kwargs, parents
         self.iterators = 0  # iterators made over this (seeded, pass-dependent) shuffle so far
         self.hazards = []   # what makes a replay of this step differ (found while iterating)
+        self.stateful = None  # map/filter: the stateful ops its function's trace has (traced when asked)
         below = any(step_of(p) is not None and step_of(p).dynamic for p in parents)
         self.dynamic = (op == "shuffle" and _pass_dependent(self)) or (below and op != "cache")
 
@@ -106,6 +109,55 @@ def hazards(dataset):
             if params.get("deterministic") is False and params.get("num_parallel_calls") not in (None, 0, 1):
                 out.append("map(num_parallel_calls=..., deterministic=False) (its order depends on its threads' timing)")
         out.extend(step.hazards)
+        for p in step.parents:
+            visit(p)
+    visit(dataset)
+    return out
+
+
+# Ops of a traced function whose results differ from one run to the next (TF's "stateful"
+# ops, refused by its iterator checkpoints as here): random ops drawing from a generator's
+# state (the stateless ones are named stateless_*), and Python run at execution time.
+_STATEFUL = ("random_", "py_function", "numpy_function")
+
+
+def _function_of(step):
+    if step.args:
+        return step.args[0]
+    return step.kwargs.get("map_func", step.kwargs.get("predicate"))
+
+
+def _traced_stateful(step):
+    """The stateful ops in a map/filter function, from a trace of it for its input's spec (made
+    once, when a checkpoint first asks: the pipeline's own trace is not visible from Python)."""
+    if step.stateful is None:
+        try:
+            from ._function import function
+            spec = step.parents[0].element_spec
+            traced = function(_function_of(step), autograph=False)
+            concrete = (traced.get_concrete_function(*spec) if isinstance(spec, tuple)
+                        else traced.get_concrete_function(spec))
+            ops = re.findall(r"= ([A-Za-z_]\w*)", str(concrete.graph))
+        except Exception:  # noqa: BLE001 - not traceable apart: the restore's check still guards it
+            ops = []
+        step.stateful = sorted({op for op in ops if op.startswith(_STATEFUL)})
+    return step.stateful
+
+
+def stateful_functions(dataset):
+    """[(description of the function, its stateful ops)] of the pipeline's map and filter steps."""
+    out, seen = [], set()
+
+    def visit(ds):
+        step = step_of(ds)
+        if step is None or id(step) in seen:
+            return
+        seen.add(id(step))
+        if step.op in ("map", "filter"):
+            ops = _traced_stateful(step)
+            if ops:
+                name = getattr(_function_of(step), "__name__", "function")
+                out.append((f"{step.op}'s function {name}", ops))
         for p in step.parents:
             visit(p)
     visit(dataset)

@@ -15,6 +15,9 @@ The value is one string (JSON), shape [1]: tf.train.list_variables lists it as T
 """
 import hashlib
 import json
+import os
+import sys
+import warnings
 
 import numpy as np
 
@@ -73,11 +76,41 @@ def state_of(iterator):
             None, None, f"Cannot checkpoint the iterator: eagerflow saves an iterator's position by replaying its "
             f"pipeline, and {found[0]} would not give the same elements again. Make it deterministic, or leave "
             "the iterator out of the checkpoint.")
-    last = iterator._last
+    last = iterator._last if iterator._count else None
+    stateful = _data_recipe.stateful_functions(iterator._dataset)
+    if stateful:
+        what, ops = stateful[0]
+        policy = _external_state_policy(iterator._dataset)
+        if policy is None or policy.name == "FAIL":
+            raise _errors().FailedPreconditionError(
+                None, None, f"Cannot checkpoint the iterator: {what} uses {', '.join(ops)}, which is stateful: a "
+                "replay of the pipeline would not give the same elements (as TF, which refuses it too). Use "
+                "stateless ops (tf.random.stateless_uniform, ...), or set "
+                "tf.data.Options().experimental_external_state_policy to WARN or IGNORE to save the position "
+                "anyway (the elements after a restore then differ from an uninterrupted run's).")
+        if policy.name == "WARN":
+            warnings.warn(f"tf.data iterator checkpoint: {what} uses {', '.join(ops)}, which is stateful: the "
+                          "elements after a restore will differ from those of an uninterrupted run", stacklevel=_user_level())
+        last = None  # not checked on restore: the user accepted another sequence
     state = {"version": _VERSION, "count": iterator._count, "seeds": [str(s) for s in iterator._seeds],
              "signature": _data_recipe.signature(iterator._dataset),
              "last": None if last is None else _digest_of(last)}
     return json.dumps(state, sort_keys=True).encode()
+
+
+def _user_level():
+    """warnings.warn's stacklevel of the first caller outside eagerflow (the user's save())."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _external_state_policy(dataset):
+    from . import _data_options
+    opts = _data_options.options_of(dataset)
+    return None if opts is None else opts.experimental_external_state_policy
 
 
 def _suspects(dataset):

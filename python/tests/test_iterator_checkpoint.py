@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -216,15 +217,55 @@ def test_interleave_of_unseeded_shuffles_is_refused(tmp_path):
         ckpt.save(str(tmp_path / "i"))
 
 
-def test_random_map_function_fails_on_restore_not_silently(tmp_path):
-    def make():
-        return tf.data.Dataset.range(10).map(lambda x: tf.cast(tf.random.uniform([]) * 1000, tf.int64) + x)
-    it = iter(make())
+def test_stateful_map_and_filter_functions_are_refused_on_save(tmp_path):
+    def noisy(x):
+        return tf.cast(tf.random.uniform([]) * 1000, tf.int64) + x
+
+    def doubled(x):
+        return tf.py_function(lambda v: v * 2, [x], tf.int64)
+    for ds, op in ((tf.data.Dataset.range(10).map(noisy), "map's function noisy uses random_uniform"),
+                   (tf.data.Dataset.range(10).map(doubled), "py_function"),
+                   (tf.data.Dataset.range(10).filter(lambda x: tf.random.uniform([]) < 0.5), "filter's function")):
+        it = iter(ds)
+        ckpt = tf.train.Checkpoint(iterator=it)
+        next(it)
+        with pytest.raises(errors.FailedPreconditionError, match=op):
+            ckpt.save(str(tmp_path / "rnd"))
+    stateless = tf.data.Dataset.range(10).map(
+        lambda x: x + tf.cast(10 * tf.random.stateless_uniform([], seed=[1, 2]), tf.int64))
+    check_continues(lambda: stateless, 4, tmp_path)
+
+
+@pytest.mark.parametrize("policy", ["WARN", "IGNORE"])
+def test_external_state_policy_saves_the_position_anyway(tmp_path, policy):
+    options = tf.data.Options()
+    options.experimental_external_state_policy = getattr(tf.data.experimental.ExternalStatePolicy, policy)
+    ds = tf.data.Dataset.range(10).map(lambda x: x * 100 + tf.cast(tf.random.uniform([]) * 10, tf.int64))
+    it = iter(ds.with_options(options))
+    ckpt = tf.train.Checkpoint(iterator=it)
+    take(it, 4)
+    if policy == "WARN":
+        with pytest.warns(UserWarning, match="random_uniform, which is stateful"):
+            path = ckpt.save(str(tmp_path / policy))
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            path = ckpt.save(str(tmp_path / policy))
+    take(it, 3)
+    ckpt.restore(path)
+    assert [v // 100 for v in values(list(it))] == [4, 5, 6, 7, 8, 9]  # the position; the noise is new
+
+
+def test_nondeterministic_generator_fails_on_restore_not_silently(tmp_path):
+    rng = np.random.default_rng(0)
+    ds = tf.data.Dataset.from_generator(lambda: iter(rng.integers(0, 10 ** 9, size=10)),
+                                        output_signature=tf.TensorSpec([], tf.int64))
+    it = iter(ds)
     ckpt = tf.train.Checkpoint(iterator=it)
     take(it, 3)
-    path = ckpt.save(str(tmp_path / "rnd"))
+    path = ckpt.save(str(tmp_path / "gen"))
     nxt = take(it, 1)
-    with pytest.raises(errors.FailedPreconditionError, match="does not give the same elements.*map"):
+    with pytest.raises(errors.FailedPreconditionError, match="does not give the same elements.*from_generator"):
         ckpt.restore(path)
     assert len(nxt) == 1 and len(values(list(it))) == 6  # left where it was
 
