@@ -357,3 +357,21 @@ def test_far_position_replays_in_the_pipeline(tmp_path):
     dst = tf.train.Checkpoint(iterator=iter(make()))
     dst.restore(path).assert_consumed()
     assert next(dst.iterator).numpy().tolist() == [2 * x for x in range(200_000, 200_010)]
+
+
+def test_seeds_follow_the_pipeline_shuffle_formula():
+    # _data_recipe.py reproduces the C++ shuffle's per-pass seed (seed * C + pass) and its
+    # unseeded draw: if src/data/dataset_transform.cpp changes them, these orders part ways
+    from eagerflow import _data_recipe, data
+
+    def raw(ds):
+        return [int(x) for x in data._cpp_iter(ds)]
+    ds = tf.data.Dataset.range(20).shuffle(20, seed=5)
+    raw(ds)
+    second_pass = raw(ds)
+    shifted = (5 + _data_recipe._GOLDEN_INV) % (1 << 64)  # pass 1 of seed 5 as pass 0 of another seed
+    assert raw(tf.data.Dataset.range(20).shuffle(20, seed=shifted)) == second_pass
+    tf.random.set_seed(3)
+    before = raw(tf.data.Dataset.range(20).shuffle(20))
+    tf.random.set_seed(3)
+    assert [int(x) for x in tf.data.Dataset.range(20).shuffle(20)] == before
