@@ -180,7 +180,8 @@ def plan(dataset, seeds=None):
             return given.pop(0)
         _, seed, _ = _shuffle_params(step)
         if seed is None:  # the C++ draw: a float64 in [0, 1) scaled to 53 bits, at pass 0
-            draw = _core.random.uniform([], 0.0, 1.0, dtype=_core.DType.float64).numpy()
+            with _core._InitScope():  # eagerly, also while ef.function traces a loop over the dataset
+                draw = _core.random.uniform([], 0.0, 1.0, dtype=_core.DType.float64).numpy()
             return (int(float(draw) * 9007199254740992.0) * _GOLDEN_INV) & _MASK
         k, step.iterators = step.iterators, step.iterators + 1
         return (seed + k * _ITERATOR_STRIDE * _GOLDEN_INV) & _MASK

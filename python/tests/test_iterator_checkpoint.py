@@ -375,3 +375,16 @@ def test_seeds_follow_the_pipeline_shuffle_formula():
     before = raw(tf.data.Dataset.range(20).shuffle(20))
     tf.random.set_seed(3)
     assert [int(x) for x in tf.data.Dataset.range(20).shuffle(20)] == before
+
+
+def test_unseeded_shuffle_read_inside_a_trace():
+    # the iterator's seed is drawn eagerly (init_scope), not as an op of the trace
+    ds = tf.data.Dataset.range(6).shuffle(6)
+
+    @tf.function
+    def total():
+        s = tf.constant(0, tf.int64)
+        for x in ds:
+            s += x
+        return s
+    assert int(total()) == 15
