@@ -388,3 +388,11 @@ def test_unseeded_shuffle_read_inside_a_trace():
             s += x
         return s
     assert int(total()) == 15
+
+
+def test_cache_over_a_seeded_shuffle(tmp_path):
+    # the cache keeps its first pass: every epoch and the replay read that order
+    def make():
+        return tf.data.Dataset.range(10).shuffle(10, seed=8).cache().repeat(3)
+    reference = check_continues(make, 13, tmp_path)
+    assert reference[:10] == reference[10:20] == reference[20:]
