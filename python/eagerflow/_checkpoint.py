@@ -13,6 +13,8 @@ assigned and the real update runs with them).
 import os
 import weakref
 
+import numpy as np
+
 from . import _checkpoint_io as _io
 from . import _core
 from . import _trackable as _t
@@ -38,6 +40,10 @@ def _graph(root, skip_slots=False):
             nodes[i]["key"] = key
             values[key] = (obj.dtype.name, obj.numpy())
             by_var_name.setdefault(_t.short_name(obj), []).append(i)
+        elif hasattr(obj, "_ef_checkpoint_state"):  # a tf.data iterator: its position (_iterator_state.py)
+            key = _path_name(path) + "/.ATTRIBUTES/ITERATOR_STATE"
+            nodes[i]["key"] = key
+            values[key] = ("string", np.array([obj._ef_checkpoint_state()], dtype=object))
     for j, (obj, opt_path) in enumerate(order):
         if skip_slots or not isinstance(obj, _t._optimizer_class()):
             continue
@@ -252,6 +258,9 @@ class _Restoration:
         if key is not None and _t.is_variable(obj):
             _assign(obj, self._reader.get_tensor(key), key)
             self._restored.add(key)
+        elif key is not None and hasattr(obj, "_ef_restore_checkpoint_state"):
+            obj._ef_restore_checkpoint_state(self._reader.get_tensor(key))
+            self._restored.add(key)
         kids = dict(_t.children(obj))
         for name, child_id in node["children"]:
             if name in kids:
@@ -463,10 +472,6 @@ class Checkpoint:
             raise ValueError(f"`Checkpoint` was expecting root to be a trackable object (an object derived from "
                              f"`Trackable`), got {root!r}.")
         for name, value in sorted(kwargs.items()):
-            if type(value).__name__ in ("DatasetIterator", "OwnedIterator"):
-                raise ValueError(f"`Checkpoint` was given {name}, a tf.data iterator: eagerflow cannot checkpoint an "
-                                 "iterator's position yet (its state lives in the C++ pipeline); leave it out, and "
-                                 "skip the elements already seen (dataset.skip(n)) after restoring if you need to")
             if not _t.is_trackable(value):
                 raise ValueError(f"`Checkpoint` was expecting {name} to be a trackable object (an object derived "
                                  f"from `Trackable`), got {value!r}. If you believe this object should be trackable "

@@ -82,9 +82,18 @@ def _observed_next(fetch):
 
 
 class OwnedIterator(Iterator):
+    """iter(dataset). Counts what it hands out so that a tf.train.Checkpoint can save its position
+    (python/eagerflow/_iterator_state.py); a pipeline with a pass-dependent shuffle is iterated
+    as rebuilt with explicit seeds (python/eagerflow/_data_recipe.py) that the position keeps."""
+
     def __init__(self, dataset, cpp_iter):
-        self._it = cpp_iter(dataset)
+        from . import _data_recipe
+        self._dataset, self._cpp_iter = dataset, cpp_iter
+        planned, self._seeds = _data_recipe.plan(dataset)
+        self._it = cpp_iter(planned)
         self._spec = dataset.element_spec
+        self._count = 0    # elements handed out: the position a checkpoint saves
+        self._last = None  # the last of them: a restore checks its replay gives it again
 
     @property
     def element_spec(self):
@@ -96,9 +105,10 @@ class OwnedIterator(Iterator):
     def __next__(self):
         if _core._in_trace():  # an op of the trace: the element of each run (TF's IteratorGetNext)
             return _data_graph.iterator_in_trace(self).get_next()
-        if _next_observers:
-            return _observed_next(self._it.__next__)
-        return next(self._it)
+        element = _observed_next(self._it.__next__) if _next_observers else next(self._it)
+        self._count += 1  # (kept inline: this runs for every element)
+        self._last = element
+        return element
 
     def next(self):
         return self.__next__()
@@ -106,21 +116,40 @@ class OwnedIterator(Iterator):
     def get_next(self):
         if _core._in_trace():
             return _data_graph.iterator_in_trace(self).get_next()
-        if _next_observers:
-            return _observed_next(self._it.get_next)
-        return self._it.get_next()
+        element = _observed_next(self._it.get_next) if _next_observers else self._it.get_next()
+        self._count += 1
+        self._last = element
+        return element
 
     def get_next_as_optional(self):
         from . import errors
         if _core._in_trace():
             return _data_graph.iterator_in_trace(self).get_next_as_optional()
         try:
-            return Optional(self._it.get_next(), True, self._spec)
+            return Optional(self.get_next(), True, self._spec)
         except errors.OutOfRangeError:
             return Optional(None, False, self._spec)
 
     def close(self):
         self._it.close()
+
+    # tf.train.Checkpoint's protocol (python/eagerflow/_checkpoint.py).
+
+    def _ef_checkpoint_children(self):
+        return []
+
+    def _ef_checkpoint_state(self):
+        from . import _iterator_state
+        return _iterator_state.state_of(self)
+
+    def _ef_restore_checkpoint_state(self, value):
+        from . import _iterator_state
+        _iterator_state.restore(self, value)
+
+    def _replace(self, cpp_iterator, seeds, count, last):
+        old, self._it = self._it, cpp_iterator
+        self._seeds, self._count, self._last = seeds, count, last
+        old.close()
 
 
 class NumpyIterator:

@@ -90,6 +90,10 @@ def _from_generator_tf(generator, output_types=None, output_shapes=None, args=No
 
 
 Dataset.from_generator = staticmethod(_from_generator_tf)
+from . import _data_recipe  # noqa: E402 - records how each dataset is built (for iterator checkpoints)
+_data_recipe.install()
+from . import _data_save  # noqa: E402 - Dataset.save / load
+_data_save.install(Dataset, experimental)
 
 
 def find_mnist(flag=""):
