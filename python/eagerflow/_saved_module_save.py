@@ -1,0 +1,543 @@
+"""tf.saved_model.save of a tf.Module (or any object with tf.functions and variables).
+
+What is saved, as TF saves it: the object tree found by walking attributes (submodules, lists,
+tuples and dicts of them, variables), every ef.function attribute with each trace it has (a
+function with an input_signature is traced now), and the signatures.
+
+How, with the one saving entry point the Python bindings have (`_io._save(layer, dir, spec)`,
+ef::save of a layer traced at one input spec): a private layer's call() makes, from its one
+input, a stand-in tensor of each saved trace's input specs (dynamic dims included), calls each
+function on them (the cached trace; one call node each, inlined by the writer), and marks with
+`print` nodes which graph values are which function's inputs and results, and which variable is
+which. The one graph written is then cut, in Python, into one function per trace: its marked
+inputs become the function's inputs, the stand-ins' ops are dropped, and the values it shares
+with earlier parts of the graph (variable reads) are copied in. The object tree, the argument
+and result structures and the signatures go into saved_model.json under "objects" (ignored by
+the C++ loader). With a binding of ef::save(functions, dir) this module would hand the traces
+over directly instead.
+"""
+import json
+import os
+import secrets
+import shutil
+import warnings
+
+from . import _core
+from . import _saved_folder
+from . import _saved_inputs
+from . import _trackable
+from ._function import Function
+
+_io = _core._io
+DEFAULT_SIGNATURE = "serving_default"
+
+
+# ------------------------------------------------------------------ the object tree
+def _savable(v):
+    return isinstance(v, (Function, _core.ConcreteFunction)) or (_trackable.is_trackable(v) and _holds_something(v))
+
+
+def _holds_something(v):
+    if isinstance(v, (list, tuple)):
+        return any(_savable(x) for x in v)
+    if isinstance(v, dict):
+        return any(isinstance(k, str) and _savable(x) for k, x in v.items())
+    return True
+
+
+def _function_attributes(obj):
+    """tf.functions defined on the object's class (methods), by name."""
+    out = {}
+    for klass in reversed(type(obj).__mro__):
+        for name, v in vars(klass).items():
+            if isinstance(v, Function):
+                out[name] = None
+            elif name in out:
+                del out[name]
+    return [(name, getattr(obj, name)) for name in out]
+
+
+def _children(obj):
+    if isinstance(obj, (list, tuple)):
+        return [(str(i), v) for i, v in enumerate(obj) if _savable(v)]
+    if isinstance(obj, dict):
+        return [(k, v) for k, v in obj.items() if isinstance(k, str) and _savable(v)]
+    if isinstance(obj, _core.Variable) or isinstance(obj, (Function, _core.ConcreteFunction)):
+        return []
+    if isinstance(obj, _core.Layer):
+        out = _trackable._layer_children(obj)
+    else:
+        d = getattr(obj, "__dict__", {})
+        out = [(k, v) for k, v in d.items() if not k.startswith("_ef_") and _savable(v)]
+    names = {k for k, _ in out}
+    out += [(k, v) for k, v in _function_attributes(obj) if k not in names]
+    return out
+
+
+def _key(obj):
+    return ("v", hash(obj)) if isinstance(obj, _core.Variable) else ("o", id(obj))
+
+
+class _Tree:
+    """The saved objects, each once (its first path), with the variables and functions found."""
+
+    def __init__(self, root):
+        self.nodes = []  # [obj]
+        self.paths = []
+        self.index = {}
+        self.edges = {}  # node -> [(name, child node)]
+        self.variables = []  # ef variables, in the order found
+        self.variable_index = {}
+        self.functions = []  # (node, Function or ConcreteFunction)
+        self._add(root, "")
+        i = 0
+        while i < len(self.nodes):
+            obj = self.nodes[i]
+            self.edges[i] = [(name, self._add(child, f"{self.paths[i]}.{name}" if self.paths[i] else name))
+                             for name, child in _children(obj)]
+            i += 1
+        for obj in self.nodes:
+            if isinstance(obj, (list, tuple, dict, Function, _core.ConcreteFunction, _core.Variable)) or \
+                    not hasattr(obj, "variables"):
+                continue
+            try:
+                for v in list(obj.variables):
+                    self._variable(v)
+            except Exception:  # an object whose variables property fails: its attributes were walked
+                pass
+
+    def _variable(self, v):
+        k = _key(v)
+        if k not in self.variable_index:
+            self.variable_index[k] = len(self.variables)
+            self.variables.append(v)
+        return self.variable_index[k]
+
+    def _add(self, obj, path):
+        k = _key(obj)
+        if k in self.index:
+            return self.index[k]
+        self.index[k] = len(self.nodes)
+        self.nodes.append(obj)
+        self.paths.append(path)
+        if isinstance(obj, _core.Variable):
+            self._variable(obj)
+        return self.index[k]
+
+
+# ------------------------------------------------------------------ traces to save
+def _parse_concrete_signature(cf):
+    """[(name, TensorSpec)] of a concrete function's arguments (tensors only, as signatures take)."""
+    from .dtypes import as_dtype
+    text = cf.signature.strip()
+    if not (text.startswith("(") and text.endswith(")")):
+        raise ValueError(f"cannot read the signature {text!r} of {cf!r}")
+    body = text[1:-1].strip()
+    out = []
+    if not body:
+        return out
+    parts, depth, cur = [], 0, ""
+    for c in body:
+        if c in "[({":
+            depth += 1
+        elif c in "])}":
+            depth -= 1
+        if c == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += c
+    parts.append(cur)
+    for p in parts:
+        name, _, spec = p.strip().partition(": ")
+        if "[" not in spec or not spec.endswith("]"):
+            raise ValueError(f"the concrete function {cf.name!r} takes the non-tensor argument {p.strip()!r}: "
+                             "functions that take Python values cannot be exported as signatures")
+        dtype, dims = spec[:-1].split("[", 1)
+        shape = [None if d == "?" else int(d) for d in dims.split(",") if d]
+        out.append((name, _core.TensorSpec(shape, as_dtype(dtype), name)))
+    return out
+
+
+class _Trace:
+    """One function call to save: `target(*args, **kwargs)` built from `template`."""
+
+    def __init__(self, target, template, where):
+        self.target = target
+        self.template = template
+        self.where = where
+        self.graph_name = None
+        self.tree = None  # the result structure, known once traced
+
+
+def _templates_of(fn):
+    if fn._input_signature is not None:
+        specs = list(fn._input_signature)
+        if not all(isinstance(s, _core.TensorSpec) for s in specs):
+            raise ValueError(f"{fn!r}: only flat input signatures (a list of TensorSpecs) can be saved")
+        names = list(fn._arg_names)
+        return [(tuple(("T", _core.TensorSpec(s.shape, s.dtype, names[i] if i < len(names) else s.name))
+                       for i, s in enumerate(specs)), {})]
+    return _saved_inputs.traced_templates(fn)
+
+
+def _owner_of(cf, functions):
+    for fn in functions:
+        if isinstance(fn, Function) and fn._core.name == cf.name:
+            if any(c.signature == cf.signature for c in fn.concrete_functions):
+                return fn
+    return None
+
+
+def _signature_trace(value, key, functions):
+    """A signature's trace: a Function with an input_signature, or a concrete function."""
+    if isinstance(value, Function) and value._input_signature is not None:
+        template = _templates_of(value)[0]
+        return _Trace(value, template, f"signature {key!r}")
+    if isinstance(value, _core.ConcreteFunction):
+        named = _parse_concrete_signature(value)
+        template = (tuple(("T", s) for _, s in named), {})
+        owner = _owner_of(value, functions)
+        return _Trace(owner if owner is not None else value, template, f"signature {key!r}")
+    raise ValueError("Expected a TensorFlow function for which to generate a signature, but got "
+                     f"{value!r}. Only `tf.functions` with an input signature or concrete functions can be "
+                     "used as a signature.")
+
+
+# ------------------------------------------------------------------ the graph cut into functions
+def _stand_in(x, spec):
+    """A tensor of `spec` computed from x (float32, one dynamic dim): every dynamic dim of spec
+    is x's; its ops are dropped from the saved functions."""
+    from . import _tf_misc  # noqa: F401 - (the package's ops, imported late)
+    import eagerflow as ef
+    shape = list(spec.shape)
+    static = [1 if d is None else d for d in shape]
+    t = ef.zeros(static, ef.float32) + ef.reshape(ef.reduce_sum(x), [1] * len(shape))
+    for p, d in enumerate(shape):
+        if d is None:
+            r = [1] * len(shape)
+            r[p] = -1
+            t = t + ef.reshape(x, r)
+    if spec.dtype.name == "string":
+        raise ValueError("tf.saved_model.save: functions that take string tensors cannot be saved yet")
+    return ef.cast(t, spec.dtype)
+
+
+def _marker_layer(mark, variables, traces):
+    import eagerflow as ef
+
+    class _SaveAll(ef.keras.layers.Layer):
+        def call(self, x):
+            for i, v in enumerate(variables):
+                ef.print(f"{mark}var:{i}", v)
+            for j, tr in enumerate(traces):
+                ef.print(f"{mark}begin:{j}")
+                specs = _saved_inputs.template_specs(tr.template)
+                flat = [_stand_in(x, s) for s in specs]
+                for k, t in enumerate(flat):
+                    ef.print(f"{mark}in:{j}:{k}", t)
+                ef.print(f"{mark}body:{j}")
+                args, kwargs = _saved_inputs.fill(tr.template, flat)
+                out = tr.target(*args, **kwargs)
+                results = []
+                tr.tree = _saved_inputs.output_tree(out, results, tr.where)
+                for k, t in enumerate(results):
+                    ef.print(f"{mark}out:{j}:{k}", t)
+                ef.print(f"{mark}end:{j}")
+            return x
+
+    return _SaveAll(name="ef_saved_module_" + secrets.token_hex(4))
+
+
+def _node_ids(graph):
+    produced = {}
+    for n, node in enumerate(graph["nodes"]):
+        for o in node["outputs"]:
+            produced[o] = n
+    return produced
+
+
+def _cut(graph, mark):
+    """The marked parts of the one traced graph: per trace (begin, body nodes, input ids, output
+    ids), and the variable index of each marked variable."""
+    nodes = graph["nodes"]
+    produced = _node_ids(graph)
+    var_of = {}
+    parts = {}
+    for n, node in enumerate(nodes):
+        pieces = node.get("pieces") if node["op"] == "print" else None
+        if not pieces or not isinstance(pieces[0], str) or not pieces[0].startswith(mark):
+            continue
+        kind, *rest = pieces[0][len(mark):].split(":")
+        if kind == "var":
+            src = nodes[produced[node["inputs"][0]]]
+            if src["op"] != "read_variable":
+                raise RuntimeError("tf.saved_model.save: a variable's read was not found in the traced graph")
+            var_of[int(rest[0])] = src["variable"]
+            continue
+        j = int(rest[0])
+        p = parts.setdefault(j, {"inputs": [], "outputs": []})
+        if kind in ("begin", "body", "end"):
+            p[kind] = n
+        elif kind == "in":
+            p["inputs"].append(node["inputs"][0])
+        elif kind == "out":
+            p["outputs"].append(node["inputs"][0])
+    return parts, var_of
+
+
+def _is_marker(node, mark):
+    pieces = node.get("pieces") if node["op"] == "print" else None
+    return bool(pieces) and isinstance(pieces[0], str) and pieces[0].startswith(mark)
+
+
+def _drop_custom_gradients(graph):
+    """TF's experimental_custom_gradients=False: custom gradient nodes pass their outputs on."""
+    subst = {}
+    kept = []
+    for node in graph["nodes"]:
+        node["inputs"] = [subst.get(i, i) for i in node["inputs"]]
+        for key, subs in (("scan", ("body",)), ("cond", ("then", "else")), ("while", ("cond", "body"))):
+            if key in node:
+                for s in subs:
+                    _drop_custom_gradients(node[key][s])
+        if node["op"] == "custom_gradient":
+            attrs = dict(a.split("=", 1) for a in node["attrs"].split() if "=" in a)
+            n_in = int(attrs.get("inputs", 0))
+            for k, o in enumerate(node["outputs"]):
+                subst[o] = node["inputs"][n_in + k]
+            continue
+        kept.append(node)
+    graph["nodes"] = kept
+    graph["outputs"] = [subst.get(o, o) for o in graph["outputs"]]
+
+
+def _has_custom_gradient(graph):
+    for node in graph["nodes"]:
+        if node["op"] == "custom_gradient":
+            return True
+        for key, subs in (("scan", ("body",)), ("cond", ("then", "else")), ("while", ("cond", "body"))):
+            if key in node and any(_has_custom_gradient(node[key][s]) for s in subs):
+                return True
+    return False
+
+
+def _function_graph(graph, part, mark, where):
+    """One trace's graph: its body (and the reads it shares with earlier parts) over its inputs."""
+    nodes = graph["nodes"]
+    produced = _node_ids(graph)
+    constant_key = {c["value"]: c["tensor"] for c in graph["constants"]}
+    inputs = part["inputs"]
+    end = part.get("end", len(nodes))
+    body = [n for n in range(part["body"] + 1, end) if not _is_marker(nodes[n], mark)]
+    defined = set(inputs) | set(constant_key)
+    for n in body:
+        defined.update(nodes[n]["outputs"])
+    needed = []
+    outer_input = set(graph["inputs"])
+
+    def need(value):
+        if value in defined:
+            return
+        if value in outer_input or value not in produced:
+            raise RuntimeError(f"tf.saved_model.save: {where} uses a value it does not make (internal error)")
+        n = produced[value]
+        node = nodes[n]
+        defined.update(node["outputs"])
+        for i in node["inputs"]:
+            need(i)
+        needed.append(n)
+
+    for n in body:
+        for i in nodes[n]["inputs"]:
+            need(i)
+    for o in part["outputs"]:
+        need(o)
+    order = sorted(needed) + body
+    ids = {}
+    values = []
+
+    def new(v):
+        if v not in ids:
+            ids[v] = len(values)
+            values.append(graph["values"][v])
+        return ids[v]
+
+    new_inputs = [new(v) for v in inputs]
+    constants = {}
+
+    def use(v):
+        if v in constant_key and v not in inputs:
+            constants[v] = constant_key[v]
+        return new(v)
+
+    new_nodes = []
+    for n in order:
+        node = dict(nodes[n])
+        node["inputs"] = [use(i) for i in node["inputs"]]
+        node["outputs"] = [new(o) for o in node["outputs"]]
+        new_nodes.append(node)
+    new_outputs = [use(o) for o in part["outputs"]]
+    return {"values": values, "inputs": new_inputs, "outputs": new_outputs,
+            "constants": [{"value": ids[v], "tensor": k} for v, k in constants.items()], "nodes": new_nodes}
+
+
+# ------------------------------------------------------------------ save
+def _signature_entries(signatures, root, tree):
+    functions = [f for _, f in tree.functions]
+    if signatures is None:
+        candidates = []
+        for name, child in _children(root):
+            if not isinstance(child, (Function, _core.ConcreteFunction)):
+                continue
+            if name == "_default_save_signature":
+                return {DEFAULT_SIGNATURE: child}
+            if isinstance(child, _core.ConcreteFunction) or child._input_signature is not None:
+                candidates.append(child)
+        return {DEFAULT_SIGNATURE: candidates[0]} if len(candidates) == 1 else {}
+    if not isinstance(signatures, dict):
+        return {DEFAULT_SIGNATURE: signatures}
+    return dict(signatures)
+
+
+def save_module(obj, export_dir, signatures=None, options=None):
+    tree = _Tree(obj)
+    for node, child in enumerate(tree.nodes):
+        if isinstance(child, (Function, _core.ConcreteFunction)):
+            tree.functions.append((node, child))
+    function_names = {}
+    traces = []
+    entries = {}  # tree node -> [trace index]
+    for node, fn in tree.functions:
+        where = f"function {tree.paths[node]!r}"
+        if isinstance(fn, _core.ConcreteFunction):
+            named = _parse_concrete_signature(fn)
+            templates = [(tuple(("T", s) for _, s in named), {})]
+            target = _owner_of(fn, [f for _, f in tree.functions]) or fn
+        else:
+            templates, target = _templates_of(fn), fn
+        entries[node] = []
+        for template in templates:
+            _saved_inputs.template_json(template, where)  # a Python value that cannot be saved fails here
+            entries[node].append(len(traces))
+            traces.append(_Trace(target, template, where))
+        function_names[node] = tree.paths[node]
+    sig_values = _signature_entries(signatures, obj, tree)
+    sig_traces = {}
+    for key, value in sig_values.items():
+        if not isinstance(key, str):
+            raise ValueError(f"signature names must be strings, got {key!r}")
+        tr = _signature_trace(value, key, [f for _, f in tree.functions])
+        sig_traces[key] = len(traces)
+        traces.append(tr)
+
+    mark = "\x1fef-saved-module-" + secrets.token_hex(8) + ":"
+    layer = _marker_layer(mark, tree.variables, traces)
+    custom_gradients = True if options is None else options.experimental_custom_gradients
+
+    def write(staging):
+        raw = os.path.join(staging, "raw")
+        _io._save(layer, raw, _core.TensorSpec([None], _core_float32()))
+        with open(os.path.join(raw, _saved_folder.JSON_FILE), "rb") as f:
+            saved = json.loads(f.read())
+        graph = saved["functions"][0]["graph"]
+        parts, var_of = _cut(graph, mark)
+        functions = []
+        uses_custom = []
+        for j, tr in enumerate(traces):
+            g = _function_graph(graph, parts[j], mark, tr.where)
+            if _has_custom_gradient(g):
+                if custom_gradients:
+                    uses_custom.append(tr.where)
+                else:
+                    _drop_custom_gradients(g)
+            tr.graph_name = f"{j}:{tr.where}"
+            specs = _saved_inputs.template_specs(tr.template)
+            inputs = [{"name": s.name or f"input_{k}", "spec": {"dtype": g["values"][v]["dtype"],
+                                                                "shape": g["values"][v]["shape"]}}
+                      for k, (s, v) in enumerate(zip(specs, g["inputs"]))]
+            functions.append({"name": tr.graph_name, "inputs": inputs, "graph": g})
+        if uses_custom:
+            warnings.warn(f"tf.saved_model.save: {', '.join(sorted(set(uses_custom)))} uses a custom gradient, whose "
+                          "rule (Python code) a saved model cannot hold: the loaded function's gradient is that of "
+                          "its forward ops. Pass options=tf.saved_model.SaveOptions(experimental_custom_gradients="
+                          "False) to save it so knowingly.", UserWarning, stacklevel=4)
+        saved["functions"] = functions
+        saved["objects"] = _objects_json(tree, entries, traces, var_of, function_names)
+        saved["signatures"] = _signatures_json(sig_traces, traces)
+        saved["tags"] = ["serve"] + [t for t in (getattr(options, "extra_tags", None) or []) if t != "serve"]
+        data = json.dumps(saved, separators=(",", ":")).encode()
+        _saved_folder.write_file(os.path.join(staging, _saved_folder.JSON_FILE), data)
+        os.rename(os.path.join(raw, _saved_folder.VARIABLES_FILE), os.path.join(staging, _saved_folder.VARIABLES_FILE))
+        shutil.rmtree(raw)
+
+    _saved_folder.write_atomically(export_dir, write)
+
+
+def _core_float32():
+    from .dtypes import float32
+    return float32
+
+
+def _parameters_json(fn):
+    import inspect
+    target = fn.python_function if isinstance(fn, Function) else None
+    try:
+        sig = inspect.signature(target)
+    except (TypeError, ValueError):
+        return None
+    out = []
+    for p in sig.parameters.values():
+        entry = {"name": p.name, "kind": int(p.kind)}
+        if p.default is not inspect.Parameter.empty:
+            try:
+                entry["default"] = _saved_inputs._json_static(p.default, "default")
+            except ValueError:
+                pass
+        out.append(entry)
+    return out
+
+
+def _objects_json(tree, entries, traces, var_of, function_names):
+    objs = []
+    for i, obj in enumerate(tree.nodes):
+        children = [[name, c] for name, c in tree.edges.get(i, [])]
+        if isinstance(obj, _core.Variable):
+            objs.append({"kind": "variable", "variable": var_of[tree.variable_index[_key(obj)]]})
+        elif isinstance(obj, (Function, _core.ConcreteFunction)):
+            concrete = [{"graph": traces[t].graph_name,
+                         "inputs": _saved_inputs.template_json(traces[t].template, traces[t].where),
+                         "outputs": traces[t].tree} for t in entries[i]]
+            objs.append({"kind": "function", "name": function_names[i],
+                         "parameters": _parameters_json(obj) if isinstance(obj, Function) else None,
+                         "concrete": concrete})
+        elif isinstance(obj, (list, tuple, dict)):
+            kind = "dict" if isinstance(obj, dict) else "tuple" if isinstance(obj, tuple) else "list"
+            objs.append({"kind": kind, "children": children})
+        else:
+            entry = {"kind": "object", "children": children}
+            try:
+                entry["variables"] = [var_of[tree.variable_index[_key(v)]] for v in obj.variables]
+                entry["trainable_variables"] = [var_of[tree.variable_index[_key(v)]] for v in obj.trainable_variables]
+            except Exception:
+                pass
+            objs.append(entry)
+    return objs
+
+
+def _signatures_json(sig_traces, traces):
+    out = {}
+    for key, t in sig_traces.items():
+        tr = traces[t]
+        outputs, problem = _saved_inputs.signature_outputs(tr.tree)
+        if outputs is None:
+            raise ValueError(f"Got {problem} in the output of the function used to generate the SavedModel "
+                             f"signature {key!r}. Outputs for functions used as signatures must be a single Tensor, "
+                             "a sequence of Tensors, or a dictionary from string to Tensor.")
+        inputs = []
+        for e in tr.template[0]:
+            if e[0] != "T":
+                raise ValueError(f"signature {key!r}: signatures take tensors only")
+            inputs.append(_saved_inputs.spec_json(e[1]))
+        out[key] = {"graph": tr.graph_name, "inputs": inputs, "outputs": outputs}
+    return out
