@@ -10,7 +10,6 @@ Template entries: ("T", spec) a tensor, ("L", is_tuple, [spec]) a list or tuple 
 accepts as arguments).
 """
 import collections as _collections
-import math as _math
 
 import numpy as _np
 
@@ -31,6 +30,10 @@ def _entry(value, name):
     if isinstance(value, dict) and value and all(isinstance(k, str) and isinstance(v, _TENSORLIKE)
                                                  for k, v in value.items()):
         return ("M", [(k, _spec(v, f"{name}_{k}")) for k, v in value.items()])
+    try:
+        _json_static(value, "")
+    except ValueError:  # kept as its description only: a template must not keep objects alive
+        return ("X", f"{value!r} ({type(value).__name__})")
     return ("S", value)
 
 
@@ -46,7 +49,7 @@ def _entry_key(e):
         return ("L", e[1], tuple(_spec_key(s) for s in e[2]))
     if kind == "M":
         return ("M", tuple((k, _spec_key(s)) for k, s in e[1]))
-    return ("S", repr(e[1]))
+    return (kind, repr(e[1]))
 
 
 def template_key(template):
@@ -85,10 +88,8 @@ def _json_static(value, where):
         return value
     if isinstance(value, int):
         return value
-    if isinstance(value, float):
-        if not _math.isfinite(value):
-            return {"float": repr(value)}
-        return value
+    if isinstance(value, float):  # as text: the C++ JSON reader takes integers only
+        return {"float": repr(value)}
     if isinstance(value, tuple) and not hasattr(value, "_fields"):
         return {"tuple": [_json_static(v, where) for v in value]}
     if isinstance(value, list):
@@ -129,6 +130,9 @@ def template_json(template, where):
             return {"tensors": [spec_json(s) for s in e[2]], "tuple": e[1]}
         if kind == "M":
             return {"tensor_dict": [[k, spec_json(s)] for k, s in e[1]]}
+        if kind == "X":
+            raise ValueError(f"{where}: it was traced with the Python value {e[1]}, which a SavedModel cannot hold "
+                             "(None, bool, int, float, str and lists, tuples and dicts of them)")
         return {"static": _json_static(e[1], where)}
     args, kwargs = template
     return {"args": [one(e) for e in args], "kwargs": [[k, one(e)] for k, e in kwargs.items()]}

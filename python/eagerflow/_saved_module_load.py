@@ -79,8 +79,9 @@ class RestoredFunction:
                     return _saved_inputs.rebuild_output(outputs, results)
         options = "\n\n".join(f"Option {i + 1}:\n" + _saved_inputs.describe_template(t)
                               for i, (t, _, _) in enumerate(self._concrete))
+        shown = canonical if canonical is not None else (args, kwargs)
         raise ValueError("Could not find matching concrete function to call loaded from the SavedModel. Got:\n"
-                         f"{_saved_inputs.describe_call(args, kwargs)}\n\n Expected these arguments to match one of "
+                         f"{_saved_inputs.describe_call(*shown)}\n\n Expected these arguments to match one of "
                          f"the following {len(self._concrete)} option(s):\n\n{options}")
 
     @property

@@ -461,7 +461,7 @@ def save_module(obj, export_dir, signatures=None, options=None):
             warnings.warn(f"tf.saved_model.save: {', '.join(sorted(set(uses_custom)))} uses a custom gradient, whose "
                           "rule (Python code) a saved model cannot hold: the loaded function's gradient is that of "
                           "its forward ops. Pass options=tf.saved_model.SaveOptions(experimental_custom_gradients="
-                          "False) to save it so knowingly.", UserWarning, stacklevel=4)
+                          "False) to save it so knowingly.", UserWarning, stacklevel=_user_stacklevel())
         saved["functions"] = functions
         saved["objects"] = _objects_json(tree, entries, traces, var_of, function_names)
         saved["signatures"] = _signatures_json(sig_traces, traces)
@@ -472,6 +472,16 @@ def save_module(obj, export_dir, signatures=None, options=None):
         shutil.rmtree(raw)
 
     _saved_folder.write_atomically(export_dir, write)
+
+
+def _user_stacklevel():
+    """The stack level of the first frame outside this package (the user's save call)."""
+    import sys
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _core_float32():
