@@ -45,6 +45,7 @@ class RestoredFunction:
         self.__name__ = name.rsplit(".", 1)[-1] if name else "function"
         self._name = name
         self._signature = None
+        self._parameters = parameters
         if parameters is not None:
             params = []
             for p in parameters:
@@ -133,7 +134,10 @@ class SignatureFunction:
                                  f"{v.dtype.name}{list(v.shape)}, which does not fit "
                                  f"{_saved_inputs._tf_spec_repr(s)}")
             flat.append(t)
-        results = self._saved.run(self._graph, flat)
+        return self._call_flat(*flat)
+
+    def _call_flat(self, *flat):
+        results = self._saved.run(self._graph, list(flat))
         return {k: results[i] for k, i in self._outputs.items()}
 
     def __repr__(self):

@@ -33,8 +33,18 @@ DEFAULT_SIGNATURE = "serving_default"
 
 
 # ------------------------------------------------------------------ the object tree
+def _restored_function_class():
+    from ._saved_module_load import RestoredFunction
+    return RestoredFunction
+
+
+def _is_function(v):
+    return isinstance(v, (Function, _core.ConcreteFunction, _restored_function_class()))
+
+
 def _savable(v):
-    return isinstance(v, (Function, _core.ConcreteFunction)) or (_trackable.is_trackable(v) and _holds_something(v))
+    from ._saved_module_load import _UserObject
+    return _is_function(v) or isinstance(v, _UserObject) or (_trackable.is_trackable(v) and _holds_something(v))
 
 
 def _holds_something(v):
@@ -62,7 +72,7 @@ def _children(obj):
         return [(str(i), v) for i, v in enumerate(obj) if _savable(v)]
     if isinstance(obj, dict):
         return [(k, v) for k, v in obj.items() if isinstance(k, str) and _savable(v)]
-    if isinstance(obj, _core.Variable) or isinstance(obj, (Function, _core.ConcreteFunction)):
+    if isinstance(obj, _core.Variable) or _is_function(obj):
         return []
     if isinstance(obj, _core.Layer):
         out = _trackable._layer_children(obj)
@@ -97,7 +107,7 @@ class _Tree:
                              for name, child in _children(obj)]
             i += 1
         for obj in self.nodes:
-            if isinstance(obj, (list, tuple, dict, Function, _core.ConcreteFunction, _core.Variable)) or \
+            if isinstance(obj, (list, tuple, dict, _core.Variable)) or _is_function(obj) or \
                     not hasattr(obj, "variables"):
                 continue
             try:
@@ -194,6 +204,9 @@ def _signature_trace(value, key, functions):
     if isinstance(value, Function) and value._input_signature is not None:
         template = _templates_of(value)[0]
         return _Trace(value, template, f"signature {key!r}")
+    from ._saved_module_load import SignatureFunction
+    if isinstance(value, SignatureFunction):
+        return _Trace(value._call_flat, (tuple(("T", s) for s in value._inputs), {}), f"signature {key!r}")
     if isinstance(value, _core.ConcreteFunction):
         named = _parse_concrete_signature(value)
         template = (tuple(("T", s) for _, s in named), {})
@@ -208,7 +221,6 @@ def _signature_trace(value, key, functions):
 def _stand_in(x, spec):
     """A tensor of `spec` computed from x (float32, one dynamic dim): every dynamic dim of spec
     is x's; its ops are dropped from the saved functions."""
-    from . import _tf_misc  # noqa: F401 - (the package's ops, imported late)
     import eagerflow as ef
     shape = list(spec.shape)
     static = [1 if d is None else d for d in shape]
@@ -386,6 +398,10 @@ def _function_graph(graph, part, mark, where):
 def _signature_entries(signatures, root, tree):
     functions = [f for _, f in tree.functions]
     if signatures is None:
+        from ._saved_module_load import _SignatureMap
+        loaded = getattr(root, "__dict__", {}).get("signatures")
+        if isinstance(loaded, _SignatureMap):  # a loaded model saved again keeps its signatures
+            return dict(loaded)
         candidates = []
         for name, child in _children(root):
             if not isinstance(child, (Function, _core.ConcreteFunction)):
@@ -403,14 +419,16 @@ def _signature_entries(signatures, root, tree):
 def save_module(obj, export_dir, signatures=None, options=None):
     tree = _Tree(obj)
     for node, child in enumerate(tree.nodes):
-        if isinstance(child, (Function, _core.ConcreteFunction)):
+        if _is_function(child):
             tree.functions.append((node, child))
     function_names = {}
     traces = []
     entries = {}  # tree node -> [trace index]
     for node, fn in tree.functions:
         where = f"function {tree.paths[node]!r}"
-        if isinstance(fn, _core.ConcreteFunction):
+        if isinstance(fn, _restored_function_class()):  # a loaded function saved again: its traces
+            templates, target = [t for t, _, _ in fn._concrete], fn
+        elif isinstance(fn, _core.ConcreteFunction):
             named = _parse_concrete_signature(fn)
             templates = [(tuple(("T", s) for _, s in named), {})]
             target = _owner_of(fn, [f for _, f in tree.functions]) or fn
@@ -491,6 +509,8 @@ def _core_float32():
 
 def _parameters_json(fn):
     import inspect
+    if isinstance(fn, _restored_function_class()):
+        return fn._parameters
     target = fn.python_function if isinstance(fn, Function) else None
     try:
         sig = inspect.signature(target)
@@ -514,12 +534,12 @@ def _objects_json(tree, entries, traces, var_of, function_names):
         children = [[name, c] for name, c in tree.edges.get(i, [])]
         if isinstance(obj, _core.Variable):
             objs.append({"kind": "variable", "variable": var_of[tree.variable_index[_key(obj)]]})
-        elif isinstance(obj, (Function, _core.ConcreteFunction)):
+        elif _is_function(obj):
             concrete = [{"graph": traces[t].graph_name,
                          "inputs": _saved_inputs.template_json(traces[t].template, traces[t].where),
                          "outputs": traces[t].tree} for t in entries[i]]
             objs.append({"kind": "function", "name": function_names[i],
-                         "parameters": _parameters_json(obj) if isinstance(obj, Function) else None,
+                         "parameters": _parameters_json(obj),
                          "concrete": concrete})
         elif isinstance(obj, (list, tuple, dict)):
             kind = "dict" if isinstance(obj, dict) else "tuple" if isinstance(obj, tuple) else "list"

@@ -482,3 +482,37 @@ def test_keras_models_still_save_their_call(tmp_path):
     loaded = tf.saved_model.load(str(tmp_path / "k"))
     np.testing.assert_allclose(loaded(x).numpy(), want, rtol=1e-6)
     np.testing.assert_allclose(loaded.signatures["serving_default"](x).numpy(), want, rtol=1e-6)
+
+
+class WithKeras(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.dense = tf.keras.layers.Dense(2, kernel_initializer="ones", bias_initializer="zeros")
+        self.v = tf.Variable(2.0)
+        self.shift = tf.function(lambda x, k=3: x * k + self.v)
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    def __call__(self, x):
+        return self.dense(x) * self.v
+
+
+def test_keras_layers_inside_a_module_function_attributes_and_saving_a_loaded_model_again(tmp_path):
+    m = WithKeras()
+    x = tf.constant(np.arange(6, dtype=np.float32).reshape(2, 3))
+    want = x.numpy().sum(axis=1, keepdims=True) * np.ones((1, 2)) * 2.0
+    np.testing.assert_allclose(m(x).numpy(), want)
+    m.shift(tf.constant(1.0))
+    tf.saved_model.save(m, str(tmp_path / "a"))
+    loaded = tf.saved_model.load(str(tmp_path / "a"))
+    np.testing.assert_allclose(loaded(x).numpy(), want)
+    assert float(loaded.shift(tf.constant(1.0))) == 5.0
+    assert sorted(v.name for v in loaded.dense.variables) == sorted(v.name for v in m.dense.variables)
+    assert list(loaded.signatures) == ["serving_default"]  # the one function with an input signature
+
+    loaded.v.assign(10.0)
+    tf.saved_model.save(loaded, str(tmp_path / "b"))  # TF saves loaded objects again, signatures too
+    again = tf.saved_model.load(str(tmp_path / "b"))
+    np.testing.assert_allclose(again(x).numpy(), want * 5)
+    assert float(again.shift(tf.constant(1.0))) == 13.0
+    np.testing.assert_allclose(again.signatures["serving_default"](x=x)["output_0"].numpy(), want * 5)
+    np.testing.assert_array_equal(again.dense.variables[0].numpy(), np.ones((3, 2)))
