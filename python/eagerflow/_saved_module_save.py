@@ -416,8 +416,21 @@ def _signature_entries(signatures, root, tree):
     return dict(signatures)
 
 
+def _trace_input_signatures(tree):
+    """Traces each function with an input signature that has not been (TF traces them at save):
+    outside any trace, so that variables their first trace makes are made as on a first call."""
+    traced = False
+    for obj in tree.nodes:
+        if isinstance(obj, Function) and obj._input_signature is not None and not obj.concrete_functions:
+            obj.get_concrete_function()
+            traced = True
+    return traced
+
+
 def save_module(obj, export_dir, signatures=None, options=None):
     tree = _Tree(obj)
+    if _trace_input_signatures(tree):
+        tree = _Tree(obj)  # with the variables those traces made
     for node, child in enumerate(tree.nodes):
         if _is_function(child):
             tree.functions.append((node, child))
