@@ -456,8 +456,8 @@ def save_module(obj, export_dir, signatures=None, options=None):
     sig_values = _signature_entries(signatures, obj, tree)
     sig_traces = {}
     for key, value in sig_values.items():
-        if not isinstance(key, str):
-            raise ValueError(f"signature names must be strings, got {key!r}")
+        if not isinstance(key, str) or not key or ":" in key:
+            raise ValueError(f"signature names must be non-empty strings without ':', got {key!r}")
         tr = _signature_trace(value, key, [f for _, f in tree.functions])
         sig_traces[key] = len(traces)
         traces.append(tr)
@@ -473,6 +473,7 @@ def save_module(obj, export_dir, signatures=None, options=None):
             saved = json.loads(f.read())
         graph = saved["functions"][0]["graph"]
         parts, var_of = _cut(graph, mark)
+        sig_names = {t: key for key, t in sig_traces.items()}
         functions = []
         uses_custom = []
         for j, tr in enumerate(traces):
@@ -482,7 +483,8 @@ def save_module(obj, export_dir, signatures=None, options=None):
                     uses_custom.append(tr.where)
                 else:
                     _drop_custom_gradients(g)
-            tr.graph_name = f"{j}:{tr.where}"
+            # A signature's graph has the signature's name (TFSMLayer and C++ load it by that name).
+            tr.graph_name = sig_names.get(j) or f"{j}:{tr.where}"
             specs = _saved_inputs.template_specs(tr.template)
             inputs = [{"name": s.name or f"input_{k}", "spec": {"dtype": g["values"][v]["dtype"],
                                                                 "shape": g["values"][v]["shape"]}}

@@ -516,3 +516,42 @@ def test_keras_layers_inside_a_module_function_attributes_and_saving_a_loaded_mo
     assert float(again.shift(tf.constant(1.0))) == 13.0
     np.testing.assert_allclose(again.signatures["serving_default"](x=x)["output_0"].numpy(), want * 5)
     np.testing.assert_array_equal(again.dense.variables[0].numpy(), np.ones((3, 2)))
+
+
+class Lazy(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = None
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    def __call__(self, x):
+        if self.w is None:
+            self.w = tf.Variable(tf.ones([3, 2]) * 0.5, name="w")
+        return tf.matmul(x, self.w)
+
+
+def test_saving_traces_what_it_must_and_nothing_else(tmp_path):
+    lazy = Lazy()  # never called: the save traces it, and its first trace makes the variable
+    tf.saved_model.save(lazy, str(tmp_path / "lazy"))
+    loaded = tf.saved_model.load(str(tmp_path / "lazy"))
+    assert [v.name for v in loaded.variables] == ["w:0"]
+    np.testing.assert_array_equal(loaded.w.numpy(), np.full((3, 2), 0.5))
+    np.testing.assert_allclose(loaded(tf.ones([4, 3])).numpy(), np.full((4, 2), 1.5))
+
+    net = _net_with_traces()
+    counts = [net.__call__.experimental_get_tracing_count(), net.mix.experimental_get_tracing_count()]
+    x = tf.ones([5, 3])
+    before = net(x).numpy()
+    tf.saved_model.save(net, str(tmp_path / "net"))
+    # The traces are called again as they are: no new trace, and the module works as before.
+    assert [net.__call__.experimental_get_tracing_count(), net.mix.experimental_get_tracing_count()] == counts
+    np.testing.assert_array_equal(net(x).numpy(), before)
+
+
+def test_a_module_signature_is_a_tfsm_layer(tmp_path):
+    m = Signed()
+    tf.saved_model.save(m, str(tmp_path / "m"), signatures=m.scale)
+    layer = tf.keras.layers.TFSMLayer(str(tmp_path / "m"), call_endpoint="serving_default")
+    np.testing.assert_allclose(layer(tf.constant([1.0, 2.0])).numpy(), [3.0, 6.0])
+    with pytest.raises(ValueError, match="non-empty strings"):
+        tf.saved_model.save(m, str(tmp_path / "n"), signatures={"": m.scale})
