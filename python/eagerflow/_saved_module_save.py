@@ -401,19 +401,22 @@ def _signature_entries(signatures, root, tree):
         from ._saved_module_load import _SignatureMap
         loaded = getattr(root, "__dict__", {}).get("signatures")
         if isinstance(loaded, _SignatureMap):  # a loaded model saved again keeps its signatures
-            return dict(loaded)
-        candidates = []
+            return dict(loaded), False
+        # TF's rule: the root's function named _default_save_signature, else the one function
+        # with an input signature (or concrete function) whose results make a signature. Which
+        # ones do is known once traced: all are traced as candidates, and one kept (or none).
+        candidates = {}
         for name, child in _children(root):
             if not isinstance(child, (Function, _core.ConcreteFunction)):
                 continue
             if name == "_default_save_signature":
-                return {DEFAULT_SIGNATURE: child}
+                return {DEFAULT_SIGNATURE: child}, False
             if isinstance(child, _core.ConcreteFunction) or child._input_signature is not None:
-                candidates.append(child)
-        return {DEFAULT_SIGNATURE: candidates[0]} if len(candidates) == 1 else {}
+                candidates[f"candidate{len(candidates)}"] = child
+        return candidates, True
     if not isinstance(signatures, dict):
-        return {DEFAULT_SIGNATURE: signatures}
-    return dict(signatures)
+        return {DEFAULT_SIGNATURE: signatures}, False
+    return dict(signatures), False
 
 
 def _trace_input_signatures(tree):
@@ -453,7 +456,7 @@ def save_module(obj, export_dir, signatures=None, options=None):
             entries[node].append(len(traces))
             traces.append(_Trace(target, template, where))
         function_names[node] = tree.paths[node]
-    sig_values = _signature_entries(signatures, obj, tree)
+    sig_values, tentative = _signature_entries(signatures, obj, tree)
     sig_traces = {}
     for key, value in sig_values.items():
         if not isinstance(key, str) or not key or ":" in key:
@@ -473,10 +476,19 @@ def save_module(obj, export_dir, signatures=None, options=None):
             saved = json.loads(f.read())
         graph = saved["functions"][0]["graph"]
         parts, var_of = _cut(graph, mark)
+        skipped = set()
+        if tentative:
+            valid = [t for t in sig_traces.values() if _saved_inputs.signature_outputs(traces[t].tree)[0]]
+            skipped = set(sig_traces.values()) - set(valid[:1] if len(valid) == 1 else [])
+            sig_traces.clear()
+            if len(valid) == 1:
+                sig_traces[DEFAULT_SIGNATURE] = valid[0]
         sig_names = {t: key for key, t in sig_traces.items()}
         functions = []
         uses_custom = []
         for j, tr in enumerate(traces):
+            if j in skipped:
+                continue
             g = _function_graph(graph, parts[j], mark, tr.where)
             if _has_custom_gradient(g):
                 if custom_gradients:

@@ -555,3 +555,38 @@ def test_a_module_signature_is_a_tfsm_layer(tmp_path):
     np.testing.assert_allclose(layer(tf.constant([1.0, 2.0])).numpy(), [3.0, 6.0])
     with pytest.raises(ValueError, match="non-empty strings"):
         tf.saved_model.save(m, str(tmp_path / "n"), signatures={"": m.scale})
+
+
+class Mutable(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.v = tf.Variable(1.0)
+
+    @tf.function
+    def __call__(self, x):
+        return x * self.v
+
+    @tf.function(input_signature=[tf.TensorSpec([], tf.float32)])
+    def mutate(self, new_v):  # no results: not a signature, and no default signature either
+        self.v.assign(new_v)
+
+
+def test_functions_without_results_and_training_a_loaded_variable(tmp_path):
+    m = Mutable()
+    m(tf.constant(0.0))
+    tf.saved_model.save(m, str(tmp_path / "m"))
+    loaded = tf.saved_model.load(str(tmp_path / "m"))
+    assert len(loaded.signatures) == 0
+    assert float(loaded(tf.constant(3.0))) == 3.0
+    assert loaded.mutate(tf.constant(2.0)) is None
+    assert float(loaded(tf.constant(3.0))) == 6.0
+    opt = tf.keras.optimizers.SGD(0.05)
+    for _ in range(3):  # v moves toward 5, where (10 - 2v)^2 is least
+        with tf.GradientTape() as tape:
+            loss = (10.0 - loaded(tf.constant(2.0))) ** 2
+        variables = tape.watched_variables()
+        opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
+    v = 2.0
+    for _ in range(3):
+        v -= 0.05 * (-4 * (10 - 2 * v))
+    assert float(loaded.v.numpy()) == pytest.approx(v, rel=1e-5)
