@@ -24,6 +24,7 @@ import warnings
 
 from . import _core
 from . import _saved_folder
+from . import _saved_graph_cut as _graph_cut
 from . import _saved_inputs
 from . import _trackable
 from ._function import Function
@@ -217,7 +218,7 @@ def _signature_trace(value, key, functions):
                      "used as a signature.")
 
 
-# ------------------------------------------------------------------ the graph cut into functions
+# ------------------------------------------------------------------ the traced graph
 def _stand_in(x, spec):
     """A tensor of `spec` computed from x (float32, one dynamic dim): every dynamic dim of spec
     is x's; its ops are dropped from the saved functions."""
@@ -259,139 +260,6 @@ def _marker_layer(mark, variables, traces):
             return x
 
     return _SaveAll(name="ef_saved_module_" + secrets.token_hex(4))
-
-
-def _node_ids(graph):
-    produced = {}
-    for n, node in enumerate(graph["nodes"]):
-        for o in node["outputs"]:
-            produced[o] = n
-    return produced
-
-
-def _cut(graph, mark):
-    """The marked parts of the one traced graph: per trace (begin, body nodes, input ids, output
-    ids), and the variable index of each marked variable."""
-    nodes = graph["nodes"]
-    produced = _node_ids(graph)
-    var_of = {}
-    parts = {}
-    for n, node in enumerate(nodes):
-        pieces = node.get("pieces") if node["op"] == "print" else None
-        if not pieces or not isinstance(pieces[0], str) or not pieces[0].startswith(mark):
-            continue
-        kind, *rest = pieces[0][len(mark):].split(":")
-        if kind == "var":
-            src = nodes[produced[node["inputs"][0]]]
-            if src["op"] != "read_variable":
-                raise RuntimeError("tf.saved_model.save: a variable's read was not found in the traced graph")
-            var_of[int(rest[0])] = src["variable"]
-            continue
-        j = int(rest[0])
-        p = parts.setdefault(j, {"inputs": [], "outputs": []})
-        if kind in ("begin", "body", "end"):
-            p[kind] = n
-        elif kind == "in":
-            p["inputs"].append(node["inputs"][0])
-        elif kind == "out":
-            p["outputs"].append(node["inputs"][0])
-    return parts, var_of
-
-
-def _is_marker(node, mark):
-    pieces = node.get("pieces") if node["op"] == "print" else None
-    return bool(pieces) and isinstance(pieces[0], str) and pieces[0].startswith(mark)
-
-
-def _drop_custom_gradients(graph):
-    """TF's experimental_custom_gradients=False: custom gradient nodes pass their outputs on."""
-    subst = {}
-    kept = []
-    for node in graph["nodes"]:
-        node["inputs"] = [subst.get(i, i) for i in node["inputs"]]
-        for key, subs in (("scan", ("body",)), ("cond", ("then", "else")), ("while", ("cond", "body"))):
-            if key in node:
-                for s in subs:
-                    _drop_custom_gradients(node[key][s])
-        if node["op"] == "custom_gradient":
-            attrs = dict(a.split("=", 1) for a in node["attrs"].split() if "=" in a)
-            n_in = int(attrs.get("inputs", 0))
-            for k, o in enumerate(node["outputs"]):
-                subst[o] = node["inputs"][n_in + k]
-            continue
-        kept.append(node)
-    graph["nodes"] = kept
-    graph["outputs"] = [subst.get(o, o) for o in graph["outputs"]]
-
-
-def _has_custom_gradient(graph):
-    for node in graph["nodes"]:
-        if node["op"] == "custom_gradient":
-            return True
-        for key, subs in (("scan", ("body",)), ("cond", ("then", "else")), ("while", ("cond", "body"))):
-            if key in node and any(_has_custom_gradient(node[key][s]) for s in subs):
-                return True
-    return False
-
-
-def _function_graph(graph, part, mark, where):
-    """One trace's graph: its body (and the reads it shares with earlier parts) over its inputs."""
-    nodes = graph["nodes"]
-    produced = _node_ids(graph)
-    constant_key = {c["value"]: c["tensor"] for c in graph["constants"]}
-    inputs = part["inputs"]
-    end = part.get("end", len(nodes))
-    body = [n for n in range(part["body"] + 1, end) if not _is_marker(nodes[n], mark)]
-    defined = set(inputs) | set(constant_key)
-    for n in body:
-        defined.update(nodes[n]["outputs"])
-    needed = []
-    outer_input = set(graph["inputs"])
-
-    def need(value):
-        if value in defined:
-            return
-        if value in outer_input or value not in produced:
-            raise RuntimeError(f"tf.saved_model.save: {where} uses a value it does not make (internal error)")
-        n = produced[value]
-        node = nodes[n]
-        defined.update(node["outputs"])
-        for i in node["inputs"]:
-            need(i)
-        needed.append(n)
-
-    for n in body:
-        for i in nodes[n]["inputs"]:
-            need(i)
-    for o in part["outputs"]:
-        need(o)
-    order = sorted(needed) + body
-    ids = {}
-    values = []
-
-    def new(v):
-        if v not in ids:
-            ids[v] = len(values)
-            values.append(graph["values"][v])
-        return ids[v]
-
-    new_inputs = [new(v) for v in inputs]
-    constants = {}
-
-    def use(v):
-        if v in constant_key and v not in inputs:
-            constants[v] = constant_key[v]
-        return new(v)
-
-    new_nodes = []
-    for n in order:
-        node = dict(nodes[n])
-        node["inputs"] = [use(i) for i in node["inputs"]]
-        node["outputs"] = [new(o) for o in node["outputs"]]
-        new_nodes.append(node)
-    new_outputs = [use(o) for o in part["outputs"]]
-    return {"values": values, "inputs": new_inputs, "outputs": new_outputs,
-            "constants": [{"value": ids[v], "tensor": k} for v, k in constants.items()], "nodes": new_nodes}
 
 
 # ------------------------------------------------------------------ save
@@ -475,7 +343,7 @@ def save_module(obj, export_dir, signatures=None, options=None):
         with open(os.path.join(raw, _saved_folder.JSON_FILE), "rb") as f:
             saved = json.loads(f.read())
         graph = saved["functions"][0]["graph"]
-        parts, var_of = _cut(graph, mark)
+        parts, var_of = _graph_cut.cut(graph, mark)
         skipped = set()
         if tentative:
             valid = [t for t in sig_traces.values() if _saved_inputs.signature_outputs(traces[t].tree)[0]]
@@ -489,12 +357,12 @@ def save_module(obj, export_dir, signatures=None, options=None):
         for j, tr in enumerate(traces):
             if j in skipped:
                 continue
-            g = _function_graph(graph, parts[j], mark, tr.where)
-            if _has_custom_gradient(g):
+            g = _graph_cut.function_graph(graph, parts[j], mark, tr.where)
+            if _graph_cut.has_custom_gradient(g):
                 if custom_gradients:
                     uses_custom.append(tr.where)
                 else:
-                    _drop_custom_gradients(g)
+                    _graph_cut.drop_custom_gradients(g)
             # A signature's graph has the signature's name (TFSMLayer and C++ load it by that name).
             tr.graph_name = sig_names.get(j) or f"{j}:{tr.where}"
             specs = _saved_inputs.template_specs(tr.template)
