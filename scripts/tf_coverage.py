@@ -19,7 +19,7 @@ import pathlib
 import sys
 
 NAMESPACES = ["tf", "math", "nn", "linalg", "random", "strings", "image", "io", "sparse", "ragged", "config", "errors", "nest",
-              "debugging", "train", "signal", "autograph", "data"]
+              "debugging", "train", "signal", "autograph", "data", "saved_model"]
 NAMES = pathlib.Path(__file__).resolve().parent.parent / "docs" / "coverage" / "tf_2.21_names.json"
 
 # Deliberately not built, and why (they count as missing).
@@ -31,6 +31,14 @@ LEFT_OUT = {
         "load_op_library": "as load_library", "make_tensor_proto": "TF's protobuf tensor format",
         "qint8": "quantized dtypes of TF1's quantization ops", "qint16": "as qint8", "qint32": "as qint8",
         "quint8": "as qint8", "quint16": "as qint8", "resource": "a TF-internal dtype", "variant": "a TF-internal dtype",
+    },
+    "saved_model": {
+        "SAVED_MODEL_FILENAME_PB": "TF's folder layout (saved_model.pb): eagerflow's saved model is saved_model.json "
+                                   "and variables.safetensors (docs/saved_model.md)",
+        "SAVED_MODEL_FILENAME_PBTXT": "as SAVED_MODEL_FILENAME_PB", "VARIABLES_DIRECTORY": "as SAVED_MODEL_FILENAME_PB",
+        "VARIABLES_FILENAME": "as SAVED_MODEL_FILENAME_PB", "ASSETS_DIRECTORY": "as SAVED_MODEL_FILENAME_PB",
+        "DEBUG_DIRECTORY": "as SAVED_MODEL_FILENAME_PB", "DEBUG_INFO_FILENAME_PB": "as SAVED_MODEL_FILENAME_PB",
+        "ASSETS_KEY": "a TF1 graph collection key", "SAVED_MODEL_SCHEMA_VERSION": "the version of TF's protobuf schema",
     },
     "config": {
         "experimental_connect_to_cluster": "TF's remote eager execution on gRPC servers (ops placed on other "

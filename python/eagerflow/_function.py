@@ -17,6 +17,7 @@ import weakref
 import numpy as _np
 
 from . import _core, _data_graph
+from . import _saved_inputs
 
 _Tensor = _core.Tensor
 
@@ -241,6 +242,8 @@ class Function:
         if inspect.isgenerator(out) or inspect.iscoroutine(out) or inspect.isasyncgen(out):
             out.close()
             raise TypeError(self._generator_message(f"which returned a {type(out).__name__}"))
+        # What tf.saved_model.save needs to call this trace again (its arguments' structure).
+        _saved_inputs.record(self, args, kwargs)
         flat = []
         if isinstance(out, (_Tensor, _core.Variable)):
             return [_as_tensor(out)], None
