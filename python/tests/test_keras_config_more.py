@@ -48,6 +48,7 @@ def test_set_max_epochs_caps_fit(no_cap):
 
 def test_keras_max_epochs_environment_variable():
     code = "import eagerflow as ef; print(ef.keras.config.max_epochs())"
-    env = dict(os.environ, KERAS_MAX_EPOCHS="3")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(ef.__file__)))
+    env = dict(os.environ, KERAS_MAX_EPOCHS="3", PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "3"
