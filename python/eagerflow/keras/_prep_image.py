@@ -237,7 +237,12 @@ def _map_coord(c, size, mode):
     if mode == "wrap":
         if size <= 1:
             return _core.zeros_like(c)
-        return c - n * _core.floor(c / n)
+        # TF's rule (ImageProjectiveTransformV3): whole periods of n counted by c / (n - 1)
+        span = n - 1.0
+        below = c + n * (_core.floor(-c / span) + 1.0)
+        above = c - n * _core.floor(c / span)
+        c = _core.where(c < 0.0, below, _core.where(c > span, above, c))
+        return _core.clip_by_value(c, 0.0, span)
     if mode == "nearest":
         return _core.clip_by_value(c, 0.0, n - 1.0)
     return c  # constant: reads outside the image give fill_value
@@ -270,8 +275,10 @@ def _transform(images, a, b, fill_mode, interpolation, fill_value):
         v = _core.reshape(_gather(flat, idx), [-1, h, w, c])
         return _core.where(_core.expand_dims(inside, -1), v, _core.zeros_like(v) + fill)
 
-    if interpolation == "nearest":
-        return read(efm.round(yin), efm.round(xin))
+    if interpolation == "nearest":  # TF rounds halves away from zero (std::round)
+        def rnd(v):
+            return efm.sign(v) * _core.floor(_core.abs(v) + 0.5)
+        return read(rnd(yin), rnd(xin))
     y0, x0 = _core.floor(yin), _core.floor(xin)
     wy, wx = _core.expand_dims(yin - y0, -1), _core.expand_dims(xin - x0, -1)
     top = read(y0, x0) * (1 - wx) + read(y0, x0 + 1) * wx

@@ -5,10 +5,17 @@ from ._prep_image import (CenterCrop, RandomBrightness, RandomContrast, RandomCr
                           RandomTranslation, RandomZoom, Resizing)
 from ._prep_lookup import IntegerLookup, StringLookup
 from ._prep_text import TextVectorization
+from ._prep_color import (AutoContrast, RandomColorDegeneration, RandomGrayscale, RandomHue, RandomInvert,
+                          RandomPosterization, RandomSaturation, RandomSharpness, Solarization)
+from ._prep_mix import MixUp, RandomColorJitter, RandomGaussianBlur
+from ._prep_shear import RandomShear
+from ._layers_pipeline import Pipeline
 
 LAYERS = [CategoryEncoding, CenterCrop, Discretization, Hashing, IntegerLookup, RandomBrightness, RandomContrast,
           RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom, Resizing, StringLookup,
-          TextVectorization]
+          TextVectorization, AutoContrast, RandomColorDegeneration, RandomGrayscale, RandomHue, RandomInvert,
+          RandomPosterization, RandomSaturation, RandomSharpness, Solarization, MixUp, RandomColorJitter,
+          RandomGaussianBlur, RandomShear]
 
 
 def _register_all():
