@@ -248,9 +248,10 @@ def _map_coord(c, size, mode):
     return c  # constant: reads outside the image give fill_value
 
 
-def _transform(images, a, b, fill_mode, interpolation, fill_value):
+def _transform(images, a, b, fill_mode, interpolation, fill_value, c=None):
     """Samples images [B, H, W, C] at x_in = a0 x + a1 y + a2, y_in = b0 x + b1 y + b2 (a, b: three
-    [B, 1, 1] tensors each), as Keras' affine transforms (TF's ImageProjectiveTransformV3)."""
+    [B, 1, 1] tensors each), as Keras' affine transforms (TF's ImageProjectiveTransformV3); with
+    c (two more), a projective one: both divided by c0 x + c1 y + 1."""
     from .. import math as efm
     from .._array_ops import gather as _gather
     h, w = images._shape_tuple[1], images._shape_tuple[2]
@@ -258,8 +259,9 @@ def _transform(images, a, b, fill_mode, interpolation, fill_value):
         raise ValueError("random image transforms need images of a known height and width")
     ys = _core.reshape(_core.cast(_core.range(h), "float32"), [1, h, 1])
     xs = _core.reshape(_core.cast(_core.range(w), "float32"), [1, 1, w])
-    xin = _map_coord(a[0] * xs + a[1] * ys + a[2], w, fill_mode)
-    yin = _map_coord(b[0] * xs + b[1] * ys + b[2], h, fill_mode)
+    k = 1.0 if c is None else c[0] * xs + c[1] * ys + 1.0
+    xin = _map_coord((a[0] * xs + a[1] * ys + a[2]) / k, w, fill_mode)
+    yin = _map_coord((b[0] * xs + b[1] * ys + b[2]) / k, h, fill_mode)
     c = images._shape_tuple[3]
     flat = _core.reshape(images, [-1, c])
     # Each image's offset into the flattened batch (the batch size may be unknown while tracing).

@@ -15,6 +15,29 @@ def _kernel_1d(n, sigma):
     return g / _core.reduce_sum(g)
 
 
+def _gamma_like(like, alpha, generator):
+    """Gamma(alpha) draws shaped as `like` (a batch of unknown size traces too), alpha a number or a
+    scalar tensor: Marsaglia and Tsang's method, 8 rounds at once, the first accepted one kept
+    (each accepts with probability > 0.95); alpha < 1 boosted by u ** (1 / alpha)."""
+    a = _core.convert_to_tensor(alpha, dtype="float32") if not isinstance(alpha, _core.Tensor) else alpha
+    boost = a < 1.0
+    a1 = _core.where(boost, a + 1.0, a)
+    d = a1 - 1.0 / 3.0
+    c = 1.0 / _core.sqrt(9.0 * d)
+    rounds = 8
+    many = _core.tile(_core.expand_dims(like, 0), [rounds, 1])
+    z = _r.normal_like(many, 0.0, 1.0, seed=generator)
+    u = _r.uniform_like(many, 1e-12, 1.0, seed=generator)
+    v = (1.0 + c * z) * (1.0 + c * z) * (1.0 + c * z)
+    ok = (v > 0.0) & (_core.log(u) < 0.5 * z * z + d - d * v + d * _core.log(_core.maximum(v, 1e-30)))
+    first = _core.argmax(_core.cast(ok, "int32"), 0)
+    pick = _core.cast(_core.equal(_core.reshape(_core.range(rounds), [-1, 1]),
+                                  _core.cast(_core.expand_dims(first, 0), "int32")), "float32")
+    out = d * _core.reduce_sum(v * pick, [0])
+    lift = _core.pow(_r.uniform_like(like, 1e-12, 1.0, seed=generator), 1.0 / a)
+    return _core.where(boost, out * lift, out)
+
+
 class RandomGaussianBlur(pi._RandomLayer):
     """Keras' RandomGaussianBlur: with probability p (p drawn from factor's range, [0, f] for a
     number f) each image is blurred by a kernel_size Gaussian whose two sigmas (one pair per batch)
@@ -111,31 +134,10 @@ class MixUp(pi._RandomLayer):
         super().__init__(seed, data_format, name, **kwargs)
         self.alpha = alpha
 
-    def _gamma(self, like):
-        # Gamma(alpha) for each element of `like` (a batch of unknown size traces too): Marsaglia and
-        # Tsang's method, 8 rounds at once, the first accepted one kept (each accepts w.p. > 0.95)
-        a = float(self.alpha)
-        a1 = a + 1.0 if a < 1.0 else a
-        d = a1 - 1.0 / 3.0
-        c = 1.0 / (9.0 * d) ** 0.5
-        rounds = 8
-        many = _core.tile(_core.expand_dims(like, 0), [rounds, 1])
-        z = _r.normal_like(many, 0.0, 1.0, seed=self._generator)
-        u = _r.uniform_like(many, 1e-12, 1.0, seed=self._generator)
-        v = (1.0 + c * z) * (1.0 + c * z) * (1.0 + c * z)
-        ok = (v > 0.0) & (_core.log(u) < 0.5 * z * z + d - d * v + d * _core.log(_core.maximum(v, 1e-30)))
-        first = _core.argmax(_core.cast(ok, "int32"), 0)
-        pick = _core.cast(_core.equal(_core.reshape(_core.range(rounds), [-1, 1]),
-                                      _core.cast(_core.expand_dims(first, 0), "int32")), "float32")
-        out = d * _core.reduce_sum(v * pick, [0])
-        if a < 1.0:
-            out = out * _core.pow(_r.uniform_like(like, 1e-12, 1.0, seed=self._generator), 1.0 / a)
-        return out
-
     def _draw(self, x):
         first = pi._float(x[:, 0, 0, 0])
         order = _core.argsort(_r.uniform_like(first, 0.0, 1.0, seed=self._generator))
-        ga, gb = self._gamma(first), self._gamma(first)
+        ga, gb = _gamma_like(first, self.alpha, self._generator), _gamma_like(first, self.alpha, self._generator)
         return order, ga / (ga + gb)  # Beta(alpha, alpha)
 
     def _mix(self, x, order, weight):
@@ -172,4 +174,69 @@ class MixUp(pi._RandomLayer):
         return c
 
 
-__all__ = ["MixUp", "RandomColorJitter", "RandomGaussianBlur"]
+class CutMix(MixUp):
+    """Keras' CutMix: each image gets a box pasted from another image of the batch (a random
+    permutation); the box covers a fraction 1 - w of the image, w ~ Beta(a, a) with a drawn from
+    factor's range (plus 1e-6), and the labels mix by the box's exact area. One image (rank 3) is
+    returned as it is, as Keras'."""
+    _FACTOR_BOUNDS = (0, 1)
+
+    def __init__(self, factor=1.0, seed=None, data_format=None, name=None, **kwargs):
+        pi._RandomLayer.__init__(self, seed, data_format, name, **kwargs)
+        self.factor = self._set_factor(factor)
+
+    def _draw(self, x):
+        first = pi._float(x[:, 0, 0, 0])
+        h, w = x._shape_tuple[1], x._shape_tuple[2]
+        lo, hi = float(self.factor[0]), float(self.factor[1])
+        one = _core.zeros([])
+        alpha = (one + lo if lo >= hi else _r.uniform_like(one, lo, hi, seed=self._generator)) + 1e-6
+        ga, gb = _gamma_like(first, alpha, self._generator), _gamma_like(first, alpha, self._generator)
+        ratio = _core.sqrt(1.0 - ga / (ga + gb))
+
+        def bounds(length):
+            crop = ratio * float(length)
+            start = _r.uniform_like(first, 0.0, 1.0, seed=self._generator) * (float(length) - crop)
+            return _core.reshape(start, [-1, 1, 1, 1]), _core.reshape(start + crop, [-1, 1, 1, 1])
+        x0, x1 = bounds(w)
+        y0, y1 = bounds(h)
+        gx = _core.reshape(_core.cast(_core.range(w), "float32"), [1, 1, w, 1])
+        gy = _core.reshape(_core.cast(_core.range(h), "float32"), [1, h, 1, 1])
+        box = (gx >= x0) & (gx < x1) & (gy >= y0) & (gy < y1)
+        weight = _core.reshape(1.0 - (x1 - x0) * (y1 - y0) / float(w * h), [-1])
+        order = _core.argsort(_r.uniform_like(first, 0.0, 1.0, seed=self._generator))
+        return order, (box, weight)
+
+    @staticmethod
+    def _paste(x, order, box):
+        return _core.where(_core.logical_and(box, _core.ones_like(x) > 0.0), _core.gather(x, order), x)
+
+    def _augment(self, x):
+        x = pi._float(x)
+        order, (box, _) = self._draw(x)
+        return self._paste(x, order, box)
+
+    def call(self, inputs, training=True):
+        images = inputs["images"] if isinstance(inputs, dict) else inputs
+        x = images if isinstance(images, _core.Tensor) else _core.convert_to_tensor(images)
+        if x.ndim == 3 or not training:  # Keras: no transformation for one image
+            if isinstance(inputs, dict):
+                return inputs
+            return self._out(x)
+        if not isinstance(inputs, dict):
+            return self._out(self._augment(x))
+        x = pi._float(x)
+        order, (box, weight) = self._draw(x)
+        out = dict(inputs)
+        out["images"] = self._out(self._paste(x, order, box))
+        if inputs.get("labels") is not None:
+            out["labels"] = self._mix(pi._float(_core.convert_to_tensor(inputs["labels"])), order, weight)
+        return out
+
+    def get_config(self):
+        c = pi._RandomLayer.get_config(self)
+        c["factor"] = self.factor
+        return c
+
+
+__all__ = ["CutMix", "MixUp", "RandomColorJitter", "RandomGaussianBlur"]

@@ -7,7 +7,10 @@ from ._prep_lookup import IntegerLookup, StringLookup
 from ._prep_text import TextVectorization
 from ._prep_color import (AutoContrast, RandomColorDegeneration, RandomGrayscale, RandomHue, RandomInvert,
                           RandomPosterization, RandomSaturation, RandomSharpness, Solarization)
-from ._prep_mix import MixUp, RandomColorJitter, RandomGaussianBlur
+from ._prep_mix import CutMix, MixUp, RandomColorJitter, RandomGaussianBlur
+from ._prep_perspective import RandomPerspective
+from ._prep_erasing import RandomErasing
+from ._prep_equalize import Equalization
 from ._prep_shear import RandomShear
 from ._layers_pipeline import Pipeline
 
@@ -15,7 +18,7 @@ LAYERS = [CategoryEncoding, CenterCrop, Discretization, Hashing, IntegerLookup, 
           RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom, Resizing, StringLookup,
           TextVectorization, AutoContrast, RandomColorDegeneration, RandomGrayscale, RandomHue, RandomInvert,
           RandomPosterization, RandomSaturation, RandomSharpness, Solarization, MixUp, RandomColorJitter,
-          RandomGaussianBlur, RandomShear]
+          RandomGaussianBlur, RandomShear, CutMix, RandomPerspective, RandomErasing, Equalization]
 
 
 def _register_all():

@@ -133,12 +133,14 @@ __all__ += ["CategoryEncoding", "CenterCrop", "Discretization", "Hashing", "Inte
             "RandomContrast", "RandomCrop", "RandomFlip", "RandomRotation", "RandomTranslation", "RandomZoom",
             "Resizing", "StringLookup", "TextVectorization"]
 # Keras 3's colour and mixing augmentations, RandomShear and Pipeline (keras/_prep_color.py, ...).
-from ._preprocessing import (AutoContrast, MixUp, Pipeline, RandomColorDegeneration, RandomColorJitter,  # noqa: E402
-                             RandomGaussianBlur, RandomGrayscale, RandomHue, RandomInvert, RandomPosterization,
+from ._preprocessing import (AutoContrast, CutMix, Equalization, MixUp, Pipeline,  # noqa: E402
+                             RandomColorDegeneration, RandomColorJitter, RandomErasing, RandomGaussianBlur,
+                             RandomGrayscale, RandomHue, RandomInvert, RandomPerspective, RandomPosterization,
                              RandomSaturation, RandomSharpness, RandomShear, Solarization)
-__all__ += ["AutoContrast", "MixUp", "Pipeline", "RandomColorDegeneration", "RandomColorJitter", "RandomGaussianBlur",
-            "RandomGrayscale", "RandomHue", "RandomInvert", "RandomPosterization", "RandomSaturation",
-            "RandomSharpness", "RandomShear", "Solarization"]
+__all__ += ["AutoContrast", "CutMix", "Equalization", "MixUp", "Pipeline", "RandomColorDegeneration",
+            "RandomColorJitter", "RandomErasing", "RandomGaussianBlur", "RandomGrayscale", "RandomHue", "RandomInvert",
+            "RandomPerspective", "RandomPosterization", "RandomSaturation", "RandomSharpness", "RandomShear",
+            "Solarization"]
 # Issue 33's catalogue: the Keras 3 layers written in Python from ef ops (keras/_layers_*.py).
 from ._layers_catalogue import *  # noqa: E402,F401,F403
 from ._layers_catalogue import __all__ as _catalogue_names  # noqa: E402
