@@ -120,3 +120,40 @@ def test_config_function_and_fit(make):
     model.compile("sgd", "mse")
     h = model.fit(X / 255, np.ones((2, 1), np.float32), epochs=1, verbose=0)
     assert np.isfinite(h.history["loss"]).all()
+
+
+BOXES = {"boxes": np.array([[[1, 2, 5, 6], [0, 0, 3, 3], [0, 0, 5, 5]]]), "labels": np.array([[1, 2, 3]])}
+
+
+def test_max_num_bounding_boxes_cuts_and_pads_as_keras():
+    images = np.random.RandomState(1).randint(0, 255, (1, 8, 8, 3)).astype(np.uint8)
+    cut = L.MaxNumBoundingBoxes(2, bounding_box_format="xyxy")({"images": images, "bounding_boxes": BOXES})
+    np.testing.assert_array_equal(cut["bounding_boxes"]["boxes"].numpy(), [[[1, 2, 5, 6], [0, 0, 3, 3]]])
+    np.testing.assert_array_equal(cut["bounding_boxes"]["labels"].numpy(), [[1, 2]])
+    assert cut["bounding_boxes"]["boxes"].dtype == ef.float32  # Keras densifies boxes as float32
+    np.testing.assert_array_equal(np.asarray(cut["images"]), images)
+    pad = L.MaxNumBoundingBoxes(5, fill_value=-3, bounding_box_format="xyxy")({"images": images,
+                                                                             "bounding_boxes": BOXES})
+    np.testing.assert_array_equal(pad["bounding_boxes"]["labels"].numpy(), [[1, 2, 3, -3, -3]])
+    np.testing.assert_array_equal(pad["bounding_boxes"]["boxes"].numpy()[0, 3:], -3 * np.ones((2, 4)))
+    plain = L.MaxNumBoundingBoxes(3)(images)
+    assert plain.dtype == ef.uint8 and np.array_equal(plain.numpy(), images)
+    with pytest.raises(ValueError, match="bounding box format"):
+        L.MaxNumBoundingBoxes(3)({"images": images, "bounding_boxes": BOXES})
+    with pytest.raises(KeyError):
+        L.MaxNumBoundingBoxes(3, bounding_box_format="xyxy")({"images": images, "bounding_boxes": {
+            **BOXES, "scores": np.ones((1, 3))}})
+
+
+def test_max_num_bounding_boxes_unknown_box_count_traces_and_config():
+    layer = L.MaxNumBoundingBoxes(4, fill_value=-2, bounding_box_format="xyxy")
+    fn = ef.function(lambda b, lab: layer({"images": ef.zeros([1, 2, 2, 3]),
+                                           "bounding_boxes": {"boxes": b, "labels": lab}})["bounding_boxes"]["labels"])
+    for n in (0, 3, 6):
+        out = fn(ef.ones([2, n, 4]), ef.ones([2, n], ef.int64)).numpy()
+        want = np.full((2, 4), -2)
+        want[:, :min(n, 4)] = 1
+        np.testing.assert_array_equal(out, want)
+    config = layer.get_config()
+    again = L.MaxNumBoundingBoxes.from_config(config)
+    assert (again.max_number, again.fill_value, again.bounding_box_format) == (4, -2, "xyxy")
