@@ -212,3 +212,27 @@ def test_saved_and_loaded_in_a_model(tmp_path):
     back = ef.keras.models.load_model(path)
     assert [type(l).__name__ for l in back.layers][:2] == ["RandomHue", "Solarization"]
     np.testing.assert_allclose(back.predict(X, verbose=0), model.predict(X, verbose=0), rtol=1e-5)
+
+
+def test_rand_augment_applies_one_of_keras_ops_per_step():
+    # factor 0 makes every op deterministic: identity for the geometric / brightness / contrast /
+    # degeneration ones, smoothing for RandomSharpness, 1 bit for RandomPosterization, inversion
+    # for Solarization, and AutoContrast / Equalization themselves
+    x = X
+    candidates = [x, L.RandomSharpness((0, 0))(x).numpy(), L.RandomPosterization((1, 1))(x).numpy(), 255 - x,
+                  L.AutoContrast()(x).numpy(), L.Equalization()(x).numpy()]
+    layer = L.RandAugment(num_ops=1, factor=(0, 0), seed=5)
+    seen = set()
+    for _ in range(12):
+        y = layer(x).numpy()
+        match = [i for i, c in enumerate(candidates) if np.allclose(y, c, atol=1e-3)]
+        assert match, "the output is none of RandAugment's operations"
+        seen.add(match[0])
+    assert len(seen) >= 2  # the op is drawn anew on every call
+    np.testing.assert_array_equal(L.RandAugment(num_ops=0)(x).numpy(), x)
+    np.testing.assert_array_equal(layer(x, training=False).numpy(), x)
+    two = L.RandAugment(seed=1)
+    assert ef.function(lambda t: two(t))(ef.constant(x)).shape == x.shape
+    config = two.get_config()
+    assert config["factor"] == (0, 0.5) and config["num_ops"] == 2
+    assert L.RandAugment.from_config(config).get_config() == config

@@ -132,15 +132,15 @@ from ._preprocessing import (CategoryEncoding, CenterCrop, Discretization, Hashi
 __all__ += ["CategoryEncoding", "CenterCrop", "Discretization", "Hashing", "IntegerLookup", "RandomBrightness",
             "RandomContrast", "RandomCrop", "RandomFlip", "RandomRotation", "RandomTranslation", "RandomZoom",
             "Resizing", "StringLookup", "TextVectorization"]
-# Keras 3's colour and mixing augmentations, RandomShear and Pipeline (keras/_prep_color.py, ...).
+# Keras 3's other image augmentations, MaxNumBoundingBoxes and Pipeline (keras/_prep_color.py, ...).
 from ._preprocessing import (AutoContrast, CutMix, Equalization, MaxNumBoundingBoxes, MixUp, Pipeline,  # noqa: E402
-                             RandomColorDegeneration, RandomColorJitter, RandomErasing, RandomGaussianBlur,
-                             RandomGrayscale, RandomHue, RandomInvert, RandomPerspective, RandomPosterization,
-                             RandomSaturation, RandomSharpness, RandomShear, Solarization)
-__all__ += ["AutoContrast", "CutMix", "Equalization", "MaxNumBoundingBoxes", "MixUp", "Pipeline", "RandomColorDegeneration",
-            "RandomColorJitter", "RandomErasing", "RandomGaussianBlur", "RandomGrayscale", "RandomHue", "RandomInvert",
-            "RandomPerspective", "RandomPosterization", "RandomSaturation", "RandomSharpness", "RandomShear",
-            "Solarization"]
+                             RandAugment, RandomColorDegeneration, RandomColorJitter, RandomErasing,
+                             RandomGaussianBlur, RandomGrayscale, RandomHue, RandomInvert, RandomPerspective,
+                             RandomPosterization, RandomSaturation, RandomSharpness, RandomShear, Solarization)
+__all__ += ["AutoContrast", "CutMix", "Equalization", "MaxNumBoundingBoxes", "MixUp", "Pipeline", "RandAugment",
+            "RandomColorDegeneration", "RandomColorJitter", "RandomErasing", "RandomGaussianBlur", "RandomGrayscale",
+            "RandomHue", "RandomInvert", "RandomPerspective", "RandomPosterization", "RandomSaturation",
+            "RandomSharpness", "RandomShear", "Solarization"]
 # Issue 33's catalogue: the Keras 3 layers written in Python from ef ops (keras/_layers_*.py).
 from ._layers_catalogue import *  # noqa: E402,F401,F403
 from ._layers_catalogue import __all__ as _catalogue_names  # noqa: E402
