@@ -236,3 +236,29 @@ def test_rand_augment_applies_one_of_keras_ops_per_step():
     config = two.get_config()
     assert config["factor"] == (0, 0.5) and config["num_ops"] == 2
     assert L.RandAugment.from_config(config).get_config() == config
+
+
+def test_aug_mix_mixes_the_image_with_its_chains():
+    x = X
+    np.testing.assert_allclose(L.AugMix(chain_depth=0, seed=1)(x).numpy(), x, rtol=1e-5, atol=1e-3)
+    # one chain of one deterministic operation (factor 0): y = w x + (1 - w) op(x), w in [0, 1]
+    candidates = [L.RandomSharpness((0, 0))(x).numpy(), L.RandomPosterization((1, 1))(x).numpy(), 255 - x,
+                  L.AutoContrast()(x).numpy(), L.Equalization()(x).numpy()]
+    layer = L.AugMix(num_chains=1, chain_depth=1, factor=(0, 0), seed=2)
+    for _ in range(6):
+        y = layer(x).numpy().ravel().astype(np.float64)
+        fits = []
+        for c in candidates:
+            d = (x - c).ravel().astype(np.float64)
+            w = float(np.dot(y - c.ravel(), d) / max(np.dot(d, d), 1e-9))
+            fits.append((np.abs(w * d + c.ravel() - y).max(), w))
+        best = min(fits)
+        if np.abs(y - x.ravel()).max() > 1e-3:  # not the skipped step or an identity op
+            assert best[0] < 1e-2 and -1e-4 <= best[1] <= 1 + 1e-4
+    out = L.AugMix(value_range=(0, 1), seed=3)(x / 255).numpy()
+    assert out.min() >= 0 and out.max() <= 1
+    np.testing.assert_array_equal(layer(x, training=False).numpy(), x)
+    config = L.AugMix(all_ops=False, alpha=0.5).get_config()
+    assert config["factor"] == (0, 0.3) and not config["all_ops"] and config["alpha"] == 0.5
+    assert L.AugMix.from_config(config).get_config() == config
+    assert ef.function(lambda t: layer(t))(ef.constant(x)).shape == x.shape

@@ -12,7 +12,7 @@ from ._prep_perspective import RandomPerspective
 from ._prep_erasing import RandomErasing
 from ._prep_equalize import Equalization
 from ._prep_boxes import MaxNumBoundingBoxes
-from ._prep_randaugment import RandAugment
+from ._prep_randaugment import AugMix, RandAugment
 from ._prep_shear import RandomShear
 from ._layers_pipeline import Pipeline
 
@@ -20,7 +20,7 @@ LAYERS = [CategoryEncoding, CenterCrop, Discretization, Hashing, IntegerLookup, 
           RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom, Resizing, StringLookup,
           TextVectorization, AutoContrast, RandomColorDegeneration, RandomGrayscale, RandomHue, RandomInvert,
           RandomPosterization, RandomSaturation, RandomSharpness, Solarization, MixUp, RandomColorJitter,
-          RandomGaussianBlur, RandomShear, CutMix, RandomPerspective, RandomErasing, Equalization, MaxNumBoundingBoxes, RandAugment]
+          RandomGaussianBlur, RandomShear, CutMix, RandomPerspective, RandomErasing, Equalization, MaxNumBoundingBoxes, RandAugment, AugMix]
 
 
 def _register_all():

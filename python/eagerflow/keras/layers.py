@@ -133,11 +133,11 @@ __all__ += ["CategoryEncoding", "CenterCrop", "Discretization", "Hashing", "Inte
             "RandomContrast", "RandomCrop", "RandomFlip", "RandomRotation", "RandomTranslation", "RandomZoom",
             "Resizing", "StringLookup", "TextVectorization"]
 # Keras 3's other image augmentations, MaxNumBoundingBoxes and Pipeline (keras/_prep_color.py, ...).
-from ._preprocessing import (AutoContrast, CutMix, Equalization, MaxNumBoundingBoxes, MixUp, Pipeline,  # noqa: E402
+from ._preprocessing import (AugMix, AutoContrast, CutMix, Equalization, MaxNumBoundingBoxes, MixUp, Pipeline,  # noqa: E402
                              RandAugment, RandomColorDegeneration, RandomColorJitter, RandomErasing,
                              RandomGaussianBlur, RandomGrayscale, RandomHue, RandomInvert, RandomPerspective,
                              RandomPosterization, RandomSaturation, RandomSharpness, RandomShear, Solarization)
-__all__ += ["AutoContrast", "CutMix", "Equalization", "MaxNumBoundingBoxes", "MixUp", "Pipeline", "RandAugment",
+__all__ += ["AugMix", "AutoContrast", "CutMix", "Equalization", "MaxNumBoundingBoxes", "MixUp", "Pipeline", "RandAugment",
             "RandomColorDegeneration", "RandomColorJitter", "RandomErasing", "RandomGaussianBlur", "RandomGrayscale",
             "RandomHue", "RandomInvert", "RandomPerspective", "RandomPosterization", "RandomSaturation",
             "RandomSharpness", "RandomShear", "Solarization"]
