@@ -157,3 +157,36 @@ def test_max_num_bounding_boxes_unknown_box_count_traces_and_config():
     config = layer.get_config()
     again = L.MaxNumBoundingBoxes.from_config(config)
     assert (again.max_number, again.fill_value, again.bounding_box_format) == (4, -2, "xyxy")
+
+
+@pytest.mark.parametrize("mode", ["constant", "nearest", "wrap", "mirror", "reflect"])
+@pytest.mark.parametrize("order", [0, 1])
+def test_elastic_sampler_is_keras_ops_map_coordinates(mode, order):
+    from eagerflow.keras._prep_elastic import _sample
+    from eagerflow.keras.ops.image import map_coordinates
+    rs = np.random.RandomState(1)
+    ys = rs.uniform(-3, 9, (2, 6, 7)).astype(np.float32)
+    xs = rs.uniform(-3, 10, (2, 6, 7)).astype(np.float32)
+    got = _sample(ef.constant(X), ef.constant(ys), ef.constant(xs), order, mode, 7.0).numpy()
+    want = np.stack([np.stack([map_coordinates(X[b, :, :, c], np.stack([ys[b], xs[b]]), order, mode, 7.0).numpy()
+                               for c in range(3)], -1) for b in range(2)])
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-3)
+
+
+def test_random_elastic_transform():
+    x = RS.uniform(0, 255, (2, 20, 24, 3)).astype(np.float32)
+    np.testing.assert_array_equal(L.RandomElasticTransform(scale=0.0)(x).numpy(), x)
+    np.testing.assert_array_equal(L.RandomElasticTransform(factor=(0, 0))(x).numpy(), x)
+    layer = L.RandomElasticTransform(factor=(1, 1), scale=(1, 1), seed=2)
+    y = layer(x).numpy()
+    assert y.shape == x.shape and not np.allclose(y, x) and y.min() >= 0 and y.max() <= 255
+    # a flat image stays flat whatever the displacement (reflect fill reads only the image)
+    flat = np.full((1, 20, 24, 3), 42.0, np.float32)
+    np.testing.assert_allclose(layer(flat).numpy(), flat, rtol=1e-5)
+    np.testing.assert_array_equal(layer(x, training=False).numpy(), x)
+    config = layer.get_config()
+    assert config["scale"] == (1, 1) and config["fill_mode"] == "reflect"
+    assert L.RandomElasticTransform.from_config(config).get_config() == config
+    assert ef.function(lambda t: layer(t))(ef.constant(x)).shape == x.shape
+    with pytest.raises(NotImplementedError):
+        L.RandomElasticTransform(fill_mode="smear")

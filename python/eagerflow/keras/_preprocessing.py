@@ -13,6 +13,7 @@ from ._prep_erasing import RandomErasing
 from ._prep_equalize import Equalization
 from ._prep_boxes import MaxNumBoundingBoxes
 from ._prep_randaugment import AugMix, RandAugment
+from ._prep_elastic import RandomElasticTransform
 from ._prep_shear import RandomShear
 from ._layers_pipeline import Pipeline
 
@@ -20,7 +21,8 @@ LAYERS = [CategoryEncoding, CenterCrop, Discretization, Hashing, IntegerLookup, 
           RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom, Resizing, StringLookup,
           TextVectorization, AutoContrast, RandomColorDegeneration, RandomGrayscale, RandomHue, RandomInvert,
           RandomPosterization, RandomSaturation, RandomSharpness, Solarization, MixUp, RandomColorJitter,
-          RandomGaussianBlur, RandomShear, CutMix, RandomPerspective, RandomErasing, Equalization, MaxNumBoundingBoxes, RandAugment, AugMix]
+          RandomGaussianBlur, RandomShear, CutMix, RandomPerspective, RandomErasing, Equalization, MaxNumBoundingBoxes, RandAugment, AugMix,
+          RandomElasticTransform]
 
 
 def _register_all():
