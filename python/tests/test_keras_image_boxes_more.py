@@ -190,3 +190,40 @@ def test_random_elastic_transform():
     assert ef.function(lambda t: layer(t))(ef.constant(x)).shape == x.shape
     with pytest.raises(NotImplementedError):
         L.RandomElasticTransform(fill_mode="smear")
+
+
+CLAHE_X = (np.arange(30).reshape(1, 5, 6, 1) * 37 % 251).astype(np.float32)
+# Recorded from keras 3.15.1 (TensorFlow backend):
+# ContrastLimitedAdaptiveHistogramEqualization(clip_limit=2.0, tile_grid_size=(2, 2))(CLAHE_X)
+KERAS_CLAHE = [[0.0, 40.706, 77.961, 112.612, 151.08, 189.94], [222.071, 9.509, 48.817, 83.552, 120.758, 160.987],
+               [192.394, 231.18, 17.814, 54.155, 90.769, 130.199], [161.995, 199.963, 238.781, 24.14, 61.454, 100.235],
+               [131.63, 170.122, 209.072, 246.453, 33.265, 72.482]]
+
+
+def test_clahe_matches_keras():
+    layer = L.ContrastLimitedAdaptiveHistogramEqualization(clip_limit=2.0, tile_grid_size=(2, 2))
+    np.testing.assert_allclose(layer(CLAHE_X).numpy()[0, :, :, 0], KERAS_CLAHE, atol=2e-3)
+    np.testing.assert_allclose(layer(CLAHE_X, training=False).numpy()[0, :, :, 0], KERAS_CLAHE, atol=2e-3)
+    np.testing.assert_allclose(ef.function(lambda t: layer(t))(ef.constant(CLAHE_X)).numpy()[0, :, :, 0],
+                               KERAS_CLAHE, atol=2e-3)
+    np.testing.assert_allclose(layer(CLAHE_X[0]).numpy()[:, :, 0], KERAS_CLAHE, atol=2e-3)  # one image
+
+
+def test_clahe_value_range_dtype_and_data_format():
+    x = (RS.beta(2, 5, (2, 13, 18, 3)) * 255).astype(np.float32)
+    layer = L.ContrastLimitedAdaptiveHistogramEqualization(tile_grid_size=(3, 4))
+    y = layer(x).numpy()
+    in01 = L.ContrastLimitedAdaptiveHistogramEqualization(value_range=(0, 1), tile_grid_size=(3, 4))(x / 255).numpy()
+    np.testing.assert_allclose(in01 * 255, y, rtol=1e-4, atol=1e-2)
+    as_uint8 = L.ContrastLimitedAdaptiveHistogramEqualization(tile_grid_size=(3, 4))(x.astype(np.uint8))
+    assert as_uint8.dtype == ef.uint8  # Keras casts the result back to the input's dtype
+    first = L.ContrastLimitedAdaptiveHistogramEqualization(tile_grid_size=(3, 4), data_format="channels_first")
+    np.testing.assert_allclose(first(np.transpose(x, [0, 3, 1, 2])).numpy(), np.transpose(y, [0, 3, 1, 2]),
+                               rtol=1e-5, atol=1e-3)
+    # a flat channel: the clipped excess spread over all levels moves it to 92.58807 (keras 3.15.1's value)
+    flat = L.ContrastLimitedAdaptiveHistogramEqualization(tile_grid_size=(2, 2))(np.full((1, 4, 4, 1), 90.0,
+                                                                                       np.float32))
+    np.testing.assert_allclose(flat.numpy(), 92.58807, atol=1e-3)
+    config = layer.get_config()
+    assert (config["clip_limit"], config["tile_grid_size"], config["data_format"]) == (4.0, (3, 4), "channels_last")
+    assert L.deserialize(L.serialize(layer)).get_config() == config
