@@ -40,9 +40,6 @@ LEFT_OUT = {
         "FlaxLayer": "wraps a Flax module: eagerflow runs no JAX",
         "JaxLayer": "wraps a JAX function: eagerflow runs no JAX",
         "TorchModuleWrapper": "wraps a torch.nn.Module: eagerflow runs no PyTorch",
-        "HashedCrossing": "its bucket numbers are TF's sparse-cross hash (a FingerprintCat64 chain over farmhash "
-                          "Fingerprint64); eagerflow has no tf.sparse.cross_hashed and no Fingerprint64 of a "
-                          "string in Python, and other numbers would silently change a trained model's buckets",
     },
     "callbacks": {
         "SwapEMAWeights": "swaps in the optimizer's exponential moving average of the weights (use_ema=True), "

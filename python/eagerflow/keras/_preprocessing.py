@@ -15,6 +15,7 @@ from ._prep_boxes import MaxNumBoundingBoxes
 from ._prep_randaugment import AugMix, RandAugment
 from ._prep_elastic import RandomElasticTransform
 from ._prep_clahe import ContrastLimitedAdaptiveHistogramEqualization
+from ._prep_cross import HashedCrossing
 from ._prep_shear import RandomShear
 from ._layers_pipeline import Pipeline
 
@@ -23,7 +24,7 @@ LAYERS = [CategoryEncoding, CenterCrop, Discretization, Hashing, IntegerLookup, 
           TextVectorization, AutoContrast, RandomColorDegeneration, RandomGrayscale, RandomHue, RandomInvert,
           RandomPosterization, RandomSaturation, RandomSharpness, Solarization, MixUp, RandomColorJitter,
           RandomGaussianBlur, RandomShear, CutMix, RandomPerspective, RandomErasing, Equalization, MaxNumBoundingBoxes, RandAugment, AugMix,
-          RandomElasticTransform, ContrastLimitedAdaptiveHistogramEqualization]
+          RandomElasticTransform, ContrastLimitedAdaptiveHistogramEqualization, HashedCrossing]
 
 
 def _register_all():

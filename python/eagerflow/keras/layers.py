@@ -132,15 +132,16 @@ from ._preprocessing import (CategoryEncoding, CenterCrop, Discretization, Hashi
 __all__ += ["CategoryEncoding", "CenterCrop", "Discretization", "Hashing", "IntegerLookup", "RandomBrightness",
             "RandomContrast", "RandomCrop", "RandomFlip", "RandomRotation", "RandomTranslation", "RandomZoom",
             "Resizing", "StringLookup", "TextVectorization"]
-# Keras 3's other image augmentations, MaxNumBoundingBoxes and Pipeline (keras/_prep_color.py, ...).
+# Keras 3's other preprocessing layers (image augmentations, MaxNumBoundingBoxes, HashedCrossing) and
+# Pipeline (keras/_prep_color.py, ...).
 from ._preprocessing import (  # noqa: E402
                              AugMix, AutoContrast, ContrastLimitedAdaptiveHistogramEqualization, CutMix,
-                             Equalization, MaxNumBoundingBoxes, MixUp, Pipeline, RandAugment,
+                             Equalization, HashedCrossing, MaxNumBoundingBoxes, MixUp, Pipeline, RandAugment,
                              RandomColorDegeneration, RandomColorJitter, RandomElasticTransform, RandomErasing,
                              RandomGaussianBlur, RandomGrayscale, RandomHue, RandomInvert, RandomPerspective,
                              RandomPosterization, RandomSaturation, RandomSharpness, RandomShear, Solarization)
 __all__ += ["AugMix", "AutoContrast", "ContrastLimitedAdaptiveHistogramEqualization", "CutMix", "Equalization",
-            "MaxNumBoundingBoxes", "MixUp", "Pipeline", "RandAugment", "RandomColorDegeneration",
+            "HashedCrossing", "MaxNumBoundingBoxes", "MixUp", "Pipeline", "RandAugment", "RandomColorDegeneration",
             "RandomColorJitter", "RandomElasticTransform", "RandomErasing", "RandomGaussianBlur", "RandomGrayscale",
             "RandomHue", "RandomInvert", "RandomPerspective", "RandomPosterization", "RandomSaturation",
             "RandomSharpness", "RandomShear", "Solarization"]
