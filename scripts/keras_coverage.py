@@ -36,6 +36,43 @@ LEFT_OUT = {
         "set_epsilon": "eagerflow's C++ losses and metrics clip with Keras' default 1e-7, a constant; "
                        "a setter that they ignore would change results silently",
     },
+    "layers": {
+        "FlaxLayer": "wraps a Flax module: eagerflow runs no JAX",
+        "JaxLayer": "wraps a JAX function: eagerflow runs no JAX",
+        "TorchModuleWrapper": "wraps a torch.nn.Module: eagerflow runs no PyTorch",
+    },
+    "callbacks": {
+        "SwapEMAWeights": "swaps in the optimizer's exponential moving average of the weights (use_ema=True), "
+                          "which eagerflow's optimizers do not keep yet",
+        "OrbaxCheckpoint": "writes checkpoints with Orbax, a JAX library eagerflow does not have",
+    },
+    "config": {
+        "set_epsilon": "eagerflow's C++ losses and metrics clip with Keras' default 1e-7, a constant; "
+                       "a setter that they ignore would change results silently",
+        "set_image_data_format": "eagerflow's Keras layers take channels_last data only; channels_first could not "
+                                 "take effect",
+        "enable_unsafe_deserialization": "there is nothing unsafe to enable: eagerflow's model files never hold "
+                                         "Python code (save_model refuses a Lambda layer), so load_model has no "
+                                         "safe_mode restriction to lift",
+        "enable_interactive_logging": "fit's progress bar is written by C++ (ef::write_progress) straight to "
+                                      "stdout; routing it to Python's logging needs ef::set_progress_sink bound "
+                                      "to Python",
+        "disable_interactive_logging": "as enable_interactive_logging",
+        "is_interactive_logging_enabled": "as enable_interactive_logging (a getter without its setter)",
+        "enable_traceback_filtering": "eagerflow does not filter its frames from tracebacks, so the switch would "
+                                      "do nothing",
+        "disable_traceback_filtering": "as enable_traceback_filtering",
+        "is_traceback_filtering_enabled": "as enable_traceback_filtering",
+        "enable_flash_attention": "MultiHeadAttention always runs eagerflow's fused attention op; there is no "
+                                  "unfused path to switch to",
+        "disable_flash_attention": "as enable_flash_attention",
+        "is_flash_attention_enabled": "as enable_flash_attention",
+        "max_steps_per_epoch": "fit on arrays runs its steps in C++ without a step limit, so the cap could only "
+                               "be honoured for Datasets",
+        "set_max_steps_per_epoch": "as max_steps_per_epoch",
+        "is_nnx_enabled": "Flax NNX, a JAX feature",
+        "set_backend": "eagerflow is the one backend; Keras' others (JAX, PyTorch) are not here",
+    },
 }
 
 

@@ -297,6 +297,8 @@ class _Training:
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0, **kwargs):
+        from .keras.config import _capped_epochs  # keras.config.set_max_epochs
+        epochs = _capped_epochs(epochs)
         x = _distribute._fit_input(x)  # a distributed dataset: fit splits the global batches itself
         from .keras.utils._py_dataset import PyDataset, for_model  # Keras' PyDataset/Sequence, read as a Dataset
         if isinstance(x, PyDataset):

@@ -25,6 +25,7 @@ from ._layers_reversible import ReversibleEmbedding
 from ._input_spec import InputSpec
 from ._layers_convlstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
 from ._layers_rnn import RNN, GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
+from ._layers_audio import MelSpectrogram, STFTSpectrogram
 
 __all__ = ["PReLU", "ReLU", "Softmax", "AdditiveAttention", "Attention", "Conv1DTranspose", "Conv3D",
            "Conv3DTranspose", "Convolution1DTranspose", "Convolution3D", "Convolution3DTranspose", "DepthwiseConv1D",
@@ -39,4 +40,5 @@ __all__ = ["PReLU", "ReLU", "Softmax", "AdditiveAttention", "Attention", "Conv1D
            "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D", "AdaptiveMaxPooling1D",
            "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D", "RMSNormalization", "EinsumDense", "RNN", "GRUCell",
            "LSTMCell", "SimpleRNNCell", "StackedRNNCells", "Masking", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D",
-           "GroupQueryAttention", "SpectralNormalization", "ReversibleEmbedding", "InputSpec"]
+           "GroupQueryAttention", "SpectralNormalization", "ReversibleEmbedding", "InputSpec", "MelSpectrogram",
+           "STFTSpectrogram"]

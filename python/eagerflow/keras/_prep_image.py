@@ -237,15 +237,21 @@ def _map_coord(c, size, mode):
     if mode == "wrap":
         if size <= 1:
             return _core.zeros_like(c)
-        return c - n * _core.floor(c / n)
+        # TF's rule (ImageProjectiveTransformV3): whole periods of n counted by c / (n - 1)
+        span = n - 1.0
+        below = c + n * (_core.floor(-c / span) + 1.0)
+        above = c - n * _core.floor(c / span)
+        c = _core.where(c < 0.0, below, _core.where(c > span, above, c))
+        return _core.clip_by_value(c, 0.0, span)
     if mode == "nearest":
         return _core.clip_by_value(c, 0.0, n - 1.0)
     return c  # constant: reads outside the image give fill_value
 
 
-def _transform(images, a, b, fill_mode, interpolation, fill_value):
+def _transform(images, a, b, fill_mode, interpolation, fill_value, c=None):
     """Samples images [B, H, W, C] at x_in = a0 x + a1 y + a2, y_in = b0 x + b1 y + b2 (a, b: three
-    [B, 1, 1] tensors each), as Keras' affine transforms (TF's ImageProjectiveTransformV3)."""
+    [B, 1, 1] tensors each), as Keras' affine transforms (TF's ImageProjectiveTransformV3); with
+    c (two more), a projective one: both divided by c0 x + c1 y + 1."""
     from .. import math as efm
     from .._array_ops import gather as _gather
     h, w = images._shape_tuple[1], images._shape_tuple[2]
@@ -253,8 +259,9 @@ def _transform(images, a, b, fill_mode, interpolation, fill_value):
         raise ValueError("random image transforms need images of a known height and width")
     ys = _core.reshape(_core.cast(_core.range(h), "float32"), [1, h, 1])
     xs = _core.reshape(_core.cast(_core.range(w), "float32"), [1, 1, w])
-    xin = _map_coord(a[0] * xs + a[1] * ys + a[2], w, fill_mode)
-    yin = _map_coord(b[0] * xs + b[1] * ys + b[2], h, fill_mode)
+    k = 1.0 if c is None else c[0] * xs + c[1] * ys + 1.0
+    xin = _map_coord((a[0] * xs + a[1] * ys + a[2]) / k, w, fill_mode)
+    yin = _map_coord((b[0] * xs + b[1] * ys + b[2]) / k, h, fill_mode)
     c = images._shape_tuple[3]
     flat = _core.reshape(images, [-1, c])
     # Each image's offset into the flattened batch (the batch size may be unknown while tracing).
@@ -270,8 +277,10 @@ def _transform(images, a, b, fill_mode, interpolation, fill_value):
         v = _core.reshape(_gather(flat, idx), [-1, h, w, c])
         return _core.where(_core.expand_dims(inside, -1), v, _core.zeros_like(v) + fill)
 
-    if interpolation == "nearest":
-        return read(efm.round(yin), efm.round(xin))
+    if interpolation == "nearest":  # TF rounds halves away from zero (std::round)
+        def rnd(v):
+            return efm.sign(v) * _core.floor(_core.abs(v) + 0.5)
+        return read(rnd(yin), rnd(xin))
     y0, x0 = _core.floor(yin), _core.floor(xin)
     wy, wx = _core.expand_dims(yin - y0, -1), _core.expand_dims(xin - x0, -1)
     top = read(y0, x0) * (1 - wx) + read(y0, x0 + 1) * wx

@@ -4,7 +4,8 @@ from .. import _core
 
 __all__ = ["relu", "sigmoid", "tanh", "softmax", "linear", "leaky_relu", "elu", "selu", "softplus", "softsign",
            "swish", "silu", "mish", "gelu", "relu6", "hard_sigmoid", "exponential", "get", "serialize",
-           "deserialize"]
+           "deserialize", "celu", "glu", "hard_shrink", "hard_silu", "hard_swish", "hard_tanh", "log_sigmoid", "log_softmax",
+           "soft_shrink", "sparse_plus", "sparse_sigmoid", "sparsemax", "squareplus", "tanh_shrink", "threshold"]
 
 
 def _named(name):
@@ -63,9 +64,17 @@ relu6 = _named("relu6")
 hard_sigmoid = _named("hard_sigmoid")
 exponential = _named("exponential")
 
+from ._activations_more import (celu, glu, hard_shrink, hard_silu, hard_tanh, log_sigmoid, log_softmax,  # noqa: E402
+                                soft_shrink, sparse_plus, sparse_sigmoid, sparsemax, squareplus, tanh_shrink,
+                                threshold)
+hard_swish = hard_silu
+
 _ALL = {f.__name__: f for f in (relu, sigmoid, tanh, softmax, linear, leaky_relu, elu, selu, softplus, softsign,
-                                silu, mish, gelu, relu6, hard_sigmoid, exponential)}
+                                silu, mish, gelu, relu6, hard_sigmoid, exponential, celu, glu, hard_shrink, hard_silu,
+                                hard_tanh, log_sigmoid, log_softmax, soft_shrink, sparse_plus, sparse_sigmoid,
+                                sparsemax, squareplus, tanh_shrink, threshold)}
 _ALL["swish"] = silu
+_ALL["hard_swish"] = hard_silu
 
 
 def get(identifier):

@@ -5,8 +5,17 @@
 
 Layers keep NHWC ("channels_last") data, and losses and metrics clip with Keras' epsilon 1e-7;
 neither is a setting here, so only their readers exist.
+
+backend() is "tensorflow", as keras.backend.backend() (see backend.py for why). set_max_epochs caps
+the epochs of every fit (Keras' debugging switch; KERAS_MAX_EPOCHS in the environment sets it at
+import).
 """
+import os as _os
+import warnings as _warnings
+
 from . import mixed_precision
+
+_MAX_EPOCHS = int(_os.environ["KERAS_MAX_EPOCHS"]) if "KERAS_MAX_EPOCHS" in _os.environ else None
 
 
 def dtype_policy():
@@ -44,4 +53,29 @@ def image_data_format():
     return "channels_last"
 
 
-__all__ = ["dtype_policy", "set_dtype_policy", "floatx", "set_floatx", "epsilon", "image_data_format"]
+def backend():
+    """The backend Keras code should take: "tensorflow" (keras.backend.backend())."""
+    return "tensorflow"
+
+
+def max_epochs():
+    """The cap on fit's epochs set by set_max_epochs or KERAS_MAX_EPOCHS, or None."""
+    return _MAX_EPOCHS
+
+
+def set_max_epochs(max_epochs):
+    """Caps the epochs of every later fit at max_epochs (None: no cap), with a warning when it cuts."""
+    global _MAX_EPOCHS
+    _MAX_EPOCHS = max_epochs
+
+
+def _capped_epochs(epochs):
+    # fit's epochs under the cap, as Keras' trainer applies it
+    if _MAX_EPOCHS and _MAX_EPOCHS < epochs:
+        _warnings.warn("Limiting epochs to %d" % _MAX_EPOCHS)
+        return _MAX_EPOCHS
+    return epochs
+
+
+__all__ = ["backend", "dtype_policy", "set_dtype_policy", "floatx", "set_floatx", "epsilon", "image_data_format",
+           "max_epochs", "set_max_epochs"]

@@ -8,7 +8,7 @@ it right after each optimizer update).
 from .. import _core
 
 __all__ = ["Constraint", "MaxNorm", "NonNeg", "UnitNorm", "MinMaxNorm", "max_norm", "non_neg", "unit_norm",
-           "min_max_norm", "get"]
+           "min_max_norm", "get", "serialize", "deserialize"]
 
 
 def _axes(axis):
@@ -90,6 +90,8 @@ def get(identifier):
     """None, a name, a Constraint or a callable -> a constraint (Keras' get)."""
     if identifier is None:
         return None
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
     if isinstance(identifier, str):
         if identifier not in _BY_NAME:
             raise ValueError(f"Could not interpret constraint identifier: {identifier}")
@@ -97,3 +99,22 @@ def get(identifier):
     if callable(identifier):
         return identifier
     raise ValueError(f"Could not interpret constraint identifier: {identifier}")
+
+
+def serialize(constraint):
+    """Keras 3's serialized form: {"module", "class_name", "config", "registered_name"}."""
+    return {"module": "keras.constraints", "class_name": type(constraint).__name__,
+            "config": constraint.get_config(), "registered_name": None}
+
+
+def deserialize(config, custom_objects=None):
+    """A constraint from serialize's dict (Keras 2's {"class_name", "config"} too) or a name."""
+    if isinstance(config, str):
+        return get(config)
+    if not isinstance(config, dict) or "class_name" not in config:
+        raise ValueError(f"Could not interpret constraint identifier: {config!r}")
+    name = config["class_name"]
+    cls = (custom_objects or {}).get(name) or _BY_NAME.get(name)
+    if cls is None:
+        raise ValueError(f"Could not interpret constraint identifier: {name}")
+    return cls.from_config(config.get("config") or {})

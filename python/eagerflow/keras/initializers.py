@@ -83,10 +83,32 @@ class TruncatedNormal(RandomNormal):
 
 
 class VarianceScaling(_Configured):
-    _args = ("scale", "mode", "distribution", "seed")
+    _args = ("seed", "scale", "mode", "distribution", "input_axes", "output_axes")
 
-    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None):
+    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None, input_axes=None,
+                 output_axes=None):
+        if scale <= 0.0:
+            raise ValueError(f"Argument `scale` must be positive float. Received: scale={scale}")
+        if mode not in ("fan_in", "fan_out", "fan_avg"):
+            raise ValueError(f"Invalid `mode` argument: expected one of {{'fan_in', 'fan_out', 'fan_avg'}}. "
+                             f"Received: mode={mode}")
+        if distribution not in ("uniform", "truncated_normal", "untruncated_normal"):
+            raise ValueError(f"Invalid `distribution` argument: expected one of {{'uniform', 'truncated_normal', "
+                             f"'untruncated_normal'}}. Received: distribution={distribution}")
         self.scale, self.mode, self.distribution, self.seed = float(scale), mode, distribution, seed
+        self.input_axes = None if input_axes is None else list(input_axes)
+        self.output_axes = None if output_axes is None else list(output_axes)
+
+    def __call__(self, shape, dtype=None):
+        scale = self.scale
+        if self.input_axes is not None and self.output_axes is not None:
+            # Keras' fans from the given axes: the C++ draw (fans from the shape's layout) gets the
+            # scale that gives the same variance.
+            from ._initializers_more import fan_scale
+            scale = scale / fan_scale(self.mode, shape, self.input_axes, self.output_axes) * \
+                fan_scale(self.mode, shape, None, None)
+        init = _i.variance_scaling(scale, self.mode, self.distribution, self.seed)
+        return init(list(shape), _core.DType.float32 if dtype is None else _dtype(dtype))
 
     def _ef_initializer(self):
         return _i.variance_scaling(self.scale, self.mode, self.distribution, self.seed)
@@ -94,10 +116,10 @@ class VarianceScaling(_Configured):
 
 def _scaling(name, scale, mode, distribution):
     class Scaling(VarianceScaling):
-        _args = ("seed",)
+        _args = ("seed", "input_axes", "output_axes")
 
-        def __init__(self, seed=None):
-            super().__init__(scale, mode, distribution, seed)
+        def __init__(self, seed=None, input_axes=None, output_axes=None):
+            super().__init__(scale, mode, distribution, seed, input_axes, output_axes)
 
     Scaling.__name__ = Scaling.__qualname__ = name
     Scaling.__doc__ = f"Keras' {name}: VarianceScaling(scale={scale}, mode='{mode}', distribution='{distribution}')."
@@ -129,23 +151,57 @@ lecun_normal, lecun_uniform, identity = LecunNormal, LecunUniform, Identity
 random_uniform, random_normal, truncated_normal = RandomUniform, RandomNormal, TruncatedNormal
 
 
+from ._initializers_more_classes import Orthogonal, STFT  # noqa: E402
+
+IdentityInitializer = Identity
+OrthogonalInitializer = orthogonal = Orthogonal
+STFTInitializer = stft = STFT
+variance_scaling = VarianceScaling
+
+_BY_NAME = {"zeros": Zeros, "ones": Ones, "constant": Constant, "glorot_uniform": GlorotUniform,
+            "glorot_normal": GlorotNormal, "he_normal": HeNormal, "he_uniform": HeUniform, "lecun_normal": LecunNormal,
+            "lecun_uniform": LecunUniform, "random_uniform": RandomUniform, "random_normal": RandomNormal,
+            "truncated_normal": TruncatedNormal, "identity": Identity, "orthogonal": Orthogonal, "stft": STFT,
+            "variance_scaling": VarianceScaling}
+_BY_NAME.update({c.__name__: c for c in set(_BY_NAME.values())})
+_BY_NAME.update({"IdentityInitializer": Identity, "OrthogonalInitializer": Orthogonal, "STFTInitializer": STFT})
+
+
+def serialize(initializer):
+    """Keras 3's serialized form: {"module", "class_name", "config", "registered_name"}."""
+    return {"module": "keras.initializers", "class_name": type(initializer).__name__,
+            "config": initializer.get_config(), "registered_name": None}
+
+
+def deserialize(config, custom_objects=None):
+    """An initializer from serialize's dict (or Keras 2's {"class_name", "config"}) or a name."""
+    if isinstance(config, str):
+        return get(config)
+    if not isinstance(config, dict) or "class_name" not in config:
+        raise ValueError(f"Could not interpret initializer identifier: {config!r}")
+    name = config["class_name"]
+    cls = (custom_objects or {}).get(name) or _BY_NAME.get(name)
+    if cls is None:
+        raise ValueError(f"Could not interpret initializer identifier: {name}")
+    return cls.from_config(config.get("config") or {})
+
+
 def get(identifier):
-    """An initializer from a name, an Initializer, or None (None)."""
+    """An initializer from a name, a serialized dict, an Initializer, or None (None)."""
     if identifier is None or isinstance(identifier, Initializer):
         return identifier
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
     if isinstance(identifier, str):
-        table = {"zeros": Zeros, "ones": Ones, "glorot_uniform": GlorotUniform, "glorot_normal": GlorotNormal,
-                 "he_normal": HeNormal, "he_uniform": HeUniform, "lecun_normal": LecunNormal,
-                 "lecun_uniform": LecunUniform, "random_uniform": RandomUniform, "random_normal": RandomNormal,
-                 "truncated_normal": TruncatedNormal, "identity": Identity}
-        if identifier not in table:
+        if identifier not in _BY_NAME:
             raise ValueError(f"Could not interpret initializer identifier: {identifier}")
-        return table[identifier]()
+        return _BY_NAME[identifier]()
     if callable(identifier):
         return identifier
     raise ValueError(f"Could not interpret initializer identifier: {identifier!r}")
 
 
-__all__ = ["Constant", "GlorotNormal", "GlorotUniform", "HeNormal", "HeUniform", "Identity", "Initializer",
-           "LecunNormal", "LecunUniform", "Ones", "RandomNormal", "RandomUniform", "TruncatedNormal",
-           "VarianceScaling", "Zeros", "get"]
+__all__ = ["Constant", "GlorotNormal", "GlorotUniform", "HeNormal", "HeUniform", "Identity", "IdentityInitializer",
+           "Initializer", "LecunNormal", "LecunUniform", "Ones", "Orthogonal", "OrthogonalInitializer", "RandomNormal",
+           "RandomUniform", "STFT", "STFTInitializer", "TruncatedNormal", "VarianceScaling", "Zeros", "deserialize",
+           "get", "orthogonal", "serialize", "stft", "variance_scaling"]

@@ -132,6 +132,19 @@ from ._preprocessing import (CategoryEncoding, CenterCrop, Discretization, Hashi
 __all__ += ["CategoryEncoding", "CenterCrop", "Discretization", "Hashing", "IntegerLookup", "RandomBrightness",
             "RandomContrast", "RandomCrop", "RandomFlip", "RandomRotation", "RandomTranslation", "RandomZoom",
             "Resizing", "StringLookup", "TextVectorization"]
+# Keras 3's other preprocessing layers (image augmentations, MaxNumBoundingBoxes, HashedCrossing) and
+# Pipeline (keras/_prep_color.py, ...).
+from ._preprocessing import (  # noqa: E402
+                             AugMix, AutoContrast, ContrastLimitedAdaptiveHistogramEqualization, CutMix,
+                             Equalization, HashedCrossing, MaxNumBoundingBoxes, MixUp, Pipeline, RandAugment,
+                             RandomColorDegeneration, RandomColorJitter, RandomElasticTransform, RandomErasing,
+                             RandomGaussianBlur, RandomGrayscale, RandomHue, RandomInvert, RandomPerspective,
+                             RandomPosterization, RandomSaturation, RandomSharpness, RandomShear, Solarization)
+__all__ += ["AugMix", "AutoContrast", "ContrastLimitedAdaptiveHistogramEqualization", "CutMix", "Equalization",
+            "HashedCrossing", "MaxNumBoundingBoxes", "MixUp", "Pipeline", "RandAugment", "RandomColorDegeneration",
+            "RandomColorJitter", "RandomElasticTransform", "RandomErasing", "RandomGaussianBlur", "RandomGrayscale",
+            "RandomHue", "RandomInvert", "RandomPerspective", "RandomPosterization", "RandomSaturation",
+            "RandomSharpness", "RandomShear", "Solarization"]
 # Issue 33's catalogue: the Keras 3 layers written in Python from ef ops (keras/_layers_*.py).
 from ._layers_catalogue import *  # noqa: E402,F401,F403
 from ._layers_catalogue import __all__ as _catalogue_names  # noqa: E402

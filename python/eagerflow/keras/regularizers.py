@@ -6,7 +6,8 @@ Give them to layers as kernel_regularizer / bias_regularizer / activity_regulari
 """
 from .. import _core
 
-__all__ = ["Regularizer", "L1", "L2", "L1L2", "l1", "l2", "l1_l2", "get", "serialize", "deserialize"]
+__all__ = ["Regularizer", "L1", "L2", "L1L2", "l1", "l2", "l1_l2", "get", "serialize", "deserialize",
+           "OrthogonalRegularizer", "orthogonal_regularizer"]
 
 
 def _factor(value, name):
@@ -74,7 +75,10 @@ l1 = L1
 l2 = L2
 l1_l2 = L1L2
 
-_BY_NAME = {"l1": L1, "L1": L1, "l2": L2, "L2": L2, "L1L2": L1L2}
+from ._regularizer_orthogonal import OrthogonalRegularizer, orthogonal_regularizer  # noqa: E402
+
+_BY_NAME = {"l1": L1, "L1": L1, "l2": L2, "L2": L2, "L1L2": L1L2, "orthogonal_regularizer": OrthogonalRegularizer,
+            "OrthogonalRegularizer": OrthogonalRegularizer}
 
 
 def get(identifier):
@@ -95,11 +99,18 @@ def get(identifier):
 
 
 def serialize(regularizer):
-    return {"class_name": type(regularizer).__name__, "config": regularizer.get_config()}
+    """Keras 3's serialized form: {"module", "class_name", "config", "registered_name"}."""
+    return {"module": "keras.regularizers", "class_name": type(regularizer).__name__,
+            "config": regularizer.get_config(), "registered_name": None}
 
 
-def deserialize(config):
-    cls = {"L1": L1, "L2": L2, "L1L2": L1L2}.get(config.get("class_name"))
+def deserialize(config, custom_objects=None):
+    """A regularizer from serialize's dict (Keras 2's {"class_name", "config"} too) or a name."""
+    if isinstance(config, str):
+        return get(config)
+    name = config.get("class_name")
+    cls = (custom_objects or {}).get(name) or {"L1": L1, "L2": L2, "L1L2": L1L2,
+                                               "OrthogonalRegularizer": OrthogonalRegularizer}.get(name)
     if cls is None:
-        raise ValueError(f"Unknown regularizer: {config.get('class_name')}")
+        raise ValueError(f"Unknown regularizer: {name}")
     return cls(**config.get("config", {}))
