@@ -127,6 +127,46 @@ TEST(KerasOptimizers, BaseWeightDecayAndClipValueMatchKeras) {
         /*vector=*/false, /*tol=*/5e-6);
 }
 
+TEST(KerasOptimizers, MuonOrthogonalizesMatricesAndUsesAdamWForVectors) {
+  check([] { return std::make_shared<optim::Muon>(0.1); },
+        {0.9869498014450073f, -2.0431318283081055f, 2.952878952026367f, 0.4877447783946991f, 0.2221425324678421f,
+         -1.4326307773590088f},
+        /*vector=*/false, /*tol=*/1e-5);
+  check([] { return std::make_shared<optim::Muon>(0.1); }, {0.9978631734848022f, -2.0259850025177f, 2.6977310180664062f},
+        /*vector=*/true);
+  optim::Muon muon(0.1);
+  EXPECT_FALSE(muon.uses_adamw(Variable(zeros({2, 3}), "dense/kernel")));
+  EXPECT_TRUE(muon.uses_adamw(Variable(zeros({5, 3}), "embedding/embeddings")));
+  EXPECT_TRUE(muon.uses_adamw(Variable(zeros({3}), "dense/bias")));
+}
+
+TEST(KerasOptimizers, ScheduleFreeAdamWMatchesKeras) {
+  check([] { return std::make_shared<optim::ScheduleFreeAdamW>(0.1); },
+        {0.9772757291793823f, -2.002312421798706f, 2.8044674396514893f, 0.4469734728336334f, 0.12836134433746338f,
+         -1.3234063386917114f});
+  check([] { return std::make_shared<optim::ScheduleFreeAdamW>(0.1, 0.9, 0.999, 1e-8, 2); },
+        {1.0272759199142456f, -2.0523126125335693f, 2.8544673919677734f, 0.4969734251499176f, 0.17836132645606995f,
+         -1.3734065294265747f});
+}
+
+TEST(KerasOptimizers, MovingAveragesAndTheirOverwriteMatchKeras) {
+  optim::ClipOptions ema;
+  ema.use_ema = true;
+  ema.ema_momentum = 0.5;
+  std::vector<float> average = {1.0499999523162842f, -2.1449999809265137f, 2.9362499713897705f,
+                                0.48499998450279236f, 0.18992501497268677f, -1.2700001001358032f};
+  std::shared_ptr<optim::Optimizer> kept;
+  check([&] { return kept = std::make_shared<optim::SGD>(0.1, 0.0, false, ema); },
+        {1.0600000619888306f, -2.2100000381469727f, 2.9149999618530273f, 0.5199999809265137f, 0.17990000545978546f,
+         -1.2400001287460327f});
+  ASSERT_EQ(kept->variables().size(), 2u);  // the step counter and the average
+  expect_near(Tensor(kept->variables()[1]).to_vector<float>(), average, 2e-6);
+  ema.ema_overwrite_frequency = 2;
+  check([&] { return std::make_shared<optim::SGD>(0.1, 0.0, false, ema); },
+        {1.0099999904632568f, -2.109999895095825f, 2.927500009536743f, 0.5199999809265137f, 0.17995001375675201f,
+         -1.3900001049041748f});
+}
+
 TEST(KerasOptimizers, BadArgumentsAreErrors) {
   EXPECT_THROW(optim::Adagrad(0.1, -1.0), Error);
   EXPECT_THROW(optim::Adadelta(0.1, 1.5), Error);
@@ -137,6 +177,14 @@ TEST(KerasOptimizers, BadArgumentsAreErrors) {
   optim::ClipOptions bad;
   bad.clipvalue = -1.0;
   EXPECT_THROW(optim::Adam(0.1, 0.9, 0.999, 1e-7, bad), Error);
+  EXPECT_THROW(optim::ScheduleFreeAdamW(0.1, 0.0), Error);
+  optim::Muon::Options bad_muon;
+  bad_muon.ns_steps = -1;
+  EXPECT_THROW(optim::Muon(0.1, bad_muon), Error);
+  optim::ClipOptions bad_ema;
+  bad_ema.use_ema = true;
+  bad_ema.ema_momentum = 1.5;
+  EXPECT_THROW(optim::SGD(0.1, 0.0, false, bad_ema), Error);
   EXPECT_THROW(optim::LossScaleOptimizer(nullptr), Error);
   EXPECT_THROW(optim::LossScaleOptimizer(std::make_shared<optim::SGD>(), 0.0), Error);
   EXPECT_THROW(optim::LossScaleOptimizer(std::make_shared<optim::SGD>(), 8.0, 0), Error);
@@ -195,7 +243,9 @@ TEST(KerasOptimizers, LossScaleSkipsNonFiniteStepsAndAdaptsTheScale) {
     EXPECT_EQ(Tensor(lso.step_counter()).item<std::int64_t>(), 0);
     expect_near(Tensor(w).to_vector<float>(), {0.7f, 1.6f}, 1e-6);
     EXPECT_EQ(Tensor(lso.iterations()).item<std::int64_t>(), 3);
-    if (traced) EXPECT_EQ(step.tracing_count(), 1);
+    if (traced) {
+      EXPECT_EQ(step.tracing_count(), 1);
+    }
   }
 }
 

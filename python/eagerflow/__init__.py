@@ -90,6 +90,25 @@ def _tensor_of(value):
     return constant(value)
 Variable.shape = property(_shape)
 
+# Keras 3's names: a layer's weight is named by itself ("kernel") and .path holds where it lives
+# ("sequential/dense/kernel"); a tf.Variable keeps TF's name ("outer/w:0"). _ef_full_name is the
+# C++ name, which checkpoints and slots key on.
+Variable._ef_full_name = Variable.name
+
+
+def _variable_name(self):
+    full = self._ef_full_name
+    return full if full.endswith(":0") else full.rsplit("/", 1)[-1]
+
+
+def _variable_path(self):
+    full = self._ef_full_name
+    return full[:-2] if full.endswith(":0") else full
+
+
+Variable.name = property(_variable_name)
+Variable.path = property(_variable_path)
+
 
 def _variable_operator(name):
     def op(self, *args):

@@ -111,7 +111,7 @@ def identity(obj):
 
 
 def short_name(variable):
-    name = variable.name
+    name = getattr(variable, "_ef_full_name", None) or variable.name
     if name.endswith(":0"):
         name = name[:-2]
     return name

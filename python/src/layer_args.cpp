@@ -70,4 +70,23 @@ void init_layer_args(nb::module_& m) {
       }));
 }
 
+ef::nn::ActivationFn activation_by_name(const std::string& name) {
+  try {
+    return ef::nn::ActivationFn(name);
+  } catch (const ef::Error& e) {
+    nb::object fn;
+    try {
+      fn = nb::module_::import_("eagerflow.keras.activations").attr("get")(name);
+    } catch (const nb::python_error&) {
+      throw nb::value_error(e.what());
+    }
+    return ef::nn::ActivationFn(
+        [fn](const ef::Tensor& x) {
+          nb::gil_scoped_acquire gil;
+          return to_tensor(fn(x));
+        },
+        name);
+  }
+}
+
 }  // namespace efpy

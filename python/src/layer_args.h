@@ -17,6 +17,9 @@ namespace efpy {
 
 // The converters the layer bindings share (defined beside the classes they accept).
 ef::nn::ActivationFn activation_arg(nb::handle h);   // layers_keras.cpp: a name or a callable
+// A Keras activation by name: the C++ one, else keras.activations' (computed in Python, saved by
+// its name); an unknown name is a ValueError (layer_args.cpp).
+ef::nn::ActivationFn activation_by_name(const std::string& name);
 ef::nn::Initializer initializer_arg(nb::handle h);   // layers.cpp: a name, an initializer or a callable
 ef::nn::Regularizer regularizer_arg(nb::handle h);   // layers_keras.cpp
 ef::nn::Constraint constraint_arg(nb::handle h);     // layers_keras.cpp

@@ -61,7 +61,7 @@ using ef::nn::Layer;
 
 ef::nn::ActivationFn activation_of(nb::handle a) {
   if (a.is_none()) return {};
-  if (PyUnicode_Check(a.ptr())) return ef::nn::ActivationFn(nb::cast<std::string>(a));
+  if (PyUnicode_Check(a.ptr())) return activation_by_name(nb::cast<std::string>(a));
   nb::object fn = nb::borrow(a);
   return ef::nn::ActivationFn(std::function<Tensor(const Tensor&)>([fn](const Tensor& x) {
     nb::gil_scoped_acquire gil;
@@ -81,7 +81,14 @@ ef::nn::Initializer initializer_of(nb::handle h) {
     try {
       return ef::nn::initializer_by_name(nb::cast<std::string>(h));
     } catch (const ef::Error& e) {
-      throw nb::value_error(e.what());
+      // Keras names the C++ table lacks ("orthogonal", "lecun_uniform" ...): keras.initializers'.
+      nb::object found;
+      try {
+        found = nb::module_::import_("eagerflow.keras.initializers").attr("get")(h);
+      } catch (const nb::python_error&) {
+        throw nb::value_error(e.what());
+      }
+      return initializer_of(found);
     }
   }
   if (nb::hasattr(h, "_ef_initializer")) return initializer_of(h.attr("_ef_initializer")());

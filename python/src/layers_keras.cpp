@@ -61,7 +61,7 @@ Constraint constraint_of(nb::handle h) {
 
 ef::nn::ActivationFn activation_of(nb::handle a) {
   if (a.is_none()) return {};
-  if (PyUnicode_Check(a.ptr())) return ef::nn::ActivationFn(nb::cast<std::string>(a));
+  if (PyUnicode_Check(a.ptr())) return activation_by_name(nb::cast<std::string>(a));
   return ef::nn::ActivationFn(py_tensor_fn(a));
 }
 

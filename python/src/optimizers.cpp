@@ -62,13 +62,23 @@ optim::LearningRate learning_rate_of(nb::handle h) {
   }
 }
 
-optim::ClipOptions clip_of(std::optional<double> clipnorm, std::optional<double> global_clipnorm,
-                           std::optional<double> clipvalue, std::optional<double> weight_decay) {
+// Keras' base-optimizer arguments, as the Python classes (keras/optimizers.py) pass them.
+struct BaseArgs {
+  std::optional<double> clipnorm, global_clipnorm, clipvalue, weight_decay;
+  bool use_ema = false;
+  double ema_momentum = 0.99;
+  std::optional<std::int64_t> ema_overwrite_frequency;
+};
+
+optim::ClipOptions clip_of(const BaseArgs& b) {
   optim::ClipOptions c;
-  c.clipnorm = clipnorm;
-  c.global_clipnorm = global_clipnorm;
-  c.clipvalue = clipvalue;
-  c.weight_decay = weight_decay;
+  c.clipnorm = b.clipnorm;
+  c.global_clipnorm = b.global_clipnorm;
+  c.clipvalue = b.clipvalue;
+  c.weight_decay = b.weight_decay;
+  c.use_ema = b.use_ema;
+  c.ema_momentum = b.ema_momentum;
+  c.ema_overwrite_frequency = b.ema_overwrite_frequency;
   return c;
 }
 
@@ -79,14 +89,17 @@ template <class T, class Base, class... Args>
 void bind_optimizer(nb::module_& t, const char* name, double default_lr, std::array<nb::arg_v, sizeof...(Args)> args) {
   nb::class_<T, Base> cls(t, name);
   auto init = [](T* self, nb::handle lr, Args... a, std::optional<double> clipnorm, std::optional<double> global_clipnorm,
-                 std::optional<double> clipvalue, std::optional<double> weight_decay) {
-    new (self) T(learning_rate_of(lr), a..., clip_of(clipnorm, global_clipnorm, clipvalue, weight_decay));
+                 std::optional<double> clipvalue, std::optional<double> weight_decay, bool use_ema, double ema_momentum,
+                 std::optional<std::int64_t> ema_overwrite_frequency) {
+    BaseArgs b{clipnorm, global_clipnorm, clipvalue, weight_decay, use_ema, ema_momentum, ema_overwrite_frequency};
+    new (self) T(learning_rate_of(lr), a..., clip_of(b));
   };
   std::apply(
       [&](auto&... a) {
         cls.def("__init__", init, nb::arg("learning_rate") = default_lr, a..., nb::arg("clipnorm") = nb::none(),
                 nb::arg("global_clipnorm") = nb::none(), nb::arg("clipvalue") = nb::none(),
-                nb::arg("_weight_decay") = nb::none());
+                nb::arg("_weight_decay") = nb::none(), nb::arg("use_ema") = false, nb::arg("ema_momentum") = 0.99,
+                nb::arg("ema_overwrite_frequency") = nb::none());
       },
       args);
 }
@@ -121,10 +134,12 @@ void init_optimizers(nb::module_& t) {
       .def("scale_loss", &optim::Optimizer::scale_loss, "loss"_a,
            "The loss to differentiate: the loss itself, or times the loss scale (LossScaleOptimizer).")
       .def("_hyperparameters", &optim::Optimizer::hyperparameters)
+      .def("_slots_of", &optim::Optimizer::slots_of, "variable"_a, "The slots made so far for `variable`, by name.")
       .def("_clip_options",
            [](const optim::Optimizer& o) {
              const auto& c = o.clip_options();
-             return nb::make_tuple(c.clipnorm, c.global_clipnorm, c.clipvalue, c.weight_decay);
+             return nb::make_tuple(c.clipnorm, c.global_clipnorm, c.clipvalue, c.weight_decay, c.use_ema,
+                                   c.ema_momentum, c.ema_overwrite_frequency);
            })
       .def("_keras_class_name", [](const optim::Optimizer& o) { return optim::keras_class_name(o); })
       .def("_learning_rate_setting",
@@ -173,6 +188,27 @@ void init_optimizers(nb::module_& t) {
       t, "Adafactor", 0.001,
       {"beta_2_decay"_a = -0.8, "epsilon_1"_a = 1e-30, "epsilon_2"_a = 1e-3, "clip_threshold"_a = 1.0,
        "relative_step"_a = true});
+
+  bind_optimizer<optim::ScheduleFreeAdamW, optim::Optimizer, double, double, double, std::int64_t>(
+      t, "ScheduleFreeAdamW", 0.0025, {"beta_1"_a = 0.9, "beta_2"_a = 0.999, "epsilon"_a = 1e-8, "warmup_steps"_a = 0});
+  nb::class_<optim::Muon, optim::Optimizer>(t, "Muon").def(
+      "__init__",
+      [](optim::Muon* self, nb::handle lr, double adam_beta_1, double adam_beta_2, double adam_weight_decay,
+         double epsilon, double weight_decay, bool exclude_embeddings, double muon_a, double muon_b, double muon_c,
+         double adam_lr_ratio, double momentum, std::int64_t ns_steps, bool nesterov, std::optional<double> rms_rate,
+         std::optional<double> clipnorm, std::optional<double> global_clipnorm, std::optional<double> clipvalue,
+         bool use_ema, double ema_momentum, std::optional<std::int64_t> ema_overwrite_frequency) {
+        optim::Muon::Options o{adam_beta_1, adam_beta_2, adam_weight_decay, epsilon, weight_decay, exclude_embeddings,
+                               muon_a,      muon_b,      muon_c,            adam_lr_ratio, momentum, ns_steps,
+                               nesterov,    rms_rate};
+        BaseArgs b{clipnorm, global_clipnorm, clipvalue, std::nullopt, use_ema, ema_momentum, ema_overwrite_frequency};
+        new (self) optim::Muon(learning_rate_of(lr), o, clip_of(b));
+      },
+      "learning_rate"_a = 0.001, "adam_beta_1"_a = 0.9, "adam_beta_2"_a = 0.999, "adam_weight_decay"_a = 0.004,
+      "epsilon"_a = 1e-7, "weight_decay"_a = 0.004, "exclude_embeddings"_a = true, "muon_a"_a = 3.4445,
+      "muon_b"_a = -4.7750, "muon_c"_a = 2.0315, "adam_lr_ratio"_a = 1.0, "momentum"_a = 0.95, "ns_steps"_a = 5,
+      "nesterov"_a = true, "rms_rate"_a = 0.2, "clipnorm"_a = nb::none(), "global_clipnorm"_a = nb::none(),
+      "clipvalue"_a = nb::none(), "use_ema"_a = false, "ema_momentum"_a = 0.99, "ema_overwrite_frequency"_a = nb::none());
 
   nb::class_<optim::LossScaleOptimizer, optim::Optimizer>(t, "LossScaleOptimizer")
       .def(nb::init<std::shared_ptr<optim::Optimizer>, double, std::int64_t>(), "inner_optimizer"_a,

@@ -30,6 +30,11 @@ KERAS = {
     "Adafactor": (lambda: O.Adafactor(0.1), [1.0398626, -2.1508558, 2.7205660, 0.4898950, 0.0502762, -1.2597448]),
     "SGD weight_decay": (lambda: O.SGD(0.1, weight_decay=0.1),
                          [1.0294980, -2.1489959, 2.8267438, 0.5061445, 0.1734708, -1.1994436]),
+    "Muon": (lambda: O.Muon(0.1), [0.9869498, -2.0431318, 2.9528790, 0.4877448, 0.2221425, -1.4326308]),
+    "ScheduleFreeAdamW": (lambda: O.ScheduleFreeAdamW(0.1, warmup_steps=2),
+                          [1.0272759, -2.0523126, 2.8544674, 0.4969734, 0.1783613, -1.3734065]),
+    "SGD ema overwrite": (lambda: O.SGD(0.1, use_ema=True, ema_momentum=0.5, ema_overwrite_frequency=2),
+                          [1.0100000, -2.1100000, 2.9275000, 0.5200000, 0.1799500, -1.3900001]),
     "Adam clipvalue": (lambda: O.Adam(0.1, clipvalue=0.4),
                        [0.9533213, -1.9957110, 2.7012098, 0.3415835, 0.0077735, -1.2738038]),
 }
@@ -42,7 +47,7 @@ def test_three_steps_equal_keras_eagerly_and_traced(name):
     v = ef.Variable(START)
     for g in GRADS:
         opt.apply([ef.constant(g)], [v])
-    np.testing.assert_allclose(v.numpy().ravel(), want, atol=2e-6)
+    np.testing.assert_allclose(v.numpy().ravel(), want, atol=1e-5 if name == "Muon" else 2e-6)
     assert int(opt.iterations.numpy()) == 3
 
     opt2 = make()
@@ -54,7 +59,7 @@ def test_three_steps_equal_keras_eagerly_and_traced(name):
 
     for g in GRADS:
         step(ef.constant(g))
-    np.testing.assert_allclose(w.numpy().ravel(), want, atol=2e-6)
+    np.testing.assert_allclose(w.numpy().ravel(), want, atol=1e-5 if name == "Muon" else 2e-6)
     assert step.experimental_get_tracing_count() == 1
 
 
@@ -67,7 +72,7 @@ def test_names_configs_and_serialization_round_trip():
     assert config["use_ema"] is False and config["weight_decay"] is None
     assert O.Adam().get_config()["amsgrad"] is False
     for cls in (O.SGD, O.Adam, O.AdamW, O.RMSprop, O.Adagrad, O.Adadelta, O.Adamax, O.Nadam, O.Ftrl, O.Lion, O.Lamb,
-                O.Adafactor):
+                O.Adafactor, O.Muon, O.ScheduleFreeAdamW):
         opt = cls(learning_rate=0.02, clipnorm=1.5)
         data = O.serialize(opt)
         assert data["module"] == "keras.optimizers" and data["class_name"] == cls.__name__
@@ -80,8 +85,8 @@ def test_names_configs_and_serialization_round_trip():
 
 
 def test_unsupported_options_are_refused_not_ignored():
-    with pytest.raises(NotImplementedError, match="use_ema"):
-        O.Adam(use_ema=True)
+    with pytest.raises(NotImplementedError, match="gradient_accumulation_steps"):
+        O.Adam(gradient_accumulation_steps=2)
     with pytest.raises(NotImplementedError, match="amsgrad"):
         O.Adam(amsgrad=True)
     with pytest.raises(TypeError, match="betaa"):
@@ -221,3 +226,38 @@ def test_mixed_float16_compiles_with_loss_scaling_and_trains_as_float32():
     assert int(model.optimizer.iterations.numpy()) == 80
     _, loss32 = _train_small_model("float32", O.Adam(0.01))
     assert loss16 < 0.2 and abs(loss16 - loss32) < 0.05 * loss32
+
+
+def test_swap_ema_weights_evaluates_with_the_averages():
+    ef.keras.utils.set_random_seed(2)
+    x = np.random.RandomState(0).normal(size=(32, 3)).astype("float32")
+    y = x @ np.array([[1.0], [2.0], [-1.0]], "float32")
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    opt = O.SGD(0.05, use_ema=True, ema_momentum=0.9)
+    model.compile(optimizer=opt, loss="mse")
+    model.fit(x, y, epochs=3, batch_size=8, verbose=0)
+    kernel = model.layers[0].kernel
+    averages = opt._ema_averages([kernel])
+    raw, ema = kernel.numpy().copy(), averages[0].numpy().copy()
+    assert not np.allclose(raw, ema)
+    swap = keras.callbacks.SwapEMAWeights()
+    prediction = model.predict(x, verbose=0, callbacks=[swap])
+    bias = model.layers[0].bias
+    np.testing.assert_allclose(prediction, x @ ema + opt._ema_averages([bias])[0].numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(kernel.numpy(), raw)  # swapped back after predict
+    with pytest.raises(ValueError, match="use_ema"):
+        plain = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+        plain.compile(optimizer="sgd", loss="mse")
+        plain.predict(x, verbose=0, callbacks=[keras.callbacks.SwapEMAWeights()])
+
+
+def test_layers_take_keras_activation_and_initializer_names_the_core_lacks():
+    layer = keras.layers.Dense(2, activation="celu", kernel_initializer="orthogonal")
+    out = layer(np.array([[-1.0, 0.5]], "float32"))
+    kernel = layer.kernel.numpy()
+    np.testing.assert_allclose(kernel.T @ kernel, np.eye(2), atol=1e-5)  # orthogonal columns
+    pre = np.array([[-1.0, 0.5]], "float32") @ kernel + layer.bias.numpy()
+    np.testing.assert_allclose(out.numpy(), np.where(pre > 0, pre, np.expm1(pre)), rtol=1e-5, atol=1e-6)
+    assert layer.get_config()["activation"] == "celu"
+    with pytest.raises(ValueError):
+        keras.layers.Dense(2, activation="no_such_activation")

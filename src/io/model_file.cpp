@@ -510,7 +510,9 @@ optim::LearningRate learning_rate_from(const ConfigMap& c) {
 ConfigValue optional_real(const std::optional<double>& v) { return v ? ConfigValue(*v) : ConfigValue(); }
 
 // Flags among the optimizers' hyperparameters, saved as booleans (as Keras' configs).
-bool is_flag(const std::string& key) { return key == "nesterov" || key == "relative_step"; }
+bool is_flag(const std::string& key) {
+  return key == "nesterov" || key == "relative_step" || key == "exclude_embeddings" || key == "use_ema";
+}
 
 ConfigValue optimizer_fields(const optim::Optimizer& opt, const std::string& where);
 
@@ -539,7 +541,14 @@ ConfigValue optimizer_fields(const optim::Optimizer& opt, const std::string& whe
     else c.set(key, v);
   c.set("clipnorm", optional_real(opt.clip_options().clipnorm));
   c.set("global_clipnorm", optional_real(opt.clip_options().global_clipnorm));
-  if (opt.clip_options().clipvalue) c.set("clipvalue", *opt.clip_options().clipvalue);
+  const optim::ClipOptions& base = opt.clip_options();
+  if (base.clipvalue) c.set("clipvalue", *base.clipvalue);
+  if (base.weight_decay) c.set("weight_decay", *base.weight_decay);
+  if (base.use_ema) {
+    c.set("use_ema", true);
+    c.set("ema_momentum", base.ema_momentum);
+    if (base.ema_overwrite_frequency) c.set("ema_overwrite_frequency", *base.ema_overwrite_frequency);
+  }
   return layer_value(out);
 }
 

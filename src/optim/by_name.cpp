@@ -73,6 +73,29 @@ const std::vector<std::pair<std::string, std::pair<double, Maker>>>& makers() {
          return std::make_shared<Adafactor>(lr, a("beta_2_decay", -0.8), a("epsilon_1", 1e-30), a("epsilon_2", 1e-3),
                                             a("clip_threshold", 1.0), a("relative_step", 1.0) != 0.0, c);
        }}},
+      {"Muon", {0.001, [](auto& lr, Args& a, auto& c) {
+         Muon::Options o;
+         o.adam_beta_1 = a("adam_beta_1", o.adam_beta_1);
+         o.adam_beta_2 = a("adam_beta_2", o.adam_beta_2);
+         o.adam_weight_decay = a("adam_weight_decay", o.adam_weight_decay);
+         o.epsilon = a("epsilon", o.epsilon);
+         o.weight_decay = a("weight_decay", o.weight_decay);
+         o.exclude_embeddings = a("exclude_embeddings", 1.0) != 0.0;
+         o.muon_a = a("muon_a", o.muon_a);
+         o.muon_b = a("muon_b", o.muon_b);
+         o.muon_c = a("muon_c", o.muon_c);
+         o.adam_lr_ratio = a("adam_lr_ratio", o.adam_lr_ratio);
+         o.momentum = a("momentum", o.momentum);
+         o.ns_steps = static_cast<std::int64_t>(a("ns_steps", 5.0));
+         o.nesterov = a("nesterov", 1.0) != 0.0;
+         double rms = a("rms_rate", 0.2);  // -1 saves rms_rate=None
+         o.rms_rate = rms < 0 ? std::nullopt : std::optional<double>(rms);
+         return std::make_shared<Muon>(lr, o, c);
+       }}},
+      {"ScheduleFreeAdamW", {0.0025, [](auto& lr, Args& a, auto& c) {
+         return std::make_shared<ScheduleFreeAdamW>(lr, a("beta_1", 0.9), a("beta_2", 0.999), a("epsilon", 1e-8),
+                                                    static_cast<std::int64_t>(a("warmup_steps", 0.0)), c);
+       }}},
   };
   return table;
 }
@@ -92,6 +115,7 @@ std::string keras_class_name(const Optimizer& optimizer) {
       {&typeid(RMSprop), "RMSprop"}, {&typeid(Adagrad), "Adagrad"},   {&typeid(Adadelta), "Adadelta"},
       {&typeid(Adamax), "Adamax"},   {&typeid(Nadam), "Nadam"},       {&typeid(Ftrl), "Ftrl"},
       {&typeid(Lion), "Lion"},       {&typeid(Lamb), "Lamb"},         {&typeid(Adafactor), "Adafactor"},
+      {&typeid(Muon), "Muon"},       {&typeid(ScheduleFreeAdamW), "ScheduleFreeAdamW"},
       {&typeid(LossScaleOptimizer), "LossScaleOptimizer"}};
   for (const auto& [type, name] : classes)
     if (*type == t) return name;
@@ -111,9 +135,24 @@ std::shared_ptr<Optimizer> optimizer_by_name(const std::string& name) {
 
 std::shared_ptr<Optimizer> make_optimizer(const std::string& class_name, LearningRate learning_rate,
                                           const std::map<std::string, double>& hyperparameters, ClipOptions clip) {
+  // Keras' base arguments among the saved ones go to the options (AdamW's and Muon's
+  // weight_decay are their own).
+  std::map<std::string, double> own = hyperparameters;
+  auto take = [&](const char* key) -> std::optional<double> {
+    auto it = own.find(key);
+    if (it == own.end()) return std::nullopt;
+    double v = it->second;
+    own.erase(it);
+    return v;
+  };
+  if (class_name != "AdamW" && class_name != "Muon")
+    if (auto wd = take("weight_decay")) clip.weight_decay = *wd;
+  if (auto ema = take("use_ema")) clip.use_ema = *ema != 0.0;
+  if (auto m = take("ema_momentum")) clip.ema_momentum = *m;
+  if (auto f = take("ema_overwrite_frequency")) clip.ema_overwrite_frequency = static_cast<std::int64_t>(*f);
   for (const auto& [cls, entry] : makers())
     if (cls == class_name) {
-      Args args("optimizer " + class_name, hyperparameters);
+      Args args("optimizer " + class_name, own);
       auto opt = entry.second(learning_rate, args, clip);
       args.check_all_read();
       return opt;

@@ -2,6 +2,8 @@
 // the Keras source's order of operations, so that eagerflow and Keras agree to rounding.
 #include "eagerflow/optim/keras_optimizers.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "eagerflow/function/control_flow.h"
@@ -290,6 +292,126 @@ void Adafactor::update(const Variable& var, const Tensor& grad, const Tensor& lr
   Tensor u_t = grad / sqrt(Tensor(v));
   Tensor u_t_hat = u_t / maximum(c(grad, 1.0), rms(u_t) / c(grad, clip_threshold_));
   var.assign_sub(alpha_t * u_t_hat);
+}
+
+// ---------------------------------------------------------------- Muon
+Muon::Muon(LearningRate learning_rate, Options options, ClipOptions clip)
+    : Optimizer("Muon", std::move(learning_rate), clip), o_(options) {
+  expect_in(name(), "adam_beta_1", o_.adam_beta_1, 0.0, 1.0, /*closed=*/false);
+  expect_in(name(), "adam_beta_2", o_.adam_beta_2, 0.0, 1.0, /*closed=*/false);
+  expect_in(name(), "momentum", o_.momentum, 0.0, 1.0, /*closed=*/true);
+  expect_epsilon(name(), o_.epsilon);
+  expect_nonnegative(name(), "weight_decay", o_.weight_decay);
+  expect_nonnegative(name(), "adam_weight_decay", o_.adam_weight_decay);
+  expect_nonnegative(name(), "adam_lr_ratio", o_.adam_lr_ratio);
+  if (o_.ns_steps < 0 || o_.ns_steps > 100) fail(name(), "ns_steps must be in [0, 100], got " + std::to_string(o_.ns_steps));
+  if (o_.rms_rate) expect_nonnegative(name(), "rms_rate", *o_.rms_rate);
+  if (clip.weight_decay) fail(name(), "takes weight_decay and adam_weight_decay as its own arguments");
+}
+
+std::vector<std::pair<std::string, double>> Muon::hyperparameters() const {
+  return {{"adam_beta_1", o_.adam_beta_1}, {"adam_beta_2", o_.adam_beta_2},
+          {"adam_weight_decay", o_.adam_weight_decay}, {"epsilon", o_.epsilon},
+          {"weight_decay", o_.weight_decay}, {"exclude_embeddings", o_.exclude_embeddings ? 1.0 : 0.0},
+          {"muon_a", o_.muon_a}, {"muon_b", o_.muon_b}, {"muon_c", o_.muon_c},
+          {"adam_lr_ratio", o_.adam_lr_ratio}, {"momentum", o_.momentum},
+          {"ns_steps", static_cast<double>(o_.ns_steps)}, {"nesterov", o_.nesterov ? 1.0 : 0.0},
+          {"rms_rate", o_.rms_rate ? *o_.rms_rate : -1.0}};
+}
+
+bool Muon::uses_adamw(const Variable& var) const {
+  if (var.shape().rank() != 2) return true;
+  if (!o_.exclude_embeddings) return false;
+  std::string n = var.name();
+  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return n.find("embedding") != std::string::npos;
+}
+
+std::vector<SlotSpec> Muon::slot_specs(const Variable& var) const {
+  if (uses_adamw(var)) return {{"momentum"}, {"velocity"}};
+  return {{"momentum"}};
+}
+
+// Keras' zeropower_via_newtonschulz5 for a 2-D matrix: normalized, transposed to be wide.
+Tensor Muon::orthogonalize(const Tensor& g) const {
+  bool tall = g.shape()[0] > g.shape()[1];
+  Tensor x = tall ? transpose(g) : g;
+  x = x / (sqrt(sum(square(x))) + c(x, 1e-7));
+  for (std::int64_t i = 0; i < o_.ns_steps; ++i) {
+    Tensor a = matmul(x, x, false, true);
+    Tensor b = c(x, o_.muon_b) * a + c(x, o_.muon_c) * matmul(a, a);
+    x = c(x, o_.muon_a) * x + matmul(b, x);
+  }
+  return tall ? transpose(x) : x;
+}
+
+void Muon::update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor& step) {
+  bool adam = uses_adamw(var);
+  // Keras' _apply_weight_decay: before the step, at the base rate, per kind of weight.
+  double wd = adam ? o_.adam_weight_decay : o_.weight_decay;
+  if (wd > 0) var.assign_sub(Tensor(var) * (lr * wd));
+  Variable m = slot(var, "momentum");
+  if (adam) {
+    Variable v = slot(var, "velocity");
+    Tensor rate = lr * o_.adam_lr_ratio;
+    Tensor b1_power = pow(c(step, o_.adam_beta_1), step), b2_power = pow(c(step, o_.adam_beta_2), step);
+    Tensor alpha = rate * sqrt(1.0 - b2_power) / (1.0 - b1_power);
+    m.assign_add((grad - Tensor(m)) * c(grad, 1 - o_.adam_beta_1));
+    v.assign_add((square(grad) - Tensor(v)) * c(grad, 1 - o_.adam_beta_2));
+    var.assign_sub(Tensor(m) * alpha / (sqrt(Tensor(v)) + c(grad, o_.epsilon)));
+    return;
+  }
+  m.assign_add(grad + Tensor(m) * c(grad, o_.momentum - 1));
+  Tensor g = o_.nesterov ? grad + c(grad, o_.momentum) * Tensor(m) : Tensor(m);
+  Tensor update = lr * orthogonalize(g);
+  if (o_.rms_rate) {
+    double n = static_cast<double>(std::max(var.shape()[0], var.shape()[1]));
+    update = update * (std::sqrt(n) * *o_.rms_rate);
+  }
+  var.assign_sub(update);
+}
+
+// ---------------------------------------------------------------- ScheduleFreeAdamW
+ScheduleFreeAdamW::ScheduleFreeAdamW(LearningRate learning_rate, double beta_1, double beta_2, double epsilon,
+                                     std::int64_t warmup_steps, ClipOptions clip)
+    : Optimizer("ScheduleFreeAdamW", std::move(learning_rate), clip),
+      beta_1_(beta_1),
+      beta_2_(beta_2),
+      epsilon_(epsilon),
+      warmup_steps_(warmup_steps) {
+  // beta_1 divides: 0 is refused (Keras' x_old would be Inf).
+  if (!(beta_1 > 0 && beta_1 < 1)) fail(name(), "beta_1 must be in (0, 1), got " + std::to_string(beta_1));
+  expect_in(name(), "beta_2", beta_2, 0.0, 1.0, /*closed=*/false);
+  expect_epsilon(name(), epsilon);
+  if (warmup_steps < 0) fail(name(), "warmup_steps must be >= 0, got " + std::to_string(warmup_steps));
+}
+
+std::vector<std::pair<std::string, double>> ScheduleFreeAdamW::hyperparameters() const {
+  return {{"beta_1", beta_1_}, {"beta_2", beta_2_}, {"epsilon", epsilon_},
+          {"warmup_steps", static_cast<double>(warmup_steps_)}};
+}
+
+std::vector<SlotSpec> ScheduleFreeAdamW::slot_specs(const Variable&) const {
+  SlotSpec momentum{"momentum"};
+  momentum.copy_of_variable = true;
+  return {momentum, {"velocity"}};
+}
+
+void ScheduleFreeAdamW::update(const Variable& var, const Tensor& grad, const Tensor& lr_in, const Tensor& step) {
+  Tensor lr = lr_in;
+  if (warmup_steps_ > 0) lr = lr * minimum(step / static_cast<double>(warmup_steps_), c(step, 1.0));
+  Variable momentum = slot(var, "momentum"), velocity = slot(var, "velocity");
+  Tensor bias_correction_2 = 1.0 - pow(c(step, beta_2_), step);
+  velocity.assign_add((square(grad) - Tensor(velocity)) * c(grad, 1 - beta_2_));
+  Tensor denom = sqrt(Tensor(velocity) / bias_correction_2) + c(grad, epsilon_);
+  momentum.assign_sub(lr * grad / denom);
+  Tensor weight = 1.0 / step;
+  Tensor y_old = Tensor(var);
+  // Keras' x_old reads the momentum after its update: its `momentum.value` is the live
+  // variable under the TensorFlow backend. Matching Keras' numbers means doing the same.
+  Tensor x_old = (y_old - c(grad, 1 - beta_1_) * Tensor(momentum)) / c(grad, beta_1_);
+  Tensor x_new = (1.0 - weight) * x_old + weight * Tensor(momentum);
+  var.assign(c(grad, 1 - beta_1_) * Tensor(momentum) + c(grad, beta_1_) * x_new);
 }
 
 // ---------------------------------------------------------------- LossScaleOptimizer

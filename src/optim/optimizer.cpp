@@ -20,6 +20,9 @@ Optimizer::Optimizer(std::string name, LearningRate learning_rate, ClipOptions c
   if (clip.clipvalue && !(std::isfinite(*clip.clipvalue) && *clip.clipvalue > 0))
     fail(name_, "clipvalue must be a finite positive number, got " + std::to_string(*clip.clipvalue));
   if (clip.clipnorm && clip.global_clipnorm) fail(name_, "set clipnorm or global_clipnorm, not both (as Keras)");
+  if (clip.use_ema) expect_in(name_, "ema_momentum", clip.ema_momentum, 0.0, 1.0, /*closed=*/true);
+  if (clip.ema_overwrite_frequency && *clip.ema_overwrite_frequency < 1)
+    fail(name_, "ema_overwrite_frequency must be >= 1, got " + std::to_string(*clip.ema_overwrite_frequency));
   if (clip.weight_decay && !(std::isfinite(*clip.weight_decay) && *clip.weight_decay >= 0))
     fail(name_, "weight_decay must be a finite number >= 0, got " + std::to_string(*clip.weight_decay));
   trace::EagerScope eager;  // made eagerly even if the optimizer is built inside a trace
@@ -51,7 +54,10 @@ Variable Optimizer::slot(const Variable& var, const std::string& slot) {
   for (auto& s : slot_specs(var))
     if (s.name == slot) spec = s;
   Shape shape = spec.shape ? *spec.shape : var.shape();
-  Tensor initial = spec.initial_value == 0.0 ? zeros(shape, var.dtype()) : full(shape, spec.initial_value, var.dtype());
+  trace::EagerScope eager;  // a slot is made once, from the variable's value now (Keras' build)
+  Tensor initial = spec.copy_of_variable       ? Tensor(var.value())
+                   : spec.initial_value == 0.0 ? zeros(shape, var.dtype())
+                                               : full(shape, spec.initial_value, var.dtype());
   Variable v(initial, var.name() + "/" + slot, /*trainable=*/false);
   slots.emplace(slot, v);
   slot_order_.push_back(v);
@@ -64,6 +70,7 @@ void Optimizer::build(const std::vector<Variable>& variables) {
   for (const auto& var : variables) {
     if (!var.defined()) fail(name_, "build: a variable is undefined");
     for (const auto& s : slot_specs(var)) slot(var, s.name);
+    if (clip_.use_ema) slot(var, "average");
   }
 }
 
@@ -141,6 +148,7 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& gradients, const std:
       variables[i].assign_sub(Tensor(variables[i]) * (it->second.first * *clip_.weight_decay));
     update(variables[i], grads[i], it->second.first, it->second.second);
   }
+  if (clip_.use_ema) update_moving_averages(variables);
   iterations_.assign_add(ones({}, DType::int64));
 }
 
@@ -165,6 +173,28 @@ std::vector<std::pair<std::string, double>> RMSprop::hyperparameters() const {
 std::vector<SlotSpec> RMSprop::slot_specs(const Variable&) const {
   if (momentum_ > 0) return {{"velocity"}, {"momentum"}};
   return {{"velocity"}};
+}
+
+// Keras' _update_model_variables_moving_average, then its overwrite every k-th step (a select,
+// so that a traced step needs no branch).
+void Optimizer::update_moving_averages(const std::vector<Variable>& variables) {
+  Tensor it = Tensor(iterations_);
+  Tensor first = equal(it, zeros({}, DType::int64));
+  Tensor overwrite;
+  if (clip_.ema_overwrite_frequency) {
+    // (step + 1) divisible by k, in float64: exact for any step count an int64 loop reaches.
+    Tensor ratio = (cast(it, DType::float64) + 1.0) / static_cast<double>(*clip_.ema_overwrite_frequency);
+    overwrite = equal(floor(ratio), ratio);
+  }
+  for (const auto& var : variables) {
+    if (!is_floating(var.dtype()) || !var.trainable()) continue;
+    Variable average = slot(var, "average");
+    Tensor v = Tensor(var);
+    Tensor m = where(first, zeros({}, var.dtype()), full({}, clip_.ema_momentum, var.dtype()));
+    Tensor next = m * Tensor(average) + (1.0 - m) * v;
+    average.assign(next);
+    if (overwrite.defined()) var.assign(where(overwrite, next, v));
+  }
 }
 
 // ---------------------------------------------------------------- SGD

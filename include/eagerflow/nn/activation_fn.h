@@ -18,6 +18,8 @@ class ActivationFn {
   ActivationFn(std::string name);  // NOLINT
   ActivationFn(Tensor (*fn)(const Tensor&)) : fn_(fn), name_("custom") {}  // NOLINT
   ActivationFn(std::function<Tensor(const Tensor&)> fn) : fn_(std::move(fn)), name_("custom") {}  // NOLINT
+  // A function under a name (a Keras activation the front end computes, saved by that name).
+  ActivationFn(std::function<Tensor(const Tensor&)> fn, std::string name) : fn_(std::move(fn)), name_(std::move(name)) {}
   Tensor operator()(const Tensor& x) const { return fn_ ? fn_(x) : x; }
   const std::string& name() const { return name_; }
 

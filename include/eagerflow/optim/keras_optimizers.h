@@ -136,6 +136,53 @@ class Adafactor : public Optimizer {
   bool relative_step_;
 };
 
+// Muon (Jordan et al.): momentum orthogonalized by Newton-Schulz iterations for 2-D weights;
+// AdamW for the rest (other ranks, and weights whose name holds "embedding" when
+// exclude_embeddings). weight_decay applies to the Muon weights, adam_weight_decay to the others.
+struct MuonOptions {
+  double adam_beta_1 = 0.9, adam_beta_2 = 0.999, adam_weight_decay = 0.004, epsilon = 1e-7;
+  double weight_decay = 0.004;
+  bool exclude_embeddings = true;
+  double muon_a = 3.4445, muon_b = -4.7750, muon_c = 2.0315;
+  double adam_lr_ratio = 1.0, momentum = 0.95;
+  std::int64_t ns_steps = 5;
+  bool nesterov = true;
+  std::optional<double> rms_rate = 0.2;
+};
+
+class Muon : public Optimizer {
+ public:
+  using Options = MuonOptions;
+  explicit Muon(LearningRate learning_rate = 0.001, Options options = {}, ClipOptions clip = {});
+  std::vector<std::pair<std::string, double>> hyperparameters() const override;
+  std::vector<SlotSpec> slot_specs(const Variable& var) const override;
+  bool uses_adamw(const Variable& var) const;
+
+ protected:
+  void update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor& step) override;
+
+ private:
+  Tensor orthogonalize(const Tensor& g) const;
+  Options o_;
+};
+
+// Schedule-free AdamW (Defazio et al.): Adam steps on an auxiliary sequence, the weights an
+// interpolation of it with its running average; no learning-rate schedule needed.
+class ScheduleFreeAdamW : public Optimizer {
+ public:
+  explicit ScheduleFreeAdamW(LearningRate learning_rate = 0.0025, double beta_1 = 0.9, double beta_2 = 0.999,
+                             double epsilon = 1e-8, std::int64_t warmup_steps = 0, ClipOptions clip = {});
+  std::vector<std::pair<std::string, double>> hyperparameters() const override;
+  std::vector<SlotSpec> slot_specs(const Variable& var) const override;
+
+ protected:
+  void update(const Variable& var, const Tensor& grad, const Tensor& lr, const Tensor& step) override;
+
+ private:
+  double beta_1_, beta_2_, epsilon_;
+  std::int64_t warmup_steps_;
+};
+
 // Dynamic loss scaling around another optimizer (Keras 3's): scale_loss multiplies the loss by
 // the scale; apply_gradients divides the gradients by it and, when all are finite, runs the
 // inner optimizer's step (doubling the scale after dynamic_growth_steps such steps); when any

@@ -20,6 +20,12 @@ struct ClipOptions {
   // Keras' decoupled weight decay of every optimizer: var -= var * weight_decay * lr before
   // the step (AdamW has its own, fused into its update).
   std::optional<double> weight_decay;
+  // Keras' use_ema: after each step, the slot "average" of every variable becomes
+  // m * average + (1 - m) * var (the variable itself at the first step), m = ema_momentum; with
+  // ema_overwrite_frequency = k, every k-th step also copies the averages into the variables.
+  bool use_ema = false;
+  double ema_momentum = 0.99;
+  std::optional<std::int64_t> ema_overwrite_frequency;
 };
 
 // A slot an optimizer keeps per variable: its name, first value, and shape when it is not the
@@ -28,6 +34,7 @@ struct SlotSpec {
   std::string name;
   double initial_value = 0.0;
   std::optional<Shape> shape;
+  bool copy_of_variable = false;  // starts as the variable's value (ScheduleFreeAdamW)
 };
 
 class Optimizer {
@@ -79,6 +86,9 @@ class Optimizer {
   virtual void before_updates(const Tensor& step) { (void)step; }
   // The slot `slot` of `var`, made on first use from slot_specs (zeros when unlisted).
   Variable slot(const Variable& var, const std::string& slot);
+
+ private:
+  void update_moving_averages(const std::vector<Variable>& variables);
 
  private:
   std::string name_;

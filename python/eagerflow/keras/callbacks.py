@@ -11,6 +11,7 @@ CallbackList calls a list of callbacks, for custom loops."""
 from .. import _core
 from .._training import Callback, History, _positional_count  # noqa: F401
 from ._remote_monitor import RemoteMonitor  # noqa: F401
+from ._swap_ema_weights import SwapEMAWeights  # noqa: F401
 
 _t = _core._train
 EarlyStopping = _t.EarlyStopping
@@ -211,4 +212,4 @@ class TensorBoard(_t._TensorBoard):
 
 __all__ = ["BackupAndRestore", "Callback", "CallbackList", "CSVLogger", "EarlyStopping", "History", "LambdaCallback",
            "LearningRateScheduler", "ModelCheckpoint", "ProgbarLogger", "ReduceLROnPlateau", "RemoteMonitor",
-           "TensorBoard", "TerminateOnNaN"]
+           "SwapEMAWeights", "TensorBoard", "TerminateOnNaN"]

@@ -1,12 +1,13 @@
 """ef.keras.optimizers: Keras 3's optimizers over the C++ ones (ef::optim): SGD, Adam, AdamW,
-RMSprop, Adagrad, Adadelta, Adamax, Nadam, Ftrl, Lion, Lamb, Adafactor and LossScaleOptimizer.
+RMSprop, Adagrad, Adadelta, Adamax, Nadam, Ftrl, Lion, Lamb, Adafactor, Muon, ScheduleFreeAdamW
+and LossScaleOptimizer.
 
 Each takes Keras' arguments with Keras' defaults. learning_rate is a number, a schedule
 (ef.keras.optimizers.schedules, or a Python LearningRateSchedule subclass) or a callable of no
 arguments. clipnorm, global_clipnorm and clipvalue act as Keras'; so does weight_decay (Keras'
 decoupled decay, var -= var * weight_decay * lr before the step). Options eagerflow does not
-have (use_ema, gradient_accumulation_steps, loss_scale_factor) are refused with a clear error
-when set, never ignored.
+have (gradient_accumulation_steps, loss_scale_factor) are refused with a clear error when set,
+never ignored; use_ema keeps Keras' moving averages (callbacks.SwapEMAWeights swaps them in).
 
 Keras 3's custom-loop API: optimizer.apply(grads, trainable_variables) beside
 apply_gradients(zip(grads, variables)); optimizer.build(variables) makes the step counter and
@@ -31,7 +32,7 @@ _BASE_DEFAULTS = {
     "loss_scale_factor": None,
     "gradient_accumulation_steps": None,
 }
-_UNSUPPORTED = ("use_ema", "ema_overwrite_frequency", "loss_scale_factor", "gradient_accumulation_steps")
+_UNSUPPORTED = ("loss_scale_factor", "gradient_accumulation_steps")
 
 
 def _split_base_kwargs(cls_name, kwargs):
@@ -69,8 +70,9 @@ def _keras_class(cpp_cls, hyper_defaults, *, positional=()):
         base = _split_base_kwargs(cls.__name__, kwargs)
         lr = values.pop("learning_rate", cls._default_lr)
         hyper = {k: values.get(k, d) for k, d in hyper_defaults.items()}
-        extra = {}
-        if cpp_cls is _t.AdamW:
+        extra = {"use_ema": bool(base.get("use_ema", False)), "ema_momentum": float(base.get("ema_momentum", 0.99)),
+                 "ema_overwrite_frequency": base.get("ema_overwrite_frequency")}
+        if cpp_cls in (_t.AdamW, _t.Muon):
             if base.get("weight_decay") is not None:
                 hyper["weight_decay"] = base["weight_decay"]
         elif base.get("weight_decay") is not None:
@@ -101,6 +103,38 @@ Lion = _keras_class(_t.Lion, {"beta_1": 0.9, "beta_2": 0.99})
 Lamb = _keras_class(_t.Lamb, {"beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-7})
 Adafactor = _keras_class(_t.Adafactor, {"beta_2_decay": -0.8, "epsilon_1": 1e-30, "epsilon_2": 1e-3,
                                         "clip_threshold": 1.0, "relative_step": True})
+ScheduleFreeAdamW = _keras_class(_t.ScheduleFreeAdamW, {"beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-8,
+                                                        "warmup_steps": 0})
+ScheduleFreeAdamW._default_lr = 0.0025
+_Muon = _keras_class(_t.Muon, {"adam_beta_1": 0.9, "adam_beta_2": 0.999, "adam_weight_decay": 0.004, "epsilon": 1e-7,
+                               "exclude_embeddings": True, "muon_a": 3.4445, "muon_b": -4.7750, "muon_c": 2.0315,
+                               "adam_lr_ratio": 1.0, "momentum": 0.95, "ns_steps": 5, "nesterov": True,
+                               "rms_rate": 0.2})
+
+
+class Muon(_Muon):
+    """Keras' Muon: Newton-Schulz-orthogonalized momentum for 2-D weights, AdamW for the others
+    (and for weights whose name holds "embedding"). weight_decay (default 0.004) is Muon's,
+    adam_weight_decay the AdamW part's."""
+
+    def __init__(self, *args, weight_decay=0.004, exclude_layers=None, **kwargs):
+        if exclude_layers:
+            raise NotImplementedError("Muon: exclude_layers is not supported by eagerflow's Muon (weights of rank 2 "
+                                      "use Muon, embeddings and other ranks AdamW)")
+        super().__init__(*args, weight_decay=weight_decay, **kwargs)
+
+    def get_config(self):
+        config = _get_config(self)
+        if config.get("rms_rate") == -1.0:
+            config["rms_rate"] = None
+        config["exclude_layers"] = []
+        return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        config = dict(config)
+        config.pop("exclude_layers", None)
+        return _from_config.__func__(cls, config)
 
 
 class LossScaleOptimizer(_t.LossScaleOptimizer):
@@ -187,13 +221,14 @@ def _learning_rate_config(self):
 def _get_config(self):
     """Keras' optimizer config: name, learning_rate (a number or a serialized schedule), the
     base arguments and the class's own."""
-    clipnorm, global_clipnorm, clipvalue, weight_decay = self._clip_options()
+    clipnorm, global_clipnorm, clipvalue, weight_decay, use_ema, ema_momentum, ema_frequency = self._clip_options()
     config = {"name": self.name,
               "learning_rate": _learning_rate_config(self),
               "weight_decay": weight_decay, "clipnorm": clipnorm,
-              "global_clipnorm": global_clipnorm, "clipvalue": clipvalue, "use_ema": False, "ema_momentum": 0.99,
-              "ema_overwrite_frequency": None, "loss_scale_factor": None, "gradient_accumulation_steps": None}
-    flags = {"nesterov", "relative_step"}
+              "global_clipnorm": global_clipnorm, "clipvalue": clipvalue, "use_ema": use_ema,
+              "ema_momentum": ema_momentum, "ema_overwrite_frequency": ema_frequency, "loss_scale_factor": None,
+              "gradient_accumulation_steps": None}
+    flags = {"nesterov", "relative_step", "exclude_embeddings"}
     for key, value in self._hyperparameters():
         config[key] = bool(value) if key in flags else value
     if _class_name(self) in ("Adam", "AdamW"):
@@ -218,8 +253,7 @@ def _from_config(cls, config, custom_objects=None):
     lr = config.get("learning_rate")
     if isinstance(lr, dict):
         config["learning_rate"] = schedules.deserialize(lr, custom_objects=custom_objects)
-    for key in ("use_ema", "ema_momentum", "ema_overwrite_frequency", "loss_scale_factor",
-                "gradient_accumulation_steps"):
+    for key in ("loss_scale_factor", "gradient_accumulation_steps"):
         if config.get(key) == _BASE_DEFAULTS[key]:
             config.pop(key, None)
     return cls(**config)
@@ -235,7 +269,26 @@ Optimizer.name = property(_name)
 Optimizer.from_config = _from_config
 
 _CLASSES = {c.__name__: c for c in (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam, Ftrl, Lion, Lamb,
-                                     Adafactor, LossScaleOptimizer)}
+                                     Adafactor, Muon, ScheduleFreeAdamW, LossScaleOptimizer)}
+
+
+def _use_ema(self):
+    return self._clip_options()[4]
+
+
+def _ema_averages(self, variables):
+    """The EMA slot ("average") of each of `variables` (use_ema)."""
+    out = []
+    for v in variables:
+        average = self._slots_of(v).get("average")
+        if average is None:
+            raise ValueError(f"no moving average for variable {v.name}: the optimizer has not stepped it yet")
+        out.append(average)
+    return out
+
+
+Optimizer.use_ema = property(_use_ema)
+Optimizer._ema_averages = _ema_averages
 
 
 def serialize(optimizer):
@@ -282,4 +335,4 @@ def get(identifier):
 from . import _schedules as schedules  # noqa: E402
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "Nadam", "Ftrl", "Lion",
-           "Lamb", "Adafactor", "LossScaleOptimizer", "get", "serialize", "deserialize", "schedules"]
+           "Lamb", "Adafactor", "Muon", "ScheduleFreeAdamW", "LossScaleOptimizer", "get", "serialize", "deserialize", "schedules"]
