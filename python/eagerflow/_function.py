@@ -16,6 +16,7 @@ import weakref
 import numpy as _np
 
 from . import _core
+from . import _function_signatures
 
 _Tensor = _core.Tensor
 
@@ -113,6 +114,9 @@ def _static_key(x):
         return type(x).__name__ + "(" + ", ".join(repr(_static_key(e)) for e in x) + ")"
     if isinstance(x, dict):
         return "dict(" + ", ".join(f"{k!r}: {_static_key(v)!r}" for k, v in sorted(x.items(), key=lambda kv: repr(kv[0]))) + ")"
+    if hasattr(type(x), "__tf_tracing_type__"):  # tf.types.experimental.TraceType: keyed by its equality
+        trace_type = x.__tf_tracing_type__(None)
+        return f"<{type(trace_type).__qualname__} #{_object_token(trace_type)}>"
     return f"<{type(x).__qualname__} #{_object_token(x)}>"
 
 
@@ -154,6 +158,8 @@ def _rebuild(value, it):
         keys = sorted(value)
         syms = {k: next(it) for k in keys}
         return {k: syms[k] for k in value}
+    if hasattr(type(value), "__tf_tracing_type__"):
+        return value.__tf_tracing_type__(None).placeholder_value(None)
     return value
 
 
@@ -181,7 +187,7 @@ def _unflatten_out(tree, it):
     return kind(*items) if hasattr(kind, "_fields") else kind(items)
 
 
-class Function:
+class Function(_function_signatures.FunctionIntrospection):
     """A traced Python callable (TF's tf.function). See ef.function."""
 
     def __init__(self, fn, input_signature=None, reduce_retracing=False, name=None, autograph=True):
@@ -229,6 +235,7 @@ class Function:
         if inspect.isgenerator(out) or inspect.iscoroutine(out) or inspect.isasyncgen(out):
             out.close()
             raise TypeError(self._generator_message(f"which returned a {type(out).__name__}"))
+        _function_signatures.record(self, args, kwargs, out)
         flat = []
         if isinstance(out, (_Tensor, _core.Variable)):
             return [_as_tensor(out)], None
@@ -271,6 +278,8 @@ class Function:
             tensors = []
             desc = [_describe(a, tensors) for a in args]
             desc += [_describe(kwargs[k], tensors) for k in kwargs]
+            if self._input_signature is not None:
+                _function_signatures.check_input_signature(self._core.name, self._input_signature, tensors, args, kwargs)
             out = self._core.call(self, desc, tensors, args, kwargs)
         if type(out) is _Tensor:
             return out
@@ -306,7 +315,7 @@ class Function:
                 specs.extend(_core.TensorSpec(t.shape, t.dtype) for t in tensors)
         placeholders = tuple(_Placeholder() if isinstance(a, _core.TensorSpec) else a for a in args)
         kw = {k: (_Placeholder() if isinstance(v, _core.TensorSpec) else v) for k, v in kwargs.items()}
-        return self._core.get_concrete_function(self, desc, specs, placeholders, kw)
+        return _function_signatures.pin(self, self._core.get_concrete_function(self, desc, specs, placeholders, kw))
 
     def experimental_get_tracing_count(self):
         return self._core.tracing_count()
