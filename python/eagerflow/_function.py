@@ -279,7 +279,8 @@ class Function(_function_signatures.FunctionIntrospection):
             desc = [_describe(a, tensors) for a in args]
             desc += [_describe(kwargs[k], tensors) for k in kwargs]
             if self._input_signature is not None:
-                _function_signatures.check_input_signature(self._core.name, self._input_signature, tensors, args, kwargs)
+                _function_signatures.check_input_signature(self._core.name, self._input_signature, tensors, args, kwargs,
+                                                            self._arg_names)
             out = self._core.call(self, desc, tensors, args, kwargs)
         if type(out) is _Tensor:
             return out
@@ -386,7 +387,11 @@ _core_is_tensorlike = _is_tensorlike
 
 
 def _is_tensorlike(x):  # noqa: F811 - placeholders count as tensors
-    return isinstance(x, (_Tensor, _np.ndarray, _core.Variable, _Placeholder))
+    # A tf.Variable argument is the variable itself in the body, as TF's (assign, read_value,
+    # apply_gradients on it work): it is keyed by identity and the trace captures it, so each
+    # variable has its own trace. (TF traces once per variable spec, taking the variable's handle
+    # as a graph input; eagerflow's graphs have no resource inputs yet.)
+    return isinstance(x, (_Tensor, _np.ndarray, _Placeholder))
 
 
 def function(func=None, input_signature=None, autograph=True, reduce_retracing=False, name=None, **_ignored):
