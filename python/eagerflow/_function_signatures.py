@@ -8,6 +8,7 @@ saw them, its result structure) are recorded here when it traces (Function._trac
 number, and found again for a ConcreteFunction through its signature.
 """
 import inspect as _inspect
+import sys as _sys
 import weakref as _weakref
 
 from . import _core
@@ -33,14 +34,28 @@ def record(function, args, kwargs, out):
 # ConcreteFunctions a program asked for (get_concrete_function) keep their Python side when their
 # Function is gone (tf.function(f).get_concrete_function(...) drops the Function at once). They
 # cannot hold it themselves (the C++ class takes no attributes or weak references), so it is held
-# here, with the ConcreteFunction, for the life of the process.
-_pinned = {}  # id(cf) -> (cf, arg names, _TraceInfo)
+# here with the ConcreteFunction, and let go once nothing else holds that ConcreteFunction.
+_pinned = {}  # id(cf) -> (cf, arg names, inspect.Signature, _TraceInfo)
+_HELD_BY_PINNED_ONLY = 3  # getrefcount: the entry's tuple, the loop's name, getrefcount's argument
+
+
+def _sweep():
+    for key, entry in list(_pinned.items()):
+        cf = entry[0]
+        if _sys.getrefcount(cf) <= _HELD_BY_PINNED_ONLY:
+            del _pinned[key]
+        del cf, entry
 
 
 def pin(function, cf):
-    found, info = _info_of(cf)
+    _sweep()
+    _, info = _info_of(cf)
     if info is not None:
-        _pinned[id(cf)] = (cf, list(function._arg_names), function._fn, info)
+        try:
+            signature = _inspect.signature(function._fn)
+        except (TypeError, ValueError):
+            signature = None
+        _pinned[id(cf)] = (cf, list(function._arg_names), signature, info)
     return cf
 
 
@@ -61,10 +76,10 @@ def _info_of(cf):
 
 
 class _PinnedFunction:
-    """What the signatures need of a Function that is gone: its parameter names and Python function."""
+    """What the signatures need of a Function that is gone: its parameter names and signature."""
 
-    def __init__(self, arg_names, fn):
-        self._arg_names, self._fn = arg_names, fn
+    def __init__(self, arg_names, signature):
+        self._arg_names, self._signature = arg_names, signature
 
 
 # ---------------------------------------------------------------- TF's printed forms
@@ -101,7 +116,8 @@ def _parameters(function, info):
     """(name, kind, value) of each parameter as the trace saw it."""
     out = []
     try:
-        params = list(_inspect.signature(function._fn).parameters.values())
+        signature = function._signature if isinstance(function, _PinnedFunction) else _inspect.signature(function._fn)
+        params = list(signature.parameters.values()) if signature is not None else []
     except (TypeError, ValueError):
         params = []
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -351,7 +367,7 @@ class FunctionIntrospection:
         return "\n\n".join(_pretty(cf, verbose) for cf in self._core.concrete_functions())
 
 
-def check_input_signature(name, signature, tensors, args, kwargs):
+def check_input_signature(name, signature, tensors, args, kwargs, arg_names=()):
     """TF's TypeError for tensors that do not fit a function's input_signature (a flat list of
     TensorSpecs; other signatures are checked by the C++ cache)."""
     if not all(isinstance(s, _core.TensorSpec) for s in signature) or len(signature) != len(tensors):
@@ -361,7 +377,8 @@ def check_input_signature(name, signature, tensors, args, kwargs):
         fits = t.dtype == spec.dtype and len(shape) == len(spec.shape) and all(
             d is None or d == s for d, s in zip(spec.shape, shape))
         if not fits:
-            params = ", ".join(f"{s.name or f'arg_{i}'}: {spec_text(s.shape, s.dtype)}" for i, s in enumerate(signature))
+            names = list(arg_names) + [s.name or f"arg_{i}" for i, s in enumerate(signature)][len(arg_names):]
+            params = ", ".join(f"{n}: {spec_text(s.shape, s.dtype)}" for n, s in zip(names, signature))
             raise TypeError(f"Binding inputs to tf.function failed due to `Can not cast {spec_text(shape, t.dtype)} to "
                             f"{spec_text(spec.shape, spec.dtype)}`. Received args: {tuple(args)} and kwargs: {kwargs} "
-                            f"for signature: ({params}).")
+                            f"for signature: ({params}). ({name}: the arguments do not match the input signature)")

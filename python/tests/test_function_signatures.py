@@ -224,3 +224,14 @@ def test_py_function_and_numpy_function_as_decorators():
     def traced(x):
         return mul(x, 2.0) + twice(x)
     assert float(traced(tf.constant(3.0))) == 12.0
+
+
+def test_a_dropped_concrete_function_is_let_go():
+    from eagerflow import _function_signatures as signatures
+    kept = tf.function(lambda x: x + 1, name="kept_fn").get_concrete_function(tf.constant(1.0))
+    dropped = tf.function(lambda x: x + 2, name="dropped_fn").get_concrete_function(tf.constant(1.0))
+    assert any(entry[0].name == "dropped_fn" for entry in signatures._pinned.values())
+    del dropped
+    tf.function(lambda x: x + 3).get_concrete_function(tf.constant(1.0))  # a later pin sweeps
+    assert not any(entry[0].name == "dropped_fn" for entry in signatures._pinned.values())
+    assert float(kept(tf.constant(1.0))) == 2.0 and "Literal" not in kept.pretty_printed_signature()
