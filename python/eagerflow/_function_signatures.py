@@ -301,8 +301,9 @@ def _same_static(a, b):
 
 class FuncGraph(str):
     """ConcreteFunction.graph: the graph eagerflow runs, as its text (what the property always
-    was), with TF's FuncGraph API: name, inputs, outputs and as_graph_def() (the graph as traced,
-    before eagerflow's passes, as TF's FuncGraph is the graph before Grappler)."""
+    was), with TF's FuncGraph name and as_graph_def() (the graph as traced, before eagerflow's
+    passes, as TF's FuncGraph is the graph before Grappler). TF's Operation objects
+    (get_operations) are not offered: eagerflow's graphs are not built or edited op by op."""
 
     def __new__(cls, cf):
         g = super().__new__(cls, _graph_text(cf))
@@ -318,10 +319,6 @@ class FuncGraph(str):
         function, _ = _info_of(self._cf)
         names = function._arg_names if function is not None else ()
         return _graph_def.from_graph_text(self._cf.traced_graph, names, add_shapes)
-
-    def get_operations(self):
-        """The GraphDef's nodes (name, op, input): eagerflow has no Operation objects."""
-        return self.as_graph_def().node
 
 
 class AtomicFunction:
