@@ -235,3 +235,14 @@ def test_a_dropped_concrete_function_is_let_go():
     tf.function(lambda x: x + 3).get_concrete_function(tf.constant(1.0))  # a later pin sweeps
     assert not any(entry[0].name == "dropped_fn" for entry in signatures._pinned.values())
     assert float(kept(tf.constant(1.0))) == 2.0 and "Literal" not in kept.pretty_printed_signature()
+
+
+def test_a_graph_without_nodes():
+    @tf.function
+    def relu(x):
+        return tf.maximum(0.0, x)
+    relu([1, -1])  # a Python list: computed while tracing, the graph returns a constant
+    cf = relu.concrete_functions[0]
+    assert "List[Literal[1], Literal[-1]]" in cf.pretty_printed_signature()
+    assert "Captures:\n  None" in cf.pretty_printed_signature()
+    assert [n.op for n in cf.graph.as_graph_def().node] == ["Const", "Identity"]
