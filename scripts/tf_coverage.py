@@ -19,7 +19,7 @@ import pathlib
 import sys
 
 NAMESPACES = ["tf", "math", "nn", "linalg", "random", "strings", "image", "io", "sparse", "ragged", "config", "errors", "nest",
-              "debugging", "train", "signal", "autograph", "data", "saved_model"]
+              "debugging", "train", "signal", "autograph", "data", "saved_model", "compat"]
 NAMES = pathlib.Path(__file__).resolve().parent.parent / "docs" / "coverage" / "tf_2.21_names.json"
 
 # Deliberately not built, and why (they count as missing).

@@ -212,3 +212,5 @@ from ._control_flow import while_loop  # noqa: E402,F811
 from . import autograph, _tensor_mod  # noqa: E402,F401 - ef.autograph, as tf.autograph; Tensor % and //
 from . import distribute  # noqa: E402 - tf.distribute over ef.dist (python/eagerflow/_distribute.py)
 from . import profiler  # noqa: E402,F401 - ef.profiler, as tf.profiler (experimental.start/stop, Profile, Trace)
+from . import compat  # noqa: E402,F401 - ef.compat, as tf.compat (v1: only what eager TF 2 keeps; v2: eagerflow)
+from . import types  # noqa: E402,F401 - ef.types, as tf.types (experimental.TraceType: the tracing protocol)

@@ -11,6 +11,7 @@ import logging as _logging
 
 from . import _core
 from . import errors as _errors
+from . import _logical_devices
 
 _soft_placement = [True]
 _logged = set()
@@ -60,6 +61,15 @@ class _Placement:
         if job not in (None, "localhost") or replica not in (None, 0) or task not in (None, 0):
             raise _errors.InvalidArgumentError(f"{full} unknown device.")
         target = "/CPU:0"
+        if kind == "CPU" and index:
+            # A logical CPU (tf.config.set_logical_device_configuration) runs on the one CPU; an
+            # index past them is soft-placed on CPU:0 as TF does, or TF's error without soft placement.
+            n = _logical_devices.count()
+            if index >= n and not _soft_placement[0]:
+                devices = ", ".join(f"/job:localhost/replica:0/task:0/device:CPU:{i}" for i in range(n))
+                raise _errors.InvalidArgumentError(
+                    f"Could not satisfy device specification '{full}'. enable_soft_placement=0. Supported device "
+                    f"types [CPU]. All available devices [{devices}].")
         if kind is not None and kind != "CPU":
             if kind not in ("GPU", "TPU") and not kind.startswith("XLA_"):
                 try:  # a device registered with the C++ core (ef::register_device), by its name

@@ -17,6 +17,7 @@ import weakref
 import numpy as _np
 
 from . import _core, _data_graph
+from . import _function_signatures
 from . import _saved_inputs
 
 _Tensor = _core.Tensor
@@ -115,6 +116,9 @@ def _static_key(x):
         return type(x).__name__ + "(" + ", ".join(repr(_static_key(e)) for e in x) + ")"
     if isinstance(x, dict):
         return "dict(" + ", ".join(f"{k!r}: {_static_key(v)!r}" for k, v in sorted(x.items(), key=lambda kv: repr(kv[0]))) + ")"
+    if hasattr(type(x), "__tf_tracing_type__"):  # tf.types.experimental.TraceType: keyed by its equality
+        trace_type = x.__tf_tracing_type__(None)
+        return f"<{type(trace_type).__qualname__} #{_object_token(trace_type)}>"
     return f"<{type(x).__qualname__} #{_object_token(x)}>"
 
 
@@ -164,6 +168,8 @@ def _rebuild(value, it, datasets=None):
         keys = sorted(value)
         syms = {k: next(it) for k in keys}
         return {k: syms[k] for k in value}
+    if hasattr(type(value), "__tf_tracing_type__"):
+        return value.__tf_tracing_type__(None).placeholder_value(None)
     return value
 
 
@@ -191,7 +197,7 @@ def _unflatten_out(tree, it):
     return kind(*items) if hasattr(kind, "_fields") else kind(items)
 
 
-class Function:
+class Function(_function_signatures.FunctionIntrospection):
     """A traced Python callable (TF's tf.function). See ef.function."""
 
     def __init__(self, fn, input_signature=None, reduce_retracing=False, name=None, autograph=True):
@@ -242,8 +248,10 @@ class Function:
         if inspect.isgenerator(out) or inspect.iscoroutine(out) or inspect.isasyncgen(out):
             out.close()
             raise TypeError(self._generator_message(f"which returned a {type(out).__name__}"))
-        # What tf.saved_model.save needs to call this trace again (its arguments' structure).
+        # What tf.saved_model.save needs to call this trace again (its arguments' structure),
+        # and what pretty_printed_concrete_signatures shows.
         _saved_inputs.record(self, args, kwargs)
+        _function_signatures.record(self, args, kwargs, out)
         flat = []
         if isinstance(out, (_Tensor, _core.Variable)):
             return [_as_tensor(out)], None
@@ -292,6 +300,9 @@ class Function:
             datasets = None if _core._in_trace() or self._input_signature is not None else {}
             desc = [_describe(a, tensors, datasets) for a in args]
             desc += [_describe(kwargs[k], tensors, datasets) for k in kwargs]
+            if self._input_signature is not None:
+                _function_signatures.check_input_signature(self._core.name, self._input_signature, tensors, args, kwargs,
+                                                            self._arg_names)
             if not datasets:
                 out = self._core.call(self, desc, tensors, args, kwargs)
             else:
@@ -335,7 +346,7 @@ class Function:
                 specs.extend(_core.TensorSpec(t.shape, t.dtype) for t in tensors)
         placeholders = tuple(_Placeholder() if isinstance(a, _core.TensorSpec) else a for a in args)
         kw = {k: (_Placeholder() if isinstance(v, _core.TensorSpec) else v) for k, v in kwargs.items()}
-        return self._core.get_concrete_function(self, desc, specs, placeholders, kw)
+        return _function_signatures.pin(self, self._core.get_concrete_function(self, desc, specs, placeholders, kw))
 
     def experimental_get_tracing_count(self):
         return self._core.tracing_count()
@@ -406,7 +417,11 @@ _core_is_tensorlike = _is_tensorlike
 
 
 def _is_tensorlike(x):  # noqa: F811 - placeholders count as tensors
-    return isinstance(x, (_Tensor, _np.ndarray, _core.Variable, _Placeholder))
+    # A tf.Variable argument is the variable itself in the body, as TF's (assign, read_value,
+    # apply_gradients on it work): it is keyed by identity and the trace captures it, so each
+    # variable has its own trace. (TF traces once per variable spec, taking the variable's handle
+    # as a graph input; eagerflow's graphs have no resource inputs yet.)
+    return isinstance(x, (_Tensor, _np.ndarray, _Placeholder))
 
 
 def function(func=None, input_signature=None, autograph=True, reduce_retracing=False, name=None, **_ignored):

@@ -10,6 +10,7 @@ that can only be TF's - `scan(fn, elems)` with two positional arguments, or TF's
 runs TF's tf.scan. `scan(f, a, b)` with three positional arguments is read as JAX's (init, xs):
 TF code that passes its initializer positionally must name it (initializer=...).
 """
+import functools
 import numpy as np
 
 from . import _core
@@ -279,10 +280,20 @@ def _errors():
     return errors
 
 
-def py_function(func, inp, Tout, name=None):
+def _decorator(wrap, func, kwargs):
+    """TF's decorator form (@tf.py_function(Tout=...)): the call's positional arguments are inp."""
+    @functools.wraps(func)
+    def call(*args):
+        return wrap(func, list(args), **kwargs)
+    return call
+
+
+def py_function(func=None, inp=None, Tout=None, name=None):
     """func called on eager tensors (inp), its results converted to Tout; gradients flow through
     the ef ops func runs. Inside ef.function it is an op that calls func on every run of the graph
-    (see _host_call for the outputs' shapes)."""
+    (see _host_call for the outputs' shapes). Without func, a decorator."""
+    if func is None:
+        return lambda f: _decorator(py_function, f, {"Tout": Tout, "name": name})
     touts, single = _tout_list(Tout)
     args = [x.value() if isinstance(x, _core.Variable) else x if isinstance(x, _core.Tensor)
             else _core.convert_to_tensor(x) for x in (inp if isinstance(inp, (list, tuple)) else [inp])]
@@ -295,9 +306,12 @@ def py_function(func, inp, Tout, name=None):
     return _convert_outputs(func(*args), dtypes, single, "py_function")
 
 
-def numpy_function(func, inp, Tout, stateful=True, name=None):
+def numpy_function(func=None, inp=None, Tout=None, stateful=True, name=None):
     """func called on NumPy arrays (inp's values), its results converted to Tout (no gradient).
-    Inside ef.function it is an op that calls func on every run of the graph (see _host_call)."""
+    Inside ef.function it is an op that calls func on every run of the graph (see _host_call).
+    Without func, a decorator."""
+    if func is None:
+        return lambda f: _decorator(numpy_function, f, {"Tout": Tout, "stateful": stateful, "name": name})
     touts, single = _tout_list(Tout)
     dtypes = None if touts is None else [t.dtype if isinstance(t, _core.TensorSpec) else t for t in touts]
     if _core._in_trace():

@@ -68,6 +68,7 @@ def parse(text):
     if not text.startswith("{ lambda ") or ". let\n" not in text:
         raise ValueError("not a traced graph's text")
     head, body = text[len("{ lambda "):].split(". let\n", 1)
+    body = "\n" + body  # a graph without nodes: its body is the `in (...)` line alone
     constvars, _, inputs = head.partition(";")
     end = body.rfind("\n  in (")
     outputs = [o.strip() for o in body[end + len("\n  in ("):].rstrip("} ").rstrip(")").split(",") if o.strip()]

@@ -32,7 +32,8 @@ def is_variable(obj):
 def is_trackable(obj):
     if isinstance(obj, (_core.Variable, _core.Layer, _optimizer_class(), ListWrapper, DictWrapper, list, tuple, dict)):
         return True
-    if getattr(obj, "_ef_checkpoint_root", False) or hasattr(obj, "_ef_checkpoint_state"):  # (iterators)
+    if (getattr(obj, "_ef_checkpoint_root", False) or hasattr(obj, "_ef_checkpoint_state")  # (iterators)
+            or hasattr(type(obj), "_ef_checkpoint_children")):
         return True
     module = _module_class()
     return module is not None and isinstance(obj, module)

@@ -1,10 +1,9 @@
 """ef.config, as tf.config: the devices (one CPU; no GPU), threads, run_functions_eagerly,
 soft placement and determinism.
 
-Devices: eagerflow computes on the host CPU, so the physical and logical device lists hold the
-CPU alone and GPU lists are empty (what TF reports on a machine without a GPU). The CPU cannot be
-hidden or split into logical devices: those requests are TF's RuntimeError for a runtime that
-has started, which eagerflow's always has (it runs ops from import on).
+Devices: eagerflow computes on the host CPU, so the physical device list holds the CPU alone and
+GPU lists are empty (what TF reports on a machine without a GPU). The CPU cannot be hidden; it can
+be split into logical CPUs as TF's (python/eagerflow/_logical_devices.py).
 
 Threads: intra-op threads are eagerflow's op thread pool (ef._core.set_num_threads); 0 means
 the default it started with (OMP_NUM_THREADS or the core count), as TF's 0 means "the system
@@ -17,6 +16,7 @@ import types as _types
 
 from . import _core
 from . import _device
+from . import _logical_devices
 
 __all__ = ["PhysicalDevice", "LogicalDevice", "LogicalDeviceConfiguration", "list_physical_devices",
            "list_logical_devices", "get_visible_devices", "set_visible_devices", "get_logical_device_configuration",
@@ -46,7 +46,11 @@ def list_physical_devices(device_type=None):
 
 
 def list_logical_devices(device_type=None):
-    return [_CPU_LOGICAL] if device_type in (None, "CPU") else []
+    """The logical CPUs (one, or as set_logical_device_configuration split the CPU); reading
+    the list fixes their configuration, as TF's runtime does when it initializes."""
+    if device_type not in (None, "CPU"):
+        return []
+    return [LogicalDevice(name=n, device_type="CPU") for n in _logical_devices.names()]
 
 
 def get_visible_devices(device_type=None):
@@ -68,15 +72,16 @@ def set_visible_devices(devices, device_type=None):
 
 
 def get_logical_device_configuration(device):
-    """None: the CPU is not split into logical devices."""
+    """The configurations the CPU was split into; None when it was not split."""
     _check_device(device)
-    return None
+    return _logical_devices.get_configuration()
 
 
 def set_logical_device_configuration(device, logical_devices):
+    """Splits the CPU into len(logical_devices) logical CPUs (/device:CPU:0, :1, ...), which
+    share its thread pool. Once they were used, only the same configuration may be set."""
     _check_device(device)
-    if logical_devices is not None and len(logical_devices) > 0:
-        raise RuntimeError("Virtual devices cannot be modified after being initialized")
+    _logical_devices.set_configuration(logical_devices, LogicalDeviceConfiguration)
 
 
 def run_functions_eagerly(run_eagerly):
@@ -174,16 +179,10 @@ experimental = _namespace(
     set_virtual_device_configuration=set_logical_device_configuration,
     VirtualDeviceConfiguration=LogicalDeviceConfiguration)
 
-_jit = [""]
+from . import _graph_options  # noqa: E402
 
-
-def set_jit(enabled):
-    """Recorded for get_jit: eagerflow compiles every ef.function's graph (fusion passes) anyway."""
-    _jit[0] = "autoclustering" if enabled is True else "" if enabled is False else str(enabled)
-
-
-def get_jit():
-    return _jit[0]
-
-
-optimizer = _namespace("optimizer", "tf.config.optimizer: the JIT setting.", set_jit=set_jit, get_jit=get_jit)
+optimizer = _namespace(
+    "optimizer", "tf.config.optimizer: Grappler's options and the JIT setting, mapped onto eagerflow's passes.",
+    set_jit=_graph_options.set_jit, get_jit=_graph_options.get_jit,
+    set_experimental_options=_graph_options.set_experimental_options,
+    get_experimental_options=_graph_options.get_experimental_options)

@@ -290,7 +290,14 @@ def is_numeric_tensor(tensor):
 
 
 def check_numerics(tensor, message, name=None):
-    """tensor, after checking every call (traced too) that it holds no NaN or Inf."""
+    """tensor, after checking every call (traced too) that it holds no NaN or Inf. In a trace the
+    check runs even when its result is unused (a statement), as TF's: an assert, which the passes
+    keep as an effect, stands beside the check_numerics node (which dead-code elimination drops
+    when nothing reads it)."""
+    t = _tensor(tensor)
+    if _core._in_trace() and t.dtype.name in _FLOATS and _value(t) is None:
+        from .math import is_finite
+        _graph_check(_core.reduce_all(is_finite(t)), "Tensor had Inf or NaN values", message)
     return _core.check_numerics(tensor, message)
 
 

@@ -247,6 +247,11 @@ class Generator:
         seeds = self.make_seeds(count).numpy()
         return [Generator(state=[_mix(int(seeds[0, i]), int(seeds[1, i])), 0]) for i in range(int(count))]
 
+    def _ef_checkpoint_children(self):
+        """tf.train.Checkpoint saves and restores the state (python/eagerflow/_generator_state.py)."""
+        from ._generator_state import children
+        return children(self)
+
     def __repr__(self):
         return f"<ef.random.Generator seed={self._gen.seed} draws={self._gen.draws}>"
 

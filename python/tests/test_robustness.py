@@ -445,9 +445,9 @@ def test_wrong_arguments_to_signature_functions_and_layers():
     def f(x):
         return x * 2.0
 
-    with pytest.raises(ef.Error, match="does not match the input signature"):
+    with pytest.raises(TypeError, match="do not match the input signature"):  # TF's class
         f(ef.ones([3, 3]))
-    with pytest.raises(ef.Error, match="int32"):
+    with pytest.raises(TypeError, match="int32"):
         f(ef.constant(np.ones((3, 2), np.int32)))
     with pytest.raises(TypeError, match="too many positional arguments"):
         f(ef.ones([3, 2]), ef.ones([3, 2]))
