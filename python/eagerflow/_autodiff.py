@@ -41,10 +41,7 @@ class GradientTape:
 
     def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
         tape = self._require()
-        if self._used and not self._persistent:
-            raise _core.Error("[gradient_tape] a non-persistent GradientTape can compute gradients once; "
-                              "use ef.GradientTape(persistent=True) for more")
-        self._used = True
+        self._begin_use("gradients")
         unconnected = getattr(unconnected_gradients, "value", unconnected_gradients)
         if isinstance(target, dict) or (isinstance(target, (list, tuple)) and any(isinstance(t, (dict, list, tuple)) for t in target)):
             # A nested structure of targets: their gradients add up, as TF's.
@@ -58,6 +55,27 @@ class GradientTape:
         if isinstance(sources, tuple):
             return tuple(tape.gradient(target, list(sources), output_gradients, str(unconnected)))
         return tape.gradient(target, sources, output_gradients, str(unconnected))
+
+    def _begin_use(self, what):
+        if self._used and not self._persistent:
+            raise _core.Error(f"[gradient_tape] a non-persistent GradientTape can compute {what} once; "
+                              "use ef.GradientTape(persistent=True) for more")
+        self._require()
+        self._used = True
+
+    def jacobian(self, target, sources, unconnected_gradients="none", parallel_iterations=None,
+                 experimental_use_pfor=True):
+        """TF's tape.jacobian: shape target.shape + source.shape per source (python/eagerflow/_jacobian.py)."""
+        from . import _jacobian
+        return _jacobian.jacobian(self, target, sources, unconnected_gradients, parallel_iterations,
+                                  experimental_use_pfor)
+
+    def batch_jacobian(self, target, source, unconnected_gradients="none", parallel_iterations=None,
+                       experimental_use_pfor=True):
+        """TF's tape.batch_jacobian: per example of the first axis, target.shape + source.shape[1:]."""
+        from . import _jacobian
+        return _jacobian.batch_jacobian(self, target, source, unconnected_gradients, parallel_iterations,
+                                        experimental_use_pfor)
 
     def watched_variables(self):
         return self._require().watched_variables()
