@@ -193,3 +193,5 @@ from ._control_flow import while_loop  # noqa: E402,F811
 from . import autograph, _tensor_mod  # noqa: E402,F401 - ef.autograph, as tf.autograph; Tensor % and //
 from . import distribute  # noqa: E402 - tf.distribute over ef.dist (python/eagerflow/_distribute.py)
 from . import profiler  # noqa: E402,F401 - ef.profiler, as tf.profiler (experimental.start/stop, Profile, Trace)
+from ._einsum import einsum  # noqa: E402,F811 - diagonals (a label repeated in a term) as TF's
+from . import _numpy_interop  # noqa: E402,F401 - ndarray (op) tensor gives a tensor, as TF's
