@@ -195,3 +195,4 @@ from . import distribute  # noqa: E402 - tf.distribute over ef.dist (python/eage
 from . import profiler  # noqa: E402,F401 - ef.profiler, as tf.profiler (experimental.start/stop, Profile, Trace)
 from ._einsum import einsum  # noqa: E402,F811 - diagonals (a label repeated in a term) as TF's
 from . import _numpy_interop  # noqa: E402,F401 - ndarray (op) tensor gives a tensor, as TF's
+from . import autodiff  # noqa: E402 - tf.autodiff: GradientTape, ForwardAccumulator
