@@ -196,3 +196,4 @@ from . import profiler  # noqa: E402,F401 - ef.profiler, as tf.profiler (experim
 from ._einsum import einsum  # noqa: E402,F811 - diagonals (a label repeated in a term) as TF's
 from . import _numpy_interop  # noqa: E402,F401 - ndarray (op) tensor gives a tensor, as TF's
 from . import autodiff  # noqa: E402 - tf.autodiff: GradientTape, ForwardAccumulator
+from . import _variable_assign  # noqa: E402,F401 - Variable.assign*: TF's signature and shape error
