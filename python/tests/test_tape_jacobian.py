@@ -177,3 +177,15 @@ def test_hessian_inside_function():
         return outer.jacobian(g, w)
     want = 2 * np.einsum("km,ln->klmn", X.T @ X, np.eye(2))
     np.testing.assert_allclose(hessian().numpy(), want, rtol=1e-4, atol=1e-4)
+
+
+def test_unknown_target_size_in_a_trace_is_a_clear_error():
+    # vmap needs the number of rows; TF's pfor would take a dynamic count (a known limitation).
+    @ef.function(input_signature=[ef.TensorSpec([None, 3], ef.float32)])
+    def f(x):
+        with ef.GradientTape() as tape:
+            tape.watch(x)
+            y = x * 2.0
+        return tape.jacobian(y, x)
+    with pytest.raises(ValueError, match="shape must be known"):
+        f(ef.ones([2, 3]))
