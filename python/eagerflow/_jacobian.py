@@ -7,7 +7,13 @@ backward ops are public ops, so the rows are themselves recorded by enclosing ta
 nested tapes) and by an enclosing ef.function trace.
 """
 from . import _core
+from ._autodiff import _gradient
 from ._layers import TensorShape
+
+
+def _as_target(target):
+    # A variable stays one: d v / d v is the identity (python/eagerflow/_autodiff.py: _gradient).
+    return target if isinstance(target, (_core.Tensor, _core.Variable)) else _core.convert_to_tensor(target)
 
 
 def _eye(n, dtype):
@@ -44,7 +50,7 @@ def _rows_of_gradients(tape, target, flat_sources, cotangents, mode, chunk, pers
     connected = []
 
     def row(ct):
-        grads = tape.gradient(target, flat_sources, ct, mode)
+        grads = _gradient(tape, target, flat_sources, ct, mode)
         connected[:] = [g is not None for g in grads]
         # vmap returns tensors only: an unconnected source is a placeholder, dropped afterwards.
         return tuple(g if g is not None else _core.zeros([], target.dtype) for g in grads)
@@ -65,7 +71,7 @@ def _rows_of_gradients(tape, target, flat_sources, cotangents, mode, chunk, pers
 
 def _rows_by_loop(tape, target, flat_sources, cotangents, mode):
     """The rows one gradient call at a time (TF's experimental_use_pfor=False)."""
-    rows = [tape.gradient(target, flat_sources, cotangents[i], mode) for i in range(int(cotangents.shape[0]))]
+    rows = [_gradient(tape, target, flat_sources, cotangents[i], mode) for i in range(int(cotangents.shape[0]))]
     out = []
     for j in range(len(flat_sources)):
         column = [r[j] for r in rows]
@@ -97,7 +103,7 @@ def jacobian(tape_wrapper, target, sources, unconnected_gradients="none", parall
     tape_wrapper._begin_use("jacobians")
     mode = _unconnected_mode(unconnected_gradients)
     _check_vectorizable(experimental_use_pfor, tape_wrapper._persistent, "jacobian")
-    target = _core.convert_to_tensor(target)
+    target = _as_target(target)
     flat_sources = nest.flatten(sources)
     shape = _static_shape(target, "jacobian")
     size = 1
@@ -122,7 +128,7 @@ def batch_jacobian(tape_wrapper, target, source, unconnected_gradients="none", p
                    experimental_use_pfor=True):
     tape_wrapper._begin_use("jacobians")
     mode = _unconnected_mode(unconnected_gradients)
-    target = _core.convert_to_tensor(target)
+    target = _as_target(target)
     t_shape = _static_shape(target, "batch_jacobian")
     s_shape = _source_shape(source)
     if len(t_shape) < 2 or len(s_shape) < 2 or (s_shape[0] is not None and s_shape[0] != t_shape[0]):

@@ -189,3 +189,13 @@ def test_unknown_target_size_in_a_trace_is_a_clear_error():
         return tape.jacobian(y, x)
     with pytest.raises(ValueError, match="shape must be known"):
         f(ef.ones([2, 3]))
+
+
+def test_variable_target_against_itself_is_the_identity():
+    v = ef.Variable([1.0, 2.0, 4.0])
+    x = ef.Variable([[1.0, 2.0], [3.0, 4.0]])
+    with ef.GradientTape(persistent=True) as tape:
+        pass
+    np.testing.assert_array_equal(tape.jacobian(v, v).numpy(), np.eye(3))
+    np.testing.assert_array_equal(tape.batch_jacobian(x, x).numpy(), np.stack([np.eye(2)] * 2))
+    assert tape.jacobian(v, [x]) == [None]
