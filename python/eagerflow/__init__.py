@@ -214,3 +214,7 @@ from . import distribute  # noqa: E402 - tf.distribute over ef.dist (python/eage
 from . import profiler  # noqa: E402,F401 - ef.profiler, as tf.profiler (experimental.start/stop, Profile, Trace)
 from . import compat  # noqa: E402,F401 - ef.compat, as tf.compat (v1: only what eager TF 2 keeps; v2: eagerflow)
 from . import types  # noqa: E402,F401 - ef.types, as tf.types (experimental.TraceType: the tracing protocol)
+from ._einsum import einsum  # noqa: E402,F811 - diagonals (a label repeated in a term) as TF's
+from . import _numpy_interop  # noqa: E402,F401 - ndarray (op) tensor gives a tensor, as TF's
+from . import autodiff  # noqa: E402 - tf.autodiff: GradientTape, ForwardAccumulator
+from . import _variable_assign  # noqa: E402,F401 - Variable.assign*: TF's signature and shape error

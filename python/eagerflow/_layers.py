@@ -91,7 +91,11 @@ class _PythonLayer:
         return cls.__dict__.get("_ef_registered_name", cls.__name__), self.get_config()
 
     def _ef_build(self, shape):
-        self.build(TensorShape(shape) if isinstance(shape, tuple) else [TensorShape(s) for s in shape])
+        # build sees shapes only, so its ops run eagerly even while a functional model or an
+        # ef.function traces the call (as Keras builds before tracing): variables made from
+        # tf.random.normal(...) in build get eager initial values.
+        with _core._InitScope():
+            self.build(TensorShape(shape) if isinstance(shape, tuple) else [TensorShape(s) for s in shape])
 
     def _ef_call(self, inputs, training):
         spec = getattr(self, "input_spec", None)

@@ -58,7 +58,11 @@ def _seed64(seed):
 def _float(value, what):
     if isinstance(value, (_core.Tensor, _core.Variable)):
         value = value.numpy()
-    return float(value)
+    try:
+        return float(value)
+    except TypeError:  # TF's convert_to_tensor refuses such a value (a dtype, None, ...) so
+        raise ValueError(f"Attempt to convert a value ({value!r}) with an unsupported type ({type(value)}) "
+                         f"to a Tensor (the `{what}` of a random draw).") from None
 
 
 def _int_range(shape, minval, maxval, dtype, draw_unit):
@@ -295,3 +299,14 @@ from ._candidate_sampling import (uniform_candidate_sampler, log_uniform_candida
 __all__ += ["gamma", "poisson", "stateless_gamma", "stateless_poisson", "stateless_binomial",
             "stateless_parameterized_truncated_normal", "uniform_candidate_sampler", "log_uniform_candidate_sampler",
             "learned_unigram_candidate_sampler", "fixed_unigram_candidate_sampler", "all_candidate_sampler"]
+
+
+def _as_initializer(draw):
+    """Keras calls an initializer as fn(shape, dtype=dtype); eagerflow's C++ layers call a plain
+    callable fn(shape, dtype), which would make dtype these functions' `mean`/`minval`. The hook
+    that initializer objects use (_ef_initializer) hands the layers a callable with that call."""
+    draw._ef_initializer = lambda: (lambda shape, dtype: draw(shape, dtype=dtype))
+
+
+for _draw in (normal, uniform, truncated_normal):
+    _as_initializer(_draw)
