@@ -296,6 +296,10 @@ class Function(_function_signatures.FunctionIntrospection):
             out = self._core.call_tensors(self, args)
         else:
             args, kwargs = self._canonical(args, kwargs)
+            if self._input_signature is not None:
+                # Against a TensorSpec a variable is its value, as TF's (the read is on the tape).
+                args = tuple(a.value() if isinstance(a, _core.Variable) else a for a in args)
+                kwargs = {k: (v.value() if isinstance(v, _core.Variable) else v) for k, v in kwargs.items()}
             tensors = []
             datasets = None if _core._in_trace() or self._input_signature is not None else {}
             desc = [_describe(a, tensors, datasets) for a in args]

@@ -2,6 +2,8 @@
 // the input shape a Sequential that starts with the layer is built for (python/eagerflow/_training.py).
 #include "layer_args.h"
 
+#include <exception>
+
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
@@ -73,12 +75,13 @@ void init_layer_args(nb::module_& m) {
 ef::nn::ActivationFn activation_by_name(const std::string& name) {
   try {
     return ef::nn::ActivationFn(name);
-  } catch (const ef::Error& e) {
+  } catch (const ef::Error&) {
+    std::exception_ptr original = std::current_exception();
     nb::object fn;
     try {
       fn = nb::module_::import_("eagerflow.keras.activations").attr("get")(name);
     } catch (const nb::python_error&) {
-      throw nb::value_error(e.what());
+      std::rethrow_exception(original);  // keras.activations lacks it too: the C++ error, listing names
     }
     return ef::nn::ActivationFn(
         [fn](const ef::Tensor& x) {

@@ -86,7 +86,7 @@ ef::nn::Initializer initializer_of(nb::handle h) {
       try {
         found = nb::module_::import_("eagerflow.keras.initializers").attr("get")(h);
       } catch (const nb::python_error&) {
-        throw nb::value_error(e.what());
+        throw nb::value_error(e.what());  // (the error class this argument always had)
       }
       return initializer_of(found);
     }
@@ -96,7 +96,7 @@ ef::nn::Initializer initializer_of(nb::handle h) {
     nb::object fn = nb::borrow(h);
     return [fn](const ef::Shape& shape, ef::DType dtype) {
       nb::gil_scoped_acquire gil;
-      ef::Tensor t = to_tensor(fn(shape_tuple(shape), dtype));
+      ef::Tensor t = to_tensor(fn(shape_tuple(shape), "dtype"_a = dtype));  // as Keras: dtype by keyword
       if (t.shape() != shape)
         throw ef::Error("initializer returned shape " + t.shape().str() + " for a weight of shape " + shape.str());
       return ef::cast(t, dtype);

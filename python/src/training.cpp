@@ -204,7 +204,7 @@ class PyMetric : public Metric {
     else if (nb::try_cast(initializer, fn, false) && fn)
       init = (*fn)(shape, dt);
     else if (PyCallable_Check(initializer.ptr()))
-      init = to_tensor(initializer(shape_tuple(shape), dtype_to_py(dt)));
+      init = to_tensor(initializer(shape_tuple(shape), "dtype"_a = dtype_to_py(dt)));  // as Keras: dtype by keyword
     else
       init = to_tensor(initializer);
     if (init.dtype() != dt) init = ef::cast(init, dt);

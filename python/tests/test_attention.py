@@ -105,7 +105,7 @@ def test_multi_head_attention_matches_keras_on_fixed_weights():
     layer = L.MultiHeadAttention(num_heads=2, key_dim=3, value_dim=4, output_shape=5)
     q, v, k = fill((2, 4, 6), 0.1), fill((2, 5, 7), 0.2), fill((2, 5, 3), 0.3)
     layer(q, v, key=k)
-    assert [w.name for w in layer.weights] == [
+    assert [w.path for w in layer.weights] == [
         "multi_head_attention/query/kernel", "multi_head_attention/query/bias", "multi_head_attention/key/kernel",
         "multi_head_attention/key/bias", "multi_head_attention/value/kernel", "multi_head_attention/value/bias",
         "multi_head_attention/attention_output/kernel", "multi_head_attention/attention_output/bias"]

@@ -41,8 +41,8 @@ def test_loaded_model_gradients_match_the_original(saved):
     want = tape.gradient(loss, model.trainable_weights)
     with ef.GradientTape() as tape:
         loss2 = ef.reduce_sum(ef.square(loaded(x)))
-    by_name = {v.name: v for v in loaded.trainable_variables}
-    got = tape.gradient(loss2, [by_name[v.name] for v in model.trainable_weights])
+    by_name = {v.path: v for v in loaded.trainable_variables}
+    got = tape.gradient(loss2, [by_name[v.path] for v in model.trainable_weights])
     assert abs(float(loss) - float(loss2)) < 1e-4 * (1 + abs(float(loss)))
     for w, g in zip(want, got):
         assert g is not None and np.abs(g.numpy()).max() > 0, "a gradient through a loaded model is zero"
@@ -84,8 +84,8 @@ def test_a_loaded_model_fine_tunes_like_the_original(saved):
     h1 = model.fit(x, y, batch_size=8, epochs=3, shuffle=False, verbose=0)
     h2 = tuned.fit(x, y, batch_size=8, epochs=3, shuffle=False, verbose=0)
     np.testing.assert_allclose(h2.history["loss"], h1.history["loss"], rtol=1e-5)
-    want = {v.name: v.numpy() for v in model.trainable_weights}
-    got = {v.name: v.numpy() for v in tuned_layer.trainable_weights}
+    want = {v.path: v.numpy() for v in model.trainable_weights}
+    got = {v.path: v.numpy() for v in tuned_layer.trainable_weights}
     assert want.keys() == got.keys()
     for k in want:
         np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-6)

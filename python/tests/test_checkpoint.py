@@ -82,11 +82,11 @@ def test_keras_model_and_optimizer_slots_round_trip(tmp_path):
     assert "net/l1/kernel/.ATTRIBUTES/VARIABLE_VALUE" in keys
     assert "net/l1/kernel/.OPTIMIZER_SLOT/optimizer/m/.ATTRIBUTES/VARIABLE_VALUE" in keys
     assert "optimizer/iterations/.ATTRIBUTES/VARIABLE_VALUE" in keys
-    want = {v.name: v.numpy() for v in net.variables + opt.variables}
+    want = {v.path: v.numpy() for v in net.variables + opt.variables}
     _train(net, opt)  # move everything away from the saved values
     ckpt.restore(path).assert_consumed()
     for v in net.variables + opt.variables:
-        np.testing.assert_allclose(v.numpy(), want[v.name])
+        np.testing.assert_allclose(v.numpy(), want[v.path])
 
 
 def test_deferred_restore_of_model_built_later_and_slots_on_first_apply(tmp_path):
@@ -383,10 +383,10 @@ def test_slots_of_same_named_variables(tmp_path):
     opt2 = tf.keras.optimizers.Adam(0.1)
     tf.train.Checkpoint(a=a2, b=b2, opt=opt2).restore(path)
     opt2.apply_gradients([(tf.constant(0.0), a2), (tf.constant([0.0, 0.0]), b2)])
-    slots = {(v.name, tuple(v.shape)): v.numpy() for v in opt.variables}
+    slots = {(v.path, tuple(v.shape)): v.numpy() for v in opt.variables}
     for v in opt2.variables[1:]:
-        if v.name.endswith("/m"):  # m after a zero-gradient update: beta_1 times the saved m
-            np.testing.assert_allclose(v.numpy(), 0.9 * slots[(v.name, tuple(v.shape))], rtol=1e-6)
+        if v.path.endswith("/m"):  # m after a zero-gradient update: beta_1 times the saved m
+            np.testing.assert_allclose(v.numpy(), 0.9 * slots[(v.path, tuple(v.shape))], rtol=1e-6)
     c, d = tf.Variable(1.0), tf.Variable(2.0)
     opt3 = tf.keras.optimizers.Adam(0.1)
     opt3.apply_gradients([(tf.constant(1.0), c), (tf.constant(1.0), d)])

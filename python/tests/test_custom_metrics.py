@@ -60,7 +60,7 @@ def test_python_metric_standalone_variables_and_default_reset():
     m = MeanOfPredictions()
     assert m.name == "mean_of_predictions"  # Keras: the class name in snake_case
     assert isinstance(m, keras.metrics.Metric)
-    assert [v.name for v in m.variables] == ["mean_of_predictions/sum", "mean_of_predictions/count"]
+    assert [v.path for v in m.variables] == ["mean_of_predictions/sum", "mean_of_predictions/count"]
     assert not any(v.trainable for v in m.variables)
     m.update_state(None, np.array([1.0, 2.0, 3.0], np.float32))
     assert float(m.result()) == pytest.approx(6.0 / 5.0)

@@ -42,7 +42,7 @@ def test_python_layer_weights_and_gradients():
     x = ef.random.uniform([3, 5])
     y = block(x)
     assert y.shape == (3, 4)
-    names = [v.name for v in block.trainable_weights]
+    names = [v.path for v in block.trainable_weights]
     assert len(names) == 3 and any(n.endswith("/w") for n in names), names
     assert names[0].startswith(block.name + "/")
     with ef.GradientTape() as tape:

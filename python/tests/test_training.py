@@ -183,7 +183,7 @@ def test_subclassed_model_trains_and_runs_python_once_per_trace(digits, capsys):
     assert MLP.calls == 1 and model.tracing_count() == 1
     assert h.history["loss"][-1] < 0.5 * h.history["loss"][0]
     assert h.history["accuracy"][-1] > 0.8
-    names = [v.name for v in model.trainable_weights]
+    names = [v.path for v in model.trainable_weights]
     assert len(names) == 5 and all(n.startswith(model.name + "/") for n in names), names
     assert any(re.search(r"/scale(_\d+)?/w$", n) for n in names), names
     assert [type(l).__name__ for l in model.layers] == ["Flatten", "Dense", "Scale", "Dense"]

@@ -229,8 +229,9 @@ def _get_config(self):
               "ema_momentum": ema_momentum, "ema_overwrite_frequency": ema_frequency, "loss_scale_factor": None,
               "gradient_accumulation_steps": None}
     flags = {"nesterov", "relative_step", "exclude_embeddings"}
+    counts = {"ns_steps", "warmup_steps", "dynamic_growth_steps"}
     for key, value in self._hyperparameters():
-        config[key] = bool(value) if key in flags else value
+        config[key] = bool(value) if key in flags else int(value) if key in counts else value
     if _class_name(self) in ("Adam", "AdamW"):
         config["amsgrad"] = False
     return config
