@@ -142,3 +142,43 @@ TEST(SubGraphRerun, SkipsPrintsAndRunsOtherEffects) {
   EXPECT_EQ(skipped, (std::vector<std::string>{"print"}));
   EXPECT_FALSE(dist::Barrier().skip_on_gradient_rerun());
 }
+
+// TF's shape_invariants: a loop variable whose dims change (a buffer that grows), eagerly and in a
+// trace whose replays take different trip counts.
+TEST(WhileLoop, ShapeInvariantsLetALoopVariableGrow) {
+  auto grow = [](const Tensor& n) {
+    std::vector<Tensor> out = while_loop(
+        [&](const std::vector<Tensor>& v) { return v[0] < n; },
+        [](const std::vector<Tensor>& v) {
+          Tensor row = reshape(cast(v[0], DType::float32), {1});
+          return std::vector<Tensor>{v[0] + 1, concat({v[1], row}, 0)};
+        },
+        {scalar<std::int64_t>(0), zeros({0})}, std::nullopt, {std::nullopt, Shape{kDynamic}});
+    return out[1];
+  };
+  EXPECT_EQ(grow(scalar<std::int64_t>(3)).to_vector<float>(), (std::vector<float>{0, 1, 2}));
+  auto traced = function([&](const Tensor& n) { return grow(n); });
+  EXPECT_EQ(traced(scalar<std::int64_t>(4)).to_vector<float>(), (std::vector<float>{0, 1, 2, 3}));
+  EXPECT_EQ(traced(scalar<std::int64_t>(2)).to_vector<float>(), (std::vector<float>{0, 1}));
+  EXPECT_EQ(traced(scalar<std::int64_t>(0)).shape(), (Shape{0}));
+  EXPECT_EQ(traced.tracing_count(), 1);
+}
+
+TEST(WhileLoop, ShapeInvariantsAreChecked) {
+  auto body = [](const std::vector<Tensor>& v) { return std::vector<Tensor>{concat({v[0], v[0]}, 0)}; };
+  auto cond = [](const std::vector<Tensor>& v) { return sum(v[0]) < 100.0f; };
+  // Without an invariant the body may not change the shape; with a wrong-rank one neither.
+  expect_error([&] { while_loop(cond, body, {ones({2})}); }, {"keep the loop variables' dtypes and shapes"});
+  expect_error([&] { while_loop(cond, body, {ones({2})}, std::nullopt, {Shape{kDynamic, 1}}); }, {"shape invariant"});
+  expect_error([&] { while_loop(cond, body, {ones({2})}, std::nullopt, {Shape{kDynamic}, Shape{kDynamic}}); },
+               {"shape_invariants has 2 entries"});
+  EXPECT_EQ(while_loop(cond, body, {ones({2})}, std::nullopt, {Shape{kDynamic}})[0].shape(), (Shape{128}));
+  // Traced, such a loop is not differentiable: a clear error, not a wrong gradient.
+  auto f = function([&](const Tensor& x) {
+    GradientTape tape;
+    tape.watch(x);
+    Tensor y = sum(while_loop(cond, body, {x}, std::nullopt, {Shape{kDynamic}})[0]);
+    return tape.gradient(y, x);
+  });
+  expect_error([&] { f(ones({2})); }, {"shape_invariants", "cannot differentiate"});
+}

@@ -148,9 +148,6 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                swap_memory=False, maximum_iterations=None, name=None):
     """Repeats body while cond holds: both take the loop variables as arguments; body returns them
     in the same structure. Returns the loop variables in loop_vars' structure."""
-    if shape_invariants is not None:
-        raise NotImplementedError("while_loop: shape_invariants are not supported (eagerflow's loop variables keep "
-                                  "their shapes)")
     single = not isinstance(loop_vars, (tuple, list, dict))
     packed = (loop_vars,) if single else loop_vars
     leaves = []
@@ -199,10 +196,60 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         result = same(call(body, _unflatten(structure, iter(_rebuild(list(tensors), templates)))))
         return _leaves_to_tensors(result, None, "loop variable")
 
-    result = _core.while_loop(c, b, flat, maximum_iterations)
+    invariants = None
+    if shape_invariants is not None:
+        per_leaf = _invariant_leaves(packed, (shape_invariants,) if single else shape_invariants)
+        invariants = []
+        for leaf, inv in zip(leaves, per_leaf):
+            # A TensorArray's tensors carry their own shapes (TF ignores invariants for them too).
+            count = len(_leaves_to_tensors([leaf], None, "loop variable")) if isinstance(leaf, TensorArray) else 1
+            invariants += [None] * count if isinstance(leaf, TensorArray) else [inv]
+    result = _core.while_loop(c, b, flat, maximum_iterations, invariants)
     result = list(result) if back_prop else _no_gradient(list(result))
     out = _unflatten(structure, iter(_rebuild(result, templates)))
     return out[0] if single else out
+
+
+def _shape_list(shape):
+    """TF's shape invariant (a TensorShape, a list/tuple with None dims) as a list, or None for
+    an unknown rank (TensorShape(None))."""
+    if shape is None:
+        return None
+    dims = getattr(shape, "dims", shape)
+    if dims is None:
+        return None
+    out = []
+    for d in (shape.as_list() if hasattr(shape, "as_list") else dims):
+        d = getattr(d, "value", d)
+        out.append(None if d is None else int(d))
+    return out
+
+
+def _invariant_leaves(loop_vars, invariants):
+    """shape_invariants in loop_vars' structure: one shape list (or None) per loop-variable leaf."""
+    def is_leaf(x):
+        return isinstance(x, (_core.Tensor, _core.Variable, TensorArray)) or not isinstance(x, (tuple, list, dict))
+
+    out = []
+
+    def walk(lv, inv):
+        if is_leaf(lv):
+            shape = _shape_list(inv)
+            if inv is not None and shape is None:
+                raise NotImplementedError("while_loop: a shape invariant of unknown rank is not supported; give its "
+                                          "rank, with None for the dims that change")
+            out.append(shape)
+        elif isinstance(lv, dict):
+            for k in lv:
+                walk(lv[k], inv[k] if inv is not None else None)
+        else:
+            if inv is not None and len(inv) != len(lv):
+                raise ValueError(f"while_loop: shape_invariants has {len(inv)} entries where loop_vars has {len(lv)}")
+            for i, v in enumerate(lv):
+                walk(v, inv[i] if inv is not None else None)
+
+    walk(loop_vars, invariants)
+    return out
 
 
 def _no_gradient(values):

@@ -12,6 +12,7 @@
 #include "eagerflow/nn/normalization.h"
 #include "eagerflow/ops/random.h"
 #include "convert.h"
+#include "eagerflow/nn/layer_type_name.h"
 #include "layer_args.h"
 #include "py_layer.h"
 
@@ -178,6 +179,11 @@ void bind_pooling(nb::module_& m, const char* name) {
 ef::nn::Initializer initializer_arg(nb::handle h) { return initializer_of(h); }
 
 void init_layers(nb::module_& m) {
+  // summary() and errors name a Python layer by its Python class ("FlexibleDense").
+  ef::nn::set_layer_type_name_hook([](const ef::nn::Layer& layer) -> std::string {
+    auto* py = dynamic_cast<const PyLayerAccess*>(&layer);
+    return py && Py_IsInitialized() ? py->python_type_name() : std::string();
+  });
   m.def("_reset_layer_names", &ef::nn::reset_layer_names);
   nb::class_<ef::nn::Initializer>(m, "Initializer")
       .def("__call__", [](const ef::nn::Initializer& init, std::vector<std::int64_t> shape, ef::DType dtype) {

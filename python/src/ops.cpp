@@ -302,16 +302,31 @@ void init_ops(nb::module_& m) {
       nb::arg("pred"), nb::arg("true_fn"), nb::arg("false_fn"));
   m.def(
       "while_loop",
-      [](nb::callable cond_fn, nb::callable body_fn, H loop_vars, std::optional<std::int64_t> max_iter) {
+      [](nb::callable cond_fn, nb::callable body_fn, H loop_vars, std::optional<std::int64_t> max_iter,
+         nb::handle shape_invariants) {
         ef::LoopCond c = [cond_fn](const std::vector<Tensor>& vs) { return to_tensor(cond_fn(*nb::cast(vs))); };
         ef::LoopBody b = [body_fn](const std::vector<Tensor>& vs) {
           nb::object r = body_fn(*nb::cast(vs));
           if (!(PyTuple_Check(r.ptr()) || PyList_Check(r.ptr()))) return std::vector<Tensor>{to_tensor(r)};
           return tensor_list(r);
         };
-        return ef::while_loop(c, b, tensor_list(loop_vars), max_iter);
+        // TF's shape_invariants: None, or one entry per loop variable: None (its own shape) or a
+        // shape whose None dims may change between iterations.
+        std::vector<std::optional<ef::Shape>> invariants;
+        if (!shape_invariants.is_none())
+          for (nb::handle s : shape_invariants) {
+            if (s.is_none()) {
+              invariants.emplace_back();
+              continue;
+            }
+            std::vector<std::int64_t> dims;
+            for (nb::handle d : s) dims.push_back(d.is_none() ? ef::kDynamic : nb::cast<std::int64_t>(d));
+            invariants.emplace_back(ef::Shape(dims));
+          }
+        return ef::while_loop(c, b, tensor_list(loop_vars), max_iter, invariants);
       },
-      nb::arg("cond"), nb::arg("body"), nb::arg("loop_vars"), nb::arg("maximum_iterations") = nb::none());
+      nb::arg("cond"), nb::arg("body"), nb::arg("loop_vars"), nb::arg("maximum_iterations") = nb::none(),
+      nb::arg("shape_invariants") = nb::none());
 
   nb::module_ r = m.def_submodule("random", "Random draws: stateful ops (fresh numbers at every call of a graph).");
   r.def("set_seed", &ef::random::set_seed, nb::arg("seed"));

@@ -23,6 +23,8 @@ struct PyLayerAccess {
   virtual OutputKind output_kind() const = 0;
   // Whether the next call passes its inputs to call() as a list (layer([x]) rather than layer(x)).
   virtual void set_list_input(bool list) = 0;
+  // The Python class's name (Layer::type_name, for summary() and errors).
+  virtual std::string python_type_name() const = 0;
 };
 
 // The outputs of a Python call(): one tensor, or a tuple/list of them (a layer with several
@@ -40,6 +42,11 @@ template <class Base>
 class PyLayerT : public Base, public PyLayerAccess {
  public:
   NB_TRAMPOLINE(Base);
+
+  std::string python_type_name() const override {
+    nb::gil_scoped_acquire gil;
+    return nb::cast<std::string>(nb_trampoline.base().type().attr("__name__"));
+  }
 
   void build(const ef::Shape& input_shape) override {
     nb::gil_scoped_acquire gil;

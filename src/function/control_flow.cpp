@@ -219,7 +219,10 @@ std::string WhileOp::attrs() const {
 
 std::vector<TensorSpec> WhileOp::infer(std::span<const Tensor> in) const {
   std::vector<TensorSpec> specs;
-  for (std::size_t i = 0; i < n_vars_; ++i) specs.push_back(in[i].spec());
+  for (std::size_t i = 0; i < n_vars_; ++i) {
+    specs.push_back(in[i].spec());
+    if (!invariants_.empty() && invariants_[i]) specs.back().shape = *invariants_[i];  // may change in the loop
+  }
   if (residuals_) append_residual_specs(specs);
   return specs;
 }
@@ -310,17 +313,40 @@ std::vector<Tensor> cond_impl(const Tensor& pred, const Branch& then_fn, const B
 
 }  // namespace detail
 
+namespace {
+// Dims agree where both are known (kDynamic in either is a wildcard).
+bool shapes_agree(const Shape& a, const Shape& b) {
+  if (a.rank() != b.rank()) return false;
+  for (int d = 0; d < a.rank(); ++d)
+    if (a[d] != kDynamic && b[d] != kDynamic && a[d] != b[d]) return false;
+  return true;
+}
+}  // namespace
+
 std::vector<Tensor> while_loop(const LoopCond& cond_fn, const LoopBody& body_fn, std::vector<Tensor> vars,
-                               std::optional<std::int64_t> maximum_iterations) {
+                               std::optional<std::int64_t> maximum_iterations,
+                               const std::vector<std::optional<Shape>>& shape_invariants) {
   for (const auto& v : vars)
     if (!v.defined()) fail("while_loop", "a loop variable is undefined");
   if (maximum_iterations && *maximum_iterations < 0)
     fail("while_loop", "maximum_iterations must be >= 0, got " + std::to_string(*maximum_iterations));
   if (!cond_fn || !body_fn) fail("while_loop", std::string("the ") + (cond_fn ? "body" : "condition") + " is empty (a default std::function)");
+  if (!shape_invariants.empty() && shape_invariants.size() != vars.size())
+    fail("while_loop", "shape_invariants has " + std::to_string(shape_invariants.size()) + " entries for " +
+                           std::to_string(vars.size()) + " loop variables");
+  auto invariant = [&](std::size_t i) -> const std::optional<Shape>& {
+    static const std::optional<Shape> none;
+    return shape_invariants.empty() ? none : shape_invariants[i];
+  };
+  for (std::size_t i = 0; i < vars.size(); ++i)
+    if (invariant(i) && !shapes_agree(*invariant(i), vars[i].shape()))
+      fail("while_loop", "the shape invariant " + invariant(i)->str() + " of loop variable " + std::to_string(i) +
+                             " does not fit its initial value " + vars[i].spec().str());
   auto check_body = [&](const std::vector<Tensor>& before, const std::vector<Tensor>& after) {
     bool ok = before.size() == after.size();
     for (std::size_t i = 0; ok && i < before.size(); ++i)
-      ok = after[i].defined() && after[i].dtype() == before[i].dtype() && after[i].shape() == before[i].shape();
+      ok = after[i].defined() && after[i].dtype() == before[i].dtype() &&
+           (invariant(i) ? shapes_agree(*invariant(i), after[i].shape()) : after[i].shape() == before[i].shape());
     if (!ok) {
       std::vector<TensorSpec> b, a;
       for (const auto& t : before) b.push_back(t.spec());
@@ -347,7 +373,11 @@ std::vector<Tensor> while_loop(const LoopCond& cond_fn, const LoopBody& body_fn,
   trace::TraceContext body_ctx(outer->function_name(), outer->allow_variable_creation(), outer);
   auto placeholders = [&](trace::TraceContext& ctx) {
     std::vector<Tensor> p;
-    for (const auto& v : vars) p.push_back(ctx.add_input(v.spec()));
+    for (std::size_t i = 0; i < vars.size(); ++i) {
+      TensorSpec spec = vars[i].spec();
+      if (invariant(i)) spec.shape = *invariant(i);
+      p.push_back(ctx.add_input(spec));
+    }
     return p;
   };
   {
@@ -369,10 +399,15 @@ std::vector<Tensor> while_loop(const LoopCond& cond_fn, const LoopBody& body_fn,
   inputs.insert(inputs.end(), cond_ctx.lifted().begin(), cond_ctx.lifted().end());
   inputs.insert(inputs.end(), body_ctx.lifted().begin(), body_ctx.lifted().end());
   const passes::PassOptions& pass_options = detail::tracing_pass_options();
+  bool any_invariant = false;
+  for (const auto& s : shape_invariants) any_invariant |= s.has_value();
   WhileOp op(SubGraph(cond_ctx.graph(), pass_options), SubGraph(body_ctx.graph(), pass_options), vars.size(),
-             cond_ctx.lifted().size(), maximum_iterations.value_or(-1));
-  // Under a tape, the variant that keeps what each iteration's gradient needs.
-  std::optional<WhileOp> variant = detail::tapes_recording() ? op.with_residuals() : std::nullopt;
+             cond_ctx.lifted().size(), maximum_iterations.value_or(-1),
+             any_invariant ? shape_invariants : std::vector<std::optional<Shape>>{});
+  // Under a tape, the variant that keeps what each iteration's gradient needs (none when a
+  // loop variable changes shape: its iterations' values cannot be stacked).
+  std::optional<WhileOp> variant =
+      detail::tapes_recording() && !any_invariant ? op.with_residuals() : std::nullopt;
   std::vector<Tensor> out = dispatch(variant ? *variant : op, inputs);
   out.resize(vars.size());
   return out;

@@ -83,9 +83,12 @@ class CondOp : public PrimitiveBase<CondOp> {
 class WhileOp : public PrimitiveBase<WhileOp> {
  public:
   // max_iterations: TF's maximum_iterations, -1 for none.
-  WhileOp(SubGraph cond, SubGraph body, std::size_t n_vars, std::size_t n_cond_caps, std::int64_t max_iterations = -1)
+  // invariants: empty, or one per loop variable (a shape whose kDynamic dims may change).
+  WhileOp(SubGraph cond, SubGraph body, std::size_t n_vars, std::size_t n_cond_caps, std::int64_t max_iterations = -1,
+          std::vector<std::optional<Shape>> invariants = {})
       : cond_(std::move(cond)), body_(std::move(body)), n_vars_(n_vars), n_cond_caps_(n_cond_caps),
-        max_iterations_(max_iterations) {}
+        max_iterations_(max_iterations), invariants_(std::move(invariants)) {}
+  bool has_shape_invariants() const { return !invariants_.empty(); }
   std::int64_t max_iterations() const { return max_iterations_; }
   const SubGraph& condition() const { return cond_; }
   const SubGraph& body() const { return body_; }
@@ -116,6 +119,7 @@ class WhileOp : public PrimitiveBase<WhileOp> {
   SubGraph cond_, body_;
   std::size_t n_vars_, n_cond_caps_;
   std::int64_t max_iterations_;
+  std::vector<std::optional<Shape>> invariants_;
   std::shared_ptr<const Residuals> residuals_;
 };
 

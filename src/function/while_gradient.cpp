@@ -128,6 +128,7 @@ class WhileGrad : public PrimitiveBase<WhileGrad> {
 
 std::optional<WhileOp> WhileOp::with_residuals() const {
   if (residuals_) return *this;
+  if (!invariants_.empty()) return std::nullopt;  // iterations of changing shapes cannot be stacked
   auto r = std::make_shared<Residuals>();
   r->body = std::make_shared<const GraphFunction>(body_.traced, body_.options);
   if (!r->body->has_gradient()) return std::nullopt;
@@ -180,6 +181,10 @@ void WhileOp::run_loop(std::span<const Tensor> in, std::span<Tensor> out, const 
 
 std::vector<Tensor> WhileOp::vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,
                                  const std::vector<bool>& needed) const {
+  if (!residuals_ && has_shape_invariants())
+    fail(ErrorCode::unimplemented, "gradient",
+         "ef::while_loop '" + body_.graph->name + "' has shape_invariants (loop variables that change shape): eagerflow "
+         "cannot differentiate such a loop");
   if (!residuals_)
     fail("gradient", "ef::while_loop '" + body_.graph->name + "' over loop variables " + describe(in.subspan(0, n_vars_)) +
                          " was recorded without the values its gradient needs (its body has no gradient)");

@@ -127,6 +127,9 @@ std::string encode_graph(const ir::Graph& g, const std::string& fn, VariableTabl
     } else if (auto* w = dynamic_cast<const WhileOp*>(&op)) {
       // ef::while_loop: its condition and body as nested graphs, and the input counts.
       if (w->has_residuals()) fail("save", cannot_save_differentiated(fn, "ef::while_loop"));
+      if (w->has_shape_invariants())
+        fail(ErrorCode::unimplemented, "save",
+             "'" + fn + "' holds an ef::while_loop with shape_invariants, which saved models do not record yet");
       std::string at = fn + "/while" + std::to_string(n);
       out += ",\"while\":{\"vars\":" + std::to_string(w->num_vars()) +
              ",\"cond_captures\":" + std::to_string(w->num_cond_captures()) +

@@ -1,4 +1,8 @@
 #include "eagerflow/nn/layer.h"
+
+#include <atomic>
+
+#include "eagerflow/nn/layer_type_name.h"
 #include "eagerflow/nn/layer_name.h"
 
 #include <cxxabi.h>
@@ -283,7 +287,17 @@ std::optional<TensorSpec> Layer::save_spec() const {
   return save_spec_;
 }
 
-std::string Layer::type_name() const { return class_name(typeid(*this)); }
+namespace {
+std::atomic<std::string (*)(const Layer&)> type_name_hook{nullptr};
+}  // namespace
+
+void set_layer_type_name_hook(std::string (*hook)(const Layer& layer)) { type_name_hook.store(hook); }
+
+std::string Layer::type_name() const {
+  if (auto hook = type_name_hook.load(); hook != nullptr)
+    if (std::string name = hook(*this); !name.empty()) return name;
+  return class_name(typeid(*this));
+}
 
 std::optional<TensorSpec> Layer::output_spec() const {
   std::lock_guard lock(mutex_);

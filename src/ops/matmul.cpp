@@ -6,6 +6,7 @@
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/ops/primitive.h"
 #include "kernels/cpu/gemm.h"
+#include "ops/bfloat16_dispatch.h"
 #include "ops/elementwise_math.h"
 #include "ops/complex_op.h"
 #include "ops/primitives.h"
@@ -65,6 +66,29 @@ std::pair<std::int64_t, std::int64_t> matrix_dims(const Tensor& t, bool transpos
 
 }  // namespace
 
+bool MatMul::takes_bfloat16() const { return cpu::native_bfloat16(); }
+
+// bfloat16 operands on oneDNN's bfloat16 kernels (AVX512_BF16 / AMX): float32 accumulation and
+// one rounding per result, as the float32 path rounds its float32 result once. Returns false
+// for a layout it leaves to the float32 path (general batch broadcasting).
+bool native_bfloat16_matmul(const Tensor& a, const Tensor& b, Tensor& c, std::int64_t m, std::int64_t k, std::int64_t n,
+                            bool ta, bool tb) {
+  std::int64_t a_batch = product_of_batch(a), b_batch = product_of_batch(b), batch = product_of_batch(c);
+  const void* pa = a.raw_data();
+  const void* pb = b.raw_data();
+  void* pc = c.raw_mutable_data();
+  if (k == 0) {
+    std::fill_n(static_cast<std::uint16_t*>(pc), c.num_elements(), std::uint16_t(0));  // +0.0 in bfloat16
+    return true;
+  }
+  if (b_batch == 1 && a_batch == batch && !ta) cpu::gemm_bf16(pa, pb, pc, 1, batch * m, k, n, false, false, ta, tb);
+  else if (a_batch == batch && b_batch == batch) cpu::gemm_bf16(pa, pb, pc, batch, m, k, n, false, false, ta, tb);
+  else if (a_batch == 1 && b_batch == batch) cpu::gemm_bf16(pa, pb, pc, batch, m, k, n, true, false, ta, tb);
+  else if (b_batch == 1 && a_batch == batch) cpu::gemm_bf16(pa, pb, pc, batch, m, k, n, false, true, ta, tb);
+  else return false;
+  return true;
+}
+
 OpParams MatMul::parameters() const { return OpParams().add_flag("transpose_a", ta_).add_flag("transpose_b", tb_); }
 
 std::vector<TensorSpec> MatMul::infer(std::span<const Tensor> in) const {
@@ -85,10 +109,19 @@ std::vector<TensorSpec> MatMul::infer(std::span<const Tensor> in) const {
 
 void MatMul::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
   const Tensor &a = in[0], &b = in[1];
+  if (is_storage_dtype(a.dtype()) && a.dtype() != DType::bfloat16) {  // float16, uint8 ...: in float32
+    out[0] = detail::dispatch_via_float32(*this, in).at(0);
+    return;
+  }
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
   if (out[0].num_elements() == 0) return;  // before multiplying (maybe huge) batch dims
   auto [m, k] = matrix_dims(a, ta_);
   std::int64_t n = matrix_dims(b, tb_).second;
+  if (a.dtype() == DType::bfloat16) {
+    if (native_bfloat16_matmul(a, b, out[0], m, k, n, ta_, tb_)) return;
+    out[0] = detail::dispatch_via_float32(*this, in).at(0);
+    return;
+  }
   std::int64_t a_batch = product_of_batch(a), b_batch = product_of_batch(b);
   std::int64_t batch = product_of_batch(out[0]);
   dispatch_dtype(a.dtype(), [&](auto tag) {

@@ -138,6 +138,9 @@ class MatMul : public MergeablePrimitive<MatMul> {
   explicit MatMul(bool transpose_a = false, bool transpose_b = false) : ta_(transpose_a), tb_(transpose_b) {}
   const char* name() const override { return "matmul"; }
   OpParams parameters() const override;
+  // bfloat16 multiplies natively where the CPU can (cpu::native_bfloat16); elsewhere, and for
+  // the other storage dtypes, in float32 as every op does (src/ops/bfloat16_dispatch.cpp).
+  bool takes_bfloat16() const override;
   bool transpose_a() const { return ta_; }
   bool transpose_b() const { return tb_; }
   EF_OP_RULES EF_OP_VJP

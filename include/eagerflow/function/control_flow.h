@@ -45,7 +45,13 @@ using LoopBody = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 // the loop stops and returns the current loop variables (cond is not evaluated again), eagerly
 // and in a trace alike. It must be >= 0 (0 returns loop_vars unchanged). Without it the loop
 // runs until cond is false, like TF: a condition that never turns false runs forever.
+//
+// shape_invariants (TF's): empty, or one per loop variable: nullopt keeps the variable's shape,
+// a Shape with kDynamic dims lets those dims change from iteration to iteration (a buffer that
+// grows); the body's result must agree with it where it is known. Such a loop is not
+// differentiable (each iteration's values could not be stacked).
 std::vector<Tensor> while_loop(const LoopCond& cond_fn, const LoopBody& body_fn, std::vector<Tensor> loop_vars,
-                               std::optional<std::int64_t> maximum_iterations = std::nullopt);
+                               std::optional<std::int64_t> maximum_iterations = std::nullopt,
+                               const std::vector<std::optional<Shape>>& shape_invariants = {});
 
 }  // namespace ef

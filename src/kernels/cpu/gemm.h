@@ -18,4 +18,13 @@ void gemm_f32(const float* a, const float* b, float* c, std::int64_t batch, std:
               std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias = nullptr,
               bool a_transposed = false, bool b_transposed = false);
 
+// Whether this CPU multiplies bfloat16 natively (AVX512_BF16 or AMX, read from oneDNN's CPU
+// detection once); EF_BFLOAT16_NATIVE=0 turns it off, to compare with the float32 path.
+bool native_bfloat16();
+
+// C = op(A) * op(B) with bfloat16 A, B and C (float32 accumulation, one rounding at the end) on
+// oneDNN's bfloat16 kernels; only where native_bfloat16(). Arguments as gemm_f32's.
+void gemm_bf16(const void* a, const void* b, void* c, std::int64_t batch, std::int64_t m, std::int64_t k, std::int64_t n,
+               bool a_broadcast, bool b_broadcast, bool a_transposed, bool b_transposed);
+
 }  // namespace ef::cpu

@@ -1,4 +1,6 @@
 #include <atomic>
+#include <cstdlib>
+#include <string>
 #include <list>
 #include <map>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -19,7 +21,8 @@ namespace {
 dnnl::engine& cpu_engine() { return dnnl_engine(); }
 
 // oneDNN fixes a primitive's thread count when it is created, so the budget is part of the key.
-using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool, bool, bool, int, bool, bool>;
+// The last flag: bfloat16 operands and result (float32 accumulation), else float32.
+using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool, bool, bool, int, bool, bool, bool>;
 
 // Creating a oneDNN primitive costs 50-300 us; executing a cached one costs a few. Each thread
 // keeps its own primitives and memory objects, so execution needs no lock and only the data
@@ -33,15 +36,16 @@ struct Prepared {
 };
 
 Prepared prepare(const Key& key) {
-  auto [batch, m, k, n, a_bc, b_bc, has_bias, threads, a_t, b_t] = key;
+  auto [batch, m, k, n, a_bc, b_bc, has_bias, threads, a_t, b_t, bf16] = key;
   using tag = dnnl::memory::format_tag;
   using dt = dnnl::memory::data_type;
+  dt data = bf16 ? dt::bf16 : dt::f32;
   // A transposed operand is the same logical matrix with swapped strides.
-  dnnl::memory::desc a_md({a_bc ? 1 : batch, m, k}, dt::f32,
+  dnnl::memory::desc a_md({a_bc ? 1 : batch, m, k}, data,
                           a_t ? dnnl::memory::dims{m * k, 1, m} : dnnl::memory::dims{m * k, k, 1});
-  dnnl::memory::desc b_md({b_bc ? 1 : batch, k, n}, dt::f32,
+  dnnl::memory::desc b_md({b_bc ? 1 : batch, k, n}, data,
                           b_t ? dnnl::memory::dims{k * n, 1, k} : dnnl::memory::dims{k * n, n, 1});
-  dnnl::memory::desc c_md({batch, m, n}, dt::f32, tag::abc);
+  dnnl::memory::desc c_md({batch, m, n}, data, tag::abc);
   dnnl::memory::desc bias_md({1, 1, n}, dt::f32, tag::abc);
   dnnl::primitive_attr attr;
   dnnl::matmul::desc desc = has_bias ? dnnl::matmul::desc(a_md, b_md, bias_md, c_md) : dnnl::matmul::desc(a_md, b_md, c_md);
@@ -132,7 +136,7 @@ void gemm_f32(const float* a, const float* b, float* c, std::int64_t batch, std:
   thread_local dnnl::stream stream(cpu_engine());
   int threads = threads_for_work(work_of({batch, m, k, n}), kGemmParallelGrain);
   detail::sync_omp_threads(threads);
-  Key key{batch, m, k, n, a_broadcast, b_broadcast, bias != nullptr, threads, a_transposed, b_transposed};
+  Key key{batch, m, k, n, a_broadcast, b_broadcast, bias != nullptr, threads, a_transposed, b_transposed, false};
   Prepared& p = primitive_cache.get(key);
   p.a.set_data_handle(const_cast<float*>(a));
   p.b.set_data_handle(const_cast<float*>(b));
@@ -141,6 +145,32 @@ void gemm_f32(const float* a, const float* b, float* c, std::int64_t batch, std:
   dnnl_status_t status = dnnl_primitive_execute(p.matmul.get(), stream.get(), static_cast<int>(p.args.size()), p.args.data());
   if (status != dnnl_success)
     fail(ErrorCode::internal, "matmul", "oneDNN failed to execute (status " + std::to_string(status) + ")");
+  stream.wait();
+}
+
+bool native_bfloat16() {
+  static const bool native = [] {
+    if (const char* env = std::getenv("EF_BFLOAT16_NATIVE"); env && std::string(env) == "0") return false;
+    auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
+    return (isa & bf16) == bf16;  // AVX512_BF16, or AMX (whose flags include it)
+  }();
+  return native;
+}
+
+void gemm_bf16(const void* a, const void* b, void* c, std::int64_t batch, std::int64_t m, std::int64_t k, std::int64_t n,
+               bool a_broadcast, bool b_broadcast, bool a_transposed, bool b_transposed) {
+  thread_local dnnl::stream stream(cpu_engine());
+  int threads = threads_for_work(work_of({batch, m, k, n}), kGemmParallelGrain);
+  detail::sync_omp_threads(threads);
+  Key key{batch, m, k, n, a_broadcast, b_broadcast, false, threads, a_transposed, b_transposed, true};
+  Prepared& p = primitive_cache.get(key);
+  p.a.set_data_handle(const_cast<void*>(a));
+  p.b.set_data_handle(const_cast<void*>(b));
+  p.c.set_data_handle(c);
+  dnnl_status_t status = dnnl_primitive_execute(p.matmul.get(), stream.get(), static_cast<int>(p.args.size()), p.args.data());
+  if (status != dnnl_success)
+    fail(ErrorCode::internal, "matmul", "oneDNN failed to execute a bfloat16 matmul (status " + std::to_string(status) + ")");
   stream.wait();
 }
 
