@@ -1,6 +1,7 @@
 """Keras-style layers: the C++ layers, and a Layer base class for layers written in Python."""
 import inspect
 import re
+import warnings
 
 from . import _core
 from .autograph import _api as _autograph
@@ -208,7 +209,9 @@ class Embedding(_core.Embedding):
     the output carries the mask ids != 0, which LSTM / GRU / SimpleRNN / Bidirectional and
     GlobalAveragePooling1D honour (python/src/recurrent.cpp)."""
 
-    def __init__(self, input_dim, output_dim, mask_zero=False, name=None):
+    def __init__(self, input_dim, output_dim, mask_zero=False, name=None, input_length=None):
+        if input_length is not None:  # Keras 2's argument: Keras 3 warns and ignores it
+            warnings.warn("Argument `input_length` is deprecated. Just remove it.", stacklevel=2)
         super().__init__(input_dim, output_dim, name=name or "")
         _core._embedding_mask_zero(self, bool(mask_zero))
 

@@ -1,4 +1,6 @@
 """ef.keras.layers: the C++ layers, and Layer to subclass in Python."""
+import inspect
+
 from .. import _core
 from .._layers import (Activation, Add, AveragePooling2D, AvgPool2D, BatchNormalization, Concatenate,  # noqa: F401
                        Conv2D, Dense, Dropout, Embedding, Flatten, GlobalAveragePooling2D, Input, InputLayer, Layer,
@@ -24,9 +26,11 @@ def _with_base_arguments(base):
     """The C++ layer class with the arguments of Keras' base Layer (dtype=, trainable=,
     input_shape= / input_dim= / batch_size= as Keras 2's first layer of a Sequential, autocast=):
     Flatten(input_shape=(28, 28)), BatchNormalization(trainable=False)."""
+    own = _own_parameters(base)
+
     class Layer(base):
         def __init__(self, *args, **kwargs):
-            common = {k: kwargs.pop(k) for k in list(kwargs) if k in _BASE_KWARGS}
+            common = {k: kwargs.pop(k) for k in list(kwargs) if k in _BASE_KWARGS and k not in own}
             _check_kwargs(base.__name__, common)
             if "name" in kwargs and kwargs["name"] is None:  # Keras' default name=None
                 del kwargs["name"]
@@ -36,6 +40,16 @@ def _with_base_arguments(base):
     Layer.__name__ = Layer.__qualname__ = base.__name__
     Layer.__doc__ = base.__doc__
     return Layer
+
+
+def _own_parameters(base):
+    """The names a Python-defined layer's __init__ takes itself: Embedding's input_dim is its
+    vocabulary size, not Keras 2's base-layer input_dim (a C++ class's signature is not readable
+    here, and none of them take a base argument's name)."""
+    try:
+        return set(inspect.signature(base.__init__).parameters)
+    except (TypeError, ValueError):
+        return set()
 
 
 # What Keras' base Layer accepts besides a layer's own arguments. Anything else is a TypeError, as
