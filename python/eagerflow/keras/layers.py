@@ -1,5 +1,6 @@
 """ef.keras.layers: the C++ layers, and Layer to subclass in Python."""
 import inspect
+import warnings
 
 from .. import _core
 from .._layers import (Activation, Add, AveragePooling2D, AvgPool2D, BatchNormalization, Concatenate,  # noqa: F401
@@ -97,6 +98,21 @@ Normalization = _with_base_arguments(_core.Normalization)
 from ._normalization import normalization_class  # noqa: E402
 Normalization = normalization_class(Normalization)
 LeakyReLU = _with_base_arguments(_core.LeakyReLU)
+
+
+class LeakyReLU(LeakyReLU):
+    __doc__ = LeakyReLU.__doc__
+
+    def __init__(self, negative_slope=0.3, **kwargs):
+        if "alpha" in kwargs:  # Keras 2's name: Keras 3 takes it with a warning
+            negative_slope = kwargs.pop("alpha")
+            warnings.warn("Argument `alpha` is deprecated. Use `negative_slope` instead.", stacklevel=2)
+        if negative_slope is None or negative_slope < 0:
+            raise ValueError("The negative_slope value of a Leaky ReLU layer cannot be None or negative value. "
+                             f"Expected a float. Received: negative_slope={negative_slope}")
+        super().__init__(negative_slope, **kwargs)
+
+
 ELU = _with_base_arguments(_core.ELU)
 UpSampling2D = _with_base_arguments(_core.UpSampling2D)
 ZeroPadding2D = _with_base_arguments(_core.ZeroPadding2D)
