@@ -3,7 +3,7 @@ import inspect
 import re
 import warnings
 
-from . import _core
+from . import _add_weight, _core
 from .autograph import _api as _autograph
 
 _names = {}
@@ -102,9 +102,11 @@ class _PythonLayer:
         call = self.call
         if _autograph.enabled():  # inside ef.function(autograph=True): the user's call is converted, as TF's
             call = _autograph.converted_call(call)
-        if self._ef_call_takes_training:
-            return call(inputs, training=training)
-        return call(inputs)
+        outputs = call(inputs, training=training) if self._ef_call_takes_training else call(inputs)
+        _add_weight.add_regularization_losses(self)
+        return outputs
+
+    add_weight = _add_weight.add_weight  # Keras 3's arguments, the name optional
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}>"
