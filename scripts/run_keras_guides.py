@@ -114,7 +114,8 @@ def classify(stderr):
         kind = "missing API"
     elif "ModuleNotFoundError" in last:
         kind = "other package"
-    elif ("AttributeError" in last and "NoneType" not in last) or "NotImplementedError" in last \
+    elif ("AttributeError" in last and not re.search(r"NumPy|DataFrame|Series|'(NoneType|ndarray|str|list|dict)'", last)) \
+            or "NotImplementedError" in last \
             or re.search(r"TypeError: \w+(\(\w+\))?: not supported", last) or "unexpected keyword argument" in last:
         kind = "missing API"
     else:
@@ -187,7 +188,7 @@ def make_stand_ins(keras_home, mnist_dir, text_file):
         (datasets / "imdb_word_index.json").write_text(json.dumps(index))
 
 
-def run(program, python, timeout, env):
+def run(program, python, timeout, env, show=0):
     with tempfile.TemporaryDirectory(prefix="keras_guide_") as work:
         path = pathlib.Path(work) / "program.py"
         path.write_text(script_of(program))
@@ -200,6 +201,8 @@ def run(program, python, timeout, env):
             return "ran partially (timeout)", f"ran past {timeout:g} s", time.time() - start
         if p.returncode == 0:
             return "ran", "", time.time() - start
+        if show:
+            print("\n".join(p.stderr.strip().splitlines()[-show:]), flush=True)
         kind, last = classify(p.stderr)
         return kind, last, time.time() - start
 
@@ -218,6 +221,7 @@ def main():
     ap.add_argument("--markdown", help="write the report here")
     ap.add_argument("--json", help="write the rows here (to compare two runs)")
     ap.add_argument("--only", help="a regular expression the program path must match")
+    ap.add_argument("--show", type=int, default=0, help="print this many last lines of each failure's stderr")
     shared = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data"
     ap.add_argument("--mnist", default=str(shared / "mnist"), help="the shared MNIST test set")
     ap.add_argument("--text", default=str(shared / "text" / "fortunes.txt.gz"), help="the shared text, for imdb")
@@ -235,7 +239,7 @@ def main():
     env["KERAS_HOME"] = stand_ins.name
     rows = []
     with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        futures = {pool.submit(run, p, sys.executable, args.timeout, env): p for p in programs}
+        futures = {pool.submit(run, p, sys.executable, args.timeout, env, args.show): p for p in programs}
         for future in concurrent.futures.as_completed(futures):
             p = futures[future]
             kind, last, seconds = future.result()
