@@ -217,6 +217,16 @@ class Embedding(_core.Embedding):
         super().__init__(input_dim, output_dim, name=name or "")
         _core._embedding_mask_zero(self, bool(mask_zero))
 
+    def __call__(self, inputs, *args, **kwargs):
+        # As Keras' Embedding.call: floating ids (a default float32 keras.Input(shape=(None,)))
+        # are cast to int32 rather than refused.
+        dtype = getattr(inputs, "dtype", None)
+        if dtype is not None:
+            from . import as_dtype, cast
+            if as_dtype(dtype).is_floating:
+                inputs = cast(inputs, "int32")
+        return super().__call__(inputs, *args, **kwargs)
+
     @property
     def mask_zero(self):
         return _core._embedding_mask_zero(self)

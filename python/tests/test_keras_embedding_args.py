@@ -51,3 +51,19 @@ def test_embedding_in_a_model_by_keyword_trains():
     x = np.random.RandomState(0).randint(0, 8, (16, 4)).astype("int32")
     h = model.fit(x, np.ones((16, 1), np.float32), epochs=2, verbose=0)
     assert len(h.history["loss"]) == 2
+
+
+def test_floating_ids_are_cast_to_int32_as_keras():
+    table = layers.Embedding(10, 2)
+    ids = np.array([[1, 7]], np.int32)
+    expected = table(ids).numpy()
+    np.testing.assert_array_equal(table(ids.astype(np.float32)).numpy(), expected)
+    np.testing.assert_array_equal(table(ef.constant(ids, ef.float64)).numpy(), expected)
+
+
+def test_float_input_of_a_functional_model_feeds_an_embedding():
+    inputs = ef.keras.Input(shape=(None,))  # float32 by default, as in Keras' RNN guide
+    model = ef.keras.Model(inputs, layers.Embedding(input_dim=10, output_dim=3)(inputs))
+    out = model(np.array([[1.0, 2.0, 0.0]], np.float32))
+    assert out.shape.as_list() == [1, 3, 3]
+    np.testing.assert_array_equal(out.numpy()[0, 0], model.layers[-1].embeddings.numpy()[1])
