@@ -51,9 +51,9 @@ SITECUSTOMIZE = '''
 import os
 try:
     import eagerflow as _tf
-    import eagerflow.keras as _k
+    import eagerflow._training as _k  # Model and Sequential share _Training's fit
     import numpy as _np
-    _fit = _k.Model.fit
+    _fit = _k._Training.fit
     _epochs = int(os.environ.get("EF_GUIDE_EPOCHS", "1"))
     _samples = int(os.environ.get("EF_GUIDE_SAMPLES", "4096"))
     _steps = int(os.environ.get("EF_GUIDE_STEPS", "64"))
@@ -87,7 +87,7 @@ try:
             for name in ("x", "y", "sample_weight"):
                 kwargs[name] = _head(kwargs.get(name))
         return _fit(self, *args, **kwargs)
-    _k.Model.fit = fit
+    _k._Training.fit = fit
 except Exception:  # an unimportable eagerflow shows as the program's own first error
     pass
 '''
