@@ -145,6 +145,7 @@ from ._array_ops import (slice, strided_slice, gather, gather_nd, scatter_nd, te
                          reverse, roll, split, unstack, sequence_mask, searchsorted, boolean_mask, where, unique,
                          unique_with_counts)
 from ._tf_misc import *  # noqa: E402,F401,F403 - TF's small top-level functions and names
+from ._tf_initializers import *  # noqa: E402,F401,F403 - tf.random_normal_initializer and its kin
 from ._layers import TensorShape  # noqa: E402,F401
 double = DType.float64  # tf.double
 atan2, sign, scalar_mul = math.atan2, math.sign, math.scalar_mul

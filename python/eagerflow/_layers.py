@@ -1,8 +1,9 @@
 """Keras-style layers: the C++ layers, and a Layer base class for layers written in Python."""
 import inspect
 import re
+import warnings
 
-from . import _core
+from . import _add_weight, _core
 from .autograph import _api as _autograph
 
 _names = {}
@@ -105,9 +106,11 @@ class _PythonLayer:
         call = self.call
         if _autograph.enabled():  # inside ef.function(autograph=True): the user's call is converted, as TF's
             call = _autograph.converted_call(call)
-        if self._ef_call_takes_training:
-            return call(inputs, training=training)
-        return call(inputs)
+        outputs = call(inputs, training=training) if self._ef_call_takes_training else call(inputs)
+        _add_weight.add_regularization_losses(self)
+        return outputs
+
+    add_weight = _add_weight.add_weight  # Keras 3's arguments, the name optional
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}>"
@@ -212,9 +215,21 @@ class Embedding(_core.Embedding):
     the output carries the mask ids != 0, which LSTM / GRU / SimpleRNN / Bidirectional and
     GlobalAveragePooling1D honour (python/src/recurrent.cpp)."""
 
-    def __init__(self, input_dim, output_dim, mask_zero=False, name=None):
+    def __init__(self, input_dim, output_dim, mask_zero=False, name=None, input_length=None):
+        if input_length is not None:  # Keras 2's argument: Keras 3 warns and ignores it
+            warnings.warn("Argument `input_length` is deprecated. Just remove it.", stacklevel=2)
         super().__init__(input_dim, output_dim, name=name or "")
         _core._embedding_mask_zero(self, bool(mask_zero))
+
+    def __call__(self, inputs, *args, **kwargs):
+        # As Keras' Embedding.call: floating ids (a default float32 keras.Input(shape=(None,)))
+        # are cast to int32 rather than refused.
+        dtype = getattr(inputs, "dtype", None)
+        if dtype is not None:
+            from . import as_dtype, cast
+            if as_dtype(dtype).is_floating:
+                inputs = cast(inputs, "int32")
+        return super().__call__(inputs, *args, **kwargs)
 
     @property
     def mask_zero(self):

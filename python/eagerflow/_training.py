@@ -306,10 +306,19 @@ class _Training:
         validation_data = for_model(validation_data, None, "fit", as_arrays=not isinstance(x, _core._data.Dataset))
         if isinstance(x, _core._data.Dataset):  # ef.data.Dataset: its own batches (python/src/dataset.cpp)
             return self._fit_dataset(x, epochs, verbose, callbacks, validation_data, initial_epoch, **kwargs)
+        batch_size = 32 if batch_size is None else int(batch_size)
+        if kwargs.get("steps_per_epoch") is not None or kwargs.get("validation_steps") is not None:
+            if class_weight is not None:
+                raise TypeError("fit: class_weight with steps_per_epoch on arrays is not supported; give "
+                                "sample_weight")
+            from ._fit_steps import arrays_as_datasets
+            x, validation_data = arrays_as_datasets(
+                _as_data(x, "x"), _as_data(y, "y", labels=True), batch_size, float(validation_split), validation_data,
+                bool(shuffle), _as_data(sample_weight, "sample_weight"), _num_examples(_as_data(x, "x")))
+            return self._fit_dataset(x, epochs, verbose, callbacks, validation_data, initial_epoch, **kwargs)
         unsupported = sorted(k for k, v in kwargs.items() if v is not None)
         if unsupported:
             raise TypeError(f"fit: not supported: {', '.join(unsupported)}")
-        batch_size = 32 if batch_size is None else int(batch_size)
         verbose = _verbose(verbose)
         x = _as_data(x, "x")
         y = _as_data(y, "y", labels=True)

@@ -19,6 +19,18 @@ def host(fn, inputs, shape, dtype):
     return _core.convert_to_tensor(out if dtype.name == "string" else np.asarray(out), dtype=dtype)
 
 
+def one_input(inputs):
+    """A Python list of strings or numbers (nested or not) as one tensor: a layer's call takes a
+    list as several inputs, but Keras' preprocessing layers read ["a b", "c"] as one batch."""
+    def plain(v):
+        if isinstance(v, (list, tuple)):
+            return all(plain(u) for u in v)
+        return isinstance(v, (str, bytes, int, float, np.generic))
+    if isinstance(inputs, (list, tuple)) and inputs and plain(inputs):
+        return _core.convert_to_tensor(list(inputs))
+    return inputs
+
+
 def static_shape(x):
     return tuple(x._shape_tuple)
 

@@ -264,6 +264,7 @@ class _IndexLookup(pc.PreprocessingLayer):
     def __call__(self, inputs, *args, **kwargs):
         # A RaggedTensor is looked up value by value (int mode), its rows kept, as Keras'.
         from ..ragged import RaggedTensor
+        inputs = pc.one_input(inputs)
         if isinstance(inputs, RaggedTensor):
             if self.output_mode != "int":
                 raise NotImplementedError(f"{type(self).__name__}: RaggedTensor inputs are supported with "

@@ -185,6 +185,7 @@ class TextVectorization(pc.PreprocessingLayer):
 
     def __call__(self, inputs, *args, **kwargs):
         # ragged=True gives a RaggedTensor, which a layer call cannot return: the layer computes it directly.
+        inputs = pc.one_input(inputs)
         if self._ragged:
             return self.call(inputs)
         return super().__call__(inputs, *args, **kwargs)

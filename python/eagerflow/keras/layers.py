@@ -1,4 +1,7 @@
 """ef.keras.layers: the C++ layers, and Layer to subclass in Python."""
+import inspect
+import warnings
+
 from .. import _core
 from .._layers import (Activation, Add, AveragePooling2D, AvgPool2D, BatchNormalization, Concatenate,  # noqa: F401
                        Conv2D, Dense, Dropout, Embedding, Flatten, GlobalAveragePooling2D, Input, InputLayer, Layer,
@@ -24,9 +27,11 @@ def _with_base_arguments(base):
     """The C++ layer class with the arguments of Keras' base Layer (dtype=, trainable=,
     input_shape= / input_dim= / batch_size= as Keras 2's first layer of a Sequential, autocast=):
     Flatten(input_shape=(28, 28)), BatchNormalization(trainable=False)."""
+    own = _own_parameters(base)
+
     class Layer(base):
         def __init__(self, *args, **kwargs):
-            common = {k: kwargs.pop(k) for k in list(kwargs) if k in _BASE_KWARGS}
+            common = {k: kwargs.pop(k) for k in list(kwargs) if k in _BASE_KWARGS and k not in own}
             _check_kwargs(base.__name__, common)
             if "name" in kwargs and kwargs["name"] is None:  # Keras' default name=None
                 del kwargs["name"]
@@ -36,6 +41,16 @@ def _with_base_arguments(base):
     Layer.__name__ = Layer.__qualname__ = base.__name__
     Layer.__doc__ = base.__doc__
     return Layer
+
+
+def _own_parameters(base):
+    """The names a Python-defined layer's __init__ takes itself: Embedding's input_dim is its
+    vocabulary size, not Keras 2's base-layer input_dim (a C++ class's signature is not readable
+    here, and none of them take a base argument's name)."""
+    try:
+        return set(inspect.signature(base.__init__).parameters)
+    except (TypeError, ValueError):
+        return set()
 
 
 # What Keras' base Layer accepts besides a layer's own arguments. Anything else is a TypeError, as
@@ -83,6 +98,21 @@ Normalization = _with_base_arguments(_core.Normalization)
 from ._normalization import normalization_class  # noqa: E402
 Normalization = normalization_class(Normalization)
 LeakyReLU = _with_base_arguments(_core.LeakyReLU)
+
+
+class LeakyReLU(LeakyReLU):
+    __doc__ = LeakyReLU.__doc__
+
+    def __init__(self, negative_slope=0.3, **kwargs):
+        if "alpha" in kwargs:  # Keras 2's name: Keras 3 takes it with a warning
+            negative_slope = kwargs.pop("alpha")
+            warnings.warn("Argument `alpha` is deprecated. Use `negative_slope` instead.", stacklevel=2)
+        if negative_slope is None or negative_slope < 0:
+            raise ValueError("The negative_slope value of a Leaky ReLU layer cannot be None or negative value. "
+                             f"Expected a float. Received: negative_slope={negative_slope}")
+        super().__init__(negative_slope, **kwargs)
+
+
 ELU = _with_base_arguments(_core.ELU)
 UpSampling2D = _with_base_arguments(_core.UpSampling2D)
 ZeroPadding2D = _with_base_arguments(_core.ZeroPadding2D)

@@ -144,6 +144,13 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     in custom_objects ({"MyLayer": MyLayer}, by the name saved or the class name)."""
     import os
     from .utils._objects import scoped_layer_classes  # classes of an enclosing custom_object_scope
+    if os.path.isdir(os.fspath(filepath)):  # model.save(folder) wrote a saved model: Keras 3's answer
+        raise ValueError(
+            f"File format not supported: filepath={os.fspath(filepath)}. Keras 3 only supports V3 `.keras` files, "
+            "legacy H5 format files (`.h5` extension). Note that the legacy SavedModel format is not supported by "
+            "`load_model()` in Keras 3. In order to reload a TensorFlow SavedModel as an inference-only layer in "
+            f"Keras 3, use `keras.layers.TFSMLayer({os.fspath(filepath)}, call_endpoint='serving_default')` (note "
+            "that your `call_endpoint` might have a different name).")
     _use_custom_objects({**scoped_layer_classes(), **(custom_objects or {})}, "load_model")
     return _s.load_model(os.fspath(filepath), compile, _make_model)
 
