@@ -564,6 +564,10 @@ class Model(_Training, _PythonLayer, _t.Model):
     def __init__(self, inputs=None, outputs=None, name=None, trainable=True, **kwargs):
         if (inputs is None) != (outputs is None):
             raise ValueError("Model(inputs, outputs) needs both inputs and outputs")
+        if name is None and inputs is not None and type(self) is Model:
+            # Keras 3: Model(inputs, outputs) is a Functional, named "functional", "functional_1", ...
+            from ._layers import _unique_name
+            name = _unique_name("functional")
         _PythonLayer.__init__(self, name=name, trainable=trainable, **kwargs)
         _distribute._keras_created(self)
         if inputs is None:

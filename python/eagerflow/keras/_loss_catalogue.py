@@ -61,7 +61,7 @@ def apply_mask(sample_weight, mask, reduction):
     tf = F._tf()
     if reduction in ("mean", "sum_over_batch_size"):
         total = tf.cast(tf.size(mask), mask.dtype)
-        mask = mask * (total / (tf.reduce_sum(mask) + F.EPSILON))
+        mask = mask * (total / (tf.reduce_sum(mask) + F._eps()))
     if sample_weight is None:
         return mask
     sample_weight = F.as_float(sample_weight, mask)

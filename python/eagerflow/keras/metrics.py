@@ -29,14 +29,6 @@ def _float32_only(cls, dtype):
 
 
 # Keras' signatures (name, dtype, ...) over the C++ metrics, which take no dtype.
-class Mean(_t.Mean):
-    """Keras' Mean: the weighted mean of the values given to update_state(values, sample_weight)."""
-
-    def __init__(self, name="mean", dtype=None):
-        _float32_only(type(self), dtype)
-        super().__init__(name)
-
-
 class Accuracy(_t.Accuracy):
     """Keras' Accuracy: how often predictions equal labels."""
 
@@ -78,6 +70,7 @@ TopKCategoricalAccuracy = _t.TopKCategoricalAccuracy
 SparseTopKCategoricalAccuracy = _t.SparseTopKCategoricalAccuracy
 F1Score = _t.F1Score
 FBetaScore = _t.FBetaScore
+from ._metric_catalogue import Mean  # noqa: F401  (Python: Keras' variables, stateless API, 0 before updates)
 from ._metric_catalogue import (BinaryCrossentropy, BinaryIoU, CategoricalCrossentropy, CategoricalHinge,  # noqa: F401
                                 ConcordanceCorrelation, CosineSimilarity, FalseNegatives, FalsePositives, Hinge, IoU,
                                 KLDivergence, LogCoshError, MeanAbsolutePercentageError, MeanIoU, MeanMetricWrapper,
@@ -117,6 +110,6 @@ serialize, deserialize = _serialization("keras.metrics", "metric", _BY_CLASS_NAM
 
 
 __all__ = sorted(_BY_CLASS_NAME) + ["MeanMetricWrapper", "serialize", "deserialize"] + _FUNCTIONS + [
-    "Metric", "Mean", "Accuracy", "SparseCategoricalAccuracy", "CategoricalAccuracy", "BinaryAccuracy",
+    "Metric", "Accuracy", "SparseCategoricalAccuracy", "CategoricalAccuracy", "BinaryAccuracy",
     "MeanAbsoluteError", "MeanSquaredError", "RootMeanSquaredError", "AUC", "Precision", "Recall",
     "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "F1Score", "FBetaScore", "get"]

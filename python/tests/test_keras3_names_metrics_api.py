@@ -1,0 +1,129 @@
+"""Keras 3 behaviours (issue 33): the Metric API of keras.metrics.Mean (0 before any update,
+variables, the stateless API), keras.config.set_epsilon in the Python losses, keras.Variable's
+names and the default name of a functional Model. Reference values were recorded from
+keras 3.15 (TensorFlow backend) or are computed with NumPy here."""
+import numpy as np
+import pytest
+
+import eagerflow as ef
+
+keras = ef.keras
+
+
+def test_mean_is_zero_before_any_update_and_after_reset():
+    m = keras.metrics.Mean()
+    assert float(m.result()) == 0.0  # Keras: divide_no_nan, not NaN
+    m.update_state([1.0, 2.0, 3.0])
+    assert float(m.result()) == 2.0
+    m.reset_state()
+    assert float(m.result()) == 0.0
+    m.update_state([1.0, 3.0], sample_weight=[3.0, 1.0])
+    assert float(m.result()) == pytest.approx((1.0 * 3 + 3.0 * 1) / 4)
+
+
+def test_mean_nan_values_stay_nan():
+    m = keras.metrics.Mean()
+    m.update_state([np.nan, 1.0])
+    assert np.isnan(float(m.result()))
+
+
+def test_mean_variables_as_keras():
+    m = keras.metrics.Mean(name="loss")
+    assert [(v.name, v.path) for v in m.variables] == [("total", "loss/total"), ("count", "loss/count")]
+    assert m.dtype == "float32"
+    assert keras.metrics.get("Mean").name == "mean"
+
+
+def test_stateless_update_result_and_reset_leave_the_metric_alone():
+    m = keras.metrics.Mean()
+    m.update_state([100.0])
+    state = m.stateless_update_state([np.float32(0.0), np.float32(0.0)], [4.0, 6.0])
+    assert [float(v) for v in state] == [10.0, 2.0]  # keras 3.15: total 10, count 2
+    assert float(m.stateless_result(state)) == 5.0
+    assert [float(v) for v in m.stateless_reset_state()] == [0.0, 0.0]
+    assert float(m.result()) == 100.0  # its own state did not move
+    again = m.stateless_update_state(state, [2.0])
+    assert float(m.stateless_result(again)) == pytest.approx(12.0 / 3)
+    with pytest.raises(ValueError, match="1:1"):
+        m.stateless_result([np.float32(1.0)])
+
+
+def test_stateless_api_of_a_catalogue_metric():
+    m = keras.metrics.MeanSquaredLogarithmicError()
+    y_true, y_pred = np.array([[1.0, 2.0]], np.float32), np.array([[2.0, 2.0]], np.float32)
+    state = m.stateless_update_state(m.stateless_reset_state(), y_true, y_pred)
+    expected = np.mean(np.square(np.log1p(y_pred) - np.log1p(y_true)))
+    assert float(m.stateless_result(state)) == pytest.approx(expected, rel=1e-5)
+    assert float(m.result()) == 0.0
+
+
+@pytest.fixture
+def epsilon_restored():
+    yield
+    keras.config.set_epsilon(1e-7)
+
+
+def test_set_epsilon_changes_the_python_losses(epsilon_restored):
+    y_true = np.array([[0.0, 1.0], [1.0, 0.0]], np.float32)
+    y_pred = np.array([[0.1, 0.9], [0.6, 0.4]], np.float32)
+    assert keras.config.epsilon() == pytest.approx(1e-7)
+    keras.config.set_epsilon(0.1)
+    assert keras.config.epsilon() == pytest.approx(0.1) and keras.backend.epsilon() == pytest.approx(0.1)
+    # keras 3.15 with epsilon 0.1: MAPE [55, 220], KLD [0.10536056, 0.37219614]
+    np.testing.assert_allclose(keras.losses.mean_absolute_percentage_error(y_true, y_pred), [55.0, 220.0], rtol=1e-5)
+    np.testing.assert_allclose(keras.losses.kl_divergence(y_true, y_pred), [0.10536056, 0.37219614], rtol=1e-5)
+    # the same from NumPy: y_true clipped to [eps, 1]
+    yt = np.clip(y_true, 0.1, 1.0)
+    np.testing.assert_allclose(keras.losses.kl_divergence(y_true, y_pred), np.sum(yt * np.log(yt / y_pred), -1),
+                               rtol=1e-5)
+    keras.config.set_epsilon(1e-7)
+    np.testing.assert_allclose(keras.losses.mean_absolute_percentage_error(y_true, y_pred), [5.0e7, 2.0e8], rtol=1e-5)
+
+
+def test_keras_variable_names_dtypes_and_errors():
+    keras.backend.clear_session()
+    v = keras.Variable(np.ones(2))
+    assert (v.name, v.path, v.trainable) == ("variable", "variable", True)
+    assert v.dtype == ef.float64  # a NumPy value keeps its dtype (keras 3.15)
+    assert keras.Variable([1, 2]).dtype == ef.int32
+    assert keras.Variable(1.0).dtype == ef.float32
+    w = keras.Variable("ones", shape=(2, 3))
+    assert w.name == "variable_3" and w.shape == (2, 3) and np.all(w.numpy() == 1.0)
+    z = keras.Variable(keras.initializers.Zeros(), shape=(2,), name="z", trainable=False)
+    assert (z.name, z.path, z.trainable) == ("z", "z", False)
+    with pytest.raises(ValueError, match="`shape` argument should be specified"):
+        keras.Variable("ones")
+    with pytest.raises(ValueError, match="cannot contain character `/`"):
+        keras.Variable(1.0, name="a/b")
+    assert isinstance(v, keras.Variable)
+    assert float(ef.reduce_sum(v * 2.0)) == 4.0
+
+
+def test_default_model_names_as_keras_3():
+    keras.backend.clear_session()
+    inp = keras.Input((3,))
+    out = keras.layers.Dense(2)(inp)
+    assert keras.Model(inp, out).name == "functional"
+    assert keras.Model(inp, out).name == "functional_1"
+    assert keras.Model(inp, out, name="mine").name == "mine"
+    assert keras.Sequential().name == "sequential"
+
+    class MyNet(keras.Model):
+        def call(self, x):
+            return x
+
+    assert MyNet().name == "my_net"
+
+
+def test_weight_names_paths_and_get_set_weights():
+    keras.backend.clear_session()
+    inp = keras.Input((3,))
+    dense = keras.layers.Dense(2)
+    model = keras.Model(inp, keras.layers.BatchNormalization()(dense(inp)))
+    assert (dense.kernel.name, dense.kernel.path) == ("kernel", "dense/kernel")
+    assert [w.name for w in model.weights] == ["kernel", "bias", "gamma", "beta", "moving_mean", "moving_variance"]
+    assert [w.name for w in model.trainable_weights] == ["kernel", "bias", "gamma", "beta"]
+    weights = model.get_weights()
+    assert [w.shape for w in weights] == [(3, 2), (2,), (2,), (2,), (2,), (2,)]
+    model.set_weights([w + 1.0 for w in weights])
+    np.testing.assert_allclose(dense.bias.numpy(), weights[1] + 1.0)
