@@ -512,36 +512,13 @@ class _Training:
         from . import saved_model
         return saved_model.save(self, filepath, *args, **kwargs)
 
-    def summary(self, print_fn=None, **kwargs):
-        """Keras' table: layer (type), output shape, parameter count; totals (and, for a
-        functional model, the layers each one's inputs come from)."""
-        self._ef_build_from_input()
-        print_fn = print_fn or print
-        if self._is_functional:
-            print_fn(self._summary_text().rstrip("\n"))
-            return
-        rule, double = "_" * 65, "=" * 65
-
-        def shape_text(shape):
-            if shape is None:
-                return "(unbuilt)"
-            dims = ["None"] + ["None" if d is None else str(d) for d in shape[1:]]
-            return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
-
-        def with_commas(n):
-            return f"{n:,}"
-
-        lines = [f'Model: "{self.name}"', rule, f"{' Layer (type)':<29}{'Output Shape':<26}Param #", double]
-        for layer in self.layers:
-            kind = layer._type_name() if type(layer).__module__.startswith("eagerflow._core") else type(layer).__name__
-            count = sum(int(_np.prod(v.shape)) for v in layer.weights)
-            lines.append(f"{' ' + layer.name + ' (' + kind + ')':<29}{shape_text(layer._output_shape):<26}"
-                         f"{with_commas(count)}")
-        trainable = sum(int(_np.prod(v.shape)) for v in self.trainable_weights)
-        frozen = sum(int(_np.prod(v.shape)) for v in self.non_trainable_weights)
-        lines += [double, f"Total params: {with_commas(trainable + frozen)}",
-                  f"Trainable params: {with_commas(trainable)}", f"Non-trainable params: {with_commas(frozen)}", rule]
-        print_fn("\n".join(lines))
+    def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False, show_trainable=False,
+                layer_range=None):
+        """Keras 3's table: layer (type), output shape, parameter count (the layers each one's
+        inputs come from, for a functional model that is not a chain), Trainable with
+        show_trainable, nested models' layers with expand_nested; totals with their sizes."""
+        from ._model_summary import summary
+        summary(self, line_length, positions, print_fn, expand_nested, show_trainable, layer_range)
 
     def _ef_build_from_input(self):
         shape = getattr(self, "_ef_input_shape", None)
