@@ -3,6 +3,7 @@ import inspect
 import re
 
 from . import _core
+from ._layer_add_weight import add_weight as _add_weight
 from .autograph import _api as _autograph
 
 _names = {}
@@ -60,6 +61,8 @@ class _PythonLayer:
                     p.kind == p.VAR_KEYWORD for p in params.values())
             except (TypeError, ValueError):
                 cls._ef_call_takes_training = False
+
+    add_weight = _add_weight  # Keras 3's signature (shape first) and Keras 2's (name first)
 
     def build(self, input_shape):
         pass

@@ -231,6 +231,14 @@ def _callback_list(callbacks, model, params):
     return callbacks
 
 
+def _with_constraints(model, callbacks):
+    # add_weight(constraint=...) of Python layers: projected after each update, before the
+    # user's callbacks see the batch (Keras' optimizer projects inside the step)
+    from ._layer_add_weight import ConstraintCallback, weight_constraints
+    pairs = weight_constraints(model)
+    return [ConstraintCallback(pairs)] + callbacks if pairs else callbacks
+
+
 def _history_in(callbacks):
     return next((cb for cb in callbacks if isinstance(cb, History)), None)
 
@@ -329,7 +337,7 @@ class _Training:
         n_train = n if n is None or validation_data is not None else n - int(math.floor(n * validation_split))
         params = {"verbose": verbose, "epochs": epochs,
                   "steps": None if not n_train else math.ceil(n_train / max(1, min(batch_size, n_train)))}
-        callbacks = _callback_list(callbacks, self, params)
+        callbacks = _with_constraints(self, _callback_list(callbacks, self, params))
         sys.stdout.flush()
         history, epochs_run = self._fit(x, y, batch_size, int(epochs), int(initial_epoch), float(validation_split),
                                         validation_data, bool(shuffle), callbacks, verbose, sample_weight, class_weight)
@@ -350,7 +358,7 @@ class _Training:
         n = ds.cardinality()
         params = {"verbose": verbose, "epochs": epochs,
                   "steps": int(steps_per_epoch) if steps_per_epoch else (n if n >= 0 else None)}
-        callbacks = _callback_list(callbacks, self, params)
+        callbacks = _with_constraints(self, _callback_list(callbacks, self, params))
         if validation_data is not None and not isinstance(validation_data, _core._data.Dataset):
             validation_data = tuple(validation_data)
         sys.stdout.flush()
@@ -426,6 +434,8 @@ class _Training:
             raise TypeError("train_on_batch: give sample_weight (class_weight is for fit)")
         logs = self._train_on_batch(_as_data(x, "x"), _as_data(y, "y", labels=True),
                                     _as_data(sample_weight, "sample_weight"))
+        from ._layer_add_weight import apply_weight_constraints, weight_constraints
+        apply_weight_constraints(weight_constraints(self))
         return self._results(logs, return_dict)
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
