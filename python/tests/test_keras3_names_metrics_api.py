@@ -127,3 +127,18 @@ def test_weight_names_paths_and_get_set_weights():
     assert [w.shape for w in weights] == [(3, 2), (2,), (2,), (2,), (2,), (2,)]
     model.set_weights([w + 1.0 for w in weights])
     np.testing.assert_allclose(dense.bias.numpy(), weights[1] + 1.0)
+
+
+@pytest.mark.parametrize("make", [keras.metrics.Accuracy, keras.metrics.SparseCategoricalAccuracy,
+                                  keras.metrics.CategoricalAccuracy, keras.metrics.BinaryAccuracy])
+def test_accuracies_are_zero_before_any_update_and_after_reset(make):
+    m = make()
+    assert float(m.result()) == 0.0  # keras 3.15: 0.0
+    assert float(ef.function(m.result)()) == 0.0  # traced the same
+
+
+def test_accuracy_after_updates_and_reset():
+    m = keras.metrics.SparseCategoricalAccuracy()
+    assert float(m([1, 0], [[0.1, 0.9], [0.2, 0.8]])) == 0.5
+    m.reset_state()
+    assert float(m.result()) == 0.0
