@@ -51,7 +51,8 @@ def get_loss(identifier):
             return _t.Loss(identifier.call, identifier.name)
         return identifier
     if isinstance(identifier, str):
-        return _t.loss_by_name(identifier)
+        from .keras._loss_catalogue import compiled_for_epsilon  # keras.config.set_epsilon
+        return compiled_for_epsilon(identifier) or _t.loss_by_name(identifier)
     if callable(identifier):
         return _t.Loss(identifier, getattr(identifier, "__name__", "custom_loss"))
     raise TypeError(f"a loss must be an ef.keras.losses object, a name or a function, got {identifier!r}")

@@ -142,3 +142,25 @@ def test_accuracy_after_updates_and_reset():
     assert float(m([1, 0], [[0.1, 0.9], [0.2, 0.8]])) == 0.5
     m.reset_state()
     assert float(m.result()) == 0.0
+
+
+def test_set_epsilon_reaches_the_loss_classes_and_compile(epsilon_restored):
+    y_true = np.array([[0.0, 1.0], [1.0, 0.0]], np.float32)
+    y_pred = np.array([[0.0, 1.0], [0.5, 0.5]], np.float32)
+    keras.config.set_epsilon(0.1)
+    # keras 3.15 with epsilon 0.1
+    expected = {"BinaryCrossentropy": 0.39925387, "CategoricalCrossentropy": 0.39925387, "KLDivergence": 0.26610169,
+                "Poisson": 0.60387886}
+    for name, value in expected.items():
+        assert float(getattr(keras.losses, name)()(y_true, y_pred)) == pytest.approx(value, rel=1e-5), name
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(2, kernel_initializer="zeros",
+                                                                    bias_initializer="zeros", activation="sigmoid")])
+    zeros = np.zeros((2, 2), np.float32)
+    for loss, value in (("kl_divergence", 0.53220338), ("poisson", 0.75541282),
+                        ("binary_crossentropy", 0.69314718), (keras.losses.KLDivergence(), 0.53220338)):
+        model.compile("sgd", loss)
+        assert model.evaluate(zeros, y_true, verbose=0) == pytest.approx(value, rel=1e-5), loss
+    keras.config.set_epsilon(1e-7)
+    model.compile("sgd", "kl_divergence")  # the C++ loss again: 0.5 log(0.5 / 1e-7)-free terms
+    expected_default = np.mean(np.sum(np.clip(y_true, 1e-7, 1) * np.log(np.clip(y_true, 1e-7, 1) / 0.5), -1))
+    assert model.evaluate(zeros, y_true, verbose=0) == pytest.approx(expected_default, rel=1e-4)
