@@ -69,10 +69,30 @@ def _metric_list(metrics):
             # Keras: a function (y_true, y_pred) -> values is the mean of its values, named as it is
             from .keras._metric_catalogue import MeanMetricWrapper
             m = MeanMetricWrapper(m, name=getattr(m, "__name__", "mean_metric_wrapper"))
+        if isinstance(m, str):
+            m = _keras_metric_by_name(m)
         if not isinstance(m, (str, _t.Metric)):
             raise TypeError(f"a metric must be a name or an ef.keras.metrics object, got {m!r}")
         out.append(m)
     return out
+
+
+def _keras_metric_by_name(name):
+    """A name the C++ metrics know stays a name (compile picks "accuracy"'s kind from the loss);
+    Keras' other names of keras.metrics functions ("kl_divergence") and classes ("Precision")
+    give the metric as Keras' compile makes it."""
+    try:
+        _t.metric_by_name(name)
+        return name
+    except Exception:
+        from .keras import metrics
+        if name in metrics._FUNCTIONS:
+            from .keras._metric_catalogue import MeanMetricWrapper
+            return MeanMetricWrapper(getattr(metrics, name), name=name)
+        cls = getattr(metrics, name, None) if name[:1].isupper() else None
+        if isinstance(cls, type) and issubclass(cls, _t.Metric):
+            return cls(name=name)  # Keras logs it under the name given
+        raise
 
 
 def _metric_layout(metrics):

@@ -164,3 +164,19 @@ def test_set_epsilon_reaches_the_loss_classes_and_compile(epsilon_restored):
     model.compile("sgd", "kl_divergence")  # the C++ loss again: 0.5 log(0.5 / 1e-7)-free terms
     expected_default = np.mean(np.sum(np.clip(y_true, 1e-7, 1) * np.log(np.clip(y_true, 1e-7, 1) / 0.5), -1))
     assert model.evaluate(zeros, y_true, verbose=0) == pytest.approx(expected_default, rel=1e-4)
+
+
+def test_compile_takes_keras_metric_function_and_class_names():
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(2, kernel_initializer="zeros")])
+    model.compile("sgd", "mse", metrics=["Precision", "mean_squared_logarithmic_error", "AUC", "MeanSquaredError",
+                                         "BinaryAccuracy", "kl_divergence"])
+    y = np.array([[0.0, 1.0], [1.0, 0.0]], np.float32)
+    logs = model.evaluate(np.zeros((2, 2), np.float32), y, verbose=0, return_dict=True)
+    # keras 3.15: each logged under the name given
+    expected = {"loss": 0.5, "Precision": 0.0, "AUC": 0.5, "MeanSquaredError": 0.5, "BinaryAccuracy": 0.5,
+                "mean_squared_logarithmic_error": np.mean(np.square(np.log1p(y)))}
+    for name, value in expected.items():
+        assert logs[name] == pytest.approx(value, rel=1e-5), name
+    assert "kl_divergence" in logs
+    with pytest.raises(ef.errors.InvalidArgumentError, match="unknown metric 'nope'"):
+        model.compile("sgd", "mse", metrics=["nope"])

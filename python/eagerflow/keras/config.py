@@ -4,9 +4,9 @@
     ef.keras.config.floatx()                              # the global policy's variable dtype
 
 Layers keep NHWC ("channels_last") data (not a setting here). epsilon()/set_epsilon is the fuzz
-factor of the losses and metrics written in Python (keras.losses' functions and catalogue
-classes); the C++ losses that compile uses for "binary_crossentropy", "categorical_crossentropy",
-"kl_divergence", "poisson" (and their classes' compiled form) keep 1e-7.
+factor of keras.losses and keras.metrics; the C++ cross-entropy, KL divergence and Poisson losses
+clip with a fixed 1e-7, so after set_epsilon their Python forms serve instead (standalone and in
+compile).
 
 backend() is "tensorflow", as keras.backend.backend() (see backend.py for why). set_max_epochs caps
 the epochs of every fit (Keras' debugging switch; KERAS_MAX_EPOCHS in the environment sets it at
