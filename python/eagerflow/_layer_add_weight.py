@@ -63,6 +63,14 @@ def weight_constraints(model):
     return [(v, c) for v, c in pairs if any(v._same_as(w) for w in weights)]
 
 
+def project(variables):
+    """Keras' optimizer step ends with each constrained variable's projection: for an optimizer's
+    apply/apply_gradients, the constrained weights of Python layers among `variables`."""
+    variables = list(variables)
+    pairs = [pair for layer in list(_CONSTRAINED) for pair in layer.__dict__.get("_ef_weight_constraints", [])]
+    apply_weight_constraints([(v, c) for v, c in pairs if any(v._same_as(w) for w in variables)])
+
+
 def apply_weight_constraints(pairs):
     for variable, constraint in pairs:
         variable.assign(constraint(variable))

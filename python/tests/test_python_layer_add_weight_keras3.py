@@ -96,3 +96,16 @@ def test_unconstrained_step_matches_numpy_sgd():
     w = np.ones((2, 1), np.float32)
     grad = 2 * _X.T @ (_X @ w - _Y) / 4
     np.testing.assert_allclose(model.layers[0].w.numpy(), w - 0.1 * grad, rtol=1e-6)
+
+
+def test_project_for_a_custom_loop_step():
+    # what an optimizer's apply ends with in Keras (its hook for optimizers.py: _layer_add_weight.project)
+    from eagerflow._layer_add_weight import project
+
+    layer = _Constrained()
+    layer(_X)
+    keras.optimizers.SGD(10.0).apply_gradients([(ef.ones((2, 1)), layer.w)])
+    np.testing.assert_array_equal(layer.w.numpy().ravel(), [-9.0, -9.0])
+    project([layer.w])
+    np.testing.assert_array_equal(layer.w.numpy().ravel(), [0.0, 0.0])
+    np.testing.assert_array_equal(layer.v.numpy().ravel(), [1.0, 1.0])  # not among the variables given
