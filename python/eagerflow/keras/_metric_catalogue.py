@@ -611,8 +611,8 @@ class OneHotMeanIoU(MeanIoU):
         super().__init__(num_classes, name, dtype, ignore_class, False, sparse_y_pred, axis)
 
 
-CLASSES = [Mean, Sum, MeanMetricWrapper, BinaryCrossentropy, CategoricalCrossentropy, SparseCategoricalCrossentropy, Hinge,
-           SquaredHinge, CategoricalHinge, KLDivergence, Poisson, LogCoshError, MeanAbsolutePercentageError,
+CLASSES = [Mean, Sum, MeanMetricWrapper, BinaryCrossentropy, CategoricalCrossentropy, SparseCategoricalCrossentropy,
+           Hinge, SquaredHinge, CategoricalHinge, KLDivergence, Poisson, LogCoshError, MeanAbsolutePercentageError,
            MeanSquaredLogarithmicError, CosineSimilarity, PearsonCorrelation, ConcordanceCorrelation, TruePositives,
            FalsePositives, TrueNegatives, FalseNegatives, SensitivityAtSpecificity, SpecificityAtSensitivity,
            PrecisionAtRecall, RecallAtPrecision, R2Score, IoU, MeanIoU, BinaryIoU, OneHotIoU, OneHotMeanIoU]

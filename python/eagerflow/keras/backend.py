@@ -58,4 +58,5 @@ def is_keras_tensor(x):
 
 
 __all__ = ["backend", "clear_session", "epsilon", "floatx", "get_uid", "image_data_format", "is_float_dtype",
-           "is_int_dtype", "is_keras_tensor", "result_type", "set_epsilon", "set_floatx", "set_image_data_format", "standardize_dtype"]
+           "is_int_dtype", "is_keras_tensor", "result_type", "set_epsilon", "set_floatx", "set_image_data_format",
+           "standardize_dtype"]

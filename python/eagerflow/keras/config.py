@@ -88,5 +88,5 @@ def _capped_epochs(epochs):
     return epochs
 
 
-__all__ = ["backend", "dtype_policy", "set_dtype_policy", "floatx", "set_floatx", "epsilon", "set_epsilon", "image_data_format",
-           "max_epochs", "set_max_epochs"]
+__all__ = ["backend", "dtype_policy", "set_dtype_policy", "floatx", "set_floatx", "epsilon", "set_epsilon",
+           "image_data_format", "max_epochs", "set_max_epochs"]
