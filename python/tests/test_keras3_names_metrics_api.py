@@ -130,7 +130,8 @@ def test_weight_names_paths_and_get_set_weights():
 
 
 @pytest.mark.parametrize("make", [keras.metrics.Accuracy, keras.metrics.SparseCategoricalAccuracy,
-                                  keras.metrics.CategoricalAccuracy, keras.metrics.BinaryAccuracy])
+                                  keras.metrics.CategoricalAccuracy, keras.metrics.BinaryAccuracy,
+                                  keras.metrics.TopKCategoricalAccuracy, keras.metrics.SparseTopKCategoricalAccuracy])
 def test_accuracies_are_zero_before_any_update_and_after_reset(make):
     m = make()
     assert float(m.result()) == 0.0  # keras 3.15: 0.0
@@ -180,3 +181,9 @@ def test_compile_takes_keras_metric_function_and_class_names():
     assert "kl_divergence" in logs
     with pytest.raises(ef.errors.InvalidArgumentError, match="unknown metric 'nope'"):
         model.compile("sgd", "mse", metrics=["nope"])
+
+
+def test_top_k_accuracy_after_updates():
+    m = keras.metrics.SparseTopKCategoricalAccuracy(k=2)
+    m.update_state([2, 0], [[0.1, 0.3, 0.6], [0.1, 0.5, 0.4]])  # label 0 is last of three in the second row
+    assert float(m.result()) == 0.5

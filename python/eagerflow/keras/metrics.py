@@ -76,8 +76,16 @@ RootMeanSquaredError = _t.RootMeanSquaredError
 AUC = _t.AUC
 Precision = _t.Precision
 Recall = _t.Recall
-TopKCategoricalAccuracy = _t.TopKCategoricalAccuracy
-SparseTopKCategoricalAccuracy = _t.SparseTopKCategoricalAccuracy
+
+
+class TopKCategoricalAccuracy(_ZeroBeforeUpdate, _t.TopKCategoricalAccuracy):
+    """Keras' TopKCategoricalAccuracy: how often the one-hot label's class is among the top k predictions."""
+
+
+class SparseTopKCategoricalAccuracy(_ZeroBeforeUpdate, _t.SparseTopKCategoricalAccuracy):
+    """Keras' SparseTopKCategoricalAccuracy: how often the integer label is among the top k predictions."""
+
+
 F1Score = _t.F1Score
 FBetaScore = _t.FBetaScore
 from ._metric_catalogue import Mean  # noqa: F401  (Python: Keras' variables, stateless API, 0 before updates)
