@@ -4,7 +4,8 @@ regularizer=None, constraint=None, aggregation="none", overwrite_with_gradient=F
 The name is optional (Keras 3 names it "variable", "variable_1", ...); eagerflow's own
 add_weight(name, shape, ...) with the name first keeps working. The C++ Layer.add_weight makes
 the variable; a regularizer joins the layer's losses at every call, as Keras' weight
-regularizers do."""
+regularizers do; a constraint projects the weight after each optimizer step (fit, train_on_batch,
+optimizer.apply), as Keras' optimizers do."""
 from . import _core
 
 
@@ -41,8 +42,6 @@ def add_weight(self, *args, shape=None, initializer=None, dtype=None, trainable=
         dtype = legacy[3] if dtype is None else dtype
     else:
         shape, initializer, dtype = _keras_kwargs(args, shape, initializer, dtype)
-    if constraint is not None:
-        raise NotImplementedError("add_weight: constraint is not supported in eagerflow's Python layers")
     if overwrite_with_gradient:
         raise NotImplementedError("add_weight: overwrite_with_gradient is not supported in eagerflow")
     if aggregation not in ("none", "mean", "sum", "only_first_replica", None):
@@ -53,6 +52,11 @@ def add_weight(self, *args, shape=None, initializer=None, dtype=None, trainable=
     if name is None:
         name = _default_name(self)
     variable = _core.Layer.add_weight(self, name, shape, initializer, bool(trainable), dtype)
+    if constraint is not None:  # projected after each optimizer step (python/eagerflow/_layer_add_weight.py)
+        from . import _layer_add_weight
+        from .keras import constraints
+        self.__dict__.setdefault("_ef_weight_constraints", []).append((variable, constraints.get(constraint)))
+        _layer_add_weight._CONSTRAINED.add(self)
     if regularizer is not None:
         from .keras import regularizers
         self._ef_weight_regularizers = getattr(self, "_ef_weight_regularizers", []) + [

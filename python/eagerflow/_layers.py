@@ -62,6 +62,8 @@ class _PythonLayer:
             except (TypeError, ValueError):
                 cls._ef_call_takes_training = False
 
+    add_weight = _add_weight.add_weight  # Keras 3's signature (shape first) and Keras 2's (name first)
+
     def build(self, input_shape):
         pass
 

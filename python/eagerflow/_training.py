@@ -51,7 +51,8 @@ def get_loss(identifier):
             return _t.Loss(identifier.call, identifier.name)
         return identifier
     if isinstance(identifier, str):
-        return _t.loss_by_name(identifier)
+        from .keras._loss_catalogue import compiled_for_epsilon  # keras.config.set_epsilon
+        return compiled_for_epsilon(identifier) or _t.loss_by_name(identifier)
     if callable(identifier):
         return _t.Loss(identifier, getattr(identifier, "__name__", "custom_loss"))
     raise TypeError(f"a loss must be an ef.keras.losses object, a name or a function, got {identifier!r}")
@@ -68,10 +69,30 @@ def _metric_list(metrics):
             # Keras: a function (y_true, y_pred) -> values is the mean of its values, named as it is
             from .keras._metric_catalogue import MeanMetricWrapper
             m = MeanMetricWrapper(m, name=getattr(m, "__name__", "mean_metric_wrapper"))
+        if isinstance(m, str):
+            m = _keras_metric_by_name(m)
         if not isinstance(m, (str, _t.Metric)):
             raise TypeError(f"a metric must be a name or an ef.keras.metrics object, got {m!r}")
         out.append(m)
     return out
+
+
+def _keras_metric_by_name(name):
+    """A name the C++ metrics know stays a name (compile picks "accuracy"'s kind from the loss);
+    Keras' other names of keras.metrics functions ("kl_divergence") and classes ("Precision")
+    give the metric as Keras' compile makes it."""
+    try:
+        _t.metric_by_name(name)
+        return name
+    except Exception:
+        from .keras import metrics
+        if name in metrics._FUNCTIONS:
+            from .keras._metric_catalogue import MeanMetricWrapper
+            return MeanMetricWrapper(getattr(metrics, name), name=name)
+        cls = getattr(metrics, name, None) if name[:1].isupper() else None
+        if isinstance(cls, type) and issubclass(cls, _t.Metric):
+            return cls(name=name)  # Keras logs it under the name given
+        raise
 
 
 def _metric_layout(metrics):
@@ -231,6 +252,14 @@ def _callback_list(callbacks, model, params):
     return callbacks
 
 
+def _with_constraints(model, callbacks):
+    # add_weight(constraint=...) of Python layers: projected after each update, before the
+    # user's callbacks see the batch (Keras' optimizer projects inside the step)
+    from ._layer_add_weight import ConstraintCallback, weight_constraints
+    pairs = weight_constraints(model)
+    return [ConstraintCallback(pairs)] + callbacks if pairs else callbacks
+
+
 def _history_in(callbacks):
     return next((cb for cb in callbacks if isinstance(cb, History)), None)
 
@@ -338,7 +367,7 @@ class _Training:
         n_train = n if n is None or validation_data is not None else n - int(math.floor(n * validation_split))
         params = {"verbose": verbose, "epochs": epochs,
                   "steps": None if not n_train else math.ceil(n_train / max(1, min(batch_size, n_train)))}
-        callbacks = _callback_list(callbacks, self, params)
+        callbacks = _with_constraints(self, _callback_list(callbacks, self, params))
         sys.stdout.flush()
         history, epochs_run = self._fit(x, y, batch_size, int(epochs), int(initial_epoch), float(validation_split),
                                         validation_data, bool(shuffle), callbacks, verbose, sample_weight, class_weight)
@@ -359,7 +388,7 @@ class _Training:
         n = ds.cardinality()
         params = {"verbose": verbose, "epochs": epochs,
                   "steps": int(steps_per_epoch) if steps_per_epoch else (n if n >= 0 else None)}
-        callbacks = _callback_list(callbacks, self, params)
+        callbacks = _with_constraints(self, _callback_list(callbacks, self, params))
         if validation_data is not None and not isinstance(validation_data, _core._data.Dataset):
             validation_data = tuple(validation_data)
         sys.stdout.flush()
@@ -435,6 +464,8 @@ class _Training:
             raise TypeError("train_on_batch: give sample_weight (class_weight is for fit)")
         logs = self._train_on_batch(_as_data(x, "x"), _as_data(y, "y", labels=True),
                                     _as_data(sample_weight, "sample_weight"))
+        from ._layer_add_weight import apply_weight_constraints, weight_constraints
+        apply_weight_constraints(weight_constraints(self))
         return self._results(logs, return_dict)
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
@@ -521,36 +552,13 @@ class _Training:
         from . import saved_model
         return saved_model.save(self, filepath, *args, **kwargs)
 
-    def summary(self, print_fn=None, **kwargs):
-        """Keras' table: layer (type), output shape, parameter count; totals (and, for a
-        functional model, the layers each one's inputs come from)."""
-        self._ef_build_from_input()
-        print_fn = print_fn or print
-        if self._is_functional:
-            print_fn(self._summary_text().rstrip("\n"))
-            return
-        rule, double = "_" * 65, "=" * 65
-
-        def shape_text(shape):
-            if shape is None:
-                return "(unbuilt)"
-            dims = ["None"] + ["None" if d is None else str(d) for d in shape[1:]]
-            return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
-
-        def with_commas(n):
-            return f"{n:,}"
-
-        lines = [f'Model: "{self.name}"', rule, f"{' Layer (type)':<29}{'Output Shape':<26}Param #", double]
-        for layer in self.layers:
-            kind = layer._type_name() if type(layer).__module__.startswith("eagerflow._core") else type(layer).__name__
-            count = sum(int(_np.prod(v.shape)) for v in layer.weights)
-            lines.append(f"{' ' + layer.name + ' (' + kind + ')':<29}{shape_text(layer._output_shape):<26}"
-                         f"{with_commas(count)}")
-        trainable = sum(int(_np.prod(v.shape)) for v in self.trainable_weights)
-        frozen = sum(int(_np.prod(v.shape)) for v in self.non_trainable_weights)
-        lines += [double, f"Total params: {with_commas(trainable + frozen)}",
-                  f"Trainable params: {with_commas(trainable)}", f"Non-trainable params: {with_commas(frozen)}", rule]
-        print_fn("\n".join(lines))
+    def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False, show_trainable=False,
+                layer_range=None):
+        """Keras 3's table: layer (type), output shape, parameter count (the layers each one's
+        inputs come from, for a functional model that is not a chain), Trainable with
+        show_trainable, nested models' layers with expand_nested; totals with their sizes."""
+        from ._model_summary import summary
+        summary(self, line_length, positions, print_fn, expand_nested, show_trainable, layer_range)
 
     def _ef_build_from_input(self):
         shape = getattr(self, "_ef_input_shape", None)
@@ -573,6 +581,10 @@ class Model(_Training, _PythonLayer, _t.Model):
     def __init__(self, inputs=None, outputs=None, name=None, trainable=True, **kwargs):
         if (inputs is None) != (outputs is None):
             raise ValueError("Model(inputs, outputs) needs both inputs and outputs")
+        if name is None and inputs is not None and type(self) is Model:
+            # Keras 3: Model(inputs, outputs) is a Functional, named "functional", "functional_1", ...
+            from ._layers import _unique_name
+            name = _unique_name("functional")
         _PythonLayer.__init__(self, name=name, trainable=trainable, **kwargs)
         _distribute._keras_created(self)
         if inputs is None:

@@ -61,7 +61,7 @@ def apply_mask(sample_weight, mask, reduction):
     tf = F._tf()
     if reduction in ("mean", "sum_over_batch_size"):
         total = tf.cast(tf.size(mask), mask.dtype)
-        mask = mask * (total / (tf.reduce_sum(mask) + F.EPSILON))
+        mask = mask * (total / (tf.reduce_sum(mask) + F._eps()))
     if sample_weight is None:
         return mask
     sample_weight = F.as_float(sample_weight, mask)
@@ -133,10 +133,14 @@ class _KerasLoss:
     def per_example(self, y_true, y_pred):
         return self._ef_fn(y_true, y_pred)
 
+    def _ef_in_cpp(self):
+        # The C++ losses clip with a fixed 1e-7: after keras.config.set_epsilon the Python one serves.
+        return not self._ef_python and (type(self).__name__ not in _EPSILON_LOSSES or F._eps() == 1e-7)
+
     def __call__(self, y_true, y_pred, sample_weight=None):
         # As Keras (the loss's dtype, float32): float64 inputs compute in float32.
         y_pred, y_true = _as_float32(y_pred), _as_float32(y_true)
-        if not self._ef_python:
+        if self._ef_in_cpp():
             if sample_weight is None:
                 return _t.Loss.__call__(self, y_true, y_pred)
             return _t.Loss.__call__(self, y_true, y_pred, sample_weight=sample_weight)
@@ -156,7 +160,7 @@ class _KerasLoss:
         return None
 
     def _ef_compiled(self):
-        if not self._ef_python:
+        if self._ef_in_cpp():
             return self
         return _t.Loss(functools.partial(_compiled_values, self._ef_fn, self.reduction, self._ef_mask_fn()), self.name)
 
@@ -208,6 +212,20 @@ def _class(class_name, fn, cpp=None, cpp_args=(), defaults=None, cpp_only=(), na
 
 
 _CE = {"from_logits": False, "label_smoothing": 0.0, "axis": -1}
+# The losses whose C++ form clips with epsilon, by class and by the names compile takes.
+_EPSILON_LOSSES = {"BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "KLDivergence",
+                   "Poisson"}
+_EPSILON_NAMES = {"binary_crossentropy": "BinaryCrossentropy", "categorical_crossentropy": "CategoricalCrossentropy",
+                  "sparse_categorical_crossentropy": "SparseCategoricalCrossentropy", "kl_divergence": "KLDivergence",
+                  "kld": "KLDivergence", "KLD": "KLDivergence", "poisson": "Poisson"}
+
+
+def compiled_for_epsilon(name):
+    """compile's loss of this name in Python when keras.config.set_epsilon moved epsilon (the C++
+    loss keeps 1e-7); None when the C++ loss serves."""
+    if F._eps() == 1e-7 or name not in _EPSILON_NAMES:
+        return None
+    return globals()[_EPSILON_NAMES[name]]()._ef_compiled()
 MeanSquaredError = _class("MeanSquaredError", F.mean_squared_error, _t.MeanSquaredError)
 MeanAbsoluteError = _class("MeanAbsoluteError", F.mean_absolute_error, _t.MeanAbsoluteError)
 MeanAbsolutePercentageError = _class("MeanAbsolutePercentageError", F.mean_absolute_percentage_error)

@@ -4,7 +4,12 @@ They are keras.losses' functions, the per-example part of its Loss classes, and 
 mean metrics."""
 from .. import _core
 
-EPSILON = 1e-7  # Keras' backend.epsilon()
+
+
+def _eps():
+    # Keras reads backend.epsilon() at each call, so keras.config.set_epsilon changes later losses
+    from .config import epsilon
+    return epsilon()
 
 
 def _tf():
@@ -59,15 +64,15 @@ def mean_absolute_error(y_true, y_pred):
 def mean_absolute_percentage_error(y_true, y_pred):
     tf = _tf()
     y_true, y_pred = _prepare(y_true, y_pred)
-    diff = tf.abs((y_true - y_pred) / tf.maximum(tf.abs(y_true), EPSILON))
+    diff = tf.abs((y_true - y_pred) / tf.maximum(tf.abs(y_true), _eps()))
     return 100.0 * tf.reduce_mean(diff, axis=-1)
 
 
 def mean_squared_logarithmic_error(y_true, y_pred):
     tf = _tf()
     y_true, y_pred = _prepare(y_true, y_pred)
-    first = tf.math.log(tf.maximum(y_pred, EPSILON) + 1.0)
-    second = tf.math.log(tf.maximum(y_true, EPSILON) + 1.0)
+    first = tf.math.log(tf.maximum(y_pred, _eps()) + 1.0)
+    second = tf.math.log(tf.maximum(y_true, _eps()) + 1.0)
     return tf.reduce_mean(tf.square(first - second), axis=-1)
 
 
@@ -97,15 +102,15 @@ def log_cosh(y_true, y_pred):
 def kl_divergence(y_true, y_pred):
     tf = _tf()
     y_true, y_pred = _prepare(y_true, y_pred)
-    y_true = tf.clip_by_value(y_true, EPSILON, 1.0)
-    y_pred = tf.clip_by_value(y_pred, EPSILON, 1.0)
+    y_true = tf.clip_by_value(y_true, _eps(), 1.0)
+    y_pred = tf.clip_by_value(y_pred, _eps(), 1.0)
     return tf.reduce_sum(y_true * tf.math.log(y_true / y_pred), axis=-1)
 
 
 def poisson(y_true, y_pred):
     tf = _tf()
     y_true, y_pred = _prepare(y_true, y_pred)
-    return tf.reduce_mean(y_pred - y_true * tf.math.log(y_pred + EPSILON), axis=-1)
+    return tf.reduce_mean(y_pred - y_true * tf.math.log(y_pred + _eps()), axis=-1)
 
 
 def _hinge_labels(y_true):
@@ -140,7 +145,7 @@ def _binary_crossentropy_elements(y_true, y_pred, from_logits):
     tf = _tf()
     if from_logits:
         return tf.nn.sigmoid_cross_entropy_with_logits(labels=y_true, logits=y_pred)
-    p = tf.clip_by_value(y_pred, EPSILON, 1.0 - EPSILON)
+    p = tf.clip_by_value(y_pred, _eps(), 1.0 - _eps())
     return -(y_true * tf.math.log(p) + (1.0 - y_true) * tf.math.log(1.0 - p))
 
 
@@ -157,7 +162,7 @@ def _log_probs(y_pred, from_logits, axis):
     if from_logits:
         return tf.nn.log_softmax(y_pred, axis=axis)
     p = y_pred / tf.reduce_sum(y_pred, axis=axis, keepdims=True)
-    return tf.math.log(tf.clip_by_value(p, EPSILON, 1.0 - EPSILON))
+    return tf.math.log(tf.clip_by_value(p, _eps(), 1.0 - _eps()))
 
 
 def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
@@ -218,7 +223,7 @@ def categorical_focal_crossentropy(y_true, y_pred, alpha=0.25, gamma=2.0, from_l
     if from_logits:
         y_pred = tf.nn.softmax(y_pred, axis=axis)
     p = y_pred / tf.reduce_sum(y_pred, axis=axis, keepdims=True)
-    p = tf.clip_by_value(p, EPSILON, 1.0 - EPSILON)
+    p = tf.clip_by_value(p, _eps(), 1.0 - _eps())
     return tf.reduce_sum(alpha * tf.pow(1.0 - p, gamma) * (-y_true * tf.math.log(p)), axis=axis)
 
 
@@ -232,7 +237,7 @@ def dice(y_true, y_pred, axis=None):
     y_true = as_float(y_true, y_pred)
     axis = _sums_axis(axis)
     inter = tf.reduce_sum(y_true * y_pred, axis=axis)
-    total = tf.reduce_sum(y_true, axis=axis) + tf.reduce_sum(y_pred, axis=axis) + EPSILON
+    total = tf.reduce_sum(y_true, axis=axis) + tf.reduce_sum(y_pred, axis=axis) + _eps()
     return 1.0 - 2.0 * inter / total
 
 
@@ -245,7 +250,7 @@ def tversky(y_true, y_pred, alpha=0.5, beta=0.5, axis=None):
     # Keras' naming: "fp" counts missed positives and "fn" false alarms; alpha and beta weigh them so.
     fp = tf.reduce_sum((1.0 - y_pred) * y_true, axis=axis)
     fn = tf.reduce_sum(y_pred * (1.0 - y_true), axis=axis)
-    return 1.0 - inter / (inter + alpha * fp + beta * fn + EPSILON)
+    return 1.0 - inter / (inter + alpha * fp + beta * fn + _eps())
 
 
 # Keras 3's short names (keras.losses.MSE is mean_squared_error, ...).

@@ -53,6 +53,69 @@ class _KerasMetric(_t.Metric):
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}>"
 
+    # Keras 3's stateless API: the state is passed in and returned, the metric's own variables keep
+    # their values (they hold the given state only while the update runs).
+    def _with_state(self, metric_variables, fn):
+        own = list(self.variables)
+        if len(metric_variables) != len(own):
+            raise ValueError(f"Argument `metric_variables` must be a list of tensors corresponding 1:1 to "
+                             f"{type(self).__name__}().variables. Received list with length {len(metric_variables)}, "
+                             f"but expected {len(own)} variables.")
+        saved = [v.numpy() for v in own]
+        try:
+            for v, value in zip(own, metric_variables):
+                v.assign(value)
+            return fn()
+        finally:
+            for v, value in zip(own, saved):
+                v.assign(value)
+
+    def stateless_update_state(self, metric_variables, *args, **kwargs):
+        """The state after update_state(*args, **kwargs) from metric_variables (a list like self.variables)."""
+        tf = _tf()
+
+        def update():
+            self.update_state(*args, **kwargs)
+            return [tf.identity(v) for v in self.variables]
+        return self._with_state(metric_variables, update)
+
+    def stateless_result(self, metric_variables):
+        """result() of the state metric_variables."""
+        return self._with_state(metric_variables, self.result)
+
+    def stateless_reset_state(self):
+        """The state reset_state() starts from."""
+        tf = _tf()
+
+        def reset():
+            self.reset_state()
+            return [tf.identity(v) for v in self.variables]
+        return self._with_state([v.numpy() for v in self.variables], reset)
+
+
+class Mean(_KerasMetric):
+    """Keras' Mean: the weighted mean of the values given to update_state(values, sample_weight);
+    0 before any update (Keras divides with divide_no_nan)."""
+
+    def __init__(self, name="mean", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        self.total = self.add_variable(shape=(), initializer="zeros", name="total")
+        self.count = self.add_variable(shape=(), initializer="zeros", name="count")
+
+    def update_state(self, values, sample_weight=None):
+        tf = _tf()
+        values, sample_weight = reduce_to_samplewise(values, sample_weight, tf.reduce_mean)
+        self.total.assign_add(tf.reduce_sum(values))
+        if sample_weight is not None:
+            self.count.assign_add(tf.reduce_sum(sample_weight))
+        elif len(values.shape) >= 1:
+            self.count.assign_add(tf.cast(tf.shape(values)[0], tf.float32))
+        else:
+            self.count.assign_add(1.0)
+
+    def result(self):
+        return _tf().math.divide_no_nan(self.total, self.count)
+
 
 class Sum(_KerasMetric):
     """Keras' Sum: the (weighted) sum of the values given to update_state."""
@@ -196,7 +259,7 @@ def concordance_correlation(y_true, y_pred, axis=-1):
     # As Keras 3.15 computes it (the covariance centres y_true on y_pred's mean).
     covar = (y_true - p_mean) * (y_pred - p_mean)
     norm = t_var + p_var + tf.square(t_mean - p_mean)
-    return tf.reduce_mean(2.0 * covar / (norm + F.EPSILON), axis=axis)
+    return tf.reduce_mean(2.0 * covar / (norm + F._eps()), axis=axis)
 
 
 # ---------------------------------------------------------------- the named mean metrics
@@ -548,8 +611,8 @@ class OneHotMeanIoU(MeanIoU):
         super().__init__(num_classes, name, dtype, ignore_class, False, sparse_y_pred, axis)
 
 
-CLASSES = [Sum, MeanMetricWrapper, BinaryCrossentropy, CategoricalCrossentropy, SparseCategoricalCrossentropy, Hinge,
-           SquaredHinge, CategoricalHinge, KLDivergence, Poisson, LogCoshError, MeanAbsolutePercentageError,
+CLASSES = [Mean, Sum, MeanMetricWrapper, BinaryCrossentropy, CategoricalCrossentropy, SparseCategoricalCrossentropy,
+           Hinge, SquaredHinge, CategoricalHinge, KLDivergence, Poisson, LogCoshError, MeanAbsolutePercentageError,
            MeanSquaredLogarithmicError, CosineSimilarity, PearsonCorrelation, ConcordanceCorrelation, TruePositives,
            FalsePositives, TrueNegatives, FalseNegatives, SensitivityAtSpecificity, SpecificityAtSensitivity,
            PrecisionAtRecall, RecallAtPrecision, R2Score, IoU, MeanIoU, BinaryIoU, OneHotIoU, OneHotMeanIoU]

@@ -14,6 +14,7 @@ from .ops._dtypes import is_float_dtype, is_int_dtype, result_type, standardize_
 floatx = _config.floatx
 set_floatx = _config.set_floatx
 epsilon = _config.epsilon
+set_epsilon = _config.set_epsilon
 image_data_format = _config.image_data_format
 
 _UIDS = _collections.defaultdict(int)
@@ -57,4 +58,5 @@ def is_keras_tensor(x):
 
 
 __all__ = ["backend", "clear_session", "epsilon", "floatx", "get_uid", "image_data_format", "is_float_dtype",
-           "is_int_dtype", "is_keras_tensor", "result_type", "set_floatx", "set_image_data_format", "standardize_dtype"]
+           "is_int_dtype", "is_keras_tensor", "result_type", "set_epsilon", "set_floatx", "set_image_data_format",
+           "standardize_dtype"]

@@ -3,8 +3,10 @@
     ef.keras.config.set_dtype_policy("mixed_bfloat16")   # = mixed_precision.set_global_policy
     ef.keras.config.floatx()                              # the global policy's variable dtype
 
-Layers keep NHWC ("channels_last") data, and losses and metrics clip with Keras' epsilon 1e-7;
-neither is a setting here, so only their readers exist.
+Layers keep NHWC ("channels_last") data (not a setting here). epsilon()/set_epsilon is the fuzz
+factor of keras.losses and keras.metrics; the C++ cross-entropy, KL divergence and Poisson losses
+clip with a fixed 1e-7, so after set_epsilon their Python forms serve instead (standalone and in
+compile).
 
 backend() is "tensorflow", as keras.backend.backend() (see backend.py for why). set_max_epochs caps
 the epochs of every fit (Keras' debugging switch; KERAS_MAX_EPOCHS in the environment sets it at
@@ -43,9 +45,18 @@ def set_floatx(value):
     mixed_precision.set_global_policy(value)
 
 
+_EPSILON = 1e-7
+
+
 def epsilon():
-    """The fuzz factor Keras' losses and metrics use: 1e-7."""
-    return 1e-7
+    """The fuzz factor Keras' losses and metrics use (1e-7 unless set_epsilon changed it)."""
+    return _EPSILON
+
+
+def set_epsilon(value):
+    """keras.config.set_epsilon: the fuzz factor of later calls of the Python losses and metrics."""
+    global _EPSILON
+    _EPSILON = float(value)
 
 
 def image_data_format():
@@ -77,5 +88,5 @@ def _capped_epochs(epochs):
     return epochs
 
 
-__all__ = ["backend", "dtype_policy", "set_dtype_policy", "floatx", "set_floatx", "epsilon", "image_data_format",
-           "max_epochs", "set_max_epochs"]
+__all__ = ["backend", "dtype_policy", "set_dtype_policy", "floatx", "set_floatx", "epsilon", "set_epsilon",
+           "image_data_format", "max_epochs", "set_max_epochs"]

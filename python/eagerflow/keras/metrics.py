@@ -28,16 +28,18 @@ def _float32_only(cls, dtype):
         raise ValueError(f"{cls.__name__}: only dtype=None or 'float32' is supported")
 
 
+class _ZeroBeforeUpdate:
+    """Keras' accuracies are 0 before any update (divide_no_nan); the C++ ones divide 0 by 0. An
+    accuracy is NaN only then (its values are 0 or 1), so NaN reads as 0."""
+
+    def result(self):
+        import eagerflow as tf  # the package imports keras: fetched at call time
+        value = super().result()
+        return tf.where(tf.math.is_nan(value), tf.zeros_like(value), value)
+
+
 # Keras' signatures (name, dtype, ...) over the C++ metrics, which take no dtype.
-class Mean(_t.Mean):
-    """Keras' Mean: the weighted mean of the values given to update_state(values, sample_weight)."""
-
-    def __init__(self, name="mean", dtype=None):
-        _float32_only(type(self), dtype)
-        super().__init__(name)
-
-
-class Accuracy(_t.Accuracy):
+class Accuracy(_ZeroBeforeUpdate, _t.Accuracy):
     """Keras' Accuracy: how often predictions equal labels."""
 
     def __init__(self, name="accuracy", dtype=None):
@@ -45,7 +47,7 @@ class Accuracy(_t.Accuracy):
         super().__init__(name)
 
 
-class SparseCategoricalAccuracy(_t.SparseCategoricalAccuracy):
+class SparseCategoricalAccuracy(_ZeroBeforeUpdate, _t.SparseCategoricalAccuracy):
     """Keras' SparseCategoricalAccuracy: how often the top prediction is the integer label."""
 
     def __init__(self, name="sparse_categorical_accuracy", dtype=None):
@@ -53,7 +55,7 @@ class SparseCategoricalAccuracy(_t.SparseCategoricalAccuracy):
         super().__init__(name)
 
 
-class CategoricalAccuracy(_t.CategoricalAccuracy):
+class CategoricalAccuracy(_ZeroBeforeUpdate, _t.CategoricalAccuracy):
     """Keras' CategoricalAccuracy: how often the top prediction is the one-hot label's class."""
 
     def __init__(self, name="categorical_accuracy", dtype=None):
@@ -61,7 +63,7 @@ class CategoricalAccuracy(_t.CategoricalAccuracy):
         super().__init__(name)
 
 
-class BinaryAccuracy(_t.BinaryAccuracy):
+class BinaryAccuracy(_ZeroBeforeUpdate, _t.BinaryAccuracy):
     """Keras' BinaryAccuracy: how often predictions above `threshold` match binary labels."""
 
     def __init__(self, name="binary_accuracy", dtype=None, threshold=0.5):
@@ -74,10 +76,19 @@ RootMeanSquaredError = _t.RootMeanSquaredError
 AUC = _t.AUC
 Precision = _t.Precision
 Recall = _t.Recall
-TopKCategoricalAccuracy = _t.TopKCategoricalAccuracy
-SparseTopKCategoricalAccuracy = _t.SparseTopKCategoricalAccuracy
+
+
+class TopKCategoricalAccuracy(_ZeroBeforeUpdate, _t.TopKCategoricalAccuracy):
+    """Keras' TopKCategoricalAccuracy: how often the one-hot label's class is among the top k predictions."""
+
+
+class SparseTopKCategoricalAccuracy(_ZeroBeforeUpdate, _t.SparseTopKCategoricalAccuracy):
+    """Keras' SparseTopKCategoricalAccuracy: how often the integer label is among the top k predictions."""
+
+
 F1Score = _t.F1Score
 FBetaScore = _t.FBetaScore
+from ._metric_catalogue import Mean  # noqa: F401  (Python: Keras' variables, stateless API, 0 before updates)
 from ._metric_catalogue import (BinaryCrossentropy, BinaryIoU, CategoricalCrossentropy, CategoricalHinge,  # noqa: F401
                                 ConcordanceCorrelation, CosineSimilarity, FalseNegatives, FalsePositives, Hinge, IoU,
                                 KLDivergence, LogCoshError, MeanAbsolutePercentageError, MeanIoU, MeanMetricWrapper,
@@ -117,6 +128,6 @@ serialize, deserialize = _serialization("keras.metrics", "metric", _BY_CLASS_NAM
 
 
 __all__ = sorted(_BY_CLASS_NAME) + ["MeanMetricWrapper", "serialize", "deserialize"] + _FUNCTIONS + [
-    "Metric", "Mean", "Accuracy", "SparseCategoricalAccuracy", "CategoricalAccuracy", "BinaryAccuracy",
+    "Metric", "Accuracy", "SparseCategoricalAccuracy", "CategoricalAccuracy", "BinaryAccuracy",
     "MeanAbsoluteError", "MeanSquaredError", "RootMeanSquaredError", "AUC", "Precision", "Recall",
     "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "F1Score", "FBetaScore", "get"]

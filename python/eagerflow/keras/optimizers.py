@@ -260,7 +260,18 @@ def _from_config(cls, config, custom_objects=None):
     return cls(**config)
 
 
+def _apply_gradients(self, grads_and_vars):
+    """Keras' apply_gradients(zip(grads, variables)); a None gradient skips its variable. The
+    constrained weights of Python layers are projected after the step, as Keras' optimizers do."""
+    pairs = list(grads_and_vars)
+    Optimizer._ef_apply_gradients(self, pairs)
+    from .._layer_add_weight import project
+    project([v for _, v in pairs])
+
+
 # On the C++ base, so that optimizers made by name in compile have them too.
+Optimizer._ef_apply_gradients = Optimizer.apply_gradients
+Optimizer.apply_gradients = _apply_gradients
 Optimizer.apply = _apply
 Optimizer.build = _build
 Optimizer.built = property(_built)
