@@ -27,7 +27,8 @@ def test_unnamed_weights_get_keras_default_names():
     layer = _Linear(name="lin")
     out = layer(np.ones((1, 3), np.float32))
     np.testing.assert_allclose(out.numpy(), [[3.0, 3.0]])
-    assert [v.name for v in layer.weights] == ["lin/variable", "lin/variable_1"]
+    assert [v.path for v in layer.weights] == ["lin/variable", "lin/variable_1"]
+    assert [v.name for v in layer.weights] == ["variable", "variable_1"]  # Keras 3: .name is the short name
     assert [v.shape.as_list() for v in layer.trainable_weights] == [[3, 2], [2]]
 
 
@@ -45,7 +46,7 @@ def test_positional_shape_initializer_dtype_and_eagerflow_name_first():
     layer(np.zeros((1, 1), np.float32))
     assert layer.a.dtype == ef.float64
     np.testing.assert_array_equal(layer.a.numpy(), [1.0, 1.0])
-    assert layer.c.name == "l/c" and layer.c.shape.as_list() == [3]
+    assert layer.c.path == "l/c" and layer.c.name == "c" and layer.c.shape.as_list() == [3]
     assert layer.s.shape.as_list() == [] and len(layer.non_trainable_weights) == 1
 
 
@@ -92,8 +93,8 @@ def test_argument_errors():
         def call(self, x):
             return x
 
-    with pytest.raises(NotImplementedError, match="constraint"):
-        L({"shape": (2,), "constraint": keras.constraints.NonNeg()})(np.zeros((1, 2), np.float32))
+    with pytest.raises(NotImplementedError, match="overwrite_with_gradient"):
+        L({"shape": (2,), "overwrite_with_gradient": True})(np.zeros((1, 2), np.float32))
     with pytest.raises(ValueError, match="aggregation"):
         L({"shape": (2,), "aggregation": "max"})(np.zeros((1, 2), np.float32))
 
