@@ -77,3 +77,28 @@ TEST(BFloat16Native, ARowsBitsDoNotDependOnItsBatch) {
   }
   std::cout << "[ native bfloat16: " << (cpu::native_bfloat16() ? "yes" : "no (float32 path)") << " ]\n";
 }
+
+TEST(BFloat16Native, ConvolutionsMatchTheFloat32PathWithGradients) {
+  Tensor x = random_bf16({2, 9, 9, 3}, 14), w = random_bf16({3, 3, 3, 8}, 15);
+  for (const char* padding : {"valid", "same"}) {
+    Tensor want = cast(conv2d(cast(x, DType::float32), cast(w, DType::float32), {2, 1}, padding), DType::bfloat16);
+    expect_close(conv2d(x, w, {2, 1}, padding), want);
+  }
+  // Gradients come back in bfloat16 and agree with the float32 path's.
+  Variable xv(x, "x"), wv(w, "w");
+  GradientTape tape;
+  Tensor loss = sum(cast(conv2d(Tensor(xv), Tensor(wv), {1, 1}, "same"), DType::float32));
+  std::vector<Tensor> g = tape.gradient(loss, std::vector<Variable>{xv, wv});
+  Variable xf(cast(x, DType::float32), "xf"), wf(cast(w, DType::float32), "wf");
+  GradientTape tape32;
+  Tensor loss32 = sum(conv2d(Tensor(xf), Tensor(wf), {1, 1}, "same"));
+  std::vector<Tensor> g32 = tape32.gradient(loss32, std::vector<Variable>{xf, wf});
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(g[i].defined());
+    expect_close(g[i], cast(g32[i], DType::bfloat16));
+  }
+  // float16 convolutions still compute in float32.
+  Tensor h = cast(x, DType::float16), hw = cast(w, DType::float16);
+  Tensor want16 = cast(conv2d(cast(h, DType::float32), cast(hw, DType::float32)), DType::float16);
+  EXPECT_EQ(cast(conv2d(h, hw), DType::float32).to_vector<float>(), cast(want16, DType::float32).to_vector<float>());
+}

@@ -3,9 +3,11 @@
 
 #include "eagerflow/ops/ops.h"
 #include "kernels/cpu/conv.h"
+#include "kernels/cpu/gemm.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/vec_math.h"
 #include "ops/activation_grad_op.h"
+#include "ops/bfloat16_dispatch.h"
 #include "ops/fused_conv.h"
 #include "ops/primitives.h"
 #include "ops/op_factories.h"
@@ -61,8 +63,42 @@ void expect_kernel_sizes(const Primitive& op, const Shape& x) {
                           " exceeds 2^31-1, the most the kernels support (input " + x.str() + ")");
 }
 
+// The dtype the convolution kernels run in for `d`: bfloat16 natively where the CPU can
+// (Primitive::takes_bfloat16 is then true), float32 for everything else: the other storage
+// dtypes (float16 ...) reach these ops only then, and eval computes them through float32.
+DType kernel_dtype(DType d) {
+  if (d == DType::bfloat16 && cpu::native_bfloat16()) return DType::bfloat16;
+  return is_storage_dtype(d) ? DType::float32 : d;
+}
+
+// eval for a storage dtype that is not computed natively: the float32 op, cast around.
+bool computed_via_float32(const Primitive& op, std::span<const Tensor> in, std::span<Tensor> out) {
+  if (!is_storage_dtype(in[0].dtype()) || kernel_dtype(in[0].dtype()) == in[0].dtype()) return false;
+  std::vector<Tensor> r = detail::dispatch_via_float32(op, in);
+  for (std::size_t i = 0; i < r.size(); ++i) out[i] = r[i];
+  return true;
+}
+
+// As the dispatch point says it for every other op: a 16-bit float does not mix with float32.
+void expect_same_dtype(const Primitive& op, const Tensor& a, const Tensor& b, std::span<const Tensor> in) {
+  if (a.dtype() == b.dtype()) return;
+  bool storage = is_storage_dtype(a.dtype()) || is_storage_dtype(b.dtype());
+  fail(kWrongType, op.name(),
+       "dtypes differ: " + describe(in) +
+           (storage ? " (" + std::string(name_of(is_storage_dtype(a.dtype()) ? a.dtype() : b.dtype())) +
+                          " and float32 do not mix; use ef::cast, or a mixed precision policy that casts a layer's "
+                          "inputs and variables)"
+                    : std::string()));
+}
+
+cpu::ConvGeometry with_dtype(cpu::ConvGeometry g, DType d) {
+  g.bf16 = d == DType::bfloat16;
+  return g;
+}
+
 void expect_nhwc(const Primitive& op, const Tensor& x) {
-  if (x.dtype() != DType::float32 || x.rank() != 4)
+  DType k = kernel_dtype(x.dtype());
+  if ((k != DType::float32 && k != DType::bfloat16) || x.rank() != 4)
     fail(kWrongType, op.name(),
          "expects a float32 NHWC tensor [batch, height, width, channels], got " + x.spec().str());
 }
@@ -76,9 +112,11 @@ cpu::ConvGeometry conv_geometry(const Primitive& op, const Conv2DParams& p, cons
 
 Shape conv_output(const Primitive& op, const Conv2DParams& p, const Tensor& x, const Tensor& w) {
   expect_nhwc(op, x);
-  if (w.dtype() != DType::float32 || w.rank() != 4)
+  if (w.dtype() != x.dtype() && w.rank() == 4) expect_same_dtype(op, x, w, std::span<const Tensor>(&x, 1));
+  if (w.dtype() != x.dtype() || w.rank() != 4)
     fail(kWrongType, op.name(),
-         "expects a float32 HWIO kernel [height, width, in_channels, filters], got " + w.spec().str());
+         "expects a float32 HWIO kernel [height, width, in_channels, filters] of the input's dtype, got " + w.spec().str() +
+             " for the input " + x.spec().str());
   if (x.shape()[3] != w.shape()[2] && x.shape()[3] != kDynamic)
     fail(op.name(), "input channels differ: input " + x.spec().str() + " has " + std::to_string(x.shape()[3]) +
                         ", kernel " + w.spec().str() + " expects " + std::to_string(w.shape()[2]));
@@ -131,21 +169,24 @@ OpParams Pool2DParams::parameters() const {
 }
 
 // ---------------------------------------------------------------- conv2d
+bool Conv2D::takes_bfloat16() const { return cpu::native_bfloat16(); }
+
 std::vector<TensorSpec> Conv2D::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 2);
-  return {{DType::float32, conv_output(*this, p_, in[0], in[1]), {}}};
+  return {{in[0].dtype(), conv_output(*this, p_, in[0], in[1]), {}}};
 }
 
 void Conv2D::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
+  if (computed_via_float32(*this, in, out)) return;
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
   if (empty(specs[0].shape)) return;
   if (empty(in[0].shape())) {  // no input channels or pixels: every output is 0
-    out[0] = zeros(specs[0].shape);
+    out[0] = zeros(specs[0].shape, specs[0].dtype);
     return;
   }
   expect_kernel_sizes(*this, in[0].shape());
-  cpu::conv2d_forward(conv_geometry(*this, p_, in[0].shape(), in[1].shape()), in[0].data<float>().data(),
-                      in[1].data<float>().data(), nullptr, out[0].mutable_data<float>().data());
+  cpu::conv2d_forward(with_dtype(conv_geometry(*this, p_, in[0].shape(), in[1].shape()), in[0].dtype()), in[0].raw_data(),
+                      in[1].raw_data(), nullptr, out[0].raw_mutable_data());
 }
 
 std::vector<Tensor> Conv2D::vjp(std::span<const Tensor> in, std::span<const Tensor>, std::span<const Tensor> cot,
@@ -154,23 +195,27 @@ std::vector<Tensor> Conv2D::vjp(std::span<const Tensor> in, std::span<const Tens
           needed[1] ? dispatch1(Conv2DBackpropFilter(p_), {in[0], cot[0], in[1]}) : Tensor()};
 }
 
+bool Conv2DBackpropInput::takes_bfloat16() const { return cpu::native_bfloat16(); }
+
 std::vector<TensorSpec> Conv2DBackpropInput::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 3);
   conv_output(*this, p_, in[2], in[1]);
-  return {{DType::float32, in[2].shape(), {}}};
+  expect_same_dtype(*this, in[0], in[1], in);
+  return {{in[0].dtype(), in[2].shape(), {}}};
 }
 
 void Conv2DBackpropInput::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
-  cpu::ConvGeometry g = conv_geometry(*this, p_, specs[0].shape, in[1].shape());
+  if (computed_via_float32(*this, in, out)) return;
+  cpu::ConvGeometry g = with_dtype(conv_geometry(*this, p_, specs[0].shape, in[1].shape()), in[0].dtype());
   if (in[0].shape() != Shape{g.n, g.oh, g.ow, g.f})
     fail(name(), "gradient " + in[0].spec().str() + " does not fit the convolution of " + specs[0].str());
   if (empty(specs[0].shape) || empty(in[0].shape())) {
-    out[0] = zeros(specs[0].shape);
+    out[0] = zeros(specs[0].shape, specs[0].dtype);
     return;
   }
   expect_kernel_sizes(*this, specs[0].shape);
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
-  cpu::conv2d_backward_data(g, in[0].data<float>().data(), in[1].data<float>().data(), out[0].mutable_data<float>().data());
+  cpu::conv2d_backward_data(g, in[0].raw_data(), in[1].raw_data(), out[0].raw_mutable_data());
 }
 
 // dx = B(dy, w) is linear in dy and in w: its cotangent g flows back as conv(g, w) to dy and
@@ -181,24 +226,27 @@ std::vector<Tensor> Conv2DBackpropInput::vjp(std::span<const Tensor> in, std::sp
           needed[1] ? dispatch1(Conv2DBackpropFilter(p_), {cot[0], in[0], in[1]}) : Tensor(), Tensor()};
 }
 
+bool Conv2DBackpropFilter::takes_bfloat16() const { return cpu::native_bfloat16(); }
+
 std::vector<TensorSpec> Conv2DBackpropFilter::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 3);
   conv_output(*this, p_, in[0], in[2]);
-  return {{DType::float32, in[2].shape(), {}}};
+  expect_same_dtype(*this, in[0], in[1], in);
+  return {{in[0].dtype(), in[2].shape(), {}}};
 }
 
 void Conv2DBackpropFilter::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
-  cpu::ConvGeometry g = conv_geometry(*this, p_, in[0].shape(), specs[0].shape);
+  if (computed_via_float32(*this, in, out)) return;
+  cpu::ConvGeometry g = with_dtype(conv_geometry(*this, p_, in[0].shape(), specs[0].shape), in[0].dtype());
   if (in[1].shape() != Shape{g.n, g.oh, g.ow, g.f})
     fail(name(), "gradient " + in[1].spec().str() + " does not fit the convolution of " + in[0].spec().str());
   if (empty(in[0].shape()) || empty(in[1].shape())) {
-    out[0] = zeros(specs[0].shape);
+    out[0] = zeros(specs[0].shape, specs[0].dtype);
     return;
   }
   expect_kernel_sizes(*this, in[0].shape());
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
-  cpu::conv2d_backward_weights(g, in[0].data<float>().data(), in[1].data<float>().data(), out[0].mutable_data<float>().data(),
-                               nullptr);
+  cpu::conv2d_backward_weights(g, in[0].raw_data(), in[1].raw_data(), out[0].raw_mutable_data(), nullptr);
 }
 
 std::vector<Tensor> Conv2DBackpropFilter::vjp(std::span<const Tensor> in, std::span<const Tensor>, std::span<const Tensor> cot,
@@ -225,16 +273,19 @@ OpParams FusedConv2D::parameters() const {
   return o;
 }
 
+bool FusedConv2D::takes_bfloat16() const { return cpu::native_bfloat16(); }
+
 std::vector<TensorSpec> FusedConv2D::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, has_bias_ ? 3 : 2);
   Shape out = conv_output(*this, p_, in[0], in[1]);
-  if (has_bias_ && (in[2].dtype() != DType::float32 || in[2].rank() != 1 ||
+  if (has_bias_ && (in[2].dtype() != in[0].dtype() || in[2].rank() != 1 ||
                     (in[2].shape()[0] != out[3] && in[2].shape()[0] != kDynamic)))
-    fail(name(), "expects a float32 bias [" + std::to_string(out[3]) + "], got " + describe(in));
-  return {{DType::float32, out, {}}};
+    fail(name(), "expects a float32 bias [" + std::to_string(out[3]) + "] of the input's dtype, got " + describe(in));
+  return {{in[0].dtype(), out, {}}};
 }
 
 void FusedConv2D::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
+  if (computed_via_float32(*this, in, out)) return;
   if (has_bias_ && in[2].shape() != Shape{in[1].shape()[3]})
     fail(name(), "bias " + in[2].spec().str() + " does not match the kernel " + in[1].spec().str());
   if (empty(specs[0].shape)) {
@@ -242,17 +293,21 @@ void FusedConv2D::eval(std::span<const Tensor> in, std::span<const TensorSpec> s
     return;
   }
   if (empty(in[0].shape())) {  // no input channels or pixels: activation(bias)
-    Tensor z = zeros(specs[0].shape);
+    Tensor z = zeros(specs[0].shape, specs[0].dtype);
     if (has_bias_) z = z + in[2];
     out[0] = activation_ ? dispatch1(Unary(*activation_), {z}) : z;
     return;
   }
   expect_kernel_sizes(*this, in[0].shape());
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
-  float* y = out[0].mutable_data<float>().data();
-  cpu::conv2d_forward(conv_geometry(*this, p_, in[0].shape(), in[1].shape()), in[0].data<float>().data(),
-                      in[1].data<float>().data(), has_bias_ ? in[2].data<float>().data() : nullptr, y);
+  cpu::conv2d_forward(with_dtype(conv_geometry(*this, p_, in[0].shape(), in[1].shape()), in[0].dtype()), in[0].raw_data(),
+                      in[1].raw_data(), has_bias_ ? in[2].raw_data() : nullptr, out[0].raw_mutable_data());
+  if (activation_ && specs[0].dtype == DType::bfloat16) {  // the activation as its own op (in float32)
+    out[0] = dispatch1(Unary(*activation_), {out[0]});
+    return;
+  }
   if (activation_) {
+    float* y = out[0].mutable_data<float>().data();
     const auto& vk = cpu::vec::kernels();
     UnaryKind act = *activation_;
     cpu::parallel_for(out[0].num_elements(), 8, [&](std::int64_t b, std::int64_t e) { vk.unary_f32(act, y + b, y + b, e - b); });
@@ -274,28 +329,30 @@ std::vector<Tensor> FusedConv2D::vjp(std::span<const Tensor> in, std::span<const
   return grads;
 }
 
+bool Conv2DBackpropFilterBias::takes_bfloat16() const { return cpu::native_bfloat16(); }
+
 std::vector<TensorSpec> Conv2DBackpropFilterBias::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 3);
   Shape out = conv_output(*this, p_, in[0], in[2]);
-  if (in[1].dtype() != DType::float32 || in[1].rank() != 4)
-    fail(name(), "expects a float32 gradient " + out.str() + ", got " + describe(in));
-  return {{DType::float32, in[2].shape(), {}}, {DType::float32, Shape{in[2].shape()[3]}, {}}};
+  if (in[1].dtype() != in[0].dtype() || in[1].rank() != 4)
+    fail(name(), "expects a float32 gradient " + out.str() + " of the input's dtype, got " + describe(in));
+  return {{in[0].dtype(), in[2].shape(), {}}, {in[0].dtype(), Shape{in[2].shape()[3]}, {}}};
 }
 
 void Conv2DBackpropFilterBias::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
-  cpu::ConvGeometry g = conv_geometry(*this, p_, in[0].shape(), specs[0].shape);
+  if (computed_via_float32(*this, in, out)) return;
+  cpu::ConvGeometry g = with_dtype(conv_geometry(*this, p_, in[0].shape(), specs[0].shape), in[0].dtype());
   if (in[1].shape() != Shape{g.n, g.oh, g.ow, g.f})
     fail(name(), "gradient " + in[1].spec().str() + " does not fit the convolution of " + in[0].spec().str());
   if (empty(in[0].shape()) || empty(in[1].shape())) {
-    out[0] = zeros(specs[0].shape);
-    out[1] = empty(in[1].shape()) ? zeros(specs[1].shape) : sum(in[1], {0, 1, 2});
+    out[0] = zeros(specs[0].shape, specs[0].dtype);
+    out[1] = empty(in[1].shape()) ? zeros(specs[1].shape, specs[1].dtype) : sum(in[1], {0, 1, 2});
     return;
   }
   expect_kernel_sizes(*this, in[0].shape());
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
   out[1] = Tensor::empty(specs[1].dtype, specs[1].shape);
-  cpu::conv2d_backward_weights(g, in[0].data<float>().data(), in[1].data<float>().data(), out[0].mutable_data<float>().data(),
-                               out[1].mutable_data<float>().data());
+  cpu::conv2d_backward_weights(g, in[0].raw_data(), in[1].raw_data(), out[0].raw_mutable_data(), out[1].raw_mutable_data());
 }
 
 // (dw, db) are linear in dy (and dw in x): the filter gradient's rule, plus db's cotangent

@@ -24,6 +24,7 @@ class FusedConv2D : public MergeablePrimitive<FusedConv2D> {
   const Conv2DParams& params() const { return p_; }
   bool has_bias() const { return has_bias_; }
   std::optional<UnaryKind> activation() const { return activation_; }
+  bool takes_bfloat16() const override;  // natively where the CPU can (src/ops/conv.cpp)
   std::vector<TensorSpec> infer(std::span<const Tensor> in) const override;
   void eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const override;
   std::vector<Tensor> vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,
@@ -40,6 +41,7 @@ class Conv2DBackpropFilterBias : public MergeablePrimitive<Conv2DBackpropFilterB
   explicit Conv2DBackpropFilterBias(Conv2DParams p) : p_(p) {}
   const char* name() const override { return "conv2d_backprop_filter_bias"; }
   OpParams parameters() const override { return p_.parameters(); }
+  bool takes_bfloat16() const override;
   std::vector<TensorSpec> infer(std::span<const Tensor> in) const override;
   void eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const override;
   std::vector<Tensor> vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,

@@ -95,7 +95,15 @@ std::vector<TensorSpec> MatMul::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 2);
   const Tensor &a = in[0], &b = in[1];
   if (a.rank() < 2 || b.rank() < 2) fail(name(), "needs tensors of rank >= 2: " + describe(in, " x "));
-  if (a.dtype() != b.dtype()) fail(kWrongType, name(), "dtypes differ: " + describe(in, " x "));
+  if (a.dtype() != b.dtype()) {
+    bool storage = is_storage_dtype(a.dtype()) || is_storage_dtype(b.dtype());
+    fail(kWrongType, name(),
+         "dtypes differ: " + describe(in, " x ") +
+             (storage ? " (" + std::string(name_of(is_storage_dtype(a.dtype()) ? a.dtype() : b.dtype())) +
+                            " and float32 do not mix; use ef::cast, or a mixed precision policy that casts a layer's "
+                            "inputs and variables)"
+                      : std::string()));
+  }
   if (a.dtype() == DType::bool_) fail(kWrongType, name(), "does not support bool: " + describe(in, " x "));
   auto [m, ka] = matrix_dims(a, ta_);
   auto [kb, n] = matrix_dims(b, tb_);

@@ -430,6 +430,7 @@ class Conv2D : public MergeablePrimitive<Conv2D> {
   const char* name() const override { return "conv2d"; }
   OpParams parameters() const override { return p_.parameters(); }
   const Conv2DParams& params() const { return p_; }
+  bool takes_bfloat16() const override;  // natively where the CPU can (src/ops/conv.cpp)
   EF_OP_RULES EF_OP_VJP
  private:
   Conv2DParams p_;
@@ -441,6 +442,7 @@ class Conv2DBackpropInput : public MergeablePrimitive<Conv2DBackpropInput> {
   explicit Conv2DBackpropInput(Conv2DParams p) : p_(p) {}
   const char* name() const override { return "conv2d_backprop_input"; }
   OpParams parameters() const override { return p_.parameters(); }
+  bool takes_bfloat16() const override;  // natively where the CPU can (src/ops/conv.cpp)
   EF_OP_RULES EF_OP_VJP
  private:
   Conv2DParams p_;
@@ -453,6 +455,7 @@ class Conv2DBackpropFilter : public MergeablePrimitive<Conv2DBackpropFilter> {
   const char* name() const override { return "conv2d_backprop_filter"; }
   OpParams parameters() const override { return p_.parameters(); }
   const Conv2DParams& params() const { return p_; }
+  bool takes_bfloat16() const override;  // natively where the CPU can (src/ops/conv.cpp)
   EF_OP_RULES EF_OP_VJP
  private:
   Conv2DParams p_;

@@ -21,7 +21,8 @@ void Metric::update_state(const Tensor& y_true, const Tensor& y_pred, const Tens
   update_state(y_true, y_pred);
 }
 
-Tensor Metric::result() const { return cast(Tensor(total_) / Tensor(count_), DType::float32); }
+// 0 before any update, as Keras' Mean (divide_no_nan), not NaN.
+Tensor Metric::result() const { return cast(divide_no_nan(Tensor(total_), Tensor(count_)), DType::float32); }
 
 void Metric::reset_state() {
   total_.assign(zeros({}, DType::float64));

@@ -13,13 +13,17 @@ struct ConvGeometry {
   std::int64_t oh, ow;            // output
   std::int64_t sh, sw, dh, dw;    // strides, dilations (1 = none)
   std::int64_t pt, pl, pb, pr;    // padding top/left/bottom/right
+  // bfloat16 tensors (x, w, y, bias and their gradients) on oneDNN's bfloat16 primitives; only
+  // where native_bfloat16() (kernels/cpu/gemm.h). The pointers are then to 16-bit values.
+  bool bf16 = false;
 };
 
 // bias [f] (or null) is added inside the convolution; dbias (or null) is dy summed over
 // batch, height and width, computed with dw.
-void conv2d_forward(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y);
-void conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w, float* dx);
-void conv2d_backward_weights(const ConvGeometry& g, const float* x, const float* dy, float* dw, float* dbias);
+// float32 data, or bfloat16 when g.bf16.
+void conv2d_forward(const ConvGeometry& g, const void* x, const void* w, const void* bias, void* y);
+void conv2d_backward_data(const ConvGeometry& g, const void* dy, const void* w, void* dx);
+void conv2d_backward_weights(const ConvGeometry& g, const void* x, const void* dy, void* dw, void* dbias);
 
 enum class PoolKind { max, average };
 struct PoolGeometry {

@@ -41,11 +41,13 @@ struct BoundedCache {
   }
 };
 
-using ConvKey = std::tuple<int, std::array<std::int64_t, 17>, int>;  // which pass, geometry, threads
+using ConvKey = std::tuple<int, std::array<std::int64_t, 18>, int>;  // which pass, geometry, threads
 
-std::array<std::int64_t, 17> key_of(const ConvGeometry& g) {
-  return {g.n, g.h, g.w, g.c, g.kh, g.kw, g.f, g.oh, g.ow, g.sh, g.sw, g.dh, g.dw, g.pt, g.pl, g.pb, g.pr};
+std::array<std::int64_t, 18> key_of(const ConvGeometry& g) {
+  return {g.n, g.h, g.w, g.c, g.kh, g.kw, g.f, g.oh, g.ow, g.sh, g.sw, g.dh, g.dw, g.pt, g.pl, g.pb, g.pr, g.bf16 ? 1 : 0};
 }
+
+dt data_type_of(const ConvGeometry& g) { return g.bf16 ? dt::bf16 : dt::f32; }
 
 struct ConvMemories {
   dnnl::memory::desc src, weights, dst;
@@ -53,9 +55,10 @@ struct ConvMemories {
 };
 
 ConvMemories conv_mds(const ConvGeometry& g) {
-  return {dnnl::memory::desc({g.n, g.c, g.h, g.w}, dt::f32, tag::nhwc),
-          dnnl::memory::desc({g.f, g.c, g.kh, g.kw}, dt::f32, tag::hwio),
-          dnnl::memory::desc({g.n, g.f, g.oh, g.ow}, dt::f32, tag::nhwc),
+  dt t = data_type_of(g);
+  return {dnnl::memory::desc({g.n, g.c, g.h, g.w}, t, tag::nhwc),
+          dnnl::memory::desc({g.f, g.c, g.kh, g.kw}, t, tag::hwio),
+          dnnl::memory::desc({g.n, g.f, g.oh, g.ow}, t, tag::nhwc),
           {g.sh, g.sw},
           {g.dh - 1, g.dw - 1},  // oneDNN counts dilation from 0
           {g.pt, g.pl},
@@ -68,13 +71,13 @@ ConvMemories conv_mds(const ConvGeometry& g) {
 // reorder of a few KB). Both are jit:avx2 kernels on this oneDNN; blocked ones pay a reorder
 // of every activation in and out (measured in bench/RESULTS.md, issue 21).
 dnnl::memory::desc in_layout(const dnnl::memory::desc& d, bool plain) {
-  return plain ? d : dnnl::memory::desc(d.dims(), dt::f32, tag::any);
+  return plain ? d : dnnl::memory::desc(d.dims(), d.data_type(), tag::any);
 }
 bool plain_layout(int pass, const ConvGeometry& g);
 
 dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, bool plain, bool bias) {
   ConvMemories m = conv_mds(g);
-  dnnl::memory::desc b = bias ? dnnl::memory::desc({g.f}, dt::f32, tag::a) : dnnl::memory::desc();
+  dnnl::memory::desc b = bias ? dnnl::memory::desc({g.f}, data_type_of(g), tag::a) : dnnl::memory::desc();
   dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
                                     in_layout(m.src, plain), in_layout(m.weights, false), b, in_layout(m.dst, plain),
                                     m.strides, m.dilates, m.pad_l, m.pad_r);
@@ -141,7 +144,7 @@ Prepared& conv_prepared(Pass pass, const ConvGeometry& g) {
   return cache.get({pass, key_of(g), threads}, [&]() -> Prepared {
     ConvMemories m = conv_mds(g);
     bool plain = plain_layout(pass, g);
-    dnnl::memory::desc bias({g.f}, dt::f32, tag::a);
+    dnnl::memory::desc bias({g.f}, data_type_of(g), tag::a);
     if (pass == kForward || pass == kForwardBias) {
       auto fwd = forward_pd(g, plain, pass == kForwardBias);
       std::vector<std::pair<int, Argument>> args{{DNNL_ARG_SRC, make_argument(true, m.src, fwd.src_desc())},
@@ -176,6 +179,7 @@ Prepared& conv_prepared(Pass pass, const ConvGeometry& g) {
 }
 
 bool plain_layout(int pass, const ConvGeometry& g) {
+  if (g.bf16) return false;  // the bfloat16 (AMX) kernels want their own blocked layouts
   static const char* forced = std::getenv("EF_CONV_LAYOUT");  // "plain" or "blocked": for measuring
   if (forced && std::string_view(forced) == "plain") return true;
   if (forced && std::string_view(forced) == "blocked") return false;
@@ -234,14 +238,14 @@ PoolPrepared& pool_prepared(const PoolGeometry& g, bool with_backward) {
 
 }  // namespace
 
-void conv2d_forward(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y) {
+void conv2d_forward(const ConvGeometry& g, const void* x, const void* w, const void* bias, void* y) {
   if (bias) run(conv_prepared(kForwardBias, g), {x, w, bias, y});
   else run(conv_prepared(kForward, g), {x, w, y});
 }
-void conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w, float* dx) {
+void conv2d_backward_data(const ConvGeometry& g, const void* dy, const void* w, void* dx) {
   run(conv_prepared(kBackwardData, g), {dy, w, dx});
 }
-void conv2d_backward_weights(const ConvGeometry& g, const float* x, const float* dy, float* dw, float* dbias) {
+void conv2d_backward_weights(const ConvGeometry& g, const void* x, const void* dy, void* dw, void* dbias) {
   if (dbias) run(conv_prepared(kBackwardWeightsBias, g), {x, dy, dw, dbias});
   else run(conv_prepared(kBackwardWeights, g), {x, dy, dw});
 }
