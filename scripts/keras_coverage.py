@@ -41,9 +41,12 @@ LEFT_OUT = {
         "JaxLayer": "wraps a JAX function: eagerflow runs no JAX",
         "TorchModuleWrapper": "wraps a torch.nn.Module: eagerflow runs no PyTorch",
     },
+    "optimizers": {
+        "MultiOptimizer": "Keras 3.15's newest wrapper (an optimizer per group of variables, through an "
+                          "OptimizerMap): not built yet; compile takes one optimizer",
+        "OptimizerMap": "as MultiOptimizer",
+    },
     "callbacks": {
-        "SwapEMAWeights": "swaps in the optimizer's exponential moving average of the weights (use_ema=True), "
-                          "which eagerflow's optimizers do not keep yet",
         "OrbaxCheckpoint": "writes checkpoints with Orbax, a JAX library eagerflow does not have",
     },
     "config": {
