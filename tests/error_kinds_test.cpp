@@ -142,7 +142,7 @@ TEST(ErrorKinds, UsingAModelBeforeCompileIsAFailedPrecondition) {
 }
 
 TEST(ErrorKinds, MissingFeaturesAreUnimplemented) {
-  EXPECT_EQ(kind_of_call([] { (void)nn::DTypePolicy("mixed_float16"); }).code, ErrorCode::unimplemented);
+  EXPECT_EQ(kind_of_call([] { (void)math::norm(ones({3, 3}), "2", {0, 1}); }).code, ErrorCode::unimplemented);  // matrix 2-norm
   EXPECT_EQ(kind_of_call([] { (void)nn::DTypePolicy("no_such_policy"); }), kInvalid);
 }
 

@@ -46,7 +46,10 @@ TEST(DTypePolicy, NamesAndDtypes) {
   EXPECT_FALSE(f32.is_mixed());
   EXPECT_EQ(nn::DTypePolicy("bfloat16").variable_dtype(), DType::bfloat16);
   EXPECT_EQ(nn::DTypePolicy("float64").compute_dtype(), DType::float64);
-  expect_error([] { nn::DTypePolicy("mixed_float16"); }, {"[dtype_policy]", "float16", "mixed_bfloat16"});
+  nn::DTypePolicy half("mixed_float16");  // Keras' float16 policy (compile adds loss scaling)
+  EXPECT_EQ(half.compute_dtype(), DType::float16);
+  EXPECT_EQ(half.variable_dtype(), DType::float32);
+  expect_error([] { nn::DTypePolicy("mixed_int8"); }, {"[dtype_policy]", "unknown policy 'mixed_int8'", "mixed_bfloat16"});
   expect_error([] { nn::DTypePolicy("int32"); }, {"[dtype_policy]", "unknown policy 'int32'"});
   expect_error([] { nn::DTypePolicy("bf16"); }, {"unknown policy 'bf16'"});
   EXPECT_EQ(nn::global_policy().name(), "float32");
@@ -432,7 +435,7 @@ TEST(MixedPrecisionLayers, PolicyConfigsReadBothKerasFormsAndRejectOthers) {
     return nn::layer_from_config(c);
   };
   EXPECT_EQ(with(keras3)->dtype_policy().name(), "mixed_bfloat16");
-  ef::testing::expect_error([&] { with(nn::ConfigValue("mixed_float16")); }, {"layer 'd' (Dense)", "dtype", "float16"});
+  ef::testing::expect_error([&] { with(nn::ConfigValue("mixed_float8")); }, {"layer 'd' (Dense)", "dtype", "mixed_float8"});
   ef::testing::expect_error([&] { with(nn::ConfigValue(3)); }, {"layer 'd' (Dense)", "dtype policy must be"});
   nn::ConfigMap quantized;
   quantized.set("class_name", "QuantizedDTypePolicy").set("config", nn::ConfigMap());

@@ -55,8 +55,8 @@ def add_weight(self, *args, shape=None, initializer=None, dtype=None, trainable=
             initializer = "zeros"  # Keras: glorot_uniform only for floating weights
     if name is None:
         name = _default_name(self)
-    if not isinstance(name, str) or "/" in name:
-        raise ValueError(f"Argument `name` must be a string and cannot contain character `/`. Received: name={name}")
+    if not isinstance(name, str):
+        raise ValueError(f"Argument `name` must be a string. Received: name={name}")
     variable = _core.Layer.add_weight(self, name, shape, initializer, bool(trainable), dtype)
     if constraint is not None:  # projected after each optimizer step (python/eagerflow/_layer_add_weight.py)
         from . import _layer_add_weight
