@@ -244,7 +244,14 @@ class Function(_function_signatures.FunctionIntrospection):
             kwargs = {k: _rebuild(v, it, datasets) for k, v in kwargs.items()}
             fn = self._python_function()
             with _autograph_status(self._autograph):
-                out = fn(*args, **kwargs)
+                try:
+                    out = fn(*args, **kwargs)
+                except _core.Error as e:  # TF's classes: a leaked tensor, a later variable (_symbolic_errors.py)
+                    from ._symbolic_errors import as_tf_class
+                    tf_error = as_tf_class(e)
+                    if tf_error is e:
+                        raise
+                    raise tf_error.with_traceback(e.__traceback__) from None
         if inspect.isgenerator(out) or inspect.iscoroutine(out) or inspect.isasyncgen(out):
             out.close()
             raise TypeError(self._generator_message(f"which returned a {type(out).__name__}"))
