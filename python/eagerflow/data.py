@@ -162,3 +162,5 @@ def TFRecordDataset(filenames, compression_type=None, buffer_size=None, num_para
         return Dataset.from_tensor_slices(_np.arange(len(files), dtype=_np.int64)).interleave(
             lambda i: Dataset.tfrecord([files[int(i)]], kind), cycle_length=n, block_length=1)
     return Dataset.tfrecord(files, kind)
+from . import _data_shard  # noqa: E402 - Dataset.shard (python/eagerflow/_data_shard.py)
+_data_shard.install(Dataset)
