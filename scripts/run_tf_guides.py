@@ -40,10 +40,17 @@ def script_of(notebook):
         source = textwrap.dedent("".join(cell.get("source", [])))  # IPython dedents a cell
         if source.lstrip().startswith("%%"):
             continue
+        shell_continues = False
         for line in source.splitlines():
             stripped = line.lstrip()
-            # Shell lines, magics and IPython's `name?` help are not Python.
-            if stripped.startswith(("!", "%")) or re.fullmatch(r"[\w.]+\?{1,2}", stripped):
+            # Shell lines (and their backslash-continued lines), magics (`%name`, not a Python
+            # line continued with `%(...)` formatting) and IPython's `name?` help are not Python.
+            continued = shell_continues
+            is_shell = continued or stripped.startswith("!") or re.match(r"%%?\w", stripped)
+            shell_continues = bool(is_shell) and stripped.endswith("\\")
+            if continued:
+                line = ""  # the rest of a shell command: its first line became the `pass`
+            elif is_shell or re.fullmatch(r"[\w.]+\?{1,2}", stripped):
                 line = line[:len(line) - len(stripped)] + "pass"
             for pattern, repl in IMPORTS:
                 line = pattern.sub(repl, line)

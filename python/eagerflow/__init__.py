@@ -219,3 +219,4 @@ from ._einsum import einsum  # noqa: E402,F811 - diagonals (a label repeated in 
 from . import _numpy_interop  # noqa: E402,F401 - ndarray (op) tensor gives a tensor, as TF's
 from . import autodiff  # noqa: E402 - tf.autodiff: GradientTape, ForwardAccumulator
 from . import _variable_assign  # noqa: E402,F401 - Variable.assign*: TF's signature and shape error
+from . import _symbolic_errors, _tensor_ref  # noqa: E402,F401 - h-guides3: TF's classes for symbolic tensors misused (AttributeError...); tensor.ref(), compat.v1 tensor equality

@@ -99,6 +99,21 @@ class DistributedIterator:
             from . import errors
             raise errors.OutOfRangeError(None, None, "End of sequence") from None
 
+    def get_next_as_optional(self):
+        """The next element (this replica's share) as an Optional, empty at the end; in a trace
+        its has_value() is a bool tensor of the run, as TF's."""
+        optional = self._it.get_next_as_optional()
+        dataset = self._dataset
+        if not dataset._split or dataset._strategy.num_replicas_in_sync == 1:
+            return optional
+        from ._data_graph import GraphOptional
+        from ._data_iterators import Optional
+        if isinstance(optional, GraphOptional):
+            return GraphOptional(optional.has_value(), dataset._local(optional._value), optional.element_spec)
+        if not bool(optional.has_value()):
+            return optional
+        return Optional.from_value(dataset._local(optional.get_value()))
+
     @property
     def element_spec(self):
         return self._dataset.element_spec

@@ -19,6 +19,7 @@ import numpy as _np
 from . import _core, _data_graph
 from . import _function_signatures
 from . import _saved_inputs
+from . import _nested_arguments
 
 _Tensor = _core.Tensor
 
@@ -223,7 +224,13 @@ class Function(_function_signatures.FunctionIntrospection):
                 self._nparams = len(params)
         except (TypeError, ValueError):
             pass
-        self._core = _core.FunctionCore(name, self._arg_names, self._input_signature, reduce_retracing)
+        # A nested input_signature (a tuple or dict of specs for one argument, as TF takes): the
+        # C++ cache sees each argument's tensors as arguments of their own (_nested_arguments.py).
+        self._nested = _nested_arguments.NestedSignature.of(self._input_signature, self._arg_names)
+        core_names, core_signature = self._arg_names, self._input_signature
+        if self._nested is not None:
+            core_names, core_signature = self._nested.flat_names, self._nested.flat_specs
+        self._core = _core.FunctionCore(name, core_names, core_signature, reduce_retracing)
         functools.update_wrapper(self, fn, updated=()) if hasattr(fn, "__name__") else None
 
     @staticmethod
@@ -242,9 +249,18 @@ class Function(_function_signatures.FunctionIntrospection):
         with _data_graph.trace_scope():
             args = tuple(_rebuild(a, it, datasets) for a in args)
             kwargs = {k: _rebuild(v, it, datasets) for k, v in kwargs.items()}
+            if self._nested is not None:
+                args = self._nested.pack(args)
             fn = self._python_function()
             with _autograph_status(self._autograph):
-                out = fn(*args, **kwargs)
+                try:
+                    out = fn(*args, **kwargs)
+                except _core.Error as e:  # TF's classes: a leaked tensor, a later variable (_symbolic_errors.py)
+                    from ._symbolic_errors import as_tf_class
+                    tf_error = as_tf_class(e)
+                    if tf_error is e:
+                        raise
+                    raise tf_error.with_traceback(e.__traceback__) from None
         if inspect.isgenerator(out) or inspect.iscoroutine(out) or inspect.isasyncgen(out):
             out.close()
             raise TypeError(self._generator_message(f"which returned a {type(out).__name__}"))
@@ -296,6 +312,8 @@ class Function(_function_signatures.FunctionIntrospection):
             out = self._core.call_tensors(self, args)
         else:
             args, kwargs = self._canonical(args, kwargs)
+            if self._nested is not None:
+                args, kwargs = self._nested.flatten(self._core.name, args, kwargs), {}
             if self._input_signature is not None:
                 # Against a TensorSpec a variable is its value, as TF's (the read is on the tape).
                 args = tuple(a.value() if isinstance(a, _core.Variable) else a for a in args)
@@ -305,7 +323,7 @@ class Function(_function_signatures.FunctionIntrospection):
             desc = [_describe(a, tensors, datasets) for a in args]
             desc += [_describe(kwargs[k], tensors, datasets) for k in kwargs]
             if self._input_signature is not None:
-                _function_signatures.check_input_signature(self._core.name, self._input_signature, tensors, args, kwargs,
+                _function_signatures.check_input_signature(self._core.name, self._flat_specs(), tensors, args, kwargs,
                                                             self._arg_names)
             if not datasets:
                 out = self._core.call(self, desc, tensors, args, kwargs)
@@ -320,6 +338,9 @@ class Function(_function_signatures.FunctionIntrospection):
             return out
         tree, flat = out
         return _unflatten_out(tree, iter(flat))
+
+    def _flat_specs(self):
+        return self._input_signature if self._nested is None else self._nested.flat_specs
 
     def _canonical(self, args, kwargs):
         """Keyword arguments in parameter order, defaults filled in (f(x, y=1), f(x, 1) share a trace)."""
@@ -339,6 +360,8 @@ class Function(_function_signatures.FunctionIntrospection):
         if not args and not kwargs and self._input_signature is not None:
             args = tuple(self._input_signature)
         args, kwargs = self._canonical(args, kwargs)
+        if self._nested is not None:
+            args, kwargs = self._nested.flatten(self._core.name, args, kwargs), {}
         specs, desc = [], []
         for a in list(args) + [kwargs[k] for k in kwargs]:
             if isinstance(a, _core.TensorSpec):

@@ -223,7 +223,7 @@ def _host_call(what, func, args, touts, single, name, call):
             specs.append(t)
             continue
         if probe is None:
-            zeros = [_core.zeros([d if d is not None else 1 for d in a._shape_tuple], dtype=a.dtype) for a in args]
+            zeros = [_probe_zeros([d if d is not None else 1 for d in a._shape_tuple], a.dtype) for a in args]
             try:
                 probe = call(zeros)
             except Exception as e:
@@ -246,10 +246,19 @@ def _host_call(what, func, args, touts, single, name, call):
     return out[0] if single else out
 
 
+def _probe_zeros(shape, dtype):
+    """A stand-in argument of this shape and dtype (empty strings for a string tensor)."""
+    if dtype.name == "string":
+        return _core.convert_to_tensor(np.zeros(shape, dtype="S1"))
+    return _core.zeros(shape, dtype=dtype)
+
+
 def _convert_outputs(result, touts, single, what):
     if touts is None:
         return None
     values = [result] if single else list(result) if isinstance(result, (list, tuple)) else [result]
+    if result is None and not touts:  # Tout=[]: a func run for its effect returns None, as TF allows
+        values = []
     if len(values) != len(touts):
         raise ValueError(f"{what}: func returned {len(values)} value(s), Tout names {len(touts)}")
     out = []

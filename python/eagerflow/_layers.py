@@ -20,15 +20,7 @@ def _snake(name):
     return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()
 
 
-class TensorShape(tuple):
-    """A shape as Keras' build() receives it: a tuple with None for unknown dims."""
-
-    @property
-    def rank(self):
-        return len(self)
-
-    def as_list(self):
-        return list(self)
+from ._tensor_shape import TensorShape  # noqa: E402,F401 - what Keras' build() receives (TF's API)
 
 
 def _own_init_arguments(cls):

@@ -86,7 +86,26 @@ def _from_generator_tf(generator, output_types=None, output_shapes=None, args=No
         values = tuple(_np.asarray(a.numpy() if hasattr(a, "numpy") else a) for a in args)
         call = generator
         generator = lambda: call(*values)  # noqa: E731
-    return _from_generator(generator, output_signature)
+    return _from_generator(_generator_as_signature(generator, output_signature), output_signature)
+
+
+def _as_spec(value, spec):
+    """A yielded value as the signature reads it (TF's): a list or tuple where the signature has
+    one TensorSpec is one array (yield (i,) for TensorSpec([1]))."""
+    if isinstance(spec, _core.TensorSpec):
+        return _np.asarray(value) if isinstance(value, (list, tuple)) else value
+    if isinstance(spec, tuple) and isinstance(value, (list, tuple)) and len(value) == len(spec):
+        return tuple(_as_spec(v, s) for v, s in zip(value, spec))
+    if isinstance(spec, dict) and isinstance(value, dict):
+        return {k: _as_spec(v, spec[k]) if k in spec else v for k, v in value.items()}
+    return value
+
+
+def _generator_as_signature(generator, signature):
+    def converted():
+        for value in generator():
+            yield _as_spec(value, signature)
+    return converted
 
 
 Dataset.from_generator = staticmethod(_from_generator_tf)
@@ -162,3 +181,9 @@ def TFRecordDataset(filenames, compression_type=None, buffer_size=None, num_para
         return Dataset.from_tensor_slices(_np.arange(len(files), dtype=_np.int64)).interleave(
             lambda i: Dataset.tfrecord([files[int(i)]], kind), cycle_length=n, block_length=1)
     return Dataset.tfrecord(files, kind)
+from . import _data_shard  # noqa: E402 - Dataset.shard (python/eagerflow/_data_shard.py)
+_data_shard.install(Dataset)
+from . import _data_tf_arguments  # noqa: E402 - TF's hint arguments (name=, interleave's num_parallel_calls=)
+_data_tf_arguments.install(Dataset)
+from . import _data_flat_map  # noqa: E402 - Dataset.flat_map
+_data_flat_map.install(Dataset)

@@ -243,7 +243,7 @@ def _shape_text(t):
 
 # --- if -------------------------------------------------------------------------------------------
 
-def if_stmt(cond, body, orelse, get_state, set_state, names, where):
+def if_stmt(cond, body, orelse, get_state, set_state, names, where, live=None):
     pred = _as_condition(cond)
     if pred is None:
         _log.statement(where, "ran as Python", _why(cond, where.test))
@@ -253,10 +253,15 @@ def if_stmt(cond, body, orelse, get_state, set_state, names, where):
             orelse()
         return
     _log.statement(where, "converted to ef.cond", _why(cond, where.test))
-    _tf_if(pred, body, orelse, get_state, set_state, names, where)
+    _tf_if(pred, body, orelse, get_state, set_state, names, where, live)
 
 
-def _tf_if(pred, body, orelse, get_state, set_state, names, where):
+def _dropped(name, live):
+    """A variable nothing reads after the if (an attribute, obj.x, is state: never dropped)."""
+    return live is not None and name not in live and name != RETVAL and "." not in name
+
+
+def _tf_if(pred, body, orelse, get_state, set_state, names, where, live=None):
     if not pred.is_symbolic:  # its value is known at trace time: ef.cond would run that branch alone
         if bool(pred):
             body()
@@ -272,8 +277,8 @@ def _tf_if(pred, body, orelse, get_state, set_state, names, where):
         state = get_state()
         plans, flat = [], []
         for name, value in zip(names, state):
-            if _undefined(value):
-                plans.append(None)
+            if _undefined(value) or _dropped(name, live):
+                plans.append(None)  # undefined, or read by nothing after the if: not an output
                 continue
             leaves = []
             s = _flatten(value, leaves)
@@ -331,6 +336,11 @@ def _tf_if(pred, body, orelse, get_state, set_state, names, where):
     final = []
     else_state = first.get("else_state")
     for i, (name, plan) in enumerate(zip(names, first["plans"])):
+        if plan is None and _dropped(name, live):
+            final.append(Undefined(name, f"'{name}' is not defined after the if ({where.head}: the condition is a tensor, "
+                                         f"so the if runs as ef.cond, and nothing after it reads '{name}', so it is "
+                                         "not one of its outputs)"))
+            continue
         if plan is None:  # undefined after the if-branch
             other = else_state[i]
             final.append(other if _undefined(other) else Undefined(

@@ -57,13 +57,19 @@ class _Function:
         # (line, name) of every read in the original function: a loop's live-out names are those
         # read after it or anywhere in a loop around it (the passes move code, never its lines)
         self.loads = [(n.lineno, n.id) for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+        # Names a nested function or lambda reads: it may run after any if, so they stay outputs.
+        self.closure_reads = {n.id for f in ast.walk(node) if f is not node and isinstance(
+            f, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) for n in ast.walk(f)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         self.loops_around = []
         self.state_names = set()
+        self.synthetic = {RETVAL, DO_RETURN}  # the passes' own names (flags): read by code they add
 
     def fresh(self, prefix):
         self.count += 1
         name = f"{prefix}{self.count}"
         self.locals.add(name)
+        self.synthetic.add(name)
         return name
 
     def where(self, node, kind, src):
@@ -268,6 +274,35 @@ class _Function:
     def _live(self, s):
         return ast.Tuple(elts=[_const(k) for k in self._live_names(s)], ctx=ast.Load())
 
+    def _if_live_names(self, s):
+        """The names an if's outputs need: read after it, or (in a tensor loop) read where the
+        next iteration may see this one's value. A read inside the if that follows an
+        assignment at the top of the same branch sees that assignment, so it needs no output
+        (TF's liveness: a variable local to the branch is not an output of the cond)."""
+        start = s.lineno
+        end = max((getattr(n, "end_lineno", None) or 0 for n in ast.walk(s)), default=start)
+        assigned = []  # (name, line after which the branch's reads see it, branch's last line)
+        for branch in (s.body, s.orelse):
+            if not branch:
+                continue
+            last = max((getattr(n, "end_lineno", None) or 0 for b in branch for n in ast.walk(b)), default=end)
+            for stmt in branch:
+                if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+                    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                    for t in targets:
+                        for n in ast.walk(t):
+                            if isinstance(n, ast.Name):
+                                assigned.append((n.id, stmt.end_lineno or stmt.lineno, last))
+        # global and nonlocal names outlive the function: always outputs.
+        live = set(self.closure_reads) | self.synthetic | set(self.globals) | set(self.nonlocals)
+        for line, name in self.loads:
+            if line > end:
+                live.add(name)
+            elif any(a <= line <= b for a, b in self.loops_around):
+                if line < start or not any(n == name and after < line <= last for n, after, last in assigned):
+                    live.add(name)
+        return sorted(live)
+
     def _in_loop(self, s, stmts):
         self.loops_around.append((s.lineno, getattr(s, "end_lineno", None) or s.lineno))
         try:
@@ -285,7 +320,9 @@ class _Function:
         getter, setter, g, st = self._state_functions(mods, n)
         call = ast.Expr(_call(_ag("if_stmt"), [s.test, _name(t.name), _name(f.name), g, st,
                                               ast.Tuple(elts=[_const(m) for m in mods], ctx=ast.Load()),
-                                              self.where(s, "if", src)]))
+                                              self.where(s, "if", src),
+                                              ast.Tuple(elts=[_const(m) for m in self._if_live_names(s)],
+                                                        ctx=ast.Load())]))
         return [ast.copy_location(x, s) for x in (t, f, getter, setter, call)]
 
     def _flags_test(self, s):

@@ -15,7 +15,7 @@ from ._swap_ema_weights import SwapEMAWeights  # noqa: F401
 
 _t = _core._train
 EarlyStopping = _t.EarlyStopping
-ModelCheckpoint = _t.ModelCheckpoint
+from ._model_checkpoint import ModelCheckpoint  # noqa: E402 - the C++ one; makes its file's folder, as Keras
 CSVLogger = _t.CSVLogger
 TerminateOnNaN = _t.TerminateOnNaN  # TerminateOnNaN(raise_error=False), as Keras 3
 ReduceLROnPlateau = _t.ReduceLROnPlateau
