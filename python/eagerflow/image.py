@@ -187,7 +187,19 @@ def adjust_brightness(image, delta):
 
 
 def adjust_contrast(images, contrast_factor):
-    """tf.image.adjust_contrast: (x - mean) * contrast_factor + mean, per channel over height and width."""
+    """tf.image.adjust_contrast: (x - mean) * contrast_factor + mean, per channel over height and width.
+    A tensor factor on floating images is the same formula in ops, so that a tape sees both
+    inputs (the C++ op takes the factor as a number, which no gradient reaches)."""
+    if isinstance(contrast_factor, (_core.Tensor, _core.Variable)):
+        images = _core.convert_to_tensor(images)
+        if images.dtype.is_floating:
+            import eagerflow as _ef
+            factor = _ef.cast(contrast_factor, images.dtype)
+            mean = _ef.reduce_mean(images, axis=[-3, -2], keepdims=True)
+            return (images - mean) * factor + mean
+        if _core._in_trace():
+            raise TypeError("adjust_contrast: a symbolic contrast_factor needs floating images (cast them first)")
+        contrast_factor = float(contrast_factor.numpy())
     return _im.adjust_contrast(images, contrast_factor)
 
 
