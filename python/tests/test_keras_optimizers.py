@@ -261,3 +261,12 @@ def test_layers_take_keras_activation_and_initializer_names_the_core_lacks():
     assert layer.get_config()["activation"] == "celu"
     with pytest.raises(ValueError):
         keras.layers.Dense(2, activation="no_such_activation")
+
+
+def test_sixteen_bit_variables_are_a_clear_error_for_every_optimizer():
+    # bfloat16 rounds 0.999 to 1: an Adam-like 1 - beta_2^t would divide by zero. Refused, never NaN.
+    for cls in (O.SGD, O.Adam, O.Nadam, O.Adamax, O.Lamb, O.Adagrad, O.Muon, O.ScheduleFreeAdamW):
+        v = ef.Variable(np.ones((2, 2), "float32"), dtype="bfloat16")
+        with pytest.raises(TypeError, match="float32 or float64"):
+            cls(0.01).apply([ef.cast(ef.ones((2, 2)), "bfloat16")], [v])
+        assert np.all(ef.cast(v, "float32").numpy() == 1.0)  # untouched

@@ -102,6 +102,13 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& gradients, const std:
     fail(name_, "got " + std::to_string(gradients.size()) + " gradients for " + std::to_string(variables.size()) + " variables");
   for (std::size_t i = 0; i < variables.size(); ++i) {
     if (!variables[i].defined()) fail(name_, "variable " + std::to_string(i) + " is undefined");
+    // Every update runs in the variable's dtype: float32 or float64 (bfloat16 and float16 hold too
+    // few bits for the moments' 1 - 0.999^t; mixed precision policies keep variables float32).
+    DType vd = variables[i].dtype();
+    if (gradients[i].defined() && vd != DType::float32 && vd != DType::float64)
+      fail(kWrongType, name_,
+           "variable '" + variables[i].name() + "' is " + TensorSpec{vd, variables[i].shape(), {}}.str() +
+               ": optimizers update float32 or float64 variables (a mixed precision policy keeps variables float32)");
     if (gradients[i].defined() && (gradients[i].dtype() != variables[i].dtype() ||
                                    (gradients[i].shape().is_static() && gradients[i].shape() != variables[i].shape())))
       fail(name_, "gradient " + gradients[i].spec().str() + " does not fit variable '" + variables[i].name() + "' " +
