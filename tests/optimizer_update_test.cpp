@@ -281,7 +281,7 @@ TEST(FusedUpdate, BadInputIsAClearError) {
   expect_error([&] { optim::apply_sgd(Variable(), g, lr); }, {"apply_sgd", "undefined"});
   Variable iv(zeros({2}, DType::int32), "counts");
   optim::SGD sgd(0.1);
-  expect_error([&] { sgd.apply_gradients({zeros({2}, DType::int32)}, {iv}); }, {"apply_sgd", "'counts'", "float32 or float64"});
+  expect_error([&] { sgd.apply_gradients({zeros({2}, DType::int32)}, {iv}); }, {"[SGD]", "'counts'", "float32 or float64"});
   // Nothing changed on the way.
   EXPECT_EQ(max(abs(Tensor(w))).item<float>(), 0.0f);
   EXPECT_EQ(max(abs(Tensor(m))).item<float>(), 0.0f);
