@@ -70,6 +70,20 @@ void init_autodiff(nb::module_& m) {
       .def("assign_sub", [](const ef::Variable& v, nb::handle x) { v.assign_sub(value_for(v, x)); return v; })
       .def("_same_as", &ef::Variable::same_as)
       .def("__hash__", [](const ef::Variable& v) { return reinterpret_cast<std::intptr_t>(v.state_ptr().get()); })
+      // Two wrappers of one variable are equal (layer.weights == [layer.kernel, layer.bias], as
+      // Keras' objects are), consistent with __hash__; anything else compares by identity.
+      .def("__eq__",
+           [](const ef::Variable& v, nb::handle other) -> nb::object {
+             ef::Variable* o = nullptr;
+             if (nb::try_cast(other, o, false) && o) return nb::bool_(v.same_as(*o));
+             return nb::borrow(Py_NotImplemented);
+           })
+      .def("__ne__",
+           [](const ef::Variable& v, nb::handle other) -> nb::object {
+             ef::Variable* o = nullptr;
+             if (nb::try_cast(other, o, false) && o) return nb::bool_(!v.same_as(*o));
+             return nb::borrow(Py_NotImplemented);
+           })
       .def("__repr__", [](const ef::Variable& v) {
         // TF's: <tf.Variable 'x:0' shape=() dtype=float32, numpy=1.0>.
         std::string name = v.name().find(':') == std::string::npos ? v.name() + ":0" : v.name();
