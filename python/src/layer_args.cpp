@@ -2,6 +2,7 @@
 // the input shape a Sequential that starts with the layer is built for (python/eagerflow/_training.py).
 #include "layer_args.h"
 
+#include <cctype>
 #include <exception>
 
 #include <nanobind/stl/optional.h>
@@ -25,6 +26,9 @@ void arg_from_python(double& out, nb::handle h, const std::string& what) { out =
 void arg_from_python(std::string& out, nb::handle h, const std::string& what) {
   if (!PyUnicode_Check(h.ptr())) throw nb::type_error((what + " must be a string, got " + nb::cast<std::string>(nb::repr(h))).c_str());
   out = nb::cast<std::string>(h);
+  // Keras' standardize_padding: "SAME" and "Valid" are "same" and "valid".
+  if (what.size() >= 7 && what.compare(what.size() - 7, 7, "padding") == 0)
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
 }
 void arg_from_python(ef::Stride2& out, nb::handle h, const std::string& what) {
   std::vector<std::int64_t> v = dims_arg(h, what.c_str(), /*allow_unknown=*/false);

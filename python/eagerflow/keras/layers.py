@@ -35,6 +35,10 @@ def _with_base_arguments(base):
             _check_kwargs(base.__name__, common)
             if "name" in kwargs and kwargs["name"] is None:  # Keras' default name=None
                 del kwargs["name"]
+            # Keras' standardize_padding: "SAME" / "Valid" are "same" / "valid".
+            if isinstance(kwargs.get("padding"), str):
+                kwargs["padding"] = kwargs["padding"].lower()
+            args = tuple(a.lower() if isinstance(a, str) and a.lower() in _PADDINGS else a for a in args)
             super().__init__(*args, **kwargs)
             _apply_base_kwargs(self, common)
 
@@ -52,6 +56,8 @@ def _own_parameters(base):
     except (TypeError, ValueError):
         return set()
 
+
+_PADDINGS = ("same", "valid", "causal")
 
 # What Keras' base Layer accepts besides a layer's own arguments. Anything else is a TypeError, as
 # in Keras (a misspelt kernel_initializer must not be dropped silently).
