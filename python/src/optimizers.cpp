@@ -27,6 +27,10 @@ class PythonSchedule : public optim::LearningRateSchedule {
  public:
   PythonSchedule(nb::object fn, bool takes_step) : fn_(std::move(fn)), takes_step_(takes_step) {}
   ~PythonSchedule() override {
+    if (!Py_IsInitialized()) {  // at interpreter exit: the object is gone with the interpreter
+      fn_.release();
+      return;
+    }
     nb::gil_scoped_acquire gil;
     fn_.reset();
   }
