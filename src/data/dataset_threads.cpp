@@ -132,8 +132,11 @@ struct ParallelMap final : IteratorImpl, Cancellable {
         return;
       }
       Result r;
-      r.error = error;
-      if (!error) {
+      // The input's error moves into the result: once it is published this worker holds no
+      // reference to the exception, which the consumer rethrows and reads on its own thread.
+      const bool input_failed = static_cast<bool>(error);
+      r.error = std::move(error);
+      if (!input_failed) {
         try {
           (*fn)(x, r.out);
         } catch (const std::exception& e) {
@@ -145,7 +148,7 @@ struct ParallelMap final : IteratorImpl, Cancellable {
       std::lock_guard lk(mu);
       --in_flight;
       ready.emplace(seq, std::move(r));
-      if (error) {  // the input failed: nothing follows this element
+      if (input_failed) {  // the input failed: nothing follows this element
         input_done = true;
         end_seq = seq + 1;
         to_workers.notify_all();
@@ -234,7 +237,7 @@ struct Prefetch final : IteratorImpl, Cancellable {
       }
       std::lock_guard lk(mu);
       if (!got) {
-        error = e;
+        error = std::move(e);  // no reference left here once published (see ParallelMap::work)
         done = true;
         to_consumer.notify_all();
         return;
