@@ -52,7 +52,7 @@ def _split_base_kwargs(cls_name, kwargs):
     return base
 
 
-def _keras_class(cpp_cls, hyper_defaults, *, positional=()):
+def _keras_class(cpp_cls, hyper_defaults, default_lr=0.001):
     """A Keras-named Python class over a C++ optimizer: Keras' full signature, its config."""
     names = ["learning_rate"] + list(hyper_defaults)
 
@@ -68,7 +68,7 @@ def _keras_class(cpp_cls, hyper_defaults, *, positional=()):
         if kwargs.pop("amsgrad", False) and cpp_cls in (_t.Adam, _t.AdamW):
             raise NotImplementedError(f"{cls.__name__}: amsgrad=True is not supported by eagerflow's optimizers")
         base = _split_base_kwargs(cls.__name__, kwargs)
-        lr = values.pop("learning_rate", cls._default_lr)
+        lr = values.pop("learning_rate", default_lr)
         hyper = {k: values.get(k, d) for k, d in hyper_defaults.items()}
         extra = {"use_ema": bool(base.get("use_ema", False)), "ema_momentum": float(base.get("ema_momentum", 0.99)),
                  "ema_overwrite_frequency": base.get("ema_overwrite_frequency")}
@@ -83,12 +83,10 @@ def _keras_class(cpp_cls, hyper_defaults, *, positional=()):
 
     cls = type(cpp_cls.__name__, (cpp_cls,), {"__init__": __init__, "__module__": __name__,
                                               "__doc__": cpp_cls.__doc__})
-    cls._default_lr = {"SGD": 0.01}.get(cpp_cls.__name__, 0.001)
-    cls._ef_hyper_defaults = dict(hyper_defaults)
     return cls
 
 
-SGD = _keras_class(_t.SGD, {"momentum": 0.0, "nesterov": False})
+SGD = _keras_class(_t.SGD, {"momentum": 0.0, "nesterov": False}, default_lr=0.01)
 Adam = _keras_class(_t.Adam, {"beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-7})
 AdamW = _keras_class(_t.AdamW, {"weight_decay": 0.004, "beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-7})
 RMSprop = _keras_class(_t.RMSprop, {"rho": 0.9, "momentum": 0.0, "epsilon": 1e-7})
@@ -104,8 +102,7 @@ Lamb = _keras_class(_t.Lamb, {"beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-7})
 Adafactor = _keras_class(_t.Adafactor, {"beta_2_decay": -0.8, "epsilon_1": 1e-30, "epsilon_2": 1e-3,
                                         "clip_threshold": 1.0, "relative_step": True})
 ScheduleFreeAdamW = _keras_class(_t.ScheduleFreeAdamW, {"beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-8,
-                                                        "warmup_steps": 0})
-ScheduleFreeAdamW._default_lr = 0.0025
+                                                        "warmup_steps": 0}, default_lr=0.0025)
 _Muon = _keras_class(_t.Muon, {"adam_beta_1": 0.9, "adam_beta_2": 0.999, "adam_weight_decay": 0.004, "epsilon": 1e-7,
                                "exclude_embeddings": True, "muon_a": 3.4445, "muon_b": -4.7750, "muon_c": 2.0315,
                                "adam_lr_ratio": 1.0, "momentum": 0.95, "ns_steps": 5, "nesterov": True,
