@@ -7,9 +7,10 @@ set -euo pipefail
 # libpng/libjpeg-turbo: image-folder datasets. Open MPI: multi-process training (mpirun).
 # chromium: headless screenshots of TensorBoard in the demo.
 # liblapacke-dev + libopenblas-dev: ef::linalg's decompositions on OpenBLAS's LAPACK.
+# libhdf5-dev: Keras' weight files (.weights.h5, inside .keras, legacy .h5).
 # libre2-dev: the regular expressions of ef::strings (RE2: linear time, no catastrophic backtracking).
 needed=(cmake ninja-build g++ make libdnnl-dev ocl-icd-opencl-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev graphviz libsleef-dev libonnx-dev libprotobuf-dev protobuf-compiler
-        libpng-dev libjpeg62-turbo-dev libopenmpi-dev openmpi-bin chromium ccache python3 python3-venv liblapacke-dev libopenblas-dev libre2-dev)
+        libpng-dev libjpeg62-turbo-dev libopenmpi-dev openmpi-bin chromium ccache python3 python3-venv liblapacke-dev libopenblas-dev libre2-dev libhdf5-dev)
 missing=()
 for p in "${needed[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
