@@ -1,6 +1,6 @@
 # The two set-up commands: `make demo` and `make test`. Both install what is missing first.
 # Each build and test step prints a summary; the full output goes to build/logs/ (named there).
-.PHONY: deps configure build build-demo python install-python wheel demo test test-asan test-tsan bench clean
+.PHONY: deps configure build build-demo python install-python wheel demo test test-interop test-asan test-tsan bench clean
 
 EF_VENV ?= $(HOME)/.cache/eagerflow/venv
 PYTHON := $(EF_VENV)/bin/python
@@ -54,7 +54,14 @@ demo: build-demo
 test: build
 	@$(STEP) --kind ctest --label "ctest (release)" --log $(LOGS)/ctest-release.log -- ctest --preset release
 	@cd build && EF_VERIFY_IR=1 $(IN_TREE_PYTHON) $(STEP) --kind pytest --label "pytest" --log logs/pytest.log -- \
-	  $(PYTHON) -m pytest -q --durations=5 ../python/tests
+	  $(PYTHON) -m pytest -q --durations=5 --ignore=../python/tests/interop ../python/tests
+
+# Files exchanged with the real clients (Keras 3, TensorFlow): their virtualenv is large, so it is
+# made here (scripts/install_interop_deps.sh) and not by `make test`; without it the tests skip.
+test-interop: build
+	@PY=$$(bash scripts/install_interop_deps.sh) || echo "interop: no Keras/TensorFlow virtualenv; the tests will skip"; \
+	  cd build && EF_INTEROP_PYTHON=$$PY EF_VERIFY_IR=1 $(IN_TREE_PYTHON) $(STEP) --kind pytest --label "pytest (interop)" \
+	  --log logs/pytest-interop.log -- $(PYTHON) -m pytest -q ../python/tests/interop
 
 test-asan: deps
 	@cmake --preset asan > /dev/null
