@@ -53,10 +53,10 @@ optim::LearningRate learning_rate_of(nb::handle h) {
   // Python subclass that computes its own rate) take the step.
   if (nb::hasattr(h, "_ef_schedule_takes_step") && nb::cast<bool>(h.attr("_ef_schedule_takes_step")))
     return optim::LearningRate(std::make_shared<PythonSchedule>(nb::borrow(h), true));
-  optim::ExponentialDecay* exp = nullptr;
-  if (nb::try_cast(h, exp, false) && exp && typeid(*exp) == typeid(optim::ExponentialDecay)) return optim::LearningRate(*exp);
-  optim::CosineDecay* cos = nullptr;
-  if (nb::try_cast(h, cos, false) && cos && typeid(*cos) == typeid(optim::CosineDecay)) return optim::LearningRate(*cos);
+  // A built-in schedule is copied: the optimizer computes it in C++ and save_model can rebuild it.
+  optim::LearningRateSchedule* builtin = nullptr;
+  if (nb::try_cast(h, builtin, false) && builtin)
+    if (auto copy = optim::copy_builtin_schedule(*builtin)) return optim::LearningRate(std::move(copy));
   if (PyFloat_Check(h.ptr()) || PyLong_Check(h.ptr())) return optim::LearningRate(nb::cast<double>(h));
   try {
     return optim::LearningRate(nb::cast<double>(h));  // numpy scalars, 0-d tensors with __float__
@@ -123,10 +123,24 @@ void init_optimizers(nb::module_& t) {
       .def_prop_ro("decay_rate", &optim::ExponentialDecay::decay_rate)
       .def_prop_ro("staircase", &optim::ExponentialDecay::staircase);
   nb::class_<optim::CosineDecay, optim::LearningRateSchedule>(t, "CosineDecay")
-      .def(nb::init<double, double, double>(), "initial_learning_rate"_a, "decay_steps"_a, "alpha"_a = 0.0)
+      .def(nb::init<double, double, double, std::optional<double>, double>(), "initial_learning_rate"_a, "decay_steps"_a,
+           "alpha"_a = 0.0, "warmup_target"_a = nb::none(), "warmup_steps"_a = 0.0)
       .def_prop_ro("initial_learning_rate", &optim::CosineDecay::initial)
       .def_prop_ro("decay_steps", &optim::CosineDecay::decay_steps)
-      .def_prop_ro("alpha", &optim::CosineDecay::alpha);
+      .def_prop_ro("alpha", &optim::CosineDecay::alpha)
+      .def_prop_ro("warmup_target", &optim::CosineDecay::warmup_target)
+      .def_prop_ro("warmup_steps", &optim::CosineDecay::warmup_steps);
+  nb::class_<optim::PiecewiseConstantDecay, optim::LearningRateSchedule>(t, "PiecewiseConstantDecay")
+      .def(nb::init<std::vector<double>, std::vector<double>>(), "boundaries"_a, "values"_a);
+  nb::class_<optim::PolynomialDecay, optim::LearningRateSchedule>(t, "PolynomialDecay")
+      .def(nb::init<double, double, double, double, bool>(), "initial_learning_rate"_a, "decay_steps"_a,
+           "end_learning_rate"_a = 1e-4, "power"_a = 1.0, "cycle"_a = false);
+  nb::class_<optim::InverseTimeDecay, optim::LearningRateSchedule>(t, "InverseTimeDecay")
+      .def(nb::init<double, double, double, bool>(), "initial_learning_rate"_a, "decay_steps"_a, "decay_rate"_a,
+           "staircase"_a = false);
+  nb::class_<optim::CosineDecayRestarts, optim::LearningRateSchedule>(t, "CosineDecayRestarts")
+      .def(nb::init<double, double, double, double, double>(), "initial_learning_rate"_a, "first_decay_steps"_a,
+           "t_mul"_a = 2.0, "m_mul"_a = 1.0, "alpha"_a = 0.0);
 
   nb::class_<optim::Optimizer>(t, "Optimizer")
       .def_prop_ro("name", &optim::Optimizer::name)

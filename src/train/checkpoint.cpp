@@ -75,7 +75,25 @@ std::string schedule_text(const optim::LearningRateSchedule& s) {
            ", decay_rate=" + exact(e->decay_rate()) + ", staircase=" + (e->staircase() ? "true" : "false") + ")";
   if (const auto* c = dynamic_cast<const optim::CosineDecay*>(&s))
     return "CosineDecay(initial=" + exact(c->initial()) + ", decay_steps=" + exact(c->decay_steps()) +
-           ", alpha=" + exact(c->alpha()) + ")";
+           ", alpha=" + exact(c->alpha()) +
+           (c->warmup_target() ? ", warmup_target=" + exact(*c->warmup_target()) + ", warmup_steps=" + exact(c->warmup_steps())
+                               : std::string()) + ")";
+  if (const auto* p = dynamic_cast<const optim::PiecewiseConstantDecay*>(&s)) {
+    std::string text = "PiecewiseConstantDecay(boundaries=[";
+    for (double b : p->boundaries()) text += exact(b) + ",";
+    text += "], values=[";
+    for (double v : p->values()) text += exact(v) + ",";
+    return text + "])";
+  }
+  if (const auto* p = dynamic_cast<const optim::PolynomialDecay*>(&s))
+    return "PolynomialDecay(initial=" + exact(p->initial()) + ", decay_steps=" + exact(p->decay_steps()) + ", end=" +
+           exact(p->end_learning_rate()) + ", power=" + exact(p->power()) + ", cycle=" + (p->cycle() ? "true" : "false") + ")";
+  if (const auto* p = dynamic_cast<const optim::InverseTimeDecay*>(&s))
+    return "InverseTimeDecay(initial=" + exact(p->initial()) + ", decay_steps=" + exact(p->decay_steps()) + ", decay_rate=" +
+           exact(p->decay_rate()) + ", staircase=" + (p->staircase() ? "true" : "false") + ")";
+  if (const auto* p = dynamic_cast<const optim::CosineDecayRestarts*>(&s))
+    return "CosineDecayRestarts(initial=" + exact(p->initial()) + ", first_decay_steps=" + exact(p->first_decay_steps()) +
+           ", t_mul=" + exact(p->t_mul()) + ", m_mul=" + exact(p->m_mul()) + ", alpha=" + exact(p->alpha()) + ")";
   return class_name(typeid(s)) + "()";
 }
 
