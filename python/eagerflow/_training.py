@@ -537,10 +537,13 @@ class _Training:
         return super().from_config(config)
 
     def to_json(self, **kwargs):
-        """Keras' to_json: the architecture as JSON text (ef.keras.models.model_from_json reads it)."""
+        """Keras' to_json: the architecture as JSON text in Keras 3's serialization, which Keras'
+        model_from_json reads too (ef.keras.models.model_from_json reads it and Keras' own)."""
         import json
         from .keras import saving
-        return json.dumps(saving.model_config(self), **kwargs)
+        saving._check_savable(self, "to_json")
+        text = saving._s.model_to_keras_json(self)
+        return json.dumps(json.loads(text), **kwargs) if kwargs else text
 
     def save(self, filepath, *args, **kwargs):
         """Saves the model: to a whole-model file (ef.keras.saving.save_model) for paths ending in

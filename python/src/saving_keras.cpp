@@ -117,6 +117,7 @@ void init_saving_keras(nb::module_& m) {
       nb::arg("class_name"));
   s.def("is_registered", [](const std::string& class_name) { return ef::nn::is_layer_registered(class_name); });
   s.def("model_to_json", [](const ef::nn::Layer& model) { return ef::model_to_json(model); }, nb::arg("model"));
+  s.def("model_to_keras_json", [](const ef::nn::Layer& model) { return ef::model_to_keras_json(model); }, nb::arg("model"));
   // Keras' Model.get_config / from_config / model_from_json for Sequential and functional models:
   // the config save_model writes, rebuilt (fresh weights) into make_model's classes.
   s.def(

@@ -12,6 +12,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12: a false positive on copies of std::variant
 #endif
 #include "eagerflow/saving/model.h"
+#include "eagerflow/saving/keras_weights.h"
 
 #include <cmath>
 #include <cstring>
@@ -31,7 +32,11 @@
 #include "eagerflow/train/functional.h"
 #include "io/fnv1a.h"
 #include "io/json.h"
+#include "io/keras_config.h"
+#include "io/keras_file.h"
+#include "io/model_file_parts.h"
 #include "io/op_codec.h"
+#include "io/zip_archive.h"
 
 namespace ef {
 namespace {
@@ -463,27 +468,68 @@ std::shared_ptr<nn::Layer> rebuild(const LayerConfig& lc, const Tensors& tensors
 
 // ---------------------------------------------------------------- compile settings
 
+// Keras' schedule configs (keras.optimizers.schedules), for the built-in schedules.
+ConfigValue reals(const std::vector<double>& v) {
+  ConfigList l;
+  for (double x : v) l.emplace_back(x);
+  return l;
+}
+
 ConfigValue learning_rate_value(const optim::LearningRate& lr, const std::string& where) {
   const auto& s = lr.schedule();
   if (!s) return lr.value();
   ConfigMap c;
   LayerConfig out;
-  if (const auto* e = dynamic_cast<const optim::ExponentialDecay*>(s.get()); e && typeid(*s) == typeid(optim::ExponentialDecay)) {
+  const std::type_info& t = typeid(*s);
+  if (t == typeid(optim::ExponentialDecay)) {
+    const auto& e = static_cast<const optim::ExponentialDecay&>(*s);
     out.class_name = "ExponentialDecay";
-    c.set("initial_learning_rate", e->initial());
-    c.set("decay_steps", e->decay_steps());
-    c.set("decay_rate", e->decay_rate());
-    c.set("staircase", e->staircase());
-  } else if (const auto* d = dynamic_cast<const optim::CosineDecay*>(s.get()); d && typeid(*s) == typeid(optim::CosineDecay)) {
+    c.set("initial_learning_rate", e.initial());
+    c.set("decay_steps", e.decay_steps());
+    c.set("decay_rate", e.decay_rate());
+    c.set("staircase", e.staircase());
+  } else if (t == typeid(optim::CosineDecay)) {
+    const auto& d = static_cast<const optim::CosineDecay&>(*s);
     out.class_name = "CosineDecay";
-    c.set("initial_learning_rate", d->initial());
-    c.set("decay_steps", d->decay_steps());
-    c.set("alpha", d->alpha());
+    c.set("initial_learning_rate", d.initial());
+    c.set("decay_steps", d.decay_steps());
+    c.set("alpha", d.alpha());
+    if (d.warmup_target()) {
+      c.set("warmup_target", *d.warmup_target());
+      c.set("warmup_steps", d.warmup_steps());
+    }
+  } else if (t == typeid(optim::PiecewiseConstantDecay)) {
+    const auto& p = static_cast<const optim::PiecewiseConstantDecay&>(*s);
+    out.class_name = "PiecewiseConstantDecay";
+    c.set("boundaries", reals(p.boundaries()));
+    c.set("values", reals(p.values()));
+  } else if (t == typeid(optim::PolynomialDecay)) {
+    const auto& p = static_cast<const optim::PolynomialDecay&>(*s);
+    out.class_name = "PolynomialDecay";
+    c.set("initial_learning_rate", p.initial());
+    c.set("decay_steps", p.decay_steps());
+    c.set("end_learning_rate", p.end_learning_rate());
+    c.set("power", p.power());
+    c.set("cycle", p.cycle());
+  } else if (t == typeid(optim::InverseTimeDecay)) {
+    const auto& p = static_cast<const optim::InverseTimeDecay&>(*s);
+    out.class_name = "InverseTimeDecay";
+    c.set("initial_learning_rate", p.initial());
+    c.set("decay_steps", p.decay_steps());
+    c.set("decay_rate", p.decay_rate());
+    c.set("staircase", p.staircase());
+  } else if (t == typeid(optim::CosineDecayRestarts)) {
+    const auto& p = static_cast<const optim::CosineDecayRestarts&>(*s);
+    out.class_name = "CosineDecayRestarts";
+    c.set("initial_learning_rate", p.initial());
+    c.set("first_decay_steps", p.first_decay_steps());
+    c.set("t_mul", p.t_mul());
+    c.set("m_mul", p.m_mul());
+    c.set("alpha", p.alpha());
   } else {
     throw Error(ErrorCode::unimplemented,
-                where +
-                    ": the learning-rate schedule is a user class, which save_model cannot rebuild (ExponentialDecay "
-                    "and CosineDecay can be saved); save with include_optimizer = false");
+                where + ": the learning-rate schedule is a user class, which save_model cannot rebuild (Keras' "
+                        "schedules can be saved); save with include_optimizer = false");
   }
   out.config = std::move(c);
   return layer_value(out);
@@ -497,14 +543,43 @@ optim::LearningRate learning_rate_from(const ConfigMap& c) {
   };
   if (!std::holds_alternative<ConfigMap>(v.value)) return positive_finite(c.real("learning_rate"), "learning_rate");
   LayerConfig s = layer_config_from(v, c.where + " learning_rate");
-  s.config.where = c.where + " learning_rate (" + s.class_name + ")";
-  double initial = positive_finite(s.config.real("initial_learning_rate"), "initial_learning_rate");
-  double steps = s.config.real("decay_steps");
-  if (!(steps > 0) || !std::isfinite(steps)) throw Error(s.config.where + ": decay_steps must be > 0");
-  if (s.class_name == "ExponentialDecay")
-    return optim::ExponentialDecay(initial, steps, s.config.real("decay_rate"), s.config.flag("staircase"));
-  if (s.class_name == "CosineDecay") return optim::CosineDecay(initial, steps, s.config.real("alpha"));
-  throw Error(c.where + ": unknown learning-rate schedule '" + s.class_name + "'");
+  ConfigMap& k = s.config;
+  k.where = c.where + " learning_rate (" + s.class_name + ")";
+  auto real_or = [&](const char* key, double fallback) { return k.has_value(key) ? k.real(key) : fallback; };
+  auto flag_or = [&](const char* key) { return k.has_value(key) && k.flag(key); };
+  auto list_of = [&](const char* key) {
+    std::vector<double> out;
+    for (const auto& x : k.list(key)) {
+      if (const auto* d = std::get_if<double>(&x.value)) out.push_back(*d);
+      else if (const auto* i = std::get_if<std::int64_t>(&x.value)) out.push_back(static_cast<double>(*i));
+      else throw Error(k.where + ": " + key + " must list numbers");
+    }
+    if (out.size() > 100000) throw Error(k.where + ": " + key + " is too long");
+    return out;
+  };
+  try {
+    if (s.class_name == "PiecewiseConstantDecay") return optim::PiecewiseConstantDecay(list_of("boundaries"), list_of("values"));
+    double initial = positive_finite(k.real("initial_learning_rate"), "initial_learning_rate");
+    if (s.class_name == "CosineDecayRestarts")
+      return optim::CosineDecayRestarts(initial, k.real("first_decay_steps"), real_or("t_mul", 2.0), real_or("m_mul", 1.0),
+                                        real_or("alpha", 0.0));
+    double steps = k.real("decay_steps");
+    if (s.class_name == "ExponentialDecay")
+      return optim::ExponentialDecay(initial, steps, k.real("decay_rate"), flag_or("staircase"));
+    if (s.class_name == "CosineDecay") {
+      std::optional<double> target;
+      if (k.has_value("warmup_target")) target = k.real("warmup_target");
+      return optim::CosineDecay(initial, steps, real_or("alpha", 0.0), target, real_or("warmup_steps", 0.0));
+    }
+    if (s.class_name == "PolynomialDecay")
+      return optim::PolynomialDecay(initial, steps, real_or("end_learning_rate", 1e-4), real_or("power", 1.0), flag_or("cycle"));
+    if (s.class_name == "InverseTimeDecay")
+      return optim::InverseTimeDecay(initial, steps, k.real("decay_rate"), flag_or("staircase"));
+  } catch (const Error& e) {
+    if (std::string(e.what()).find(k.where) != std::string::npos) throw;
+    throw Error(e.kind(), k.where + ": " + e.what());
+  }
+  throw Error(ErrorCode::unimplemented, c.where + ": unknown learning-rate schedule '" + s.class_name + "'");
 }
 
 ConfigValue optional_real(const std::optional<double>& v) { return v ? ConfigValue(*v) : ConfigValue(); }
@@ -831,6 +906,42 @@ std::string spec_text(const Tensor& t) { return t.spec().str(); }
 
 }  // namespace
 
+namespace detail {
+
+nn::ConfigValue config_from_json(const io::Json& j) { return from_json(j); }
+std::string config_to_json(const nn::ConfigValue& v) {
+  std::string out;
+  write_json(v, out);
+  return out;
+}
+
+nn::LayerConfig model_config_with_constants(const nn::Layer& model, std::vector<io::NamedTensor>& constants) {
+  Tensors t;
+  LayerConfig c = config_of(model, t, 0);
+  constants = std::move(t.saved);
+  return c;
+}
+
+std::shared_ptr<nn::Layer> rebuild_from_config(const nn::LayerConfig& config, const std::map<std::string, Tensor>& constants,
+                                               const LoadModelOptions& options, const std::string& where) {
+  Tensors t;
+  t.loaded = &constants;
+  t.options = &options;
+  return rebuild(config, t, 0, where);
+}
+
+void build_model_for(train::Model& model, const TensorSpec& spec) { build_for(model, spec); }
+std::optional<TensorSpec> model_build_spec(const nn::Layer& model) { return build_spec(model); }
+
+nn::ConfigValue optimizer_config(const optim::Optimizer& optimizer) { return optimizer_value(optimizer); }
+std::shared_ptr<optim::Optimizer> optimizer_from_config(const nn::ConfigValue& v, const std::string& where) {
+  return optimizer_from(v, where);
+}
+nn::ConfigValue loss_config(const train::Loss& loss, const std::string& where) { return loss_value(loss, where); }
+train::Loss loss_from_config(const nn::ConfigValue& v, const std::string& where) { return loss_from(v, where); }
+
+}  // namespace detail
+
 nn::LayerConfig model_config(const nn::Layer& model) {
   Tensors t;
   return config_of(model, t, 0);
@@ -850,13 +961,30 @@ std::string model_to_json(const nn::Layer& model) {
   return out;
 }
 
+std::string model_to_keras_json(const nn::Layer& model) {
+  Tensors t;
+  LayerConfig c = config_of(model, t, 0);
+  std::string out;
+  write_json(io::keras::model_to_keras(model, c, t.saved), out);
+  return out;
+}
+
 std::shared_ptr<nn::Layer> model_from_json(const std::string& json, const LoadModelOptions& options) {
   ConfigValue v = from_json(io::parse_json(json, "model_from_json", true));
+  // Keras' own JSON (keras' to_json, config.json of .keras files): every object has a module.
+  if (const auto* m = std::get_if<ConfigMap>(&v.value); m && m->has("module")) {
+    io::keras::FromKeras k = io::keras::model_from_keras(v, "model_from_json");
+    auto layer = detail::rebuild_from_config(k.config, k.constants, options, "model_from_json");
+    if (auto* model = dynamic_cast<train::Model*>(layer.get()); model && !model->built() && k.build_input)
+      build_for(*model, *k.build_input);
+    return layer;
+  }
   return model_from_config(layer_config_from(v, "model_from_json"), options);
 }
 
 void save_model(const train::Model& model, const std::string& path, const SaveModelOptions& options) {
   if (!train::is_file_writer()) return;  // rank 0 of a data-parallel job writes (eagerflow/train/distribution.h)
+  if (path.size() >= 6 && path.compare(path.size() - 6, 6, ".keras") == 0) return io::save_keras_model(model, path, options);
   Tensors tensors;
   ConfigMap header;
   header.set("format", "eagerflow-model");
@@ -926,7 +1054,10 @@ std::shared_ptr<train::Model> load_model(const std::string& path, const LoadMode
 namespace {
 std::shared_ptr<train::Model> load_model_impl(const std::string& path, const LoadModelOptions& options) {
   const std::string what = "'" + path + "'";
-  Decoded d = decode(io::read_file(path), path);
+  std::vector<std::byte> bytes = io::read_file(path);
+  if (io::looks_like_zip(bytes)) return io::load_keras_model(bytes, path, options);
+  if (is_hdf5_file(path)) return io::load_legacy_h5_model(path, options);
+  Decoded d = decode(bytes, path);
   std::map<std::string, Tensor> by_name;
   for (const auto& t : d.payload.tensors) by_name.emplace(t.name, t.value);
   Tensors tensors;

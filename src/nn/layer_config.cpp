@@ -7,6 +7,7 @@
 #include "eagerflow/nn/layer_name.h"
 
 #include <cmath>
+#include <functional>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -95,6 +96,9 @@ const T& typed(const ConfigMap& m, std::string_view key, const char* type, const
 
 bool ConfigMap::flag(std::string_view key) const { return typed<bool>(*this, key, "a boolean", at(key), nullptr); }
 std::int64_t ConfigMap::integer(std::string_view key) const {
+  // Keras' 1-D layers write their sizes as tuples of one (strides [2], kernel_size [3]).
+  if (const auto* l = std::get_if<ConfigList>(&at(key).value); l && l->size() == 1 && std::holds_alternative<std::int64_t>(l->front().value))
+    return std::get<std::int64_t>(l->front().value);
   return typed<std::int64_t>(*this, key, "an integer", at(key), nullptr);
 }
 double ConfigMap::real(std::string_view key) const {
@@ -108,6 +112,8 @@ const std::string& ConfigMap::text(std::string_view key) const {
 const ConfigList& ConfigMap::list(std::string_view key) const { return typed<ConfigList>(*this, key, "a list", at(key), nullptr); }
 const ConfigMap& ConfigMap::map(std::string_view key) const { return typed<ConfigMap>(*this, key, "a map", at(key), nullptr); }
 std::vector<std::int64_t> ConfigMap::ints(std::string_view key) const {
+  // Keras writes a single axis as an integer (axis=-1) where a tuple is allowed.
+  if (const auto* i = std::get_if<std::int64_t>(&at(key).value)) return {*i};
   std::vector<std::int64_t> out;
   for (const auto& v : list(key)) {
     const auto* i = std::get_if<std::int64_t>(&v.value);
@@ -186,6 +192,29 @@ ActivationFn activation_from_config(const ConfigValue& v, const std::string& whe
   return ActivationFn(*s);  // an unknown name is an ef::Error naming it
 }
 
+// Keras' serialized form of a regularizer or constraint ({class_name: "L1L2", config: {l1, l2}},
+// as .keras files hold them) in eagerflow's ({name: "l1_l2", l1, l2}).
+static ConfigMap named_form(const ConfigMap& m, const std::string& where) {
+  if (!m.has("class_name") || m.has("name")) return m;
+  const auto* cls = std::get_if<std::string>(&m.at("class_name").value);
+  if (!cls) throw Error(where + ": class_name must be text");
+  static const std::map<std::string, std::string> names{{"L1", "l1"}, {"L2", "l2"}, {"L1L2", "l1_l2"},
+                                                       {"MaxNorm", "max_norm"}, {"NonNeg", "non_neg"},
+                                                       {"UnitNorm", "unit_norm"}, {"MinMaxNorm", "min_max_norm"}};
+  auto it = names.find(*cls);
+  if (it == names.end()) throw Error(where + ": unknown class '" + *cls + "'");
+  ConfigMap out;
+  out.set("name", it->second);
+  if (const ConfigValue* c = m.find("config"); c && std::holds_alternative<ConfigMap>(c->value))
+    for (const auto& [k, v] : std::get<ConfigMap>(c->value).items()) out.set(k, v);
+  if (it->second == "l1" || it->second == "l2" || it->second == "l1_l2")
+    for (const char* k : {"l1", "l2"})
+      if (!out.has_value(k)) out.set(k, 0.0);
+  if (const ConfigValue* a = out.find("axis"); a && std::holds_alternative<std::int64_t>(a->value))
+    out.set("axis", ConfigList{*a});
+  return out;
+}
+
 ConfigValue regularizer_config(const Regularizer& r, const std::string& where) {
   if (!r) return nullptr;
   if (r.name() != "l1" && r.name() != "l2" && r.name() != "l1_l2")
@@ -202,7 +231,7 @@ Regularizer regularizer_from_config(const ConfigValue& v, const std::string& whe
   if (v.is_null()) return Regularizer();
   const auto* m = std::get_if<ConfigMap>(&v.value);
   if (!m) throw Error(where + ": a regularizer must be a map {name, l1, l2}");
-  ConfigMap c = *m;
+  ConfigMap c = named_form(*m, where);
   c.where = where;
   const std::string& name = c.text("name");
   if (name != "l1" && name != "l2" && name != "l1_l2") throw Error(where + ": unknown regularizer '" + name + "'");
@@ -228,7 +257,7 @@ Constraint constraint_from_config(const ConfigValue& v, const std::string& where
   if (v.is_null()) return Constraint();
   const auto* m = std::get_if<ConfigMap>(&v.value);
   if (!m) throw Error(where + ": a constraint must be a map {name, ...}");
-  ConfigMap c = *m;
+  ConfigMap c = named_form(*m, where);
   c.where = where;
   const std::string& name = c.text("name");
   auto axes = [&] {
@@ -280,7 +309,31 @@ ConfigValue tensor_config(const Tensor& t) {
   return m;
 }
 
+// Keras writes such a tensor (Normalization's mean) as a number or nested lists of numbers.
+Tensor tensor_from_nested(const ConfigValue& v, const std::string& where) {
+  std::vector<double> data;
+  std::vector<std::int64_t> dims;
+  std::function<void(const ConfigValue&, std::size_t)> walk = [&](const ConfigValue& x, std::size_t axis) {
+    if (const auto* l = std::get_if<ConfigList>(&x.value)) {
+      if (axis >= 8) throw Error(where + ": nested too deep");
+      if (dims.size() == axis) dims.push_back(static_cast<std::int64_t>(l->size()));
+      else if (dims[axis] != static_cast<std::int64_t>(l->size())) throw Error(where + ": ragged lists");
+      for (const auto& e : *l) walk(e, axis + 1);
+      return;
+    }
+    if (axis != dims.size()) throw Error(where + ": ragged lists");
+    if (const auto* d = std::get_if<double>(&x.value)) data.push_back(*d);
+    else if (const auto* i = std::get_if<std::int64_t>(&x.value)) data.push_back(static_cast<double>(*i));
+    else throw Error(where + ": values must be numbers");
+    if (data.size() > (std::size_t{1} << 24)) throw Error(where + ": too many values");
+  };
+  walk(v, 0);
+  return cast(tensor(data, Shape(dims)), DType::float32);
+}
+
 Tensor tensor_from_config(const ConfigMap& c, std::string_view key) {
+  if (const ConfigValue& v = c.at(key); !std::holds_alternative<ConfigMap>(v.value))
+    return tensor_from_nested(v, c.where + " " + std::string(key));
   ConfigMap m = c.map(key);
   m.where = c.where + " " + std::string(key);
   std::vector<std::int64_t> dims = m.ints("shape");
@@ -378,15 +431,15 @@ std::map<std::string, LayerFactory> builtin_factories() {
   f["Normalization"] = [](const LayerConfig& lc) {
     const ConfigMap& c = lc.config;
     std::vector<int> axis;
-    for (const auto& v : c.list("axis")) {
-      const auto* i = std::get_if<std::int64_t>(&v.value);
-      if (!i || *i < -64 || *i > 64) throw Error(c.where + ": axis must be small integers");
-      axis.push_back(static_cast<int>(*i));
+    for (std::int64_t i : c.ints("axis")) {
+      if (i < -64 || i > 64) throw Error(c.where + ": axis must be small integers");
+      axis.push_back(static_cast<int>(i));
     }
     std::optional<Tensor> mean, variance;
     if (c.has_value("mean")) mean = tensor_from_config(c, "mean");
     if (c.has_value("variance")) variance = tensor_from_config(c, "variance");
-    return as_layer(std::make_shared<Normalization>(axis, mean, variance, c.flag("invert"), c.text("name")));
+    bool invert = c.has_value("invert") && c.flag("invert");
+    return as_layer(std::make_shared<Normalization>(axis, mean, variance, invert, c.text("name")));
   };
   f["UpSampling2D"] = [](const LayerConfig& lc) {
     return as_layer(std::make_shared<UpSampling2D>(pair_from(lc.config, "size"), lc.config.text("interpolation"), lc.config.text("name")));

@@ -9,6 +9,10 @@
 //   std::shared_ptr<ef::train::Model> copy = ef::load_model("m.efmodel");
 //   copy->fit(x, y);  // same steps as model->fit(x, y) would take
 //
+// A path ending in `.keras` is written as Keras 3 writes it (a ZIP of config.json in Keras'
+// serialization and model.weights.h5 in Keras' weights layout), so that Keras loads it; load_model
+// reads those files whoever wrote them. Other paths get eagerflow's own format (`.efmodel`).
+//
 // Sequential and functional models (ef::train::Functional: inputs, layer calls, shared layers,
 // ops on Keras tensors, nested models) are saved by structure. Other layers by their config:
 // a layer (or subclassed Model) without one, or whose class is not registered at load time,
@@ -55,8 +59,10 @@ std::shared_ptr<train::Model> load_model(const std::string& path, const LoadMode
 // Of `options`, only make_model is used (the Python package's own Sequential / Model classes).
 nn::LayerConfig model_config(const nn::Layer& model);
 std::shared_ptr<nn::Layer> model_from_config(const nn::LayerConfig& config, const LoadModelOptions& options = {});
-// The same as JSON text (Keras' to_json / model_from_json).
+// The same as JSON text. model_to_json writes eagerflow's configs; model_to_keras_json Keras 3's
+// serialization (keras' Model.to_json, the config.json of .keras files); model_from_json reads both.
 std::string model_to_json(const nn::Layer& model);
+std::string model_to_keras_json(const nn::Layer& model);
 std::shared_ptr<nn::Layer> model_from_json(const std::string& json, const LoadModelOptions& options = {});
 
 }  // namespace ef

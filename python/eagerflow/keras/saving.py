@@ -102,16 +102,30 @@ def model_config(model):
     return _s.model_config(model)
 
 
+def _with_output_structure(model):
+    """A rebuilt functional model whose outputs were a dict returns a dict again (Python keeps
+    the structure of a model's outputs; the config records their names)."""
+    if isinstance(model, _training.Model) and getattr(model, "_is_functional", False):
+        try:
+            config = _s.model_config(model)["config"]
+        except Exception:  # a model that has no config keeps its list outputs
+            return model
+        if config.get("named_outputs"):
+            model._ef_output_dict = list(config["output_names"])
+    return model
+
+
 def model_from_config(class_name, config, custom_objects=None, make_model=None):
     """A new model (fresh weights) of the architecture in `config`."""
     _use_custom_objects(custom_objects, "from_config")
-    return _s.model_from_config(class_name, config, make_model or _make_model)
+    return _with_output_structure(_s.model_from_config(class_name, config, make_model or _make_model))
 
 
 def model_from_json(json_string, custom_objects=None):
-    """Keras' model_from_json: a new model (fresh weights) from model.to_json()'s text."""
+    """Keras' model_from_json: a new model (fresh weights) from model.to_json()'s text (Keras 3's
+    serialization, as Keras writes it too) or from eagerflow's own config text."""
     _use_custom_objects(custom_objects, "model_from_json")
-    return _s.model_from_json(json_string, _make_model)
+    return _with_output_structure(_s.model_from_json(json_string, _make_model))
 
 
 def clone_model(model, custom_objects=None):
@@ -152,7 +166,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
             f"Keras 3, use `keras.layers.TFSMLayer({os.fspath(filepath)}, call_endpoint='serving_default')` (note "
             "that your `call_endpoint` might have a different name).")
     _use_custom_objects({**scoped_layer_classes(), **(custom_objects or {})}, "load_model")
-    return _s.load_model(os.fspath(filepath), compile, _make_model)
+    return _with_output_structure(_s.load_model(os.fspath(filepath), compile, _make_model))
 
 
 def register_keras_serializable(package="Custom", name=None):

@@ -1,0 +1,18 @@
+#pragma once
+// Keras 3's `.keras` files, behind ef::save_model / ef::load_model (eagerflow/saving/model.h).
+#include <memory>
+#include <span>
+#include <string>
+
+#include "eagerflow/saving/model.h"
+
+namespace ef::io {
+
+void save_keras_model(const train::Model& model, const std::string& path, const SaveModelOptions& options);
+std::shared_ptr<train::Model> load_keras_model(std::span<const std::byte> bytes, const std::string& path,
+                                               const LoadModelOptions& options);
+
+// A Keras 2 / tf.keras whole-model HDF5 file (model_config, model_weights, training_config).
+std::shared_ptr<train::Model> load_legacy_h5_model(const std::string& path, const LoadModelOptions& options);
+
+}  // namespace ef::io
