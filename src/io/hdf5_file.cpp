@@ -168,14 +168,17 @@ std::optional<DType> dtype_of_file_type(hid_t t, hid_t dataset, const FileInfo& 
 // Reads a string attribute's elements (fixed or variable length, any rank up to 1).
 std::vector<std::string> read_strings(hid_t attr, const FileInfo& f, const std::string& path) {
   Handle type(checked(H5Aget_type(attr), f, path, "H5Aget_type"));
-  if (H5Tget_class(type.get()) != H5T_STRING) fail_at(f, path, "is " + type_text(type.get()) + ", not a string");
   Handle space(checked(H5Aget_space(attr), f, path, "H5Aget_space"));
   int rank = H5Sget_simple_extent_ndims(space.get());
   if (rank < 0 || rank > 1) fail_at(f, path, "a string attribute of rank " + std::to_string(rank) + " (0 or 1 expected)");
   hsize_t n = 1;
-  if (rank == 1) checked(H5Sget_simple_extent_dims(space.get(), &n, nullptr), f, path, "H5Sget_simple_extent_dims");
+  if (rank == 1) checked(H5Sget_simple_extent_dims(space.get(), &n, nullptr), f, path, "H5Sget_simple_extent_dims", 0);
   if (n > kMaxStringAttr) fail_at(f, path, "a string attribute of " + std::to_string(n) + " elements");
   std::vector<std::string> out;
+  // An empty list of names may come as an empty float array (numpy's np.array([]), which
+  // Keras writes for a layer without weights).
+  if (n == 0 && H5Sget_simple_extent_type(space.get()) != H5S_NULL) return out;
+  if (H5Tget_class(type.get()) != H5T_STRING) fail_at(f, path, "is " + type_text(type.get()) + ", not a string");
   if (n == 0) return out;
   if (H5Tis_variable_str(type.get()) > 0) {
     Handle mem(H5Tcopy(H5T_C_S1));

@@ -1,0 +1,257 @@
+"""Keras 3's `.weights.h5` and legacy `.h5` files between Keras 3.15 (in its own virtualenv, a
+subprocess) and eagerflow: the same architecture built on both sides, weights written by one and
+loaded by the other, predictions compared; optimizer state carried over so that the next
+training step matches."""
+import json
+import textwrap
+
+import numpy as np
+import pytest
+
+import eagerflow as tf
+
+keras = tf.keras
+
+# Each architecture is Python text that builds a model from `keras` (Keras 3, or eagerflow's
+# keras) and names an input array `x`: the same text runs on both sides.
+ARCHS = {
+    "dense_bn": """
+        model = keras.Sequential([keras.Input((4,)), L.Dense(8, activation="tanh"), L.BatchNormalization(),
+                                  L.Dense(3)])
+        x = rng.normal(size=(5, 4)).astype("float32")
+    """,
+    "conv": """
+        model = keras.Sequential([keras.Input((9, 9, 2)), L.Conv2D(4, 3), L.DepthwiseConv2D(3),
+                                  L.SeparableConv2D(3, 3), L.Conv2DTranspose(2, 3), L.Conv1D(2, 2) if False else L.Flatten(),
+                                  L.Dense(2)])
+        x = rng.normal(size=(2, 9, 9, 2)).astype("float32")
+    """,
+    "rnn": """
+        model = keras.Sequential([keras.Input((6,), dtype="int32"), L.Embedding(10, 4),
+                                  L.LSTM(3, return_sequences=True), L.GRU(3, return_sequences=True),
+                                  L.SimpleRNN(2)])
+        x = rng.integers(0, 10, size=(3, 6)).astype("int32")
+    """,
+    "bidi_td": """
+        model = keras.Sequential([keras.Input((5, 3)), L.Bidirectional(L.LSTM(3, return_sequences=True)),
+                                  L.TimeDistributed(L.Dense(2)), L.Bidirectional(L.GRU(2))])
+        x = rng.normal(size=(2, 5, 3)).astype("float32")
+    """,
+    "mha": """
+        inp = keras.Input((4, 6))
+        h = L.MultiHeadAttention(2, 3)(inp, inp)
+        h = L.LayerNormalization()(L.Add()([h, inp]))
+        model = keras.Model(inp, L.Dense(2)(h))
+        x = rng.normal(size=(2, 4, 6)).astype("float32")
+    """,
+    "nested": """
+        inner = keras.Sequential([keras.Input((4,)), L.Dense(3), L.Dense(3)])
+        inp = keras.Input((4,))
+        h = L.Dense(4)(inp)
+        h = inner(h)
+        h = L.BatchNormalization()(h)
+        model = keras.Model(inp, L.Dense(2)(h))
+        x = rng.normal(size=(3, 4)).astype("float32")
+    """,
+    "norms": """
+        model = keras.Sequential([keras.Input((8,)), L.PReLU(), L.GroupNormalization(2), L.LayerNormalization(),
+                                  L.Dense(2)])
+        x = rng.normal(size=(3, 8)).astype("float32")
+    """,
+    "custom": """
+        class Scaled(keras.layers.Layer):
+            def __init__(self, **kwargs):
+                super().__init__(**kwargs)
+                self.proj = L.Dense(3)
+            def build(self, input_shape):
+                self.scale = self.add_weight(shape=(input_shape[-1],), initializer="random_normal", name="scale")
+            def call(self, x):
+                return self.proj(x * self.scale)
+        model = keras.Sequential([keras.Input((4,)), Scaled(), L.Dense(2)])
+        x = rng.normal(size=(3, 4)).astype("float32")
+    """,
+}
+
+PRELUDE = """
+import numpy as np
+rng = np.random.default_rng(0)
+L = keras.layers
+"""
+
+
+def build(name, keras_module):
+    scope = {"keras": keras_module}
+    exec(textwrap.dedent(PRELUDE) + textwrap.dedent(ARCHS[name]), scope)
+    return scope["model"], scope["x"]
+
+
+def randomize(model, seed):
+    """Fresh values everywhere (loading must overwrite every one of them)."""
+    rng = np.random.default_rng(seed)
+    model.set_weights([rng.normal(size=w.shape).astype(np.asarray(w).dtype) for w in model.get_weights()])
+
+
+CLIENT_BUILD = """
+import os, json, numpy as np, keras
+ARCHS = json.loads(open("archs.json").read())
+PRELUDE = open("prelude.py").read()
+def build(name):
+    scope = {"keras": keras}
+    exec(PRELUDE + ARCHS[name], scope)
+    return scope["model"], scope["x"]
+"""
+
+
+def write_arch_files(tmp_path):
+    (tmp_path / "archs.json").write_text(json.dumps({k: textwrap.dedent(v) for k, v in ARCHS.items()}))
+    (tmp_path / "prelude.py").write_text(textwrap.dedent(PRELUDE))
+
+
+def test_keras_writes_eagerflow_reads_and_back(run_client, tmp_path):
+    write_arch_files(tmp_path)
+    names = list(ARCHS)
+    run_client(CLIENT_BUILD + f"""
+for name in {names!r}:
+    model, x = build(name)
+    rng = np.random.default_rng(1)
+    model.set_weights([rng.normal(size=w.shape).astype(w.dtype) for w in model.get_weights()])
+    model.save_weights(name + ".k.weights.h5")
+    np.save(name + ".x.npy", x)
+    np.save(name + ".k.npy", np.asarray(model(x, training=False)))
+""", tmp_path)
+    for name in names:
+        model, _ = build(name, keras)
+        x = np.load(tmp_path / f"{name}.x.npy")
+        model(x)  # built
+        randomize(model, 2)
+        model.load_weights(str(tmp_path / f"{name}.k.weights.h5"))
+        got = np.asarray(model(x, training=False))
+        want = np.load(tmp_path / f"{name}.k.npy")
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=name)
+        # eagerflow writes its own values; Keras must load and predict the same.
+        randomize(model, 3)
+        model.save_weights(str(tmp_path / f"{name}.e.weights.h5"))
+        np.save(tmp_path / f"{name}.e.npy", np.asarray(model(x, training=False)))
+    out = run_client(CLIENT_BUILD + f"""
+for name in {names!r}:
+    model, x = build(name)
+    model(np.load(name + ".x.npy"))
+    model.load_weights(name + ".e.weights.h5")
+    got = np.asarray(model(np.load(name + ".x.npy"), training=False))
+    np.testing.assert_allclose(got, np.load(name + ".e.npy"), rtol=1e-5, atol=1e-6, err_msg=name)
+    print("ok", name)
+""", tmp_path)
+    assert out.split() == [w for n in names for w in ("ok", n)]
+
+
+def test_eagerflow_writes_keras_layout_exactly(run_client, tmp_path):
+    """The tree eagerflow writes is the tree Keras writes (group paths, dataset names and shapes)."""
+    write_arch_files(tmp_path)
+    names = list(ARCHS)
+    for name in names:
+        model, x = build(name, keras)
+        model(x)
+        model.save_weights(str(tmp_path / f"{name}.e.weights.h5"))
+    out = run_client(CLIENT_BUILD + f"""
+import h5py
+def tree(path):
+    out = []
+    with h5py.File(path, "r") as f:
+        def visit(n, o):
+            if isinstance(o, h5py.Dataset):
+                out.append((n, o.shape, str(o.dtype)))
+            elif n.split("/")[-1] == "vars":
+                out.append((n, None, None))
+        f.visititems(visit)
+    return sorted(out, key=str)
+for name in {names!r}:
+    model, x = build(name)
+    model(x)
+    model.save_weights(name + ".k.weights.h5")
+    k, e = tree(name + ".k.weights.h5"), tree(name + ".e.weights.h5")
+    # Keras also writes empty groups for layers without variables (Dropout inside MHA, ...).
+    kd = [t for t in k if t[1] is not None]
+    ed = [t for t in e if t[1] is not None]
+    print(name, "same" if kd == ed else "DIFF keras=%s eagerflow=%s" % (kd, ed))
+""", tmp_path)
+    for line in out.strip().splitlines():
+        assert line.endswith("same"), line
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "rmsprop_momentum", "sgd_momentum"])
+def test_optimizer_state_continues_training(run_client, tmp_path, optimizer):
+    make_opt = {
+        "adam": "keras.optimizers.Adam(1e-2)",
+        "rmsprop_momentum": "keras.optimizers.RMSprop(1e-2, momentum=0.5)",
+        "sgd_momentum": "keras.optimizers.SGD(1e-2, momentum=0.9)",
+    }[optimizer]
+    write_arch_files(tmp_path)
+    run_client(CLIENT_BUILD + f"""
+model, x = build("dense_bn")
+y = np.random.default_rng(5).normal(size=(5, 3)).astype("float32")
+model.compile(optimizer={make_opt}, loss="mse")
+model.train_on_batch(x, y)
+model.train_on_batch(x, y)
+model.save_weights("trained.weights.h5")
+model.train_on_batch(x, y)
+np.save("x.npy", x); np.save("y.npy", y)
+np.savez("after.npz", *model.get_weights())
+""", tmp_path)
+    model, x = build("dense_bn", keras)
+    model.compile(optimizer=eval(make_opt, {"keras": keras}), loss="mse")
+    model(x)
+    model.load_weights(str(tmp_path / "trained.weights.h5"))
+    assert int(np.asarray(model.optimizer.iterations)) == 2
+    x, y = np.load(tmp_path / "x.npy"), np.load(tmp_path / "y.npy")
+    model.train_on_batch(x, y)
+    after = np.load(tmp_path / "after.npz")
+    for i, w in enumerate(model.get_weights()):
+        np.testing.assert_allclose(np.asarray(w), after[f"arr_{i}"], rtol=1e-5, atol=1e-6, err_msg=f"weight {i}")
+
+    # And back: eagerflow's trained state continues in Keras.
+    model.save_weights(str(tmp_path / "ef_trained.weights.h5"))
+    model.train_on_batch(x, y)
+    np.savez(tmp_path / "ef_after.npz", *[np.asarray(w) for w in model.get_weights()])
+    out = run_client(CLIENT_BUILD + f"""
+model, x = build("dense_bn")
+model.compile(optimizer={make_opt}, loss="mse")
+model.optimizer.build(model.trainable_variables)
+model.load_weights("ef_trained.weights.h5")
+assert int(model.optimizer.iterations.numpy()) == 3, model.optimizer.iterations
+model.train_on_batch(np.load("x.npy"), np.load("y.npy"))
+want = np.load("ef_after.npz")
+for i, w in enumerate(model.get_weights()):
+    np.testing.assert_allclose(w, want[f"arr_{{i}}"], rtol=1e-5, atol=1e-6, err_msg=f"weight {{i}}")
+print("ok")
+""", tmp_path)
+    assert out.strip() == "ok"
+
+
+def test_legacy_h5_files_written_by_keras(run_client, tmp_path):
+    write_arch_files(tmp_path)
+    names = ["dense_bn", "rnn", "nested", "conv"]
+    run_client(CLIENT_BUILD + f"""
+import h5py
+from keras.src.legacy.saving import legacy_h5_format
+for name in {names!r}:
+    model, x = build(name)
+    rng = np.random.default_rng(1)
+    model.set_weights([rng.normal(size=w.shape).astype(w.dtype) for w in model.get_weights()])
+    legacy_h5_format.save_model_to_hdf5(model, name + ".model.h5")
+    with h5py.File(name + ".weights_only.h5", "w") as f:
+        legacy_h5_format.save_weights_to_hdf5_group(f, model)
+    np.save(name + ".x.npy", x)
+    np.save(name + ".k.npy", np.asarray(model(x, training=False)))
+""", tmp_path)
+    for name in names:
+        for kind in ("model", "weights_only"):
+            model, _ = build(name, keras)
+            x = np.load(tmp_path / f"{name}.x.npy")
+            model(x)
+            randomize(model, 2)
+            model.load_weights(str(tmp_path / f"{name}.{kind}.h5"))
+            np.testing.assert_allclose(np.asarray(model(x, training=False)), np.load(tmp_path / f"{name}.k.npy"),
+                                       rtol=1e-5, atol=1e-6, err_msg=f"{name} {kind}")
+    attrs = tf._core._legacy_h5_attributes(str(tmp_path / "dense_bn.model.h5"))
+    assert json.loads(attrs["model_config"])["class_name"] == "Sequential"
+    assert attrs["backend"] == "tensorflow"
