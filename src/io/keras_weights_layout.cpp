@@ -67,9 +67,19 @@ std::string last_part(const std::string& name) {
 
 const train::Model* as_model(const nn::Layer& l) { return dynamic_cast<const train::Model*>(&l); }
 
+// eagerflow classes whose Keras class has another name (Keras exports both; its files name
+// containers by the class's real name).
+const char* keras_alias(const std::string& t) {
+  static const std::pair<const char*, const char*> aliases[] = {{"GroupQueryAttention", "GroupedQueryAttention"}};
+  for (const auto& [ours, theirs] : aliases)
+    if (t == ours) return theirs;
+  return nullptr;
+}
+
 // Keras' class of a layer: a functional model is a "Functional" whatever its Python class says.
 std::string keras_class(const nn::Layer& l) {
   std::string t = l.type_name();
+  if (const char* alias = keras_alias(t)) return alias;
   const train::Model* m = as_model(l);
   if (m && m->functional_graph() && (t == "Model" || t == "Functional")) return "Functional";
   return t;

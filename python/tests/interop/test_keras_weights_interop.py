@@ -3,6 +3,7 @@ subprocess) and eagerflow: the same architecture built on both sides, weights wr
 loaded by the other, predictions compared; optimizer state carried over so that the next
 training step matches."""
 import json
+import pickle
 import textwrap
 
 import numpy as np
@@ -58,6 +59,40 @@ ARCHS = {
                                   L.Dense(2)])
         x = rng.normal(size=(3, 8)).astype("float32")
     """,
+    "conv_more": """
+        model = keras.Sequential([keras.Input((10, 3)), L.Conv1D(4, 3), L.DepthwiseConv1D(2), L.SeparableConv1D(3, 2),
+                                  L.Conv1DTranspose(2, 3), L.Flatten(), L.Dense(2)])
+        x = rng.normal(size=(2, 10, 3)).astype("float32")
+    """,
+    "conv3d": """
+        model = keras.Sequential([keras.Input((5, 5, 5, 2)), L.Conv3D(3, 2), L.Conv3DTranspose(2, 2), L.Flatten(),
+                                  L.Dense(2)])
+        x = rng.normal(size=(2, 5, 5, 5, 2)).astype("float32")
+    """,
+    "convlstm": """
+        model = keras.Sequential([keras.Input((3, 6, 6, 2)), L.ConvLSTM2D(3, 3), L.Flatten(), L.Dense(2)])
+        x = rng.normal(size=(2, 3, 6, 6, 2)).astype("float32")
+    """,
+    "einsum_gqa": """
+        inp = keras.Input((4, 6))
+        h = L.EinsumDense("abc,cd->abd", output_shape=(None, 5), bias_axes="d")(inp)
+        h = L.GroupQueryAttention(head_dim=3, num_query_heads=4, num_key_value_heads=2)(h, h)
+        model = keras.Model(inp, h)
+        x = rng.normal(size=(2, 4, 6)).astype("float32")
+    """,
+    "attention": """
+        q = keras.Input((3, 4))
+        v = keras.Input((5, 4))
+        a = L.Attention(use_scale=True)([q, v])
+        b = L.AdditiveAttention()([q, v])
+        model = keras.Model([q, v], L.Concatenate()([a, b]))
+        x = [rng.normal(size=(2, 3, 4)).astype("float32"), rng.normal(size=(2, 5, 4)).astype("float32")]
+    """,
+    "norm_layers": """
+        model = keras.Sequential([keras.Input((6,)), L.Normalization(), L.RMSNormalization(), L.UnitNormalization(),
+                                  L.Dense(2)])
+        x = rng.normal(size=(3, 6)).astype("float32")
+    """,
     "custom": """
         class Scaled(keras.layers.Layer):
             def __init__(self, **kwargs):
@@ -86,13 +121,14 @@ def build(name, keras_module):
 
 
 def randomize(model, seed):
-    """Fresh values everywhere (loading must overwrite every one of them)."""
+    """Fresh values everywhere (loading must overwrite every one of them); positive, so that
+    variances (Normalization's) stay valid."""
     rng = np.random.default_rng(seed)
-    model.set_weights([rng.normal(size=w.shape).astype(np.asarray(w).dtype) for w in model.get_weights()])
+    model.set_weights([rng.uniform(0.1, 1.0, size=w.shape).astype(np.asarray(w).dtype) for w in model.get_weights()])
 
 
 CLIENT_BUILD = """
-import os, json, numpy as np, keras
+import os, json, pickle, numpy as np, keras
 ARCHS = json.loads(open("archs.json").read())
 PRELUDE = open("prelude.py").read()
 def build(name):
@@ -114,14 +150,17 @@ def test_keras_writes_eagerflow_reads_and_back(run_client, tmp_path):
 for name in {names!r}:
     model, x = build(name)
     rng = np.random.default_rng(1)
-    model.set_weights([rng.normal(size=w.shape).astype(w.dtype) for w in model.get_weights()])
+    model.set_weights([rng.uniform(0.1, 1.0, size=w.shape).astype(w.dtype) for w in model.get_weights()])
+    for layer in model.layers:  # Keras' set_weights leaves Normalization's mean as it was until then
+        if type(layer).__name__ == "Normalization":
+            layer.finalize_state()
     model.save_weights(name + ".k.weights.h5")
-    np.save(name + ".x.npy", x)
+    pickle.dump(x, open(name + ".x.pkl", "wb"))
     np.save(name + ".k.npy", np.asarray(model(x, training=False)))
 """, tmp_path)
     for name in names:
         model, _ = build(name, keras)
-        x = np.load(tmp_path / f"{name}.x.npy")
+        x = pickle.load(open(tmp_path / f"{name}.x.pkl", "rb"))
         model(x)  # built
         randomize(model, 2)
         model.load_weights(str(tmp_path / f"{name}.k.weights.h5"))
@@ -135,9 +174,10 @@ for name in {names!r}:
     out = run_client(CLIENT_BUILD + f"""
 for name in {names!r}:
     model, x = build(name)
-    model(np.load(name + ".x.npy"))
+    x = pickle.load(open(name + ".x.pkl", "rb"))
+    model(x)
     model.load_weights(name + ".e.weights.h5")
-    got = np.asarray(model(np.load(name + ".x.npy"), training=False))
+    got = np.asarray(model(x, training=False))
     np.testing.assert_allclose(got, np.load(name + ".e.npy"), rtol=1e-5, atol=1e-6, err_msg=name)
     print("ok", name)
 """, tmp_path)
@@ -178,13 +218,25 @@ for name in {names!r}:
         assert line.endswith("same"), line
 
 
-@pytest.mark.parametrize("optimizer", ["adam", "rmsprop_momentum", "sgd_momentum"])
+OPTIMIZERS = {
+    "adam": "keras.optimizers.Adam(1e-2)",
+    "adamw": "keras.optimizers.AdamW(1e-2)",
+    "rmsprop_momentum": "keras.optimizers.RMSprop(1e-2, momentum=0.5)",
+    "sgd_momentum": "keras.optimizers.SGD(1e-2, momentum=0.9)",
+    "nadam": "keras.optimizers.Nadam(1e-2)",
+    "adamax": "keras.optimizers.Adamax(1e-2)",
+    "adagrad": "keras.optimizers.Adagrad(1e-2)",
+    "adadelta": "keras.optimizers.Adadelta(1.0)",
+    "ftrl": "keras.optimizers.Ftrl(1e-2)",
+    "lion": "keras.optimizers.Lion(1e-3)",
+    "adam_schedule": "keras.optimizers.Adam(keras.optimizers.schedules.ExponentialDecay(1e-2, 10, 0.5))",
+    "adam_ema": "keras.optimizers.Adam(1e-2, use_ema=True)",
+}
+
+
+@pytest.mark.parametrize("optimizer", list(OPTIMIZERS))
 def test_optimizer_state_continues_training(run_client, tmp_path, optimizer):
-    make_opt = {
-        "adam": "keras.optimizers.Adam(1e-2)",
-        "rmsprop_momentum": "keras.optimizers.RMSprop(1e-2, momentum=0.5)",
-        "sgd_momentum": "keras.optimizers.SGD(1e-2, momentum=0.9)",
-    }[optimizer]
+    make_opt = OPTIMIZERS[optimizer]
     write_arch_files(tmp_path)
     run_client(CLIENT_BUILD + f"""
 model, x = build("dense_bn")
@@ -236,17 +288,17 @@ from keras.src.legacy.saving import legacy_h5_format
 for name in {names!r}:
     model, x = build(name)
     rng = np.random.default_rng(1)
-    model.set_weights([rng.normal(size=w.shape).astype(w.dtype) for w in model.get_weights()])
+    model.set_weights([rng.uniform(0.1, 1.0, size=w.shape).astype(w.dtype) for w in model.get_weights()])
     legacy_h5_format.save_model_to_hdf5(model, name + ".model.h5")
     with h5py.File(name + ".weights_only.h5", "w") as f:
         legacy_h5_format.save_weights_to_hdf5_group(f, model)
-    np.save(name + ".x.npy", x)
+    pickle.dump(x, open(name + ".x.pkl", "wb"))
     np.save(name + ".k.npy", np.asarray(model(x, training=False)))
 """, tmp_path)
     for name in names:
         for kind in ("model", "weights_only"):
             model, _ = build(name, keras)
-            x = np.load(tmp_path / f"{name}.x.npy")
+            x = pickle.load(open(tmp_path / f"{name}.x.pkl", "rb"))
             model(x)
             randomize(model, 2)
             model.load_weights(str(tmp_path / f"{name}.{kind}.h5"))
