@@ -12,6 +12,7 @@ import pytest
 import eagerflow as tf
 
 keras = tf.keras
+L = keras.layers
 
 # Each architecture is Python text that builds a model from `keras` (Keras 3, or eagerflow's
 # keras) and names an input array `x`: the same text runs on both sides.
@@ -92,6 +93,19 @@ ARCHS = {
         model = keras.Sequential([keras.Input((6,)), L.Normalization(), L.RMSNormalization(), L.UnitNormalization(),
                                   L.Dense(2)])
         x = rng.normal(size=(3, 6)).astype("float32")
+    """,
+    "subclassed": """
+        class Net(keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.encoder = L.Dense(4, activation="tanh")
+                self.blocks = [L.Dense(4), L.Dense(4)]
+                self.head = L.Dense(2)
+            def call(self, x):
+                return self.head(self.blocks[1](self.blocks[0](self.encoder(x))))
+        model = Net()
+        x = rng.normal(size=(3, 5)).astype("float32")
+        model(x)
     """,
     "custom": """
         class Scaled(keras.layers.Layer):
@@ -307,3 +321,30 @@ for name in {names!r}:
     attrs = tf._core._legacy_h5_attributes(str(tmp_path / "dense_bn.model.h5"))
     assert json.loads(attrs["model_config"])["class_name"] == "Sequential"
     assert attrs["backend"] == "tensorflow"
+
+
+def test_bfloat16_variables(run_client, tmp_path):
+    """Keras stores bfloat16 variables as 2-byte opaque data marked dtype="bfloat16"."""
+    run_client("""
+import numpy as np, keras
+model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3, dtype="bfloat16")])
+rng = np.random.default_rng(0)
+model.set_weights([rng.normal(size=w.shape) for w in model.get_weights()])
+model.save_weights("k.weights.h5")
+np.savez("k.npz", *[np.asarray(w, dtype="float32") for w in model.get_weights()])
+""", tmp_path)
+    model = keras.Sequential([keras.Input((4,)), L.Dense(3, dtype="bfloat16")])
+    assert model.weights[0].dtype == tf.bfloat16
+    model.load_weights(str(tmp_path / "k.weights.h5"))
+    want = np.load(tmp_path / "k.npz")
+    for i, w in enumerate(model.weights):
+        np.testing.assert_array_equal(np.asarray(tf.cast(w, tf.float32)), want[f"arr_{i}"])
+    model.weights[0].assign(tf.cast(tf.constant(np.full((4, 3), 1.5, "float32")), tf.bfloat16))
+    model.save_weights(str(tmp_path / "e.weights.h5"))
+    out = run_client("""
+import numpy as np, keras
+model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3, dtype="bfloat16")])
+model.load_weights("e.weights.h5")
+print(str(model.weights[0].dtype), float(np.asarray(model.weights[0], dtype="float32").sum()))
+""", tmp_path)
+    assert out.split() == ["bfloat16", "18.0"]
