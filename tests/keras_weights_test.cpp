@@ -244,6 +244,9 @@ TEST(KerasWeights, HostileDatasetsAreRefusedBeforeAllocating) {
   auto image = f.image();
   io::h5::File g = io::h5::File::open_image(image, "hostile.h5");
   EXPECT_EQ(g.root().members(), (std::vector<std::string>{"ok", "str_rank"}));
+  // No creation order tracked (as h5py writes): by name.
+  EXPECT_EQ(g.root().members(100, io::h5::Group::Order::creation), (std::vector<std::string>{"ok", "str_rank"}));
+  expect_error([&] { g.root().members(1); }, {"the group has 2 members (at most 1)"});
   EXPECT_EQ(g.root().dataset_spec("ok").shape, Shape({2, 3}));
   expect_error([&] { g.root().read_dataset("absent"); }, {"hostile.h5: 'absent': no such dataset"});
   expect_error([&] { g.root().group("ok"); }, {"'ok': is not a group"});

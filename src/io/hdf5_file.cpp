@@ -316,19 +316,26 @@ int Group::kind_of(const std::string& name) const {
 bool Group::has_group(const std::string& name) const { return kind_of(name) == 1; }
 bool Group::has_dataset(const std::string& name) const { return kind_of(name) == 2; }
 
-std::vector<std::string> Group::members(std::size_t max_members) const {
+std::vector<std::string> Group::members(std::size_t max_members, Order order) const {
   const FileInfo& f = *file_;
+  H5_index_t index = H5_INDEX_NAME;
+  if (order == Order::creation) {
+    Handle gcpl(checked(H5Gget_create_plist(h_.get()), f, path_, "H5Gget_create_plist"));
+    unsigned flags = 0;
+    checked(H5Pget_link_creation_order(gcpl.get(), &flags), f, path_, "H5Pget_link_creation_order", 0);
+    if ((flags & H5P_CRT_ORDER_TRACKED) && (flags & H5P_CRT_ORDER_INDEXED)) index = H5_INDEX_CRT_ORDER;
+  }
   H5G_info_t gi;
   checked(H5Gget_info(h_.get(), &gi), f, path_, "H5Gget_info", 0);
   if (gi.nlinks > max_members)
     fail_at(f, path_, "the group has " + std::to_string(gi.nlinks) + " members (at most " + std::to_string(max_members) + ")");
   std::vector<std::string> out;
   for (hsize_t i = 0; i < gi.nlinks; ++i) {
-    ssize_t n = H5Lget_name_by_idx(h_.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+    ssize_t n = H5Lget_name_by_idx(h_.get(), ".", index, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
     if (n < 0) fail_hdf5(f, path_, "H5Lget_name_by_idx");
     if (static_cast<std::uint64_t>(n) > (1u << 16)) fail_at(f, path_, "a member name of " + std::to_string(n) + " bytes");
     std::string name(static_cast<std::size_t>(n) + 1, '\0');
-    if (H5Lget_name_by_idx(h_.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size(), H5P_DEFAULT) < 0)
+    if (H5Lget_name_by_idx(h_.get(), ".", index, H5_ITER_INC, i, name.data(), name.size(), H5P_DEFAULT) < 0)
       fail_hdf5(f, path_, "H5Lget_name_by_idx");
     name.resize(static_cast<std::size_t>(n));
     out.push_back(std::move(name));

@@ -63,8 +63,10 @@ struct FileInfo {
 
 class Group {
  public:
-  // Link names of the members (groups and datasets), by name; at most max_members, else an error.
-  std::vector<std::string> members(std::size_t max_members = 1 << 20) const;
+  enum class Order { name, creation };
+  // Link names of the members (groups and datasets); at most max_members, else an error. By
+  // creation order only where the file tracks it (h5py does not by default): by name otherwise.
+  std::vector<std::string> members(std::size_t max_members = 1 << 20, Order order = Order::name) const;
   // Whether a hard link `name` leads to a group / a dataset here (a soft or external link: error).
   bool has_group(const std::string& name) const;
   bool has_dataset(const std::string& name) const;

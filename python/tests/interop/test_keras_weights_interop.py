@@ -94,6 +94,16 @@ ARCHS = {
                                   L.Dense(2)])
         x = rng.normal(size=(3, 6)).astype("float32")
     """,
+    "branchy": """
+        inp = keras.Input((4,))
+        side = L.Dense(5, name="side")(inp)
+        a = L.Dense(3)(inp)
+        b = L.Dense(4)(a)
+        c = L.Dense(6)(L.Concatenate()([b, side]))
+        d = L.Dense(2)(L.Concatenate()([c, a]))
+        model = keras.Model(inp, d)
+        x = rng.normal(size=(3, 4)).astype("float32")
+    """,
     "subclassed": """
         class Net(keras.Model):
             def __init__(self):
