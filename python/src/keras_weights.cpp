@@ -8,6 +8,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "bindings.h"
@@ -26,7 +27,6 @@ std::optional<std::vector<ef::KerasChild>> python_children(const ef::nn::Layer& 
   nb::gil_scoped_acquire gil;
   nb::handle self = nb::find(&layer);
   if (!self.is_valid() || !nb::hasattr(self, "__dict__")) return std::nullopt;
-  std::set<const ef::nn::Layer*> kids(layer.layers().begin(), layer.layers().end());
   nb::dict attrs = nb::borrow<nb::dict>(self.attr("__dict__"));
   std::vector<std::string> keys;
   for (auto [k, v] : attrs)
@@ -34,10 +34,31 @@ std::optional<std::vector<ef::KerasChild>> python_children(const ef::nn::Layer& 
   std::sort(keys.begin(), keys.end(), [](const std::string& a, const std::string& b) { return name_key(a) < name_key(b); });
   std::vector<ef::KerasChild> out;
   std::set<const ef::nn::Layer*> placed;
+  // Sub-layers, and layers that hold sub-layers' places without being tracked themselves (the
+  // StackedRNNCells of an RNN, whose cells the RNN tracks): Keras walks every layer attribute.
   auto as_kid = [&](nb::handle v) -> const ef::nn::Layer* {
     if (!nb::isinstance<ef::nn::Layer>(v)) return nullptr;
     const ef::nn::Layer* l = nb::cast<const ef::nn::Layer*>(v);
-    return kids.count(l) ? l : nullptr;
+    return l;
+  };
+  // Keras' _save_container_state: the layers of a list (tuple, dict's values) by class, nested
+  // lists as "container", "container_1", ... (bounded depth: a list may hold itself).
+  std::function<void(nb::handle, const std::string&, int)> walk_container = [&](nb::handle v, const std::string& prefix,
+                                                                                 int depth) {
+    nb::object items;
+    if (nb::isinstance<nb::dict>(v)) items = v.attr("values")();
+    else if (nb::isinstance<nb::list>(v) || nb::isinstance<nb::tuple>(v)) items = nb::borrow(v);
+    else return;
+    if (depth > 16) return;
+    int containers = 0;
+    for (nb::handle item : items) {
+      if (const ef::nn::Layer* l = as_kid(item)) {
+        if (placed.insert(l).second) out.push_back({prefix, true, l});
+      } else if (nb::isinstance<nb::dict>(item) || nb::isinstance<nb::list>(item) || nb::isinstance<nb::tuple>(item)) {
+        walk_container(item, prefix + "/container" + (containers ? "_" + std::to_string(containers) : ""), depth + 1);
+        ++containers;
+      }
+    }
   };
   for (const std::string& key : keys) {
     if (key.rfind("__", 0) == 0) continue;
@@ -46,13 +67,7 @@ std::optional<std::vector<ef::KerasChild>> python_children(const ef::nn::Layer& 
       if (placed.insert(l).second) out.push_back({key, false, l});
       continue;
     }
-    nb::object items;
-    if (nb::isinstance<nb::dict>(v)) items = v.attr("values")();
-    else if (nb::isinstance<nb::list>(v) || nb::isinstance<nb::tuple>(v)) items = v;
-    else continue;
-    for (nb::handle item : items)
-      if (const ef::nn::Layer* l = as_kid(item))
-        if (placed.insert(l).second) out.push_back({key, true, l});
+    walk_container(v, key, 0);
   }
   return out;
 }

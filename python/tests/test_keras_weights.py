@@ -134,3 +134,18 @@ def test_optimizer_state_is_saved_and_training_continues(tmp_path):
     a.train_on_batch(x, y)
     b.train_on_batch(x, y)
     assert_same_weights(a, b)
+
+
+def test_a_weight_without_a_place_in_keras_layout_is_an_error_not_a_silent_gap(tmp_path):
+    class Hidden(keras.layers.Layer):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.pool = {L.Dense(2)}  # a set: Keras' saving walks lists, tuples and dicts only
+
+        def call(self, x):
+            return next(iter(self.pool))(x)
+
+    model = keras.Sequential([keras.Input((4,)), Hidden()])
+    with pytest.raises(NotImplementedError, match="no place in Keras' weights layout"):
+        model.save_weights(str(tmp_path / "h.weights.h5"))
+    assert not (tmp_path / "h.weights.h5").exists()

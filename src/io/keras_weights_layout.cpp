@@ -22,11 +22,14 @@ namespace {
 // position ("#0") or by the last part of its name. Variables keep eagerflow's creation order,
 // which is Keras' for every kind listed (checked against files Keras writes, see
 // python/tests/interop/test_keras_weights_interop.py).
+// `shared_child_var`: Keras' layer also tracks this variable of its first sub-layer as its own,
+// first (SpectralNormalization's `self.kernel = self.layer.kernel`), so the file holds it twice.
 struct Rule {
   const char* keras_class;
   const char* vars_group;
   const char* vars_group_name;
   std::vector<std::pair<const char*, const char*>> children;
+  const char* shared_child_var = nullptr;
 };
 
 const std::vector<Rule>& rules() {
@@ -41,6 +44,7 @@ const std::vector<Rule>& rules() {
       {"TimeDistributed", nullptr, nullptr, {{"layer", "#0"}}},
       {"MultiHeadAttention", nullptr, nullptr,
        {{"query_dense", "query"}, {"key_dense", "key"}, {"value_dense", "value"}, {"output_dense", "attention_output"}}},
+      {"SpectralNormalization", nullptr, nullptr, {{"layer", "#0"}}, "kernel"},
   };
   return table;
 }
@@ -161,6 +165,13 @@ void describe(const nn::Layer& l, const std::string& path, std::vector<Entry>& o
         if (e.name == which) ordered.push_back(std::move(e));
     parts = std::move(ordered);
   }
+  if (rule && rule->shared_child_var && !l.layers().empty() && l.layers()[0]) {
+    for (const Variable& v : l.layers()[0]->weights())
+      if (last_part(v.name()) == rule->shared_child_var) {
+        own.insert(own.begin(), v);
+        break;
+      }
+  }
   if (rule && rule->vars_group) {
     out.push_back({path, l.name(), what, {}});
     out.push_back({join(path, rule->vars_group), rule->vars_group_name, what, std::move(own)});
@@ -262,6 +273,16 @@ std::vector<Entry> model_entries(const nn::Layer& model) {
   std::vector<Entry> out;
   std::set<const nn::Layer*> seen;
   describe(model, "", out, seen, 0);
+  // Every weight must have its place: one left out would silently not be saved or loaded.
+  std::set<const void*> placed;
+  for (const Entry& e : out)
+    for (const Variable& v : e.vars) placed.insert(v.state_ptr().get());
+  std::string missing;
+  for (const Variable& v : model.weights())
+    if (!placed.count(v.state_ptr().get())) missing += (missing.empty() ? "'" : ", '") + v.name() + "'";
+  if (!missing.empty())
+    fail(ErrorKind(ErrorCode::unimplemented), model.name(),
+         "these weights have no place in Keras' weights layout (a layer kind eagerflow cannot map yet): " + missing);
   return out;
 }
 

@@ -104,15 +104,28 @@ ARCHS = {
         model = keras.Model(inp, d)
         x = rng.normal(size=(3, 4)).astype("float32")
     """,
+    "wrappers_cells": """
+        inp = keras.Input((3, 4))
+        h = L.RNN(L.LSTMCell(3), return_sequences=True)(inp)
+        h = L.RNN([L.GRUCell(3), L.SimpleRNNCell(2)], return_sequences=True)(h)
+        h = L.LSTM(3, use_bias=False)(h)
+        h = L.SpectralNormalization(L.Dense(3))(h)
+        model = keras.Model(inp, L.Dense(2, use_bias=False)(h))
+        x = rng.normal(size=(2, 3, 4)).astype("float32")
+    """,
+    "convlstm1d": """
+        model = keras.Sequential([keras.Input((2, 6, 2)), L.ConvLSTM1D(2, 3), L.Conv2D(2, 1, use_bias=False) if False else L.Flatten(), L.Dense(2)])
+        x = rng.normal(size=(2, 2, 6, 2)).astype("float32")
+    """,
     "subclassed": """
         class Net(keras.Model):
             def __init__(self):
                 super().__init__()
                 self.encoder = L.Dense(4, activation="tanh")
-                self.blocks = [L.Dense(4), L.Dense(4)]
+                self.blocks = [L.Dense(4), [L.Dense(4)], L.Dense(4)]
                 self.head = L.Dense(2)
             def call(self, x):
-                return self.head(self.blocks[1](self.blocks[0](self.encoder(x))))
+                return self.head(self.blocks[2](self.blocks[1][0](self.blocks[0](self.encoder(x)))))
         model = Net()
         x = rng.normal(size=(3, 5)).astype("float32")
         model(x)
