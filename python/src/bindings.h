@@ -37,6 +37,7 @@ void init_log(nb::module_& m);
 void init_transforms(nb::module_& m);
 void init_custom(nb::module_& m);
 void init_saving_keras(nb::module_& m);  // saving_keras.cpp: ef.keras.saving
+void init_keras_weights(nb::module_& m);  // keras_weights.cpp: Keras' HDF5 weight files
 void init_scan(nb::module_& m);  // scan.cpp: ef.scan (pytrees in python/eagerflow/_scan.py)
 void init_dist(nb::module_& m);  // dist.cpp: ef.dist (MPI collectives, DataParallel); after init_training
 void init_summary(nb::module_& m);  // summary.cpp: ef.summary; after init_training: TensorBoard joins _train

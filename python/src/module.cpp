@@ -51,6 +51,7 @@ NB_MODULE(_core, m) {
   efpy::init_transforms(m);
   efpy::init_custom(m);
   efpy::init_saving_keras(m);
+  efpy::init_keras_weights(m);
   efpy::init_scan(m);
   efpy::init_dist(m);
   efpy::init_dataset(m);

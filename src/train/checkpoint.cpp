@@ -16,6 +16,7 @@
 #include "eagerflow/core/error.h"
 #include "eagerflow/io/safetensors.h"
 #include "eagerflow/ops/random.h"
+#include "eagerflow/saving/keras_weights.h"
 #include "eagerflow/train/distribution.h"
 #include "eagerflow/train/model.h"
 #include "io/fnv1a.h"
@@ -204,8 +205,28 @@ std::vector<std::pair<std::string, Variable>> weights_by_key(const nn::Layer& la
   return out;
 }
 
+namespace {
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+// Keras' HDF5 names: ".weights.h5" is Keras 3's layout, other ".h5" / ".hdf5" names Keras 2's.
+bool keras3_name(const std::string& p) { return ends_with(p, ".weights.h5"); }
+bool legacy_name(const std::string& p) { return !keras3_name(p) && (ends_with(p, ".h5") || ends_with(p, ".hdf5")); }
+}  // namespace
+
 void Model::save_weights(const std::string& path) const {
+  if (legacy_name(path))  // Keras 3 writes no legacy weights files either
+    fail(ErrorKind(ErrorCode::invalid_argument, PythonBuiltin::value_error), name(),
+         "save_weights: the filename must end in `.weights.h5` for an HDF5 file. Received: filepath=" + path);
   if (!train::is_file_writer()) return;  // rank 0 of a data-parallel job writes (eagerflow/train/distribution.h)
+  if (keras3_name(path)) {
+    if (weights().empty())
+      fail(ErrorKind(ErrorCode::failed_precondition, PythonBuiltin::value_error), name(),
+           "You are saving a model that has not yet been built. Try building the model first by calling it on some "
+           "data or by using `build()`.");
+    save_keras_weights(*this, path, optimizer_.get());
+    return;
+  }
   std::vector<io::NamedTensor> tensors;
   for (const auto& [key, var] : weights_by_key(*this)) tensors.push_back({key, var.value()});
   io::save_safetensors(path, tensors, {{"format", "eagerflow-weights"}, {"version", "1"}});
@@ -216,6 +237,14 @@ void Model::load_weights(const std::string& path, bool skip_mismatch) {
   if (wanted.empty())
     fail(ErrorKind(ErrorCode::failed_precondition, PythonBuiltin::value_error), name(),
          "has no weights yet: call the model once (or build it) before load_weights('" + path + "')");
+  if (keras3_name(path)) {
+    load_keras_weights(*this, path, optimizer_.get(), KerasWeightsLoadOptions{skip_mismatch});
+    return;
+  }
+  if (legacy_name(path)) {
+    load_legacy_h5_weights(*this, path);
+    return;
+  }
   io::TensorFile file = io::load_safetensors(path);
   std::vector<Assignment> assignments;
   std::vector<std::string> problems;

@@ -1,0 +1,555 @@
+#include "io/hdf5_file.h"
+
+#include <hdf5.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <type_traits>
+
+#include "eagerflow/core/error.h"
+#include "eagerflow/io/safetensors.h"
+
+namespace ef::io::h5 {
+
+static_assert(std::is_same_v<hid_t, hid>, "hid_t is a 64-bit integer since HDF5 1.10");
+
+namespace {
+
+constexpr int kMaxRank = 32;
+// A dataset whose filters (compression) make it smaller on disk may still claim at most this
+// many bytes: deflate's best ratio is about 1:1032.
+constexpr std::uint64_t kMaxFilterRatio = 1100;
+constexpr std::uint64_t kMaxStringAttr = std::uint64_t{1} << 30;
+
+std::recursive_mutex& hdf5_mutex() {
+  static std::recursive_mutex m;
+  return m;
+}
+
+// HDF5's innermost error message (the one nearest to what went wrong), then clears the stack.
+herr_t walk_error(unsigned n, const H5E_error2_t* err, void* data) {
+  auto* out = static_cast<std::string*>(data);
+  if (n == 0 && err && err->desc) *out = err->desc;
+  return 0;
+}
+std::string hdf5_detail() {
+  std::string detail;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, walk_error, &detail);
+  H5Eclear2(H5E_DEFAULT);
+  return detail.empty() ? "" : " (HDF5: " + detail + ")";
+}
+
+[[noreturn]] void fail_at(const FileInfo& f, const std::string& path, const std::string& message,
+                          ErrorKind kind = ErrorCode::data_loss) {
+  throw Error(kind, f.what + ": " + (path.empty() ? "" : "'" + path + "': ") + message);
+}
+[[noreturn]] void fail_hdf5(const FileInfo& f, const std::string& path, const std::string& call) {
+  fail_at(f, path, call + " failed" + hdf5_detail());
+}
+
+void init_library() {
+  static bool done = [] {
+    H5open();
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become ef::Errors, not stderr noise
+    return true;
+  }();
+  (void)done;
+}
+
+hid_t checked(hid_t id, const FileInfo& f, const std::string& path, const char* call) {
+  if (id < 0) fail_hdf5(f, path, call);
+  return id;
+}
+void checked(herr_t r, const FileInfo& f, const std::string& path, const char* call, int) {
+  if (r < 0) fail_hdf5(f, path, call);
+}
+
+// A 2-byte IEEE half (1 sign, 5 exponent, 10 mantissa bits) in native order: h5py's float16.
+Handle half_type() {
+  hid_t t = H5Tcopy(H5T_NATIVE_FLOAT);
+  H5Tset_fields(t, 15, 10, 5, 0, 10);
+  H5Tset_size(t, 2);
+  H5Tset_ebias(t, 15);
+  H5Tset_precision(t, 16);
+  return Handle(t);
+}
+
+// h5py's bool: an enum over int8 with FALSE = 0, TRUE = 1.
+Handle bool_type() {
+  hid_t t = H5Tenum_create(H5T_NATIVE_INT8);
+  std::int8_t f = 0, tr = 1;
+  H5Tenum_insert(t, "FALSE", &f);
+  H5Tenum_insert(t, "TRUE", &tr);
+  return Handle(t);
+}
+
+// The memory type eagerflow keeps `d` in (not for bfloat16, which is opaque bytes).
+Handle memory_type(DType d) {
+  switch (d) {
+    case DType::float32: return Handle(H5Tcopy(H5T_NATIVE_FLOAT));
+    case DType::float64: return Handle(H5Tcopy(H5T_NATIVE_DOUBLE));
+    case DType::float16: return half_type();
+    case DType::int8: return Handle(H5Tcopy(H5T_NATIVE_INT8));
+    case DType::int16: return Handle(H5Tcopy(H5T_NATIVE_INT16));
+    case DType::int32: return Handle(H5Tcopy(H5T_NATIVE_INT32));
+    case DType::int64: return Handle(H5Tcopy(H5T_NATIVE_INT64));
+    case DType::uint8: return Handle(H5Tcopy(H5T_NATIVE_UINT8));
+    case DType::uint16: return Handle(H5Tcopy(H5T_NATIVE_UINT16));
+    case DType::uint32: return Handle(H5Tcopy(H5T_NATIVE_UINT32));
+    case DType::uint64: return Handle(H5Tcopy(H5T_NATIVE_UINT64));
+    case DType::bool_: return bool_type();
+    case DType::bfloat16: {
+      hid_t t = H5Tcreate(H5T_OPAQUE, 2);
+      return Handle(t);
+    }
+    default: return Handle();
+  }
+}
+
+std::string type_text(hid_t t) {
+  switch (H5Tget_class(t)) {
+    case H5T_INTEGER: return "integer of " + std::to_string(H5Tget_size(t)) + " bytes";
+    case H5T_FLOAT: return "float of " + std::to_string(H5Tget_size(t)) + " bytes";
+    case H5T_STRING: return "string";
+    case H5T_COMPOUND: return "compound";
+    case H5T_ENUM: return "enum";
+    case H5T_OPAQUE: return "opaque of " + std::to_string(H5Tget_size(t)) + " bytes";
+    case H5T_ARRAY: return "array";
+    case H5T_VLEN: return "variable-length sequence";
+    case H5T_REFERENCE: return "reference";
+    default: return "unknown type";
+  }
+}
+
+// Whether an attribute `name` on `obj` holds the text `value` (Keras marks bfloat16 so).
+bool attr_is(hid_t obj, const char* name, const std::string& value, const FileInfo& f, const std::string& path);
+
+// The eagerflow dtype of a file type; nullopt when unsupported.
+std::optional<DType> dtype_of_file_type(hid_t t, hid_t dataset, const FileInfo& f, const std::string& path) {
+  std::size_t size = H5Tget_size(t);
+  switch (H5Tget_class(t)) {
+    case H5T_FLOAT:
+      if (size == 2) return DType::float16;
+      if (size == 4) return DType::float32;
+      if (size == 8) return DType::float64;
+      return std::nullopt;
+    case H5T_INTEGER: {
+      bool is_signed = H5Tget_sign(t) == H5T_SGN_2;
+      if (size == 1) return is_signed ? DType::int8 : DType::uint8;
+      if (size == 2) return is_signed ? DType::int16 : DType::uint16;
+      if (size == 4) return is_signed ? DType::int32 : DType::uint32;
+      if (size == 8) return is_signed ? DType::int64 : DType::uint64;
+      return std::nullopt;
+    }
+    case H5T_ENUM: {  // h5py's bool
+      if (size != 1 || H5Tget_nmembers(t) != 2) return std::nullopt;
+      char* n0 = H5Tget_member_name(t, 0);
+      char* n1 = H5Tget_member_name(t, 1);
+      bool ok = n0 && n1 && std::strcmp(n0, "FALSE") == 0 && std::strcmp(n1, "TRUE") == 0;
+      H5free_memory(n0);
+      H5free_memory(n1);
+      if (!ok) return std::nullopt;
+      std::int8_t v0 = -1, v1 = -1;
+      if (H5Tget_member_value(t, 0, &v0) < 0 || H5Tget_member_value(t, 1, &v1) < 0 || v0 != 0 || v1 != 1) {
+        H5Eclear2(H5E_DEFAULT);
+        return std::nullopt;
+      }
+      return DType::bool_;
+    }
+    case H5T_OPAQUE:
+      if (size == 2 && attr_is(dataset, "dtype", "bfloat16", f, path)) return DType::bfloat16;
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+// Reads a string attribute's elements (fixed or variable length, any rank up to 1).
+std::vector<std::string> read_strings(hid_t attr, const FileInfo& f, const std::string& path) {
+  Handle type(checked(H5Aget_type(attr), f, path, "H5Aget_type"));
+  Handle space(checked(H5Aget_space(attr), f, path, "H5Aget_space"));
+  int rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank < 0 || rank > 1) fail_at(f, path, "a string attribute of rank " + std::to_string(rank) + " (0 or 1 expected)");
+  hsize_t n = 1;
+  if (rank == 1) checked(H5Sget_simple_extent_dims(space.get(), &n, nullptr), f, path, "H5Sget_simple_extent_dims", 0);
+  if (n > kMaxStringAttr) fail_at(f, path, "a string attribute of " + std::to_string(n) + " elements");
+  std::vector<std::string> out;
+  // An empty list of names may come as an empty float array (numpy's np.array([]), which
+  // Keras writes for a layer without weights).
+  if (n == 0 && H5Sget_simple_extent_type(space.get()) != H5S_NULL) return out;
+  if (H5Tget_class(type.get()) != H5T_STRING) fail_at(f, path, "is " + type_text(type.get()) + ", not a string");
+  if (n == 0) return out;
+  if (H5Tis_variable_str(type.get()) > 0) {
+    Handle mem(H5Tcopy(H5T_C_S1));
+    H5Tset_size(mem.get(), H5T_VARIABLE);
+    H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
+    std::vector<char*> ptrs(n, nullptr);
+    checked(H5Aread(attr, mem.get(), ptrs.data()), f, path, "H5Aread", 0);
+    for (char* p : ptrs) out.emplace_back(p ? p : "");
+    H5Dvlen_reclaim(mem.get(), space.get(), H5P_DEFAULT, ptrs.data());
+    return out;
+  }
+  std::size_t size = H5Tget_size(type.get());
+  if (size == 0 || size > kMaxStringAttr || n * size > kMaxStringAttr || n * size > f.size + 64)
+    fail_at(f, path, "a fixed-length string attribute of " + std::to_string(n) + " x " + std::to_string(size) + " bytes");
+  Handle mem(H5Tcopy(H5T_C_S1));
+  H5Tset_size(mem.get(), size);
+  H5Tset_strpad(mem.get(), H5T_STR_NULLPAD);
+  H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
+  std::vector<char> buf(n * size);
+  checked(H5Aread(attr, mem.get(), buf.data()), f, path, "H5Aread", 0);
+  for (hsize_t i = 0; i < n; ++i) {
+    const char* s = buf.data() + i * size;
+    out.emplace_back(s, strnlen(s, size));
+  }
+  return out;
+}
+
+bool attr_is(hid_t obj, const char* name, const std::string& value, const FileInfo& f, const std::string& path) {
+  htri_t exists = H5Aexists(obj, name);
+  if (exists < 0) fail_hdf5(f, path, "H5Aexists");
+  if (!exists) return false;
+  Handle a(checked(H5Aopen(obj, name, H5P_DEFAULT), f, path, "H5Aopen"));
+  Handle type(checked(H5Aget_type(a.get()), f, path, "H5Aget_type"));
+  if (H5Tget_class(type.get()) != H5T_STRING) return false;
+  auto v = read_strings(a.get(), f, path + "@" + name);
+  return v.size() == 1 && v[0] == value;
+}
+
+// Dims of a dataspace, checked: simple, rank <= 32, no overflow of elements * element_size.
+std::vector<std::int64_t> checked_dims(hid_t space, std::size_t element_size, bool filtered, const FileInfo& f,
+                                       const std::string& path) {
+  H5S_class_t cls = H5Sget_simple_extent_type(space);
+  if (cls == H5S_NULL) fail_at(f, path, "the dataset has no data (null dataspace)");
+  if (cls != H5S_SIMPLE && cls != H5S_SCALAR) fail_at(f, path, "the dataset's dataspace is not simple");
+  int rank = H5Sget_simple_extent_ndims(space);
+  if (rank < 0) fail_hdf5(f, path, "H5Sget_simple_extent_ndims");
+  if (rank > kMaxRank) fail_at(f, path, "the dataset has rank " + std::to_string(rank) + " (at most 32 is supported)");
+  hsize_t dims[H5S_MAX_RANK];
+  if (rank > 0) checked(H5Sget_simple_extent_dims(space, dims, nullptr), f, path, "H5Sget_simple_extent_dims", 0);
+  std::vector<std::int64_t> out(rank);
+  std::uint64_t bytes = element_size;
+  std::uint64_t limit = filtered ? f.size * kMaxFilterRatio : f.size;
+  std::string shape_text = "[";
+  for (int i = 0; i < rank; ++i) shape_text += (i ? ", " : "") + std::to_string(dims[i]);
+  shape_text += "]";
+  for (int i = 0; i < rank; ++i) {
+    if (dims[i] > static_cast<hsize_t>(std::numeric_limits<std::int64_t>::max()))
+      fail_at(f, path, "the dataset's shape " + shape_text + " is too large");
+    out[i] = static_cast<std::int64_t>(dims[i]);
+    if (dims[i] != 0 && bytes > std::numeric_limits<std::uint64_t>::max() / dims[i])
+      fail_at(f, path, "the dataset's shape " + shape_text + " overflows");
+    bytes *= dims[i];
+  }
+  for (int i = 0; i < rank; ++i)
+    if (dims[i] == 0) bytes = 0;
+  if (bytes > limit)
+    fail_at(f, path, "the dataset's shape " + shape_text + " claims " + std::to_string(bytes) +
+                         " bytes, more than the file of " + std::to_string(f.size) + " bytes can hold");
+  return out;
+}
+
+std::shared_ptr<FileInfo> info_for(const std::string& what) {
+  auto info = std::make_shared<FileInfo>();
+  info->what = what;
+  return info;
+}
+
+}  // namespace
+
+Lock::Lock() : lock_(hdf5_mutex()) { init_library(); }
+Lock::~Lock() = default;
+
+Handle& Handle::operator=(Handle&& o) noexcept {
+  if (this != &o) {
+    reset();
+    id_ = o.id_;
+    o.id_ = -1;
+  }
+  return *this;
+}
+
+void Handle::reset() {
+  if (id_ < 0) return;
+  switch (H5Iget_type(id_)) {
+    case H5I_FILE: H5Fclose(id_); break;
+    case H5I_GROUP: H5Gclose(id_); break;
+    case H5I_DATASET: H5Dclose(id_); break;
+    case H5I_DATATYPE: H5Tclose(id_); break;
+    case H5I_DATASPACE: H5Sclose(id_); break;
+    case H5I_ATTR: H5Aclose(id_); break;
+    case H5I_GENPROP_LST: H5Pclose(id_); break;
+    default: break;
+  }
+  H5Eclear2(H5E_DEFAULT);
+  id_ = -1;
+}
+
+// ---------------------------------------------------------------- Group
+
+std::string Group::child_path(const std::string& name) const {
+  return path_.empty() || path_ == "/" ? name : path_ + "/" + name;
+}
+
+int Group::kind_of(const std::string& name) const {
+  const FileInfo& f = *file_;
+  std::string p = child_path(name);
+  // Our lookups are single names: a '/' would walk links we have not checked.
+  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+    fail_at(f, p, "not a member name", ErrorCode::invalid_argument);
+  htri_t exists = H5Lexists(h_.get(), name.c_str(), H5P_DEFAULT);
+  if (exists < 0) fail_hdf5(f, p, "H5Lexists");
+  if (!exists) return 0;
+  H5L_info_t li;
+  checked(H5Lget_info(h_.get(), name.c_str(), &li, H5P_DEFAULT), f, p, "H5Lget_info", 0);
+  if (li.type != H5L_TYPE_HARD)
+    fail_at(f, p, li.type == H5L_TYPE_SOFT ? "is a soft link (only hard links are read)"
+                                           : "is an external link (only hard links are read)");
+  H5O_info_t oi;
+  checked(H5Oget_info_by_name2(h_.get(), name.c_str(), &oi, H5O_INFO_BASIC, H5P_DEFAULT), f, p, "H5Oget_info_by_name", 0);
+  if (oi.type == H5O_TYPE_GROUP) return 1;
+  if (oi.type == H5O_TYPE_DATASET) return 2;
+  return 3;
+}
+
+bool Group::has_group(const std::string& name) const { return kind_of(name) == 1; }
+bool Group::has_dataset(const std::string& name) const { return kind_of(name) == 2; }
+
+std::vector<std::string> Group::members(std::size_t max_members, Order order) const {
+  const FileInfo& f = *file_;
+  H5_index_t index = H5_INDEX_NAME;
+  if (order == Order::creation) {
+    Handle gcpl(checked(H5Gget_create_plist(h_.get()), f, path_, "H5Gget_create_plist"));
+    unsigned flags = 0;
+    checked(H5Pget_link_creation_order(gcpl.get(), &flags), f, path_, "H5Pget_link_creation_order", 0);
+    if ((flags & H5P_CRT_ORDER_TRACKED) && (flags & H5P_CRT_ORDER_INDEXED)) index = H5_INDEX_CRT_ORDER;
+  }
+  H5G_info_t gi;
+  checked(H5Gget_info(h_.get(), &gi), f, path_, "H5Gget_info", 0);
+  if (gi.nlinks > max_members)
+    fail_at(f, path_, "the group has " + std::to_string(gi.nlinks) + " members (at most " + std::to_string(max_members) + ")");
+  std::vector<std::string> out;
+  for (hsize_t i = 0; i < gi.nlinks; ++i) {
+    ssize_t n = H5Lget_name_by_idx(h_.get(), ".", index, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+    if (n < 0) fail_hdf5(f, path_, "H5Lget_name_by_idx");
+    if (static_cast<std::uint64_t>(n) > (1u << 16)) fail_at(f, path_, "a member name of " + std::to_string(n) + " bytes");
+    std::string name(static_cast<std::size_t>(n) + 1, '\0');
+    if (H5Lget_name_by_idx(h_.get(), ".", index, H5_ITER_INC, i, name.data(), name.size(), H5P_DEFAULT) < 0)
+      fail_hdf5(f, path_, "H5Lget_name_by_idx");
+    name.resize(static_cast<std::size_t>(n));
+    out.push_back(std::move(name));
+  }
+  return out;
+}
+
+Group Group::group(const std::string& name) const {
+  std::string p = child_path(name);
+  int k = kind_of(name);
+  if (k == 0) fail_at(*file_, p, "no such group", ErrorCode::not_found);
+  if (k != 1) fail_at(*file_, p, "is not a group");
+  hid_t g = checked(H5Gopen2(h_.get(), name.c_str(), H5P_DEFAULT), *file_, p, "H5Gopen2");
+  return Group(file_, Handle(g), p);
+}
+
+Group Group::create_group(const std::string& name) {
+  std::string p = child_path(name);
+  hid_t g = checked(H5Gcreate2(h_.get(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), *file_, p, "H5Gcreate2");
+  return Group(file_, Handle(g), p);
+}
+
+namespace {
+struct OpenDataset {
+  Handle dataset, type, space;
+  DType dtype;
+  std::vector<std::int64_t> dims;
+};
+
+OpenDataset open_dataset(hid_t parent, const std::string& name, const FileInfo& f, const std::string& p) {
+  OpenDataset d;
+  d.dataset = Handle(checked(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), f, p, "H5Dopen2"));
+  d.type = Handle(checked(H5Dget_type(d.dataset.get()), f, p, "H5Dget_type"));
+  std::optional<DType> dt = dtype_of_file_type(d.type.get(), d.dataset.get(), f, p);
+  if (!dt) fail_at(f, p, "the dataset's type (" + type_text(d.type.get()) + ") is not one eagerflow reads", kWrongType);
+  d.dtype = *dt;
+  d.space = Handle(checked(H5Dget_space(d.dataset.get()), f, p, "H5Dget_space"));
+  Handle dcpl(checked(H5Dget_create_plist(d.dataset.get()), f, p, "H5Dget_create_plist"));
+  int filters = H5Pget_nfilters(dcpl.get());
+  if (filters < 0) fail_hdf5(f, p, "H5Pget_nfilters");
+  d.dims = checked_dims(d.space.get(), H5Tget_size(d.type.get()), filters > 0, f, p);
+  return d;
+}
+}  // namespace
+
+TensorSpec Group::dataset_spec(const std::string& name) const {
+  std::string p = child_path(name);
+  int k = kind_of(name);
+  if (k == 0) fail_at(*file_, p, "no such dataset", ErrorCode::not_found);
+  if (k != 2) fail_at(*file_, p, "is not a dataset");
+  OpenDataset d = open_dataset(h_.get(), name, *file_, p);
+  return TensorSpec{d.dtype, Shape(d.dims), {}};
+}
+
+Tensor Group::read_dataset(const std::string& name) const {
+  const FileInfo& f = *file_;
+  std::string p = child_path(name);
+  int k = kind_of(name);
+  if (k == 0) fail_at(f, p, "no such dataset", ErrorCode::not_found);
+  if (k != 2) fail_at(f, p, "is not a dataset");
+  OpenDataset d = open_dataset(h_.get(), name, f, p);
+  Tensor t = Tensor::empty(d.dtype, Shape(d.dims));
+  if (t.num_elements() == 0) return t;
+  Handle mem = d.dtype == DType::bfloat16 ? Handle(H5Tcopy(d.type.get())) : memory_type(d.dtype);
+  checked(H5Dread(d.dataset.get(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, t.raw_mutable_data()), f, p, "H5Dread", 0);
+  if (d.dtype == DType::bool_) {
+    const auto* b = static_cast<const unsigned char*>(t.raw_data());
+    for (std::int64_t i = 0; i < t.num_elements(); ++i)
+      if (b[i] > 1) fail_at(f, p, "a bool dataset holds a value that is not 0 or 1");
+  }
+  return t;
+}
+
+void Group::write_dataset(const std::string& name, const Tensor& value) {
+  const FileInfo& f = *file_;
+  std::string p = child_path(name);
+  Handle mem = memory_type(value.dtype());
+  if (!mem.valid())
+    fail_at(f, p, "cannot write a " + std::string(name_of(value.dtype())) + " tensor to HDF5", kWrongType);
+  const Shape& s = value.shape();
+  std::vector<hsize_t> dims(s.rank());
+  for (int i = 0; i < s.rank(); ++i) dims[i] = static_cast<hsize_t>(s[i]);
+  Handle space(checked(s.rank() == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(s.rank(), dims.data(), nullptr), f, p,
+                       "H5Screate"));
+  // Stored little-endian as h5py stores numpy's native arrays on this platform.
+  Handle file_type(H5Tcopy(mem.get()));
+  Handle ds(checked(H5Dcreate2(h_.get(), name.c_str(), file_type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                    f, p, "H5Dcreate2"));
+  if (value.num_elements() > 0)
+    checked(H5Dwrite(ds.get(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, value.raw_data()), f, p, "H5Dwrite", 0);
+  if (value.dtype() == DType::bfloat16) {
+    Handle type(H5Tcopy(H5T_C_S1));
+    H5Tset_size(type.get(), H5T_VARIABLE);
+    H5Tset_cset(type.get(), H5T_CSET_UTF8);
+    Handle sp(H5Screate(H5S_SCALAR));
+    Handle a(checked(H5Acreate2(ds.get(), "dtype", type.get(), sp.get(), H5P_DEFAULT, H5P_DEFAULT), f, p, "H5Acreate2"));
+    const char* text = "bfloat16";
+    checked(H5Awrite(a.get(), type.get(), &text), f, p, "H5Awrite", 0);
+  }
+}
+
+bool Group::has_attr(const std::string& name) const {
+  htri_t e = H5Aexists(h_.get(), name.c_str());
+  if (e < 0) fail_hdf5(*file_, path_, "H5Aexists");
+  return e > 0;
+}
+
+std::optional<std::vector<std::string>> Group::string_list_attr(const std::string& name) const {
+  if (!has_attr(name)) return std::nullopt;
+  std::string p = path_ + "@" + name;
+  Handle a(checked(H5Aopen(h_.get(), name.c_str(), H5P_DEFAULT), *file_, p, "H5Aopen"));
+  return read_strings(a.get(), *file_, p);
+}
+
+std::optional<std::string> Group::string_attr(const std::string& name) const {
+  auto v = string_list_attr(name);
+  if (!v) return std::nullopt;
+  if (v->size() != 1)
+    fail_at(*file_, path_ + "@" + name, "holds " + std::to_string(v->size()) + " strings where one is expected");
+  return (*v)[0];
+}
+
+void Group::set_string_attr(const std::string& name, const std::string& value) {
+  const FileInfo& f = *file_;
+  std::string p = path_ + "@" + name;
+  Handle type(H5Tcopy(H5T_C_S1));
+  H5Tset_size(type.get(), H5T_VARIABLE);
+  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  Handle sp(H5Screate(H5S_SCALAR));
+  Handle a(checked(H5Acreate2(h_.get(), name.c_str(), type.get(), sp.get(), H5P_DEFAULT, H5P_DEFAULT), f, p, "H5Acreate2"));
+  const char* text = value.c_str();
+  checked(H5Awrite(a.get(), type.get(), &text), f, p, "H5Awrite", 0);
+}
+
+void Group::set_fixed_string_array_attr(const std::string& name, const std::vector<std::string>& values) {
+  const FileInfo& f = *file_;
+  std::string p = path_ + "@" + name;
+  std::size_t width = 1;
+  for (const auto& v : values) width = std::max(width, v.size());
+  std::vector<char> buf(width * values.size(), '\0');
+  for (std::size_t i = 0; i < values.size(); ++i) std::memcpy(buf.data() + i * width, values[i].data(), values[i].size());
+  Handle type(H5Tcopy(H5T_C_S1));
+  H5Tset_size(type.get(), width);
+  H5Tset_strpad(type.get(), H5T_STR_NULLPAD);
+  hsize_t n = values.size();
+  Handle sp(H5Screate_simple(1, &n, nullptr));
+  Handle a(checked(H5Acreate2(h_.get(), name.c_str(), type.get(), sp.get(), H5P_DEFAULT, H5P_DEFAULT), f, p, "H5Acreate2"));
+  if (n) checked(H5Awrite(a.get(), type.get(), buf.data()), f, p, "H5Awrite", 0);
+}
+
+// ---------------------------------------------------------------- File
+
+File File::open(const std::string& path) {
+  File out;
+  out.info_ = info_for(path);
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    throw Error(kFileNotFound, path + ": no such file");
+  if (!std::filesystem::is_regular_file(path, ec)) fail_at(*out.info_, "", "is not a regular file", ErrorCode::invalid_argument);
+  if (!has_signature(path)) fail_at(*out.info_, "", "is not an HDF5 file (no HDF5 signature at its start)", ErrorCode::invalid_argument);
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
+  H5Pset_fapl_sec2(fapl.get());
+  out.h_ = Handle(checked(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), *out.info_, "", "H5Fopen"));
+  hsize_t size = 0;
+  checked(H5Fget_filesize(out.h_.get(), &size), *out.info_, "", "H5Fget_filesize", 0);
+  out.info_->size = size;
+  return out;
+}
+
+File File::open_image(std::span<const std::byte> bytes, const std::string& what) {
+  File out;
+  out.info_ = info_for(what);
+  if (bytes.size() < 8 || std::memcmp(bytes.data(), "\x89HDF\r\n\x1a\n", 8) != 0)
+    fail_at(*out.info_, "", "is not an HDF5 file (no HDF5 signature at its start)", ErrorCode::invalid_argument);
+  // The core driver on a copy of the bytes: reads never touch the caller's buffer.
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
+  checked(H5Pset_fapl_core(fapl.get(), 1 << 16, 0), *out.info_, "", "H5Pset_fapl_core", 0);
+  checked(H5Pset_file_image(fapl.get(), const_cast<std::byte*>(bytes.data()), bytes.size()), *out.info_, "",
+          "H5Pset_file_image", 0);
+  out.h_ = Handle(checked(H5Fopen(what.c_str(), H5F_ACC_RDONLY, fapl.get()), *out.info_, "", "H5Fopen"));
+  out.info_->size = bytes.size();
+  return out;
+}
+
+File File::create(const std::string& what) {
+  File out;
+  out.info_ = info_for(what);
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
+  checked(H5Pset_fapl_core(fapl.get(), 1 << 16, 0), *out.info_, "", "H5Pset_fapl_core", 0);
+  out.h_ = Handle(checked(H5Fcreate(what.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), *out.info_, "", "H5Fcreate"));
+  return out;
+}
+
+Group File::root() const {
+  hid_t g = checked(H5Gopen2(h_.get(), "/", H5P_DEFAULT), *info_, "/", "H5Gopen2");
+  return Group(info_, Handle(g), "");
+}
+
+std::vector<std::byte> File::image() {
+  checked(H5Fflush(h_.get(), H5F_SCOPE_GLOBAL), *info_, "", "H5Fflush", 0);
+  ssize_t n = H5Fget_file_image(h_.get(), nullptr, 0);
+  if (n < 0) fail_hdf5(*info_, "", "H5Fget_file_image");
+  std::vector<std::byte> out(static_cast<std::size_t>(n));
+  if (H5Fget_file_image(h_.get(), out.data(), out.size()) < 0) fail_hdf5(*info_, "", "H5Fget_file_image");
+  return out;
+}
+
+void File::save(const std::string& path) { write_file_atomically(path, image()); }
+
+bool has_signature(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char sig[8] = {};
+  if (!in.read(sig, 8)) return false;
+  return std::memcmp(sig, "\x89HDF\r\n\x1a\n", 8) == 0;
+}
+
+}  // namespace ef::io::h5
