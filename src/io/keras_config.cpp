@@ -1,4 +1,5 @@
 #include "io/keras_config.h"
+#include "io/keras_weights_layout.h"
 
 #include <cctype>
 #include <cmath>
@@ -979,26 +980,6 @@ std::shared_ptr<optim::Optimizer> optimizer_from_keras(const ConfigValue& v, con
 }
 
 }  // namespace
-
-std::string snake_case(const std::string& name) {
-  // Keras: "(.)([A-Z][a-z]+)" -> "\1_\2", then "([a-z])([A-Z])" -> "\1_\2", lower-cased.
-  std::string a;
-  for (std::size_t i = 0; i < name.size(); ++i) {
-    if (i > 0 && std::isupper(static_cast<unsigned char>(name[i])) && i + 1 < name.size() &&
-        std::islower(static_cast<unsigned char>(name[i + 1])))
-      a += '_';
-    a += name[i];
-  }
-  std::string b;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (i > 0 && std::islower(static_cast<unsigned char>(a[i - 1])) && std::isupper(static_cast<unsigned char>(a[i]))) b += '_';
-    b += static_cast<char>(std::tolower(static_cast<unsigned char>(a[i])));
-  }
-  std::string out;  // the first rule may double an underscore that was there
-  for (char ch : b)
-    if (!(ch == '_' && !out.empty() && out.back() == '_')) out += ch;
-  return out;
-}
 
 nn::ConfigMap model_to_keras(const nn::Layer& model, const nn::LayerConfig& ours, const std::vector<io::NamedTensor>& constants) {
   std::map<std::string, Tensor> by_key;

@@ -34,7 +34,4 @@ FromKeras model_from_keras(const nn::ConfigValue& keras, const std::string& wher
 nn::ConfigMap compile_to_keras(const train::CompileOptions& options, const optim::Optimizer& optimizer);
 train::CompileOptions compile_from_keras(const nn::ConfigMap& compile_config, const std::string& where);
 
-// Keras' to_snake_case ("MeanSquaredError" -> "mean_squared_error").
-std::string snake_case(const std::string& name);
-
 }  // namespace ef::io::keras
