@@ -640,8 +640,12 @@ LayerConfig functional_from_keras(const ConfigMap& obj, Reader& r, int depth) {
     if (!calls) throw Error(w + ": layer '" + lname + "' has no inbound_nodes");
     std::int64_t our_layer = -1;
     std::string op;
-    if (const char* o = op_by_keras(cls); o && (l->find("module") && as_text(l->at("module")) &&
-                                                 l->text("module").rfind("keras.src.ops", 0) == 0)) {
+    // A Keras operation: its module says so; legacy .h5 files drop the module, and then only its
+    // config tells it from the merge layer of the same name (an operation's config is its name).
+    const ConfigMap& lconfig = config_of(*l);
+    bool legacy_op = !l->find("module") && lconfig.size() == 1 && lconfig.has("name");
+    if (const char* o = op_by_keras(cls); o && (legacy_op || (l->find("module") && as_text(l->at("module")) &&
+                                                               l->text("module").rfind("keras.src.ops", 0) == 0))) {
       op = o;
     } else if (l->find("module") && as_text(l->at("module")) && l->text("module").rfind("keras.src.ops", 0) == 0) {
       throw Error(ErrorCode::unimplemented, w + ": the Keras operation '" + cls + "' (layer '" + lname +
@@ -969,8 +973,18 @@ std::shared_ptr<optim::Optimizer> optimizer_from_keras(const ConfigValue& v, con
       continue;
     }
     if (k == "use_ema" && std::get_if<bool>(&x.value) && !std::get<bool>(x.value)) continue;
+    // Keras' variants that are off by default and that eagerflow's optimizers do not have.
+    if ((k == "amsgrad" || k == "centered") && std::get_if<bool>(&x.value)) {
+      if (!std::get<bool>(x.value)) continue;
+      throw Error(ErrorCode::unimplemented, c.where + ": " + k + "=True is not supported by eagerflow's " + cls);
+    }
     if ((k == "ema_momentum" || k == "ema_overwrite_frequency") && !(c.has_value("use_ema") && c.flag("use_ema"))) continue;
-    if (const bool* b = std::get_if<bool>(&x.value)) ours_config.set(k, *b);
+    // eagerflow's optimizer configs hold flags as booleans only where its loader reads them so.
+    static const std::set<std::string> bool_keys{"nesterov", "relative_step", "exclude_embeddings", "use_ema"};
+    if (const bool* b = std::get_if<bool>(&x.value)) {
+      if (bool_keys.count(k)) ours_config.set(k, *b);
+      else ours_config.set(k, *b ? 1.0 : 0.0);
+    }
     else ours_config.set(k, real_of(x, c.where + " " + k));
   }
   ConfigMap ours;

@@ -83,7 +83,9 @@ std::shared_ptr<train::Model> load_keras_model(std::span<const std::byte> bytes,
     if (!model->built() && fk.build_input) detail::build_model_for(*model, *fk.build_input);
   }
   const ConfigValue* compile = top_map->find("compile_config");
-  bool compiled = options.compile && compile && std::holds_alternative<ConfigMap>(compile->value);
+  // An uncompiled model's compile_config is {} (or null).
+  bool compiled = options.compile && compile && std::holds_alternative<ConfigMap>(compile->value) &&
+                  std::get<ConfigMap>(compile->value).has_value("optimizer");
   if (compiled) {
     train::CompileOptions o = keras::compile_from_keras(std::get<ConfigMap>(compile->value), where);
     try {
