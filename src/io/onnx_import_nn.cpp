@@ -1,0 +1,241 @@
+// ONNX convolution, pooling and normalization ops. ONNX is channels-first (NCHW, OIHW
+// kernels) where eagerflow's kernels are NHWC/HWIO: each op transposes in and out, and the
+// optimizer's passes cancel the transposes between consecutive ops. 1-D forms run as 2-D ones
+// with a height of 1; explicit pads become an ef::pad before a "valid" op.
+#include <limits>
+
+#include "eagerflow/core/error.h"
+#include "eagerflow/ops/array_ops.h"
+#include "eagerflow/ops/ops.h"
+#include "io/onnx_import_program.h"
+
+namespace ef::onnx::detail {
+namespace {
+
+using Out = std::vector<Tensor>;
+using Ints = std::vector<std::int64_t>;
+
+// The spatial parameters of a Conv or pooling node, as 2-D (a 1-D node gets a leading 1).
+struct Window {
+  bool one_d = false;
+  std::int64_t kh = 1, kw = 1;
+  Stride2 strides{1, 1}, dilations{1, 1};
+  std::int64_t top = 0, left = 0, bottom = 0, right = 0;
+};
+
+Window window(NodeContext& c, const Tensor& x, Ints kernel, bool pooling) {
+  Window w;
+  int spatial = x.rank() - 2;
+  if (spatial != 1 && spatial != 2) c.unsupported("only 1-D and 2-D forms are supported (input rank " + std::to_string(x.rank()) + ")");
+  w.one_d = spatial == 1;
+  if (static_cast<int>(kernel.size()) != spatial) c.bad("kernel_shape's length differs from the spatial rank");
+  Ints strides = c.attr_ints("strides", Ints(static_cast<std::size_t>(spatial), 1));
+  Ints dil = c.attr_ints("dilations", Ints(static_cast<std::size_t>(spatial), 1));
+  Ints pads = c.attr_ints("pads", Ints(static_cast<std::size_t>(2 * spatial), 0));
+  if (static_cast<int>(strides.size()) != spatial || static_cast<int>(dil.size()) != spatial ||
+      static_cast<int>(pads.size()) != 2 * spatial)
+    c.bad("strides, dilations or pads do not match the spatial rank");
+  for (auto v : kernel) if (v <= 0 || v > (1 << 20)) c.bad("bad kernel size " + std::to_string(v));
+  for (auto v : strides) if (v <= 0 || v > (1 << 20)) c.bad("bad stride " + std::to_string(v));
+  for (auto v : dil) if (v <= 0 || v > (1 << 20)) c.bad("bad dilation " + std::to_string(v));
+  for (auto v : pads) if (v < 0 || v > (1 << 20)) c.bad("bad pad " + std::to_string(v));
+  if (pooling)
+    for (auto v : dil) if (v != 1) c.unsupported("pooling with dilations");
+  std::string auto_pad = c.attr_string("auto_pad", "NOTSET");
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    for (int i = 0; i < spatial; ++i) {
+      std::int64_t in = x.shape()[2 + i];
+      if (in == kDynamic) c.unsupported("auto_pad SAME over a dynamic spatial dim");
+      std::int64_t s = strides[static_cast<std::size_t>(i)];
+      std::int64_t out = (in + s - 1) / s;
+      std::int64_t total = std::max<std::int64_t>(0, (out - 1) * s + (kernel[static_cast<std::size_t>(i)] - 1) * dil[static_cast<std::size_t>(i)] + 1 - in);
+      std::int64_t small = total / 2, big = total - small;
+      pads[static_cast<std::size_t>(i)] = auto_pad == "SAME_UPPER" ? small : big;
+      pads[static_cast<std::size_t>(i + spatial)] = auto_pad == "SAME_UPPER" ? big : small;
+    }
+  } else if (auto_pad == "VALID") {
+    std::fill(pads.begin(), pads.end(), 0);
+  } else if (auto_pad != "NOTSET") {
+    c.bad("auto_pad '" + auto_pad + "'");
+  }
+  if (w.one_d) {
+    w.kw = kernel[0];
+    w.strides = {1, strides[0]};
+    w.dilations = {1, dil[0]};
+    w.left = pads[0];
+    w.right = pads[1];
+  } else {
+    w.kh = kernel[0];
+    w.kw = kernel[1];
+    w.strides = {strides[0], strides[1]};
+    w.dilations = {dil[0], dil[1]};
+    w.top = pads[0];
+    w.left = pads[1];
+    w.bottom = pads[2];
+    w.right = pads[3];
+  }
+  return w;
+}
+
+// NC[H]W -> NHWC (a 1-D input gets H = 1).
+Tensor to_nhwc(const Tensor& x, bool one_d) {
+  Tensor y = one_d ? expand_dims(x, 2) : x;
+  return transpose(y, {0, 2, 3, 1});
+}
+Tensor from_nhwc(const Tensor& y, bool one_d) {
+  Tensor x = transpose(y, {0, 3, 1, 2});
+  return one_d ? squeeze(x, {2}) : x;
+}
+
+Tensor pad_nhwc(const Tensor& x, const Window& w, double value) {
+  if (!w.top && !w.bottom && !w.left && !w.right) return x;
+  return pad(x, {{0, 0}, {w.top, w.bottom}, {w.left, w.right}, {0, 0}}, "constant", value);
+}
+
+// ceil_mode: the extra end padding that makes the last partial window count (ONNX drops a
+// window that would start in the end padding).
+void ceil_pads(NodeContext& c, const Tensor& x, Window& w) {
+  auto extra = [&](std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t b, std::int64_t& e) {
+    if (in == kDynamic) c.unsupported("ceil_mode over a dynamic spatial dim");
+    std::int64_t span = in + b + e - k;
+    if (span < 0) return;
+    std::int64_t out = (span + s - 1) / s + 1;
+    if ((out - 1) * s >= in + b) --out;
+    e += std::max<std::int64_t>(0, (out - 1) * s + k - (in + b + e));
+  };
+  if (w.one_d) {
+    extra(x.shape()[2], w.kw, w.strides.w, w.left, w.right);
+  } else {
+    extra(x.shape()[2], w.kh, w.strides.h, w.top, w.bottom);
+    extra(x.shape()[3], w.kw, w.strides.w, w.left, w.right);
+  }
+}
+
+Out conv(NodeContext& c) {
+  const Tensor &x = c.in(0), &weight = c.in(1);
+  if (weight.rank() != x.rank()) c.bad("the weight's rank differs from the input's");
+  Ints kernel(weight.shape().begin() + 2, weight.shape().end());
+  if (c.has_attr("kernel_shape") && c.attr_ints("kernel_shape") != kernel) c.bad("kernel_shape disagrees with the weight");
+  Window w = window(c, x, kernel, false);
+  std::int64_t group = c.attr_int("group", 1);
+  std::int64_t cin = x.shape()[1], cout = weight.shape()[0];
+  if (group <= 0 || cout % group != 0 || (cin != kDynamic && cin != weight.shape()[1] * group))
+    c.bad("group " + std::to_string(group) + " does not fit " + std::to_string(cin) + " input and " +
+          std::to_string(cout) + " output channels");
+  Tensor xh = pad_nhwc(to_nhwc(x, w.one_d), w, 0.0);
+  Tensor k = transpose(w.one_d ? expand_dims(weight, 2) : weight, {2, 3, 1, 0});  // OIHW -> HWIO
+  Tensor y;
+  if (group == 1) {
+    y = conv2d(xh, k, w.strides, "valid", w.dilations);
+  } else {
+    std::vector<Tensor> xs = split(xh, group, 3), ks = split(k, group, 3), ys;
+    for (std::int64_t g = 0; g < group; ++g)
+      ys.push_back(conv2d(xs[static_cast<std::size_t>(g)], ks[static_cast<std::size_t>(g)], w.strides, "valid", w.dilations));
+    y = concat(ys, 3);
+  }
+  if (c.has(2)) y = add(y, c.in(2));
+  return {from_nhwc(y, w.one_d)};
+}
+
+Out max_pool(NodeContext& c) {
+  const Tensor& x = c.in(0);
+  if (c.num_outputs() > 1 && c.node.outputs[1] >= 0) c.unsupported("the Indices output");
+  Window w = window(c, x, c.attr_ints("kernel_shape"), true);
+  if (c.attr_int("ceil_mode", 0)) ceil_pads(c, x, w);
+  Tensor xh = pad_nhwc(to_nhwc(x, w.one_d), w, -std::numeric_limits<double>::infinity());
+  return {from_nhwc(max_pool2d(xh, {w.kh, w.kw}, w.strides, "valid"), w.one_d)};
+}
+
+Out avg_pool(NodeContext& c) {
+  const Tensor& x = c.in(0);
+  Window w = window(c, x, c.attr_ints("kernel_shape"), true);
+  Window unpadded = w;
+  if (c.attr_int("ceil_mode", 0)) ceil_pads(c, x, w);
+  Tensor xh = to_nhwc(x, w.one_d);
+  Tensor y = avg_pool2d(pad_nhwc(xh, w, 0.0), {w.kh, w.kw}, w.strides, "valid");
+  bool padded = w.top || w.left || w.bottom || w.right;
+  if (padded) {
+    // Divide by the number of elements each window covers: the input's (count_include_pad=0)
+    // or the input's and the explicit pads' (=1; ceil_mode's extra padding never counts).
+    Tensor ones = ones_like(xh);
+    Tensor counted = c.attr_int("count_include_pad", 0) ? pad_nhwc(ones, unpadded, 1.0) : ones;
+    Window extra = w;
+    if (c.attr_int("count_include_pad", 0)) {
+      extra.top -= unpadded.top;
+      extra.bottom -= unpadded.bottom;
+      extra.left -= unpadded.left;
+      extra.right -= unpadded.right;
+    }
+    Tensor frac = avg_pool2d(pad_nhwc(counted, extra, 0.0), {w.kh, w.kw}, w.strides, "valid");
+    y = div(y, frac);
+  }
+  return {from_nhwc(y, w.one_d)};
+}
+
+std::vector<int> spatial_axes(const Tensor& x) {
+  std::vector<int> a;
+  for (int d = 2; d < x.rank(); ++d) a.push_back(d);
+  return a;
+}
+
+// Per-channel parameters [C] shaped to broadcast against N C ... (channels at axis 1).
+Tensor per_channel(const Tensor& p, int rank) {
+  std::vector<std::int64_t> dims{-1};
+  for (int d = 2; d < rank; ++d) dims.push_back(1);
+  return reshape(p, Shape(dims));
+}
+
+}  // namespace
+
+void add_nn_ops(std::map<std::string, OpFn>& t) {
+  t["Conv"] = conv;
+  t["MaxPool"] = max_pool;
+  t["AveragePool"] = avg_pool;
+  t["GlobalAveragePool"] = [](NodeContext& c) {
+    const Tensor& x = c.in(0);
+    if (x.rank() < 3) c.bad("the input needs spatial dims");
+    return Out{mean(x, spatial_axes(x), true)};
+  };
+  t["GlobalMaxPool"] = [](NodeContext& c) {
+    const Tensor& x = c.in(0);
+    if (x.rank() < 3) c.bad("the input needs spatial dims");
+    return Out{max(x, spatial_axes(x), true)};
+  };
+  t["BatchNormalization"] = [](NodeContext& c) {
+    if (c.attr_int("training_mode", 0) != 0) c.unsupported("training_mode=1 (the importer runs inference)");
+    const Tensor& x = c.in(0);
+    if (x.rank() < 2) c.bad("the input needs a channel axis");
+    double eps = c.attr_float("epsilon", 1e-5f);
+    int r = x.rank();
+    Tensor var = c.in(4);
+    Tensor inv = mul(c.in(1), rsqrt(add(var, scalar_like(var, eps))));
+    Tensor y = add(mul(sub(x, per_channel(c.in(3), r)), per_channel(inv, r)), per_channel(c.in(2), r));
+    return Out{y};
+  };
+  t["InstanceNormalization"] = [](NodeContext& c) {
+    const Tensor& x = c.in(0);
+    if (x.rank() < 3) c.bad("the input needs spatial dims");
+    double eps = c.attr_float("epsilon", 1e-5f);
+    auto axes = spatial_axes(x);
+    Tensor mu = mean(x, axes, true);
+    Tensor centered = sub(x, mu);
+    Tensor var = mean(square(centered), axes, true);
+    Tensor y = mul(centered, rsqrt(add(var, scalar_like(var, eps))));
+    return Out{add(mul(y, per_channel(c.in(1), x.rank())), per_channel(c.in(2), x.rank()))};
+  };
+  t["LayerNormalization"] = [](NodeContext& c) {
+    const Tensor& x = c.in(0);
+    int axis = c.axis(c.attr_int("axis", -1), x.rank());
+    double eps = c.attr_float("epsilon", 1e-5f);
+    std::vector<int> axes;
+    for (int d = axis; d < x.rank(); ++d) axes.push_back(d);
+    Tensor mu = mean(x, axes, true);
+    Tensor centered = sub(x, mu);
+    Tensor inv = rsqrt(add(mean(square(centered), axes, true), scalar_like(x, eps)));
+    Tensor y = mul(mul(centered, inv), c.in(1));
+    if (c.has(2)) y = add(y, c.in(2));
+    return Out{y, mu, inv};
+  };
+}
+
+}  // namespace ef::onnx::detail
