@@ -265,7 +265,16 @@ std::shared_ptr<Program> read_program(const pb::ModelProto& model, const std::st
       unsupported[(default_domain ? "" : n.domain() + "::") + node.op].push_back(node.name);
       continue;
     }
-    for (const auto& in : n.input()) node.inputs.push_back(in.empty() ? -1 : ids.at(in));
+    bool reads_skipped = false;
+    for (const auto& in : n.input()) {
+      auto it = in.empty() ? ids.end() : ids.find(in);
+      if (!in.empty() && it == ids.end()) reads_skipped = true;  // made by an unsupported node, reported below
+      node.inputs.push_back(it == ids.end() ? -1 : it->second);
+    }
+    if (reads_skipped) {
+      if (unsupported.empty()) damaged(where, "reads a value no earlier node makes");
+      continue;
+    }
     for (const auto& o : n.output()) node.outputs.push_back(o.empty() ? -1 : define(o, where));
     for (const auto& a : n.attribute()) {
       if (node.attrs.count(a.name())) damaged(where, "attribute '" + a.name() + "' appears twice");
@@ -373,12 +382,18 @@ std::vector<std::int64_t> NodeContext::ints(std::size_t i) const {
   bad("input " + std::to_string(i) + " must be int64 or int32, not " + std::string(name_of(t.dtype())));
 }
 
-std::optional<std::vector<std::int64_t>> NodeContext::known(std::size_t i) const {
+std::optional<KnownDims> NodeContext::known_dims(std::size_t i) const {
   if (i < partial_.size() && partial_[i]) return partial_[i];
   if (!has(i)) return std::nullopt;
   const Tensor& t = in_[i];
   if (t.is_symbolic() || t.rank() > 1 || (t.dtype() != DType::int64 && t.dtype() != DType::int32)) return std::nullopt;
-  return ints(i);
+  return KnownDims::of(ints(i));
+}
+
+std::optional<std::vector<std::int64_t>> NodeContext::known(std::size_t i) const {
+  auto k = known_dims(i);
+  if (!k) return std::nullopt;
+  return k->values;
 }
 
 double NodeContext::number(std::size_t i) const {
@@ -391,6 +406,16 @@ double NodeContext::number(std::size_t i) const {
 int NodeContext::axis(std::int64_t a, int rank) const {
   if (a < -rank || a >= rank) bad("axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
   return static_cast<int>(a < 0 ? a + rank : a);
+}
+
+void NodeContext::check_size(const Shape& result) const {
+  std::int64_t n = 1;
+  for (std::int64_t d : result) {
+    if (d == kDynamic) continue;
+    if (d < 0) bad("a negative dim in " + result.str());
+    if (d > 0 && n > (std::int64_t{1} << 28) / d) bad("the result " + result.str() + " has more than 2^28 elements");
+    n *= d;
+  }
 }
 
 void NodeContext::bad(const std::string& message) const {
@@ -416,7 +441,7 @@ const std::map<std::string, OpFn>& op_table() {
 
 std::vector<Tensor> run_program(const Program& p, const std::vector<Variable>& vars, const std::vector<Tensor>& args) {
   std::vector<Tensor> env(p.value_names.size());
-  std::vector<std::optional<std::vector<std::int64_t>>> partial(p.value_names.size());
+  std::vector<std::optional<KnownDims>> partial(p.value_names.size());
   if (args.size() != p.inputs.size())
     throw Error("[onnx] " + p.what + ": the model takes " + std::to_string(p.inputs.size()) + " inputs, got " + std::to_string(args.size()));
   for (std::size_t i = 0; i < args.size(); ++i) env[static_cast<std::size_t>(p.inputs[i])] = args[i];
@@ -425,7 +450,7 @@ std::vector<Tensor> run_program(const Program& p, const std::vector<Variable>& v
   const auto& table = op_table();
   for (const Node& n : p.nodes) {
     std::vector<Tensor> in;
-    std::vector<std::optional<std::vector<std::int64_t>>> in_partial;
+    std::vector<std::optional<KnownDims>> in_partial;
     for (int id : n.inputs) {
       in.push_back(id < 0 ? Tensor() : env[static_cast<std::size_t>(id)]);
       in_partial.push_back(id < 0 ? std::nullopt : partial[static_cast<std::size_t>(id)]);

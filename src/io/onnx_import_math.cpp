@@ -241,12 +241,12 @@ void add_math_ops(std::map<std::string, OpFn>& t) {
 
   t["Cast"] = [](NodeContext& c) {
     DType to = dtype_from_code(c.attr_int("to"), c.program.what + " node '" + c.node.name + "'");
-    c.partial_out = {c.known(0)};
+    c.partial_out = {c.known_dims(0)};
     return Out{cast(c.in(0), to)};
   };
   t["CastLike"] = [](NodeContext& c) { return Out{cast(c.in(0), c.in(1).dtype())}; };
   t["Identity"] = [](NodeContext& c) {
-    c.partial_out = {c.known(0)};
+    c.partial_out = {c.known_dims(0)};
     return Out{identity(c.in(0))};
   };
   t["Dropout"] = [](NodeContext& c) {  // inference: the identity, and a mask of ones

@@ -87,8 +87,11 @@ Tensor from_nhwc(const Tensor& y, bool one_d) {
   return one_d ? squeeze(x, {2}) : x;
 }
 
-Tensor pad_nhwc(const Tensor& x, const Window& w, double value) {
+Tensor pad_nhwc(NodeContext& c, const Tensor& x, const Window& w, double value) {
   if (!w.top && !w.bottom && !w.left && !w.right) return x;
+  const Shape& s = x.shape();
+  auto grow = [](std::int64_t d, std::int64_t by) { return d == kDynamic ? d : d + by; };
+  c.check_size(Shape{s[0], grow(s[1], w.top + w.bottom), grow(s[2], w.left + w.right), s[3]});
   return pad(x, {{0, 0}, {w.top, w.bottom}, {w.left, w.right}, {0, 0}}, "constant", value);
 }
 
@@ -122,7 +125,7 @@ Out conv(NodeContext& c) {
   if (group <= 0 || cout % group != 0 || (cin != kDynamic && cin != weight.shape()[1] * group))
     c.bad("group " + std::to_string(group) + " does not fit " + std::to_string(cin) + " input and " +
           std::to_string(cout) + " output channels");
-  Tensor xh = pad_nhwc(to_nhwc(x, w.one_d), w, 0.0);
+  Tensor xh = pad_nhwc(c, to_nhwc(x, w.one_d), w, 0.0);
   Tensor k = transpose(w.one_d ? expand_dims(weight, 2) : weight, {2, 3, 1, 0});  // OIHW -> HWIO
   Tensor y;
   if (group == 1) {
@@ -142,7 +145,7 @@ Out max_pool(NodeContext& c) {
   if (c.num_outputs() > 1 && c.node.outputs[1] >= 0) c.unsupported("the Indices output");
   Window w = window(c, x, c.attr_ints("kernel_shape"), true);
   if (c.attr_int("ceil_mode", 0)) ceil_pads(c, x, w);
-  Tensor xh = pad_nhwc(to_nhwc(x, w.one_d), w, -std::numeric_limits<double>::infinity());
+  Tensor xh = pad_nhwc(c, to_nhwc(x, w.one_d), w, -std::numeric_limits<double>::infinity());
   return {from_nhwc(max_pool2d(xh, {w.kh, w.kw}, w.strides, "valid"), w.one_d)};
 }
 
@@ -152,13 +155,13 @@ Out avg_pool(NodeContext& c) {
   Window unpadded = w;
   if (c.attr_int("ceil_mode", 0)) ceil_pads(c, x, w);
   Tensor xh = to_nhwc(x, w.one_d);
-  Tensor y = avg_pool2d(pad_nhwc(xh, w, 0.0), {w.kh, w.kw}, w.strides, "valid");
+  Tensor y = avg_pool2d(pad_nhwc(c, xh, w, 0.0), {w.kh, w.kw}, w.strides, "valid");
   bool padded = w.top || w.left || w.bottom || w.right;
   if (padded) {
     // Divide by the number of elements each window covers: the input's (count_include_pad=0)
     // or the input's and the explicit pads' (=1; ceil_mode's extra padding never counts).
     Tensor ones = ones_like(xh);
-    Tensor counted = c.attr_int("count_include_pad", 0) ? pad_nhwc(ones, unpadded, 1.0) : ones;
+    Tensor counted = c.attr_int("count_include_pad", 0) ? pad_nhwc(c, ones, unpadded, 1.0) : ones;
     Window extra = w;
     if (c.attr_int("count_include_pad", 0)) {
       extra.top -= unpadded.top;
@@ -166,7 +169,7 @@ Out avg_pool(NodeContext& c) {
       extra.left -= unpadded.left;
       extra.right -= unpadded.right;
     }
-    Tensor frac = avg_pool2d(pad_nhwc(counted, extra, 0.0), {w.kh, w.kw}, w.strides, "valid");
+    Tensor frac = avg_pool2d(pad_nhwc(c, counted, extra, 0.0), {w.kh, w.kw}, w.strides, "valid");
     y = div(y, frac);
   }
   return {from_nhwc(y, w.one_d)};

@@ -21,6 +21,19 @@ class MalformedNode : public Error {
   using Error::Error;
 };
 
+// What is known at trace time of an int64 shape vector: its values (kDynamic where only the run
+// knows) and, for each, the tensor and axis it is the dim of (made by Shape; null for others).
+struct KnownDims {
+  std::vector<std::int64_t> values;
+  std::vector<std::pair<const void*, int>> origin;
+  static KnownDims of(std::vector<std::int64_t> v) {
+    KnownDims k;
+    k.origin.assign(v.size(), {nullptr, -1});
+    k.values = std::move(v);
+    return k;
+  }
+};
+
 struct Attr {
   enum class Type { f, i, s, t, floats, ints, strings, other };
   Type type = Type::other;
@@ -59,7 +72,7 @@ struct Program {
 class NodeContext {
  public:
   NodeContext(const Program& p, const Node& n, std::vector<Tensor> in,
-              std::vector<std::optional<std::vector<std::int64_t>>> partial)
+              std::vector<std::optional<KnownDims>> partial)
       : program(p), node(n), in_(std::move(in)), partial_(std::move(partial)) {}
   const Program& program;
   const Node& node;
@@ -86,19 +99,23 @@ class NodeContext {
   // What is known of an int64 shape vector: its values with kDynamic for those only known at
   // run time (a dynamic dim that went through Shape, Gather, Concat ...); nullopt when nothing.
   std::optional<std::vector<std::int64_t>> known(std::size_t i) const;
+  std::optional<KnownDims> known_dims(std::size_t i) const;
   double number(std::size_t i) const;  // a scalar input known at trace time
 
   // An axis attribute/argument normalized against `rank` (negative counts from the end).
   int axis(std::int64_t a, int rank) const;
+  // Refuses a result of more than 2^28 elements that the node would make from its attributes or
+  // constant inputs (pads, repeats, shapes): a damaged file cannot make it allocate gigabytes.
+  void check_size(const Shape& result) const;
   [[noreturn]] void bad(const std::string& message) const;           // a malformed node
   [[noreturn]] void unsupported(const std::string& message) const;   // a valid form not handled
 
   // Set by ops computing shape vectors partly known at trace time (see known()).
-  std::vector<std::optional<std::vector<std::int64_t>>> partial_out;
+  std::vector<std::optional<KnownDims>> partial_out;
 
  private:
   std::vector<Tensor> in_;
-  std::vector<std::optional<std::vector<std::int64_t>>> partial_;
+  std::vector<std::optional<KnownDims>> partial_;
 };
 
 using OpFn = std::function<std::vector<Tensor>(NodeContext&)>;

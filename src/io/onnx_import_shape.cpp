@@ -23,10 +23,19 @@ Ints dims_of(const Tensor& x) { return Ints(x.shape().begin(), x.shape().end());
 
 // A shape vector from its known values: a constant when every one is known, else a runtime
 // value (`runtime`) with the known ones recorded beside it.
-Out shape_vector(NodeContext& c, const Ints& known, const Tensor& runtime) {
+Out shape_vector(NodeContext& c, const KnownDims& known, const Tensor& runtime) {
   c.partial_out = {known};
-  if (all_static(known)) return {int_vector(known)};
+  if (all_static(known.values)) return {int_vector(known.values)};
   return {runtime};
+}
+
+KnownDims pick(const KnownDims& k, const Ints& at) {
+  KnownDims out;
+  for (auto i : at) {
+    out.values.push_back(k.values.at(static_cast<std::size_t>(i)));
+    out.origin.push_back(k.origin.at(static_cast<std::size_t>(i)));
+  }
+  return out;
 }
 
 // Python-style clamping of ONNX's Slice bounds for a dim of `d` (static).
@@ -101,13 +110,13 @@ Out slice_op(NodeContext& c) {
   for (auto& v : e) v = std::min<std::int64_t>(v, std::int64_t{1} << 40);
   for (auto& v : b) v = std::max<std::int64_t>(v, -(std::int64_t{1} << 40));
   Tensor src = flip.empty() ? x : reverse(x, flip);
-  if (auto k = c.known(0); k && x.rank() == 1) {
-    std::int64_t d = static_cast<std::int64_t>(k->size());
+  if (auto k = c.known_dims(0); k && x.rank() == 1) {
+    std::int64_t d = static_cast<std::int64_t>(k->values.size());
     std::int64_t bi = starts[0], ei = ends[0], si = steps[0];
     clamp_slice(d, si, bi, ei);
-    Ints vals;
-    for (std::int64_t i = bi; si > 0 ? i < ei : i > ei; i += si) vals.push_back((*k)[static_cast<std::size_t>(i)]);
-    return shape_vector(c, vals, slice(src, b, e, s));
+    Ints at;
+    for (std::int64_t i = bi; si > 0 ? i < ei : i > ei; i += si) at.push_back(i);
+    return shape_vector(c, pick(*k, at), slice(src, b, e, s));
   }
   return {slice(src, b, e, s)};
 }
@@ -125,38 +134,67 @@ Out gather_op(NodeContext& c) {
       if (i < 0) i += d;
     }
     idx = tensor(v, idx.shape());
-    if (auto k = c.known(0); k && x.rank() == 1) {
-      Ints vals;
-      for (auto i : v) vals.push_back((*k)[static_cast<std::size_t>(i)]);
-      Out r = {gather(x, idx, axis)};
-      c.partial_out = {vals};
-      if (all_static(vals)) return {reshape(int_vector(vals), idx.shape())};
-      return r;
+    if (auto k = c.known_dims(0); k && x.rank() == 1) {
+      KnownDims picked = pick(*k, v);
+      c.partial_out = {picked};
+      if (all_static(picked.values)) return {reshape(int_vector(picked.values), idx.shape())};
+      return {gather(x, idx, axis)};
     }
   }
   return {gather(x, idx, axis)};
 }
 
-// ONNX Reshape's target: 0 copies the input's dim (unless allowzero), -1 is inferred; a
-// dynamic entry becomes the one inferred dim when it is the only one.
-Shape reshape_target(NodeContext& c, const Tensor& x, Ints target) {
+// ONNX Reshape's target: 0 copies the input's dim (unless allowzero), -1 is inferred. Dims
+// known only at run time: one alone becomes the inferred dim; besides, a dynamic dim of the
+// input copied to its own place (x.view(x.size(0), -1)) leaves the -1 computable from the
+// input's static dims, and becomes the inferred one itself.
+Shape reshape_target(NodeContext& c, const Tensor& x, KnownDims target) {
   bool allowzero = c.attr_int("allowzero", 0) != 0;
-  int unknown = 0;
-  for (std::size_t i = 0; i < target.size(); ++i) {
-    if (target[i] == 0 && !allowzero) {
+  Ints& t = target.values;
+  if (t.size() > 32) c.bad("a shape of rank above 32");
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (t[i] == 0 && !allowzero) {
       if (static_cast<int>(i) >= x.rank()) c.bad("a 0 in the shape beyond the input's rank");
-      target[i] = x.shape()[static_cast<int>(i)];
+      t[i] = x.shape()[static_cast<int>(i)];
+      target.origin[i] = {x.impl_ptr().get(), static_cast<int>(i)};
+    } else if (t[i] < -1) {
+      c.bad("shape entry " + std::to_string(t[i]));
     }
-    if (target[i] == kDynamic) ++unknown;
-    else if (target[i] < -1) c.bad("shape entry " + std::to_string(target[i]));
   }
-  if (unknown > 1) {
-    // Dynamic dims copied from the input in place are what it has: with the other dims
-    // static the one remaining unknown can be inferred.
-    c.unsupported("the target shape has " + std::to_string(unknown) +
-                  " dims known only at run time; call the model with static shapes");
+  auto count = [&](std::int64_t v) { return std::count(t.begin(), t.end(), v); };
+  // kDynamic is -1: one entry unknown or inferred is what reshape takes as it is.
+  if (count(-1) <= 1) return Shape(t);
+  std::vector<bool> in_place(t.size(), false);
+  std::int64_t x_static = 1, t_static = 1;
+  std::size_t n_in_place = 0, inferred = t.size();
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (t[i] != kDynamic) {
+      t_static *= t[i];
+      continue;
+    }
+    if (target.origin[i].first == x.impl_ptr().get() && target.origin[i].second == static_cast<int>(i)) {
+      in_place[i] = true;
+      ++n_in_place;
+    } else if (inferred == t.size() && target.origin[i].first == nullptr) {
+      inferred = i;  // the file's own -1
+    } else {
+      c.unsupported("the target shape has several dims known only at run time; call the model with static shapes");
+    }
   }
-  return Shape(target);
+  for (int d = 0; d < x.rank(); ++d) {
+    bool copied = static_cast<std::size_t>(d) < t.size() && in_place[static_cast<std::size_t>(d)];
+    if (copied) continue;
+    if (x.shape()[d] == kDynamic)
+      c.unsupported("the target shape has several dims known only at run time; call the model with static shapes");
+    x_static *= x.shape()[d];
+  }
+  if (inferred < t.size()) {
+    if (t_static == 0 || x_static % t_static != 0) c.bad("cannot reshape " + x.shape().str() + " to the shape given");
+    t[inferred] = x_static / t_static;
+  }
+  if (n_in_place > 1)
+    c.unsupported("the target shape copies several dynamic dims; call the model with static shapes");
+  return Shape(t);
 }
 
 }  // namespace
@@ -169,9 +207,12 @@ void add_shape_ops(std::map<std::string, OpFn>& t) {
     auto clampi = [r](std::int64_t v) { return std::clamp<std::int64_t>(v < 0 ? v + r : v, 0, r); };
     start = clampi(start);
     end = std::max(clampi(end), start);
-    Ints dims = dims_of(x);
-    Ints part(dims.begin() + start, dims.begin() + end);
-    if (all_static(part)) return shape_vector(c, part, Tensor());
+    KnownDims part;
+    for (std::int64_t d = start; d < end; ++d) {
+      part.values.push_back(x.shape()[static_cast<int>(d)]);
+      part.origin.emplace_back(x.impl_ptr().get(), static_cast<int>(d));
+    }
+    if (all_static(part.values)) return shape_vector(c, part, Tensor());
     return shape_vector(c, part, slice(shape(x), {start}, {end}));
   };
   t["Size"] = [](NodeContext& c) {
@@ -181,7 +222,7 @@ void add_shape_ops(std::map<std::string, OpFn>& t) {
   };
   t["Reshape"] = [](NodeContext& c) {
     const Tensor& x = c.in(0);
-    auto k = c.known(1);
+    auto k = c.known_dims(1);
     if (!k) c.unsupported("the target shape must be known when the graph is traced");
     return Out{reshape(x, reshape_target(c, x, *k))};
   };
@@ -231,7 +272,7 @@ void add_shape_ops(std::map<std::string, OpFn>& t) {
         ax.push_back(static_cast<int>(a));
       }
     }
-    c.partial_out = {c.known(0)};
+    c.partial_out = {c.known_dims(0)};
     Tensor y = ax.empty() ? identity(x) : squeeze(x, ax);
     return Out{y};
   };
@@ -241,29 +282,34 @@ void add_shape_ops(std::map<std::string, OpFn>& t) {
     int out_rank = x.rank() + static_cast<int>(axes.size());
     Tensor y = x;
     for (auto a : sorted_axes(c, axes, out_rank)) y = expand_dims(y, static_cast<int>(a));
-    c.partial_out = {c.known(0)};
+    c.partial_out = {c.known_dims(0)};
     return Out{identity(y)};
   };
   t["Concat"] = [](NodeContext& c) {
     std::vector<Tensor> xs;
     bool all_known = true;
-    Ints vals;
+    KnownDims joined;
     for (std::size_t i = 0; i < c.num_inputs(); ++i) {
       xs.push_back(c.in(i));
-      auto k = c.known(i);
-      if (k && xs.back().rank() == 1) vals.insert(vals.end(), k->begin(), k->end());
-      else all_known = false;
+      auto k = c.known_dims(i);
+      if (k && xs.back().rank() == 1) {
+        joined.values.insert(joined.values.end(), k->values.begin(), k->values.end());
+        joined.origin.insert(joined.origin.end(), k->origin.begin(), k->origin.end());
+      } else {
+        all_known = false;
+      }
     }
+    const Ints& vals = joined.values;
     if (xs.empty()) c.bad("no inputs");
     int axis = c.axis(c.attr_int("axis"), xs[0].rank());
     if (all_known) {
       // Mixed constant and runtime pieces: the constants made the dtype of the others.
       if (all_static(vals)) {
-        c.partial_out = {vals};
+        c.partial_out = {joined};
         return Out{cast(int_vector(vals), xs[0].dtype())};
       }
       for (auto& x : xs) x = cast(x, xs[0].dtype());
-      c.partial_out = {vals};
+      c.partial_out = {joined};
     }
     return Out{concat(xs, axis)};
   };
@@ -298,6 +344,7 @@ void add_shape_ops(std::map<std::string, OpFn>& t) {
     auto k = c.known(1);
     if (!k) c.unsupported("the target shape must be known when the graph is traced");
     Ints target = *k;
+    if (target.size() > 32) c.bad("a shape of rank above 32");
     int r = std::max<int>(x.rank(), static_cast<int>(target.size()));
     Ints out(static_cast<std::size_t>(r));
     for (int i = 0; i < r; ++i) {
@@ -309,6 +356,7 @@ void add_shape_ops(std::map<std::string, OpFn>& t) {
         c.bad("cannot broadcast " + x.shape().str() + " to the shape given");
       out[static_cast<std::size_t>(i)] = o;
     }
+    c.check_size(Shape(out));
     Tensor y = x;
     while (y.rank() < r) y = expand_dims(y, 0);
     return Out{broadcast_to(y, Shape(out))};
@@ -320,7 +368,7 @@ void add_shape_ops(std::map<std::string, OpFn>& t) {
     Tensor value = c.has_attr("value") ? c.attr_tensor("value") : scalar(0.0f);
     if (value.num_elements() != 1) c.bad("value must hold one element");
     Shape s(dims);
-    if (s.num_elements() > (std::int64_t{1} << 31)) c.bad("more than 2^31 elements");
+    c.check_size(s);
     return Out{add(zeros(s, value.dtype()), reshape(value, Shape{}))};
   };
   t["Range"] = [](NodeContext& c) {
@@ -328,7 +376,7 @@ void add_shape_ops(std::map<std::string, OpFn>& t) {
     double start = c.number(0), limit = c.number(1), delta = c.number(2);
     if (delta == 0) c.bad("delta is 0");
     double n = std::ceil((limit - start) / delta);
-    if (n > double(std::int64_t{1} << 31)) c.bad("more than 2^31 elements");
+    if (n > double(std::int64_t{1} << 28)) c.bad("more than 2^28 elements");
     if (n <= 0) return Out{zeros(Shape{0}, dt)};
     if (is_integer(dt)) {
       std::vector<std::int64_t> v;
@@ -341,8 +389,14 @@ void add_shape_ops(std::map<std::string, OpFn>& t) {
   t["Tile"] = [](NodeContext& c) {
     Ints reps = c.ints(1);
     if (static_cast<int>(reps.size()) != c.in(0).rank()) c.bad("repeats' length differs from the rank");
-    for (auto r : reps)
+    std::vector<std::int64_t> result;
+    for (int d = 0; d < c.in(0).rank(); ++d) {
+      std::int64_t r = reps[static_cast<std::size_t>(d)], dim = c.in(0).shape()[d];
       if (r < 0) c.bad("negative repeat");
+      if (r > (std::int64_t{1} << 28)) c.bad("repeat beyond 2^28");
+      result.push_back(dim == kDynamic ? kDynamic : dim * r);
+    }
+    c.check_size(Shape(result));
     return Out{tile(c.in(0), reps)};
   };
   t["Pad"] = [](NodeContext& c) {
@@ -361,6 +415,14 @@ void add_shape_ops(std::map<std::string, OpFn>& t) {
       if (pads[i] < 0 || pads[i + axes.size()] < 0) c.unsupported("negative pads (cropping)");
       p[static_cast<std::size_t>(a)] = {pads[i], pads[i + axes.size()]};
     }
+    std::vector<std::int64_t> result;
+    for (int d = 0; d < r; ++d) {
+      std::int64_t dim = x.shape()[d];
+      auto [lo, hi] = p[static_cast<std::size_t>(d)];
+      if (lo > (std::int64_t{1} << 28) || hi > (std::int64_t{1} << 28)) c.bad("pads beyond 2^28");
+      result.push_back(dim == kDynamic ? kDynamic : dim + lo + hi);
+    }
+    c.check_size(Shape(result));
     if (mode != "constant" && mode != "reflect") c.unsupported("mode '" + mode + "' (constant and reflect are supported)");
     return Out{pad(x, p, mode, value)};
   };
