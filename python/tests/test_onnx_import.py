@@ -419,3 +419,53 @@ def test_bad_files_are_clean_errors(tmp_path):
         f(y=np.zeros((1, 8), np.float32))
     with pytest.raises(ValueError, match="must be float32"):
         f(np.zeros((1, 9), np.float32))
+
+
+# ---------------------------------------------------------------- dynamic dims, typed fields
+
+def test_dynamic_batch_inside_ef_function_with_an_input_signature():
+    # The torch-style shape chains (Shape -> Gather -> Concat -> Reshape) run as runtime-shape
+    # ops when the batch is dynamic in the trace.
+    f = ef.onnx.load_model(transformer_bytes())
+    g = ef.onnx.load_model(cnn_bytes())
+
+    @ef.function(input_signature=[ef.TensorSpec([None, 5], ef.int64), ef.TensorSpec([None, 3, 12, 12], ef.float32)])
+    def both(ids, x):
+        return f(ids), g(x)
+
+    for batch in (1, 4):
+        ids = rng(30 + batch).integers(0, 11, size=(batch, 5)).astype(np.int64)
+        x = rng(40 + batch).normal(size=(batch, 3, 12, 12)).astype(np.float32)
+        got_f, (got_y, got_y2) = both(ids, x)
+        np.testing.assert_allclose(np.asarray(got_f), np.asarray(f(ids)), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(np.asarray(got_y), np.asarray(g(x)[0]), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(np.asarray(got_y2), np.asarray(g(x)[1]), rtol=1e-5, atol=1e-6)
+    assert both.experimental_get_tracing_count() == 1
+    cf = f.get_concrete_function()  # at the file's specs, batch dynamic
+    assert cf is not None
+
+
+def test_typed_initializer_fields_and_float64_graphs():
+    r = rng(50)
+    w = r.normal(size=(3, 2))
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Add", ["m", "b"], ["y"]),
+             helper.make_node("Cast", ["idx"], ["idx64"], to=TensorProto.INT64), helper.make_node("Gather", ["y", "idx64"], ["z"], axis=1)]
+    inits = [helper.make_tensor("w", TensorProto.DOUBLE, [3, 2], w.flatten().tolist()),  # double_data, not raw
+             helper.make_tensor("b", TensorProto.DOUBLE, [2], [0.5, -0.25]),
+             helper.make_tensor("idx", TensorProto.INT32, [3], [1, 0, -1])]
+    data = model_bytes(nodes, [vi("x", TensorProto.DOUBLE, [4, 3])], [vi("y", TensorProto.DOUBLE, None), vi("z", TensorProto.DOUBLE, None)],
+                       inits)
+    f = run_both(data, {"x": r.normal(size=(4, 3))})
+    assert [v.name for v in f.variables] == ["w", "b"] and f.variables[0].dtype == ef.float64
+
+
+def test_runtime_values_where_static_ones_are_needed_are_named():
+    # an LSTM over a dynamic sequence length unrolls only at static shapes: a call at a static
+    # shape works, a trace with the dynamic dim is an error naming the node
+    r = rng(51)
+    nodes = [helper.make_node("LSTM", ["x", "W", "R"], ["Y"], name="the_lstm", hidden_size=2)]
+    inits = [init("W", (r.normal(size=(1, 8, 3)) * 0.5).astype(np.float32)), init("R", (r.normal(size=(1, 8, 2)) * 0.5).astype(np.float32))]
+    data = model_bytes(nodes, [vi("x", F32, ["time", 1, 3])], [vi("Y", F32, None)], inits)
+    f = run_both(data, {"x": r.normal(size=(4, 1, 3)).astype(np.float32)})
+    with pytest.raises(NotImplementedError, match="the_lstm.*dynamic sequence length"):
+        f.get_concrete_function()
