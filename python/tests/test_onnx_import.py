@@ -469,3 +469,20 @@ def test_runtime_values_where_static_ones_are_needed_are_named():
     f = run_both(data, {"x": r.normal(size=(4, 1, 3)).astype(np.float32)})
     with pytest.raises(NotImplementedError, match="the_lstm.*dynamic sequence length"):
         f.get_concrete_function()
+
+
+@pytest.mark.parametrize("case", ["strided", "grouped_dilated", "one_d"])
+def test_conv_transpose_matches_onnxruntime(case):
+    r = rng(60)
+    n = lambda *s: (r.normal(size=s) * 0.3).astype(np.float32)  # noqa: E731
+    if case == "strided":
+        node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], strides=[2, 2], pads=[1, 0, 1, 1], output_padding=[1, 0])
+        shape, inits = [2, 3, 4, 5], [init("w", n(3, 4, 3, 3)), init("b", n(4))]
+    elif case == "grouped_dilated":
+        node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], group=2, dilations=[2, 1], strides=[1, 3], pads=[3, 1, 0, 2])
+        shape, inits = [1, 4, 5, 4], [init("w", n(4, 3, 2, 3))]
+    else:
+        node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], strides=[3], pads=[1, 2])
+        shape, inits = [2, 2, 6], [init("w", n(2, 3, 4)), init("b", n(3))]
+    data = model_bytes([node], [vi("x", F32, shape)], [vi("y", F32, None)], inits)
+    run_both(data, {"x": r.normal(size=shape).astype(np.float32)})

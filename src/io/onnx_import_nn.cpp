@@ -175,6 +175,80 @@ Out avg_pool(NodeContext& c) {
   return {from_nhwc(y, w.one_d)};
 }
 
+// Along axis `axis` of x: `before`/`after` zeros added, or elements removed where negative.
+Tensor pad_or_crop(NodeContext& c, const Tensor& x, int axis, std::int64_t before, std::int64_t after) {
+  Tensor y = x;
+  if (before < 0 || after < 0) {
+    std::int64_t d = y.shape()[axis];
+    std::vector<std::int64_t> b(static_cast<std::size_t>(y.rank()), 0), e(static_cast<std::size_t>(y.rank()), std::int64_t{1} << 40);
+    b[static_cast<std::size_t>(axis)] = before < 0 ? -before : 0;
+    e[static_cast<std::size_t>(axis)] = after < 0 ? d + after : d;
+    if (e[static_cast<std::size_t>(axis)] <= b[static_cast<std::size_t>(axis)]) c.bad("the pads remove the whole output");
+    y = slice(y, b, e);
+  }
+  if (before > 0 || after > 0) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> p(static_cast<std::size_t>(y.rank()), {0, 0});
+    p[static_cast<std::size_t>(axis)] = {std::max<std::int64_t>(before, 0), std::max<std::int64_t>(after, 0)};
+    std::vector<std::int64_t> dims(y.shape().begin(), y.shape().end());
+    dims[static_cast<std::size_t>(axis)] += p[static_cast<std::size_t>(axis)].first + p[static_cast<std::size_t>(axis)].second;
+    c.check_size(Shape(dims));
+    y = pad(y, p);
+  }
+  return y;
+}
+
+// NHWC x with (s - 1) zeros between neighbours along H (axis 1) or W (axis 2).
+Tensor spread(NodeContext& c, const Tensor& x, int axis, std::int64_t s) {
+  if (s == 1) return x;
+  std::int64_t n = x.shape()[axis];
+  if (n == kDynamic) c.unsupported("a strided ConvTranspose over a dynamic spatial dim");
+  Shape sh = x.shape();
+  std::vector<std::int64_t> dims(sh.begin(), sh.end());
+  dims[0] = -1;
+  std::vector<std::int64_t> split_dims = dims;
+  split_dims.insert(split_dims.begin() + axis + 1, 1);
+  Tensor y = pad_or_crop(c, reshape(x, Shape(split_dims)), axis + 1, 0, s - 1);  // [.., n, s, ..]
+  dims[static_cast<std::size_t>(axis)] = n * s;
+  return pad_or_crop(c, reshape(y, Shape(dims)), axis, 0, -(s - 1));
+}
+
+// ConvTranspose as a convolution: the input spread by the strides, padded by d*(k-1) less the
+// pads (plus output_padding at the end), convolved at stride 1 with the kernel flipped.
+Out conv_transpose(NodeContext& c) {
+  const Tensor &x = c.in(0), &weight = c.in(1);
+  if (weight.rank() != x.rank()) c.bad("the weight's rank differs from the input's");
+  if (c.has_attr("output_shape")) c.unsupported("output_shape (give pads instead)");
+  std::string auto_pad = c.attr_string("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID") c.unsupported("auto_pad " + auto_pad);
+  Ints kernel(weight.shape().begin() + 2, weight.shape().end());
+  Window w = window(c, x, kernel, false);
+  Ints out_pad = c.attr_ints("output_padding", Ints(kernel.size(), 0));
+  if (out_pad.size() != kernel.size()) c.bad("output_padding does not match the spatial rank");
+  std::int64_t oph = w.one_d ? 0 : out_pad[0], opw = out_pad.back();
+  std::int64_t group = c.attr_int("group", 1);
+  std::int64_t cin = weight.shape()[0];
+  if (group <= 0 || cin % group != 0 || (x.shape()[1] != kDynamic && x.shape()[1] != cin))
+    c.bad("group " + std::to_string(group) + " does not fit the weight " + weight.shape().str());
+  Tensor xh = to_nhwc(x, w.one_d);
+  xh = spread(c, spread(c, xh, 1, w.strides.h), 2, w.strides.w);
+  std::int64_t eh = w.dilations.h * (w.kh - 1), ew = w.dilations.w * (w.kw - 1);
+  xh = pad_or_crop(c, xh, 1, eh - w.top, eh - w.bottom + oph);
+  xh = pad_or_crop(c, xh, 2, ew - w.left, ew - w.right + opw);
+  // [C_in, C_out/g, kh, kw] -> HWIO [kh, kw, C_in, C_out/g], flipped in space.
+  Tensor k = reverse(transpose(w.one_d ? expand_dims(weight, 2) : weight, {2, 3, 0, 1}), {0, 1});
+  Tensor y;
+  if (group == 1) {
+    y = conv2d(xh, k, {1, 1}, "valid", w.dilations);
+  } else {
+    std::vector<Tensor> xs = split(xh, group, 3), ks = split(k, group, 2), ys;
+    for (std::int64_t g = 0; g < group; ++g)
+      ys.push_back(conv2d(xs[static_cast<std::size_t>(g)], ks[static_cast<std::size_t>(g)], {1, 1}, "valid", w.dilations));
+    y = concat(ys, 3);
+  }
+  if (c.has(2)) y = add(y, c.in(2));
+  return {from_nhwc(y, w.one_d)};
+}
+
 std::vector<int> spatial_axes(const Tensor& x) {
   std::vector<int> a;
   for (int d = 2; d < x.rank(); ++d) a.push_back(d);
@@ -192,6 +266,7 @@ Tensor per_channel(const Tensor& p, int rank) {
 
 void add_nn_ops(std::map<std::string, OpFn>& t) {
   t["Conv"] = conv;
+  t["ConvTranspose"] = conv_transpose;
   t["MaxPool"] = max_pool;
   t["AveragePool"] = avg_pool;
   t["GlobalAveragePool"] = [](NodeContext& c) {
