@@ -116,6 +116,7 @@ void ceil_pads(NodeContext& c, const Tensor& x, Window& w) {
 
 Out conv(NodeContext& c) {
   const Tensor &x = c.in(0), &weight = c.in(1);
+  if (x.rank() != 3 && x.rank() != 4) c.unsupported("only 1-D and 2-D forms are supported (input rank " + std::to_string(x.rank()) + ")");
   if (weight.rank() != x.rank()) c.bad("the weight's rank differs from the input's");
   Ints kernel(weight.shape().begin() + 2, weight.shape().end());
   if (c.has_attr("kernel_shape") && c.attr_ints("kernel_shape") != kernel) c.bad("kernel_shape disagrees with the weight");
@@ -216,6 +217,7 @@ Tensor spread(NodeContext& c, const Tensor& x, int axis, std::int64_t s) {
 // pads (plus output_padding at the end), convolved at stride 1 with the kernel flipped.
 Out conv_transpose(NodeContext& c) {
   const Tensor &x = c.in(0), &weight = c.in(1);
+  if (x.rank() != 3 && x.rank() != 4) c.unsupported("only 1-D and 2-D forms are supported (input rank " + std::to_string(x.rank()) + ")");
   if (weight.rank() != x.rank()) c.bad("the weight's rank differs from the input's");
   if (c.has_attr("output_shape")) c.unsupported("output_shape (give pads instead)");
   std::string auto_pad = c.attr_string("auto_pad", "NOTSET");

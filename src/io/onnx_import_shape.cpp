@@ -3,6 +3,7 @@
 // known of the vector travels beside it (NodeContext::known) so that Reshape and Expand can
 // still take a static form with one inferred (-1) dim.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "eagerflow/core/error.h"
@@ -86,6 +87,8 @@ Out slice_op(NodeContext& c) {
     if (seen[static_cast<std::size_t>(a)]) c.bad("repeated axes");
     seen[static_cast<std::size_t>(a)] = true;
     if (steps[i] == 0) c.bad("a step is 0");
+    // Beyond any dim (< 2^31) a step's size makes no difference; bounded, negating it is safe.
+    steps[i] = std::clamp<std::int64_t>(steps[i], -(std::int64_t{1} << 40), std::int64_t{1} << 40);
     std::int64_t d = x.shape()[a];
     std::int64_t bi = starts[i], ei = ends[i], si = steps[i];
     if (d == kDynamic) {
@@ -157,7 +160,7 @@ Shape reshape_target(NodeContext& c, const Tensor& x, KnownDims target) {
       if (static_cast<int>(i) >= x.rank()) c.bad("a 0 in the shape beyond the input's rank");
       t[i] = x.shape()[static_cast<int>(i)];
       target.origin[i] = {x.impl_ptr().get(), static_cast<int>(i)};
-    } else if (t[i] < -1) {
+    } else if (t[i] < -1 || t[i] > (std::int64_t{1} << 31)) {
       c.bad("shape entry " + std::to_string(t[i]));
     }
   }
@@ -376,6 +379,7 @@ void add_shape_ops(std::map<std::string, OpFn>& t) {
     double start = c.number(0), limit = c.number(1), delta = c.number(2);
     if (delta == 0) c.bad("delta is 0");
     double n = std::ceil((limit - start) / delta);
+    if (!std::isfinite(n) || std::abs(start) > 1e15 || std::abs(delta) > 1e15) c.bad("start, limit and delta must be finite and moderate");
     if (n > double(std::int64_t{1} << 28)) c.bad("more than 2^28 elements");
     if (n <= 0) return Out{zeros(Shape{0}, dt)};
     if (is_integer(dt)) {
@@ -427,7 +431,12 @@ void add_shape_ops(std::map<std::string, OpFn>& t) {
     return Out{pad(x, p, mode, value)};
   };
   t["Trilu"] = [](NodeContext& c) {
-    std::int64_t k = c.has(1) ? c.ints(1).at(0) : 0;
+    std::int64_t k = 0;
+    if (c.has(1)) {
+      auto v = c.ints(1);
+      if (v.size() != 1) c.bad("k must hold one value");
+      k = v[0];
+    }
     return Out{c.attr_int("upper", 1) ? triu(c.in(0), k) : tril(c.in(0), k)};
   };
   t["TopK"] = [](NodeContext& c) {

@@ -28,7 +28,7 @@ namespace ef::onnx {
 inline constexpr int kMinImportOpset = 11;
 inline constexpr int kMaxImportOpset = 21;
 // Files above this size are refused before they are parsed.
-inline constexpr std::size_t kMaxImportBytes = std::size_t{1} << 31;
+inline constexpr std::size_t kMaxImportBytes = (std::size_t{1} << 31) - 1;  // what protobuf parses
 
 namespace detail {
 struct Program;
