@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <iostream>
+#include <limits>
 #include <random>
 
 #include <eagerflow/autodiff/gradient_tape.h>
@@ -324,7 +324,9 @@ TEST(OnnxImport, FuzzedFilesAreErrorsNotCrashes) {
   std::vector<std::byte> mlp = TorchMlp().bytes();
   const char* sanitized = std::getenv("EF_SANITIZED");
   int iterations = sanitized && *sanitized ? 300 : 1200;
-  std::mt19937_64 gen(1234);
+  if (const char* n = std::getenv("EF_FUZZ_ITERATIONS"); n && *n) iterations = std::atoi(n);
+  const char* seed_env = std::getenv("EF_FUZZ_SEED");
+  std::mt19937_64 gen(seed_env && *seed_env ? std::strtoull(seed_env, nullptr, 10) : 1234);
   int loaded = 0, errors = 0;
   auto start = std::chrono::steady_clock::now();
   for (int it = 0; it < iterations; ++it) {
@@ -360,9 +362,90 @@ TEST(OnnxImport, FuzzedFilesAreErrorsNotCrashes) {
       ++errors;
     }
   }
-  std::cout << "onnx fuzz: " << loaded << " loaded, " << errors << " errors of " << iterations << "\n";
   EXPECT_GT(errors, iterations / 4);
   EXPECT_GT(loaded, 0);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 120.0);
+  fs::remove_all(dir);
+}
+
+// Mutations that keep the protobuf valid and reach the interpreter: integer attributes and
+// int64 initializers set to extreme values, op types swapped for other supported ones, inputs
+// rewired, weights truncated. Each loads and runs, or is an ef::Error.
+TEST(OnnxImport, StructurallyMutatedGraphsAreErrorsNotCrashes) {
+  fs::path dir = ef::testing::fresh_temp_dir("onnx_import_sfuzz");
+  train::Sequential cnn;
+  cnn.add<nn::Conv2D>(2, Stride2{3, 3}, nn::Conv2DOptions{.strides = {2, 1}, .padding = "same", .activation = "relu"});
+  cnn.add<nn::AveragePooling2D>(Stride2{2, 2}, std::nullopt, "same");
+  cnn.add<nn::Flatten>();
+  cnn.add<nn::Dense>(2, "softmax");
+  cnn(uniform({1, 6, 6, 1}, 60));
+  ef::onnx::export_model(cnn, (dir / "cnn.onnx").string());
+  pb::ModelProto seeds[2];
+  auto cnn_bytes = read_all(dir / "cnn.onnx");
+  ASSERT_TRUE(seeds[0].ParseFromArray(cnn_bytes.data(), static_cast<int>(cnn_bytes.size())));
+  seeds[1] = TorchMlp().model();
+  std::vector<std::string> ops = ef::onnx::supported_ops();
+  const std::int64_t extremes[] = {std::numeric_limits<std::int64_t>::min(), -(1LL << 31), -1000, -3, -2, -1, 0, 1, 2, 3,
+                                   1000, 1LL << 31, 1LL << 40, std::numeric_limits<std::int64_t>::max()};
+  const char* sanitized = std::getenv("EF_SANITIZED");
+  int iterations = sanitized && *sanitized ? 200 : 600;
+  if (const char* n = std::getenv("EF_FUZZ_ITERATIONS"); n && *n) iterations = std::atoi(n);
+  const char* seed_env = std::getenv("EF_FUZZ_SEED");
+  std::mt19937_64 gen(seed_env && *seed_env ? std::strtoull(seed_env, nullptr, 10) : 99);
+  auto pick = [&](std::size_t n) { return static_cast<std::size_t>(gen() % n); };
+  int ran = 0, errors = 0;
+  for (int it = 0; it < iterations; ++it) {
+    pb::ModelProto m = seeds[it % 2];
+    pb::GraphProto& g = *m.mutable_graph();
+    for (int k = 0, n = 1 + static_cast<int>(pick(3)); k < n; ++k) {
+      pb::NodeProto& node = *g.mutable_node(static_cast<int>(pick(static_cast<std::size_t>(g.node_size()))));
+      switch (pick(5)) {
+        case 0:
+          for (auto& a : *node.mutable_attribute()) {
+            if (a.type() == pb::AttributeProto_AttributeType_INT) a.set_i(extremes[pick(std::size(extremes))]);
+            if (a.type() == pb::AttributeProto_AttributeType_INTS && a.ints_size() > 0)
+              a.set_ints(static_cast<int>(pick(static_cast<std::size_t>(a.ints_size()))), extremes[pick(std::size(extremes))]);
+          }
+          break;
+        case 1: {
+          auto& t = *g.mutable_initializer(static_cast<int>(pick(static_cast<std::size_t>(g.initializer_size()))));
+          if (t.data_type() == pb::TensorProto_DataType_INT64 && t.raw_data().size() >= 8) {
+            std::int64_t v = extremes[pick(std::size(extremes))];
+            std::memcpy(t.mutable_raw_data()->data() + 8 * pick(t.raw_data().size() / 8), &v, 8);
+          } else {
+            t.mutable_raw_data()->resize(t.raw_data().size() / 2);
+            if (t.dims_size() > 0) t.set_dims(0, t.dims(0) / 2);
+          }
+          break;
+        }
+        case 2: node.set_op_type(ops[pick(ops.size())]); break;
+        case 3:
+          if (node.input_size() > 0) {
+            int other = static_cast<int>(pick(static_cast<std::size_t>(g.node_size())));
+            if (g.node(other).output_size() > 0) node.set_input(static_cast<int>(pick(static_cast<std::size_t>(node.input_size()))), g.node(other).output(0));
+          }
+          break;
+        default:
+          if (node.input_size() > 0 && g.initializer_size() > 0)
+            node.set_input(static_cast<int>(pick(static_cast<std::size_t>(node.input_size()))),
+                           g.initializer(static_cast<int>(pick(static_cast<std::size_t>(g.initializer_size())))).name());
+      }
+    }
+    try {
+      ef::onnx::ImportedModel model = ef::onnx::load_model_from_bytes(bytes_of(m.SerializeAsString()), "mutated.onnx");
+      std::vector<Tensor> in;
+      for (const auto& s : model.input_specs()) {
+        std::vector<std::int64_t> dims(s.shape.begin(), s.shape.end());
+        for (auto& d : dims) d = d == kDynamic ? 2 : std::min<std::int64_t>(d, 8);
+        in.push_back(cast(zeros(Shape(dims)), s.dtype));
+      }
+      model(in);
+      ++ran;
+    } catch (const Error&) {
+      ++errors;
+    }
+  }
+  EXPECT_GT(errors, 0);
+  EXPECT_GT(ran, 0);
   fs::remove_all(dir);
 }
