@@ -486,3 +486,37 @@ def test_conv_transpose_matches_onnxruntime(case):
         shape, inits = [2, 2, 6], [init("w", n(2, 3, 4)), init("b", n(3))]
     data = model_bytes([node], [vi("x", F32, shape)], [vi("y", F32, None)], inits)
     run_both(data, {"x": r.normal(size=shape).astype(np.float32)})
+
+
+def test_constant_nodes_and_masks_from_runtime_lengths_like_torch():
+    # torch writes shapes and scalars as Constant nodes, builds causal masks from the sequence
+    # length (Shape -> Gather -> Range) and LSTM initial states from the batch size
+    # (ConstantOfShape of a Concat of Shape pieces).
+    r = rng(70)
+    N = helper.make_node
+    h = 3
+    nodes = [
+        N("Constant", [], ["c1"], value_int=1), N("Constant", [], ["c0"], value=numpy_helper.from_array(np.array(0, np.int64))),
+        N("Constant", [], ["one"], value_ints=[1]), N("Constant", [], ["hid"], value_ints=[h]),
+        N("Constant", [], ["scale"], value_float=0.5),
+        N("Shape", ["x"], ["s"]), N("Gather", ["s", "c1"], ["seq"]), N("Gather", ["s", "c0"], ["batch"]),
+        N("Constant", [], ["step"], value=numpy_helper.from_array(np.array(1, np.int64))),
+        N("Range", ["c0", "seq", "step"], ["pos"]),
+        N("Unsqueeze", ["pos", "ax0"], ["row"]), N("Unsqueeze", ["pos", "ax1"], ["col"]),
+        N("GreaterOrEqual", ["col", "row"], ["causal"]),  # [seq, seq]
+        N("Transpose", ["x"], ["xt"], perm=[0, 2, 1]),
+        N("MatMul", ["x", "xt"], ["scores"]), N("Mul", ["scores", "scale"], ["scaled"]),
+        N("Where", ["causal", "scaled", "ninf"], ["masked"]), N("Softmax", ["masked"], ["p"], axis=-1),
+        N("MatMul", ["p", "x"], ["ctx"]),
+        N("Unsqueeze", ["batch", "ax0"], ["b1"]), N("Concat", ["one", "b1", "hid"], ["state_shape"], axis=0),
+        N("ConstantOfShape", ["state_shape"], ["h0"]),
+        N("Transpose", ["ctx"], ["tnc"], perm=[1, 0, 2]),
+        N("LSTM", ["tnc", "W", "R", "", "", "h0", "h0"], ["Y", "Yh"], hidden_size=h),
+    ]
+    inits = [init("ax0", np.array([0], np.int64)), init("ax1", np.array([1], np.int64)),
+             init("ninf", np.array(-1e9, np.float32)),
+             init("W", (r.normal(size=(1, 4 * h, 4)) * 0.5).astype(np.float32)),
+             init("R", (r.normal(size=(1, 4 * h, h)) * 0.5).astype(np.float32))]
+    data = model_bytes(nodes, [vi("x", F32, ["batch", "seq", 4])], [vi("Y", F32, None), vi("Yh", F32, None)], inits)
+    for shape in [(2, 5, 4), (3, 2, 4)]:
+        run_both(data, {"x": r.normal(size=shape).astype(np.float32)})
