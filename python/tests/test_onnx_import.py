@@ -520,3 +520,27 @@ def test_constant_nodes_and_masks_from_runtime_lengths_like_torch():
     data = model_bytes(nodes, [vi("x", F32, ["batch", "seq", 4])], [vi("Y", F32, None), vi("Yh", F32, None)], inits)
     for shape in [(2, 5, 4), (3, 2, 4)]:
         run_both(data, {"x": r.normal(size=shape).astype(np.float32)})
+
+
+def test_keras_cnn_like_tf2onnx_writes_it():
+    # tf2onnx keeps Keras' NHWC input and wraps Conv in Transposes, writes Dense as MatMul + Add,
+    # Flatten as a Reshape to a constant [-1, n], and keeps Identity nodes.
+    r = rng(80)
+    n = lambda *s: (r.normal(size=s) * 0.3).astype(np.float32)  # noqa: E731
+    N = helper.make_node
+    nodes = [
+        N("Transpose", ["input_1"], ["nchw"], perm=[0, 3, 1, 2]),
+        N("Conv", ["nchw", "conv/kernel", "conv/bias"], ["conv"], kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER"),
+        N("Relu", ["conv"], ["relu"]),
+        N("MaxPool", ["relu"], ["pool"], kernel_shape=[2, 2], strides=[2, 2]),
+        N("Transpose", ["pool"], ["nhwc"], perm=[0, 2, 3, 1]),
+        N("Reshape", ["nhwc", "flat_shape"], ["flat"]),
+        N("MatMul", ["flat", "dense/kernel"], ["mm"]), N("Add", ["mm", "dense/bias"], ["logits"]),
+        N("Softmax", ["logits"], ["probs"], axis=1), N("Identity", ["probs"], ["dense"]),
+    ]
+    inits = [init("conv/kernel", n(4, 3, 3, 3)), init("conv/bias", n(4)), init("flat_shape", np.array([-1, 16], np.int64)),
+             init("dense/kernel", n(16, 5)), init("dense/bias", n(5))]
+    data = model_bytes(nodes, [vi("input_1", F32, ["unk__6", 8, 8, 3])], [vi("dense", F32, ["unk__7", 5])], inits, opset=13)
+    f = run_both(data, {"input_1": r.normal(size=(3, 8, 8, 3)).astype(np.float32)})
+    # Keras names a variable by its last path component; the path is the initializer name
+    assert [v.path for v in f.variables] == ["conv/kernel", "conv/bias", "dense/kernel", "dense/bias"]
