@@ -459,16 +459,36 @@ def test_typed_initializer_fields_and_float64_graphs():
     assert [v.name for v in f.variables] == ["w", "b"] and f.variables[0].dtype == ef.float64
 
 
-def test_runtime_values_where_static_ones_are_needed_are_named():
-    # an LSTM over a dynamic sequence length unrolls only at static shapes: a call at a static
-    # shape works, a trace with the dynamic dim is an error naming the node
+def test_recurrent_ops_over_a_dynamic_sequence_length_run_as_a_scan():
+    # Unrolled at each static length; inside ef.function with the time axis dynamic, one
+    # ef.scan per direction (one trace for every length).
     r = rng(51)
-    nodes = [helper.make_node("LSTM", ["x", "W", "R"], ["Y"], name="the_lstm", hidden_size=2)]
-    inits = [init("W", (r.normal(size=(1, 8, 3)) * 0.5).astype(np.float32)), init("R", (r.normal(size=(1, 8, 2)) * 0.5).astype(np.float32))]
-    data = model_bytes(nodes, [vi("x", F32, ["time", 1, 3])], [vi("Y", F32, None)], inits)
-    f = run_both(data, {"x": r.normal(size=(4, 1, 3)).astype(np.float32)})
-    with pytest.raises(NotImplementedError, match="the_lstm.*dynamic sequence length"):
-        f.get_concrete_function()
+    h = 2
+    nodes = [helper.make_node("LSTM", ["x", "W", "R", "B"], ["Y", "Yh", "Yc"], hidden_size=h, direction="bidirectional"),
+             helper.make_node("GRU", ["x", "GW", "GR"], ["G", "Gh"], hidden_size=h, direction="reverse")]
+    inits = [init("W", (r.normal(size=(2, 4 * h, 3)) * 0.5).astype(np.float32)), init("R", (r.normal(size=(2, 4 * h, h)) * 0.5).astype(np.float32)),
+             init("B", (r.normal(size=(2, 8 * h)) * 0.5).astype(np.float32)),
+             init("GW", (r.normal(size=(1, 3 * h, 3)) * 0.5).astype(np.float32)), init("GR", (r.normal(size=(1, 3 * h, h)) * 0.5).astype(np.float32))]
+    outs = [vi(o, F32, None) for o in ["Y", "Yh", "Yc", "G", "Gh"]]
+    data = model_bytes(nodes, [vi("x", F32, ["time", "batch", 3])], outs, inits)
+    f = ef.onnx.load_model(data)
+    session = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+
+    @ef.function(input_signature=[ef.TensorSpec([None, None, 3], ef.float32)])
+    def dynamic(x):
+        return f(x)
+
+    for shape in [(4, 1, 3), (7, 2, 3)]:
+        x = r.normal(size=shape).astype(np.float32)
+        want = session.run(None, {"x": x})
+        for got in (f(x), dynamic(x)):
+            for g, w in zip(got, want):
+                np.testing.assert_allclose(np.asarray(g), w, rtol=1e-5, atol=1e-5)
+    assert dynamic.experimental_get_tracing_count() == 1
+    with ef.GradientTape() as tape:
+        loss = ef.reduce_sum(dynamic(r.normal(size=(5, 2, 3)).astype(np.float32))[0])
+    grads = tape.gradient(loss, f.trainable_variables)
+    assert all(g is not None for g in grads) and len(grads) == 5
 
 
 @pytest.mark.parametrize("case", ["strided", "grouped_dilated", "one_d"])

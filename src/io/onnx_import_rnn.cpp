@@ -1,7 +1,8 @@
 // ONNX LSTM (gates i, o, f, c) and GRU (gates z, r, h), forward, reverse or bidirectional,
-// in either layout. The time loop is unrolled over the sequence length the trace sees (it must
-// be static): the input projection of all steps is one matmul, each step one matmul with R.
+// in either layout. The input projection of all steps is one matmul; the steps (one matmul
+// with R each) are unrolled over a static sequence length, or an ef::scan over a dynamic one.
 #include "eagerflow/core/error.h"
+#include "eagerflow/function/scan.h"
 #include "eagerflow/ops/array_ops.h"
 #include "eagerflow/ops/ops.h"
 #include "io/onnx_import_program.h"
@@ -40,7 +41,6 @@ Rnn common(NodeContext& c, std::int64_t gates, std::size_t acts_per_dir, const s
   r.x = r.batch_first ? transpose(c.in(0), {1, 0, 2}) : c.in(0);
   if (r.x.rank() != 3) c.bad("X must be 3-D");
   r.seq = r.x.shape()[0];
-  if (r.seq == kDynamic) c.unsupported("a dynamic sequence length (call the model with static shapes)");
   const Tensor &w = c.in(1), &rw = c.in(2);
   if (r.hidden <= 0 || w.rank() != 3 || rw.rank() != 3 || w.shape()[0] != r.dirs || rw.shape()[0] != r.dirs ||
       w.shape()[1] != gates * r.hidden || rw.shape()[1] != gates * r.hidden || rw.shape()[2] != r.hidden ||
@@ -48,7 +48,7 @@ Rnn common(NodeContext& c, std::int64_t gates, std::size_t acts_per_dir, const s
     c.bad("W, R and hidden_size disagree");
   if (c.has(4)) {
     const Tensor& lens = c.in(4);
-    bool full = !lens.is_symbolic();
+    bool full = !lens.is_symbolic() && r.seq != kDynamic;
     if (full)
       for (auto v : cast(lens, DType::int64).to_vector<std::int64_t>()) full = full && v == r.seq;
     if (!full) c.unsupported("sequence_lens other than the full length");
@@ -62,12 +62,12 @@ Rnn common(NodeContext& c, std::int64_t gates, std::size_t acts_per_dir, const s
 }
 
 // The initial state for direction d: given ([dirs, batch, H], or [batch, dirs, H] in layout 1),
-// or zeros shaped like `batch_by_h` (a [batch, H] value, so a dynamic batch works too).
-Tensor initial(NodeContext& c, const Rnn& r, std::size_t input, int d, const Tensor& batch_by_h) {
+// or zeros shaped like `like` (a [batch, H] value, so a dynamic batch works too).
+Tensor initial(NodeContext& c, const Rnn& r, std::size_t input, int d, const Tensor& like) {
   if (!c.has(input)) {
-    std::int64_t b = batch_by_h.shape()[0];
-    if (b != kDynamic) return zeros(Shape{b, r.hidden}, batch_by_h.dtype());
-    return broadcast_like(zeros(Shape{1, r.hidden}, batch_by_h.dtype()), batch_by_h);
+    std::int64_t b = like.shape()[0];
+    if (b != kDynamic) return zeros(Shape{b, r.hidden}, like.dtype());
+    return broadcast_like(zeros(Shape{1, r.hidden}, like.dtype()), like);
   }
   Tensor h = c.in(input);
   if (h.rank() != 3) c.bad("initial states must be 3-D");
@@ -76,10 +76,8 @@ Tensor initial(NodeContext& c, const Rnn& r, std::size_t input, int d, const Ten
 }
 
 // Y [seq, dirs, batch, H] (layout 1: [batch, seq, dirs, H]) and the final states [dirs, batch, H].
-Out outputs(const Rnn& r, const std::vector<std::vector<Tensor>>& ys, const std::vector<std::vector<Tensor>>& finals) {
-  std::vector<Tensor> per_dir;
-  for (const auto& y : ys) per_dir.push_back(stack(y, 0));
-  Tensor y = stack(per_dir, 1);
+Out outputs(const Rnn& r, const std::vector<Tensor>& ys, const std::vector<std::vector<Tensor>>& finals) {
+  Tensor y = stack(ys, 1);
   if (r.batch_first) y = transpose(y, {2, 0, 1, 3});
   Out out{y};
   for (const auto& f : finals) {
@@ -89,6 +87,38 @@ Out outputs(const Rnn& r, const std::vector<std::vector<Tensor>>& ys, const std:
   return out;
 }
 
+// One step: (states, projected input of the step) -> new states; the first state is the output.
+using Step = std::function<std::vector<Tensor>(const std::vector<Tensor>& state, const Tensor& x)>;
+
+// Runs `step` over xw [seq, batch, gates*H] from `init`, in time order or reversed; returns the
+// outputs [seq, batch, H] in time order and the final states.
+std::pair<Tensor, std::vector<Tensor>> run_steps(NodeContext& c, const Rnn& r, bool reverse, const Tensor& xw,
+                                                 std::vector<Tensor> init, const Step& step) {
+  if (r.seq == 0) c.bad("an empty sequence");
+  if (r.seq == kDynamic) {
+    ScanBody body = [&step](const std::vector<Tensor>& carry, const std::vector<Tensor>& x) {
+      std::vector<Tensor> next = step(carry, x.at(0));
+      return std::pair{next, std::vector<Tensor>{next[0]}};
+    };
+    auto [carry, ys] = scan(body, std::move(init), {xw}, ScanOptions{.reverse = reverse});
+    return {ys.at(0), carry};
+  }
+  std::vector<Tensor> steps = unstack(xw, 0), y(static_cast<std::size_t>(r.seq));
+  std::vector<Tensor> state = std::move(init);
+  for (std::int64_t k = 0; k < r.seq; ++k) {
+    std::size_t t = static_cast<std::size_t>(reverse ? r.seq - 1 - k : k);
+    state = step(state, steps[t]);
+    y[t] = state[0];
+  }
+  return {stack(y, 0), state};
+}
+
+// A [batch, H] slice of the projected input: what zero initial states are shaped like.
+Tensor batch_by_h(const Tensor& xw, std::int64_t h) {
+  Tensor first = gather(xw, scalar<std::int64_t>(0), 0);  // [batch, gates*H], also where seq is dynamic
+  return slice(first, {0, 0}, {std::int64_t{1} << 40, h});
+}
+
 Tensor row(const Tensor& t, int d) { return squeeze(slice(t, {d}, {d + 1}), {0}); }
 
 Out lstm(NodeContext& c) {
@@ -96,7 +126,7 @@ Out lstm(NodeContext& c) {
   if (c.has(7)) c.unsupported("peepholes (input P)");
   if (c.attr_int("input_forget", 0) != 0) c.unsupported("input_forget=1");
   std::int64_t h = r.hidden;
-  std::vector<std::vector<Tensor>> ys(static_cast<std::size_t>(r.dirs)), hs(1), cs(1);
+  std::vector<Tensor> ys, hs, cs;
   for (int d = 0; d < r.dirs; ++d) {
     Act f = r.acts[static_cast<std::size_t>(3 * d)], g = r.acts[static_cast<std::size_t>(3 * d + 1)],
         act_h = r.acts[static_cast<std::size_t>(3 * d + 2)];
@@ -107,31 +137,28 @@ Out lstm(NodeContext& c) {
       if (b.rank() != 1 || b.shape()[0] != 8 * h) c.bad("B must be [dirs, 8*hidden_size]");
       xw = add(xw, add(slice(b, {0}, {4 * h}), slice(b, {4 * h}, {8 * h})));
     }
-    std::vector<Tensor> steps = unstack(xw, 0);
-    if (steps.empty()) c.bad("an empty sequence");
-    Tensor first = slice(steps[0], {0, 0}, {std::int64_t{1} << 40, h});
-    Tensor ht = initial(c, r, 5, d, first), ct = initial(c, r, 6, d, first);
-    std::vector<Tensor> y(static_cast<std::size_t>(r.seq));
-    for (std::int64_t k = 0; k < r.seq; ++k) {
-      std::size_t t = static_cast<std::size_t>(r.reverse[static_cast<std::size_t>(d)] ? r.seq - 1 - k : k);
-      std::vector<Tensor> gates = split(add(steps[t], matmul(ht, rw, false, true)), 4, 1);  // i, o, f, c
+    if (r.seq == 0) c.bad("an empty sequence");
+    Tensor like = batch_by_h(xw, h);
+    Step step = [&](const std::vector<Tensor>& state, const Tensor& x) {
+      std::vector<Tensor> gates = split(add(x, matmul(state[0], rw, false, true)), 4, 1);  // i, o, f, c
       Tensor i = f(gates[0]), o = f(gates[1]), fg = f(gates[2]), cand = g(gates[3]);
-      ct = add(mul(fg, ct), mul(i, cand));
-      ht = mul(o, act_h(ct));
-      y[t] = ht;
-    }
-    ys[static_cast<std::size_t>(d)] = y;
-    hs[0].push_back(ht);
-    cs[0].push_back(ct);
+      Tensor ct = add(mul(fg, state[1]), mul(i, cand));
+      return std::vector<Tensor>{mul(o, act_h(ct)), ct};
+    };
+    auto [y, final] = run_steps(c, r, r.reverse[static_cast<std::size_t>(d)], xw,
+                                {initial(c, r, 5, d, like), initial(c, r, 6, d, like)}, step);
+    ys.push_back(y);
+    hs.push_back(final[0]);
+    cs.push_back(final[1]);
   }
-  return outputs(r, ys, {hs[0], cs[0]});
+  return outputs(r, ys, {hs, cs});
 }
 
 Out gru(NodeContext& c) {
   Rnn r = common(c, 3, 2, {"Sigmoid", "Tanh"});
   bool before_reset = c.attr_int("linear_before_reset", 0) != 0;
   std::int64_t h = r.hidden;
-  std::vector<std::vector<Tensor>> ys(static_cast<std::size_t>(r.dirs)), hs(1);
+  std::vector<Tensor> ys, hs;
   for (int d = 0; d < r.dirs; ++d) {
     Act f = r.acts[static_cast<std::size_t>(2 * d)], g = r.acts[static_cast<std::size_t>(2 * d + 1)];
     Tensor w = row(c.in(1), d), rw = row(c.in(2), d);
@@ -146,13 +173,10 @@ Out gru(NodeContext& c) {
       rb_zr = slice(b, {3 * h}, {5 * h});
       rb_h = slice(b, {5 * h}, {6 * h});
     }
-    std::vector<Tensor> steps = unstack(xw, 0);
-    if (steps.empty()) c.bad("an empty sequence");
-    Tensor ht = initial(c, r, 5, d, slice(steps[0], {0, 0}, {std::int64_t{1} << 40, h}));
-    std::vector<Tensor> y(static_cast<std::size_t>(r.seq));
-    for (std::int64_t k = 0; k < r.seq; ++k) {
-      std::size_t t = static_cast<std::size_t>(r.reverse[static_cast<std::size_t>(d)] ? r.seq - 1 - k : k);
-      std::vector<Tensor> xg = split(steps[t], 3, 1);  // z, r, h
+    if (r.seq == 0) c.bad("an empty sequence");
+    Step step = [&](const std::vector<Tensor>& state, const Tensor& x) {
+      const Tensor& ht = state[0];
+      std::vector<Tensor> xg = split(x, 3, 1);  // z, r, h
       Tensor hr = matmul(ht, rzr, false, true);
       if (rb_zr.defined()) hr = add(hr, rb_zr);
       std::vector<Tensor> hzr = split(hr, 2, 1);
@@ -167,13 +191,13 @@ Out gru(NodeContext& c) {
         if (rb_h.defined()) hh = add(hh, rb_h);
         cand = g(add(xg[2], hh));
       }
-      ht = add(mul(sub(scalar_like(z, 1), z), cand), mul(z, ht));
-      y[t] = ht;
-    }
-    ys[static_cast<std::size_t>(d)] = y;
-    hs[0].push_back(ht);
+      return std::vector<Tensor>{add(mul(sub(scalar_like(z, 1), z), cand), mul(z, ht))};
+    };
+    auto [y, final] = run_steps(c, r, r.reverse[static_cast<std::size_t>(d)], xw, {initial(c, r, 5, d, batch_by_h(xw, h))}, step);
+    ys.push_back(y);
+    hs.push_back(final[0]);
   }
-  return outputs(r, ys, {hs[0]});
+  return outputs(r, ys, {hs});
 }
 
 }  // namespace
