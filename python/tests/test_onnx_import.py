@@ -564,3 +564,47 @@ def test_keras_cnn_like_tf2onnx_writes_it():
     f = run_both(data, {"input_1": r.normal(size=(3, 8, 8, 3)).astype(np.float32)})
     # Keras names a variable by its last path component; the path is the initializer name
     assert [v.path for v in f.variables] == ["conv/kernel", "conv/bias", "dense/kernel", "dense/bias"]
+
+
+def test_more_ops_match_onnxruntime():
+    r = rng(90)
+    N = helper.make_node
+    x = r.normal(size=(2, 3, 4)).astype(np.float32)
+    i64 = lambda *v: np.array(v, np.int64)  # noqa: E731
+    nodes = [
+        N("Mish", ["x"], ["mish"]), N("Softplus", ["x"], ["softplus"]), N("Softsign", ["x"], ["softsign"]),
+        N("HardSwish", ["x"], ["hardswish"]), N("PRelu", ["x", "slope"], ["prelu"]),
+        N("Sign", ["x"], ["sign"]), N("Floor", ["x"], ["floor"]), N("Ceil", ["x"], ["ceil"]), N("Round", ["x"], ["round"]),
+        N("Sin", ["x"], ["sin"]), N("Cos", ["x"], ["cos"]), N("Erf", ["x"], ["erf"]),
+        N("Max", ["x", "slope", "x"], ["max3"]), N("Min", ["x", "slope"], ["min2"]), N("Sum", ["x", "slope"], ["sum2"]),
+        N("Mean", ["x", "slope", "x"], ["mean3"]),
+        N("ArgMax", ["x"], ["argmax"], axis=1), N("ArgMin", ["x"], ["argmin"], axis=-1, keepdims=0),
+        N("CumSum", ["x", "ax1"], ["cumsum"], exclusive=1, reverse=1),
+        N("TopK", ["x", "k2"], ["topv", "topi"]),
+        N("Trilu", ["x", "k1"], ["tril"], upper=0),
+        N("GatherElements", ["x", "ge_idx"], ["gather_el"], axis=2),
+        N("GatherND", ["x", "gnd_idx"], ["gather_nd"]),
+        N("Pad", ["x", "pads", "", "pad_axes"], ["pad_reflect"], mode="reflect"),
+        N("InstanceNormalization", ["x", "in_s", "in_b"], ["inorm"], epsilon=1e-3),
+        N("GlobalMaxPool", ["x"], ["gmp"]),
+        N("ReduceMin", ["x", "ax1"], ["rmin"]), N("ReduceProd", ["x", "ax1"], ["rprod"], keepdims=0),
+        N("ReduceLogSumExp", ["x", "ax1"], ["rlse"]), N("ReduceSumSquare", ["x", "ax1"], ["rss"]), N("ReduceL2", ["x", "ax1"], ["rl2"]),
+        N("Greater", ["x", "slope"], ["gt"]), N("Less", ["x", "zero"], ["lt"]), N("Xor", ["gt", "lt"], ["xor"]),
+        N("Or", ["gt", "lt"], ["or"]), N("Equal", ["xor", "or"], ["eq"]), N("Cast", ["eq"], ["eqf"], to=TensorProto.FLOAT),
+        N("Size", ["x"], ["size"]), N("CastLike", ["size", "x"], ["sizef"]),
+        N("Div", ["x", "zero"], ["inf"]), N("IsNaN", ["inf"], ["isnan"]), N("IsInf", ["inf"], ["isinf"], detect_negative=0),
+    ]
+    inits = [init("slope", r.normal(size=(3, 1)).astype(np.float32)), init("ax1", i64(1)), init("k2", i64(2)), init("k1", i64(1)),
+             init("ge_idx", r.integers(0, 4, size=(2, 3, 2)).astype(np.int64)),
+             init("gnd_idx", np.array([[0, 1], [1, 2]], np.int64)), init("pads", i64(1, 2, 1, 1)), init("pad_axes", i64(1, 2)),
+             init("in_s", r.normal(size=3).astype(np.float32)), init("in_b", r.normal(size=3).astype(np.float32)),
+             init("zero", np.array(0, np.float32))]
+    outs = ["mish", "softplus", "softsign", "hardswish", "prelu", "sign", "floor", "ceil", "round", "sin", "cos", "erf", "max3", "min2",
+            "sum2", "mean3", "cumsum", "topv", "tril", "gather_el", "gather_nd", "pad_reflect", "inorm", "gmp", "rmin", "rprod",
+            "rlse", "rss", "rl2", "eqf", "sizef"]
+    int_outs = ["argmax", "argmin", "topi"]
+    bool_outs = ["isnan", "isinf"]
+    data = model_bytes(nodes, [vi("x", F32, [2, 3, 4])],
+                       [vi(o, F32, None) for o in outs] + [vi(o, TensorProto.INT64, None) for o in int_outs] +
+                       [vi(o, TensorProto.BOOL, None) for o in bool_outs], inits, opset=18)
+    run_both(data, {"x": x})

@@ -522,8 +522,7 @@ std::vector<Tensor> ImportedModel::operator()(const std::vector<Tensor>& inputs)
     const TensorSpec& want = p.input_specs[i];
     if (!inputs[i].defined()) fail("onnx", "input '" + p.input_names[i] + "' is undefined");
     if (inputs[i].dtype() != want.dtype || inputs[i].rank() != want.shape.rank() || !want.shape.accepts(inputs[i].shape()))
-      fail(kWrongType.code == ErrorCode::invalid_argument && inputs[i].dtype() != want.dtype ? kWrongType : ErrorKind{},
-           "onnx", p.what + " input '" + p.input_names[i] + "' must be " + want.str() + ", got " + inputs[i].spec().str());
+      fail(inputs[i].dtype() != want.dtype ? kWrongType : ErrorKind{}, "onnx", p.what + " input '" + p.input_names[i] + "' must be " + want.str() + ", got " + inputs[i].spec().str());
   }
   return (*s.function)(inputs);
 }

@@ -137,6 +137,7 @@ void add_math_ops(std::map<std::string, OpFn>& t) {
   add_unary(t, "Tanh", tanh);
   add_unary(t, "Softplus", nn::softplus);
   add_unary(t, "Softsign", nn::softsign);
+  add_unary(t, "Mish", nn::mish);
   t["IsInf"] = [](NodeContext& c) {
     const Tensor& x = c.in(0);
     bool pos = c.attr_int("detect_positive", 1) != 0, negative = c.attr_int("detect_negative", 1) != 0;
