@@ -235,8 +235,8 @@ TEST(OnnxImport, UnsupportedOpsAreListedAtOnce) {
   TorchMlp t;
   pb::ModelProto m = t.model();
   add_node(*m.mutable_graph(), "NonMaxSuppression", {"x", "x"}, {"nms_out"}, "nms");
-  add_node(*m.mutable_graph(), "Resize", {"x"}, {"r1"}, "up1");
-  add_node(*m.mutable_graph(), "Resize", {"x"}, {"r2"}, "up2");
+  add_node(*m.mutable_graph(), "RoiAlign", {"x"}, {"r1"}, "up1");
+  add_node(*m.mutable_graph(), "RoiAlign", {"x"}, {"r2"}, "up2");
   auto& custom = add_node(*m.mutable_graph(), "Relu", {"x"}, {"r3"}, "custom_relu");
   custom.set_domain("com.example");
   try {
@@ -244,7 +244,7 @@ TEST(OnnxImport, UnsupportedOpsAreListedAtOnce) {
     ADD_FAILURE() << "expected an error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::unimplemented);
-    EXPECT_NE(std::string(e.what()).find("unsupported ONNX ops: NonMaxSuppression (node 'nms'); Resize (nodes 'up1', 'up2'); "
+    EXPECT_NE(std::string(e.what()).find("unsupported ONNX ops: NonMaxSuppression (node 'nms'); RoiAlign (nodes 'up1', 'up2'); "
                                          "com.example::Relu (node 'custom_relu')"),
               std::string::npos)
         << e.what();

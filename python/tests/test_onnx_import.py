@@ -373,11 +373,11 @@ def test_fine_tuning_an_imported_mlp_lowers_the_loss_inside_ef_function():
 def test_unsupported_ops_are_listed_at_once():
     N = helper.make_node
     nodes = [N("NonMaxSuppression", ["x", "x"], ["a"], name="nms"), N("Relu", ["x"], ["b"]),
-             N("Resize", ["x", "", "sc"], ["c"], name="up1"), N("Resize", ["x", "", "sc"], ["d"], name="up2")]
+             N("RoiAlign", ["x", "sc", "sc"], ["c"], name="up1"), N("RoiAlign", ["x", "sc", "sc"], ["d"], name="up2")]
     graph = helper.make_graph(nodes, "g", [vi("x", F32, [1, 1, 2, 2])], [vi(o, F32, None) for o in "abcd"],
                               [init("sc", np.ones(4, np.float32))])
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    with pytest.raises(NotImplementedError, match=r"NonMaxSuppression \(node 'nms'\); Resize \(nodes 'up1', 'up2'\)"):
+    with pytest.raises(NotImplementedError, match=r"NonMaxSuppression \(node 'nms'\); RoiAlign \(nodes 'up1', 'up2'\)"):
         ef.onnx.load_model(m.SerializeToString())
 
 
@@ -607,4 +607,22 @@ def test_more_ops_match_onnxruntime():
     data = model_bytes(nodes, [vi("x", F32, [2, 3, 4])],
                        [vi(o, F32, None) for o in outs] + [vi(o, TensorProto.INT64, None) for o in int_outs] +
                        [vi(o, TensorProto.BOOL, None) for o in bool_outs], inits, opset=18)
+    run_both(data, {"x": x})
+
+
+@pytest.mark.parametrize("case", ["torch_upsample_nearest", "linear_half_pixel_sizes", "linear_pytorch_half_pixel"])
+def test_resize_matches_onnxruntime(case):
+    r = rng(95)
+    x = r.normal(size=(2, 3, 4, 5)).astype(np.float32)
+    N = helper.make_node
+    if case == "torch_upsample_nearest":
+        node = N("Resize", ["x", "", "scales"], ["y"], mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+        inits = [init("scales", np.array([1, 1, 2, 3], np.float32))]
+    elif case == "linear_half_pixel_sizes":
+        node = N("Resize", ["x", "", "", "sizes"], ["y"], mode="linear", coordinate_transformation_mode="half_pixel")
+        inits = [init("sizes", np.array([2, 3, 7, 3], np.int64))]
+    else:
+        node = N("Resize", ["x", "", "scales"], ["y"], mode="linear", coordinate_transformation_mode="pytorch_half_pixel")
+        inits = [init("scales", np.array([1, 1, 2, 2], np.float32))]
+    data = model_bytes([node], [vi("x", F32, [2, 3, 4, 5])], [vi("y", F32, None)], inits, opset=13)
     run_both(data, {"x": x})

@@ -191,11 +191,17 @@ std::shared_ptr<Program> read_program(const pb::ModelProto& model, const std::st
     trace::EagerScope eager;  // initializers are concrete values, even when loaded inside a trace
     std::set<std::string> initializer_names;
     for (const auto& t : g.initializer()) initializer_names.insert(t.name());
+    // Floating initializers that ops read as parameters (Resize's roi and scales) stay
+    // constants: their values are needed when the graph is traced, and they are not weights.
+    std::set<std::string> parameters;
+    for (const auto& n : g.node())
+      if (n.op_type() == "Resize")
+        for (int i = 1; i < n.input_size() && i < 3; ++i) parameters.insert(n.input(i));
     for (const auto& t : g.initializer()) {
       std::string where = "initializer '" + t.name() + "'";
       Tensor value = read_tensor(t, what + " " + where);
       int id = define(t.name(), where);
-      if (is_floating(value.dtype()) && value.rank() >= 1) {
+      if (is_floating(value.dtype()) && value.rank() >= 1 && !parameters.count(t.name())) {
         p->variables.emplace_back(id, static_cast<int>(vars.size()));
         vars.emplace_back(value, t.name(), true);
       } else {

@@ -2,10 +2,12 @@
 // kernels) where eagerflow's kernels are NHWC/HWIO: each op transposes in and out, and the
 // optimizer's passes cancel the transposes between consecutive ops. 1-D forms run as 2-D ones
 // with a height of 1; explicit pads become an ef::pad before a "valid" op.
+#include <cmath>
 #include <limits>
 
 #include "eagerflow/core/error.h"
 #include "eagerflow/ops/array_ops.h"
+#include "eagerflow/ops/image.h"
 #include "eagerflow/ops/ops.h"
 #include "io/onnx_import_program.h"
 
@@ -251,6 +253,57 @@ Out conv_transpose(NodeContext& c) {
   return {from_nhwc(y, w.one_d)};
 }
 
+// Resize of NCHW images over H and W with the sampling tf.image.resize has: linear with
+// half-pixel centers (ONNX's half_pixel, and pytorch_half_pixel for sizes above 1), and nearest
+// where it picks the same pixels (integer upsampling, as torch's Upsample writes it).
+Out resize(NodeContext& c) {
+  const Tensor& x = c.in(0);
+  if (x.rank() != 4) c.unsupported("only 4-D (NCHW) inputs");
+  std::int64_t h = x.shape()[2], w = x.shape()[3];
+  if (h == kDynamic || w == kDynamic) c.unsupported("a dynamic height or width");
+  std::string mode = c.attr_string("mode", "nearest");
+  std::string coords = c.attr_string("coordinate_transformation_mode", "half_pixel");
+  if (c.attr_int("antialias", 0) != 0) c.unsupported("antialias");
+  if (c.has_attr("axes")) c.unsupported("the axes attribute");
+  std::int64_t oh = 0, ow = 0;
+  bool integer_up = false;
+  if (c.has(3) && c.in(3).num_elements() > 0) {
+    Ints sizes = c.ints(3);
+    if (sizes.size() != 4) c.bad("sizes must hold 4 values");
+    if (x.shape()[0] != kDynamic && sizes[0] != x.shape()[0]) c.unsupported("resizing the batch or channel axis");
+    if (x.shape()[1] != kDynamic && sizes[1] != x.shape()[1]) c.unsupported("resizing the batch or channel axis");
+    oh = sizes[2];
+    ow = sizes[3];
+    integer_up = oh % h == 0 && ow % w == 0;
+  } else if (c.has(2) && c.in(2).num_elements() > 0) {
+    const Tensor& st = c.in(2);
+    if (st.is_symbolic() || st.num_elements() != 4) c.bad("scales must be 4 values known when the graph is traced");
+    auto sc = cast(st, DType::float64).to_vector<double>();
+    if (sc[0] != 1 || sc[1] != 1) c.unsupported("resizing the batch or channel axis");
+    if (!(sc[2] > 0 && sc[2] < 1e4 && sc[3] > 0 && sc[3] < 1e4)) c.bad("scales out of range");
+    oh = static_cast<std::int64_t>(std::floor(static_cast<double>(h) * sc[2]));
+    ow = static_cast<std::int64_t>(std::floor(static_cast<double>(w) * sc[3]));
+    integer_up = sc[2] == std::floor(sc[2]) && sc[3] == std::floor(sc[3]);
+  } else {
+    c.bad("needs scales or sizes");
+  }
+  if (oh <= 0 || ow <= 0) c.bad("an empty output size");
+  c.check_size(Shape{x.shape()[0], x.shape()[1], oh, ow});
+  std::string method;
+  if (mode == "linear" && (coords == "half_pixel" || (coords == "pytorch_half_pixel" && oh > 1 && ow > 1))) {
+    method = "bilinear";
+  } else if (mode == "nearest" && integer_up &&
+             ((coords == "asymmetric" && c.attr_string("nearest_mode", "round_prefer_floor") == "floor") ||
+              (coords == "half_pixel" && c.attr_string("nearest_mode", "round_prefer_floor") == "round_prefer_ceil"))) {
+    method = "nearest";
+  } else {
+    c.unsupported("mode '" + mode + "' with coordinate_transformation_mode '" + coords +
+                  "' (linear with half_pixel, and nearest upsampling by whole factors, are supported)");
+  }
+  Tensor y = image::resize(transpose(x, {0, 2, 3, 1}), oh, ow, method);
+  return {transpose(cast(y, x.dtype()), {0, 3, 1, 2})};
+}
+
 std::vector<int> spatial_axes(const Tensor& x) {
   std::vector<int> a;
   for (int d = 2; d < x.rank(); ++d) a.push_back(d);
@@ -269,6 +322,7 @@ Tensor per_channel(const Tensor& p, int rank) {
 void add_nn_ops(std::map<std::string, OpFn>& t) {
   t["Conv"] = conv;
   t["ConvTranspose"] = conv_transpose;
+  t["Resize"] = resize;
   t["MaxPool"] = max_pool;
   t["AveragePool"] = avg_pool;
   t["GlobalAveragePool"] = [](NodeContext& c) {

@@ -2,8 +2,8 @@
 // Import of ONNX models (the official protobuf schema, Debian's libonnx-dev) as a function of
 // eagerflow ops: every ONNX node is interpreted with the ops that eager mode and tracing use,
 // inside an ef::function trace, so a call replays a compiled graph and a GradientTape
-// differentiates through it. Floating-point initializers of rank >= 1 (the weights) become
-// trainable ef::Variables, so the model fine-tunes with any optimizer.
+// differentiates through it. Floating-point initializers of rank >= 1 (the weights; not
+// Resize's scales) become trainable ef::Variables, so the model fine-tunes with any optimizer.
 //
 //   auto m = ef::onnx::load_model("mlp.onnx");
 //   ef::Tensor y = m({x})[0];                       // traces once per input shape, then replays
