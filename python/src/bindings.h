@@ -33,6 +33,7 @@ void init_optimizers(nb::module_& train);  // optimizers.cpp: Keras optimizers a
 void init_metrics(nb::module_& m);  // after init_training: joins its _train submodule
 void init_callbacks(nb::module_& m);  // after init_training: binds into its _train submodule
 void init_io(nb::module_& m);
+void init_onnx_import(nb::module_& m);  // onnx_import.cpp: ef.onnx.load_model; after init_io
 void init_log(nb::module_& m);
 void init_transforms(nb::module_& m);
 void init_custom(nb::module_& m);

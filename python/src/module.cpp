@@ -47,6 +47,7 @@ NB_MODULE(_core, m) {
   efpy::init_metrics(m);
   efpy::init_callbacks(m);
   efpy::init_io(m);
+  efpy::init_onnx_import(m);
   efpy::init_log(m);
   efpy::init_transforms(m);
   efpy::init_custom(m);
