@@ -547,9 +547,10 @@ class _Training:
 
     def save(self, filepath, *args, **kwargs):
         """Saves the model: to a whole-model file (ef.keras.saving.save_model) for paths ending in
-        .efmodel or .keras, else for inference as a saved model (ef.saved_model.save)."""
+        .efmodel, .keras (Keras 3's format) or .h5 (Keras' legacy HDF5), else for inference as a
+        saved model (ef.saved_model.save)."""
         import os
-        if str(os.fspath(filepath)).endswith((".efmodel", ".keras")):
+        if str(os.fspath(filepath)).endswith((".efmodel", ".keras", ".h5", ".hdf5")):
             from .keras import saving
             return saving.save_model(self, filepath, *args, **kwargs)
         from . import saved_model

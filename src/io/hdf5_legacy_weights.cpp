@@ -13,6 +13,7 @@
 #include "eagerflow/train/functional.h"
 #include "eagerflow/train/model.h"
 #include "io/hdf5_file.h"
+#include "io/legacy_layers.h"
 
 namespace ef {
 namespace {
@@ -42,13 +43,15 @@ Tensor read_path(const io::h5::Group& g, const std::string& path) {
   }
 }
 
+}  // namespace
+
 // The model's top-level layers (Keras 2's model.layers): a Sequential's stack, a functional
 // model's layers, else the sub-layers.
-std::vector<nn::Layer*> top_layers(nn::Layer& model) {
+std::vector<nn::Layer*> legacy_top_layers(const nn::Layer& model) {
   std::vector<nn::Layer*> out;
-  if (auto* s = dynamic_cast<train::Sequential*>(&model)) {
+  if (const auto* s = dynamic_cast<const train::Sequential*>(&model)) {
     for (const auto& l : s->stack()) out.push_back(l.get());
-  } else if (auto* m = dynamic_cast<train::Model*>(&model); m && m->functional_graph()) {
+  } else if (const auto* m = dynamic_cast<const train::Model*>(&model); m && m->functional_graph()) {
     for (const auto& l : m->functional_graph()->layers()) out.push_back(l.get());
   } else {
     for (nn::Layer* l : model.layers()) out.push_back(l);
@@ -56,13 +59,11 @@ std::vector<nn::Layer*> top_layers(nn::Layer& model) {
   return out;
 }
 
-std::vector<Variable> legacy_order(const nn::Layer& l) {
+std::vector<Variable> legacy_weight_order(const nn::Layer& l) {
   std::vector<Variable> out = l.trainable_weights();
   for (const Variable& v : l.non_trainable_weights()) out.push_back(v);
   return out;
 }
-
-}  // namespace
 
 void load_legacy_h5_weights(nn::Layer& model, const std::string& path) {
   io::h5::Lock lock;
@@ -86,7 +87,7 @@ void load_legacy_h5_weights(nn::Layer& model, const std::string& path) {
     if (names && !names->empty()) file_layers.push_back({name, std::move(g), *names});
   }
   std::vector<nn::Layer*> layers;
-  for (nn::Layer* l : top_layers(model))
+  for (nn::Layer* l : legacy_top_layers(model))
     if (!l->weights().empty()) layers.push_back(l);
   if (layers.empty() && model.layers().empty() && !model.weights().empty()) layers.push_back(&model);
   if (layers.size() != file_layers.size())
@@ -96,7 +97,7 @@ void load_legacy_h5_weights(nn::Layer& model, const std::string& path) {
   std::vector<std::pair<Variable, Tensor>> assignments;
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const FileLayer& fl = file_layers[i];
-    std::vector<Variable> vars = legacy_order(*layers[i]);
+    std::vector<Variable> vars = legacy_weight_order(*layers[i]);
     if (vars.size() != fl.weight_names.size())
       throw Error(kMismatch, path + ": layer #" + std::to_string(i) + " (named '" + layers[i]->name() +
                                  "' in the model, '" + fl.name + "' in the file) expects " + std::to_string(vars.size()) +

@@ -94,7 +94,8 @@ std::shared_ptr<train::Model> load_keras_model(std::span<const std::byte> bytes,
       throw Error(e.kind(), where + ": compiling the loaded model failed: " + e.what());
     }
   }
-  if (weights)
+  // A model without weights (pooling, reshaping) has nothing to read; Keras' file is then empty.
+  if (weights && (!model->weights().empty() || compiled))
     keras_weights_from_bytes(*model, weights->bytes, compiled ? model->optimizer().get() : nullptr, where);
   else if (!model->weights().empty())
     throw Error(ErrorCode::data_loss, where + ": the archive has no model.weights.h5");

@@ -12,6 +12,8 @@ void save_keras_model(const train::Model& model, const std::string& path, const 
 std::shared_ptr<train::Model> load_keras_model(std::span<const std::byte> bytes, const std::string& path,
                                                const LoadModelOptions& options);
 
+// Keras' legacy whole-model HDF5 file (model.save("m.h5")), which Keras' legacy loader reads.
+void save_legacy_h5_model(const train::Model& model, const std::string& path, const SaveModelOptions& options);
 // A Keras 2 / tf.keras whole-model HDF5 file (model_config, model_weights, training_config).
 std::shared_ptr<train::Model> load_legacy_h5_model(const std::string& path, const LoadModelOptions& options);
 

@@ -984,7 +984,11 @@ std::shared_ptr<nn::Layer> model_from_json(const std::string& json, const LoadMo
 
 void save_model(const train::Model& model, const std::string& path, const SaveModelOptions& options) {
   if (!train::is_file_writer()) return;  // rank 0 of a data-parallel job writes (eagerflow/train/distribution.h)
-  if (path.size() >= 6 && path.compare(path.size() - 6, 6, ".keras") == 0) return io::save_keras_model(model, path, options);
+  auto ends_with = [&](std::string_view tail) {
+    return path.size() >= tail.size() && path.compare(path.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  if (ends_with(".keras")) return io::save_keras_model(model, path, options);
+  if (ends_with(".h5") || ends_with(".hdf5")) return io::save_legacy_h5_model(model, path, options);
   Tensors tensors;
   ConfigMap header;
   header.set("format", "eagerflow-model");

@@ -11,7 +11,9 @@
 //
 // A path ending in `.keras` is written as Keras 3 writes it (a ZIP of config.json in Keras'
 // serialization and model.weights.h5 in Keras' weights layout), so that Keras loads it; load_model
-// reads those files whoever wrote them. Other paths get eagerflow's own format (`.efmodel`).
+// reads those files whoever wrote them. `.h5` / `.hdf5` get Keras' legacy HDF5 format (without
+// the optimizer's state), which load_model reads too, from Keras 2 as well. Other paths get
+// eagerflow's own format (`.efmodel`).
 //
 // Sequential and functional models (ef::train::Functional: inputs, layer calls, shared layers,
 // ops on Keras tensors, nested models) are saved by structure. Other layers by their config:

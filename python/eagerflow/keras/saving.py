@@ -19,7 +19,7 @@ _s = _core._saving
 __all__ = ["save_model", "load_model", "register_keras_serializable", "get_registered_name", "get_registered_object"]
 
 # Paths that save() and load_model() treat as whole-model files.
-EXTENSIONS = (".efmodel", ".keras")
+EXTENSIONS = (".efmodel", ".keras", ".h5", ".hdf5")
 
 
 # Registered name -> class, for layers written in Python (Keras' global custom objects).

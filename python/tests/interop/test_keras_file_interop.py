@@ -205,3 +205,31 @@ np.save("theirs.npy", k.predict(x, verbose=0))
     theirs = keras.models.load_model(str(tmp_path / "theirs.keras"))
     np.testing.assert_allclose(theirs.predict(x, verbose=0), np.load(tmp_path / "theirs.npy"), atol=1e-6, rtol=0)
     assert theirs.layers[-1].factor == 0.5
+
+
+def test_legacy_h5_from_eagerflow_loads_in_keras(tmp_path, run_client):
+    ns = _namespace()
+    for name in ("mlp", "cnn", "functional", "rnn"):
+        m = ns[name](keras)
+        x, y = ns["data"](name)
+        m.fit(x, y, batch_size=8, epochs=1, verbose=0)
+        m.save(str(tmp_path / (name + ".h5")))
+        np.savez(tmp_path / (name + ".npz"), *_as_list(m.predict(x, verbose=0)))
+        # eagerflow reads its own legacy files back too.
+        again = keras.models.load_model(str(tmp_path / (name + ".h5")))
+        for a, b in zip(_as_list(again.predict(x, verbose=0)), _as_list(m.predict(x, verbose=0))):
+            np.testing.assert_array_equal(a, b)
+    run_client(MODELS + '''
+import keras
+for name in ("mlp", "cnn", "functional", "rnn"):
+    m = keras.models.load_model(name + ".h5")
+    x, y = data(name)
+    p = m.predict(x, verbose=0)
+    got = [p[k] for k in sorted(p)] if isinstance(p, dict) else [p]
+    ref = np.load(name + ".npz")
+    assert len(got) == len(ref.files), name
+    for i, g in enumerate(got):
+        np.testing.assert_allclose(g, ref[f"arr_{i}"], atol=1e-6, rtol=0, err_msg=name)
+    m.fit(x, y, epochs=1, verbose=0)  # compiled from training_config
+print("ok")
+''', tmp_path)
