@@ -38,6 +38,7 @@ def _graph(root, skip_slots=False):
         if _t.is_variable(obj):
             key = _path_name(path) + _VALUE_SUFFIX
             nodes[i]["key"] = key
+            nodes[i]["full_name"] = _t.short_name(obj)
             values[key] = (obj.dtype.name, obj.numpy())
             by_var_name.setdefault(_t.short_name(obj), []).append(i)
         elif hasattr(obj, "_ef_checkpoint_state"):  # a tf.data iterator: its position (_iterator_state.py)
@@ -604,12 +605,14 @@ class CheckpointReader:
     def has_tensor(self, tensor_str):
         return self._reader.has_tensor(tensor_str)
 
+    def _keys(self):
+        return self._reader.keys() + ([_io.OBJECT_GRAPH_KEY] if self._reader.has_object_graph() else [])
+
     def get_variable_to_shape_map(self):
-        return {k: self._reader.shape(k) for k in self._reader.keys() + [_io.OBJECT_GRAPH_KEY]}
+        return {k: self._reader.shape(k) for k in self._keys()}
 
     def get_variable_to_dtype_map(self):
-        return {k: _core.DType.__members__[self._reader.dtype_name(k)]
-                for k in self._reader.keys() + [_io.OBJECT_GRAPH_KEY]}
+        return {k: _core.DType.__members__[self._reader.dtype_name(k)] for k in self._keys()}
 
 
 def load_checkpoint(ckpt_dir_or_file):
