@@ -14,6 +14,7 @@ _checkpoint.py works on a plainer form of the graph, {"nodes": [{"children": [[n
 import numpy as np
 
 from . import _core
+from . import _keras3_names as _k3
 from . import errors
 
 OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
@@ -51,11 +52,46 @@ def to_tf_graph(graph):
     return nodes
 
 
+def _list_items(nodes, node_id):
+    """The items of a list node (children "0", "1", ...) in order, or None when it is not one."""
+    items = {}
+    for child, name in nodes[node_id]["children"]:
+        if not name.isdigit():
+            return None
+        items[int(name)] = child
+    return [items[i] for i in sorted(items)]
+
+
+def _keras_optimizer_slots(nodes, plain):
+    """A Keras 3 optimizer's slots (no TF slot variables: lists aligned with _trainable_variables)
+    as slots of the variables they belong to; those lists are dropped from the optimizer's
+    children, which the slot machinery replaces."""
+    for opt_id, n in enumerate(nodes):
+        names = {name: child for child, name in n["children"]}
+        if "_trainable_variables" not in names:
+            continue
+        owners = _list_items(nodes, names["_trainable_variables"]) or []
+        dropped = set(_k3.OPTIMIZER_LISTS)
+        for name, child in names.items():
+            items = _list_items(nodes, child)
+            if name in dropped or name.startswith("_iterations") or items is None or not items:
+                continue
+            if len(items) != len(owners):
+                continue  # not a list of slots
+            dropped.add(name)
+            for var_id, slot_id in zip(owners, items):
+                attrs = nodes[slot_id]["attributes"]
+                if attrs:
+                    plain[var_id].setdefault("slots", []).append([opt_id, name, attrs[0][2]])
+        plain[opt_id]["children"] = [c for c in plain[opt_id]["children"] if c[0] not in dropped]
+
+
 def from_tf_graph(nodes):
     """The plain graph of TF's TrackableObjectGraph nodes (as _core._bundle.parse_object_graph gives them)."""
     plain = []
     for n in nodes:
-        node = {"children": [[name, child] for child, name in n["children"]]}
+        node = {"children": [[name, child] for child, name in n["children"]],
+                "has_values": n["has_checkpoint_values"] or bool(n["attributes"])}
         attrs = n["attributes"]
         if attrs:
             chosen = next((a for a in attrs if a[0] == "VARIABLE_VALUE"), attrs[0])
@@ -67,6 +103,7 @@ def from_tf_graph(nodes):
             attrs = nodes[slot_id]["attributes"]
             if attrs:
                 plain[var_id].setdefault("slots", []).append([opt_id, slot, attrs[0][2]])
+    _keras_optimizer_slots(nodes, plain)
     return {"nodes": plain}
 
 
