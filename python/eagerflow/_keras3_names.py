@@ -71,11 +71,11 @@ def layer_children(layer):
     from . import _training
     if isinstance(layer, _training.Sequential):
         ops = _operations(lambda: list(layer.layers), 1)
-        return [("_functional", _t.Node(lambda: [("_operations", ops)]))] + _t._layer_children(layer, False)
+        return [("_functional", _t.Node(lambda: [("_operations", ops)]))] + _t._layer_children(layer, False, True)
     if getattr(layer, "_is_functional", False):
         inputs = len(getattr(layer, "input_names", None) or [None])
-        return [("_operations", _operations(lambda: list(layer.layers), inputs))] + _t._layer_children(layer, False)
-    return _t._layer_children(layer)
+        return [("_operations", _operations(lambda: list(layer.layers), inputs))] + _t._layer_children(layer, False, True)
+    return _t._layer_children(layer, True, True)
 
 
 class LearningRate:

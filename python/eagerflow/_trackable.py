@@ -172,9 +172,11 @@ def _attribute_children(obj):
     return [(k, v) for k, v in d.items() if not k.startswith("_ef_") and is_trackable(v)]
 
 
-def _layer_children(layer, sublayers_by_index=True):
+def _layer_children(layer, sublayers_by_index=True, keras3_names=False):
+    """A layer's children: its attributes, its other sub-layers as layer-<i> (unless
+    sublayers_by_index is False), its own weights by their short names (Keras 3's attribute
+    names with keras3_names: Dense's kernel is `_kernel`)."""
     from . import _keras3_names
-    legacy = _naming["legacy"]
     out = _attribute_children(layer)
     seen = set()
 
@@ -190,7 +192,7 @@ def _layer_children(layer, sublayers_by_index=True):
         see(v)
     sublayers = [l for l in (getattr(layer, "layers", None) or []) if l is not layer]
     for i, sub in enumerate(sublayers):
-        if identity(sub) not in seen and (legacy or sublayers_by_index):
+        if identity(sub) not in seen and sublayers_by_index:
             out.append((f"layer-{i}", sub))
             seen.add(identity(sub))
     # the layer's own weights: its variables less its sub-layers' (and those held as attributes)
@@ -203,7 +205,7 @@ def _layer_children(layer, sublayers_by_index=True):
             continue
         seen.add(identity(w))
         name = short_name(w).rsplit("/", 1)[-1]
-        if not legacy:
+        if keras3_names:
             name = _keras3_names.weight_name(layer, name)
         base, n = name, 1
         while name in names:
