@@ -1,6 +1,8 @@
 // TF's tensor-bundle checkpoint files: round trips of every dtype, empty tensors, indexes of many
 // blocks, the object graph message, and damaged or hostile files (each a clean ef::Error).
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -13,6 +15,7 @@
 #include "eagerflow/core/string_tensor.h"
 #include "eagerflow/io/tensor_bundle.h"
 #include "eagerflow/io/trackable_object_graph.h"
+#include "eagerflow/train/tf_checkpoint.h"
 #include "eagerflow/summary/event_file.h"
 #include "io/proto_wire.h"
 #include "io/sstable.h"
@@ -323,4 +326,69 @@ TEST(TensorBundle, FuzzedIndexAndDataFilesGiveCleanErrors) {
   }
   EXPECT_GT(errors, iterations / 2);
   EXPECT_GT(loaded, 0);  // some mutations (a changed tensor value... in unused padding) still load
+}
+
+TEST(TensorBundle, KilledWriterLeavesTheOldCheckpoint) {
+  auto dir = fresh_dir("killed");
+  std::string prefix = (dir / "ck").string();
+  {
+    io::BundleWriter w(prefix);
+    w.add("v", ef::tensor<float>({1, 2}, Shape{2}));
+    w.finish();
+  }
+  Tensor replacement = ef::tensor<float>({3, 4}, Shape{2});
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {  // a writer of the same prefix, killed before it finishes
+    io::BundleWriter w(prefix);
+    w.add("v", replacement);
+    w.add("w", replacement);
+    ::_exit(9);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 9);
+  int temporaries = 0;
+  for (auto& e : fs::directory_iterator(dir)) temporaries += e.path().filename().string().find(".ef-tmp") != std::string::npos;
+  EXPECT_EQ(temporaries, 1);  // its data, never renamed
+  io::BundleReader r(prefix);
+  EXPECT_EQ(r.keys(), std::vector<std::string>{"v"});
+  EXPECT_EQ(r.read("v").to_vector<float>(), (std::vector<float>{1, 2}));
+  {
+    io::BundleWriter w(prefix);  // the next writer removes what the dead one left
+    w.add("v", replacement);
+    w.finish();
+  }
+  for (auto& e : fs::directory_iterator(dir)) EXPECT_EQ(e.path().filename().string().find(".ef-tmp"), std::string::npos);
+  EXPECT_EQ(io::BundleReader(prefix).read("v").to_vector<float>(), (std::vector<float>{3, 4}));
+}
+
+TEST(TfCheckpoint, LatestListAndLoadAsTensorFlow) {
+  auto dir = fresh_dir("tfck");
+  for (int i = 1; i <= 2; ++i) {
+    io::BundleWriter w((dir / ("ckpt-" + std::to_string(i))).string());
+    w.add("model/w/.ATTRIBUTES/VARIABLE_VALUE", ef::tensor<float>({static_cast<float>(i), 0.5f}, Shape{2}));
+    w.add("save_counter/.ATTRIBUTES/VARIABLE_VALUE", ef::tensor<std::int64_t>({i}, Shape{}));
+    w.finish();
+  }
+  EXPECT_FALSE(train::latest_checkpoint(dir.string()).has_value());  // no state file yet
+  spit(dir / "checkpoint", "model_checkpoint_path: \"ckpt-2\"\nall_model_checkpoint_paths: \"ckpt-1\"\n"
+                           "all_model_checkpoint_paths: \"ckpt-2\"\n");
+  auto latest = train::latest_checkpoint(dir.string());
+  ASSERT_TRUE(latest.has_value());
+  EXPECT_EQ(*latest, (dir / "ckpt-2").string());
+  auto listed = train::list_variables(dir.string());
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[0].first, "model/w/.ATTRIBUTES/VARIABLE_VALUE");
+  EXPECT_EQ(listed[0].second, (Shape{2}));
+  EXPECT_EQ(listed[1].second, Shape{});
+  EXPECT_EQ(train::load_variable(dir.string(), "model/w/.ATTRIBUTES/VARIABLE_VALUE:0").to_vector<float>(),
+            (std::vector<float>{2, 0.5f}));
+  EXPECT_EQ(train::load_variable((dir / "ckpt-1").string(), "save_counter/.ATTRIBUTES/VARIABLE_VALUE").item<std::int64_t>(), 1);
+  // a state file naming a checkpoint that is gone, and a folder without any
+  spit(dir / "checkpoint", "model_checkpoint_path: \"ckpt-9\"\n");
+  EXPECT_FALSE(train::latest_checkpoint(dir.string()).has_value());
+  EXPECT_EQ(code_of([&] { train::list_variables(dir.string()); }), ErrorCode::invalid_argument);
+  spit(dir / "checkpoint", "model_checkpoint_path: ckpt-2\n");
+  EXPECT_EQ(code_of([&] { train::latest_checkpoint(dir.string()); }), ErrorCode::data_loss);
 }
