@@ -517,7 +517,9 @@ class Checkpoint:
     def write(self, file_prefix, options=None):
         """Writes the checkpoint to exactly `file_prefix` (no numbering, no state file); returns it."""
         _retry_all()
-        self.save_counter  # noqa: B018 - saved with the values, as TF's
+        # saved with the values (TF's write() saves it only once save() or restore() made it; its
+        # restore() then makes one that assert_consumed finds unmatched: eagerflow keeps it saved)
+        self.save_counter  # noqa: B018
         file_prefix = os.fspath(file_prefix)
         graph, values = _graph(self, getattr(options, "experimental_skip_slot_variables", False))
         path = _io.write(file_prefix, graph, values)

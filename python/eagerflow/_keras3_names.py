@@ -137,7 +137,14 @@ def saving_lists(opt, variables, skip_slots=False):
     for _, _, slots in owners:
         for name, s in sorted(slots.items(), key=lambda kv: (_slot_rank(opt, kv[0]), order.get(_t.identity(kv[1]), 0))):
             lists.setdefault(slot_list_name(opt, name), []).append(s)
-            ordered.append(s)
+    # _variables: Keras 3 makes each build() call's slots variable by variable (Adam: m, v of the
+    # first variable, then of the second); RMSprop makes its velocities, then its momentums
+    separate = type(opt).__name__ == "RMSprop"
+    for rank in sorted({_slot_rank(opt, name) for _, _, slots in owners for name in slots}) if separate else [None]:
+        for _, _, slots in owners:
+            for name, s in sorted(slots.items(), key=lambda kv: _slot_rank(opt, kv[0])):
+                if rank is None or _slot_rank(opt, name) == rank:
+                    ordered.append(s)
     lr = _learning_rate(opt)
     iterations = dict(_t.optimizer_variables(opt)[0]).get("iterations")
     return {"variables": [x for x in (iterations, lr) if x is not None] + ordered,

@@ -204,3 +204,96 @@ print(json.dumps(result))
     assert latest == str(tmp_path / "mgr" / "ckpt-3") or latest.endswith("mgr/ckpt-3")
     assert [p.rsplit("/", 1)[-1] for p in kept] == ["ckpt-2", "ckpt-3"]
     assert value == 2.0
+
+
+LAYERS_CODE = """
+def cnn():
+    return keras.Sequential([keras.Input((6, 6, 1)), keras.layers.Conv2D(2, 3, name="c"),
+                             keras.layers.BatchNormalization(), keras.layers.Flatten(),
+                             keras.layers.Dense(3, activation="relu"), keras.layers.Dropout(0.0), keras.layers.Dense(2)])
+
+def embedder():
+    inp = keras.Input((4,), dtype="int32")
+    h = keras.layers.LayerNormalization()(keras.layers.Embedding(7, 3)(inp))
+    return keras.Model(inp, keras.layers.Dense(1)(keras.layers.GlobalAveragePooling1D()(h)))
+
+class Sub(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.d1 = keras.layers.Dense(3)
+        self.d2 = keras.layers.Dense(1)
+
+    def call(self, x):
+        return self.d2(self.d1(x))
+
+X1 = np.linspace(-1, 1, 72, dtype=np.float32).reshape(2, 6, 6, 1)
+X2 = np.array([[1, 2, 3, 4], [0, 1, 5, 6]], np.int32)
+X3 = np.linspace(-1, 1, 10, dtype=np.float32).reshape(2, 5)
+
+def trained(seed_weights=None):
+    m1, m2, m3 = cnn(), embedder(), Sub()
+    m2(X2)
+    m3(X3)
+    opt, opt2 = keras.optimizers.Adam(0.01), keras.optimizers.RMSprop(0.01, momentum=0.5)
+    m1.compile(opt, "mse")
+    m3.compile(opt2, "mse")
+    m1.train_on_batch(X1, np.ones((2, 2), np.float32))
+    m3.train_on_batch(X3, np.ones((2, 1), np.float32))
+    return tf.train.Checkpoint(cnn=m1, emb=m2, sub=m3, opt=opt, opt2=opt2), (m1, m2, m3)
+
+def fresh():
+    m1, m2, m3 = cnn(), embedder(), Sub()
+    m2(X2)
+    m3(X3)
+    opt, opt2 = keras.optimizers.Adam(0.01), keras.optimizers.RMSprop(0.01, momentum=0.5)
+    m1.compile(opt, "mse")
+    m3.compile(opt2, "mse")
+    return tf.train.Checkpoint(cnn=m1, emb=m2, sub=m3, opt=opt, opt2=opt2), (m1, m2, m3), (opt, opt2)
+
+def predictions(models):
+    m1, m2, m3 = models
+    return [np.asarray(m1(X1, training=False)), np.asarray(m2(X2)), np.asarray(m3(X3))]
+"""
+exec(LAYERS_CODE)  # noqa: S102
+
+
+def test_keys_are_tensorflows_and_both_restore_the_other(run_client, tmp_path):
+    # The same Keras program saved by each: TF's keys and shapes, key for key; each restores the other's file.
+    ckpt, models = trained()
+    ckpt.save(str(tmp_path / "ef" / "ck"))
+    ef_listed = [[k, list(s)] for k, s in tf.train.list_variables(str(tmp_path / "ef"))]
+    np.savez(tmp_path / "ef_pred.npz", *predictions(models))
+    out = run_client(CLIENT_PRELUDE + LAYERS_CODE + """
+ckpt, models = trained()
+ckpt.save("tf/ck")
+np.savez("tf_pred.npz", *predictions(models))
+listed = [[k, shape] for k, shape in tf.train.list_variables("tf")]
+target, models, opts = fresh()
+models[0].build((None, 6, 6, 1))
+for opt, m in zip(opts, (models[0], models[2])):
+    opt.build(m.trainable_variables)
+target.restore(tf.train.latest_checkpoint("ef")).assert_consumed()
+want = np.load("ef_pred.npz")
+diff = max(float(np.abs(p - want[f"arr_{i}"]).max()) for i, p in enumerate(predictions(models)))
+losses = [float(models[0].train_on_batch(X1, np.ones((2, 2), np.float32))),
+          float(models[2].train_on_batch(X3, np.ones((2, 1), np.float32)))]
+print(json.dumps({"listed": listed, "diff": diff, "losses": losses}))
+""", tmp_path)
+    result = json.loads(out.strip().splitlines()[-1])
+    assert ef_listed == result["listed"]
+    assert result["diff"] < 1e-6  # TF's model with eagerflow's weights predicts as eagerflow's
+    target, models, opts = fresh()
+    status = target.restore(tf.train.latest_checkpoint(str(tmp_path / "tf")))
+    models[0].build((None, 6, 6, 1))
+    want = np.load(tmp_path / "tf_pred.npz")
+    for i, p in enumerate(predictions(models)):
+        np.testing.assert_allclose(p, want[f"arr_{i}"], atol=1e-6)
+    models[0].train_on_batch(X1, np.ones((2, 2), np.float32))  # the optimizers' first steps: their slots restored
+    models[2].train_on_batch(X3, np.ones((2, 1), np.float32))
+    status.assert_consumed()
+    # TF continued eagerflow's training: its next losses are eagerflow's (a dropout rate of 0: no random masks)
+    again, models = trained()
+    again.restore(tf.train.latest_checkpoint(str(tmp_path / "ef"))).assert_consumed()
+    ours = [float(models[0].train_on_batch(X1, np.ones((2, 2), np.float32))),
+            float(models[2].train_on_batch(X3, np.ones((2, 1), np.float32)))]
+    np.testing.assert_allclose(result["losses"], ours, rtol=1e-5)
