@@ -6,6 +6,7 @@ restores the other's files by matching the graph's edge names.
   functional Model  _operations/<i>               (its InputLayers, then model.layers)
   subclassed Model  its attributes, as before
   Dense, EinsumDense, Conv1D/2D/3D   kernel -> _kernel;  Embedding   embeddings -> _embeddings
+  LSTM, GRU, SimpleRNN   cell/{kernel, recurrent_kernel, bias}
   optimizer         _variables (iterations, learning rate, then each variable's slots),
                     _trainable_variables (the variables with slots, in the optimizer's order),
                     _iterations, _learning_rate, and one list per slot kind, aligned with
@@ -18,6 +19,7 @@ import numpy as np
 from . import _trackable as _t
 
 _PRIVATE_KERNEL = {"Dense", "EinsumDense", "Conv1D", "Conv2D", "Conv3D"}
+_RNN_LAYERS = {"LSTM", "GRU", "SimpleRNN"}
 
 # eagerflow's slot name -> Keras 3's list attribute: the default, then per optimizer class.
 _SLOT_LISTS = {"m": "_momentums", "v": "_velocities", "vhat": "_velocity_hats", "momentum": "_momentums",
@@ -75,7 +77,12 @@ def layer_children(layer):
     if getattr(layer, "_is_functional", False):
         inputs = len(getattr(layer, "input_names", None) or [None])
         return [("_operations", _operations(lambda: list(layer.layers), inputs))] + _t._layer_children(layer, False, True)
-    return _t._layer_children(layer, True, True)
+    out = _t._layer_children(layer, True, True)
+    if _class_names(layer) & _RNN_LAYERS and not hasattr(layer, "cell"):
+        # Keras 3 keeps an RNN layer's weights in its cell; eagerflow's C++ layer holds them itself
+        weights = [(name, v) for name, v in out if _t.is_variable(v)]
+        return [(name, v) for name, v in out if not _t.is_variable(v)] + [("cell", _t.Node(lambda: weights))]
+    return out
 
 
 class LearningRate:

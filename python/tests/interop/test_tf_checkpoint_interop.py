@@ -215,7 +215,8 @@ def cnn():
 def embedder():
     inp = keras.Input((4,), dtype="int32")
     h = keras.layers.LayerNormalization()(keras.layers.Embedding(7, 3)(inp))
-    return keras.Model(inp, keras.layers.Dense(1)(keras.layers.GlobalAveragePooling1D()(h)))
+    h = keras.layers.SimpleRNN(3, return_sequences=True)(keras.layers.LSTM(3, return_sequences=True)(h))
+    return keras.Model(inp, keras.layers.Dense(1)(keras.layers.GRU(2)(h)))
 
 class Sub(keras.Model):
     def __init__(self):
@@ -258,7 +259,9 @@ exec(LAYERS_CODE)  # noqa: S102
 
 
 def test_keys_are_tensorflows_and_both_restore_the_other(run_client, tmp_path):
-    # The same Keras program saved by each: TF's keys and shapes, key for key; each restores the other's file.
+    # The same Keras program saved by each (Conv2D, BatchNormalization, Dropout, Embedding,
+    # LayerNormalization, LSTM, SimpleRNN, GRU, a subclassed model, Adam, RMSprop): TF's keys and
+    # shapes, key for key; each restores the other's file.
     ckpt, models = trained()
     ckpt.save(str(tmp_path / "ef" / "ck"))
     ef_listed = [[k, list(s)] for k, s in tf.train.list_variables(str(tmp_path / "ef"))]
