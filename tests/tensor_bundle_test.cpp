@@ -43,7 +43,8 @@ Tensor patterned(DType dtype, const Shape& shape, unsigned seed) {
   Tensor t = Tensor::empty(dtype, shape);
   auto* p = static_cast<unsigned char*>(t.raw_mutable_data());
   for (std::size_t i = 0; i < t.nbytes(); ++i)
-    p[i] = dtype == DType::bool_ ? static_cast<unsigned char>((i + seed) % 2) : static_cast<unsigned char>(i * 31 + seed);
+    p[i] = dtype == DType::bool_ ? static_cast<unsigned char>((i + seed) % 2)
+                                 : static_cast<unsigned char>(i * 31 + seed);
   return t;
 }
 
@@ -85,9 +86,9 @@ TEST(TensorBundle, RoundTripsEveryDtypeAndEmptyTensors) {
   unsigned seed = 1;
   for (DType d : all_dtypes) {
     for (const Shape& s : {Shape{}, Shape{3, 5}, Shape{0, 4}, Shape{2, 1, 3}}) {
-      added.emplace_back(std::string(name_of(d)) + "/" + std::to_string(s.num_elements()) + "/" +
-                             std::to_string(s.rank()),
-                         patterned(d, s, seed++));
+      added.emplace_back(
+          std::string(name_of(d)) + "/" + std::to_string(s.num_elements()) + "/" + std::to_string(s.rank()),
+          patterned(d, s, seed++));
     }
   }
   {
@@ -118,8 +119,9 @@ TEST(TensorBundle, ManyKeysAcrossSeveralIndexBlocks) {
   options.index_block_size = 512;  // several blocks, several restart points per block
   {
     io::BundleWriter w(prefix, options);
-    for (int i = 0; i < 600; ++i) w.add("model/layer_" + std::to_string(i) + "/kernel/.ATTRIBUTES/VARIABLE_VALUE",
-                                       ef::tensor<float>({static_cast<float>(i), 1.5f}, Shape{2}));
+    for (int i = 0; i < 600; ++i)
+      w.add("model/layer_" + std::to_string(i) + "/kernel/.ATTRIBUTES/VARIABLE_VALUE",
+            ef::tensor<float>({static_cast<float>(i), 1.5f}, Shape{2}));
     w.finish();
   }
   auto index = slurp(io::bundle_index_path(prefix));
@@ -141,7 +143,11 @@ TEST(TensorBundle, SSTableBlocksAreLevelDBs) {
   ASSERT_GE(table.size(), 48u);
   EXPECT_EQ(io::wire::get_fixed64(table.data() + table.size() - 8), 0xdb4775248b80fb57ull);
   // the first entry: shared 0, non-shared 1, value 1, "a", "1"; the second shares "a"
-  EXPECT_EQ(table.substr(0, 10), std::string("\x00\x01\x01" "a1" "\x01\x01\x01" "b2", 10));
+  EXPECT_EQ(table.substr(0, 10), std::string("\x00\x01\x01"
+                                             "a1"
+                                             "\x01\x01\x01"
+                                             "b2",
+                                             10));
   auto entries = io::sstable::read(table, "t");
   ASSERT_EQ(entries.size(), 2u);
   EXPECT_EQ(entries[1].first, "ab");
@@ -246,7 +252,11 @@ TEST(TensorBundle, HostileEntries) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     spit(io::bundle_index_path(prefix), io::sstable::build({{"", header}, {"k", c.value}}));
-    EXPECT_EQ(code_of([&] { io::BundleReader r(prefix); r.read("k"); }), c.code);
+    EXPECT_EQ(code_of([&] {
+                io::BundleReader r(prefix);
+                r.read("k");
+              }),
+              c.code);
   }
   // strings whose lengths claim more bytes than the entry has (CRC set right for the lengths)
   std::string data;
@@ -293,7 +303,8 @@ TEST(TensorBundle, FuzzedIndexAndDataFilesGiveCleanErrors) {
           b[pick(b.size())] ^= static_cast<char>(1u << (gen() % 8));
         break;
       case 2:
-        for (std::size_t i = pick(b.size()), n = 1 + pick(8); i < b.size() && n; ++i, --n) b[i] = static_cast<char>(gen());
+        for (std::size_t i = pick(b.size()), n = 1 + pick(8); i < b.size() && n; ++i, --n)
+          b[i] = static_cast<char>(gen());
         break;
       default: b.insert(pick(b.size() + 1), std::string(1 + pick(4), static_cast<char>(gen()))); break;
     }
@@ -304,9 +315,9 @@ TEST(TensorBundle, FuzzedIndexAndDataFilesGiveCleanErrors) {
   for (int it = 0; it < iterations; ++it) {
     std::string new_index = index, new_data = data;
     switch (it % 3) {
-      case 0: new_index = mutate(index); break;   // raw bytes: mostly caught by the block CRCs
-      case 1: new_data = mutate(data); break;     // the entries' CRCs and string lengths
-      default: {                                  // entries changed behind valid block CRCs
+      case 0: new_index = mutate(index); break;  // raw bytes: mostly caught by the block CRCs
+      case 1: new_data = mutate(data); break;    // the entries' CRCs and string lengths
+      default: {                                 // entries changed behind valid block CRCs
         auto e = entries;
         auto& victim = e[gen() % e.size()];
         victim.second = mutate(victim.second);
@@ -349,7 +360,8 @@ TEST(TensorBundle, KilledWriterLeavesTheOldCheckpoint) {
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 9);
   int temporaries = 0;
-  for (auto& e : fs::directory_iterator(dir)) temporaries += e.path().filename().string().find(".ef-tmp") != std::string::npos;
+  for (auto& e : fs::directory_iterator(dir))
+    temporaries += e.path().filename().string().find(".ef-tmp") != std::string::npos;
   EXPECT_EQ(temporaries, 1);  // its data, never renamed
   io::BundleReader r(prefix);
   EXPECT_EQ(r.keys(), std::vector<std::string>{"v"});
@@ -359,7 +371,8 @@ TEST(TensorBundle, KilledWriterLeavesTheOldCheckpoint) {
     w.add("v", replacement);
     w.finish();
   }
-  for (auto& e : fs::directory_iterator(dir)) EXPECT_EQ(e.path().filename().string().find(".ef-tmp"), std::string::npos);
+  for (auto& e : fs::directory_iterator(dir))
+    EXPECT_EQ(e.path().filename().string().find(".ef-tmp"), std::string::npos);
   EXPECT_EQ(io::BundleReader(prefix).read("v").to_vector<float>(), (std::vector<float>{3, 4}));
 }
 
@@ -372,8 +385,9 @@ TEST(TfCheckpoint, LatestListAndLoadAsTensorFlow) {
     w.finish();
   }
   EXPECT_FALSE(train::latest_checkpoint(dir.string()).has_value());  // no state file yet
-  spit(dir / "checkpoint", "model_checkpoint_path: \"ckpt-2\"\nall_model_checkpoint_paths: \"ckpt-1\"\n"
-                           "all_model_checkpoint_paths: \"ckpt-2\"\n");
+  spit(dir / "checkpoint",
+       "model_checkpoint_path: \"ckpt-2\"\nall_model_checkpoint_paths: \"ckpt-1\"\n"
+       "all_model_checkpoint_paths: \"ckpt-2\"\n");
   auto latest = train::latest_checkpoint(dir.string());
   ASSERT_TRUE(latest.has_value());
   EXPECT_EQ(*latest, (dir / "ckpt-2").string());
@@ -384,7 +398,9 @@ TEST(TfCheckpoint, LatestListAndLoadAsTensorFlow) {
   EXPECT_EQ(listed[1].second, Shape{});
   EXPECT_EQ(train::load_variable(dir.string(), "model/w/.ATTRIBUTES/VARIABLE_VALUE:0").to_vector<float>(),
             (std::vector<float>{2, 0.5f}));
-  EXPECT_EQ(train::load_variable((dir / "ckpt-1").string(), "save_counter/.ATTRIBUTES/VARIABLE_VALUE").item<std::int64_t>(), 1);
+  EXPECT_EQ(
+      train::load_variable((dir / "ckpt-1").string(), "save_counter/.ATTRIBUTES/VARIABLE_VALUE").item<std::int64_t>(),
+      1);
   // a state file naming a checkpoint that is gone, and a folder without any
   spit(dir / "checkpoint", "model_checkpoint_path: \"ckpt-9\"\n");
   EXPECT_FALSE(train::latest_checkpoint(dir.string()).has_value());

@@ -39,7 +39,8 @@ ef::io::TrackableObjectGraph graph_from_py(nb::handle nodes) {
     auto& node = graph.emplace_back();
     for (nb::handle c : n["children"]) node.children.push_back({nb::cast<int>(c[0]), nb::cast<std::string>(c[1])});
     for (nb::handle a : n["attributes"])
-      node.attributes.push_back({nb::cast<std::string>(a[0]), nb::cast<std::string>(a[1]), nb::cast<std::string>(a[2])});
+      node.attributes.push_back(
+          {nb::cast<std::string>(a[0]), nb::cast<std::string>(a[1]), nb::cast<std::string>(a[2])});
     for (nb::handle s : n["slot_variables"])
       node.slot_variables.push_back({nb::cast<int>(s[0]), nb::cast<std::string>(s[1]), nb::cast<int>(s[2])});
     node.has_checkpoint_values = nb::cast<bool>(n["has_checkpoint_values"]);
@@ -55,13 +56,15 @@ void init_tensor_bundle(nb::module_& m) {
       .def(nb::init<const std::string&>(), nb::arg("prefix"))
       .def("keys", &ef::io::BundleReader::keys)
       .def("contains", &ef::io::BundleReader::contains)
-      .def("dtype_name", [](const ef::io::BundleReader& r, const std::string& key) { return std::string(ef::name_of(r.dtype(key))); })
-      .def("shape", [](const ef::io::BundleReader& r, const std::string& key) {
-        ef::Shape s = r.shape(key);
-        std::vector<std::int64_t> dims;
-        for (int i = 0; i < s.rank(); ++i) dims.push_back(s[i]);
-        return dims;
-      })
+      .def("dtype_name",
+           [](const ef::io::BundleReader& r, const std::string& key) { return std::string(ef::name_of(r.dtype(key))); })
+      .def("shape",
+           [](const ef::io::BundleReader& r, const std::string& key) {
+             ef::Shape s = r.shape(key);
+             std::vector<std::int64_t> dims;
+             for (int i = 0; i < s.rank(); ++i) dims.push_back(s[i]);
+             return dims;
+           })
       .def("read", &ef::io::BundleReader::read, nb::call_guard<nb::gil_scoped_release>())
       .def("read_bytes", [](const ef::io::BundleReader& r, const std::string& key) {
         // a scalar string (the object graph) without going through a tensor

@@ -80,14 +80,17 @@ class Reader {
     return static_cast<std::uint32_t>(v);
   }
   std::string_view bytes(std::size_t n) {
-    if (n > left()) bad("a length of " + std::to_string(n) + " runs past the end (" + std::to_string(left()) + " bytes left)");
+    if (n > left())
+      bad("a length of " + std::to_string(n) + " runs past the end (" + std::to_string(left()) + " bytes left)");
     auto out = data_.substr(pos_, n);
     pos_ += n;
     return out;
   }
   std::uint32_t fixed32() { return get_fixed32(bytes(4).data()); }
   std::uint64_t fixed64() { return get_fixed64(bytes(8).data()); }
-  std::string_view length_delimited() { return bytes(static_cast<std::size_t>(std::min<std::uint64_t>(varint(), SIZE_MAX))); }
+  std::string_view length_delimited() {
+    return bytes(static_cast<std::size_t>(std::min<std::uint64_t>(varint(), SIZE_MAX)));
+  }
   // The next tag: (field, wire type).
   std::pair<int, int> tag() {
     std::uint64_t t = varint();

@@ -11,8 +11,8 @@ namespace ef::io::sstable {
 namespace {
 
 constexpr std::uint64_t kMagic = 0xdb4775248b80fb57ull;
-constexpr std::size_t kFooterSize = 48;       // two handles padded to 40 bytes, then the magic
-constexpr std::size_t kTrailerSize = 5;       // compression type byte + masked CRC-32C
+constexpr std::size_t kFooterSize = 48;  // two handles padded to 40 bytes, then the magic
+constexpr std::size_t kTrailerSize = 5;  // compression type byte + masked CRC-32C
 constexpr int kRestartInterval = 16;
 constexpr std::size_t kMaxKeyBytes = 1 << 20;  // a bundle's keys are variable paths: far shorter
 

@@ -134,7 +134,8 @@ void check_header(std::string_view bytes, const std::string& what) {
     }
   }
   if (endianness != 0)
-    fail(ErrorCode::unimplemented, "checkpoint", what + ": a big-endian checkpoint (eagerflow reads little-endian ones)");
+    fail(ErrorCode::unimplemented, "checkpoint",
+         what + ": a big-endian checkpoint (eagerflow reads little-endian ones)");
   if (shards != 1)
     fail(ErrorCode::unimplemented, "checkpoint",
          what + ": a checkpoint of " + std::to_string(shards) +
@@ -199,18 +200,40 @@ BundleReader::BundleReader(const std::string& prefix) : prefix_(prefix) {
     while (!r.done()) {
       auto [field, type] = r.tag();
       switch (field) {
-        case 1: r.expect(type, wire::kVarint, "dtype"); code = r.varint(); break;
-        case 2: r.expect(type, wire::kLengthDelimited, "shape"); e.shape = parse_shape(r.length_delimited(), ewhat); break;
-        case 3: r.expect(type, wire::kVarint, "shard_id"); shard = r.varint(); break;
-        case 4: r.expect(type, wire::kVarint, "offset"); e.offset = r.varint(); break;
-        case 5: r.expect(type, wire::kVarint, "size"); e.size = r.varint(); break;
-        case 6: r.expect(type, wire::kFixed32, "crc32c"); e.crc32c = summary::unmask_crc(r.fixed32()); break;
-        case 7: r.skip(type); sliced = true; break;
+        case 1:
+          r.expect(type, wire::kVarint, "dtype");
+          code = r.varint();
+          break;
+        case 2:
+          r.expect(type, wire::kLengthDelimited, "shape");
+          e.shape = parse_shape(r.length_delimited(), ewhat);
+          break;
+        case 3:
+          r.expect(type, wire::kVarint, "shard_id");
+          shard = r.varint();
+          break;
+        case 4:
+          r.expect(type, wire::kVarint, "offset");
+          e.offset = r.varint();
+          break;
+        case 5:
+          r.expect(type, wire::kVarint, "size");
+          e.size = r.varint();
+          break;
+        case 6:
+          r.expect(type, wire::kFixed32, "crc32c");
+          e.crc32c = summary::unmask_crc(r.fixed32());
+          break;
+        case 7:
+          r.skip(type);
+          sliced = true;
+          break;
         default: r.skip(type);
       }
     }
     if (sliced)
-      fail(ErrorCode::unimplemented, "checkpoint", ewhat + ": a partitioned (sliced) variable, which eagerflow does not read");
+      fail(ErrorCode::unimplemented, "checkpoint",
+           ewhat + ": a partitioned (sliced) variable, which eagerflow does not read");
     auto dtype = from_tf_code(code);
     if (!dtype)
       fail(ErrorCode::unimplemented, "checkpoint",
@@ -333,8 +356,10 @@ void BundleWriter::append(std::string_view bytes) {
 void BundleWriter::add(const std::string& key, const Tensor& value) {
   if (finished_) fail(ErrorCode::failed_precondition, "checkpoint", "BundleWriter::add after finish()");
   if (key.empty()) fail("checkpoint", "BundleWriter::add: an empty key (the index keeps its header there)");
-  if (entries_.count(key)) fail(ErrorCode::already_exists, "checkpoint", "BundleWriter::add: key " + key + " added twice");
-  if (!value.defined() || value.is_symbolic()) fail("checkpoint", "BundleWriter::add: " + key + " is not a concrete tensor");
+  if (entries_.count(key))
+    fail(ErrorCode::already_exists, "checkpoint", "BundleWriter::add: key " + key + " added twice");
+  if (!value.defined() || value.is_symbolic())
+    fail("checkpoint", "BundleWriter::add: " + key + " is not a concrete tensor");
   Pending p{value.dtype(), {}, written_, 0, 0};
   for (int i = 0; i < value.shape().rank(); ++i) p.shape.push_back(value.shape()[i]);
   if (value.dtype() == DType::string) {
@@ -391,7 +416,8 @@ void BundleWriter::finish() {
   std::string index = sstable::build(table, options_.index_block_size);
   const std::string data_path = bundle_data_path(prefix_);
   if (::rename(tmp_data_.c_str(), data_path.c_str()) != 0)
-    fail(ErrorCode::permission_denied, "checkpoint", "cannot rename " + tmp_data_ + " to " + data_path + ": " + os_error());
+    fail(ErrorCode::permission_denied, "checkpoint",
+         "cannot rename " + tmp_data_ + " to " + data_path + ": " + os_error());
   finished_ = true;
   write_file_atomically(bundle_index_path(prefix_),
                         std::span<const std::byte>(reinterpret_cast<const std::byte*>(index.data()), index.size()));

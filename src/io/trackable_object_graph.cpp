@@ -89,7 +89,8 @@ std::string serialize_object_graph(const TrackableObjectGraph& graph) {
     }
     for (const auto& s : node.slot_variables) {
       std::string m;
-      if (s.original_variable_node_id) wire::put_varint_field(m, 1, static_cast<std::uint64_t>(s.original_variable_node_id));
+      if (s.original_variable_node_id)
+        wire::put_varint_field(m, 1, static_cast<std::uint64_t>(s.original_variable_node_id));
       if (!s.slot_name.empty()) wire::put_bytes_field(m, 2, s.slot_name);
       if (s.slot_variable_node_id) wire::put_varint_field(m, 3, static_cast<std::uint64_t>(s.slot_variable_node_id));
       wire::put_bytes_field(n, 3, m);

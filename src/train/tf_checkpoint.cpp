@@ -65,7 +65,8 @@ std::optional<std::string> latest_checkpoint(const std::string& checkpoint_dir, 
     if (field != "model_checkpoint_path") continue;
     path = unquote(std::string_view(line).substr(colon + 1));
     if (!path)
-      fail(ErrorCode::data_loss, "latest_checkpoint", state.string() + ": model_checkpoint_path is not a quoted string");
+      fail(ErrorCode::data_loss, "latest_checkpoint",
+           state.string() + ": model_checkpoint_path is not a quoted string");
   }
   if (!path || path->empty()) return std::nullopt;
   std::string full = fs::path(*path).is_absolute() ? *path : (fs::path(checkpoint_dir) / *path).string();

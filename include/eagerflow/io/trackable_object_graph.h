@@ -15,12 +15,12 @@ struct TrackableObject {
     std::int32_t node_id = 0;
     std::string local_name;
   };
-  struct Attribute {         // SerializedTensor
-    std::string name;        // "VARIABLE_VALUE"
-    std::string full_name;   // the variable's name
+  struct Attribute {        // SerializedTensor
+    std::string name;       // "VARIABLE_VALUE"
+    std::string full_name;  // the variable's name
     std::string checkpoint_key;
   };
-  struct SlotVariable {      // on the optimizer's node
+  struct SlotVariable {  // on the optimizer's node
     std::int32_t original_variable_node_id = 0;
     std::string slot_name;
     std::int32_t slot_variable_node_id = 0;

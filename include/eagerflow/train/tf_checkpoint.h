@@ -5,7 +5,8 @@
 //
 //   auto prefix = ef::train::latest_checkpoint("run");            // "run/ckpt-3", from run/checkpoint
 //   for (auto& [key, shape] : ef::train::list_variables("run")) ...
-//   ef::Tensor w = ef::train::load_variable("run", "model/_functional/_operations/1/_kernel/.ATTRIBUTES/VARIABLE_VALUE");
+//   ef::Tensor w = ef::train::load_variable("run",
+//   "model/_functional/_operations/1/_kernel/.ATTRIBUTES/VARIABLE_VALUE");
 //
 // The C++ ef::train::Checkpoint (checkpoint.h) keeps its own safetensors file.
 #include <optional>
