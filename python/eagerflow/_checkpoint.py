@@ -363,7 +363,8 @@ class _Restoration:
 
     def unresolved_checkpoint_nodes(self):
         out = []
-        for i, node in enumerate(self._nodes):  # as TF: the saved values not restored (objects without any are not asked for)
+        # as TF's: the saved values not restored (objects that hold none are not asked for)
+        for i, node in enumerate(self._nodes):
             if node.get("key") and node["key"] not in self._restored:
                 out.append((i, node))
         for var_id, _, _, key in self._pending_slots:

@@ -76,7 +76,8 @@ def layer_children(layer):
         return [("_functional", _t.Node(lambda: [("_operations", ops)]))] + _t._layer_children(layer, False, True)
     if getattr(layer, "_is_functional", False):
         inputs = len(getattr(layer, "input_names", None) or [None])
-        return [("_operations", _operations(lambda: list(layer.layers), inputs))] + _t._layer_children(layer, False, True)
+        ops = _operations(lambda: list(layer.layers), inputs)
+        return [("_operations", ops)] + _t._layer_children(layer, False, True)
     out = _t._layer_children(layer, True, True)
     if _class_names(layer) & _RNN_LAYERS and not hasattr(layer, "cell"):
         # Keras 3 keeps an RNN layer's weights in its cell; eagerflow's C++ layer holds them itself

@@ -129,7 +129,8 @@ def test_learning_rate_and_slots_restore(tmp_path):
 
 
 def test_older_eagerflow_checkpoints_still_restore(tmp_path):
-    # eagerflow's earlier format and names: a JSON index, `layer-<i>`, `kernel`, `iterations`, slots beside their variable
+    # eagerflow's earlier format and names: a JSON index, `layer-<i>`, `kernel`, `iterations`,
+    # slots beside their variable
     k = np.arange(6, dtype=np.float32).reshape(3, 2)
     b = np.array([0.5, -0.5], np.float32)
     m = np.full((3, 2), 0.25, np.float32)

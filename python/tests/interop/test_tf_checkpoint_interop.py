@@ -210,7 +210,8 @@ LAYERS_CODE = """
 def cnn():
     return keras.Sequential([keras.Input((6, 6, 1)), keras.layers.Conv2D(2, 3, name="c"),
                              keras.layers.BatchNormalization(), keras.layers.Flatten(),
-                             keras.layers.Dense(3, activation="relu"), keras.layers.Dropout(0.0), keras.layers.Dense(2)])
+                             keras.layers.Dense(3, activation="relu"), keras.layers.Dropout(0.0),
+                             keras.layers.Dense(2)])
 
 def embedder():
     inp = keras.Input((4,), dtype="int32")
