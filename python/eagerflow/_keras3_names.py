@@ -7,6 +7,8 @@ restores the other's files by matching the graph's edge names.
   subclassed Model  its attributes, as before
   Dense, EinsumDense, Conv1D/2D/3D   kernel -> _kernel;  Embedding   embeddings -> _embeddings
   LSTM, GRU, SimpleRNN   cell/{kernel, recurrent_kernel, bias}
+  Bidirectional     forward_layer, backward_layer
+  MultiHeadAttention  _query_dense, _key_dense, _value_dense, _output_dense (each _kernel, bias)
   optimizer         _variables (iterations, learning rate, then each variable's slots),
                     _trainable_variables (the variables with slots, in the optimizer's order),
                     _iterations, _learning_rate, and one list per slot kind, aligned with
@@ -16,10 +18,18 @@ those lists (_tf_checkpoint.from_tf_graph) and restored by eagerflow's slot mach
 """
 import numpy as np
 
+from . import _core
 from . import _trackable as _t
 
 _PRIVATE_KERNEL = {"Dense", "EinsumDense", "Conv1D", "Conv2D", "Conv3D"}
 _RNN_LAYERS = {"LSTM", "GRU", "SimpleRNN"}
+_BIDIRECTIONAL = {"layer-0": "forward_layer", "layer-1": "backward_layer"}
+_ATTENTION_PARTS = {"query": "_query_dense", "key": "_key_dense", "value": "_value_dense",
+                    "attention_output": "_output_dense"}
+
+
+def weight_name_of_einsum(name):
+    return "_kernel" if name == "kernel" else name
 
 # eagerflow's slot name -> Keras 3's list attribute: the default, then per optimizer class.
 _SLOT_LISTS = {"m": "_momentums", "v": "_velocities", "vhat": "_velocity_hats", "momentum": "_momentums",
@@ -79,7 +89,21 @@ def layer_children(layer):
         ops = _operations(lambda: list(layer.layers), inputs)
         return [("_operations", ops)] + _t._layer_children(layer, False, True)
     out = _t._layer_children(layer, True, True)
-    if _class_names(layer) & _RNN_LAYERS and not hasattr(layer, "cell"):
+    classes = _class_names(layer)
+    if "Bidirectional" in classes:
+        return [(_BIDIRECTIONAL.get(name, name), v) for name, v in out]
+    if "MultiHeadAttention" in classes and not any(isinstance(v, _core.Layer) for _, v in out):
+        # Keras 3's attention keeps its projections in four EinsumDense sub-layers; eagerflow's C++
+        # layer holds their weights itself, named <layer>/<projection>/<kernel|bias>
+        groups = {}
+        for w in layer.weights:
+            parts = _t.short_name(w).split("/")
+            if len(parts) >= 2:
+                name = weight_name_of_einsum(parts[-1])
+                groups.setdefault(_ATTENTION_PARTS.get(parts[-2], parts[-2]), []).append((name, w))
+        return [(name, v) for name, v in out if not _t.is_variable(v)] + [
+            (part, _t.Node(lambda ws=ws: ws)) for part, ws in groups.items()]
+    if classes & _RNN_LAYERS and not hasattr(layer, "cell"):
         # Keras 3 keeps an RNN layer's weights in its cell; eagerflow's C++ layer holds them itself
         weights = [(name, v) for name, v in out if _t.is_variable(v)]
         return [(name, v) for name, v in out if not _t.is_variable(v)] + [("cell", _t.Node(lambda: weights))]

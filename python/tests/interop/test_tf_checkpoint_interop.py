@@ -216,8 +216,9 @@ def cnn():
 def embedder():
     inp = keras.Input((4,), dtype="int32")
     h = keras.layers.LayerNormalization()(keras.layers.Embedding(7, 3)(inp))
+    h = keras.layers.MultiHeadAttention(2, 3)(h, h)
     h = keras.layers.SimpleRNN(3, return_sequences=True)(keras.layers.LSTM(3, return_sequences=True)(h))
-    return keras.Model(inp, keras.layers.Dense(1)(keras.layers.GRU(2)(h)))
+    return keras.Model(inp, keras.layers.Dense(1)(keras.layers.Bidirectional(keras.layers.GRU(2))(h)))
 
 class Sub(keras.Model):
     def __init__(self):
@@ -261,7 +262,8 @@ exec(LAYERS_CODE)  # noqa: S102
 
 def test_keys_are_tensorflows_and_both_restore_the_other(run_client, tmp_path):
     # The same Keras program saved by each (Conv2D, BatchNormalization, Dropout, Embedding,
-    # LayerNormalization, LSTM, SimpleRNN, GRU, a subclassed model, Adam, RMSprop): TF's keys and
+    # LayerNormalization, MultiHeadAttention, LSTM, SimpleRNN, Bidirectional GRU, a subclassed
+    # model, Adam, RMSprop): TF's keys and
     # shapes, key for key; each restores the other's file.
     ckpt, models = trained()
     ckpt.save(str(tmp_path / "ef" / "ck"))
