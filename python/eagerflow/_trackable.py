@@ -18,34 +18,46 @@ checkpoints used other names (`layer-<i>`, `kernel`, `iterations`, slots beside 
 variables): `legacy_names()` switches to those while such a checkpoint is restored.
 """
 import contextlib
+import threading
 import weakref
 
 from . import _core
 
 _notify_hooks = []  # called with an object whose children changed (deferred restoration)
-_naming = {"legacy": False, "extras": {}}  # extras: id(optimizer) -> its Keras 3 lists while saving
+
+
+class _Naming(threading.local):
+    """Per thread (a save and a restore may run at once): legacy names, and the optimizers'
+    Keras 3 lists while a save walks the graph (id(optimizer) -> lists)."""
+
+    def __init__(self):
+        self.legacy = False
+        self.extras = {}
+
+
+_naming = _Naming()
 
 
 @contextlib.contextmanager
 def legacy_names(on=True):
     """children() with eagerflow's older names (restoring an older checkpoint) while active."""
-    old = _naming["legacy"]
-    _naming["legacy"] = on
+    old = _naming.legacy
+    _naming.legacy = on
     try:
         yield
     finally:
-        _naming["legacy"] = old
+        _naming.legacy = old
 
 
 @contextlib.contextmanager
 def saving_extras(extras):
     """children() of optimizers with their Keras 3 variable lists (computed by the saver) while active."""
-    old = _naming["extras"]
-    _naming["extras"] = extras
+    old = _naming.extras
+    _naming.extras = extras
     try:
         yield
     finally:
-        _naming["extras"] = old
+        _naming.extras = old
 
 
 class Node:
@@ -248,14 +260,14 @@ def children(obj):
         inner = getattr(obj, "inner_optimizer", None)
         if inner is not None:
             return own + [("inner_optimizer", inner)]
-        if _naming["legacy"]:
+        if _naming.legacy:
             return own
         from . import _keras3_names
-        return _keras3_names.optimizer_children(obj, own, _naming["extras"].get(id(obj)))
+        return _keras3_names.optimizer_children(obj, own, _naming.extras.get(id(obj)))
     if hasattr(obj, "_ef_checkpoint_children"):
         return obj._ef_checkpoint_children()
     if isinstance(obj, _core.Layer):
-        if _naming["legacy"]:
+        if _naming.legacy:
             return _layer_children(obj)
         from . import _keras3_names
         return _keras3_names.layer_children(obj)

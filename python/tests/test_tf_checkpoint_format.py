@@ -112,6 +112,28 @@ def test_keras_objects_have_tensorflows_keras3_names(tmp_path):
     assert float(tf.train.load_variable(path, "opt/_learning_rate/.ATTRIBUTES/VARIABLE_VALUE")) == pytest.approx(0.1)
 
 
+def test_nested_keras3_structures(tmp_path):
+    # layers whose Keras 3 counterparts keep weights in sub-objects eagerflow's C++ layers do not have
+    keras = tf.keras
+    inp = keras.Input((3, 4))
+    h = keras.layers.MultiHeadAttention(2, 3)(inp, inp)
+    h = keras.layers.LSTM(2, return_sequences=True)(h)
+    out = keras.layers.Bidirectional(keras.layers.GRU(2))(h)
+    model = keras.Model(inp, out)
+    path = tf.train.Checkpoint(m=model).write(str(tmp_path / "n"))
+    keys = {k for k, _ in tf.train.list_variables(path)}
+    for key in ["m/_operations/1/_query_dense/_kernel", "m/_operations/1/_output_dense/bias",
+                "m/_operations/2/cell/recurrent_kernel", "m/_operations/3/forward_layer/cell/kernel",
+                "m/_operations/3/backward_layer/cell/bias"]:
+        assert key + "/.ATTRIBUTES/VARIABLE_VALUE" in keys, key
+    x = np.linspace(-1, 1, 24, dtype=np.float32).reshape(2, 3, 4)
+    inp2 = keras.Input((3, 4))
+    h2 = keras.layers.LSTM(2, return_sequences=True)(keras.layers.MultiHeadAttention(2, 3)(inp2, inp2))
+    fresh = keras.Model(inp2, keras.layers.Bidirectional(keras.layers.GRU(2))(h2))
+    tf.train.Checkpoint(m=fresh).restore(path).assert_consumed()
+    np.testing.assert_allclose(fresh(x).numpy(), model(x).numpy(), atol=1e-6)
+
+
 def test_learning_rate_and_slots_restore(tmp_path):
     w = tf.Variable([1.0, -1.0])
     opt = tf.keras.optimizers.Adam(0.05)
