@@ -93,6 +93,7 @@ for i in range(3):
     mgr.checkpoint.v.assign(float(i))
     mgr.save()
 json.dump({"latest": mgr.latest_checkpoint, "all": mgr.checkpoints}, open("mgr.json", "w"))
+tf.compat.v1.train.Saver([tf.Variable([1.0, 2.0], name="w")]).save(None, "v1/model")  # name-based, TF 1's
 """, tmp_path)
     # listing: TF's keys and shapes
     want = json.load(open(tmp_path / "mod.json"))
@@ -137,6 +138,11 @@ json.dump({"latest": mgr.latest_checkpoint, "all": mgr.checkpoints}, open("mgr.j
     assert manager.checkpoints == [str(tmp_path / p) for p in mgr["all"]]
     manager.restore_or_initialize()
     assert float(manager.checkpoint.v.numpy()) == 2.0
+    # a name-based checkpoint: read by key; no object graph for Checkpoint.restore to match
+    assert tf.train.list_variables(str(tmp_path / "v1")) == [("w", [2])]
+    np.testing.assert_array_equal(tf.train.load_variable(str(tmp_path / "v1"), "w:0"), [1.0, 2.0])
+    with pytest.raises(tf.errors.NotFoundError, match="name-based saver"):
+        tf.train.Checkpoint(w=tf.Variable([0.0, 0.0])).restore(str(tmp_path / "v1" / "model"))
 
 
 def test_eagerflow_written_checkpoints_restored_by_tensorflow(run_client, tmp_path):
