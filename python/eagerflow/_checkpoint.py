@@ -17,6 +17,8 @@ import numpy as np
 
 from . import _checkpoint_io as _io
 from . import _core
+from . import _keras3_names as _k3
+from . import _tf_checkpoint as _tf
 from . import _trackable as _t
 
 _VALUE_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
@@ -28,42 +30,32 @@ def _path_name(path):
 
 
 def _graph(root, skip_slots=False):
-    """(the JSON object graph, {key: (dtype, ndarray)}) of what is reachable from root."""
-    order, edges = _t.walk(root)
+    """(the object graph, {key: (dtype, ndarray)}) of what is reachable from root; optimizers'
+    slots in Keras 3's lists (_keras3_names.py), each a node with its own key as TF's."""
+    first, _ = _t.walk(root)
+    variables = [obj for obj, _ in first if _t.is_variable(obj)]
+    extras = {id(obj): _k3.saving_lists(obj, variables, skip_slots) for obj, _ in first
+              if isinstance(obj, _t._optimizer_class()) and not hasattr(obj, "inner_optimizer")}
+    with _t.saving_extras(extras):
+        order, edges = _t.walk(root)
     nodes = [{"children": []} for _ in order]
     for parent, name, child in edges:
         nodes[parent]["children"].append([name, child])
-    values, by_var_name, ambiguous = {}, {}, []
+    values = {}
     for i, (obj, path) in enumerate(order):
         if _t.is_variable(obj):
             key = _path_name(path) + _VALUE_SUFFIX
             nodes[i]["key"] = key
+            nodes[i]["full_name"] = _t.short_name(obj)
             values[key] = (obj.dtype.name, obj.numpy())
-            by_var_name.setdefault(_t.short_name(obj), []).append(i)
+        elif hasattr(obj, "_ef_variable_value"):  # a value Keras 3 keeps in a variable (the learning rate)
+            key = _path_name(path) + _VALUE_SUFFIX
+            nodes[i]["key"] = key
+            values[key] = obj._ef_variable_value()
         elif hasattr(obj, "_ef_checkpoint_state"):  # a tf.data iterator: its position (_iterator_state.py)
             key = _path_name(path) + "/.ATTRIBUTES/ITERATOR_STATE"
             nodes[i]["key"] = key
             values[key] = ("string", np.array([obj._ef_checkpoint_state()], dtype=object))
-    for j, (obj, opt_path) in enumerate(order):
-        if skip_slots or not isinstance(obj, _t._optimizer_class()):
-            continue
-        for owner, slot, var in _t.optimizer_variables(obj)[1]:
-            owners = by_var_name.get(owner, [])
-            if len(owners) > 1:  # variables of one name (tf.Variable's default): told apart by shape
-                owners = [i for i in owners if tuple(order[i][0]._shape_tuple) == tuple(var._shape_tuple)]
-            if len(owners) != 1:
-                if owners:
-                    ambiguous.append(var.name)
-                continue  # a slot of a variable the checkpoint does not reach is not saved
-            i = owners[0]
-            key = (_path_name(order[i][1]) + "/.OPTIMIZER_SLOT/" + _path_name(opt_path) + "/" + _t.escape(slot) +
-                   _VALUE_SUFFIX)
-            nodes[i].setdefault("slots", []).append([j, slot, key])
-            values[key] = (var.dtype.name, var.numpy())
-    if ambiguous:
-        from ._function import _log_warning
-        _log_warning(f"tf.train.Checkpoint: optimizer slots not saved: {', '.join(sorted(set(ambiguous)))} belong to "
-                     "one of several variables of the same name and shape (name the variables to save them)")
     return {"nodes": nodes}, values
 
 
@@ -232,6 +224,7 @@ class _Restoration:
     def __init__(self, root, reader, skip_slots=False):
         self._root_ref = weakref.ref(root)
         self._skip_slots = skip_slots
+        self._legacy = not isinstance(reader, _tf.Reader)  # eagerflow's older files: its older names
         self._reader = reader
         self._graph = reader.object_graph
         self._nodes = self._graph["nodes"]
@@ -248,6 +241,10 @@ class _Restoration:
         self._initial = False
         _update_hooks()
 
+    def _children(self, obj):
+        with _t.legacy_names(self._legacy):
+            return dict(_t.children(obj))
+
     def _bind(self, node_id, obj):
         if node_id in self._bound:
             return
@@ -258,14 +255,17 @@ class _Restoration:
         if key is not None and _t.is_variable(obj):
             _assign(obj, self._reader.get_tensor(key), key)
             self._restored.add(key)
+        elif key is not None and hasattr(obj, "_ef_restore_variable_value"):
+            obj._ef_restore_variable_value(self._reader.get_tensor(key))
+            self._restored.add(key)
         elif key is not None and hasattr(obj, "_ef_restore_checkpoint_state"):
             obj._ef_restore_checkpoint_state(self._reader.get_tensor(key))
             self._restored.add(key)
-        kids = dict(_t.children(obj))
+        kids = self._children(obj)
         for name, child_id in node["children"]:
             if name in kids:
                 self._bind(child_id, kids[name])
-            else:
+            elif self._nodes[child_id].get("has_values", True):  # (TF's empty nodes: nothing to wait for)
                 self._pending.append((obj, name, child_id))
         for opt_id, slot, slot_key in ([] if self._skip_slots else node.get("slots", [])):
             self._pending_slots.append((node_id, opt_id, slot, slot_key))
@@ -273,6 +273,10 @@ class _Restoration:
     def _slot_variable(self, opt, var, slot):
         """The optimizer's slot of var; None before it exists; _AMBIGUOUS when variables of one name
         and shape make it impossible to tell which slot is var's (slots are known by names)."""
+        if hasattr(opt, "_slots_of"):  # the optimizer's own record of var's slots: no guessing by names
+            slots = opt._slots_of(var)
+            name = slot if slot in slots else _k3.eager_slot_name(opt, slot, slots)
+            return slots.get(name) if name is not None else None
         want = _t.short_name(var)
         found = [v for owner, name, v in _t.optimizer_variables(opt)[1] if owner == want and name == slot]
         if len(found) > 1:
@@ -293,7 +297,7 @@ class _Restoration:
         for obj, name, child_id in pending:
             if child_id in self._bound:
                 continue
-            kids = dict(_t.children(obj))
+            kids = self._children(obj)
             if name not in kids:
                 self._pending.append((obj, name, child_id))
             elif self._initial or not _creation_watched(obj) or _t.identity(obj) in allowed:
@@ -359,10 +363,9 @@ class _Restoration:
 
     def unresolved_checkpoint_nodes(self):
         out = []
+        # as TF's: the saved values not restored (objects that hold none are not asked for)
         for i, node in enumerate(self._nodes):
-            if i not in self._bound:
-                out.append((i, node))
-            elif node.get("key") and node["key"] not in self._restored:
+            if node.get("key") and node["key"] not in self._restored:
                 out.append((i, node))
         for var_id, _, _, key in self._pending_slots:
             out.append((var_id, {"key": key}))
@@ -373,7 +376,8 @@ class _Restoration:
         root = self._root_ref()
         if root is None:
             return []
-        order, _ = _t.walk(root)
+        with _t.legacy_names(self._legacy):
+            order, _ = _t.walk(root)
         return [obj for obj, _ in order if _t.identity(obj) not in self._bound_ids and _t.is_variable(obj)]
 
 
@@ -514,7 +518,9 @@ class Checkpoint:
     def write(self, file_prefix, options=None):
         """Writes the checkpoint to exactly `file_prefix` (no numbering, no state file); returns it."""
         _retry_all()
-        self.save_counter  # noqa: B018 - saved with the values, as TF's
+        # saved with the values (TF's write() saves it only once save() or restore() made it; its
+        # restore() then makes one that assert_consumed finds unmatched: eagerflow keeps it saved)
+        self.save_counter  # noqa: B018
         file_prefix = os.fspath(file_prefix)
         graph, values = _graph(self, getattr(options, "experimental_skip_slot_variables", False))
         path = _io.write(file_prefix, graph, values)
@@ -604,12 +610,14 @@ class CheckpointReader:
     def has_tensor(self, tensor_str):
         return self._reader.has_tensor(tensor_str)
 
+    def _keys(self):
+        return self._reader.keys() + ([_io.OBJECT_GRAPH_KEY] if self._reader.has_object_graph() else [])
+
     def get_variable_to_shape_map(self):
-        return {k: self._reader.shape(k) for k in self._reader.keys() + [_io.OBJECT_GRAPH_KEY]}
+        return {k: self._reader.shape(k) for k in self._keys()}
 
     def get_variable_to_dtype_map(self):
-        return {k: _core.DType.__members__[self._reader.dtype_name(k)]
-                for k in self._reader.keys() + [_io.OBJECT_GRAPH_KEY]}
+        return {k: _core.DType.__members__[self._reader.dtype_name(k)] for k in self._keys()}
 
 
 def load_checkpoint(ckpt_dir_or_file):

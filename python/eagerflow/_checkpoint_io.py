@@ -1,5 +1,8 @@
 """The files of an object-graph checkpoint (tf.train.Checkpoint), written crash-safely.
 
+Checkpoints are written in TensorFlow's format (_tf_checkpoint.py). Reader reads those, TF's own,
+and eagerflow's older format, which this file describes:
+
 A checkpoint at `prefix` is two files, as TF's are named:
   prefix.data-00000-of-00001  the values, in the safetensors layout (8-byte header length, a JSON
                               header of {key: dtype, shape, data_offsets}, then the raw bytes);
@@ -10,7 +13,6 @@ Each file is written to a temporary name in the same directory, fsynced, then re
 last, so an index that exists names a complete data file. String values (no safetensors dtype)
 are kept in the index, base64-encoded.
 The `checkpoint` state file is TF's text format (model_checkpoint_path: "ckpt-2" ...).
-These files are eagerflow's own: TF's checkpoint format is not read or written here.
 """
 import base64
 import json
@@ -22,6 +24,7 @@ import zlib
 import numpy as np
 
 from . import _core
+from . import _tf_checkpoint as _tf
 from . import errors
 
 _DATA_SUFFIX = ".data-00000-of-00001"
@@ -66,7 +69,12 @@ def _atomic_write(path, chunks):
 
 
 def write(prefix, graph, values):
-    """Writes a checkpoint: `graph` (a JSON-able object graph) and `values` {key: (dtype name, ndarray)}."""
+    """Writes a checkpoint in TF's format: `graph` (the object graph) and `values` {key: (dtype name, ndarray)}."""
+    return _tf.write(prefix, graph, values)
+
+
+def write_legacy(prefix, graph, values):
+    """Writes eagerflow's older format (kept for the tests that its files still restore)."""
     directory = os.path.dirname(prefix)
     if directory:
         os.makedirs(directory, exist_ok=True)
@@ -96,8 +104,13 @@ def write(prefix, graph, values):
     return prefix
 
 
-class Reader:
-    """The values of one checkpoint, read on demand (tf.train.load_checkpoint's reader)."""
+def Reader(prefix):  # noqa: N802 - the class of the format found
+    """The reader of a checkpoint in TF's format or eagerflow's older one."""
+    return _tf.Reader(prefix) if _tf.is_tf_checkpoint(prefix) else _LegacyReader(prefix)
+
+
+class _LegacyReader:
+    """The values of one checkpoint in eagerflow's older format, read on demand."""
 
     def __init__(self, prefix):
         index_path = prefix + _INDEX_SUFFIX
@@ -107,11 +120,13 @@ class Reader:
         try:
             with open(index_path, "rb") as f:
                 self._index = json.loads(f.read())
-        except ValueError as e:
-            raise errors.DataLossError(None, None, f"Unable to read the checkpoint index {index_path}: {e}") from None
-        if self._index.get("format") != _FORMAT:
-            raise errors.DataLossError(None, None, f"{index_path} is not an eagerflow checkpoint index (eagerflow "
-                                       "reads the checkpoints it wrote, not TensorFlow's)")
+        except ValueError:
+            raise errors.DataLossError(None, None, f"Unable to read the checkpoint index {index_path}: neither a "
+                                       "TensorFlow checkpoint index (no table magic number at its end: truncated or "
+                                       "damaged?) nor one of eagerflow's older JSON indexes") from None
+        if not isinstance(self._index, dict) or self._index.get("format") != _FORMAT:
+            raise errors.DataLossError(None, None, f"{index_path} is neither a TensorFlow checkpoint index nor one of "
+                                       "eagerflow's older ones")
         with open(prefix + _DATA_SUFFIX, "rb") as f:
             self._data = f.read()
         if len(self._data) != self._index["data_size"] or zlib.crc32(self._data) != self._index["data_crc32"]:
@@ -128,6 +143,9 @@ class Reader:
 
     def keys(self):
         return sorted(self._index["dtypes"])
+
+    def has_object_graph(self):
+        return True
 
     def has_tensor(self, key):
         return key in self._index["dtypes"] or key == OBJECT_GRAPH_KEY

@@ -7,12 +7,71 @@ same way whatever their variables are called. Trackable here: ef.Variable, Keras
 optimizers (`iterations`; their slot variables are saved beside the variable they belong to),
 tf.train.Checkpoint, ef.Module (when present) and lists/dicts/tuples of these (ListWrapper,
 DictWrapper: they restore what is appended to them after a restore).
+
+Keras models, layers and optimizers are named as TensorFlow names Keras 3's objects, so that
+TF restores what eagerflow saves and the other way round: a Sequential's layers under
+`_functional/_operations/<i>` (0: its InputLayer), a functional model's under `_operations/<i>`,
+Dense's and Conv's kernel `_kernel`, Embedding's `_embeddings`, an optimizer's `_iterations`,
+`_learning_rate`, and (when saving) its `_variables`, `_trainable_variables` and slot lists
+(`_momentums`, `_velocities`, ...: see python/eagerflow/_keras3_names.py). eagerflow's older
+checkpoints used other names (`layer-<i>`, `kernel`, `iterations`, slots beside their
+variables): `legacy_names()` switches to those while such a checkpoint is restored.
 """
+import contextlib
+import threading
 import weakref
 
 from . import _core
 
 _notify_hooks = []  # called with an object whose children changed (deferred restoration)
+
+
+class _Naming(threading.local):
+    """Per thread (a save and a restore may run at once): legacy names, and the optimizers'
+    Keras 3 lists while a save walks the graph (id(optimizer) -> lists)."""
+
+    def __init__(self):
+        self.legacy = False
+        self.extras = {}
+
+
+_naming = _Naming()
+
+
+@contextlib.contextmanager
+def legacy_names(on=True):
+    """children() with eagerflow's older names (restoring an older checkpoint) while active."""
+    old = _naming.legacy
+    _naming.legacy = on
+    try:
+        yield
+    finally:
+        _naming.legacy = old
+
+
+@contextlib.contextmanager
+def saving_extras(extras):
+    """children() of optimizers with their Keras 3 variable lists (computed by the saver) while active."""
+    old = _naming.extras
+    _naming.extras = extras
+    try:
+        yield
+    finally:
+        _naming.extras = old
+
+
+class Node:
+    """An object of Keras 3's structure eagerflow has no counterpart of (a Sequential's
+    `_functional`, an InputLayer): its children computed when asked (they follow the model)."""
+
+    def __init__(self, fn=None):
+        self._fn = fn
+
+    def _ef_checkpoint_children(self):
+        return self._fn() if self._fn is not None else []
+
+    def __repr__(self):
+        return "<checkpoint node>"
 
 
 def _optimizer_class():
@@ -125,7 +184,11 @@ def _attribute_children(obj):
     return [(k, v) for k, v in d.items() if not k.startswith("_ef_") and is_trackable(v)]
 
 
-def _layer_children(layer):
+def _layer_children(layer, sublayers_by_index=True, keras3_names=False):
+    """A layer's children: its attributes, its other sub-layers as layer-<i> (unless
+    sublayers_by_index is False), its own weights by their short names (Keras 3's attribute
+    names with keras3_names: Dense's kernel is `_kernel`)."""
+    from . import _keras3_names
     out = _attribute_children(layer)
     seen = set()
 
@@ -141,7 +204,7 @@ def _layer_children(layer):
         see(v)
     sublayers = [l for l in (getattr(layer, "layers", None) or []) if l is not layer]
     for i, sub in enumerate(sublayers):
-        if identity(sub) not in seen:
+        if identity(sub) not in seen and sublayers_by_index:
             out.append((f"layer-{i}", sub))
             seen.add(identity(sub))
     # the layer's own weights: its variables less its sub-layers' (and those held as attributes)
@@ -154,6 +217,8 @@ def _layer_children(layer):
             continue
         seen.add(identity(w))
         name = short_name(w).rsplit("/", 1)[-1]
+        if keras3_names:
+            name = _keras3_names.weight_name(layer, name)
         base, n = name, 1
         while name in names:
             name, n = f"{base}_{n}", n + 1
@@ -193,11 +258,19 @@ def children(obj):
     if isinstance(obj, _optimizer_class()):
         own = optimizer_variables(obj)[0]
         inner = getattr(obj, "inner_optimizer", None)
-        return own + [("inner_optimizer", inner)] if inner is not None else own
+        if inner is not None:
+            return own + [("inner_optimizer", inner)]
+        if _naming.legacy:
+            return own
+        from . import _keras3_names
+        return _keras3_names.optimizer_children(obj, own, _naming.extras.get(id(obj)))
     if hasattr(obj, "_ef_checkpoint_children"):
         return obj._ef_checkpoint_children()
     if isinstance(obj, _core.Layer):
-        return _layer_children(obj)
+        if _naming.legacy:
+            return _layer_children(obj)
+        from . import _keras3_names
+        return _keras3_names.layer_children(obj)
     return _attribute_children(obj)
 
 

@@ -8,6 +8,7 @@ namespace efpy {
 void init_dataset(nb::module_& m);  // dataset.cpp: ef.data.Dataset (ef._core._data)
 void init_convert(nb::module_& m);  // convert.cpp: ef.ConversionError
 void init_device(nb::module_& m);   // device.cpp: ef.device, Tensor.device
+void init_tensor_bundle(nb::module_& m);  // tensor_bundle.cpp: TF's checkpoint files (_core._bundle)
 }
 
 NB_MODULE(_core, m) {
@@ -57,4 +58,5 @@ NB_MODULE(_core, m) {
   efpy::init_dist(m);
   efpy::init_dataset(m);
   efpy::init_summary(m);
+  efpy::init_tensor_bundle(m);
 }

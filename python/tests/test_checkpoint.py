@@ -79,9 +79,12 @@ def test_keras_model_and_optimizer_slots_round_trip(tmp_path):
     ckpt = tf.train.Checkpoint(net=net, optimizer=opt)
     path = ckpt.save(str(tmp_path / "ck"))
     keys = [k for k, _ in tf.train.list_variables(path)]
-    assert "net/l1/kernel/.ATTRIBUTES/VARIABLE_VALUE" in keys
-    assert "net/l1/kernel/.OPTIMIZER_SLOT/optimizer/m/.ATTRIBUTES/VARIABLE_VALUE" in keys
-    assert "optimizer/iterations/.ATTRIBUTES/VARIABLE_VALUE" in keys
+    # TF's keys for Keras 3 objects: Dense keeps its kernel in `_kernel`; the optimizer's slots
+    # are in its `_variables` list (after iterations and the learning rate)
+    assert "net/l1/_kernel/.ATTRIBUTES/VARIABLE_VALUE" in keys
+    assert "optimizer/_variables/2/.ATTRIBUTES/VARIABLE_VALUE" in keys
+    assert "optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE" in keys
+    assert "optimizer/_learning_rate/.ATTRIBUTES/VARIABLE_VALUE" in keys
     want = {v.path: v.numpy() for v in net.variables + opt.variables}
     _train(net, opt)  # move everything away from the saved values
     ckpt.restore(path).assert_consumed()
@@ -203,12 +206,11 @@ def test_killed_save_leaves_previous_checkpoint_loadable(tmp_path):
         manager = tf.train.CheckpointManager(ckpt, {str(tmp_path)!r}, max_to_keep=1)
         manager.save()
         ckpt.v.assign([3.0, 4.0])
-        real = io._atomic_write
-        def dying(path, chunks):
-            with open(path + ".tmpPARTIAL", "wb") as f:
+        def dying(prefix, graph, values):
+            with open(prefix + ".data-00000-of-00001.tmpPARTIAL", "wb") as f:
                 f.write(b"partial")
             os._exit(9)
-        io._atomic_write = dying
+        io._tf.write = dying
         manager.save()
     """)
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(tf.__file__)))
@@ -227,7 +229,7 @@ def test_data_file_not_matching_its_index_is_data_loss(tmp_path):
     ckpt.v.assign([3.0, 4.0])
     ckpt.write(str(tmp_path / "b"))
     os.replace(str(tmp_path / "b.data-00000-of-00001"), first + ".data-00000-of-00001")
-    with pytest.raises(tf.errors.DataLossError, match="does not match its index"):
+    with pytest.raises(tf.errors.DataLossError, match="CRC-32C"):
         tf.train.Checkpoint(v=tf.Variable([0.0, 0.0])).restore(first)
 
 
@@ -267,8 +269,9 @@ def test_sequential_and_python_layer_weights(tmp_path):
     model.layers[1].w.assign([2.0, 3.0])
     path = tf.train.Checkpoint(model=model).write(str(tmp_path / "w"))
     keys = [k for k, _ in tf.train.list_variables(path)]
-    assert "model/layer-0/kernel/.ATTRIBUTES/VARIABLE_VALUE" in keys
-    assert "model/layer-1/w/.ATTRIBUTES/VARIABLE_VALUE" in keys
+    # as TF names a Keras 3 Sequential's layers: its functional model's operations (0: the input)
+    assert "model/_functional/_operations/1/_kernel/.ATTRIBUTES/VARIABLE_VALUE" in keys
+    assert "model/_functional/_operations/2/w/.ATTRIBUTES/VARIABLE_VALUE" in keys
     fresh = tf.keras.Sequential([tf.keras.layers.Dense(2), Scale()])
     status = tf.train.Checkpoint(model=fresh).restore(path)
     out = fresh(tf.ones([1, 3]))  # built by this call: restored before its result is computed
@@ -287,12 +290,14 @@ def test_layers_in_attribute_lists_keep_their_paths_and_hooks_go_away(tmp_path):
             for b in self.blocks:
                 x = b(x)
             return x
-    original_call = tf._core.Layer.__call__
+    # (not Layer.__call__ now: a restoration an earlier test left waiting may still hold the hooks until collected)
+    from eagerflow import _checkpoint
+    original_call = _checkpoint._originals["call"]
     m = Blocks()
     m(tf.ones([1, 2]))
     path = tf.train.Checkpoint(model=m).write(str(tmp_path / "w"))
     keys = [k for k, _ in tf.train.list_variables(path)]
-    assert "model/blocks/1/kernel/.ATTRIBUTES/VARIABLE_VALUE" in keys and not any("layer-" in k for k in keys)
+    assert "model/blocks/1/_kernel/.ATTRIBUTES/VARIABLE_VALUE" in keys and not any("layer-" in k for k in keys)
     fresh = Blocks()
     status = tf.train.Checkpoint(model=fresh).restore(path)
     assert tf._core.Layer.__call__ is not original_call  # waiting for the model to be built
@@ -372,24 +377,29 @@ def test_fit_after_restore_starts_from_the_checkpoint(tmp_path):
 
 
 def test_slots_of_same_named_variables(tmp_path):
-    # tf.Variable's default name is "Variable": slots are told apart by shape, and else not saved
+    # tf.Variable's default name is "Variable": slots are the optimizer's own record of each
+    # variable's slots, whatever the names and shapes
     a, b = tf.Variable(1.0), tf.Variable([2.0, 3.0])
     opt = tf.keras.optimizers.Adam(0.1)
     opt.apply_gradients([(tf.constant(1.0), a), (tf.constant([1.0, 2.0]), b)])
     path = tf.train.Checkpoint(a=a, b=b, opt=opt).write(str(tmp_path / "w"))
     keys = [k for k, _ in tf.train.list_variables(path)]
-    assert "b/.OPTIMIZER_SLOT/opt/m/.ATTRIBUTES/VARIABLE_VALUE" in keys
+    assert "opt/_variables/5/.ATTRIBUTES/VARIABLE_VALUE" in keys  # b's velocity: the last of four slots
     a2, b2 = tf.Variable(0.0), tf.Variable([0.0, 0.0])
     opt2 = tf.keras.optimizers.Adam(0.1)
-    tf.train.Checkpoint(a=a2, b=b2, opt=opt2).restore(path)
+    status = tf.train.Checkpoint(a=a2, b=b2, opt=opt2).restore(path)
     opt2.apply_gradients([(tf.constant(0.0), a2), (tf.constant([0.0, 0.0]), b2)])
-    slots = {(v.path, tuple(v.shape)): v.numpy() for v in opt.variables}
-    for v in opt2.variables[1:]:
-        if v.path.endswith("/m"):  # m after a zero-gradient update: beta_1 times the saved m
-            np.testing.assert_allclose(v.numpy(), 0.9 * slots[(v.path, tuple(v.shape))], rtol=1e-6)
+    status.assert_consumed()
+    for var, var2 in ((a, a2), (b, b2)):
+        saved, restored = opt._slots_of(var), opt2._slots_of(var2)
+        # m after a zero-gradient update: beta_1 times the saved m
+        np.testing.assert_allclose(restored["m"].numpy(), 0.9 * saved["m"].numpy(), rtol=1e-6)
     c, d = tf.Variable(1.0), tf.Variable(2.0)
     opt3 = tf.keras.optimizers.Adam(0.1)
-    opt3.apply_gradients([(tf.constant(1.0), c), (tf.constant(1.0), d)])
-    with pytest.warns(UserWarning, match="optimizer slots not saved"):
-        path = tf.train.Checkpoint(c=c, d=d, opt=opt3).write(str(tmp_path / "x"))
-    assert not any(".OPTIMIZER_SLOT" in k for k, _ in tf.train.list_variables(path))
+    opt3.apply_gradients([(tf.constant(1.0), c), (tf.constant(3.0), d)])
+    path = tf.train.Checkpoint(c=c, d=d, opt=opt3).write(str(tmp_path / "x"))
+    c2, d2, opt4 = tf.Variable(0.0), tf.Variable(0.0), tf.keras.optimizers.Adam(0.1)
+    tf.train.Checkpoint(c=c2, d=d2, opt=opt4).restore(path)
+    opt4.build([c2, d2])
+    for var, var2 in ((c, c2), (d, d2)):  # same names and shapes: each gets its own slots
+        np.testing.assert_allclose(opt4._slots_of(var2)["v"].numpy(), opt3._slots_of(var)["v"].numpy())
