@@ -277,3 +277,26 @@ TEST(KerasFile, DamagedFilesAreErrorsAndAFailedSaveKeepsTheOldFile) {
   }
   EXPECT_GT(errors, 100);
 }
+
+TEST(KerasLayers, BatchNormalizationTakesKerasAxisCenterAndScale) {
+  // channels_first statistics (axis 1), no beta: Keras' BatchNormalization(axis=1, center=False).
+  nn::BatchNormalizationOptions o;
+  o.axis = 1;
+  o.center = false;
+  o.epsilon = 0.5;
+  auto bn = std::make_shared<nn::BatchNormalization>(o, "bn");
+  Tensor x = f32(randn({4, 3, 2, 2}, 9));
+  Tensor y = (*bn)(x, true);
+  ASSERT_EQ(bn->weights().size(), 3u);  // gamma, moving_mean, moving_variance
+  Tensor m = mean(x, std::vector<int>{0, 2, 3}, true), v = mean(square(x - m), std::vector<int>{0, 2, 3}, true);
+  Tensor want = (x - m) * rsqrt(v + 0.5);
+  auto a = y.to_vector<float>(), b = want.to_vector<float>();
+  for (std::size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-5) << i;
+  auto c = bn->get_config();
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->config.integer("axis"), 1);
+  EXPECT_FALSE(c->config.flag("center"));
+  auto again = nn::layer_from_config(*c, "test");
+  (void)(*again)(x, false);
+  EXPECT_EQ(again->weights().size(), 3u);
+}

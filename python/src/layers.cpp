@@ -277,8 +277,15 @@ void init_layers(nb::module_& m) {
   nb::class_<ef::nn::GlobalAveragePooling2D, Layer>(m, "GlobalAveragePooling2D")
       .def(nb::init<std::string>(), nb::arg("name") = "");
   nb::class_<ef::nn::BatchNormalization, Layer>(m, "BatchNormalization")
-      .def(nb::init<double, double, std::string>(), nb::arg("momentum") = 0.99, nb::arg("epsilon") = 1e-3,
-           nb::arg("name") = "")
+      .def(
+          "__init__",
+          [](ef::nn::BatchNormalization* self, int axis, double momentum, double epsilon, bool center, bool scale,
+             std::string name) {
+            new (self) ef::nn::BatchNormalization(ef::nn::BatchNormalizationOptions{axis, momentum, epsilon, center, scale},
+                                                  std::move(name));
+          },
+          nb::arg("axis") = -1, nb::arg("momentum") = 0.99, nb::arg("epsilon") = 1e-3, nb::arg("center") = true,
+          nb::arg("scale") = true, nb::arg("name") = "")
       .def_prop_ro("gamma", &ef::nn::BatchNormalization::gamma)
       .def_prop_ro("beta", &ef::nn::BatchNormalization::beta)
       .def_prop_ro("moving_mean", &ef::nn::BatchNormalization::moving_mean)

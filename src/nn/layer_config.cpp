@@ -410,7 +410,19 @@ std::map<std::string, LayerFactory> builtin_factories() {
     return as_layer(std::make_shared<Activation>(activation_from_config(lc.config.at("activation"), lc.config.where), lc.config.text("name")));
   };
   f["BatchNormalization"] = [](const LayerConfig& lc) {
-    return as_layer(std::make_shared<BatchNormalization>(lc.config.real("momentum"), lc.config.real("epsilon"), lc.config.text("name")));
+    const ConfigMap& c = lc.config;
+    BatchNormalizationOptions o;
+    o.momentum = c.real("momentum");
+    o.epsilon = c.real("epsilon");
+    if (c.has_value("axis")) {
+      auto axes = c.ints("axis");
+      if (axes.size() != 1 || axes[0] < -64 || axes[0] > 64)
+        throw Error(ErrorCode::unimplemented, c.where + ": BatchNormalization over several axes is not supported");
+      o.axis = static_cast<int>(axes[0]);
+    }
+    if (c.has_value("center")) o.center = c.flag("center");
+    if (c.has_value("scale")) o.scale = c.flag("scale");
+    return as_layer(std::make_shared<BatchNormalization>(o, c.text("name")));
   };
   f["LayerNormalization"] = [](const LayerConfig& lc) {
     return as_layer(std::make_shared<LayerNormalization>(lc.config.real("epsilon"), lc.config.text("name")));
@@ -618,8 +630,11 @@ std::optional<LayerConfig> Activation::get_config() const {
 
 std::optional<LayerConfig> BatchNormalization::get_config() const {
   auto c = base_config(*this, "BatchNormalization");
-  c.config.set("momentum", momentum_);
-  c.config.set("epsilon", epsilon_);
+  c.config.set("axis", o_.axis);
+  c.config.set("momentum", o_.momentum);
+  c.config.set("epsilon", o_.epsilon);
+  c.config.set("center", o_.center);
+  c.config.set("scale", o_.scale);
   return c;
 }
 

@@ -12,9 +12,18 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, doub
 // Training: normalizes with the batch's mean and variance (over every axis but the last) and
 // moves the moving statistics toward them (momentum); not training, or frozen (set_trainable(false)
 // on it or on a layer it runs inside): uses the moving ones and leaves them unchanged, as Keras.
+struct BatchNormalizationOptions {
+  int axis = -1;  // the features axis (1 for channels_first)
+  double momentum = 0.99, epsilon = 1e-3;
+  bool center = true;  // learn beta (else no shift)
+  bool scale = true;   // learn gamma (else no scaling)
+};
+
 class BatchNormalization : public Layer {
  public:
   explicit BatchNormalization(double momentum = 0.99, double epsilon = 1e-3, std::string name = "");
+  explicit BatchNormalization(const BatchNormalizationOptions& options, std::string name = "");
+  // Undefined when center / scale is off.
   Variable gamma() const { return gamma_; }
   Variable beta() const { return beta_; }
   Variable moving_mean() const { return moving_mean_; }
@@ -26,7 +35,8 @@ class BatchNormalization : public Layer {
   Tensor call(const Tensor& inputs, bool training) override;
 
  private:
-  double momentum_, epsilon_;
+  int axis_at(int rank) const;
+  BatchNormalizationOptions o_;
   Variable gamma_, beta_, moving_mean_, moving_variance_;
 };
 
