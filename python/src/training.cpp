@@ -703,20 +703,29 @@ void init_training(nb::module_& m) {
   nb::class_<ModelCheckpoint, Callback>(t, "ModelCheckpoint")
       .def("__init__",
            [](ModelCheckpoint* self, std::string filepath, std::string monitor, int verbose, bool save_best_only,
-              bool save_weights_only, std::string mode, const std::string& save_freq) {
-             if (save_freq != "epoch") throw nb::value_error("ModelCheckpoint: only save_freq='epoch' is supported");
+              bool save_weights_only, std::string mode, nb::handle save_freq) {
+             std::int64_t every = 0;  // Keras: "epoch" or a number of batches
+             if (nb::isinstance<nb::str>(save_freq)) {
+               if (nb::cast<std::string>(save_freq) != "epoch")
+                 throw nb::value_error("Unrecognized save_freq: expected 'epoch' or an integer number of batches");
+             } else if (PyLong_Check(save_freq.ptr()) && !PyBool_Check(save_freq.ptr())) {
+               every = nb::cast<std::int64_t>(save_freq);
+               if (every <= 0) throw nb::value_error("ModelCheckpoint: save_freq must be a positive number of batches");
+             } else {
+               throw nb::value_error("Unrecognized save_freq: expected 'epoch' or an integer number of batches");
+             }
              // As Keras 3: the whole model goes to a model file that load_model reads.
              auto ends_with = [&](std::string_view s) {
                return filepath.size() >= s.size() && filepath.compare(filepath.size() - s.size(), s.size(), s) == 0;
              };
-             if (!save_weights_only && !ends_with(".keras") && !ends_with(".efmodel"))
+             if (!save_weights_only && !ends_with(".keras") && !ends_with(".efmodel") && !ends_with(".h5"))
                throw nb::value_error(("The filepath provided must end in `.keras` or `.efmodel` (a whole-model file; "
                                       "or pass save_weights_only=True). Received: filepath=" + filepath).c_str());
              new (self) ModelCheckpoint(std::move(filepath), std::move(monitor), save_best_only, save_weights_only,
-                                        std::move(mode));
+                                        std::move(mode), every);
            },
            "filepath"_a, "monitor"_a = "val_loss", "verbose"_a = 0, "save_best_only"_a = false,
-           "save_weights_only"_a = false, "mode"_a = "auto", "save_freq"_a = "epoch")
+           "save_weights_only"_a = false, "mode"_a = "auto", "save_freq"_a = nb::str("epoch"))
       .def_prop_ro("last_saved", &ModelCheckpoint::last_saved);
 
   // ---------------------------------------------------------------- models

@@ -328,14 +328,24 @@ void LearningRateScheduler::on_epoch_begin(int epoch) {
 }
 
 ModelCheckpoint::ModelCheckpoint(std::string filepath, std::string monitor, bool save_best_only, bool save_weights_only,
-                                 std::string mode)
+                                 std::string mode, std::int64_t save_freq)
     : filepath_(std::move(filepath)), monitor_(std::move(monitor)), save_best_only_(save_best_only),
-      save_weights_only_(save_weights_only), maximize_(maximizes(monitor_, mode, "ModelCheckpoint")) {
+      save_weights_only_(save_weights_only), maximize_(maximizes(monitor_, mode, "ModelCheckpoint")), save_freq_(save_freq) {
   if (filepath_.empty()) fail("ModelCheckpoint", "filepath is empty");
+  if (save_freq < 0) fail("ModelCheckpoint", "save_freq must be 'epoch' or a positive number of batches");
   format_path(0, {});  // a malformed pattern fails now, not after an epoch of training
 }
 
-void ModelCheckpoint::on_train_begin() { best_ = maximize_ ? -INFINITY : INFINITY; }
+void ModelCheckpoint::on_train_begin() {
+  best_ = maximize_ ? -INFINITY : INFINITY;
+  batches_since_save_ = 0;
+}
+
+void ModelCheckpoint::on_train_batch_end(int batch, const Logs& logs) {
+  if (save_freq_ <= 0 || ++batches_since_save_ < save_freq_) return;
+  batches_since_save_ = 0;
+  save(epoch_, logs);
+}
 
 std::string ModelCheckpoint::format_path(int epoch, const Logs& logs) const {
   std::string out;
@@ -382,6 +392,10 @@ std::string ModelCheckpoint::format_path(int epoch, const Logs& logs) const {
 }
 
 void ModelCheckpoint::on_epoch_end(int epoch, const Logs& logs) {
+  if (save_freq_ == 0) save(epoch, logs);
+}
+
+void ModelCheckpoint::save(int epoch, const Logs& logs) {
   if (!model) return;
   if (save_best_only_) {
     double v = monitored(logs, monitor_, "ModelCheckpoint");
@@ -394,7 +408,7 @@ void ModelCheckpoint::on_epoch_end(int epoch, const Logs& logs) {
   };
   if (save_weights_only_) {
     model->save_weights(path);
-  } else if (ends_with(".efmodel") || ends_with(".keras")) {
+  } else if (ends_with(".efmodel") || ends_with(".keras") || ends_with(".h5")) {
     save_model(*model, path);  // the whole model, as Keras 3 (load_model reads it, from C++ or Python)
   } else {
     Checkpoint ckpt;

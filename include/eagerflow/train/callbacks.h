@@ -248,9 +248,13 @@ class LearningRateScheduler : public Callback {
 // optimizer and the random generator, from which a run resumes exactly.
 class ModelCheckpoint : public Callback {
  public:
+  // save_freq: 0 saves at each epoch's end; N > 0 every N training batches (counted across
+  // epochs, the batch's logs monitored), as Keras' save_freq=N.
   explicit ModelCheckpoint(std::string filepath, std::string monitor = "val_loss", bool save_best_only = false,
-                           bool save_weights_only = true, std::string mode = "auto");
+                           bool save_weights_only = true, std::string mode = "auto", std::int64_t save_freq = 0);
   void on_train_begin() override;
+  void on_epoch_begin(int epoch) override { epoch_ = epoch; }
+  void on_train_batch_end(int batch, const Logs& logs) override;
   void on_epoch_end(int epoch, const Logs& logs) override;
   // The file written last ("" before the first save).
   const std::string& last_saved() const { return last_saved_; }
@@ -258,8 +262,11 @@ class ModelCheckpoint : public Callback {
   std::string format_path(int epoch, const Logs& logs) const;
 
  private:
+  void save(int epoch, const Logs& logs);
   std::string filepath_, monitor_;
   bool save_best_only_, save_weights_only_, maximize_;
+  std::int64_t save_freq_, batches_since_save_ = 0;
+  int epoch_ = 0;
   double best_ = 0;
   std::string last_saved_;
 };

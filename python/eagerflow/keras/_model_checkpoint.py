@@ -13,11 +13,6 @@ class ModelCheckpoint(_core._train.ModelCheckpoint):
 
     def __init__(self, filepath, *args, **kwargs):
         filepath = os.fspath(filepath)
-        save_freq = kwargs.get("save_freq", args[5] if len(args) > 5 else "epoch")
-        if not isinstance(save_freq, str):
-            raise NotImplementedError(
-                f"ModelCheckpoint: save_freq={save_freq!r} (a number of batches) is not supported by eagerflow's "
-                "C++ checkpoint callback yet; use save_freq='epoch', or save from a Callback's on_train_batch_end")
         super().__init__(filepath, *args, **kwargs)
         folder = os.path.dirname(filepath)
         if folder and "{" not in folder:
