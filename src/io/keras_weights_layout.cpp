@@ -313,6 +313,10 @@ Entry optimizer_entry(const optim::Optimizer& opt, const std::vector<Variable>& 
   } else if (!names.empty()) {
     blocks.push_back(names);
   }
+  // An optimizer that has not stepped yet has no slots: Keras' unbuilt optimizer saves only its
+  // counters, and so do we (loading such a file leaves a built optimizer's slots alone).
+  bool built = trainable.empty() || names.empty() || !opt.slots_of(trainable[0]).empty();
+  if (!built) blocks.clear();
   for (const auto& block : blocks)
     for (const Variable& v : trainable) {
       auto slots = opt.slots_of(v);
