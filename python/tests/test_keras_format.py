@@ -124,3 +124,19 @@ def test_weights_of_a_compiled_model_that_never_trained_save_and_load(tmp_path):
     for a, b in zip(m.get_weights(), other.get_weights()):
         np.testing.assert_array_equal(a, b)
     other.fit(np.ones((4, 3), "float32"), np.ones((4, 2), "float32"), verbose=0)  # its optimizer builds as usual
+
+
+def test_a_model_compiled_with_the_users_own_loss_saves_without_its_compile_settings(tmp_path):
+    def my_loss(y_true, y_pred):
+        return tf.reduce_mean(tf.abs(y_true - y_pred))
+    m = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    m.compile(optimizer="sgd", loss=my_loss)
+    m.fit(np.ones((4, 3), "float32"), np.zeros((4, 2), "float32"), verbose=0)
+    for ext in (".keras", ".h5"):
+        path = str(tmp_path / ("m" + ext))
+        m.save(path)
+        back = keras.models.load_model(path)
+        np.testing.assert_array_equal(back.predict(np.ones((1, 3), "float32"), verbose=0),
+                                      m.predict(np.ones((1, 3), "float32"), verbose=0))
+        back.compile(optimizer="sgd", loss=my_loss)  # compiled again by the program, as with Keras
+        back.fit(np.ones((4, 3), "float32"), np.zeros((4, 2), "float32"), verbose=0)

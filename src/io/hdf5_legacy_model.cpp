@@ -6,6 +6,7 @@
 #include <set>
 
 #include "eagerflow/core/error.h"
+#include "eagerflow/core/log.h"
 #include "eagerflow/trace/context.h"
 #include "io/hdf5_file.h"
 #include "io/keras_config.h"
@@ -41,8 +42,17 @@ void save_legacy_h5_model(const train::Model& model, const std::string& path, co
   root.set_string_attr("backend", "tensorflow");
   root.set_string_attr("keras_version", "3.15.1");
   root.set_string_attr("model_config", detail::config_to_json(model_config));
+  std::optional<nn::ConfigMap> compile_config;
   if (options.include_optimizer && model.compiled()) {
-    nn::ConfigMap training = keras::compile_to_keras(model.compile_options(), *model.optimizer());
+    try {  // the user's own loss or metric code has no config: saved uncompiled, as in .keras files
+      compile_config = keras::compile_to_keras(model.compile_options(), *model.optimizer());
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::unimplemented) throw;
+      log(LogLevel::warning, where + ": saved without the compile settings: " + e.what());
+    }
+  }
+  if (compile_config) {
+    const nn::ConfigMap& training = *compile_config;
     const auto& opt = std::get<nn::ConfigMap>(training.at("optimizer").value);
     nn::ConfigMap legacy_opt;
     legacy_opt.set("class_name", opt.at("class_name"));

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "eagerflow/core/error.h"
+#include "eagerflow/core/log.h"
 #include "eagerflow/saving/keras_weights.h"
 #include "eagerflow/train/distribution.h"
 #include "io/json.h"
@@ -47,7 +48,18 @@ void save_keras_model(const train::Model& model, const std::string& path, const 
   nn::LayerConfig ours = detail::model_config_with_constants(model, constants);
   ConfigMap top = keras::model_to_keras(model, ours, constants);
   bool with_compile = options.include_optimizer && model.compiled();
-  if (with_compile) top.set("compile_config", keras::compile_to_keras(model.compile_options(), *model.optimizer()));
+  if (with_compile) {
+    // A loss, metric, optimizer or schedule that is the user's own code has no config: the model
+    // is saved without its compile settings (Keras' loader then gives it back uncompiled too).
+    try {
+      top.set("compile_config", keras::compile_to_keras(model.compile_options(), *model.optimizer()));
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::unimplemented) throw;
+      log(LogLevel::warning, "save_model('" + path + "'): saved without the compile settings and the optimizer's state: " +
+                                 e.what());
+      with_compile = false;
+    }
+  }
   ConfigMap metadata;
   metadata.set("keras_version", kKerasFormatVersion);
   metadata.set("date_saved", now_text());
