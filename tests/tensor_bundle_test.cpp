@@ -15,7 +15,7 @@
 #include "eagerflow/core/string_tensor.h"
 #include "eagerflow/io/tensor_bundle.h"
 #include "eagerflow/io/trackable_object_graph.h"
-#include "eagerflow/train/tf_checkpoint.h"
+#include "eagerflow/io/tf_checkpoint.h"
 #include "eagerflow/summary/event_file.h"
 #include "io/proto_wire.h"
 #include "io/sstable.h"

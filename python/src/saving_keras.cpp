@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <variant>
 
+#include <eagerflow/saving/keras_weights.h>
 #include <eagerflow/saving/model.h>
 
 #include "bindings.h"
@@ -153,6 +154,35 @@ void init_saving_keras(nb::module_& m) {
       },
       nb::arg("json"), nb::arg("make_model"));
   s.def("format_version", [] { return ef::kModelFormatVersion; });
+  // The pieces of a .keras file that the Python package assembles for subclassed models
+  // (eagerflow/keras/_subclassed_file.py): compile settings, weights, the build input.
+  s.def("keras_compile_config", &ef::keras_compile_config, nb::arg("model"));
+  s.def("compile_from_keras_config", &ef::compile_from_keras_config, nb::arg("model"), nb::arg("text"), nb::arg("where"));
+  s.def(
+      "keras_weights_bytes",
+      [](const ef::train::Model& model, bool include_optimizer) {
+        std::vector<std::byte> b =
+            ef::keras_weights_to_bytes(model, include_optimizer && model.compiled() ? model.optimizer().get() : nullptr);
+        return nb::bytes(reinterpret_cast<const char*>(b.data()), b.size());
+      },
+      nb::arg("model"), nb::arg("include_optimizer"));
+  s.def(
+      "load_keras_weights_bytes",
+      [](ef::train::Model& model, nb::bytes data, const std::string& what) {
+        std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data.c_str()), data.size());
+        ef::keras_weights_from_bytes(model, bytes, model.compiled() ? model.optimizer().get() : nullptr, what);
+      },
+      nb::arg("model"), nb::arg("data"), nb::arg("what"));
+  s.def(
+      "build_input",
+      [](const ef::nn::Layer& model) -> nb::object {
+        auto spec = model.save_spec();
+        if (!spec) return nb::none();
+        nb::list dims;
+        for (std::int64_t d : spec->shape.dims()) dims.append(d == ef::kDynamic ? nb::none() : nb::object(nb::int_(d)));
+        return nb::make_tuple(dims, std::string(ef::name_of(spec->dtype)));
+      },
+      nb::arg("model"));
 }
 
 }  // namespace efpy

@@ -140,3 +140,83 @@ def test_a_model_compiled_with_the_users_own_loss_saves_without_its_compile_sett
                                       m.predict(np.ones((1, 3), "float32"), verbose=0))
         back.compile(optimizer="sgd", loss=my_loss)  # compiled again by the program, as with Keras
         back.fit(np.ones((4, 3), "float32"), np.zeros((4, 2), "float32"), verbose=0)
+
+
+SUBCLASSED = '''
+def define(K):
+    @K.saving.register_keras_serializable(package="subclassed_test")
+    class TwoLayer(K.Model):
+        def __init__(self, units=4, **kwargs):
+            super().__init__(**kwargs)
+            self.units = units
+            self.hidden = K.layers.Dense(units, activation="relu")
+            self.head = K.layers.Dense(1)
+
+        def call(self, x):
+            return self.head(self.hidden(x))
+
+        def get_config(self):
+            return {**super().get_config(), "units": self.units}
+    return TwoLayer
+'''
+
+
+def _two_layer():
+    ns = {}
+    exec(SUBCLASSED, ns)
+    return ns["define"](keras)
+
+
+def test_subclassed_model_with_get_config_saves_as_keras_does(tmp_path):
+    TwoLayer = _two_layer()
+    x = np.random.default_rng(4).normal(size=(8, 3)).astype("float32")
+    y = x.sum(axis=1, keepdims=True)
+    m = TwoLayer(units=6, name="two")
+    m.compile(optimizer=keras.optimizers.Adam(0.01), loss="mse")
+    m.fit(x, y, epochs=2, batch_size=4, verbose=0)
+    path = str(tmp_path / "sub.keras")
+    m.save(path)
+    with zipfile.ZipFile(path) as z:
+        top = json.loads(z.read("config.json"))
+    assert top["class_name"] == "TwoLayer" and top["registered_name"] == "subclassed_test>TwoLayer"
+    assert top["config"]["units"] == 6 and top["build_config"]["input_shape"] == [None, 3]
+    back = keras.models.load_model(path)
+    assert type(back) is TwoLayer and back.units == 6
+    np.testing.assert_array_equal(back.predict(x, verbose=0), m.predict(x, verbose=0))
+    for _ in range(2):  # the optimizer's state came along
+        m.train_on_batch(x, y)
+        back.train_on_batch(x, y)
+    for a, b in zip(m.get_weights(), back.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
+
+
+def test_subclassed_model_errors_name_what_is_missing(tmp_path):
+    class NoConfig(keras.Model):
+        def __init__(self, units):
+            super().__init__()
+            self.d = keras.layers.Dense(units)
+
+        def call(self, x):
+            return self.d(x)
+    m = NoConfig(2)
+    with pytest.raises(ValueError, match="not been built"):
+        m.save(str(tmp_path / "a.keras"))
+    m(np.ones((1, 3), "float32"))
+    with pytest.raises(NotImplementedError, match="get_config"):
+        m.save(str(tmp_path / "a.keras"))
+    assert not os.path.exists(tmp_path / "a.keras")
+    # A file whose class this program does not know.
+    TwoLayer = _two_layer()
+    t = TwoLayer(2)
+    t(np.ones((1, 3), "float32"))
+    t.save(str(tmp_path / "b.keras"))
+    with zipfile.ZipFile(tmp_path / "b.keras") as z:
+        files = {n: z.read(n) for n in z.namelist()}
+    top = json.loads(files["config.json"])
+    top["class_name"], top["registered_name"] = "Unknown", "pkg>Unknown"
+    files["config.json"] = json.dumps(top).encode()
+    with zipfile.ZipFile(tmp_path / "c.keras", "w") as z:
+        for n, b in files.items():
+            z.writestr(n, b)
+    with pytest.raises(TypeError, match="Unknown"):
+        keras.models.load_model(str(tmp_path / "c.keras"))

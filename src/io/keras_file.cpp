@@ -155,3 +155,30 @@ std::shared_ptr<train::Model> load_legacy_h5_model(const std::string& path, cons
 }
 
 }  // namespace ef::io
+
+namespace ef {
+
+std::string keras_compile_config(const train::Model& model) {
+  if (!model.compiled()) return "";
+  try {
+    return detail::config_to_json(io::keras::compile_to_keras(model.compile_options(), *model.optimizer()));
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::unimplemented) throw;
+    log(LogLevel::warning, "save_model: saved without the compile settings and the optimizer's state: " + std::string(e.what()));
+    return "";
+  }
+}
+
+void compile_from_keras_config(train::Model& model, const std::string& text, const std::string& where) {
+  nn::ConfigValue v = detail::config_from_json(io::parse_json(text, where + " compile_config", true));
+  const auto* m = std::get_if<nn::ConfigMap>(&v.value);
+  if (!m) throw Error(ErrorCode::data_loss, where + ": compile_config is not a JSON object");
+  try {
+    model.compile(io::keras::compile_from_keras(*m, where));
+  } catch (const Error& e) {
+    if (std::string(e.what()).find(where) != std::string::npos) throw;
+    throw Error(e.kind(), where + ": compiling the loaded model failed: " + e.what());
+  }
+}
+
+}  // namespace ef

@@ -16,10 +16,10 @@
 #include "eagerflow/core/error.h"
 #include "eagerflow/io/safetensors.h"
 #include "eagerflow/ops/random.h"
-#include "eagerflow/saving/keras_weights.h"
 #include "eagerflow/train/distribution.h"
 #include "eagerflow/train/model.h"
 #include "io/fnv1a.h"
+#include "train/keras_weight_files.h"
 
 namespace ef::train {
 namespace {
@@ -224,7 +224,7 @@ void Model::save_weights(const std::string& path) const {
       fail(ErrorKind(ErrorCode::failed_precondition, PythonBuiltin::value_error), name(),
            "You are saving a model that has not yet been built. Try building the model first by calling it on some "
            "data or by using `build()`.");
-    save_keras_weights(*this, path, optimizer_.get());
+    detail::save_keras_weights_file(*this, path);
     return;
   }
   std::vector<io::NamedTensor> tensors;
@@ -238,11 +238,11 @@ void Model::load_weights(const std::string& path, bool skip_mismatch) {
     fail(ErrorKind(ErrorCode::failed_precondition, PythonBuiltin::value_error), name(),
          "has no weights yet: call the model once (or build it) before load_weights('" + path + "')");
   if (keras3_name(path)) {
-    load_keras_weights(*this, path, optimizer_.get(), KerasWeightsLoadOptions{skip_mismatch});
+    detail::load_keras_weights_file(*this, path, skip_mismatch);
     return;
   }
   if (legacy_name(path)) {
-    load_legacy_h5_weights(*this, path);
+    detail::load_legacy_weights_file(*this, path);
     return;
   }
   io::TensorFile file = io::load_safetensors(path);

@@ -67,4 +67,10 @@ std::string model_to_json(const nn::Layer& model);
 std::string model_to_keras_json(const nn::Layer& model);
 std::shared_ptr<nn::Layer> model_from_json(const std::string& json, const LoadModelOptions& options = {});
 
+// Keras' compile_config of a compiled model as JSON text ("" when it is not compiled, or when a
+// loss, metric or schedule is the user's own code), and a model compiled from such text: what
+// .keras files hold, for models whose architecture is saved by other means (Python subclasses).
+std::string keras_compile_config(const train::Model& model);
+void compile_from_keras_config(train::Model& model, const std::string& compile_config_json, const std::string& where);
+
 }  // namespace ef

@@ -141,6 +141,9 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
     filepath = os.fspath(filepath)
     if not overwrite and os.path.exists(filepath):
         raise FileExistsError(f"save_model: '{filepath}' exists and overwrite=False")
+    if filepath.endswith(".keras") and isinstance(model, _training.Model) and not model._is_functional:
+        from . import _subclassed_file  # Keras' .keras of a subclassed Model: class, config, weights
+        return _subclassed_file.save(model, filepath, include_optimizer)
     _check_savable(model, "save_model")
     _s.save_model(model, filepath, include_optimizer)
 
@@ -165,7 +168,11 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
             "`load_model()` in Keras 3. In order to reload a TensorFlow SavedModel as an inference-only layer in "
             f"Keras 3, use `keras.layers.TFSMLayer({os.fspath(filepath)}, call_endpoint='serving_default')` (note "
             "that your `call_endpoint` might have a different name).")
-    _use_custom_objects({**scoped_layer_classes(), **(custom_objects or {})}, "load_model")
+    custom = {**scoped_layer_classes(), **(custom_objects or {})}
+    from . import _subclassed_file
+    if _subclassed_file.is_subclassed_file(os.fspath(filepath)):
+        return _subclassed_file.load(os.fspath(filepath), custom, compile)
+    _use_custom_objects(custom, "load_model")
     return _with_output_structure(_s.load_model(os.fspath(filepath), compile, _make_model))
 
 

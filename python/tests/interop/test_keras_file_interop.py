@@ -233,3 +233,58 @@ for name in ("mlp", "cnn", "functional", "rnn"):
     m.fit(x, y, epochs=1, verbose=0)  # compiled from training_config
 print("ok")
 ''', tmp_path)
+
+
+SUBCLASSED = r'''
+def define(K):
+    @K.saving.register_keras_serializable(package="interop_sub")
+    class TwoLayer(K.Model):
+        def __init__(self, units=4, **kwargs):
+            super().__init__(**kwargs)
+            self.units = units
+            self.hidden = K.layers.Dense(units, activation="relu")
+            self.head = K.layers.Dense(1)
+
+        def call(self, x):
+            return self.head(self.hidden(x))
+
+        def get_config(self):
+            return {**super().get_config(), "units": self.units}
+    return TwoLayer
+'''
+
+
+def test_subclassed_models_cross_both_ways(tmp_path, run_client):
+    ns = {}
+    exec(SUBCLASSED, ns)
+    TwoLayer = ns["define"](keras)
+    x = np.random.default_rng(5).normal(size=(8, 3)).astype("float32")
+    y = x.sum(axis=1, keepdims=True)
+    m = TwoLayer(units=5)
+    m.compile(optimizer=keras.optimizers.SGD(0.05, momentum=0.9), loss="mse")
+    m.fit(x, y, epochs=2, batch_size=4, verbose=0)
+    m.save(str(tmp_path / "ours.keras"))
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "ours.npy", m.predict(x, verbose=0))
+    m.train_on_batch(x, y)
+    np.savez(tmp_path / "ours_after.npz", *m.get_weights())
+    run_client(SUBCLASSED + '''
+import numpy as np, keras
+TwoLayer = define(keras)
+x = np.load("x.npy"); y = x.sum(axis=1, keepdims=True)
+m = keras.models.load_model("ours.keras")
+assert type(m).__name__ == "TwoLayer" and m.units == 5
+np.testing.assert_allclose(m.predict(x, verbose=0), np.load("ours.npy"), atol=1e-6, rtol=0)
+m.train_on_batch(x, y)
+after = np.load("ours_after.npz")
+for i, w in enumerate(m.get_weights()):
+    np.testing.assert_allclose(np.asarray(w), after[f"arr_{i}"], atol=2e-5, rtol=0)
+k = TwoLayer(units=3)
+k.compile(optimizer="sgd", loss="mse")
+k.fit(x, y, epochs=1, verbose=0)
+k.save("theirs.keras")
+np.save("theirs.npy", k.predict(x, verbose=0))
+''', tmp_path)
+    theirs = keras.models.load_model(str(tmp_path / "theirs.keras"))
+    assert theirs.units == 3
+    np.testing.assert_allclose(theirs.predict(x, verbose=0), np.load(tmp_path / "theirs.npy"), atol=1e-6, rtol=0)

@@ -1,6 +1,6 @@
 // tf.train's checkpoint functions over TF's checkpoint files; the state file is parsed as the
 // text-format CheckpointState TF writes (one `field: "quoted string"` per line).
-#include "eagerflow/train/tf_checkpoint.h"
+#include "eagerflow/io/tf_checkpoint.h"
 
 #include <filesystem>
 #include <fstream>
