@@ -2,6 +2,13 @@
 
 #include <hdf5.h>
 
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -123,8 +130,15 @@ std::string type_text(hid_t t) {
   }
 }
 
-// Whether an attribute `name` on `obj` holds the text `value` (Keras marks bfloat16 so).
-bool attr_is(hid_t obj, const char* name, const std::string& value, const FileInfo& f, const std::string& path);
+// Whether `obj` has a string attribute `name`.
+bool has_string_attr(hid_t obj, const char* name, const FileInfo& f, const std::string& path) {
+  htri_t exists = H5Aexists(obj, name);
+  if (exists < 0) fail_hdf5(f, path, "H5Aexists");
+  if (!exists) return false;
+  Handle a(checked(H5Aopen(obj, name, H5P_DEFAULT), f, path, "H5Aopen"));
+  Handle type(checked(H5Aget_type(a.get()), f, path, "H5Aget_type"));
+  return H5Tget_class(type.get()) == H5T_STRING;
+}
 
 // The eagerflow dtype of a file type; nullopt when unsupported.
 std::optional<DType> dtype_of_file_type(hid_t t, hid_t dataset, const FileInfo& f, const std::string& path) {
@@ -159,10 +173,99 @@ std::optional<DType> dtype_of_file_type(hid_t t, hid_t dataset, const FileInfo& 
       return DType::bool_;
     }
     case H5T_OPAQUE:
-      if (size == 2 && attr_is(dataset, "dtype", "bfloat16", f, path)) return DType::bfloat16;
+      // Keras marks bfloat16 (its only 2-byte opaque data) with a string attribute "dtype"; its
+      // value is not read: variable-length strings are costly to read safely (read_vlen_isolated).
+      if (size == 2 && has_string_attr(dataset, "dtype", f, path)) return DType::bfloat16;
       return std::nullopt;
     default: return std::nullopt;
   }
+}
+
+bool write_all(int fd, const void* data, std::size_t n) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+// Variable-length strings live in the file's global heap, which libhdf5 1.10 reads without
+// checking a damaged heap reference (it reads past its buffers and crashes). They are read in a
+// forked child that only calls HDF5 and write(): a crash there is an error here. The child
+// sends each string as <u64 length><bytes>.
+std::vector<std::string> read_vlen_isolated(hid_t attr, hid_t mem, hid_t space, hsize_t n, const FileInfo& f,
+                                            const std::string& path) {
+  int fds[2];
+  if (::pipe(fds) != 0) fail_at(f, path, "cannot read a variable-length string (pipe failed)", ErrorCode::internal);
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    fail_at(f, path, "cannot read a variable-length string (fork failed)", ErrorCode::internal);
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::vector<char*> ptrs(n, nullptr);
+    if (H5Aread(attr, mem, ptrs.data()) < 0) ::_exit(3);
+    for (char* p : ptrs) {
+      std::uint64_t len = p ? std::strlen(p) : 0;
+      if (!write_all(fds[1], &len, 8) || (len && !write_all(fds[1], p, len))) ::_exit(4);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string data;
+  char buf[65536];
+  bool too_long = false;
+  bool timed_out = false;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (true) {
+    // A child that loops inside HDF5 on a damaged heap is killed, not waited for forever.
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    pollfd pfd{fds[0], POLLIN, 0};
+    int ready = left > 0 ? ::poll(&pfd, 1, static_cast<int>(left)) : 0;
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {
+      timed_out = true;
+      ::kill(pid, SIGKILL);
+      break;
+    }
+    ssize_t r = ::read(fds[0], buf, sizeof buf);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    if (data.size() + static_cast<std::size_t>(r) > kMaxStringAttr) {
+      too_long = true;
+      ::kill(pid, SIGKILL);
+      break;
+    }
+    data.append(buf, static_cast<std::size_t>(r));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  (void)space;
+  if (too_long) fail_at(f, path, "a variable-length string attribute of more than 1 GiB");
+  if (timed_out) fail_at(f, path, "a damaged variable-length string (reading it did not finish in 30 s)");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    fail_at(f, path, WIFSIGNALED(status) ? "a damaged variable-length string (the HDF5 library crashed reading it)"
+                                         : "cannot read the variable-length string");
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  for (hsize_t i = 0; i < n; ++i) {
+    std::uint64_t len = 0;
+    if (data.size() - at < 8) fail_at(f, path, "cannot read the variable-length string");
+    std::memcpy(&len, data.data() + at, 8);
+    at += 8;
+    if (len > data.size() - at) fail_at(f, path, "cannot read the variable-length string");
+    out.emplace_back(data.data() + at, len);
+    at += len;
+  }
+  return out;
 }
 
 // Reads a string attribute's elements (fixed or variable length, any rank up to 1).
@@ -184,11 +287,8 @@ std::vector<std::string> read_strings(hid_t attr, const FileInfo& f, const std::
     Handle mem(H5Tcopy(H5T_C_S1));
     H5Tset_size(mem.get(), H5T_VARIABLE);
     H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
-    std::vector<char*> ptrs(n, nullptr);
-    checked(H5Aread(attr, mem.get(), ptrs.data()), f, path, "H5Aread", 0);
-    for (char* p : ptrs) out.emplace_back(p ? p : "");
-    H5Dvlen_reclaim(mem.get(), space.get(), H5P_DEFAULT, ptrs.data());
-    return out;
+    if (n > f.size) fail_at(f, path, "a string attribute of " + std::to_string(n) + " elements");
+    return read_vlen_isolated(attr, mem.get(), space.get(), n, f, path);
   }
   std::size_t size = H5Tget_size(type.get());
   if (size == 0 || size > kMaxStringAttr || n * size > kMaxStringAttr || n * size > f.size + 64)
@@ -204,17 +304,6 @@ std::vector<std::string> read_strings(hid_t attr, const FileInfo& f, const std::
     out.emplace_back(s, strnlen(s, size));
   }
   return out;
-}
-
-bool attr_is(hid_t obj, const char* name, const std::string& value, const FileInfo& f, const std::string& path) {
-  htri_t exists = H5Aexists(obj, name);
-  if (exists < 0) fail_hdf5(f, path, "H5Aexists");
-  if (!exists) return false;
-  Handle a(checked(H5Aopen(obj, name, H5P_DEFAULT), f, path, "H5Aopen"));
-  Handle type(checked(H5Aget_type(a.get()), f, path, "H5Aget_type"));
-  if (H5Tget_class(type.get()) != H5T_STRING) return false;
-  auto v = read_strings(a.get(), f, path + "@" + name);
-  return v.size() == 1 && v[0] == value;
 }
 
 // Dims of a dataspace, checked: simple, rank <= 32, no overflow of elements * element_size.
@@ -248,6 +337,41 @@ std::vector<std::int64_t> checked_dims(hid_t space, std::size_t element_size, bo
     fail_at(f, path, "the dataset's shape " + shape_text + " claims " + std::to_string(bytes) +
                          " bytes, more than the file of " + std::to_string(f.size) + " bytes can hold");
   return out;
+}
+
+std::uint64_t u64_at(std::span<const std::byte> b, std::size_t at) {
+  std::uint64_t v = 0;
+  std::memcpy(&v, b.data() + at, 8);
+  return v;  // HDF5 stores little-endian; eagerflow runs on little-endian machines
+}
+
+// libhdf5 1.10 trusts the object sizes inside a global heap collection (where variable-length
+// strings live) and reads past its buffer when one is damaged: every collection ("GCOL",
+// version 1) is checked here first, so that such a file is an error rather than a crash.
+void check_global_heaps(std::span<const std::byte> b, const FileInfo& f) {
+  const std::size_t n = b.size();
+  for (std::size_t p = 0; p + 16 <= n; ++p) {
+    if (std::memcmp(b.data() + p, "GCOL", 4) != 0 || static_cast<unsigned char>(b[p + 4]) != 1) continue;
+    std::uint64_t size = u64_at(b, p + 8);
+    if (size < 16 || size > n - p)
+      fail_at(f, "", "a global heap collection at byte " + std::to_string(p) + " claims " + std::to_string(size) +
+                         " bytes, past the end of the file");
+    std::uint64_t end = p + size, off = p + 16;
+    while (off + 16 <= end) {
+      unsigned idx = static_cast<unsigned>(static_cast<unsigned char>(b[off])) |
+                     static_cast<unsigned>(static_cast<unsigned char>(b[off + 1])) << 8;
+      std::uint64_t object = u64_at(b, off + 8);
+      std::uint64_t room = end - off;
+      if (idx == 0) {  // the free space, which ends the collection: its size counts its header
+        if (object > room) fail_at(f, "", "a global heap collection at byte " + std::to_string(p) + " is damaged");
+        break;
+      }
+      if (object > room || 16 + ((object + 7) / 8) * 8 > room)
+        fail_at(f, "", "a global heap object at byte " + std::to_string(off) + " claims " + std::to_string(object) +
+                           " bytes, more than its collection holds");
+      off += 16 + ((object + 7) / 8) * 8;
+    }
+  }
 }
 
 std::shared_ptr<FileInfo> info_for(const std::string& what) {
@@ -489,20 +613,14 @@ void Group::set_fixed_string_array_attr(const std::string& name, const std::vect
 // ---------------------------------------------------------------- File
 
 File File::open(const std::string& path) {
-  File out;
-  out.info_ = info_for(path);
+  auto info = info_for(path);
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec))
-    throw Error(kFileNotFound, path + ": no such file");
-  if (!std::filesystem::is_regular_file(path, ec)) fail_at(*out.info_, "", "is not a regular file", ErrorCode::invalid_argument);
-  if (!has_signature(path)) fail_at(*out.info_, "", "is not an HDF5 file (no HDF5 signature at its start)", ErrorCode::invalid_argument);
-  Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
-  H5Pset_fapl_sec2(fapl.get());
-  out.h_ = Handle(checked(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), *out.info_, "", "H5Fopen"));
-  hsize_t size = 0;
-  checked(H5Fget_filesize(out.h_.get(), &size), *out.info_, "", "H5Fget_filesize", 0);
-  out.info_->size = size;
-  return out;
+  if (!std::filesystem::exists(path, ec)) throw Error(kFileNotFound, path + ": no such file");
+  if (!std::filesystem::is_regular_file(path, ec)) fail_at(*info, "", "is not a regular file", ErrorCode::invalid_argument);
+  if (!has_signature(path)) fail_at(*info, "", "is not an HDF5 file (no HDF5 signature at its start)", ErrorCode::invalid_argument);
+  // Read whole, so that the bytes are checked before HDF5 parses them (check_global_heaps).
+  std::vector<std::byte> bytes = read_file(path);
+  return open_image(bytes, path);
 }
 
 File File::open_image(std::span<const std::byte> bytes, const std::string& what) {
@@ -510,12 +628,16 @@ File File::open_image(std::span<const std::byte> bytes, const std::string& what)
   out.info_ = info_for(what);
   if (bytes.size() < 8 || std::memcmp(bytes.data(), "\x89HDF\r\n\x1a\n", 8) != 0)
     fail_at(*out.info_, "", "is not an HDF5 file (no HDF5 signature at its start)", ErrorCode::invalid_argument);
+  check_global_heaps(bytes, *out.info_);
   // The core driver on a copy of the bytes: reads never touch the caller's buffer.
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
   checked(H5Pset_fapl_core(fapl.get(), 1 << 16, 0), *out.info_, "", "H5Pset_fapl_core", 0);
   checked(H5Pset_file_image(fapl.get(), const_cast<std::byte*>(bytes.data()), bytes.size()), *out.info_, "",
           "H5Pset_file_image", 0);
-  out.h_ = Handle(checked(H5Fopen(what.c_str(), H5F_ACC_RDONLY, fapl.get()), *out.info_, "", "H5Fopen"));
+  // A name no file has: the core driver would otherwise read a file of that name from disk.
+  static std::uint64_t images = 0;
+  std::string name = "<ef-hdf5-image-" + std::to_string(++images) + ">";
+  out.h_ = Handle(checked(H5Fopen(name.c_str(), H5F_ACC_RDONLY, fapl.get()), *out.info_, "", "H5Fopen"));
   out.info_->size = bytes.size();
   return out;
 }
@@ -525,7 +647,9 @@ File File::create(const std::string& what) {
   out.info_ = info_for(what);
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
   checked(H5Pset_fapl_core(fapl.get(), 1 << 16, 0), *out.info_, "", "H5Pset_fapl_core", 0);
-  out.h_ = Handle(checked(H5Fcreate(what.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), *out.info_, "", "H5Fcreate"));
+  static std::uint64_t created = 0;
+  std::string name = "<ef-hdf5-new-" + std::to_string(++created) + ">";
+  out.h_ = Handle(checked(H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), *out.info_, "", "H5Fcreate"));
   return out;
 }
 
