@@ -56,6 +56,16 @@ ErrorKind kind_of_call(Fn&& fn) {
   return ErrorCode::unknown;
 }
 
+// Fewer under sanitizers; EF_FUZZ_ITERATIONS / EF_FUZZ_SEED run longer campaigns by hand.
+int fuzz_iterations(int normal) {
+  if (const char* n = std::getenv("EF_FUZZ_ITERATIONS")) return std::atoi(n);
+  return std::getenv("EF_SANITIZED") ? normal / 5 : normal;
+}
+unsigned fuzz_seed(unsigned normal) {
+  const char* s = std::getenv("EF_FUZZ_SEED");
+  return s ? static_cast<unsigned>(std::atoi(s)) : normal;
+}
+
 std::vector<std::string> entry_paths(const nn::Layer& m) {
   std::vector<std::string> out;
   for (const auto& e : io::keras::model_entries(m)) out.push_back(e.path + ":" + std::to_string(e.vars.size()));
@@ -279,52 +289,59 @@ TEST(KerasWeights, EveryDtypeRoundTrips) {
   EXPECT_EQ(*g.root().string_list_attr("fixed"), (std::vector<std::string>{"dense", "batch_normalization", ""}));
 }
 
-TEST(KerasWeights, LegacyKeras2FilesLoadInLayerOrder) {
-  // A legacy whole-model file as Keras 2 lays it out: model_weights with layer_names, each
-  // layer's weight_names (trainable first), datasets at nested paths.
-  random::set_seed(7);
-  auto a = std::make_shared<train::Sequential>();
-  a->add<nn::Dense>(4);
-  a->add<nn::BatchNormalization>();
-  a->add<nn::Dense>(2);
-  a->build({kDynamic, 3});
-  std::string path = temp_path("legacy.h5");
-  {
-    io::h5::Lock lock;
-    io::h5::File f = io::h5::File::create("legacy.h5");
-    io::h5::Group root = f.root();
-    root.set_string_attr("keras_version", "2.15.0");
-    root.set_string_attr("backend", "tensorflow");
-    root.set_string_attr("model_config", "{\"class_name\": \"Sequential\"}");
-    io::h5::Group mw = root.create_group("model_weights");
-    std::vector<std::string> names = {"dense", "batch_normalization", "dropout", "dense_1"};
-    mw.set_fixed_string_array_attr("layer_names", names);
-    std::vector<nn::Layer*> layers = {a->stack()[0].get(), a->stack()[1].get(), nullptr, a->stack()[2].get()};
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      io::h5::Group lg = mw.create_group(names[i]);
-      std::vector<std::string> wn;
-      if (layers[i]) {
-        io::h5::Group inner = lg.create_group(names[i]);
-        for (const Variable& v : layers[i]->weights()) {
-          std::string leaf = v.name().substr(v.name().rfind('/') + 1) + ":0";
-          wn.push_back(names[i] + "/" + leaf);
-          inner.write_dataset(leaf, v.value());
-        }
+namespace {
+
+std::shared_ptr<train::Sequential> legacy_model() {
+  auto m = std::make_shared<train::Sequential>();
+  m->add<nn::Dense>(4);
+  m->add<nn::BatchNormalization>();
+  m->add<nn::Dense>(2);
+  m->build({kDynamic, 3});
+  return m;
+}
+
+// A legacy whole-model file as Keras 2 lays it out: model_weights with layer_names, each
+// layer's weight_names (trainable first), datasets at nested paths.
+void write_legacy_file(const train::Sequential& a, const std::string& path) {
+  io::h5::Lock lock;
+  io::h5::File f = io::h5::File::create("legacy.h5");
+  io::h5::Group root = f.root();
+  root.set_string_attr("keras_version", "2.15.0");
+  root.set_string_attr("backend", "tensorflow");
+  root.set_string_attr("model_config", "{\"class_name\": \"Sequential\"}");
+  io::h5::Group mw = root.create_group("model_weights");
+  std::vector<std::string> names = {"dense", "batch_normalization", "dropout", "dense_1"};
+  mw.set_fixed_string_array_attr("layer_names", names);
+  std::vector<nn::Layer*> layers = {a.stack()[0].get(), a.stack()[1].get(), nullptr, a.stack()[2].get()};
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    io::h5::Group lg = mw.create_group(names[i]);
+    std::vector<std::string> wn;
+    if (layers[i]) {
+      io::h5::Group inner = lg.create_group(names[i]);
+      for (const Variable& v : layers[i]->weights()) {
+        std::string leaf = v.name().substr(v.name().rfind('/') + 1) + ":0";
+        wn.push_back(names[i] + "/" + leaf);
+        inner.write_dataset(leaf, v.value());
       }
-      lg.set_fixed_string_array_attr("weight_names", wn);
     }
-    f.save(path);
+    lg.set_fixed_string_array_attr("weight_names", wn);
   }
+  f.save(path);
+}
+
+}  // namespace
+
+TEST(KerasWeights, LegacyKeras2FilesLoadInLayerOrder) {
+  random::set_seed(7);
+  auto a = legacy_model();
+  std::string path = temp_path("legacy.h5");
+  write_legacy_file(*a, path);
   EXPECT_TRUE(is_legacy_h5_file(path));
   auto attrs = legacy_h5_attributes(path);
   EXPECT_EQ(attrs["keras_version"], "2.15.0");
   EXPECT_EQ(attrs.count("training_config"), 0u);
   random::set_seed(8);
-  auto b = std::make_shared<train::Sequential>();
-  b->add<nn::Dense>(4);
-  b->add<nn::BatchNormalization>();
-  b->add<nn::Dense>(2);
-  b->build({kDynamic, 3});
+  auto b = legacy_model();
   b->load_weights(path);
   expect_same_values(a->weights(), b->weights());
   // The Keras 3 loader points at the legacy one.
@@ -341,8 +358,8 @@ TEST(KerasWeights, FuzzedFilesAreErrorsNeverCrashes) {
   m->compile(std::make_shared<optim::Adam>(), train::MeanSquaredError());
   m->train_on_batch(random::normal({4, 7, 3}), random::normal({4, 3}));
   std::vector<std::byte> good = keras_weights_to_bytes(*m, m->optimizer().get());
-  int iterations = std::getenv("EF_SANITIZED") ? 300 : 1500;
-  std::mt19937 rng(1234);
+  int iterations = fuzz_iterations(1500);
+  std::mt19937 rng(fuzz_seed(1234));
   int loaded = 0, errors = 0;
   for (int i = 0; i < iterations; ++i) {
     std::vector<std::byte> bytes = good;
@@ -368,5 +385,33 @@ TEST(KerasWeights, FuzzedFilesAreErrorsNeverCrashes) {
     }
   }
   EXPECT_EQ(loaded + errors, iterations);
+  EXPECT_GT(errors, 0);
+}
+
+TEST(KerasWeights, FuzzedLegacyFilesAreErrorsNeverCrashes) {
+  auto m = legacy_model();
+  std::string good_path = temp_path("legacy_good.h5");
+  write_legacy_file(*m, good_path);
+  std::vector<std::byte> good = io::read_file(good_path);
+  std::string path = temp_path("legacy_fuzzed.h5");
+  int iterations = fuzz_iterations(600);
+  std::mt19937 rng(fuzz_seed(99));
+  int errors = 0;
+  for (int i = 0; i < iterations; ++i) {
+    std::vector<std::byte> bytes = good;
+    if (i % 3 == 2) {
+      bytes.resize(8 + rng() % (bytes.size() - 8));
+    } else {
+      int flips = 1 + static_cast<int>(rng() % 6);
+      for (int k = 0; k < flips; ++k) bytes[rng() % bytes.size()] ^= static_cast<std::byte>(1u << (rng() % 8));
+    }
+    io::write_file_atomically(path, bytes);
+    try {
+      legacy_h5_attributes(path);
+      load_legacy_h5_weights(*m, path);
+    } catch (const Error&) {
+      ++errors;
+    }
+  }
   EXPECT_GT(errors, 0);
 }

@@ -13,6 +13,7 @@
 // below are errors before anything is allocated.
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -119,6 +120,8 @@ class File {
   std::vector<std::byte> image();
   void save(const std::string& path);
   const FileInfo& info() const { return *info_; }
+  std::shared_ptr<const FileInfo> info_ptr() const { return info_; }
+  hid handle() const { return h_.get(); }
 
  private:
   File() = default;
@@ -128,5 +131,60 @@ class File {
 
 // Whether `path` starts with the HDF5 signature (at offset 0; HDF5 also allows 512, 1024, ...).
 bool has_signature(const std::string& path);
+
+}  // namespace ef::io::h5
+
+namespace ef::io::h5 {
+
+// A read-only copy of a whole file's groups, datasets (dtype, shape, bytes) and string
+// attributes, made by walking the file in a forked child process: libhdf5 1.10 can crash on
+// damaged files (it trusts sizes and references it reads), and a crash in the child is an
+// ef::Error here. The walk follows hard links only, at most 64 groups deep, each object once.
+// Loaders of files from elsewhere read snapshots; the live Group API is for files we make.
+class SnapshotGroup {
+ public:
+  std::vector<std::string> members(std::size_t max_members = 1 << 20) const;
+  bool has_group(const std::string& name) const { return groups_.count(name) > 0; }
+  bool has_dataset(const std::string& name) const { return datasets_.count(name) > 0; }
+  const SnapshotGroup& group(const std::string& name) const;
+  TensorSpec dataset_spec(const std::string& name) const;
+  Tensor read_dataset(const std::string& name) const;
+  bool has_attr(const std::string& name) const { return attrs_.count(name) > 0; }
+  std::optional<std::vector<std::string>> string_list_attr(const std::string& name) const;
+  std::optional<std::string> string_attr(const std::string& name) const;
+  const std::string& path() const { return path_; }
+  const FileInfo& file() const { return *file_; }
+
+ private:
+  friend struct SnapshotBuilder;
+  struct Dataset {
+    std::optional<DType> dtype;  // nullopt: a type eagerflow does not read (type_text says which)
+    std::string type_text;
+    std::vector<std::int64_t> dims;
+    std::vector<std::byte> data;
+  };
+  struct Attr {
+    bool is_string = false;
+    std::vector<std::string> values;  // strings; for other types, empty when it has no elements
+    std::uint64_t elements = 0;
+    std::string type_text;
+  };
+  std::shared_ptr<const FileInfo> file_;
+  std::string path_;
+  std::map<std::string, SnapshotGroup> groups_;
+  std::map<std::string, Dataset> datasets_;
+  std::map<std::string, Attr> attrs_;
+};
+
+class Snapshot {
+ public:
+  static Snapshot of_file(const std::string& path);
+  static Snapshot of_image(std::span<const std::byte> bytes, const std::string& what);
+  const SnapshotGroup& root() const { return *root_; }
+  const FileInfo& info() const { return root_->file(); }
+
+ private:
+  std::shared_ptr<SnapshotGroup> root_;
+};
 
 }  // namespace ef::io::h5

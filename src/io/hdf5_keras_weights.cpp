@@ -39,22 +39,20 @@ io::h5::Group make_groups(io::h5::Group root, const std::string& path) {
   return g;
 }
 
-// The group at `path`, or nullopt when any part is missing.
-std::optional<io::h5::Group> find_groups(const io::h5::Group& root, const std::string& path) {
-  std::optional<io::h5::Group> g;
-  const io::h5::Group* at = &root;
+// The group at `path`, or null when any part is missing.
+const io::h5::SnapshotGroup* find_groups(const io::h5::SnapshotGroup& root, const std::string& path) {
+  const io::h5::SnapshotGroup* at = &root;
   std::size_t start = 0;
-  if (path.empty()) return std::nullopt;
+  if (path.empty()) return nullptr;
   while (true) {
     std::size_t end = path.find('/', start);
     std::string part = path.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    if (!at->has_group(part)) return std::nullopt;
-    g = at->group(part);
-    at = &*g;
+    if (!at->has_group(part)) return nullptr;
+    at = &at->group(part);
     if (end == std::string::npos) break;
     start = end + 1;
   }
-  return g;
+  return at;
 }
 
 void write_entries(io::h5::File& file, const std::vector<Entry>& entries) {
@@ -79,10 +77,10 @@ struct Assignment {
 
 // Reads `e`'s datasets into `out` when they fit; a line per problem otherwise. `optional_count`:
 // another number of variables is no problem, the entry is skipped (Keras' optimizer warning).
-void match_entry(const io::h5::Group& root, const Entry& e, bool optional_count, std::vector<Assignment>& out,
+void match_entry(const io::h5::SnapshotGroup& root, const Entry& e, bool optional_count, std::vector<Assignment>& out,
                  std::vector<std::string>& problems) {
   std::string vars_path = e.path.empty() ? "vars" : e.path + "/vars";
-  std::optional<io::h5::Group> g = find_groups(root, vars_path);
+  const io::h5::SnapshotGroup* g = find_groups(root, vars_path);
   std::vector<std::string> members = g ? g->members(1 << 16) : std::vector<std::string>{};
   if (members.size() != e.vars.size()) {
     if (optional_count) return;
@@ -131,7 +129,7 @@ void match_entry(const io::h5::Group& root, const Entry& e, bool optional_count,
   throw Error(ErrorKind(ErrorCode::invalid_argument, PythonBuiltin::value_error), msg);
 }
 
-void load_from(io::h5::File& file, nn::Layer& model, optim::Optimizer* optimizer, bool skip_mismatch) {
+void load_from(const io::h5::Snapshot& file, nn::Layer& model, optim::Optimizer* optimizer, bool skip_mismatch) {
   trace::EagerScope eager;
   const std::string& what = file.info().what;
   std::vector<Entry> entries = io::keras::model_entries(model);
@@ -140,7 +138,7 @@ void load_from(io::h5::File& file, nn::Layer& model, optim::Optimizer* optimizer
   if (!any)
     fail(ErrorKind(ErrorCode::failed_precondition, PythonBuiltin::value_error), model.name(),
          "has no weights yet: call the model once (or build it) before loading '" + what + "'");
-  io::h5::Group root = file.root();
+  const io::h5::SnapshotGroup& root = file.root();
   if (root.has_attr("layer_names") || (root.has_group("model_weights") && root.group("model_weights").has_attr("layer_names")))
     throw Error(ErrorKind(ErrorCode::invalid_argument, PythonBuiltin::value_error),
                 what + ": a legacy Keras 2 HDF5 file (layer_names), not Keras 3's weights layout: load it under a "
@@ -174,8 +172,7 @@ void save_keras_weights(const nn::Layer& model, const std::string& path, const o
 
 void load_keras_weights(nn::Layer& model, const std::string& path, optim::Optimizer* optimizer,
                         const KerasWeightsLoadOptions& options) {
-  io::h5::Lock lock;
-  io::h5::File file = io::h5::File::open(path);
+  io::h5::Snapshot file = io::h5::Snapshot::of_file(path);
   load_from(file, model, optimizer, options.skip_mismatch);
 }
 
@@ -185,8 +182,7 @@ void load_keras_weights(nn::Layer& model, const std::string& path, optim::Optimi
 
 void keras_weights_from_bytes(nn::Layer& model, std::span<const std::byte> h5, optim::Optimizer* optimizer,
                               const std::string& what) {
-  io::h5::Lock lock;
-  io::h5::File file = io::h5::File::open_image(h5, what);
+  io::h5::Snapshot file = io::h5::Snapshot::of_image(h5, what);
   load_from(file, model, optimizer, false);
 }
 

@@ -20,16 +20,15 @@ namespace {
 
 constexpr ErrorKind kMismatch{ErrorCode::invalid_argument, PythonBuiltin::value_error};
 
-io::h5::Group weights_root(const io::h5::File& file) {
-  io::h5::Group root = file.root();
+const io::h5::SnapshotGroup& weights_root(const io::h5::Snapshot& file) {
+  const io::h5::SnapshotGroup& root = file.root();
   if (root.has_group("model_weights")) return root.group("model_weights");
   return root;
 }
 
 // A dataset at a '/'-separated path below `g`, through hard-linked groups only.
-Tensor read_path(const io::h5::Group& g, const std::string& path) {
-  std::optional<io::h5::Group> at;
-  const io::h5::Group* cur = &g;
+Tensor read_path(const io::h5::SnapshotGroup& g, const std::string& path) {
+  const io::h5::SnapshotGroup* cur = &g;
   std::size_t start = 0;
   int depth = 0;
   while (true) {
@@ -37,8 +36,7 @@ Tensor read_path(const io::h5::Group& g, const std::string& path) {
     std::string part = path.substr(start, end == std::string::npos ? std::string::npos : end - start);
     if (end == std::string::npos) return cur->read_dataset(part);
     if (++depth > 64) fail(ErrorCode::data_loss, g.file().what, "weight name '" + path + "' is nested too deep");
-    at = cur->group(part);
-    cur = &*at;
+    cur = &cur->group(part);
     start = end + 1;
   }
 }
@@ -66,10 +64,9 @@ std::vector<Variable> legacy_weight_order(const nn::Layer& l) {
 }
 
 void load_legacy_h5_weights(nn::Layer& model, const std::string& path) {
-  io::h5::Lock lock;
   trace::EagerScope eager;
-  io::h5::File file = io::h5::File::open(path);
-  io::h5::Group root = weights_root(file);
+  io::h5::Snapshot file = io::h5::Snapshot::of_file(path);
+  const io::h5::SnapshotGroup& root = weights_root(file);
   auto layer_names = root.string_list_attr("layer_names");
   if (!layer_names)
     throw Error(kMismatch, path + ": not a legacy Keras HDF5 weights file (no layer_names attribute" +
@@ -77,14 +74,14 @@ void load_legacy_h5_weights(nn::Layer& model, const std::string& path) {
                                "); Keras 3's weights files end in .weights.h5");
   struct FileLayer {
     std::string name;
-    io::h5::Group group;
+    const io::h5::SnapshotGroup* group;
     std::vector<std::string> weight_names;
   };
   std::vector<FileLayer> file_layers;
   for (const std::string& name : *layer_names) {
-    io::h5::Group g = root.group(name);
+    const io::h5::SnapshotGroup& g = root.group(name);
     auto names = g.string_list_attr("weight_names");
-    if (names && !names->empty()) file_layers.push_back({name, std::move(g), *names});
+    if (names && !names->empty()) file_layers.push_back({name, &g, *names});
   }
   std::vector<nn::Layer*> layers;
   for (nn::Layer* l : legacy_top_layers(model))
@@ -104,7 +101,7 @@ void load_legacy_h5_weights(nn::Layer& model, const std::string& path) {
                                  " weights, but the saved weights have " + std::to_string(fl.weight_names.size()) +
                                  " elements");
     for (std::size_t j = 0; j < vars.size(); ++j) {
-      Tensor t = read_path(fl.group, fl.weight_names[j]);
+      Tensor t = read_path(*fl.group, fl.weight_names[j]);
       const Variable& v = vars[j];
       if (t.shape() != v.shape())
         throw Error(kMismatch, path + ": layer '" + layers[i]->name() + "' weight '" + v.name() + "' has shape " +
@@ -123,9 +120,8 @@ void load_legacy_h5_weights(nn::Layer& model, const std::string& path) {
 }
 
 std::map<std::string, std::string> legacy_h5_attributes(const std::string& path) {
-  io::h5::Lock lock;
-  io::h5::File file = io::h5::File::open(path);
-  io::h5::Group root = file.root();
+  io::h5::Snapshot file = io::h5::Snapshot::of_file(path);
+  const io::h5::SnapshotGroup& root = file.root();
   std::map<std::string, std::string> out;
   for (const char* key : {"model_config", "training_config", "keras_version", "backend"})
     if (auto v = root.string_attr(key)) out[key] = *v;
@@ -133,9 +129,8 @@ std::map<std::string, std::string> legacy_h5_attributes(const std::string& path)
 }
 
 bool is_legacy_h5_file(const std::string& path) {
-  io::h5::Lock lock;
-  io::h5::File file = io::h5::File::open(path);
-  io::h5::Group root = file.root();
+  io::h5::Snapshot file = io::h5::Snapshot::of_file(path);
+  const io::h5::SnapshotGroup& root = file.root();
   if (root.has_attr("layer_names")) return true;
   return root.has_group("model_weights") && root.group("model_weights").has_attr("layer_names");
 }

@@ -303,6 +303,7 @@ Entry optimizer_entry(const optim::Optimizer& opt, const std::vector<Variable>& 
   }
   // Keras' blocks: add_optimizer_variables(vars, [names...]) interleaves its names per variable;
   // separate calls follow each other. The moving averages (use_ema) come first, from the base build.
+  // A block is a list of slot names per variable ("*": every slot the optimizer keeps for it).
   std::vector<std::vector<std::string>> blocks;
   if (opt.clip_options().use_ema) blocks.push_back({"average"});
   std::vector<std::string> names;
@@ -310,8 +311,8 @@ Entry optimizer_entry(const optim::Optimizer& opt, const std::vector<Variable>& 
     for (const auto& s : opt.slot_specs(trainable[0])) names.push_back(s.name);
   if (cls == "RMSprop") {
     for (const auto& n : names) blocks.push_back({n});
-  } else if (!names.empty()) {
-    blocks.push_back(names);
+  } else {
+    blocks.push_back({"*"});
   }
   // An optimizer that has not stepped yet has no slots: Keras' unbuilt optimizer saves only its
   // counters, and so do we (loading such a file leaves a built optimizer's slots alone).
@@ -320,7 +321,15 @@ Entry optimizer_entry(const optim::Optimizer& opt, const std::vector<Variable>& 
   for (const auto& block : blocks)
     for (const Variable& v : trainable) {
       auto slots = opt.slots_of(v);
-      for (const auto& n : block) {
+      std::vector<std::string> wanted = block;
+      if (block == std::vector<std::string>{"*"}) {
+        wanted.clear();
+        for (const auto& s : opt.slot_specs(v)) wanted.push_back(s.name);
+        // Keras' Adafactor keeps two placeholder int32 scalars (r, c) for a variable of rank < 2.
+        if (cls == "Adafactor" && v.shape().rank() < 2)
+          for (const char* dummy : {"/r", "/c"}) e.vars.push_back(Variable(zeros({}, DType::int32), v.name() + dummy, false));
+      }
+      for (const auto& n : wanted) {
         auto it = slots.find(n);
         if (it == slots.end())
           fail(opt.name(), "has no slot '" + n + "' for '" + v.name() + "' (build the optimizer first)");

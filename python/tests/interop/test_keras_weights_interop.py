@@ -266,6 +266,8 @@ OPTIMIZERS = {
     "adadelta": "keras.optimizers.Adadelta(1.0)",
     "ftrl": "keras.optimizers.Ftrl(1e-2)",
     "lion": "keras.optimizers.Lion(1e-3)",
+    "lamb": "keras.optimizers.Lamb(1e-2)",
+    "adafactor": "keras.optimizers.Adafactor(1e-2)",
     "adam_schedule": "keras.optimizers.Adam(keras.optimizers.schedules.ExponentialDecay(1e-2, 10, 0.5))",
     "adam_ema": "keras.optimizers.Adam(1e-2, use_ema=True)",
 }
