@@ -55,8 +55,9 @@ void expect_same(const Tensor& a, const Tensor& b) {
     EXPECT_EQ(string_values(a), string_values(b));
   } else {
     ASSERT_EQ(a.nbytes(), b.nbytes());
-    if (a.nbytes() > 0)  // an empty tensor may have no storage (memcmp on null is undefined)
+    if (a.nbytes() > 0) {  // an empty tensor may have no storage (memcmp on null is undefined)
       EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()), 0);
+    }
   }
 }
 
