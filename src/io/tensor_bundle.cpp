@@ -18,41 +18,13 @@
 #include "eagerflow/summary/event_file.h"
 #include "proto_wire.h"
 #include "sstable.h"
+#include "tf_dtype.h"
 
 namespace ef::io {
 namespace {
 
 constexpr std::size_t kMaxIndexBytes = std::size_t{1} << 30;
 constexpr int kMaxRank = 64;
-
-// TF's DataType numbers (types.proto).
-int tf_code(DType d) {
-  switch (d) {
-    case DType::float32: return 1;
-    case DType::float64: return 2;
-    case DType::int32: return 3;
-    case DType::uint8: return 4;
-    case DType::int16: return 5;
-    case DType::int8: return 6;
-    case DType::string: return 7;
-    case DType::complex64: return 8;
-    case DType::int64: return 9;
-    case DType::bool_: return 10;
-    case DType::bfloat16: return 14;
-    case DType::uint16: return 17;
-    case DType::complex128: return 18;
-    case DType::float16: return 19;
-    case DType::uint32: return 22;
-    case DType::uint64: return 23;
-  }
-  return 0;
-}
-
-std::optional<DType> from_tf_code(std::uint64_t code) {
-  for (DType d : all_dtypes)
-    if (static_cast<std::uint64_t>(tf_code(d)) == code) return d;
-  return std::nullopt;
-}
 
 [[noreturn]] void data_loss(const std::string& message) { fail(ErrorCode::data_loss, "checkpoint", message); }
 
@@ -234,7 +206,7 @@ BundleReader::BundleReader(const std::string& prefix) : prefix_(prefix) {
     if (sliced)
       fail(ErrorCode::unimplemented, "checkpoint",
            ewhat + ": a partitioned (sliced) variable, which eagerflow does not read");
-    auto dtype = from_tf_code(code);
+    auto dtype = dtype_of_tf_code(code);
     if (!dtype)
       fail(ErrorCode::unimplemented, "checkpoint",
            ewhat + ": TF dtype number " + std::to_string(code) + " is not one eagerflow has");
@@ -405,7 +377,7 @@ void BundleWriter::finish() {
   table.emplace_back("", header);
   for (const auto& [key, p] : entries_) {
     std::string e;
-    wire::put_varint_field(e, 1, static_cast<std::uint64_t>(tf_code(p.dtype)));
+    wire::put_varint_field(e, 1, static_cast<std::uint64_t>(tf_dtype_code(p.dtype)));
     wire::put_bytes_field(e, 2, encode_shape(p.shape));
     if (p.offset) wire::put_varint_field(e, 4, p.offset);
     if (p.size) wire::put_varint_field(e, 5, p.size);

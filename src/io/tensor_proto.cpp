@@ -6,32 +6,10 @@
 #include "eagerflow/core/error.h"
 #include "eagerflow/core/string_tensor.h"
 #include "eagerflow/io/tensor_proto.h"
+#include "io/tf_dtype.h"
 
 namespace ef::io {
 namespace {
-
-// TF's DataType numbers.
-int tf_code(DType d) {
-  switch (d) {
-    case DType::float32: return 1;
-    case DType::float64: return 2;
-    case DType::int32: return 3;
-    case DType::uint8: return 4;
-    case DType::int16: return 5;
-    case DType::int8: return 6;
-    case DType::string: return 7;
-    case DType::int64: return 9;
-    case DType::bool_: return 10;
-    case DType::bfloat16: return 14;
-    case DType::uint16: return 17;
-    case DType::float16: return 19;
-    case DType::uint32: return 22;
-    case DType::uint64: return 23;
-    case DType::complex64: return 8;
-    case DType::complex128: return 18;
-  }
-  return 0;
-}
 
 const char* tf_name(int code) {
   switch (code) {
@@ -117,7 +95,7 @@ std::string serialize_tensor(const Tensor& t) {
   if (t.is_symbolic()) fail("serialize_tensor", "needs a concrete tensor");
   std::string out;
   varint(out, 1 << 3);
-  varint(out, static_cast<std::uint64_t>(tf_code(t.dtype())));
+  varint(out, static_cast<std::uint64_t>(tf_dtype_code(t.dtype())));
   std::string shape;
   for (std::int64_t d : t.shape()) {
     std::string dim;
@@ -227,9 +205,9 @@ Tensor parse_tensor(std::string_view serialized, DType dtype) {
   } catch (const Bad&) {
     fail("parse_tensor", "Could not parse `serialized` as TensorProto: '" + std::string(serialized.substr(0, 32)) + "'");
   }
-  if (code != tf_code(dtype))
+  if (code != tf_dtype_code(dtype))
     fail("parse_tensor", std::string("Type mismatch between parsed tensor (") + tf_name(code) + ") and dtype (" +
-                             tf_name(tf_code(dtype)) + ")");
+                             tf_name(tf_dtype_code(dtype)) + ")");
   if (unknown_rank) fail("parse_tensor", "the TensorProto has an unknown rank");
   std::int64_t n = 1;
   for (std::int64_t d : dims) {
