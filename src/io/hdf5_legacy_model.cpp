@@ -40,7 +40,7 @@ void save_legacy_h5_model(const train::Model& model, const std::string& path, co
   h5::File file = h5::File::create(path);
   h5::Group root = file.root();
   root.set_string_attr("backend", "tensorflow");
-  root.set_string_attr("keras_version", "3.15.1");
+  root.set_string_attr("keras_version", kKerasFormatVersion);
   root.set_string_attr("model_config", detail::config_to_json(model_config));
   std::optional<nn::ConfigMap> compile_config;
   if (options.include_optimizer && model.compiled()) {
@@ -65,7 +65,7 @@ void save_legacy_h5_model(const train::Model& model, const std::string& path, co
   }
   h5::Group weights = root.create_group("model_weights");
   weights.set_string_attr("backend", "tensorflow");
-  weights.set_string_attr("keras_version", "3.15.1");
+  weights.set_string_attr("keras_version", kKerasFormatVersion);
   std::vector<std::string> layer_names;
   for (const nn::Layer* layer : legacy_top_layers(model)) {
     if (std::find(layer_names.begin(), layer_names.end(), layer->name()) != layer_names.end())

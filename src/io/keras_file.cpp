@@ -22,9 +22,6 @@ namespace {
 using nn::ConfigMap;
 using nn::ConfigValue;
 
-// The Keras release whose format these files follow (Keras reads metadata.json's version to
-// pick its loading rules; 3.x files are read by every Keras 3).
-constexpr const char* kKerasFormatVersion = "3.15.1";
 
 std::string now_text() {
   std::time_t t = std::time(nullptr);

@@ -8,6 +8,11 @@
 
 namespace ef::io {
 
+// The Keras release whose formats these files follow (the keras_version they record: Keras reads
+// it to pick its loading rules; 3.x files are read by every Keras 3). The Python package's
+// subclassed-model writer records the same (eagerflow/keras/_subclassed_file.py).
+inline constexpr const char* kKerasFormatVersion = "3.15.1";
+
 void save_keras_model(const train::Model& model, const std::string& path, const SaveModelOptions& options);
 std::shared_ptr<train::Model> load_keras_model(std::span<const std::byte> bytes, const std::string& path,
                                                const LoadModelOptions& options);

@@ -42,7 +42,8 @@ def save(model, filepath, include_optimizer=True):
     if compile_text:
         top["compile_config"] = json.loads(compile_text)
     weights = _s.keras_weights_bytes(model, bool(compile_text))
-    metadata = {"keras_version": "3.15.1", "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}
+    metadata = {"keras_version": "3.15.1",  # src/io/keras_file.h's kKerasFormatVersion
+                 "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}
     folder = os.path.dirname(os.path.abspath(filepath))
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(filepath) + ".", dir=folder)
     try:
