@@ -14,11 +14,16 @@
 namespace ef::cpu {
 namespace {
 
-constexpr std::int64_t kMr = 6, kNr = 16;  // the register tile: 12 accumulators of 8 lanes
-// k per block: a packed B micro-panel (kKc x 16 floats, 16 KB) stays in L1 while the A
-// micro-panels stream past it from L2. Only the caches depend on it, never the bits.
+// Each instruction set has its own register tile; the packing and the blocking below are
+// written for any tile of `mr` rows by `nr` columns (nr a multiple of 8).
+// AVX2: 6x16, 12 accumulators of 8 lanes. AVX-512: 12x32, 24 accumulators of 16 lanes, the
+// A value broadcast from memory into each FMA. The per-element chain is the same on both, so
+// they give the same bits (FMA rounds once, whatever the vector width).
+// k per block: a packed B micro-panel (kKc x nr floats, 16 KB for AVX2's 16 columns, 32 KB for
+// AVX-512's) stays in L1 while the A micro-panels stream past it from L2. Only the caches
+// depend on it, never the bits.
 constexpr std::int64_t kKc = 256;
-constexpr std::int64_t kMc = 144;  // rows of A packed at a time (144 KB, L2)
+constexpr std::int64_t kMc = 144;  // rows of A packed at a time (144 KB, L2); a multiple of 6 and 12
 constexpr std::int64_t kNc = 512;  // columns of B one task packs (512 KB, L2)
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
@@ -26,15 +31,16 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 // c[6,16] = (first ? 0 : c) + the chain over this block's kc values of k, then + bias on the
 // block that ends K. pa: kc groups of 6 (one per row), pb: kc groups of 16 (one per column).
 template <bool First, bool Last>
-__attribute__((target("avx2,fma"))) void tile(std::int64_t kc, const float* pa, const float* pb, float* c,
-                                              std::int64_t ldc, const float* bias) {
+__attribute__((target("avx2,fma"))) void tile_avx2(std::int64_t kc, const float* pa, const float* pb, float* c,
+                                                   std::int64_t ldc, const float* bias) {
+  constexpr int kMr = 6;
   __m256 lo[kMr], hi[kMr];
 #pragma GCC unroll 6
   for (int r = 0; r < kMr; ++r) {
     lo[r] = First ? _mm256_setzero_ps() : _mm256_loadu_ps(c + r * ldc);
     hi[r] = First ? _mm256_setzero_ps() : _mm256_loadu_ps(c + r * ldc + 8);
   }
-  for (std::int64_t k = 0; k < kc; ++k, pa += kMr, pb += kNr) {
+  for (std::int64_t k = 0; k < kc; ++k, pa += kMr, pb += 16) {
     const __m256 b0 = _mm256_load_ps(pb), b1 = _mm256_load_ps(pb + 8);
 #pragma GCC unroll 6
     for (int r = 0; r < kMr; ++r) {
@@ -58,19 +64,64 @@ __attribute__((target("avx2,fma"))) void tile(std::int64_t kc, const float* pa, 
   }
 }
 
-using TileFn = void (*)(std::int64_t, const float*, const float*, float*, std::int64_t, const float*);
-constexpr TileFn kTiles[2][2] = {{tile<false, false>, tile<false, true>}, {tile<true, false>, tile<true, true>}};
+// c[12,32], as tile_avx2 with 16-lane vectors. pa: kc groups of 12, pb: kc groups of 32.
+template <bool First, bool Last>
+__attribute__((target("avx512f"))) void tile_avx512(std::int64_t kc, const float* pa, const float* pb, float* c,
+                                                    std::int64_t ldc, const float* bias) {
+  constexpr int kMr = 12;
+  __m512 lo[kMr], hi[kMr];
+#pragma GCC unroll 12
+  for (int r = 0; r < kMr; ++r) {
+    lo[r] = First ? _mm512_setzero_ps() : _mm512_loadu_ps(c + r * ldc);
+    hi[r] = First ? _mm512_setzero_ps() : _mm512_loadu_ps(c + r * ldc + 16);
+  }
+  for (std::int64_t k = 0; k < kc; ++k, pa += kMr, pb += 32) {
+    const __m512 b0 = _mm512_load_ps(pb), b1 = _mm512_load_ps(pb + 16);
+#pragma GCC unroll 12
+    for (int r = 0; r < kMr; ++r) {
+      const __m512 x = _mm512_set1_ps(pa[r]);
+      lo[r] = _mm512_fmadd_ps(x, b0, lo[r]);
+      hi[r] = _mm512_fmadd_ps(x, b1, hi[r]);
+    }
+  }
+  if (Last && bias) {
+    const __m512 v0 = _mm512_loadu_ps(bias), v1 = _mm512_loadu_ps(bias + 16);
+#pragma GCC unroll 12
+    for (int r = 0; r < kMr; ++r) {
+      lo[r] = _mm512_add_ps(lo[r], v0);
+      hi[r] = _mm512_add_ps(hi[r], v1);
+    }
+  }
+#pragma GCC unroll 12
+  for (int r = 0; r < kMr; ++r) {
+    _mm512_storeu_ps(c + r * ldc, lo[r]);
+    _mm512_storeu_ps(c + r * ldc + 16, hi[r]);
+  }
+}
 
-// A partial tile (rows < 6 or cols < 16) runs the same kernel on a padded copy.
-void edge_tile(TileFn fn, bool first, std::int64_t kc, const float* pa, const float* pb, float* c, std::int64_t ldc,
-               std::int64_t rows, std::int64_t cols, const float* bias) {
-  alignas(32) float t[kMr * kNr] = {};
-  alignas(32) float bt[kNr] = {};
+using TileFn = void (*)(std::int64_t, const float*, const float*, float*, std::int64_t, const float*);
+
+// One instruction set's register tile: its size and its four variants ([first][last] K block).
+struct Tile {
+  std::int64_t mr, nr;
+  TileFn fn[2][2];
+};
+constexpr Tile kTileAvx2{6, 16, {{tile_avx2<false, false>, tile_avx2<false, true>},
+                                 {tile_avx2<true, false>, tile_avx2<true, true>}}};
+constexpr Tile kTileAvx512{12, 32, {{tile_avx512<false, false>, tile_avx512<false, true>},
+                                    {tile_avx512<true, false>, tile_avx512<true, true>}}};
+constexpr std::int64_t kMaxTile = 12 * 32;
+
+// A partial tile (rows < mr or cols < nr) runs the same kernel on a padded copy.
+void edge_tile(const Tile& tl, TileFn fn, bool first, std::int64_t kc, const float* pa, const float* pb, float* c,
+               std::int64_t ldc, std::int64_t rows, std::int64_t cols, const float* bias) {
+  alignas(64) float t[kMaxTile] = {};
+  alignas(64) float bt[32] = {};
   if (!first)
-    for (std::int64_t r = 0; r < rows; ++r) std::copy(c + r * ldc, c + r * ldc + cols, t + r * kNr);
+    for (std::int64_t r = 0; r < rows; ++r) std::copy(c + r * ldc, c + r * ldc + cols, t + r * tl.nr);
   if (bias) std::copy(bias, bias + cols, bt);
-  fn(kc, pa, pb, t, kNr, bias ? bt : nullptr);
-  for (std::int64_t r = 0; r < rows; ++r) std::copy(t + r * kNr, t + r * kNr + cols, c + r * ldc);
+  fn(kc, pa, pb, t, tl.nr, bias ? bt : nullptr);
+  for (std::int64_t r = 0; r < rows; ++r) std::copy(t + r * tl.nr, t + r * tl.nr + cols, c + r * ldc);
 }
 
 struct Operand {
@@ -79,88 +130,109 @@ struct Operand {
   bool transposed;
 };
 
-// Rows [i0, i0+mc) and k in [p0, p0+kc) of op(A) into panels of 6 rows, k-major, zero-padded.
-void pack_a(const Operand& a, std::int64_t i0, std::int64_t mc, std::int64_t p0, std::int64_t kc, float* out) {
-  for (std::int64_t ir = 0; ir < mc; ir += kMr) {
-    const std::int64_t rows = std::min(kMr, mc - ir);
-    for (std::int64_t p = 0; p < kc; ++p, out += kMr) {
-      for (std::int64_t r = 0; r < rows; ++r) {
-        const std::int64_t i = i0 + ir + r, q = p0 + p;
-        out[r] = a.transposed ? a.p[q * a.ld + i] : a.p[i * a.ld + q];
+// Rows [i0, i0+mc) and k in [p0, p0+kc) of op(A) into panels of mr rows, k-major, zero-padded.
+// An A stored [M,K] is read 8 values of k from each of 8 rows at a time and transposed in
+// registers (a scalar gather of 12 strided rows cost a tenth of the transformer's GEMM time).
+__attribute__((target("avx2,fma"))) void pack_a(const Operand& a, std::int64_t mr, std::int64_t i0, std::int64_t mc,
+                                                std::int64_t p0, std::int64_t kc, float* out) {
+  for (std::int64_t ir = 0; ir < mc; ir += mr, out += kc * mr) {
+    const std::int64_t rows = std::min(mr, mc - ir), i = i0 + ir;
+    std::int64_t p = 0;
+    if (a.transposed) {
+      for (; p < kc; ++p) {
+        const float* src = a.p + (p0 + p) * a.ld + i;
+        float* dst = out + p * mr;
+        std::copy(src, src + rows, dst);
+        std::fill(dst + rows, dst + mr, 0.0f);
       }
-      for (std::int64_t r = rows; r < kMr; ++r) out[r] = 0.0f;
+      continue;
+    }
+    for (; p + 8 <= kc; p += 8)
+      for (std::int64_t g = 0; g < mr; g += 8) {
+        const std::int64_t n = std::clamp<std::int64_t>(rows - g, 0, std::min<std::int64_t>(8, mr - g));
+        __m256 t[8];
+        for (int r = 0; r < 8; ++r) t[r] = r < n ? _mm256_loadu_ps(a.p + (i + g + r) * a.ld + p0 + p) : _mm256_setzero_ps();
+        transpose8(t);
+        const std::int64_t width = std::min<std::int64_t>(8, mr - g);
+        const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(width)),
+                                                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        for (int q = 0; q < 8; ++q) _mm256_maskstore_ps(out + (p + q) * mr + g, mask, t[q]);
+      }
+    for (; p < kc; ++p) {
+      float* dst = out + p * mr;
+      for (std::int64_t r = 0; r < rows; ++r) dst[r] = a.p[(i + r) * a.ld + p0 + p];
+      std::fill(dst + rows, dst + mr, 0.0f);
     }
   }
 }
 
-// k in [p0, p0+kc) and columns [j0, j0+nc) of op(B) into panels of 16 columns, k-major,
+// k in [p0, p0+kc) and columns [j0, j0+nc) of op(B) into panels of nr columns, k-major,
 // zero-padded. A B stored [N,K] is transposed 8x8 at a time on the way.
-__attribute__((target("avx2,fma"))) void pack_b(const Operand& b, std::int64_t p0, std::int64_t kc, std::int64_t j0,
-                                                std::int64_t nc, float* out) {
-  for (std::int64_t jp = 0; jp < nc; jp += kNr, out += kc * kNr) {
-    const std::int64_t cols = std::min(kNr, nc - jp), j = j0 + jp;
+__attribute__((target("avx2,fma"))) void pack_b(const Operand& b, std::int64_t nr, std::int64_t p0, std::int64_t kc,
+                                                std::int64_t j0, std::int64_t nc, float* out) {
+  for (std::int64_t jp = 0; jp < nc; jp += nr, out += kc * nr) {
+    const std::int64_t cols = std::min(nr, nc - jp), j = j0 + jp;
     if (!b.transposed) {
       for (std::int64_t p = 0; p < kc; ++p) {
         const float* src = b.p + (p0 + p) * b.ld + j;
-        float* dst = out + p * kNr;
-        if (cols == kNr) {
-          _mm256_store_ps(dst, _mm256_loadu_ps(src));
-          _mm256_store_ps(dst + 8, _mm256_loadu_ps(src + 8));
+        float* dst = out + p * nr;
+        if (cols == nr) {
+          for (std::int64_t g = 0; g < nr; g += 8) _mm256_store_ps(dst + g, _mm256_loadu_ps(src + g));
         } else {
           std::copy(src, src + cols, dst);
-          std::fill(dst + cols, dst + kNr, 0.0f);
+          std::fill(dst + cols, dst + nr, 0.0f);
         }
       }
       continue;
     }
     std::int64_t p = 0;
-    if (cols == kNr)
+    if (cols == nr)
       for (; p + 8 <= kc; p += 8)
-        for (int g = 0; g < 2; ++g) {
+        for (std::int64_t g = 0; g < nr; g += 8) {
           __m256 t[8];
-          for (int i = 0; i < 8; ++i) t[i] = _mm256_loadu_ps(b.p + (j + 8 * g + i) * b.ld + p0 + p);
+          for (int i = 0; i < 8; ++i) t[i] = _mm256_loadu_ps(b.p + (j + g + i) * b.ld + p0 + p);
           transpose8(t);
-          for (int i = 0; i < 8; ++i) _mm256_store_ps(out + (p + i) * kNr + 8 * g, t[i]);
+          for (int i = 0; i < 8; ++i) _mm256_store_ps(out + (p + i) * nr + g, t[i]);
         }
     for (; p < kc; ++p) {
-      float* dst = out + p * kNr;
+      float* dst = out + p * nr;
       for (std::int64_t c = 0; c < cols; ++c) dst[c] = b.p[(j + c) * b.ld + p0 + p];
-      std::fill(dst + cols, dst + kNr, 0.0f);
+      std::fill(dst + cols, dst + nr, 0.0f);
     }
   }
 }
 
 float* aligned(std::vector<float>& buf, std::int64_t floats) {
-  buf.resize(static_cast<std::size_t>(floats + 8));
+  buf.resize(static_cast<std::size_t>(floats + 16));
   auto addr = reinterpret_cast<std::uintptr_t>(buf.data());
-  return reinterpret_cast<float*>((addr + 31) & ~std::uintptr_t{31});
+  return reinterpret_cast<float*>((addr + 63) & ~std::uintptr_t{63});
 }
 
 // C rows [m0, m1) and columns [n0, n1) of one matrix of the batch.
-void product_part(const Operand& a, const Operand& b, float* c, std::int64_t ldc, std::int64_t k, std::int64_t m0,
-                  std::int64_t m1, std::int64_t n0, std::int64_t n1, const float* bias) {
+void product_part(const Tile& tl, const Operand& a, const Operand& b, float* c, std::int64_t ldc, std::int64_t k,
+                  std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1, const float* bias) {
   thread_local std::vector<float> a_buf, b_buf;
-  const std::int64_t nc = n1 - n0;
-  float* pb = aligned(b_buf, std::min(kKc, k) * ceil_div(nc, kNr) * kNr);
-  float* pa = aligned(a_buf, std::min(kKc, k) * ceil_div(std::min(kMc, m1 - m0), kMr) * kMr);
+  const std::int64_t nc = n1 - n0, mr = tl.mr, nr = tl.nr;
+  float* pb = aligned(b_buf, std::min(kKc, k) * ceil_div(nc, nr) * nr);
+  float* pa = aligned(a_buf, std::min(kKc, k) * ceil_div(std::min(kMc, m1 - m0), mr) * mr);
   for (std::int64_t p0 = 0; p0 < k; p0 += kKc) {
     const std::int64_t kc = std::min(kKc, k - p0);
     const bool first = p0 == 0, last = p0 + kc == k;
-    const TileFn fn = kTiles[first][last];
-    pack_b(b, p0, kc, n0, nc, pb);
+    const TileFn fn = tl.fn[first][last];
+    pack_b(b, nr, p0, kc, n0, nc, pb);
     for (std::int64_t i0 = m0; i0 < m1; i0 += kMc) {
       const std::int64_t mc = std::min(kMc, m1 - i0);
-      pack_a(a, i0, mc, p0, kc, pa);
-      for (std::int64_t jp = 0; jp < nc; jp += kNr) {
-        const std::int64_t cols = std::min(kNr, nc - jp);
+      pack_a(a, mr, i0, mc, p0, kc, pa);
+      for (std::int64_t jp = 0; jp < nc; jp += nr) {
+        const std::int64_t cols = std::min(nr, nc - jp);
         const float* panel_b = pb + jp * kc;
         const float* tile_bias = bias && last ? bias + n0 + jp : nullptr;
-        for (std::int64_t ip = 0; ip < mc; ip += kMr) {
-          const std::int64_t rows = std::min(kMr, mc - ip);
+        for (std::int64_t ip = 0; ip < mc; ip += mr) {
+          const std::int64_t rows = std::min(mr, mc - ip);
           float* tc = c + (i0 + ip) * ldc + n0 + jp;
           const float* panel_a = pa + ip * kc;
-          if (rows == kMr && cols == kNr) fn(kc, panel_a, panel_b, tc, ldc, tile_bias);
-          else edge_tile(fn, first, kc, panel_a, panel_b, tc, ldc, rows, cols, tile_bias);
+          if (rows == mr && cols == nr) fn(kc, panel_a, panel_b, tc, ldc, tile_bias);
+          else edge_tile(tl, fn, first, kc, panel_a, panel_b, tc, ldc, rows, cols, tile_bias);
         }
       }
     }
@@ -175,13 +247,19 @@ bool cpu_has_avx2_fma() {
   return ok;
 }
 
-}  // namespace
+// The widest tile the CPU runs and EF_ISA allows (EF_ISA=avx2 keeps AVX2's on an AVX-512 CPU).
+const Tile& best_tile() {
+  static const Tile& t = [] () -> const Tile& {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && vec::kernels().isa == vec::Isa::avx512 ? kTileAvx512 : kTileAvx2;
+  }();
+  return t;
+}
 
-bool gemm_chain_applicable() { return cpu_has_avx2_fma(); }
-
-void gemm_chain_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
-                    std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias, bool a_transposed,
-                    bool b_transposed) {
+void gemm_chain_with(const Tile& tl, const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m,
+                     std::int64_t k, std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias,
+                     bool a_transposed, bool b_transposed) {
+  const std::int64_t mr = tl.mr, nr = tl.nr;
   if (batch <= 0 || m <= 0 || n <= 0) return;
   if (k <= 0) {  // an empty sum: +0, then the bias
     for (std::int64_t i = 0; i < batch * m; ++i)
@@ -194,12 +272,12 @@ void gemm_chain_f32(const float* a, const float* b, float* c, std::int64_t batch
   std::int64_t m_parts = 1, n_parts = ceil_div(n, kNc);
   while (batch * m_parts * n_parts < threads) {
     const std::int64_t rows = ceil_div(m, m_parts), cols = ceil_div(n, n_parts);
-    if (cols >= 4 * kNr && cols >= rows) ++n_parts;
-    else if (rows >= 4 * kMr) ++m_parts;
+    if (cols >= 4 * nr && cols >= rows) ++n_parts;
+    else if (rows >= 4 * mr) ++m_parts;
     else break;
   }
-  const std::int64_t rows_per = ceil_div(ceil_div(m, m_parts), kMr) * kMr;
-  const std::int64_t cols_per = ceil_div(ceil_div(n, n_parts), kNr) * kNr;
+  const std::int64_t rows_per = ceil_div(ceil_div(m, m_parts), mr) * mr;
+  const std::int64_t cols_per = ceil_div(ceil_div(n, n_parts), nr) * nr;
   m_parts = ceil_div(m, rows_per);
   n_parts = ceil_div(n, cols_per);
   const std::int64_t tasks = batch * m_parts * n_parts;
@@ -209,11 +287,29 @@ void gemm_chain_f32(const float* a, const float* b, float* c, std::int64_t batch
       const std::int64_t mp = part / n_parts, np = part % n_parts;
       const Operand oa{a + (a_broadcast ? 0 : i * m * k), a_transposed ? m : k, a_transposed};
       const Operand ob{b + (b_broadcast ? 0 : i * k * n), b_transposed ? k : n, b_transposed};
-      product_part(oa, ob, c + i * m * n, n, k, mp * rows_per, std::min(m, (mp + 1) * rows_per), np * cols_per,
+      product_part(tl, oa, ob, c + i * m * n, n, k, mp * rows_per, std::min(m, (mp + 1) * rows_per), np * cols_per,
                    std::min(n, (np + 1) * cols_per), bias);
     }
   };
   parallel_for(tasks, std::max<std::int64_t>(work_of({batch, m, k, n}) / tasks, 1), run, kGemmParallelGrain);
+}
+
+}  // namespace
+
+bool gemm_chain_applicable() { return cpu_has_avx2_fma(); }
+
+bool gemm_chain_has_avx512() { return cpu_has_avx2_fma() && &best_tile() == &kTileAvx512; }
+
+void gemm_chain_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
+                    std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias, bool a_transposed,
+                    bool b_transposed) {
+  gemm_chain_with(best_tile(), a, b, c, batch, m, k, n, a_broadcast, b_broadcast, bias, a_transposed, b_transposed);
+}
+
+void gemm_chain_f32_avx2(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m,
+                         std::int64_t k, std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias,
+                         bool a_transposed, bool b_transposed) {
+  gemm_chain_with(kTileAvx2, a, b, c, batch, m, k, n, a_broadcast, b_broadcast, bias, a_transposed, b_transposed);
 }
 
 }  // namespace ef::cpu

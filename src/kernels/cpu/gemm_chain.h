@@ -1,5 +1,5 @@
 #pragma once
-// The blocked GEMM behind gemm_f32 for products of more than a few rows, on AVX2+FMA.
+// The blocked GEMM behind gemm_f32 for products of more than a few rows, on AVX2+FMA or AVX-512.
 //
 // It computes each element of C exactly as the few-rows kernel (gemv.h) does: one fused
 // multiply-add chain over k = 0, 1, ..., K-1 starting from +0, then the bias in a separate
@@ -15,9 +15,17 @@ namespace ef::cpu {
 // True where gemm_chain_f32 runs: AVX2 and FMA, and EF_ISA does not ask for the baseline.
 bool gemm_chain_applicable();
 
+// True where it runs AVX-512's register tile (the CPU has AVX-512F and EF_ISA allows it).
+bool gemm_chain_has_avx512();
+
 // gemm_f32's contract (see gemm.h), any m.
 void gemm_chain_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
                     std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias, bool a_transposed,
                     bool b_transposed);
+
+// The same on AVX2's tile whatever the CPU has: the tests compare the two tiles' bits.
+void gemm_chain_f32_avx2(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m,
+                         std::int64_t k, std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias,
+                         bool a_transposed, bool b_transposed);
 
 }  // namespace ef::cpu

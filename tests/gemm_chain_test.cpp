@@ -1,0 +1,114 @@
+// The blocked FMA-chain GEMM (src/kernels/cpu/gemm_chain.cpp) on its two register tiles: the
+// AVX-512 tile (12x32) gives the same bits as the AVX2 tile (6x16) and as a scalar chain of
+// fused multiply-adds, for every edge of both tiles, several K blocks, operands stored either
+// way, broadcast operands, the bias, and one or two threads.
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "core/thread_budget.h"
+#include "kernels/cpu/gemm_chain.h"
+#include "test_util.h"
+
+using namespace ef;
+
+namespace {
+
+std::vector<float> draws(std::int64_t n, std::uint64_t seed) {
+  return random::stateless_normal({n}, seed, 0.0, 1.0, DType::float32).to_vector<float>();
+}
+
+struct Case {
+  std::int64_t batch, m, k, n;
+  bool a_broadcast, b_broadcast, bias, ta, tb;
+};
+
+std::string describe(const Case& c) {
+  return "batch=" + std::to_string(c.batch) + " m=" + std::to_string(c.m) + " k=" + std::to_string(c.k) +
+         " n=" + std::to_string(c.n) + " ab=" + std::to_string(c.a_broadcast) + " bb=" + std::to_string(c.b_broadcast) +
+         " bias=" + std::to_string(c.bias) + " ta=" + std::to_string(c.ta) + " tb=" + std::to_string(c.tb);
+}
+
+// The arithmetic both tiles promise: one FMA chain over k in order from +0, then + bias.
+std::vector<float> scalar_chain(const Case& c, const std::vector<float>& a, const std::vector<float>& b,
+                                const std::vector<float>& bias) {
+  std::vector<float> out(static_cast<std::size_t>(c.batch * c.m * c.n));
+  for (std::int64_t i = 0; i < c.batch; ++i) {
+    const float* ai = a.data() + (c.a_broadcast ? 0 : i * c.m * c.k);
+    const float* bi = b.data() + (c.b_broadcast ? 0 : i * c.k * c.n);
+    for (std::int64_t r = 0; r < c.m; ++r)
+      for (std::int64_t j = 0; j < c.n; ++j) {
+        float acc = 0.0f;
+        for (std::int64_t p = 0; p < c.k; ++p) {
+          const float x = c.ta ? ai[p * c.m + r] : ai[r * c.k + p];
+          const float y = c.tb ? bi[j * c.k + p] : bi[p * c.n + j];
+          acc = std::fma(x, y, acc);
+        }
+        out[static_cast<std::size_t>((i * c.m + r) * c.n + j)] = c.bias ? acc + bias[static_cast<std::size_t>(j)] : acc;
+      }
+  }
+  return out;
+}
+
+void check(const Case& c) {
+  const std::vector<float> a = draws((c.a_broadcast ? 1 : c.batch) * c.m * c.k, 11 + c.m * 7 + c.k);
+  const std::vector<float> b = draws((c.b_broadcast ? 1 : c.batch) * c.k * c.n, 13 + c.n * 5 + c.k);
+  const std::vector<float> bias = draws(c.n, 17);
+  const float* bias_p = c.bias ? bias.data() : nullptr;
+  const std::vector<float> want = scalar_chain(c, a, b, bias);
+  std::vector<float> best(want.size(), -1.0f), avx2(want.size(), -2.0f);
+  cpu::gemm_chain_f32(a.data(), b.data(), best.data(), c.batch, c.m, c.k, c.n, c.a_broadcast, c.b_broadcast, bias_p,
+                      c.ta, c.tb);
+  cpu::gemm_chain_f32_avx2(a.data(), b.data(), avx2.data(), c.batch, c.m, c.k, c.n, c.a_broadcast, c.b_broadcast,
+                           bias_p, c.ta, c.tb);
+  ASSERT_EQ(std::memcmp(best.data(), want.data(), want.size() * sizeof(float)), 0) << describe(c) << " (widest tile)";
+  ASSERT_EQ(std::memcmp(avx2.data(), want.data(), want.size() * sizeof(float)), 0) << describe(c) << " (AVX2 tile)";
+}
+
+}  // namespace
+
+TEST(GemmChain, WidestTileIsAvx512WhereTheCpuHasIt) {
+  if (!cpu::gemm_chain_applicable()) GTEST_SKIP() << "no AVX2+FMA here: the blocked GEMM does not run";
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512f")) {
+    EXPECT_FALSE(cpu::gemm_chain_has_avx512());
+    return;
+  }
+  const char* isa = std::getenv("EF_ISA");
+  if (isa == nullptr || std::string(isa).empty()) {
+    EXPECT_TRUE(cpu::gemm_chain_has_avx512());
+  }
+}
+
+TEST(GemmChain, BothTilesEqualTheScalarChainAtEveryEdge) {
+  if (!cpu::gemm_chain_applicable()) GTEST_SKIP() << "no AVX2+FMA here: the blocked GEMM does not run";
+  // m crosses 6- and 12-row tiles and the 144-row A block; n crosses 16 and 32 columns.
+  for (std::int64_t m : {9, 12, 13, 25, 150})
+    for (std::int64_t n : {1, 15, 16, 31, 33, 70})
+      for (bool ta : {false, true})
+        for (bool tb : {false, true}) check({1, m, 37, n, false, false, n % 2 == 1, ta, tb});
+}
+
+TEST(GemmChain, BothTilesEqualTheScalarChainAcrossKBlocks) {
+  if (!cpu::gemm_chain_applicable()) GTEST_SKIP() << "no AVX2+FMA here: the blocked GEMM does not run";
+  for (std::int64_t k : {255, 256, 257, 600})
+    for (bool tb : {false, true}) check({1, 30, k, 40, false, false, true, false, tb});
+}
+
+TEST(GemmChain, BatchedAndBroadcastOperands) {
+  if (!cpu::gemm_chain_applicable()) GTEST_SKIP() << "no AVX2+FMA here: the blocked GEMM does not run";
+  check({3, 20, 50, 35, false, false, false, false, false});
+  check({3, 20, 50, 35, true, false, true, false, true});
+  check({3, 20, 50, 35, false, true, true, true, false});
+}
+
+TEST(GemmChain, TwoThreadsGiveTheSameBits) {
+  if (!cpu::gemm_chain_applicable()) GTEST_SKIP() << "no AVX2+FMA here: the blocked GEMM does not run";
+  const int before = ef::num_threads();
+  ef::set_num_threads(2);
+  ef::sync_thread_budget();
+  check({1, 300, 300, 700, false, false, true, false, false});  // large enough to split over threads
+  check({2, 130, 70, 90, false, false, true, true, true});
+  ef::set_num_threads(before);
+  ef::sync_thread_budget();
+}
