@@ -68,6 +68,20 @@ void BM_MlpInferenceBatch1(benchmark::State& state) {
 }
 BENCHMARK(BM_MlpInferenceBatch1)->ArgName("threads")->Arg(1)->Arg(2);
 
+// The same model on a batch of 128 (bench/peers/inference_peers.py sets it beside onnxruntime).
+void BM_MlpInferenceBatch128(benchmark::State& state) {
+  ef::set_num_threads(static_cast<int>(state.range(0)));
+  ef::random::set_seed(1);
+  auto model = inference_mlp();
+  auto f = ef::function([&](const ef::Tensor& x) { return (*model)(x); });
+  ef::Tensor x = ef::random::uniform({128, 28, 28});
+  f(x);
+  for (auto _ : state) benchmark::DoNotOptimize(f(x));
+  state.counters["GFLOPS"] = benchmark::Counter(2.0 * 128 * (784 * 512 + 512 * 512 + 512 * 10),
+                                                benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_MlpInferenceBatch128)->ArgName("threads")->Arg(1)->Arg(2);
+
 // Time to trace the seed layer (layer already built; a fresh function each iteration).
 void BM_TraceSeedLayer(benchmark::State& state) {
   SeedLayer layer;

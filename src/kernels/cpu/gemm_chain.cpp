@@ -25,14 +25,16 @@ namespace {
 constexpr std::int64_t kKc = 256;
 constexpr std::int64_t kMc = 144;  // rows of A packed at a time (144 KB, L2); a multiple of 6 and 12
 constexpr std::int64_t kNc = 512;  // columns of B one task packs (512 KB, L2)
+// Up to this many rows a B stored [K,N] is read in place, unpacked (see product_part).
+constexpr std::int64_t kDirectRows = 256;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // c[6,16] = (first ? 0 : c) + the chain over this block's kc values of k, then + bias on the
 // block that ends K. pa: kc groups of 6 (one per row), pb: kc groups of 16 (one per column).
 template <bool First, bool Last>
-__attribute__((target("avx2,fma"))) void tile_avx2(std::int64_t kc, const float* pa, const float* pb, float* c,
-                                                   std::int64_t ldc, const float* bias) {
+__attribute__((target("avx2,fma"))) void tile_avx2(std::int64_t kc, const float* pa, const float* pb,
+                                                   std::int64_t ldb, float* c, std::int64_t ldc, const float* bias) {
   constexpr int kMr = 6;
   __m256 lo[kMr], hi[kMr];
 #pragma GCC unroll 6
@@ -40,8 +42,8 @@ __attribute__((target("avx2,fma"))) void tile_avx2(std::int64_t kc, const float*
     lo[r] = First ? _mm256_setzero_ps() : _mm256_loadu_ps(c + r * ldc);
     hi[r] = First ? _mm256_setzero_ps() : _mm256_loadu_ps(c + r * ldc + 8);
   }
-  for (std::int64_t k = 0; k < kc; ++k, pa += kMr, pb += 16) {
-    const __m256 b0 = _mm256_load_ps(pb), b1 = _mm256_load_ps(pb + 8);
+  for (std::int64_t k = 0; k < kc; ++k, pa += kMr, pb += ldb) {
+    const __m256 b0 = _mm256_loadu_ps(pb), b1 = _mm256_loadu_ps(pb + 8);
 #pragma GCC unroll 6
     for (int r = 0; r < kMr; ++r) {
       const __m256 x = _mm256_broadcast_ss(pa + r);
@@ -66,8 +68,8 @@ __attribute__((target("avx2,fma"))) void tile_avx2(std::int64_t kc, const float*
 
 // c[12,32], as tile_avx2 with 16-lane vectors. pa: kc groups of 12, pb: kc groups of 32.
 template <bool First, bool Last>
-__attribute__((target("avx512f"))) void tile_avx512(std::int64_t kc, const float* pa, const float* pb, float* c,
-                                                    std::int64_t ldc, const float* bias) {
+__attribute__((target("avx512f"))) void tile_avx512(std::int64_t kc, const float* pa, const float* pb,
+                                                    std::int64_t ldb, float* c, std::int64_t ldc, const float* bias) {
   constexpr int kMr = 12;
   __m512 lo[kMr], hi[kMr];
 #pragma GCC unroll 12
@@ -75,8 +77,12 @@ __attribute__((target("avx512f"))) void tile_avx512(std::int64_t kc, const float
     lo[r] = First ? _mm512_setzero_ps() : _mm512_loadu_ps(c + r * ldc);
     hi[r] = First ? _mm512_setzero_ps() : _mm512_loadu_ps(c + r * ldc + 16);
   }
-  for (std::int64_t k = 0; k < kc; ++k, pa += kMr, pb += 32) {
-    const __m512 b0 = _mm512_load_ps(pb), b1 = _mm512_load_ps(pb + 16);
+#pragma GCC unroll 4
+  for (std::int64_t k = 0; k < kc; ++k, pa += kMr, pb += ldb) {
+    const __m512 b0 = _mm512_loadu_ps(pb), b1 = _mm512_loadu_ps(pb + 16);
+    _mm_prefetch(reinterpret_cast<const char*>(pa + 8 * kMr), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(pb + 4 * ldb), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(pb + 4 * ldb + 16), _MM_HINT_T0);
 #pragma GCC unroll 12
     for (int r = 0; r < kMr; ++r) {
       const __m512 x = _mm512_set1_ps(pa[r]);
@@ -99,7 +105,7 @@ __attribute__((target("avx512f"))) void tile_avx512(std::int64_t kc, const float
   }
 }
 
-using TileFn = void (*)(std::int64_t, const float*, const float*, float*, std::int64_t, const float*);
+using TileFn = void (*)(std::int64_t, const float*, const float*, std::int64_t, float*, std::int64_t, const float*);
 
 // One instruction set's register tile: its size and its four variants ([first][last] K block).
 struct Tile {
@@ -113,14 +119,14 @@ constexpr Tile kTileAvx512{12, 32, {{tile_avx512<false, false>, tile_avx512<fals
 constexpr std::int64_t kMaxTile = 12 * 32;
 
 // A partial tile (rows < mr or cols < nr) runs the same kernel on a padded copy.
-void edge_tile(const Tile& tl, TileFn fn, bool first, std::int64_t kc, const float* pa, const float* pb, float* c,
-               std::int64_t ldc, std::int64_t rows, std::int64_t cols, const float* bias) {
+void edge_tile(const Tile& tl, TileFn fn, bool first, std::int64_t kc, const float* pa, const float* pb,
+               std::int64_t ldb, float* c, std::int64_t ldc, std::int64_t rows, std::int64_t cols, const float* bias) {
   alignas(64) float t[kMaxTile] = {};
   alignas(64) float bt[32] = {};
   if (!first)
     for (std::int64_t r = 0; r < rows; ++r) std::copy(c + r * ldc, c + r * ldc + cols, t + r * tl.nr);
   if (bias) std::copy(bias, bias + cols, bt);
-  fn(kc, pa, pb, t, tl.nr, bias ? bt : nullptr);
+  fn(kc, pa, pb, ldb, t, tl.nr, bias ? bt : nullptr);
   for (std::int64_t r = 0; r < rows; ++r) std::copy(t + r * tl.nr, t + r * tl.nr + cols, c + r * ldc);
 }
 
@@ -213,26 +219,36 @@ void product_part(const Tile& tl, const Operand& a, const Operand& b, float* c, 
                   std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1, const float* bias) {
   thread_local std::vector<float> a_buf, b_buf;
   const std::int64_t nc = n1 - n0, mr = tl.mr, nr = tl.nr;
-  float* pb = aligned(b_buf, std::min(kKc, k) * ceil_div(nc, nr) * nr);
-  float* pa = aligned(a_buf, std::min(kKc, k) * ceil_div(std::min(kMc, m1 - m0), mr) * mr);
-  for (std::int64_t p0 = 0; p0 < k; p0 += kKc) {
-    const std::int64_t kc = std::min(kKc, k - p0);
+  const bool direct = !b.transposed && m1 - m0 <= kDirectRows;
+  // K in blocks of equal size (a multiple of 8, at most kKc): 784 is 264+264+256, not
+  // 256+256+256+16, whose last block would reload and store all of C for 16 products.
+  const std::int64_t block = std::min(k, ceil_div(ceil_div(k, ceil_div(k, kKc)), 8) * 8);
+  float* pb = aligned(b_buf, block * ceil_div(nc, nr) * nr);
+  float* pa = aligned(a_buf, block * ceil_div(std::min(kMc, m1 - m0), mr) * mr);
+  for (std::int64_t p0 = 0; p0 < k; p0 += block) {
+    const std::int64_t kc = std::min(block, k - p0);
     const bool first = p0 == 0, last = p0 + kc == k;
     const TileFn fn = tl.fn[first][last];
-    pack_b(b, nr, p0, kc, n0, nc, pb);
+    // A B stored [K,N] feeding few rows is read in place: packing it would cost as much as
+    // the products (ONNX runtimes pack their weights once, at load). Only a partial last
+    // panel of columns is packed, zero-padded.
+    const std::int64_t full = direct ? nc / nr * nr : 0;
+    pack_b(b, nr, p0, kc, n0 + full, nc - full, pb + full * kc);
     for (std::int64_t i0 = m0; i0 < m1; i0 += kMc) {
       const std::int64_t mc = std::min(kMc, m1 - i0);
       pack_a(a, mr, i0, mc, p0, kc, pa);
       for (std::int64_t jp = 0; jp < nc; jp += nr) {
         const std::int64_t cols = std::min(nr, nc - jp);
-        const float* panel_b = pb + jp * kc;
+        const bool in_place = jp < full;
+        const float* panel_b = in_place ? b.p + p0 * b.ld + n0 + jp : pb + jp * kc;
+        const std::int64_t ldb = in_place ? b.ld : nr;
         const float* tile_bias = bias && last ? bias + n0 + jp : nullptr;
         for (std::int64_t ip = 0; ip < mc; ip += mr) {
           const std::int64_t rows = std::min(mr, mc - ip);
           float* tc = c + (i0 + ip) * ldc + n0 + jp;
           const float* panel_a = pa + ip * kc;
-          if (rows == mr && cols == nr) fn(kc, panel_a, panel_b, tc, ldc, tile_bias);
-          else edge_tile(tl, fn, first, kc, panel_a, panel_b, tc, ldc, rows, cols, tile_bias);
+          if (rows == mr && cols == nr) fn(kc, panel_a, panel_b, ldb, tc, ldc, tile_bias);
+          else edge_tile(tl, fn, first, kc, panel_a, panel_b, ldb, tc, ldc, rows, cols, tile_bias);
         }
       }
     }
