@@ -137,22 +137,34 @@ struct Operand {
 };
 
 // Rows [i0, i0+mc) and k in [p0, p0+kc) of op(A) into panels of mr rows, k-major, zero-padded.
-// An A stored [M,K] is read 8 values of k from each of 8 rows at a time and transposed in
-// registers (a scalar gather of 12 strided rows cost a tenth of the transformer's GEMM time).
 __attribute__((target("avx2,fma"))) void pack_a(const Operand& a, std::int64_t mr, std::int64_t i0, std::int64_t mc,
                                                 std::int64_t p0, std::int64_t kc, float* out) {
+  if (a.transposed) {
+    // An A stored [K,M] holds each k's values of the block's rows side by side: one row of
+    // K is read once, front to back, into every panel (a panel at a time re-read the same
+    // cache lines for each panel, and a 12-float std::copy was a memmove call).
+    for (std::int64_t p = 0; p < kc; ++p) {
+      const float* src = a.p + (p0 + p) * a.ld + i0;
+      float* dst = out + p * mr;
+      std::int64_t ir = 0;
+      for (; ir + mr <= mc; ir += mr, src += mr, dst += kc * mr) {
+        std::int64_t g = 0;
+        for (; g + 8 <= mr; g += 8) _mm256_storeu_ps(dst + g, _mm256_loadu_ps(src + g));
+        for (; g + 4 <= mr; g += 4) _mm_storeu_ps(dst + g, _mm_loadu_ps(src + g));
+        for (; g < mr; ++g) dst[g] = src[g];
+      }
+      if (ir < mc) {
+        const std::int64_t rows = mc - ir;
+        for (std::int64_t r = 0; r < mr; ++r) dst[r] = r < rows ? src[r] : 0.0f;
+      }
+    }
+    return;
+  }
+  // An A stored [M,K] is read 8 values of k from each of 8 rows at a time and transposed in
+  // registers (a scalar gather of 12 strided rows cost a tenth of the transformer's GEMM time).
   for (std::int64_t ir = 0; ir < mc; ir += mr, out += kc * mr) {
     const std::int64_t rows = std::min(mr, mc - ir), i = i0 + ir;
     std::int64_t p = 0;
-    if (a.transposed) {
-      for (; p < kc; ++p) {
-        const float* src = a.p + (p0 + p) * a.ld + i;
-        float* dst = out + p * mr;
-        std::copy(src, src + rows, dst);
-        std::fill(dst + rows, dst + mr, 0.0f);
-      }
-      continue;
-    }
     for (; p + 8 <= kc; p += 8)
       for (std::int64_t g = 0; g < mr; g += 8) {
         const std::int64_t n = std::clamp<std::int64_t>(rows - g, 0, std::min<std::int64_t>(8, mr - g));
