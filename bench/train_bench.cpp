@@ -7,6 +7,8 @@
 // previous commit (bench/RESULTS.md, issue 21).
 #include <benchmark/benchmark.h>
 #include <eagerflow/eagerflow.h>
+
+#include "bench_threads.h"
 #include <omp.h>
 
 #include <algorithm>
@@ -39,9 +41,13 @@ std::shared_ptr<ef::train::Sequential> cnn() {
 
 // Sets and checks the thread count (ef's and OpenMP's, which oneDNN uses): a run that did not
 // get its threads says so in its counters instead of passing for a different configuration.
+// EF_BENCH_THREADS=default: the library's load-aware default instead (bench/bench_threads.h).
 void use_threads(benchmark::State& state) {
   int n = static_cast<int>(state.range(0));
-  ef::set_num_threads(n);
+  if (!ef_bench::apply_threads(n)) {
+    state.counters["threads"] = 0;  // the default
+    return;
+  }
   omp_set_num_threads(n);
   if (ef::num_threads() != n || omp_get_max_threads() != n) state.SkipWithError("thread count not applied");
   state.counters["threads"] = ef::num_threads();

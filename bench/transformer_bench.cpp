@@ -11,6 +11,8 @@
 // CPU time / wall time over the timed steps: how many cores really worked).
 #include <benchmark/benchmark.h>
 #include <eagerflow/eagerflow.h>
+
+#include "bench_threads.h"
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -76,8 +78,7 @@ std::shared_ptr<ef::train::Functional> block_model() {
 }
 
 void BM_TransformerBlockTrainStep(benchmark::State& state) {
-  ef::set_num_threads(static_cast<int>(state.range(0)));
-  ef::sync_thread_budget();
+  ef_bench::apply_threads(static_cast<int>(state.range(0)));
   auto model = block_model();
   ef::Tensor x = hashed({kBatch, kSeq, kWidth}, 1, 1.0), y = hashed({kBatch, kSeq, kWidth}, 2, 1.0);
   model->compile(std::make_shared<ef::optim::Adam>(1e-3, 0.9, 0.999, 1e-7), ef::train::MeanSquaredError());
