@@ -1,6 +1,7 @@
 // relu_grad and gelu_grad (src/ops/activation_grad_op.h): the one-pass gradients of relu and
 // gelu give the composed formulas' numbers, run everywhere the gradient rules run (eager,
 // traced, vmap) and differentiate again.
+#include <bit>
 #include <cmath>
 #include <cstring>
 
@@ -128,4 +129,20 @@ TEST(ActivationGrad, BadInputsAreErrors) {
   Tensor row = randn({3}, 9, DType::float32);
   EXPECT_EQ(bits(gelu_grad(x, row)), bits(composed_gelu_grad(x, row)));
   EXPECT_EQ(bits(relu_grad(row, x)), bits(composed_relu_grad(broadcast_to(row, {2, 3}), x)));
+}
+
+TEST(ActivationGrad, ReluGradInBfloat16OnItsBitsEqualsTheComposedFormula) {
+  // The bfloat16 kernel compares bits: every bit pattern of y (signs, zeros, subnormals, inf,
+  // NaN) against where(y > 0, g, 0) computed through float32.
+  std::vector<float> ys, gs;
+  for (std::uint32_t b = 0; b < 0x10000u; b += 7) {
+    ys.push_back(std::bit_cast<float>(b << 16));
+    gs.push_back(static_cast<float>(b % 13) - 6.0f);
+  }
+  for (std::uint32_t b : {0x0000u, 0x8000u, 0x0001u, 0x8001u, 0x7f80u, 0xff80u, 0x7f81u, 0x7fc0u, 0xffc0u, 0x7f7fu}) {
+    ys.push_back(std::bit_cast<float>(b << 16));
+    gs.push_back(3.0f);
+  }
+  Tensor y = cast(tensor(ys), DType::bfloat16), g = cast(tensor(gs), DType::bfloat16);
+  EXPECT_EQ(bits(relu_grad(y, g)), bits(composed_relu_grad(y, g)));
 }
