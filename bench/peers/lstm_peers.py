@@ -1,4 +1,4 @@
-"""Peers for bench/lstm_bench.cpp: the LSTM(256) train step (batch 64 x 100 steps, 256 features,
+"""Peers for bench/lstm_bench.cpp: the LSTM(256) (or --cell gru: GRU(256)) train step (batch 64 x 100 steps, 256 features,
 return_sequences, loss mean(y^2), SGD 0.01) in Keras 3 / TensorFlow (tf.function) and PyTorch
 (eager, and torch.compile when --compile), with 1 (default) or --threads N threads.
 Run with the peer virtualenv: ~/.cache/eagerflow/peers/bin/python bench/peers/lstm_peers.py"""
@@ -11,6 +11,7 @@ parser.add_argument("--threads", type=int, default=1)
 parser.add_argument("--steps", type=int, default=20)
 parser.add_argument("--compile", action="store_true")
 parser.add_argument("--only", choices=["tf", "torch"], default=None)
+parser.add_argument("--cell", choices=["lstm", "gru"], default="lstm")
 args = parser.parse_args()
 os.environ["OMP_NUM_THREADS"] = str(args.threads)
 os.environ["KERAS_BACKEND"] = "tensorflow"
@@ -37,7 +38,7 @@ if args.only in (None, "tf"):
     tf.config.threading.set_intra_op_parallelism_threads(args.threads)
     tf.config.threading.set_inter_op_parallelism_threads(args.threads)
     import keras
-    layer = keras.layers.LSTM(U, return_sequences=True)
+    layer = (keras.layers.GRU if args.cell == "gru" else keras.layers.LSTM)(U, return_sequences=True)
     layer.build((B, T, C))
     opt = keras.optimizers.SGD(0.01)
     x_tf = tf.constant(x_np)
@@ -55,7 +56,7 @@ if args.only in (None, "tf"):
 if args.only in (None, "torch"):
     import torch
     torch.set_num_threads(args.threads)
-    lstm = torch.nn.LSTM(C, U, batch_first=True)
+    lstm = (torch.nn.GRU if args.cell == "gru" else torch.nn.LSTM)(C, U, batch_first=True)
     sgd = torch.optim.SGD(lstm.parameters(), lr=0.01)
     x_t = torch.from_numpy(x_np)
 
