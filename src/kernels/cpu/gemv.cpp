@@ -99,6 +99,52 @@ __attribute__((target("avx2,fma"))) void sweep(const float* x, std::int64_t ldx,
   for (std::int64_t j = n0; j < n1; j += block) sweep_block<M, U>(x, ldx, b, ldb, c, ldc, K, j, std::min(j + block, n1));
 }
 
+// sweep<1> on AVX-512: 16 columns per vector, the same chain per element (an FMA rounds once
+// whatever the width), half the loads and stores of C per row of weights. Batch-1 inference
+// streams its weights from L2 at two threads, where the AVX2 loop's per-vector overhead showed.
+__attribute__((target("avx512f"))) void sweep1_avx512(const float* x, std::int64_t, const float* b,
+                                                      std::int64_t ldb, float* c, std::int64_t, std::int64_t K,
+                                                      std::int64_t n0, std::int64_t n1) {
+  constexpr int U = 8;
+  constexpr std::int64_t block = kBlockFloats;
+  for (std::int64_t j0 = n0; j0 < n1; j0 += block) {
+    const std::int64_t j1 = std::min(j0 + block, n1);
+    const std::int64_t full_end = j0 + (j1 - j0) / 16 * 16;
+    const __mmask16 mask = static_cast<__mmask16>((1u << (j1 - full_end)) - 1u);
+    for (std::int64_t j = j0; j < j1; ++j) c[j] = 0.0f;
+    std::int64_t k = 0;
+    for (; k + U <= K; k += U) {
+      __m512 xs[U];
+#pragma GCC unroll 8
+      for (int u = 0; u < U; ++u) xs[u] = _mm512_set1_ps(x[k + u]);
+      const float* rows = b + k * ldb;
+      for (std::int64_t j = j0; j < full_end; j += 16) {
+        __m512 acc = _mm512_loadu_ps(c + j);
+#pragma GCC unroll 8
+        for (int u = 0; u < U; ++u) acc = _mm512_fmadd_ps(xs[u], _mm512_loadu_ps(rows + u * ldb + j), acc);
+        _mm512_storeu_ps(c + j, acc);
+      }
+      if (mask) {
+        __m512 acc = _mm512_maskz_loadu_ps(mask, c + full_end);
+#pragma GCC unroll 8
+        for (int u = 0; u < U; ++u)
+          acc = _mm512_fmadd_ps(xs[u], _mm512_maskz_loadu_ps(mask, rows + u * ldb + full_end), acc);
+        _mm512_mask_storeu_ps(c + full_end, mask, acc);
+      }
+    }
+    for (; k < K; ++k) {
+      const __m512 xk = _mm512_set1_ps(x[k]);
+      const float* row = b + k * ldb;
+      for (std::int64_t j = j0; j < full_end; j += 16)
+        _mm512_storeu_ps(c + j, _mm512_fmadd_ps(xk, _mm512_loadu_ps(row + j), _mm512_loadu_ps(c + j)));
+      if (mask)
+        _mm512_mask_storeu_ps(c + full_end, mask,
+                              _mm512_fmadd_ps(xk, _mm512_maskz_loadu_ps(mask, row + full_end),
+                                              _mm512_maskz_loadu_ps(mask, c + full_end)));
+    }
+  }
+}
+
 // B stored [N,K]: c[m, n] for n in [n0, n1) by the same chain as sweep, k in order. Eight
 // rows of B are read 8 floats at a time and transposed in registers, so the lanes are 8
 // columns of C and each of them sees x[m, k] * b[n, k] for k = 0, 1, ... in turn.
@@ -143,6 +189,16 @@ using DotsFn = void (*)(const float*, std::int64_t, const float*, std::int64_t, 
                         std::int64_t);
 constexpr DotsFn kDots[kSweepRows] = {dots<1>, dots<2>, dots<3>, dots<4>, dots<5>, dots<6>, dots<7>, dots<8>};
 
+// The one-row sweep: AVX-512's where the CPU has it and EF_ISA allows it.
+SweepFn sweep_one_row() {
+  static const SweepFn fn = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && vec::kernels().isa == vec::Isa::avx512 ? SweepFn{sweep1_avx512}
+                                                                                       : SweepFn{sweep<1>};
+  }();
+  return fn;
+}
+
 bool cpu_has_avx2_fma() {
   static const bool ok = [] {
     __builtin_cpu_init();
@@ -182,7 +238,7 @@ void gemv_f32(const float* a, const float* b, float* c, std::int64_t batch, std:
       for (std::int64_t r = 0; r < m; r += kSweepRows) {  // blocks of up to 8 rows, each a full pass over B
         std::int64_t rows = std::min(kSweepRows, m - r);
         if (b_transposed) kDots[rows - 1](ai + r * k, k, bi, k, ci + r * n, n, n0, n1);
-        else kSweeps[rows - 1](ai + r * k, k, bi, n, ci + r * n, n, k, n0, n1);
+        else (rows == 1 ? sweep_one_row() : kSweeps[rows - 1])(ai + r * k, k, bi, n, ci + r * n, n, k, n0, n1);
       }
       if (bias)
         for (std::int64_t r = 0; r < m; ++r)
