@@ -282,7 +282,9 @@ def job_env(threads):
                 TF_CPP_MIN_LOG_LEVEL="3", KERAS_BACKEND="tensorflow", CUDA_VISIBLE_DEVICES="", JAX_PLATFORMS="cpu",
                 XLA_FLAGS=f"--xla_cpu_multi_thread_eigen={'true' if threads > 1 else 'false'} "
                           f"intra_op_parallelism_threads={threads}",
-                TORCHINDUCTOR_COMPILE_THREADS="1", PYTHONPATH="")
+                TORCHINDUCTOR_COMPILE_THREADS="1",
+                # eagerflow's jobs import the tree's build (the peers' interpreter never sees it)
+                PYTHONPATH=os.path.join(ROOT, "build/release/python_package"))
 
 
 def run_job(name, threads, steps, ef_python, peer_python):
