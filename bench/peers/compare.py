@@ -3,8 +3,8 @@
 
 Runs build/release/bench/ef_bench (JSON) and the peers in one go on the same machine, then
 prints medians and eagerflow/peer ratios. Peers live in a virtualenv outside the repository:
-    python3 -m venv ~/peers && ~/peers/bin/pip install torch jax tensorflow-cpu
-    ~/peers/bin/python bench/peers/compare.py [--threads N]
+    bash scripts/install_peer_deps.sh    (the peers' virtualenv, ~/.cache/eagerflow/peers)
+    ~/.cache/eagerflow/peers/bin/python bench/peers/compare.py [--threads N]
 A peer that is not installed is skipped. The whole run is pinned to the first N cores
 (children inherit it), every framework's pools are limited to N threads and checked (process
 CPU time / wall time over a heavy workload), and each process starts only once the machine is
