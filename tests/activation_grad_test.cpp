@@ -131,9 +131,10 @@ TEST(ActivationGrad, BadInputsAreErrors) {
   EXPECT_EQ(bits(relu_grad(row, x)), bits(composed_relu_grad(broadcast_to(row, {2, 3}), x)));
 }
 
-TEST(ActivationGrad, ReluGradInBfloat16OnItsBitsEqualsTheComposedFormula) {
-  // The bfloat16 kernel compares bits: every bit pattern of y (signs, zeros, subnormals, inf,
-  // NaN) against where(y > 0, g, 0) computed through float32.
+TEST(ActivationGrad, ReluGradOnBitsEqualsTheComposedFormulaForEveryBfloat16Value) {
+  // The kernel compares float32 bits (bfloat16 comes to it as float32 at the op's boundary):
+  // every bfloat16 bit pattern of y (signs, zeros, subnormals, inf, NaN), in bfloat16 and
+  // widened to float32, against where(y > 0, g, 0).
   std::vector<float> ys, gs;
   for (std::uint32_t b = 0; b < 0x10000u; b += 7) {
     ys.push_back(std::bit_cast<float>(b << 16));
@@ -145,4 +146,6 @@ TEST(ActivationGrad, ReluGradInBfloat16OnItsBitsEqualsTheComposedFormula) {
   }
   Tensor y = cast(tensor(ys), DType::bfloat16), g = cast(tensor(gs), DType::bfloat16);
   EXPECT_EQ(bits(relu_grad(y, g)), bits(composed_relu_grad(y, g)));
+  Tensor y32 = tensor(ys), g32 = tensor(gs);
+  EXPECT_EQ(bits(relu_grad(y32, g32)), bits(composed_relu_grad(y32, g32)));
 }

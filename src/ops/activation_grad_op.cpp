@@ -29,29 +29,21 @@ void relu_grad_loop(const T* y, const T* g, T* o, std::int64_t n) {
   });
 }
 
-// float32 and bfloat16 on their bits, in loops the compiler vectorizes (the compare-and-select
-// above stayed scalar, and bfloat16's converted every element to float: together a quarter of
-// a CNN train step). y > 0 exactly when its bits, as an unsigned number, lie in [1, +inf]:
-// positive, not zero, +inf included, NaN not.
-template <class Bits, Bits kInf>
-void relu_grad_bits(const void* y, const void* g, void* o, std::int64_t n) {
-  const Bits* __restrict yb = static_cast<const Bits*>(y);
-  const Bits* __restrict gb = static_cast<const Bits*>(g);
-  Bits* __restrict ob = static_cast<Bits*>(o);
-  cpu::parallel_for(n, 1, [&](std::int64_t b, std::int64_t e) {
-    for (std::int64_t i = b; i < e; ++i) {
-      const Bits positive = static_cast<Bits>(static_cast<Bits>(yb[i] - 1u) < kInf);
-      ob[i] = static_cast<Bits>(gb[i] & static_cast<Bits>(0u - positive));
-    }
-  });
-}
+// float32 on its bits, in a loop the compiler vectorizes (the compare-and-select above stayed
+// scalar: a quarter of a mixed_bfloat16 CNN train step, whose bfloat16 gradients come here as
+// float32 at the op's boundary). y > 0 exactly when its bits, as an unsigned number, lie in
+// [1, 0x7f800000]: positive, not zero, +inf included, NaN not.
 template <>
 void relu_grad_loop<float>(const float* y, const float* g, float* o, std::int64_t n) {
-  relu_grad_bits<std::uint32_t, 0x7f800000u>(y, g, o, n);
-}
-template <>
-void relu_grad_loop<bfloat16>(const bfloat16* y, const bfloat16* g, bfloat16* o, std::int64_t n) {
-  relu_grad_bits<std::uint16_t, 0x7f80u>(y, g, o, n);
+  const auto* __restrict yb = reinterpret_cast<const std::uint32_t*>(y);
+  const auto* __restrict gb = reinterpret_cast<const std::uint32_t*>(g);
+  auto* __restrict ob = reinterpret_cast<std::uint32_t*>(o);
+  cpu::parallel_for(n, 1, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t i = b; i < e; ++i) {
+      const std::uint32_t positive = (yb[i] - 1u) < 0x7f800000u ? 1u : 0u;
+      ob[i] = gb[i] & (0u - positive);
+    }
+  });
 }
 
 // gelu's gradient block by block: erf and exp on ef's vector kernels over a block held in
