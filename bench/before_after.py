@@ -55,7 +55,7 @@ def main():
           f"before = {args.before}")
     print("| row | before ms (rounds) | after ms (rounds) | after / before |")
     print("|---|---|---|---:|")
-    names = sorted({n for n, _ in times}, key=lambda n: list(dict.fromkeys(n for n, _ in times)).index(n))
+    names = list(dict.fromkeys(n for n, _ in times))  # first-run order
     for name in names:
         b, a = times.get((name, "before")), times.get((name, "after"))
         if not b or not a:

@@ -56,30 +56,26 @@ std::shared_ptr<ef::train::Sequential> inference_mlp() {
   return m;
 }
 
-void BM_MlpInferenceBatch1(benchmark::State& state) {
+// The model traced once, then called on `batch` rows: bytes of weights read per second, and
+// the multiply-adds' rate (bench/peers/inference_peers.py sets batch 128 beside onnxruntime).
+void run_inference(benchmark::State& state, std::int64_t batch) {
   ef::set_num_threads(static_cast<int>(state.range(0)));
   ef::random::set_seed(1);
   auto model = inference_mlp();
   auto f = ef::function([&](const ef::Tensor& x) { return (*model)(x); });
-  ef::Tensor x = ef::random::uniform({1, 28, 28});
+  ef::Tensor x = ef::random::uniform({batch, 28, 28});
   f(x);
   for (auto _ : state) benchmark::DoNotOptimize(f(x));
-  state.SetBytesProcessed(state.iterations() * 4 * (784 * 512 + 512 * 512 + 512 * 10));
-}
-BENCHMARK(BM_MlpInferenceBatch1)->ArgName("threads")->Arg(1)->Arg(2);
-
-// The same model on a batch of 128 (bench/peers/inference_peers.py sets it beside onnxruntime).
-void BM_MlpInferenceBatch128(benchmark::State& state) {
-  ef::set_num_threads(static_cast<int>(state.range(0)));
-  ef::random::set_seed(1);
-  auto model = inference_mlp();
-  auto f = ef::function([&](const ef::Tensor& x) { return (*model)(x); });
-  ef::Tensor x = ef::random::uniform({128, 28, 28});
-  f(x);
-  for (auto _ : state) benchmark::DoNotOptimize(f(x));
-  state.counters["GFLOPS"] = benchmark::Counter(2.0 * 128 * (784 * 512 + 512 * 512 + 512 * 10),
+  constexpr std::int64_t kWeights = 784 * 512 + 512 * 512 + 512 * 10;
+  state.SetBytesProcessed(state.iterations() * 4 * kWeights);
+  state.counters["GFLOPS"] = benchmark::Counter(2.0 * static_cast<double>(batch * kWeights),
                                                 benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
+
+void BM_MlpInferenceBatch1(benchmark::State& state) { run_inference(state, 1); }
+BENCHMARK(BM_MlpInferenceBatch1)->ArgName("threads")->Arg(1)->Arg(2);
+
+void BM_MlpInferenceBatch128(benchmark::State& state) { run_inference(state, 128); }
 BENCHMARK(BM_MlpInferenceBatch128)->ArgName("threads")->Arg(1)->Arg(2);
 
 // Time to trace the seed layer (layer already built; a fresh function each iteration).

@@ -22,34 +22,18 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402  (the peers' shared timing loop)
+
+ROOT = compare.ROOT
 HOME = os.path.expanduser("~")
 BATCHES = (1, 128)
-
-
-def median_us(fn, min_time=0.5, repeats=7):
-    fn()
-    n = 1
-    while True:
-        t = time.perf_counter()
-        for _ in range(n):
-            fn()
-        if time.perf_counter() - t > min_time / repeats or n > 1 << 20:
-            break
-        n *= 2
-    samples = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        for _ in range(n):
-            fn()
-        samples.append((time.perf_counter() - t) / n * 1e6)
-    return statistics.median(samples)
 
 
 def checked(fn, threads):
     """fn's median, and process CPU / wall over a second timing of it."""
     c0, w0 = time.process_time(), time.perf_counter()
-    us = median_us(fn)
+    us = compare.median_us(fn, min_time=0.5)
     return us, (time.process_time() - c0) / (time.perf_counter() - w0)
 
 
