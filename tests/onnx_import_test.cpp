@@ -182,6 +182,9 @@ TEST(OnnxImport, TorchStyleShapeSubgraphsRunAtStaticAndDynamicShapes) {
 
 TEST(OnnxImport, GradientsMatchTheOriginalModelAndFineTuningLowersTheLoss) {
   fs::path dir = ef::testing::fresh_temp_dir("onnx_import_grad");
+  // A fixed initialization: from an unseeded draw, about 1 run in 120 needs more than the 40
+  // steps below to halve the loss (the claim is about the imported weights, not the draw).
+  ef::random::set_seed(35);
   train::Sequential model;
   model.add<nn::Dense>(5, "tanh");
   model.add<nn::Dense>(2);
