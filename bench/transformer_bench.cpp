@@ -10,6 +10,7 @@
 // (the median of the per-step wall times, what the peer table shows), cpu_per_wall (process
 // CPU time / wall time over the timed steps: how many cores really worked).
 #include <benchmark/benchmark.h>
+#include <eagerflow/core/allocator.h>
 #include <eagerflow/eagerflow.h>
 
 #include "bench_threads.h"
@@ -86,6 +87,7 @@ void BM_TransformerBlockTrainStep(benchmark::State& state) {
   model->train_on_batch(x, y);                             // warm
   std::vector<double> ms;
   double cpu0 = process_cpu_seconds();
+  std::size_t allocs0 = ef::allocator::system_allocations();
   auto w0 = std::chrono::steady_clock::now();
   double loss = 0;
   for (auto _ : state) {
@@ -97,6 +99,9 @@ void BM_TransformerBlockTrainStep(benchmark::State& state) {
   std::sort(ms.begin(), ms.end());
   state.counters["median_ms"] = ms.empty() ? 0.0 : ms[ms.size() / 2];
   state.counters["cpu_per_wall"] = wall > 0 ? (process_cpu_seconds() - cpu0) / wall : 0.0;
+  // Buffers the allocator's cache could not serve: 0 once the step's sizes are all cached.
+  state.counters["system_allocs_per_step"] =
+      ms.empty() ? 0.0 : static_cast<double>(ef::allocator::system_allocations() - allocs0) / ms.size();
   state.counters["loss0"] = loss0;
   state.counters["loss"] = loss;
   state.counters["traces"] = model->tracing_count();

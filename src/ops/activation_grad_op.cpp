@@ -48,10 +48,15 @@ void relu_grad_loop<float>(const float* y, const float* g, float* o, std::int64_
 
 // gelu's gradient block by block: erf and exp on ef's vector kernels over a block held in
 // cache, the rest in plain loops, in the composed formula's order of float operations (the
-// same numbers as the op chain, one pass over memory).
+// same numbers as the op chain, one pass over memory). float32 has its own kernel, from the
+// same Phi and exp as float32 gelu (src/kernels/cpu/vec/vec_kernels.inc).
 template <class T>
 void gelu_grad_loop(const T* x, const T* g, T* o, std::int64_t n) {
   const auto& vk = cpu::vec::kernels();
+  if constexpr (std::is_same_v<T, float>) {
+    cpu::parallel_for(n, 16, [&](std::int64_t b, std::int64_t e) { vk.gelu_grad_f32(x + b, g + b, o + b, e - b); });
+    return;
+  }
   auto vec_unary = [&](UnaryKind k, const T* in, T* out, std::int64_t m) {
     if constexpr (std::is_same_v<T, float>) vk.unary_f32(k, in, out, m);
     else vk.unary_f64(k, in, out, m);
@@ -93,11 +98,15 @@ std::vector<TensorSpec> ActivationGrad::infer(std::span<const Tensor> in) const 
 }
 
 void ActivationGrad::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
-  const Tensor &a = in[0], &g = in[1];
-  if (a.shape() != specs[0].shape || g.shape() != specs[0].shape) {  // broadcasting: the composed ops
-    out[0] = composed(kind_, a, g);
-    return;
+  if (in[0].shape() != specs[0].shape || in[1].shape() != specs[0].shape) {
+    if (kind_ == UnaryKind::relu || in[0].dtype() != DType::float32) {  // broadcasting: the composed ops
+      out[0] = composed(kind_, in[0], in[1]);
+      return;
+    }
   }
+  // float32 gelu's formula is its kernel's own: broadcast inputs are expanded for it.
+  const Tensor a = in[0].shape() == specs[0].shape ? in[0] : broadcast_to(in[0], specs[0].shape);
+  const Tensor g = in[1].shape() == specs[0].shape ? in[1] : broadcast_to(in[1], specs[0].shape);
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
   std::int64_t n = specs[0].shape.num_elements();
   if (n == 0) return;

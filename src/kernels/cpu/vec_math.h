@@ -6,8 +6,9 @@
 // thread count give bit-identical numbers on one machine.
 //
 // Accuracy kept (SLEEF's bounds, checked by tests/vec_math_test.cpp against libm in double):
-// exp, log, erf, pow: 1 ulp; tanh, sin, cos: 3.5 ulp; sqrt exact; sigmoid, gelu and rsqrt are
-// composed from these and from IEEE division.
+// exp, log, erf, pow: 1 ulp; tanh, sin, cos: 3.5 ulp; sqrt exact; sigmoid and rsqrt are composed
+// from these and from IEEE division; float32 gelu is its own fit (about 1 ulp), float64 gelu
+// comes from erfc.
 #include <cstdint>
 #include <type_traits>
 
@@ -50,6 +51,9 @@ struct Kernels {
   // acc[i] = max(acc[i], x[i]) with NaN winning.
   void (*accumulate_f32)(double* acc, const float* x, std::int64_t n);
   void (*max_into_f32)(float* acc, const float* x, std::int64_t n);
+  // out[i] = g[i] * gelu'(x[i]), from the same Phi and exp as float32 gelu (within a few ulp
+  // of the exact derivative's terms; src/kernels/cpu/vec/vec_kernels.inc).
+  void (*gelu_grad_f32)(const float* x, const float* g, float* out, std::int64_t n);
 };
 
 // The kernels for this CPU (cached after the first call). EF_ISA=baseline|avx2|avx512 caps

@@ -12,4 +12,5 @@
 #define EF_STREAM_D(p, v) _mm256_stream_pd(p, v)
 #define EF_SQRT_F(v) _mm256_sqrt_ps(v)
 #define EF_SQRT_D(v) _mm256_sqrt_pd(v)
+#define EF_FMA_F(a, b, c) _mm256_fmadd_ps(a, b, c)
 #include "kernels/cpu/vec/vec_kernels.inc"

@@ -15,4 +15,5 @@
 // intrinsics pass an "undefined" vector that warns -Wmaybe-uninitialized at every use.
 #define EF_SQRT_F(v) _mm512_mask_sqrt_ps((v), static_cast<__mmask16>(0xFFFF), (v))
 #define EF_SQRT_D(v) _mm512_mask_sqrt_pd((v), static_cast<__mmask8>(0xFF), (v))
+#define EF_FMA_F(a, b, c) _mm512_fmadd_ps(a, b, c)
 #include "kernels/cpu/vec/vec_kernels.inc"
