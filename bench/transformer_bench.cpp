@@ -47,6 +47,13 @@ ef::Tensor hashed(const ef::Shape& shape, std::uint64_t salt, double limit) {
 
 double glorot(std::int64_t fan_in, std::int64_t fan_out) { return std::sqrt(6.0 / static_cast<double>(fan_in + fan_out)); }
 
+// Pages the kernel had to map (and zero) for the process so far.
+long minor_faults() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
+
 double process_cpu_seconds() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -88,6 +95,7 @@ void BM_TransformerBlockTrainStep(benchmark::State& state) {
   std::vector<double> ms;
   double cpu0 = process_cpu_seconds();
   std::size_t allocs0 = ef::allocator::system_allocations();
+  long faults0 = minor_faults();
   auto w0 = std::chrono::steady_clock::now();
   double loss = 0;
   for (auto _ : state) {
@@ -102,6 +110,7 @@ void BM_TransformerBlockTrainStep(benchmark::State& state) {
   // Buffers the allocator's cache could not serve: 0 once the step's sizes are all cached.
   state.counters["system_allocs_per_step"] =
       ms.empty() ? 0.0 : static_cast<double>(ef::allocator::system_allocations() - allocs0) / ms.size();
+  state.counters["page_faults_per_step"] = ms.empty() ? 0.0 : static_cast<double>(minor_faults() - faults0) / ms.size();
   state.counters["loss0"] = loss0;
   state.counters["loss"] = loss;
   state.counters["traces"] = model->tracing_count();

@@ -197,6 +197,62 @@ TEST(Passes, FusedDynamicInputsThatBroadcastAtRunTime) {
   EXPECT_THROW(f(random::normal({2, 3}), b), Error);  // 2 against 5: no broadcast, a clear error
 }
 
+// A Dense layer's train step with a dynamic batch (how fit traces): the bias add's gradient
+// needs no sum_to over the matmul's output (a [N] bias never reshapes a [?,T,N] product), so
+// nothing but the add reads the product and fuse_dense takes the add in.
+TEST(Passes, DenseBiasFusesInADynamicBatchTrainStep) {
+  random::set_seed(21);
+  nn::Dense d(8, "gelu");
+  Tensor x = random::normal({4, 5, 6});
+  d(x);
+  auto body = [&](const Tensor& xs) {
+    GradientTape tape;
+    Tensor loss = mean(square(d(xs)));
+    return tape.gradient(loss, d.trainable_weights());
+  };
+  FunctionOptions options;
+  options.input_signature = std::vector<TensorSpec>{{DType::float32, {kDynamic, 5, 6}}};
+  auto f = function(body, options);
+  std::string text = f.get_concrete_function(TensorSpec{DType::float32, {kDynamic, 5, 6}})->str();
+  EXPECT_NE(text.find("fused_dense[bias=True]"), std::string::npos) << text;
+  for (std::int64_t batch : {1, 4, 9}) {
+    Tensor xb = random::normal({batch, 5, 6});
+    std::vector<Tensor> got = f(xb), want = body(xb);
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) ef::testing::expect_tensor_near(got[i], want[i], 1e-6);
+  }
+}
+
+// Where broadcasting may change an operand's shape, its gradient is still summed back to it:
+// a [?,1] column, a [?,3] against another [?,3] (either may be 1 at run time), and a rank-1
+// operand against a rank-2 one.
+TEST(Passes, BinaryGradientsSumBackWhereverShapesMayBroadcast) {
+  auto body = [](const Tensor& a, const Tensor& b) {
+    GradientTape tape;
+    tape.watch(a);
+    tape.watch(b);
+    Tensor y = sum(square(a * b + a - b));
+    return tape.gradient(y, std::vector<Tensor>{a, b});
+  };
+  struct Case {
+    Shape sa, sb, ra, rb;
+  };
+  for (const Case& c : {Case{{kDynamic, 1}, {3}, {4, 1}, {3}}, Case{{kDynamic, 3}, {kDynamic, 3}, {1, 3}, {5, 3}},
+                        Case{{kDynamic, 3}, {kDynamic, 3}, {5, 3}, {1, 3}}, Case{{3}, {kDynamic, 3}, {3}, {6, 3}},
+                        Case{{kDynamic, 3}, {1}, {2, 3}, {1}}}) {
+    SCOPED_TRACE(c.sa.str() + " " + c.sb.str());
+    FunctionOptions options;
+    options.input_signature = std::vector<TensorSpec>{{DType::float32, c.sa}, {DType::float32, c.sb}};
+    auto f = function(body, options);
+    Tensor a = random::normal(c.ra), b = random::normal(c.rb);
+    std::vector<Tensor> got = f(a, b), want = body(a, b);
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0].shape(), c.ra);
+    EXPECT_EQ(got[1].shape(), c.rb);
+    for (std::size_t i = 0; i < 2; ++i) ef::testing::expect_tensor_near(got[i], want[i], 1e-5);
+  }
+}
+
 // Common-subexpression elimination compares typed parameters, never printed text.
 TEST(Passes, CseKeepsCondsThatCaptureDifferentConstants) {
   Tensor c1 = tensor({1.0f, 2.0f}), c2 = tensor({3.0f, 4.0f});

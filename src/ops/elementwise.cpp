@@ -306,6 +306,28 @@ void Binary::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs,
   });
 }
 
+namespace {
+
+// Whether broadcasting `x` against `other` leaves x's shape as it is on every run: other has no
+// more axes, and each of its axes is 1 or x's own static size. Then x's gradient needs no
+// sum_to, which (with a dynamic batch axis) would keep x alive as its shape's source and stop
+// fuse_dense from taking in a Dense layer's bias add during training.
+bool broadcast_keeps_shape(const Tensor& x, const Tensor& other) {
+  const Shape &xs = x.shape(), &os = other.shape();
+  if (os.rank() > xs.rank()) return false;
+  for (int i = 1; i <= static_cast<int>(os.rank()); ++i) {
+    const std::int64_t o = os[static_cast<int>(os.rank()) - i], d = xs[static_cast<int>(xs.rank()) - i];
+    if (o != 1 && (o == kDynamic || o != d)) return false;
+  }
+  return true;
+}
+
+Tensor gradient_to(const Tensor& grad, const Tensor& x, const Tensor& other) {
+  return broadcast_keeps_shape(x, other) && grad.shape() == x.shape() ? grad : sum_to(grad, x);
+}
+
+}  // namespace
+
 std::vector<Tensor> Binary::vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,
                                 const std::vector<bool>& needed) const {
   const Tensor &a = in[0], &b = in[1], &y = out[0], &g = cot[0];
@@ -331,7 +353,7 @@ std::vector<Tensor> Binary::vjp(std::span<const Tensor> in, std::span<const Tens
     }
     default: return {Tensor(), Tensor()};
   }
-  return {needed[0] && ga.defined() ? sum_to(ga, a) : Tensor(), needed[1] && gb.defined() ? sum_to(gb, b) : Tensor()};
+  return {needed[0] && ga.defined() ? gradient_to(ga, a, b) : Tensor(), needed[1] && gb.defined() ? gradient_to(gb, b, a) : Tensor()};
 }
 
 namespace {
