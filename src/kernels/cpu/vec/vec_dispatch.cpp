@@ -1,6 +1,9 @@
 // Chooses the widest vector kernels this CPU runs, once.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+
+#include <unistd.h>
 
 #include "eagerflow/core/error.h"
 #include "kernels/cpu/vec_math.h"
@@ -52,6 +55,17 @@ const Kernels* kernels_for(Isa isa) {
 const Kernels& kernels() {
   static const Kernels& chosen = choose();
   return chosen;
+}
+
+// Half the last-level cache as the system reports it (a whole socket's on a VM: still where a
+// result waits for the next op), at least 4 MiB, the old fixed threshold, also where the system
+// reports no cache.
+std::int64_t stream_store_bytes() {
+  static const std::int64_t bytes = [] {
+    const long l3 = ::sysconf(_SC_LEVEL3_CACHE_SIZE);
+    return std::max<std::int64_t>(std::int64_t{1} << 22, l3 > 0 ? l3 / 2 : 0);
+  }();
+  return bytes;
 }
 
 }  // namespace ef::cpu::vec
