@@ -46,34 +46,29 @@ void relu_grad_loop<float>(const float* y, const float* g, float* o, std::int64_
   });
 }
 
-// gelu's gradient block by block: erf and exp on ef's vector kernels over a block held in
-// cache, the rest in plain loops, in the composed formula's order of float operations (the
-// same numbers as the op chain, one pass over memory). float32 has its own kernel, from the
-// same Phi and exp as float32 gelu (src/kernels/cpu/vec/vec_kernels.inc).
-template <class T>
-void gelu_grad_loop(const T* x, const T* g, T* o, std::int64_t n) {
+// float32: the kernel that shares Phi and exp with float32 gelu (src/kernels/cpu/vec/vec_kernels.inc).
+void gelu_grad_loop(const float* x, const float* g, float* o, std::int64_t n) {
   const auto& vk = cpu::vec::kernels();
-  if constexpr (std::is_same_v<T, float>) {
-    cpu::parallel_for(n, 16, [&](std::int64_t b, std::int64_t e) { vk.gelu_grad_f32(x + b, g + b, o + b, e - b); });
-    return;
-  }
-  auto vec_unary = [&](UnaryKind k, const T* in, T* out, std::int64_t m) {
-    if constexpr (std::is_same_v<T, float>) vk.unary_f32(k, in, out, m);
-    else vk.unary_f64(k, in, out, m);
-  };
+  cpu::parallel_for(n, 16, [&](std::int64_t b, std::int64_t e) { vk.gelu_grad_f32(x + b, g + b, o + b, e - b); });
+}
+
+// float64 block by block: erf and exp on ef's vector kernels over a block held in cache, the
+// rest in plain loops, in the composed formula's order of operations (the same numbers as the op
+// chain, one pass over memory).
+void gelu_grad_loop(const double* x, const double* g, double* o, std::int64_t n) {
+  const auto& vk = cpu::vec::kernels();
   constexpr std::int64_t kBlock = 512;
   cpu::parallel_for(n, 16, [&](std::int64_t b, std::int64_t e) {
-    alignas(64) T phi[kBlock], gauss[kBlock];
-    const T inv_sqrt2 = static_cast<T>(kInvSqrt2), inv_sqrt2pi = static_cast<T>(kInvSqrt2Pi);
+    alignas(64) double phi[kBlock], gauss[kBlock];
     for (std::int64_t s = b; s < e; s += kBlock) {
       std::int64_t m = std::min(kBlock, e - s);
-      const T* xs = x + s;
-      for (std::int64_t i = 0; i < m; ++i) phi[i] = xs[i] * inv_sqrt2;
-      for (std::int64_t i = 0; i < m; ++i) gauss[i] = xs[i] * xs[i] * T(-0.5);
-      vec_unary(UnaryKind::erf, phi, phi, m);
-      vec_unary(UnaryKind::exp, gauss, gauss, m);
+      const double* xs = x + s;
+      for (std::int64_t i = 0; i < m; ++i) phi[i] = xs[i] * kInvSqrt2;
+      for (std::int64_t i = 0; i < m; ++i) gauss[i] = xs[i] * xs[i] * -0.5;
+      vk.unary_f64(UnaryKind::erf, phi, phi, m);
+      vk.unary_f64(UnaryKind::exp, gauss, gauss, m);
       for (std::int64_t i = 0; i < m; ++i)
-        o[s + i] = g[s + i] * ((phi[i] + T(1)) * T(0.5) + xs[i] * gauss[i] * inv_sqrt2pi);
+        o[s + i] = g[s + i] * ((phi[i] + 1.0) * 0.5 + xs[i] * gauss[i] * kInvSqrt2Pi);
     }
   });
 }
@@ -117,7 +112,7 @@ void ActivationGrad::eval(std::span<const Tensor> in, std::span<const TensorSpec
       const T* pg = g.data<T>().data();
       T* po = out[0].mutable_data<T>().data();
       if (kind_ == UnaryKind::relu) relu_grad_loop<T>(pa, pg, po, n);
-      else if constexpr (cpu::vec::vectorized<T>) gelu_grad_loop<T>(pa, pg, po, n);
+      else if constexpr (cpu::vec::vectorized<T>) gelu_grad_loop(pa, pg, po, n);
     }
   });
 }
