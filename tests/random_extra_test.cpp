@@ -205,26 +205,32 @@ TEST(RandomExtra, StatefulDrawsChangePerCallAndRepeatAfterSetSeed) {
 
 TEST(RandomExtra, UniqueSamplersDrawDistinctCandidatesWithTFsExpectedCounts) {
   Tensor truth = reshape(tensor(std::vector<std::int64_t>{0, 7, 19, 3}), Shape{2, 2});
-  for (int kind = 0; kind < 3; ++kind) {
-    random::CandidateSample s = kind == 0   ? random::uniform_candidate_sampler(truth, 2, 12, true, 20, 1)
-                                : kind == 1 ? random::log_uniform_candidate_sampler(truth, 2, 12, true, 20, 1)
-                                            : random::fixed_unigram_candidate_sampler(
-                                                  truth, 2, 12, true, 20, std::vector<double>(20, 2.0), 0.5);
-    auto c = s.sampled_candidates.to_vector<std::int64_t>();
-    EXPECT_EQ(std::set<std::int64_t>(c.begin(), c.end()).size(), 12u);
-    // Expected count 1 - (1 - p)^tries: every candidate's count gives the same number of tries.
-    auto p = [&](std::int64_t k) { return kind == 1 ? std::log((k + 2.0) / (k + 1.0)) / std::log(21.0) : 1.0 / 20; };
-    auto counts = s.sampled_expected_count.to_vector<float>();
-    double tries = std::log1p(-static_cast<double>(counts[0])) / std::log1p(-p(c[0]));
-    EXPECT_GE(tries, 11.9);
-    EXPECT_NEAR(tries, std::round(tries), 1e-3);
-    for (std::size_t i = 0; i < c.size(); ++i)
-      EXPECT_NEAR(counts[i], 1 - std::pow(1 - p(c[i]), std::round(tries)), 1e-5);
-    auto t = s.true_expected_count.to_vector<float>();
-    std::int64_t truth_ids[] = {0, 7, 19, 3};
-    for (int i = 0; i < 4; ++i)
-      EXPECT_NEAR(t[static_cast<std::size_t>(i)], 1 - std::pow(1 - p(truth_ids[i]), std::round(tries)), 1e-5);
-  }
+  for (std::uint64_t seed : {1u, 2u, 3u, 4u, 5u, 6u})
+    for (int kind = 0; kind < 3; ++kind) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + ", sampler " + std::to_string(kind));
+      random::CandidateSample s =
+          kind == 0   ? random::uniform_candidate_sampler(truth, 2, 12, true, 20, seed)
+          : kind == 1 ? random::log_uniform_candidate_sampler(truth, 2, 12, true, 20, seed)
+                      : random::fixed_unigram_candidate_sampler(truth, 2, 12, true, 20, std::vector<double>(20, 2.0),
+                                                                0.5, 0, 1, 0, seed);
+      auto c = s.sampled_candidates.to_vector<std::int64_t>();
+      EXPECT_EQ(std::set<std::int64_t>(c.begin(), c.end()).size(), 12u);
+      // TF's expected count: p * num_sampled when the first num_sampled draws were distinct,
+      // else 1 - (1 - p)^tries. Every candidate's count must give the same number of tries.
+      auto p = [&](std::int64_t k) { return kind == 1 ? std::log((k + 2.0) / (k + 1.0)) / std::log(21.0) : 1.0 / 20; };
+      auto tf_count = [](double q, std::int64_t tries) { return tries == 12 ? q * 12 : 1 - std::pow(1 - q, tries); };
+      auto counts = s.sampled_expected_count.to_vector<float>();
+      std::int64_t tries = 12;
+      for (std::int64_t t = 12; t < 400; ++t)
+        if (std::abs(tf_count(p(c[0]), t) - counts[0]) < std::abs(tf_count(p(c[0]), tries) - counts[0])) tries = t;
+      for (std::size_t i = 0; i < c.size(); ++i) EXPECT_NEAR(counts[i], tf_count(p(c[i]), tries), 1e-5) << i;
+      auto t = s.true_expected_count.to_vector<float>();
+      std::int64_t truth_ids[] = {0, 7, 19, 3};
+      for (std::size_t i = 0; i < 4; ++i) EXPECT_NEAR(t[i], tf_count(p(truth_ids[i]), tries), 1e-5) << i;
+    }
+  // Draws that are distinct at once take TF's other branch, p * num_sampled (not 1 - (1 - p)^3).
+  auto few = random::uniform_candidate_sampler(truth, 2, 3, true, 1000, 1);
+  for (float count : few.sampled_expected_count.to_vector<float>()) EXPECT_FLOAT_EQ(count, 3.0f / 1000);
 }
 
 TEST(RandomExtra, LogUniformFrequenciesAndCounts) {
@@ -263,10 +269,13 @@ TEST(RandomExtra, FixedAndLearnedUnigramSamplers) {
   EXPECT_EQ(t[1], 0.0f);
   expect_error([&] { random::fixed_unigram_candidate_sampler(truth, 1, 2, false, 4, {1, 2, 3}); }, {"range_max is 4"});
   // Learned: weights start at 1 and grow by the true classes seen (the first call draws uniformly).
+  // Its state lives per (shapes, seed) for the process: a seed of its own on every run of this test.
+  static std::uint64_t learned_seed = 991;
+  ++learned_seed;
   Tensor seen = reshape(tensor(std::vector<std::int64_t>{1, 3}), Shape{2, 1});
-  auto first = random::learned_unigram_candidate_sampler(seen, 1, 3, false, 5, 991);
+  auto first = random::learned_unigram_candidate_sampler(seen, 1, 3, false, 5, learned_seed);
   EXPECT_NEAR(first.true_expected_count.to_vector<float>()[0], 3 * 0.2, 1e-6);
-  auto second = random::learned_unigram_candidate_sampler(seen, 1, 3, false, 5, 991);
+  auto second = random::learned_unigram_candidate_sampler(seen, 1, 3, false, 5, learned_seed);
   EXPECT_NEAR(second.true_expected_count.to_vector<float>()[0], 3 * 2.0 / 7, 1e-6);
 }
 
