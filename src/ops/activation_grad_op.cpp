@@ -7,8 +7,10 @@
 
 #include "eagerflow/core/error.h"
 #include "eagerflow/ops/ops.h"
+#include "kernels/cpu/bfloat16_blocks.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/vec_math.h"
+#include "ops/bfloat16_dispatch.h"
 #include "ops/shape_rules.h"
 
 namespace ef {
@@ -42,6 +44,17 @@ void relu_grad_loop<float>(const float* y, const float* g, float* o, std::int64_
     for (std::int64_t i = b; i < e; ++i) {
       const std::uint32_t positive = (yb[i] - 1u) < 0x7f800000u ? 1u : 0u;
       ob[i] = gb[i] & (0u - positive);
+    }
+  });
+}
+
+// bfloat16 on its bits, by the same rule on the upper half (positive, not zero: [1, 0x7f80]).
+void relu_grad_bfloat16(const std::uint16_t* __restrict y, const std::uint16_t* __restrict g, std::uint16_t* __restrict o,
+                        std::int64_t n) {
+  cpu::parallel_for(n, 1, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t i = b; i < e; ++i) {
+      const std::uint16_t positive = static_cast<std::uint16_t>(y[i] - 1u) < 0x7f80u ? 0xffffu : 0u;
+      o[i] = g[i] & positive;
     }
   });
 }
@@ -93,6 +106,10 @@ std::vector<TensorSpec> ActivationGrad::infer(std::span<const Tensor> in) const 
 }
 
 void ActivationGrad::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
+  if (in[0].dtype() == DType::bfloat16) {
+    out[0] = eval_bfloat16(in, specs[0]);
+    return;
+  }
   if (in[0].shape() != specs[0].shape || in[1].shape() != specs[0].shape) {
     if (kind_ == UnaryKind::relu || in[0].dtype() != DType::float32) {  // broadcasting: the composed ops
       out[0] = composed(kind_, in[0], in[1]);
@@ -117,11 +134,34 @@ void ActivationGrad::eval(std::span<const Tensor> in, std::span<const TensorSpec
   });
 }
 
+// bfloat16 (computes_bfloat16): relu's on the bits; gelu's from float32 a block at a time (the
+// float32 kernel's bits, rounded once); broadcast shapes through the float32 op.
+Tensor ActivationGrad::eval_bfloat16(std::span<const Tensor> in, const TensorSpec& spec) const {
+  if (in[0].shape() != spec.shape || in[1].shape() != spec.shape)
+    return cast(dispatch1(*this, {cast(in[0], DType::float32), cast(in[1], DType::float32)}), DType::bfloat16);
+  Tensor out = Tensor::empty(spec.dtype, spec.shape);
+  const auto* a = static_cast<const std::uint16_t*>(in[0].raw_data());
+  const auto* g = static_cast<const std::uint16_t*>(in[1].raw_data());
+  auto* o = static_cast<std::uint16_t*>(out.raw_mutable_data());
+  const std::int64_t n = spec.shape.num_elements();
+  if (kind_ == UnaryKind::relu) {
+    relu_grad_bfloat16(a, g, o, n);
+  } else {
+    const auto& vk = cpu::vec::kernels();
+    cpu::bfloat16_binary_blocks(a, 1, g, 1, o, n, 16,
+                                [&](const float* x, std::int64_t, const float* dy, std::int64_t, float* r,
+                                    std::int64_t m) { vk.gelu_grad_f32(x, dy, r, m); });
+  }
+  return out;
+}
+
 // Both are linear in g. relu_grad is piecewise constant in y (no gradient there); gelu's second
 // derivative is phi(x) (2 - x^2).
-std::vector<Tensor> ActivationGrad::vjp(std::span<const Tensor> in, std::span<const Tensor>, std::span<const Tensor> cot,
+std::vector<Tensor> ActivationGrad::vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,
                                         const std::vector<bool>& needed) const {
   const Tensor &a = in[0], &g = in[1], &c = cot[0];
+  if (a.dtype() == DType::bfloat16 && kind_ == UnaryKind::gelu && needed[0])  // a chain of ops: in float32
+    return detail::vjp_in_float32(in, out, cot, [&](auto i, auto o, auto k) { return vjp(i, o, k, needed); });
   Tensor da, dg;
   if (needed[1]) dg = sum_to(dispatch1(*this, {a, c}), g);
   if (needed[0] && kind_ == UnaryKind::gelu)

@@ -21,12 +21,14 @@ class ActivationGrad : public MergeablePrimitive<ActivationGrad> {
   explicit ActivationGrad(UnaryKind kind);
   const char* name() const override;
   UnaryKind kind() const { return kind_; }
+  bool computes_bfloat16() const override { return true; }
   std::vector<TensorSpec> infer(std::span<const Tensor> in) const override;
   void eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const override;
   std::vector<Tensor> vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,
                           const std::vector<bool>& needed) const override;
 
  private:
+  Tensor eval_bfloat16(std::span<const Tensor> in, const TensorSpec& spec) const;
   UnaryKind kind_;
 };
 

@@ -1,7 +1,9 @@
 // Convolution and pooling ops (NHWC, HWIO), their gradients as ops of their own, on oneDNN.
 #include <limits>
+#include <vector>
 
 #include "eagerflow/ops/ops.h"
+#include "kernels/cpu/bfloat16_blocks.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/parallel.h"
@@ -135,17 +137,50 @@ cpu::PoolGeometry pool_geometry(const Primitive& op, const Pool2DParams& p, cons
 bool empty(const Shape& s) { return s.num_elements() == 0; }
 
 // dx from (x, dy) for max_pool2d_grad, avg_pool2d_grad and (relu_mask) max_pool2d_relu_grad.
+// Max pooling's gradient on bfloat16 (computes_bfloat16), an image at a time: its x and dy
+// widened into float32 buffers, the float32 kernel (the same windows, maxima and sums per
+// image), dx rounded back. The bits of the float32 op between casts, in one pass.
+void max_pool_gradient_bfloat16(const cpu::PoolGeometry& g, const Tensor& x, const Tensor& dy, Tensor& dx, bool relu_mask) {
+  if (cpu::max_pool2d_backward_bf16(g, static_cast<const std::uint16_t*>(x.raw_data()),
+                                    static_cast<const std::uint16_t*>(dy.raw_data()),
+                                    static_cast<std::uint16_t*>(dx.raw_mutable_data()), relu_mask))
+    return;  // windows apart: routed on the bits
+  const std::int64_t image = g.h * g.w * g.c, out_image = g.oh * g.ow * g.c;
+  cpu::PoolGeometry one = g;
+  one.n = 1;
+  const auto& vk = cpu::vec::kernels();
+  const auto* px = static_cast<const std::uint16_t*>(x.raw_data());
+  const auto* pdy = static_cast<const std::uint16_t*>(dy.raw_data());
+  auto* pdx = static_cast<std::uint16_t*>(dx.raw_mutable_data());
+  cpu::parallel_for(g.n, image * 4, [&](std::int64_t n0, std::int64_t n1) {
+    thread_local std::vector<float> xf, dyf, dxf;  // kept: a replay allocates nothing
+    xf.resize(static_cast<std::size_t>(image));
+    dyf.resize(static_cast<std::size_t>(out_image));
+    dxf.resize(static_cast<std::size_t>(image));
+    for (std::int64_t n = n0; n < n1; ++n) {
+      vk.cast(cpu::kBfloat16Code, cpu::kFloat32Code, px + n * image, xf.data(), image);
+      vk.cast(cpu::kBfloat16Code, cpu::kFloat32Code, pdy + n * out_image, dyf.data(), out_image);
+      cpu::max_pool2d_backward(one, xf.data(), dyf.data(), dxf.data(), relu_mask);
+      vk.cast(cpu::kFloat32Code, cpu::kBfloat16Code, dxf.data(), pdx + n * image, image);
+    }
+  });
+}
+
 void pool_gradient(const Primitive& op, const Pool2DParams& p, std::span<const Tensor> in, std::span<const TensorSpec> specs,
                    std::span<Tensor> out, bool relu_mask) {
   cpu::PoolGeometry g = pool_geometry(op, p, in[0].shape());
   if (in[1].shape() != Shape{g.n, g.oh, g.ow, g.c})
     fail(op.name(), "gradient " + in[1].spec().str() + " does not fit the pooling of " + in[0].spec().str());
   if (empty(specs[0].shape) || empty(in[1].shape())) {
-    out[0] = zeros(specs[0].shape);
+    out[0] = zeros(specs[0].shape, specs[0].dtype);
     return;
   }
   expect_kernel_sizes(op, in[0].shape());
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  if (in[0].dtype() == DType::bfloat16) {
+    max_pool_gradient_bfloat16(g, in[0], in[1], out[0], relu_mask);
+    return;
+  }
   const float *x = in[0].data<float>().data(), *dy = in[1].data<float>().data();
   float* dx = out[0].mutable_data<float>().data();
   if (relu_mask) cpu::max_pool2d_backward(g, x, dy, dx, true);
@@ -302,8 +337,12 @@ void FusedConv2D::eval(std::span<const Tensor> in, std::span<const TensorSpec> s
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
   cpu::conv2d_forward(with_dtype(conv_geometry(*this, p_, in[0].shape(), in[1].shape()), in[0].dtype()), in[0].raw_data(),
                       in[1].raw_data(), has_bias_ ? in[2].raw_data() : nullptr, out[0].raw_mutable_data());
-  if (activation_ && specs[0].dtype == DType::bfloat16) {  // the activation as its own op (in float32)
-    out[0] = dispatch1(Unary(*activation_), {out[0]});
+  if (activation_ && specs[0].dtype == DType::bfloat16) {  // in place, from float32 a block at a time
+    auto* y = static_cast<std::uint16_t*>(out[0].raw_mutable_data());
+    const auto& vk = cpu::vec::kernels();
+    UnaryKind act = *activation_;
+    cpu::bfloat16_unary_blocks(y, y, out[0].num_elements(), 8,
+                               [&](const float* a, float* b, std::int64_t m) { vk.unary_f32(act, a, b, m); });
     return;
   }
   if (activation_) {
@@ -376,7 +415,7 @@ std::vector<TensorSpec> MaxPool2DReluGrad::infer(std::span<const Tensor> in) con
   expect_inputs(*this, in, 2);
   expect_nhwc(*this, in[0]);
   expect_nhwc(*this, in[1]);
-  return {{DType::float32, in[0].shape(), {}}};
+  return {{in[0].dtype(), in[0].shape(), {}}};
 }
 
 void MaxPool2DReluGrad::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
@@ -390,18 +429,26 @@ std::vector<Tensor> MaxPool2DReluGrad::vjp(std::span<const Tensor> in, std::span
 }
 
 // ---------------------------------------------------------------- pooling
+// bfloat16 on oneDNN's bfloat16 pooling where the CPU has native bfloat16 (as the convolutions).
+bool Pool2D::computes_bfloat16() const { return cpu::native_bfloat16(); }
+// Max pooling's gradient an image at a time through float32 (max_pool_gradient_bfloat16).
+bool Pool2DGrad::computes_bfloat16() const { return p_.max && cpu::native_bfloat16(); }
+bool MaxPool2DReluGrad::computes_bfloat16() const { return cpu::native_bfloat16(); }
+
 std::vector<TensorSpec> Pool2D::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 1);
   expect_nhwc(*this, in[0]);
   cpu::PoolGeometry g = pool_geometry(*this, p_, in[0].shape());
-  return {{DType::float32, Shape{in[0].shape()[0], g.oh, g.ow, in[0].shape()[3]}, {}}};
+  return {{in[0].dtype(), Shape{in[0].shape()[0], g.oh, g.ow, in[0].shape()[3]}, {}}};
 }
 
 void Pool2D::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
   if (empty(specs[0].shape)) return;
   expect_kernel_sizes(*this, in[0].shape());
-  cpu::pool2d_forward(pool_geometry(*this, p_, in[0].shape()), in[0].data<float>().data(), out[0].mutable_data<float>().data());
+  cpu::PoolGeometry g = pool_geometry(*this, p_, in[0].shape());
+  g.bf16 = in[0].dtype() == DType::bfloat16;
+  cpu::pool2d_forward(g, in[0].raw_data(), out[0].raw_mutable_data());
 }
 
 std::vector<Tensor> Pool2D::vjp(std::span<const Tensor> in, std::span<const Tensor>, std::span<const Tensor> cot,
@@ -412,7 +459,7 @@ std::vector<Tensor> Pool2D::vjp(std::span<const Tensor> in, std::span<const Tens
 std::vector<TensorSpec> Pool2DGrad::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 2);
   expect_nhwc(*this, in[0]);
-  return {{DType::float32, in[0].shape(), {}}};
+  return {{in[0].dtype(), in[0].shape(), {}}};
 }
 
 void Pool2DGrad::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {

@@ -248,7 +248,7 @@ struct NestedError : Error, std::nested_exception {
 std::vector<Tensor> dispatch(const Primitive& op, std::span<const Tensor> inputs) {
   auto [symbolic, keras, bfloat16, strings, complex] = check_inputs(op, inputs);
   (void)complex;
-  if (bfloat16 && !op.takes_bfloat16()) return detail::dispatch_via_float32(op, inputs);
+  if (bfloat16 && !detail::takes_storage_inputs(op, inputs)) return detail::dispatch_via_float32(op, inputs);
   if (keras) {
     try {
       return detail::record_keras_op(op, inputs);
@@ -293,7 +293,7 @@ Tensor dispatch1(const Primitive& op, std::span<const Tensor> inputs) {
   auto [symbolic, keras, bfloat16, strings, complex] = check_inputs(op, inputs);
   (void)complex;
   bool kernel = detail::in_kernel();
-  if (bfloat16 && !op.takes_bfloat16()) return detail::dispatch_via_float32(op, inputs).at(0);
+  if (bfloat16 && !detail::takes_storage_inputs(op, inputs)) return detail::dispatch_via_float32(op, inputs).at(0);
   if (!kernel && (symbolic || keras || detail::tapes || ((op.has_effect() || op.is_stateful()) && trace::active_recorder())))
     return dispatch(op, inputs).at(0);
   // Eager fast path: one output, no vector of outputs.

@@ -6,9 +6,11 @@
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/ops/strings.h"
 #include "eagerflow/ops/primitive.h"
+#include "kernels/cpu/bfloat16_blocks.h"
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/vec_math.h"
 #include "ops/activation_grad_op.h"
+#include "ops/bfloat16_dispatch.h"
 #include "ops/complex_op.h"
 #include "ops/elementwise_math.h"
 #include "ops/primitives.h"
@@ -77,6 +79,14 @@ std::vector<TensorSpec> Unary::infer(std::span<const Tensor> in) const {
 
 void Unary::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  if (in[0].dtype() == DType::bfloat16) {
+    const auto& vk = cpu::vec::kernels();
+    UnaryKind k = kind_;
+    cpu::bfloat16_unary_blocks(static_cast<const std::uint16_t*>(in[0].raw_data()),
+                               static_cast<std::uint16_t*>(out[0].raw_mutable_data()), in[0].num_elements(),
+                               unary_cost(k), [&](const float* x, float* y, std::int64_t m) { vk.unary_f32(k, x, y, m); });
+    return;
+  }
   dispatch_dtype(in[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     unary_loop<T>(kind_, in[0].data<T>().data(), out[0].mutable_data<T>().data(), in[0].num_elements());
@@ -84,8 +94,12 @@ void Unary::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, 
 }
 
 std::vector<Tensor> Unary::vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,
-                               const std::vector<bool>&) const {
+                               const std::vector<bool>& needed) const {
   const Tensor &x = in[0], &y = out[0], &g = cot[0];
+  // bfloat16: the formulas of more than one op run in float32 and round once, as they did when
+  // the op itself ran in float32 between casts (relu's, gelu's and neg's are one op already).
+  if (x.dtype() == DType::bfloat16 && kind_ != UnaryKind::relu && kind_ != UnaryKind::gelu && kind_ != UnaryKind::neg)
+    return detail::vjp_in_float32(in, out, cot, [&](auto i, auto o, auto c) { return vjp(i, o, c, needed); });
   switch (kind_) {
     case UnaryKind::neg: return {-g};
     case UnaryKind::abs: return {g * (cast(x > 0.0, x.dtype()) - cast(x < 0.0, x.dtype()))};
@@ -271,6 +285,71 @@ void binary_dispatch(BinaryKind k, const Tensor& a, const Tensor& b, Tensor& out
   }
 }
 
+// The operand of a row broadcast: `small`'s shape, leading 1s dropped, is the output's trailing
+// dims (a bias [C] against [N, H, W, C]); the row's length, or 0 for any other shape.
+std::int64_t broadcast_row_length(const Shape& small, const Shape& out) {
+  int lead = 0;
+  while (lead < small.rank() && small[lead] == 1) ++lead;
+  const int k = small.rank() - lead;
+  if (k == 0 || k > out.rank()) return 0;
+  for (int i = 0; i < k; ++i)
+    if (small[lead + i] != out[out.rank() - k + i]) return 0;
+  return small.num_elements();
+}
+
+// bfloat16 arithmetic (Binary::computes_bfloat16), the float32 kernel's operations on widened
+// values: same shapes and scalars a block at a time, row broadcasts (bias adds) a block of
+// rows at a time against the row widened once, other broadcasts through float32 copies.
+void binary_bfloat16(BinaryKind k, const Tensor& a, const Tensor& b, Tensor& out) {
+  const std::int64_t n = out.num_elements();
+  if (n == 0) return;
+  const auto& vk = cpu::vec::kernels();
+  const std::int64_t cost = k == BinaryKind::pow ? 8 : 1;
+  const auto* pa = static_cast<const std::uint16_t*>(a.raw_data());
+  const auto* pb = static_cast<const std::uint16_t*>(b.raw_data());
+  auto* po = static_cast<std::uint16_t*>(out.raw_mutable_data());
+  const bool a_whole = a.shape() == out.shape(), b_whole = b.shape() == out.shape();
+  if ((a_whole || a.num_elements() == 1) && (b_whole || b.num_elements() == 1)) {
+    cpu::bfloat16_binary_blocks(pa, a_whole ? 1 : 0, pb, b_whole ? 1 : 0, po, n, cost,
+                                [&](const float* x, std::int64_t xs, const float* y, std::int64_t ys, float* o,
+                                    std::int64_t m) { vk.binary_f32(k, x, 0, xs, y, 0, ys, o, 1, m); });
+    return;
+  }
+  const std::int64_t cols = a_whole ? broadcast_row_length(b.shape(), out.shape())
+                            : b_whole ? broadcast_row_length(a.shape(), out.shape())
+                                      : 0;
+  if (cols == 0) {
+    Tensor wide = Tensor::empty(DType::float32, out.shape());
+    binary_dispatch<float>(k, cast(a, DType::float32), cast(b, DType::float32), wide);
+    vk.cast(cpu::kFloat32Code, cpu::kBfloat16Code, wide.raw_data(), po, n);
+    return;
+  }
+  const std::uint16_t* whole = a_whole ? pa : pb;
+  std::vector<float> row(static_cast<std::size_t>(cols));
+  vk.cast(cpu::kBfloat16Code, cpu::kFloat32Code, a_whole ? pb : pa, row.data(), cols);
+  // out[r * cols + i] for rows [r, r + rows) and columns [c, c + m), m * rows <= the block.
+  auto run = [&](float* wide, float* result, std::int64_t r, std::int64_t rows, std::int64_t c, std::int64_t m) {
+    for (std::int64_t i = 0; i < rows; ++i)
+      vk.cast(cpu::kBfloat16Code, cpu::kFloat32Code, whole + (r + i) * cols + c, wide + i * m, m);
+    const float* row_at = row.data() + c;
+    if (a_whole) vk.binary_f32(k, wide, m, 1, row_at, 0, 1, result, rows, m);
+    else vk.binary_f32(k, row_at, 0, 1, wide, m, 1, result, rows, m);
+    for (std::int64_t i = 0; i < rows; ++i)
+      vk.cast(cpu::kFloat32Code, cpu::kBfloat16Code, result + i * m, po + (r + i) * cols + c, m);
+  };
+  cpu::parallel_for(n / cols, cols * cost, [&](std::int64_t r0, std::int64_t r1) {
+    alignas(64) float wide[cpu::kBfloat16Block], result[cpu::kBfloat16Block];
+    if (cols <= cpu::kBfloat16Block) {
+      const std::int64_t per_block = cpu::kBfloat16Block / cols;
+      for (std::int64_t r = r0; r < r1; r += per_block) run(wide, result, r, std::min(per_block, r1 - r), 0, cols);
+    } else {
+      for (std::int64_t r = r0; r < r1; ++r)
+        for (std::int64_t c = 0; c < cols; c += cpu::kBfloat16Block)
+          run(wide, result, r, 1, c, std::min(cpu::kBfloat16Block, cols - c));
+    }
+  });
+}
+
 void check_no_zero_divisor(const Primitive& op, const Tensor& b) {
   dispatch_dtype(b.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -296,6 +375,10 @@ std::vector<TensorSpec> Binary::infer(std::span<const Tensor> in) const {
 void Binary::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const {
   if (kind_ == BinaryKind::div && is_integer(in[1].dtype())) check_no_zero_divisor(*this, in[1]);
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
+  if (in[0].dtype() == DType::bfloat16) {  // arithmetic kinds only (computes_bfloat16)
+    binary_bfloat16(kind_, in[0], in[1], out[0]);
+    return;
+  }
   dispatch_dtype(in[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, bool>) {
@@ -331,6 +414,10 @@ Tensor gradient_to(const Tensor& grad, const Tensor& x, const Tensor& other) {
 std::vector<Tensor> Binary::vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,
                                 const std::vector<bool>& needed) const {
   const Tensor &a = in[0], &b = in[1], &y = out[0], &g = cot[0];
+  // bfloat16: formulas of more than one op in float32, rounded once (add, sub and mul's are
+  // one op each, maximum's and minimum's selects).
+  if (a.dtype() == DType::bfloat16 && (kind_ == BinaryKind::div || kind_ == BinaryKind::pow))
+    return detail::vjp_in_float32(in, out, cot, [&](auto i, auto o, auto c) { return vjp(i, o, c, needed); });
   Tensor zero = scalar_like(g, 0.0);
   Tensor ga, gb;
   switch (kind_) {

@@ -59,6 +59,7 @@ class MaxPool2DReluGrad : public MergeablePrimitive<MaxPool2DReluGrad> {
   explicit MaxPool2DReluGrad(Pool2DParams p);
   const char* name() const override { return "max_pool2d_relu_grad"; }
   OpParams parameters() const override { return p_.parameters(); }
+  bool computes_bfloat16() const override;
   std::vector<TensorSpec> infer(std::span<const Tensor> in) const override;
   void eval(std::span<const Tensor> in, std::span<const TensorSpec> specs, std::span<Tensor> out) const override;
   std::vector<Tensor> vjp(std::span<const Tensor> in, std::span<const Tensor> out, std::span<const Tensor> cot,

@@ -31,6 +31,8 @@ class Unary : public MergeablePrimitive<Unary> {
   explicit Unary(UnaryKind k) : kind_(k) {}
   const char* name() const override { return unary_name(kind_); }
   bool is_differentiable() const override { return kind_ != UnaryKind::logical_not; }
+  // bfloat16 in float32 a block at a time: the cast path's bits in one pass.
+  bool computes_bfloat16() const override { return kind_ != UnaryKind::logical_not; }
   UnaryKind kind() const { return kind_; }
   EF_OP_RULES EF_OP_VJP
  private:
@@ -42,6 +44,8 @@ class Binary : public MergeablePrimitive<Binary> {
   explicit Binary(BinaryKind k) : kind_(k) {}
   const char* name() const override { return binary_name(kind_); }
   bool is_differentiable() const override { return !is_comparison(kind_) && !is_logical(kind_); }
+  // The arithmetic kinds take bfloat16 as Unary does (comparisons go through float32).
+  bool computes_bfloat16() const override { return !is_comparison(kind_) && !is_logical(kind_); }
   BinaryKind kind() const { return kind_; }
   EF_OP_RULES EF_OP_VJP
  private:
@@ -348,6 +352,9 @@ class SumTo : public MergeablePrimitive<SumTo> {
  public:
   const char* name() const override { return "sum_to"; }
   bool takes_complex() const override { return true; }  // as SliceGrad
+  // bfloat16 reaches it (its sum then goes through float32 as every reduction does), so that
+  // a bias gradient stays one node beside the convolution's filter gradient (fuse_conv).
+  bool computes_bfloat16() const override { return true; }
   EF_OP_RULES EF_OP_VJP
 };
 
@@ -474,6 +481,7 @@ class Pool2D : public MergeablePrimitive<Pool2D> {
   explicit Pool2D(Pool2DParams p) : p_(p) {}
   const char* name() const override { return p_.max ? "max_pool2d" : "avg_pool2d"; }
   OpParams parameters() const override { return p_.parameters(); }
+  bool computes_bfloat16() const override;
   const Pool2DParams& params() const { return p_; }
   EF_OP_RULES EF_OP_VJP
  private:
@@ -486,6 +494,7 @@ class Pool2DGrad : public MergeablePrimitive<Pool2DGrad> {
   explicit Pool2DGrad(Pool2DParams p) : p_(p) {}
   const char* name() const override { return p_.max ? "max_pool2d_grad" : "avg_pool2d_grad"; }
   OpParams parameters() const override { return p_.parameters(); }
+  bool computes_bfloat16() const override;
   const Pool2DParams& params() const { return p_; }
   EF_OP_RULES EF_OP_VJP
  private:

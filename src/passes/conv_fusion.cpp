@@ -7,6 +7,7 @@
 #include <map>
 
 #include "eagerflow/passes/passes.h"
+#include "kernels/cpu/gemm.h"
 #include "ops/activation_grad_op.h"
 #include "ops/fused_conv.h"
 #include "ops/primitives.h"
@@ -23,6 +24,15 @@ bool detail::has_conv_fusion_candidates(const ir::Graph& g) {
   }
   return false;
 }
+
+namespace {
+
+// The dtypes the fused ops compute: float32, and bfloat16 where the convolutions run on the
+// CPU's bfloat16 instructions (then the fused convolution rounds once where the chain rounded
+// after the convolution and again after the bias add: within bfloat16's rounding of the chain).
+bool fusible_dtype(DType d) { return d == DType::float32 || (d == DType::bfloat16 && cpu::native_bfloat16()); }
+
+}  // namespace
 
 std::shared_ptr<ir::Graph> fuse_conv(const ir::Graph& g) {
   std::vector<int> uses(g.values.size(), 0), reader(g.values.size(), -1), producer(g.values.size(), -1);
@@ -44,7 +54,8 @@ std::shared_ptr<ir::Graph> fuse_conv(const ir::Graph& g) {
   for (std::size_t n = 0; n < g.nodes.size(); ++n) {
     const ir::Node& conv = g.nodes[n];
     auto* conv_op = dynamic_cast<const Conv2D*>(conv.op.get());
-    if (!conv_op || spec(conv.inputs[0]).dtype != DType::float32) continue;
+    if (!conv_op || !fusible_dtype(spec(conv.inputs[0]).dtype)) continue;
+    const DType dtype = spec(conv.inputs[0]).dtype;
     std::int64_t filters = spec(conv.inputs[1]).shape[3];
     std::vector<int> inputs = conv.inputs;
     std::vector<std::size_t> chain{n};
@@ -56,7 +67,7 @@ std::shared_ptr<ir::Graph> fuse_conv(const ir::Graph& g) {
       const ir::Node& add = g.nodes[static_cast<std::size_t>(r)];
       int bias = add.inputs[0] == value ? add.inputs[1] : add.inputs[0];
       const TensorSpec& b = spec(bias);
-      if (add.inputs[0] != add.inputs[1] && b.dtype == DType::float32 && b.shape == Shape{filters} && filters != kDynamic &&
+      if (add.inputs[0] != add.inputs[1] && b.dtype == dtype && b.shape == Shape{filters} && filters != kDynamic &&
           spec(add.outputs[0]).shape == spec(value).shape) {
         inputs.push_back(bias);
         has_bias = true;
@@ -67,7 +78,7 @@ std::shared_ptr<ir::Graph> fuse_conv(const ir::Graph& g) {
     std::optional<UnaryKind> activation;
     r = sole_reader(value);
     auto* act = r >= 0 ? dynamic_cast<const Unary*>(node_op(r)) : nullptr;
-    if (act && conv_fusible_activation(act->kind()) && spec(g.nodes[static_cast<std::size_t>(r)].outputs[0]).dtype == DType::float32) {
+    if (act && conv_fusible_activation(act->kind()) && spec(g.nodes[static_cast<std::size_t>(r)].outputs[0]).dtype == dtype) {
       activation = act->kind();
       chain.push_back(static_cast<std::size_t>(r));
     }
@@ -89,7 +100,7 @@ std::shared_ptr<ir::Graph> fuse_conv(const ir::Graph& g) {
     if (!f_op || !keep[n] || overrides.count(n)) continue;
     int dy = f.inputs[1];
     auto it = bias_sums.find(dy);
-    if (it == bias_sums.end() || spec(dy).dtype != DType::float32 || spec(dy).shape.rank() != 4) continue;
+    if (it == bias_sums.end() || !fusible_dtype(spec(dy).dtype) || spec(dy).shape.rank() != 4) continue;
     std::int64_t filters = spec(f.inputs[2]).shape[3];
     for (std::size_t s : it->second) {
       const ir::Node& sum = g.nodes[s];
@@ -116,7 +127,7 @@ std::shared_ptr<ir::Graph> fuse_conv(const ir::Graph& g) {
     const ir::Node& pg = g.nodes[static_cast<std::size_t>(p)];
     auto* pg_op = dynamic_cast<const Pool2DGrad*>(pg.op.get());
     if (!pg_op || !pg_op->params().max || !keep[static_cast<std::size_t>(p)] || overrides.count(static_cast<std::size_t>(p)) ||
-        pg.inputs[0] != rg.inputs[0] || spec(rg.inputs[0]).dtype != DType::float32 ||
+        pg.inputs[0] != rg.inputs[0] || !fusible_dtype(spec(rg.inputs[0]).dtype) ||
         spec(rg.outputs[0]).shape != spec(rg.inputs[0]).shape)
       continue;
     keep[static_cast<std::size_t>(p)] = false;

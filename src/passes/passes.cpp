@@ -178,7 +178,8 @@ std::shared_ptr<ir::Graph> fuse_elementwise(const ir::Graph& g) {
     bool known = fusible_code(*node.op) >= 0;
     if (!known || node.outputs.size() != 1) return false;
     const TensorSpec& o = spec(node.outputs[0]);
-    if (!is_floating(o.dtype) || o.shape.rank() == 0 || o.dtype != out.dtype || o.shape != out.shape)
+    if (!is_floating(o.dtype) || is_storage_dtype(o.dtype) || o.shape.rank() == 0 || o.dtype != out.dtype ||
+        o.shape != out.shape)
       return false;
     for (int v : node.inputs)
       if (spec(v).dtype != o.dtype || (spec(v).shape != o.shape && spec(v).shape.rank() != 0)) return false;

@@ -81,6 +81,11 @@ class Primitive {
   // kernel only moves or converts elements (reshape, slice, cast, variable reads), or it
   // runs a graph whose nodes convert for themselves (call, cond, while).
   virtual bool takes_bfloat16() const { return false; }
+  // True: bfloat16 inputs (when every input is bfloat16) reach eval, which computes them
+  // itself: float32 arithmetic a block at a time (elementwise ops: the cast path's bits in one
+  // pass over 16-bit memory) or the CPU's bfloat16 instructions. Other storage dtypes, and
+  // bfloat16 beside another dtype, still go through float32 at the dispatch point.
+  virtual bool computes_bfloat16() const { return false; }
   // Whether string tensors may reach this op (ops that move elements, string ops).
   virtual bool takes_strings() const { return false; }
   // Whether complex tensors may reach this op: by default the ops that take strings (they only

@@ -31,14 +31,20 @@ struct PoolGeometry {
   std::int64_t kh, kw, oh, ow, sh, sw;
   std::int64_t pt, pl, pb, pr;
   PoolKind kind;
+  bool bf16 = false;  // pool2d_forward on bfloat16 x and y (only where native_bfloat16())
 };
 
-void pool2d_forward(const PoolGeometry& g, const float* x, float* y);
+void pool2d_forward(const PoolGeometry& g, const void* x, void* y);
 // dx from dy. Max pooling finds each window's maxima again in the same pass that routes dy
 // to them (src/kernels/cpu/max_pool_grad.cpp), with no forward pass for a workspace.
 void pool2d_backward(const PoolGeometry& g, const float* x, const float* dy, float* dx);
 // relu_mask: route dy only to maxima > 0 (the gradient through a relu before the pooling).
 void max_pool2d_backward(const PoolGeometry& g, const float* x, const float* dy, float* dx, bool relu_mask = false);
+// The same on bfloat16 (16-bit values) for windows that do not overlap: each dx element is dy's
+// value or 0, routed without arithmetic (the float32 kernel's bits, rounded). Returns false,
+// doing nothing, for overlapping windows (their gradients add up).
+bool max_pool2d_backward_bf16(const PoolGeometry& g, const std::uint16_t* x, const std::uint16_t* dy, std::uint16_t* dx,
+                              bool relu_mask = false);
 
 void release_conv_caches();
 

@@ -207,8 +207,9 @@ PoolPrepared& pool_prepared(const PoolGeometry& g, bool with_backward) {
   int threads = threads_for_work(work_of({g.n, g.oh, g.ow, g.c, g.kh, g.kw}), kParallelGrain);
   detail::sync_omp_threads(threads);
   std::array<std::int64_t, 14> k{g.n, g.h, g.w, g.c, g.kh, g.kw, g.oh, g.ow, g.sh, g.sw, g.pt, g.pl, g.pb, g.pr};
-  return cache.get({static_cast<int>(g.kind), k, threads, with_backward}, [&]() -> PoolPrepared {
-    dnnl::memory::desc src({g.n, g.c, g.h, g.w}, dt::f32, tag::nhwc), dst({g.n, g.c, g.oh, g.ow}, dt::f32, tag::nhwc);
+  return cache.get({static_cast<int>(g.kind) * 2 + g.bf16, k, threads, with_backward}, [&]() -> PoolPrepared {
+    const dt type = g.bf16 ? dt::bf16 : dt::f32;
+    dnnl::memory::desc src({g.n, g.c, g.h, g.w}, type, tag::nhwc), dst({g.n, g.c, g.oh, g.ow}, type, tag::nhwc);
     // Keras' "same" average pooling divides by the window's real elements, not the padding.
     auto algo = g.kind == PoolKind::max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding;
     dims strides{g.sh, g.sw}, kernel{g.kh, g.kw}, pad_l{g.pt, g.pl}, pad_r{g.pb, g.pr};
@@ -250,9 +251,9 @@ void conv2d_backward_weights(const ConvGeometry& g, const void* x, const void* d
   else run(conv_prepared(kBackwardWeights, g), {x, dy, dw});
 }
 
-void pool2d_forward(const PoolGeometry& g, const float* x, float* y) {
+void pool2d_forward(const PoolGeometry& g, const void* x, void* y) {
   PoolPrepared& p = pool_prepared(g, false);
-  p.src.set_data_handle(const_cast<float*>(x));
+  p.src.set_data_handle(const_cast<void*>(x));
   p.dst.set_data_handle(y);
   dnnl_execute(p.forward, p.forward_args, "pool2d");
   dnnl_wait();
