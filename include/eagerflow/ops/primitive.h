@@ -75,16 +75,11 @@ class Primitive {
   // True when vjp takes an undefined cotangent for an output nothing differentiates (instead
   // of zeros): an op whose extra outputs rarely get gradients can then skip their work.
   virtual bool accepts_missing_cotangents() const { return false; }
-  // bfloat16 is a storage dtype (kernels compute in float32). False, the default: dispatch
-  // casts this op's bfloat16 inputs to float32, runs it, and rounds its float32 outputs to
-  // bfloat16 (src/ops/bfloat16_dispatch.cpp). True: the op takes bfloat16 as it is: its
-  // kernel only moves or converts elements (reshape, slice, cast, variable reads), or it
-  // runs a graph whose nodes convert for themselves (call, cond, while).
+  // bfloat16 is a storage dtype. Neither (default): dispatch runs the op in float32 between casts
+  // (src/ops/bfloat16_dispatch.cpp). takes_bfloat16: it moves or converts elements, or runs a graph
+  // (reshape, cast, call). computes_bfloat16: all-bfloat16 inputs reach eval, which computes them
+  // (float32 a block at a time, or bfloat16 instructions); other storage dtypes still go via float32.
   virtual bool takes_bfloat16() const { return false; }
-  // True: bfloat16 inputs (when every input is bfloat16) reach eval, which computes them
-  // itself: float32 arithmetic a block at a time (elementwise ops: the cast path's bits in one
-  // pass over 16-bit memory) or the CPU's bfloat16 instructions. Other storage dtypes, and
-  // bfloat16 beside another dtype, still go through float32 at the dispatch point.
   virtual bool computes_bfloat16() const { return false; }
   // Whether string tensors may reach this op (ops that move elements, string ops).
   virtual bool takes_strings() const { return false; }
