@@ -119,7 +119,16 @@ TEST(BFloat16Compute, GradientsKeepTheFloat32FormulasAndRoundOnce) {
 }
 
 TEST(BFloat16Compute, MaxPoolingAndItsGradientsGiveTheFloat32Bits) {
-  Tensor x = values({3, 9, 10, 19}, 12);  // 19 channels: eight at a time and the rest
+  // 19 channels: eight at a time and the rest. No NaN here (oneDNN's float32 pooling and the
+  // bfloat16 kernel each keep their own rule for NaN; the window's first maximum in bfloat16).
+  Tensor x = values({3, 9, 10, 19}, 12, -3.0, 3.0, false);
+  {
+    std::vector<float> v = widened(x).to_vector<float>();
+    v[0] = std::numeric_limits<float>::infinity();
+    v[1] = -std::numeric_limits<float>::infinity();
+    v[19 + 2] = -0.0f;
+    x = cast(reshape(tensor(v), x.shape()), DType::bfloat16);
+  }
   struct Case {
     Stride2 pool, strides;
     const char* padding;
@@ -135,9 +144,25 @@ TEST(BFloat16Compute, MaxPoolingAndItsGradientsGiveTheFloat32Bits) {
     EXPECT_EQ(bits(dx), bits(cast(dispatch1(Pool2DGrad(p), {widened(x), widened(dy)}), DType::bfloat16)));
     Tensor rx = relu(x);
     Tensor masked = dispatch1(Pool2DGrad(p), {rx, dy});
+    // The value pooled is the one the gradient goes to: each window's first maximum.
+    std::vector<float> routed = widened(dispatch1(Pool2DGrad(p), {x, ones_like(y)})).to_vector<float>();
+    std::vector<float> xs = widened(x).to_vector<float>();
+    double pooled = 0, picked = 0;
+    for (float v : widened(y).to_vector<float>()) pooled += std::isfinite(v) ? v : 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) picked += routed[i] * (std::isfinite(xs[i]) ? xs[i] : 0);
+    if (std::string(c.padding) == "valid" && c.pool.h == c.strides.h) EXPECT_NEAR(pooled, picked, 1e-3);
     EXPECT_EQ(bits(relu_grad(rx, masked)), bits(cast(relu_grad(widened(rx), dispatch1(Pool2DGrad(p), {widened(rx), widened(dy)})),
                                                     DType::bfloat16)));
   }
+}
+
+TEST(BFloat16Compute, AWindowsFirstNaNIsItsMaximum) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor x = cast(reshape(tensor(std::vector<float>{nan, 1, 2, 3, 4, nan, 5, 6}), Shape{1, 2, 4, 1}), DType::bfloat16);
+  std::vector<float> y = widened(max_pool2d(x)).to_vector<float>();
+  ASSERT_EQ(y.size(), 2u);
+  EXPECT_TRUE(std::isnan(y[0]));
+  EXPECT_EQ(y[1], 6.0f);
 }
 
 TEST(BFloat16Compute, ConvolutionTrainStepsFuseAndStayNearFloat32) {

@@ -4,6 +4,9 @@
 // - ops that only move or convert elements (reshape, transpose, slice, concat, gather, cast,
 //   variable reads and writes, random draws) and ops that run a graph (call, cond, while,
 //   scan) take bfloat16 as it is;
+// - ops that compute bfloat16 themselves (Primitive::computes_bfloat16: elementwise math,
+//   activation gradients, sum_to, pooling where the CPU has native bfloat16) take inputs that are
+//   all bfloat16 as they are, and run their float32 kernels a block at a time (the same bits);
 // - every other op computes in float32: each bfloat16 input is cast to float32 (a vectorized
 //   cast), the float32 op runs (oneDNN GEMM and convolution, the vector kernels, reductions
 //   that accumulate in float32) and its float32 outputs are rounded to bfloat16; integer and

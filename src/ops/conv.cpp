@@ -429,11 +429,12 @@ std::vector<Tensor> MaxPool2DReluGrad::vjp(std::span<const Tensor> in, std::span
 }
 
 // ---------------------------------------------------------------- pooling
-// bfloat16 on oneDNN's bfloat16 pooling where the CPU has native bfloat16 (as the convolutions).
-bool Pool2D::computes_bfloat16() const { return cpu::native_bfloat16(); }
-// Max pooling's gradient an image at a time through float32 (max_pool_gradient_bfloat16).
-bool Pool2DGrad::computes_bfloat16() const { return p_.max && cpu::native_bfloat16(); }
-bool MaxPool2DReluGrad::computes_bfloat16() const { return cpu::native_bfloat16(); }
+// bfloat16 max pooling and its gradients on ef's own kernels (any CPU: the maximum's bits, dy
+// routed on the bits); average pooling on oneDNN's bfloat16 pooling where the CPU has native
+// bfloat16 (as the convolutions).
+bool Pool2D::computes_bfloat16() const { return p_.max || cpu::native_bfloat16(); }
+bool Pool2DGrad::computes_bfloat16() const { return p_.max; }
+bool MaxPool2DReluGrad::computes_bfloat16() const { return true; }
 
 std::vector<TensorSpec> Pool2D::infer(std::span<const Tensor> in) const {
   expect_inputs(*this, in, 1);
@@ -448,7 +449,11 @@ void Pool2D::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs,
   expect_kernel_sizes(*this, in[0].shape());
   cpu::PoolGeometry g = pool_geometry(*this, p_, in[0].shape());
   g.bf16 = in[0].dtype() == DType::bfloat16;
-  cpu::pool2d_forward(g, in[0].raw_data(), out[0].raw_mutable_data());
+  if (g.bf16 && p_.max)
+    cpu::max_pool2d_forward_bf16(g, static_cast<const std::uint16_t*>(in[0].raw_data()),
+                                 static_cast<std::uint16_t*>(out[0].raw_mutable_data()));
+  else
+    cpu::pool2d_forward(g, in[0].raw_data(), out[0].raw_mutable_data());
 }
 
 std::vector<Tensor> Pool2D::vjp(std::span<const Tensor> in, std::span<const Tensor>, std::span<const Tensor> cot,

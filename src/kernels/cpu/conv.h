@@ -35,6 +35,9 @@ struct PoolGeometry {
 };
 
 void pool2d_forward(const PoolGeometry& g, const void* x, void* y);
+// Max pooling of bfloat16 (16-bit values) on any CPU: the bits of each window's first maximum
+// (src/kernels/cpu/max_pool_bf16.cpp).
+void max_pool2d_forward_bf16(const PoolGeometry& g, const std::uint16_t* x, std::uint16_t* y);
 // dx from dy. Max pooling finds each window's maxima again in the same pass that routes dy
 // to them (src/kernels/cpu/max_pool_grad.cpp), with no forward pass for a workspace.
 void pool2d_backward(const PoolGeometry& g, const float* x, const float* dy, float* dx);
