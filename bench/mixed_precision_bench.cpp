@@ -49,7 +49,7 @@ void BM_MixedPrecisionStep(benchmark::State& state) {
 }
 BENCHMARK(BM_MixedPrecisionStep)
     ->ArgNames({"model", "mixed", "threads"})
-    ->ArgsProduct({{0, 1}, {0, 1}, {1}})
+    ->ArgsProduct({{0, 1}, {0, 1}, {1, 2}})
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -335,8 +335,11 @@ void FusedConv2D::eval(std::span<const Tensor> in, std::span<const TensorSpec> s
   }
   expect_kernel_sizes(*this, in[0].shape());
   out[0] = Tensor::empty(specs[0].dtype, specs[0].shape);
-  cpu::conv2d_forward(with_dtype(conv_geometry(*this, p_, in[0].shape(), in[1].shape()), in[0].dtype()), in[0].raw_data(),
-                      in[1].raw_data(), has_bias_ ? in[2].raw_data() : nullptr, out[0].raw_mutable_data());
+  cpu::ConvGeometry g = with_dtype(conv_geometry(*this, p_, in[0].shape(), in[1].shape()), in[0].dtype());
+  g.relu = g.bf16 && activation_ == UnaryKind::relu;  // inside the convolution (it rounds once anyway)
+  cpu::conv2d_forward(g, in[0].raw_data(), in[1].raw_data(), has_bias_ ? in[2].raw_data() : nullptr,
+                      out[0].raw_mutable_data());
+  if (g.relu) return;
   if (activation_ && specs[0].dtype == DType::bfloat16) {  // in place, from float32 a block at a time
     auto* y = static_cast<std::uint16_t*>(out[0].raw_mutable_data());
     const auto& vk = cpu::vec::kernels();

@@ -16,6 +16,9 @@ struct ConvGeometry {
   // bfloat16 tensors (x, w, y, bias and their gradients) on oneDNN's bfloat16 primitives; only
   // where native_bfloat16() (kernels/cpu/gemm.h). The pointers are then to 16-bit values.
   bool bf16 = false;
+  // conv2d_forward applies relu to its output inside the convolution (oneDNN's post-op), for
+  // bfloat16, where the fused op rounds once anyway: no second pass over the output.
+  bool relu = false;
 };
 
 // bias [f] (or null) is added inside the convolution; dbias (or null) is dy summed over

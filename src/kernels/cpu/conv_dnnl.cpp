@@ -41,10 +41,11 @@ struct BoundedCache {
   }
 };
 
-using ConvKey = std::tuple<int, std::array<std::int64_t, 18>, int>;  // which pass, geometry, threads
+using ConvKey = std::tuple<int, std::array<std::int64_t, 19>, int>;  // which pass, geometry, threads
 
-std::array<std::int64_t, 18> key_of(const ConvGeometry& g) {
-  return {g.n, g.h, g.w, g.c, g.kh, g.kw, g.f, g.oh, g.ow, g.sh, g.sw, g.dh, g.dw, g.pt, g.pl, g.pb, g.pr, g.bf16 ? 1 : 0};
+std::array<std::int64_t, 19> key_of(const ConvGeometry& g) {
+  return {g.n,  g.h,  g.w,  g.c,  g.kh, g.kw, g.f, g.oh, g.ow, g.sh, g.sw, g.dh, g.dw, g.pt, g.pl, g.pb, g.pr,
+          g.bf16 ? 1 : 0, g.relu ? 1 : 0};
 }
 
 dt data_type_of(const ConvGeometry& g) { return g.bf16 ? dt::bf16 : dt::f32; }
@@ -81,7 +82,13 @@ dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, bool
   dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
                                     in_layout(m.src, plain), in_layout(m.weights, false), b, in_layout(m.dst, plain),
                                     m.strides, m.dilates, m.pad_l, m.pad_r);
-  return dnnl::convolution_forward::primitive_desc(d, engine());
+  dnnl::primitive_attr attr;
+  if (g.relu) {
+    dnnl::post_ops po;
+    po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(po);
+  }
+  return dnnl::convolution_forward::primitive_desc(d, attr, engine());
 }
 
 // One argument of a prepared primitive: the user's plain memory, and the primitive's own

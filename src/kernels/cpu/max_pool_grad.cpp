@@ -120,49 +120,13 @@ __attribute__((target("avx2"))) inline __m256 load_bf16x8(const std::uint16_t* p
   return _mm256_castsi256_ps(_mm256_slli_epi32(bits, 16));
 }
 
-// bfloat16, windows apart (each dx element written once): the same rule as route_window, on
-// values widened exactly (a shift), dy's bits routed as they are; eight channels at a time on
-// AVX2.
-__attribute__((target("avx2"))) std::int64_t route_window_bf16_avx2(const PoolGeometry& g, const std::uint16_t* x,
-                                                                    const std::uint16_t* dy, std::uint16_t* dx,
-                                                                    std::int64_t h0, std::int64_t h1, std::int64_t w0,
-                                                                    std::int64_t w1, std::int64_t cn, bool relu_mask) {
+// One bfloat16 window's channels [c0, cn) one at a time: route_window's rule on the widened
+// values, dy's bits routed as they are (windows apart: each dx element written once).
+void route_window_bf16_channels(const PoolGeometry& g, const std::uint16_t* x, const std::uint16_t* dy, std::uint16_t* dx,
+                                std::int64_t h0, std::int64_t h1, std::int64_t w0, std::int64_t w1, std::int64_t c0,
+                                bool relu_mask) {
   const std::int64_t row = g.w * g.c;
-  std::int64_t c = 0;
-  for (; c + 8 <= cn; c += 8) {
-    __m256 best = load_bf16x8(x + h0 * row + w0 * g.c + c);
-    __m256i at = _mm256_setzero_si256();
-    std::int32_t k = 0;
-    for (std::int64_t h = h0; h < h1; ++h)
-      for (std::int64_t w = w0; w < w1; ++w, ++k) {
-        __m256 v = load_bf16x8(x + h * row + w * g.c + c);
-        __m256 more = _mm256_cmp_ps(v, best, _CMP_GT_OQ);
-        best = _mm256_blendv_ps(best, v, more);
-        at = _mm256_blendv_epi8(at, _mm256_set1_epi32(k), _mm256_castps_si256(more));
-      }
-    if (relu_mask) {
-      __m256 positive = _mm256_cmp_ps(best, _mm256_setzero_ps(), _CMP_GT_OQ);
-      at = _mm256_blendv_epi8(_mm256_set1_epi32(-1), at, _mm256_castps_si256(positive));
-    }
-    __m256i grad = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(dy + c)));
-    k = 0;
-    for (std::int64_t h = h0; h < h1; ++h)
-      for (std::int64_t w = w0; w < w1; ++w, ++k) {
-        __m256i routed = _mm256_and_si256(_mm256_cmpeq_epi32(at, _mm256_set1_epi32(k)), grad);
-        // 32-bit lanes holding 16-bit values back to 16 bits: pack, then the two halves together.
-        __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(routed, routed), 0x08);
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(dx + h * row + w * g.c + c), _mm256_castsi256_si128(packed));
-      }
-  }
-  return c;
-}
-
-void route_window_bf16(const PoolGeometry& g, const std::uint16_t* x, const std::uint16_t* dy, std::uint16_t* dx,
-                       std::int64_t h0, std::int64_t h1, std::int64_t w0, std::int64_t w1, std::int64_t cn,
-                       bool relu_mask) {
-  const std::int64_t row = g.w * g.c;
-  std::int64_t c = use_avx2() ? route_window_bf16_avx2(g, x, dy, dx, h0, h1, w0, w1, cn, relu_mask) : 0;
-  for (; c < cn; ++c) {
+  for (std::int64_t c = c0; c < g.c; ++c) {
     float best = widen(x[h0 * row + w0 * g.c + c]);
     std::int32_t at = 0, k = 0;
     for (std::int64_t h = h0; h < h1; ++h)
@@ -178,10 +142,57 @@ void route_window_bf16(const PoolGeometry& g, const std::uint16_t* x, const std:
   }
 }
 
+// One output row of bfloat16 windows (x and dx at the image, dy at the row), eight channels at
+// a time on AVX2 with route_window's selects, the rest one at a time.
+__attribute__((target("avx2"))) void route_row_bf16_avx2(const PoolGeometry& g, const std::uint16_t* x,
+                                                         const std::uint16_t* dy, std::uint16_t* dx, std::int64_t h0,
+                                                         std::int64_t h1, bool relu_mask) {
+  const std::int64_t row = g.w * g.c, vec_c = g.c - g.c % 8;
+  for (std::int64_t ow = 0; ow < g.ow; ++ow, dy += g.c) {
+    const std::int64_t w0 = std::max<std::int64_t>(ow * g.sw - g.pl, 0), w1 = std::min(ow * g.sw - g.pl + g.kw, g.w);
+    if (w1 <= w0) continue;
+    for (std::int64_t c = 0; c < vec_c; c += 8) {
+      __m256 best = load_bf16x8(x + h0 * row + w0 * g.c + c);
+      __m256i at = _mm256_setzero_si256();
+      std::int32_t k = 0;
+      for (std::int64_t h = h0; h < h1; ++h)
+        for (std::int64_t w = w0; w < w1; ++w, ++k) {
+          __m256 v = load_bf16x8(x + h * row + w * g.c + c);
+          __m256 more = _mm256_cmp_ps(v, best, _CMP_GT_OQ);
+          best = _mm256_blendv_ps(best, v, more);
+          at = _mm256_blendv_epi8(at, _mm256_set1_epi32(k), _mm256_castps_si256(more));
+        }
+      if (relu_mask) {
+        __m256 positive = _mm256_cmp_ps(best, _mm256_setzero_ps(), _CMP_GT_OQ);
+        at = _mm256_blendv_epi8(_mm256_set1_epi32(-1), at, _mm256_castps_si256(positive));
+      }
+      __m256i grad = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(dy + c)));
+      k = 0;
+      for (std::int64_t h = h0; h < h1; ++h)
+        for (std::int64_t w = w0; w < w1; ++w, ++k) {
+          __m256i routed = _mm256_and_si256(_mm256_cmpeq_epi32(at, _mm256_set1_epi32(k)), grad);
+          // 32-bit lanes holding 16-bit values back to 16 bits: pack, then the two halves together.
+          __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(routed, routed), 0x08);
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(dx + h * row + w * g.c + c), _mm256_castsi256_si128(packed));
+        }
+    }
+    if (vec_c < g.c) route_window_bf16_channels(g, x, dy, dx, h0, h1, w0, w1, vec_c, relu_mask);
+  }
+}
+
+void route_row_bf16(const PoolGeometry& g, const std::uint16_t* x, const std::uint16_t* dy, std::uint16_t* dx,
+                    std::int64_t h0, std::int64_t h1, bool relu_mask) {
+  if (use_avx2()) return route_row_bf16_avx2(g, x, dy, dx, h0, h1, relu_mask);
+  for (std::int64_t ow = 0; ow < g.ow; ++ow, dy += g.c) {
+    const std::int64_t w0 = std::max<std::int64_t>(ow * g.sw - g.pl, 0), w1 = std::min(ow * g.sw - g.pl + g.kw, g.w);
+    if (w1 > w0) route_window_bf16_channels(g, x, dy, dx, h0, h1, w0, w1, 0, relu_mask);
+  }
+}
+
 // Windows apart: each dx row belongs to one output row (the rows from its windows' first to
 // the next output row's first; the first and last output rows also take the rows before and
 // after them), which zeroes it unless the windows tile the input exactly and then writes
-// every element of its windows once. route(n, h0, h1, w0, w1, dy offset) does one window.
+// every element of its windows once. route(image offset, dy row offset, h0, h1) does one row.
 template <class E, class Route>
 void route_windows_apart(const PoolGeometry& g, E* dx, Route&& route) {
   const std::int64_t image = g.h * g.w * g.c, out_image = g.oh * g.ow * g.c;
@@ -197,12 +208,7 @@ void route_windows_apart(const PoolGeometry& g, E* dx, Route&& route) {
           std::memset(dx + n * image + z0 * g.w * g.c, 0, static_cast<std::size_t>((z1 - z0) * g.w * g.c) * sizeof(E));
       }
       std::int64_t h0 = std::max<std::int64_t>(oh * g.sh - g.pt, 0), h1 = std::min(oh * g.sh - g.pt + g.kh, g.h);
-      if (h1 <= h0) continue;
-      for (std::int64_t ow = 0; ow < g.ow; ++ow) {
-        std::int64_t w0 = std::max<std::int64_t>(ow * g.sw - g.pl, 0), w1 = std::min(ow * g.sw - g.pl + g.kw, g.w);
-        if (w1 <= w0) continue;
-        route(n * image, n * out_image + (oh * g.ow + ow) * g.c, h0, h1, w0, w1);
-      }
+      if (h1 > h0) route(n * image, n * out_image + oh * g.ow * g.c, h0, h1);
     }
   });
 }
@@ -212,9 +218,8 @@ void route_windows_apart(const PoolGeometry& g, E* dx, Route&& route) {
 bool max_pool2d_backward_bf16(const PoolGeometry& g, const std::uint16_t* x, const std::uint16_t* dy, std::uint16_t* dx,
                               bool relu_mask) {
   if (g.kh > g.sh || g.kw > g.sw) return false;  // overlapping windows add up: in float32
-  route_windows_apart(g, dx, [&](std::int64_t at, std::int64_t dy_at, std::int64_t h0, std::int64_t h1, std::int64_t w0,
-                                 std::int64_t w1) {
-    route_window_bf16(g, x + at, dy + dy_at, dx + at, h0, h1, w0, w1, g.c, relu_mask);
+  route_windows_apart(g, dx, [&](std::int64_t at, std::int64_t dy_at, std::int64_t h0, std::int64_t h1) {
+    route_row_bf16(g, x + at, dy + dy_at, dx + at, h0, h1, relu_mask);
   });
   return true;
 }
@@ -243,9 +248,11 @@ void max_pool2d_backward(const PoolGeometry& g, const float* x, const float* dy,
     });
     return;
   }
-  route_windows_apart(g, dx, [&](std::int64_t at, std::int64_t dy_at, std::int64_t h0, std::int64_t h1, std::int64_t w0,
-                                 std::int64_t w1) {
-    route_window(g, x + at, dy + dy_at, dx + at, h0, h1, w0, w1, g.c, false, relu_mask);
+  route_windows_apart(g, dx, [&](std::int64_t at, std::int64_t dy_at, std::int64_t h0, std::int64_t h1) {
+    for (std::int64_t ow = 0; ow < g.ow; ++ow) {
+      std::int64_t w0 = std::max<std::int64_t>(ow * g.sw - g.pl, 0), w1 = std::min(ow * g.sw - g.pl + g.kw, g.w);
+      if (w1 > w0) route_window(g, x + at, dy + dy_at + ow * g.c, dx + at, h0, h1, w0, w1, g.c, false, relu_mask);
+    }
   });
 }
 
