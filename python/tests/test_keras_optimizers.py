@@ -270,3 +270,17 @@ def test_sixteen_bit_variables_are_a_clear_error_for_every_optimizer():
         with pytest.raises(TypeError, match="float32 or float64"):
             cls(0.01).apply([ef.cast(ef.ones((2, 2)), "bfloat16")], [v])
         assert np.all(ef.cast(v, "float32").numpy() == 1.0)  # untouched
+
+
+def test_updates_flush_subnormal_state_to_zero_as_tensorflow_does():
+    # A converging model's optimizer state turns subnormal (slow on x86); TF's kernels flush it.
+    import numpy as np
+    import eagerflow as ef
+    w = ef.Variable(np.full((1000,), 1e-39, dtype="float32"))
+    ef.keras.optimizers.SGD(0.1).apply_gradients([(ef.zeros((1000,)), w)])
+    assert np.all(w.numpy() == 0.0)
+    m = ef.Variable(np.ones((8,), dtype="float32"))
+    ef.keras.optimizers.Adam(1e-3).apply_gradients([(ef.fill((8,), 1e-30), m)])
+    assert np.all(np.isfinite(m.numpy()))
+    # Other ops keep subnormals.
+    assert (ef.constant(np.float32(1e-39)) * 1.0).numpy() == np.float32(1e-39)

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "eagerflow/variable.h"
+#include "kernels/cpu/flush_denormals.h"
 #include "kernels/cpu/parallel.h"
 #include "ops/primitives.h"
 #include "ops/rules/builtin_rules.h"
@@ -115,7 +116,10 @@ void run(const UpdateHyperparameters& h, const cpu::UpdateScalars<T>& s, const s
     b.slot1_out = next[2].mutable_data<T>().data();
   }
   cpu::parallel_for(grad.num_elements(), kCostPerElement,
-                    [&](std::int64_t begin, std::int64_t end) { cpu::apply_update(h.rule, s, b, begin, end); });
+                    [&](std::int64_t begin, std::int64_t end) {
+                      cpu::FlushDenormals flush;  // as TF's kernels: a converging model's state turns subnormal
+                      cpu::apply_update(h.rule, s, b, begin, end);
+                    });
 }
 
 }  // namespace
