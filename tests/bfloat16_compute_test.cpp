@@ -106,8 +106,11 @@ TEST(BFloat16Compute, GradientsKeepTheFloat32FormulasAndRoundOnce) {
     for (float v : w)
       if (std::isfinite(v)) scale = std::max(scale, static_cast<double>(std::abs(v)));
     for (std::size_t i = 0; i < got.size(); ++i) {
-      if (std::isfinite(w[i])) EXPECT_NEAR(got[i], w[i], scale / 32) << i;
-      else EXPECT_EQ(std::isnan(got[i]), std::isnan(w[i])) << i;
+      if (std::isfinite(w[i])) {
+        EXPECT_NEAR(got[i], w[i], scale / 32) << i;
+      } else {
+        EXPECT_EQ(std::isnan(got[i]), std::isnan(w[i])) << i;
+      }
     }
   }
   // relu_grad and gelu_grad themselves: the float32 kernels' bits.
@@ -150,7 +153,9 @@ TEST(BFloat16Compute, MaxPoolingAndItsGradientsGiveTheFloat32Bits) {
     double pooled = 0, picked = 0;
     for (float v : widened(y).to_vector<float>()) pooled += std::isfinite(v) ? v : 0;
     for (std::size_t i = 0; i < xs.size(); ++i) picked += routed[i] * (std::isfinite(xs[i]) ? xs[i] : 0);
-    if (std::string(c.padding) == "valid" && c.pool.h == c.strides.h) EXPECT_NEAR(pooled, picked, 1e-3);
+    if (std::string(c.padding) == "valid" && c.pool.h == c.strides.h) {
+      EXPECT_NEAR(pooled, picked, 1e-3);
+    }
     EXPECT_EQ(bits(relu_grad(rx, masked)), bits(cast(relu_grad(widened(rx), dispatch1(Pool2DGrad(p), {widened(rx), widened(dy)})),
                                                     DType::bfloat16)));
   }
