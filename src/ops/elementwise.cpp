@@ -325,13 +325,15 @@ void binary_bfloat16(BinaryKind k, const Tensor& a, const Tensor& b, Tensor& out
     return;
   }
   const std::uint16_t* whole = a_whole ? pa : pb;
-  std::vector<float> row(static_cast<std::size_t>(cols));
-  vk.cast(cpu::kBfloat16Code, cpu::kFloat32Code, a_whole ? pb : pa, row.data(), cols);
+  thread_local std::vector<float> row_buffer;  // kept: a replay allocates nothing once it has grown
+  if (static_cast<std::int64_t>(row_buffer.size()) < cols) row_buffer.resize(static_cast<std::size_t>(cols));
+  float* const row = row_buffer.data();  // this thread's buffer, read by the workers below
+  vk.cast(cpu::kBfloat16Code, cpu::kFloat32Code, a_whole ? pb : pa, row, cols);
   // out[r * cols + i] for rows [r, r + rows) and columns [c, c + m), m * rows <= the block.
   auto run = [&](float* wide, float* result, std::int64_t r, std::int64_t rows, std::int64_t c, std::int64_t m) {
     for (std::int64_t i = 0; i < rows; ++i)
       vk.cast(cpu::kBfloat16Code, cpu::kFloat32Code, whole + (r + i) * cols + c, wide + i * m, m);
-    const float* row_at = row.data() + c;
+    const float* row_at = row + c;
     if (a_whole) vk.binary_f32(k, wide, m, 1, row_at, 0, 1, result, rows, m);
     else vk.binary_f32(k, row_at, 0, 1, wide, m, 1, result, rows, m);
     for (std::int64_t i = 0; i < rows; ++i)
