@@ -161,6 +161,31 @@ TEST(BFloat16Compute, MaxPoolingAndItsGradientsGiveTheFloat32Bits) {
   }
 }
 
+TEST(BFloat16Compute, AveragePoolingStaysWithinOneRoundingOfFloat32) {
+  // Where the CPU has native bfloat16, average pooling runs on oneDNN's bfloat16 pooling (float32
+  // sums, one rounding); elsewhere through float32. Either way: one bfloat16 rounding of the
+  // float32 result, traced as eager, and its gradient through float32.
+  Tensor x = values({2, 7, 9, 5}, 19, -3.0, 3.0, false);
+  for (const char* padding : {"valid", "same"}) {
+    SCOPED_TRACE(padding);
+    Tensor y = avg_pool2d(x, {3, 2}, Stride2{2, 2}, padding);
+    ASSERT_EQ(y.dtype(), DType::bfloat16);
+    std::vector<float> got = widened(y).to_vector<float>();
+    std::vector<float> want = avg_pool2d(widened(x), {3, 2}, Stride2{2, 2}, padding).to_vector<float>();
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], std::abs(want[i]) / 256 + 1e-6) << i;
+    auto f = function([padding](const Tensor& t) { return avg_pool2d(t, {3, 2}, Stride2{2, 2}, padding); });
+    EXPECT_EQ(bits(f(x)), bits(y));
+    GradientTape tape;
+    tape.watch(x);
+    Tensor g = tape.gradient(sum(widened(avg_pool2d(x, {3, 2}, Stride2{2, 2}, padding))), std::vector<Tensor>{x})[0];
+    ASSERT_EQ(g.dtype(), DType::bfloat16);
+    double total = 0;
+    for (float v : widened(g).to_vector<float>()) total += v;
+    EXPECT_NEAR(total, static_cast<double>(got.size()), 0.05 * got.size());  // each window passes on 1 in all
+  }
+}
+
 TEST(BFloat16Compute, AWindowsFirstNaNIsItsMaximum) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   Tensor x = cast(reshape(tensor(std::vector<float>{nan, 1, 2, 3, 4, nan, 5, 6}), Shape{1, 2, 4, 1}), DType::bfloat16);
