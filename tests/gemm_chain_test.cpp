@@ -90,6 +90,9 @@ TEST(GemmChain, BothTilesEqualTheScalarChainAcrossKBlocks) {
   if (!cpu::gemm_chain_applicable()) GTEST_SKIP() << "no AVX2+FMA here: the blocked GEMM does not run";
   for (std::int64_t k : {255, 256, 257, 600})
     for (bool tb : {false, true}) check({1, 30, k, 40, false, false, true, false, tb});
+  // Full panels of a B stored [K,N] are packed by the first tile that reads them and reused by
+  // every later tile, row block and A stored either way: a wrong or stale panel shows here.
+  for (bool ta : {false, true}) check({1, 150, 600, 64, false, false, true, ta, false});
 }
 
 TEST(GemmChain, BatchedAndBroadcastOperands) {

@@ -5,7 +5,9 @@
 #include "kernels/cpu/gemm_chain.h"
 
 #include <algorithm>
+#include <array>
 #include <immintrin.h>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/parallel.h"
@@ -30,10 +32,23 @@ constexpr std::int64_t kNc = 512;  // columns of B one task packs (512 KB, L2)
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // c[6,16] = (first ? 0 : c) + the chain over this block's kc values of k, then + bias on the
-// block that ends K. pa: kc groups of 6 (one per row), pb: kc groups of 16 (one per column).
-template <bool First, bool Last>
-__attribute__((target("avx2,fma"))) void tile_avx2(std::int64_t kc, const float* pa, const float* pb,
-                                                   std::int64_t ldb, float* c, std::int64_t ldc, const float* bias) {
+// block that ends K. pa: kc groups of 6 (one per row), packed, or, `DirectA`, the rows of a
+// stored A `lda` apart (no packing pass: the broadcasts read any address at the same cost; a
+// row edge is packed, zero-padded). pb: kc groups of 16 (one per column),
+// packed (16 apart) or, `InPlace`, rows of the stored B `ldb` apart; an in-place tile also
+// stores each B row it loads into `pack` (when not null), packed: the first tile of a panel
+// packs B for the others on the way, for two stores per k (a separate packing pass read all of
+// B once more, from L3 for a model's weights).
+template <bool First, bool Last, bool InPlace, bool DirectA>
+struct TileAvx2 {
+  __attribute__((target("avx2,fma"))) static void run(std::int64_t kc, const float* pa, std::int64_t lda,
+                                                      const float* pb, std::int64_t ldb, float* c, std::int64_t ldc,
+                                                      const float* bias, float* pack);
+};
+template <bool First, bool Last, bool InPlace, bool DirectA>
+void TileAvx2<First, Last, InPlace, DirectA>::run(std::int64_t kc, const float* pa, std::int64_t lda, const float* pb,
+                                                  std::int64_t ldb, float* c, std::int64_t ldc, const float* bias,
+                                                  float* pack) {
   constexpr int kMr = 6;
   __m256 lo[kMr], hi[kMr];
 #pragma GCC unroll 6
@@ -41,11 +56,16 @@ __attribute__((target("avx2,fma"))) void tile_avx2(std::int64_t kc, const float*
     lo[r] = First ? _mm256_setzero_ps() : _mm256_loadu_ps(c + r * ldc);
     hi[r] = First ? _mm256_setzero_ps() : _mm256_loadu_ps(c + r * ldc + 8);
   }
-  for (std::int64_t k = 0; k < kc; ++k, pa += kMr, pb += ldb) {
-    const __m256 b0 = _mm256_loadu_ps(pb), b1 = _mm256_loadu_ps(pb + 8);
+  for (std::int64_t k = 0; k < kc; ++k) {
+    const float* row = InPlace ? pb + k * ldb : pb + k * 16;
+    const __m256 b0 = _mm256_loadu_ps(row), b1 = _mm256_loadu_ps(row + 8);
+    if (InPlace && pack) {
+      _mm256_store_ps(pack + k * 16, b0);
+      _mm256_store_ps(pack + k * 16 + 8, b1);
+    }
 #pragma GCC unroll 6
     for (int r = 0; r < kMr; ++r) {
-      const __m256 x = _mm256_broadcast_ss(pa + r);
+      const __m256 x = _mm256_broadcast_ss(DirectA ? pa + r * lda + k : pa + k * kMr + r);
       lo[r] = _mm256_fmadd_ps(x, b0, lo[r]);
       hi[r] = _mm256_fmadd_ps(x, b1, hi[r]);
     }
@@ -66,9 +86,19 @@ __attribute__((target("avx2,fma"))) void tile_avx2(std::int64_t kc, const float*
 }
 
 // c[12,32], as tile_avx2 with 16-lane vectors. pa: kc groups of 12, pb: kc groups of 32.
-template <bool First, bool Last>
-__attribute__((target("avx512f"))) void tile_avx512(std::int64_t kc, const float* pa, const float* pb,
-                                                    std::int64_t ldb, float* c, std::int64_t ldc, const float* bias) {
+// Packed operands come from L1 and L2 without software prefetches (they cost load slots: the
+// tile ran 4% faster without them); the in-place B rows, 2 KB apart for a 512-wide layer, are
+// prefetched 4 rows ahead.
+template <bool First, bool Last, bool InPlace, bool DirectA>
+struct TileAvx512 {
+  __attribute__((target("avx512f"))) static void run(std::int64_t kc, const float* pa, std::int64_t lda,
+                                                     const float* pb, std::int64_t ldb, float* c, std::int64_t ldc,
+                                                     const float* bias, float* pack);
+};
+template <bool First, bool Last, bool InPlace, bool DirectA>
+void TileAvx512<First, Last, InPlace, DirectA>::run(std::int64_t kc, const float* pa, std::int64_t lda,
+                                                    const float* pb, std::int64_t ldb, float* c, std::int64_t ldc,
+                                                    const float* bias, float* pack) {
   constexpr int kMr = 12;
   __m512 lo[kMr], hi[kMr];
 #pragma GCC unroll 12
@@ -77,14 +107,20 @@ __attribute__((target("avx512f"))) void tile_avx512(std::int64_t kc, const float
     hi[r] = First ? _mm512_setzero_ps() : _mm512_loadu_ps(c + r * ldc + 16);
   }
 #pragma GCC unroll 4
-  for (std::int64_t k = 0; k < kc; ++k, pa += kMr, pb += ldb) {
-    const __m512 b0 = _mm512_loadu_ps(pb), b1 = _mm512_loadu_ps(pb + 16);
-    _mm_prefetch(reinterpret_cast<const char*>(pa + 8 * kMr), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(pb + 4 * ldb), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(pb + 4 * ldb + 16), _MM_HINT_T0);
+  for (std::int64_t k = 0; k < kc; ++k) {
+    const float* row = InPlace ? pb + k * ldb : pb + k * 32;
+    const __m512 b0 = _mm512_loadu_ps(row), b1 = _mm512_loadu_ps(row + 16);
+    if (InPlace) {
+      if (pack) {
+        _mm512_store_ps(pack + k * 32, b0);
+        _mm512_store_ps(pack + k * 32 + 16, b1);
+      }
+      _mm_prefetch(reinterpret_cast<const char*>(row + 4 * ldb), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(row + 4 * ldb + 16), _MM_HINT_T0);
+    }
 #pragma GCC unroll 12
     for (int r = 0; r < kMr; ++r) {
-      const __m512 x = _mm512_set1_ps(pa[r]);
+      const __m512 x = _mm512_set1_ps(DirectA ? pa[r * lda + k] : pa[k * kMr + r]);
       lo[r] = _mm512_fmadd_ps(x, b0, lo[r]);
       hi[r] = _mm512_fmadd_ps(x, b1, hi[r]);
     }
@@ -104,32 +140,40 @@ __attribute__((target("avx512f"))) void tile_avx512(std::int64_t kc, const float
   }
 }
 
-using TileFn = void (*)(std::int64_t, const float*, const float*, std::int64_t, float*, std::int64_t, const float*);
+using TileFn = void (*)(std::int64_t, const float*, std::int64_t, const float*, std::int64_t, float*, std::int64_t,
+                       const float*, float*);
+using TileFns = std::array<TileFn, 16>;
+std::size_t variant(bool first, bool last, bool b_in_place, bool a_direct) {
+  return (first ? 8 : 0) + (last ? 4 : 0) + (b_in_place ? 2 : 0) + (a_direct ? 1 : 0);
+}
+template <template <bool, bool, bool, bool> class T, std::size_t... I>
+constexpr TileFns variants(std::index_sequence<I...>) {
+  return {&T<(I & 8) != 0, (I & 4) != 0, (I & 2) != 0, (I & 1) != 0>::run...};
+}
 
-// One instruction set's register tile: its size, its four variants ([first][last] K block),
-// and up to how many rows of A a B stored [K,N] is read in place instead of packed (see
-// product_part). Measured on one core of an AVX-512 Xeon: in place, AVX-512's tile ran 128-row
-// products 10% faster and 250-row ones 10% slower; AVX2's was slower at every size.
+// One instruction set's register tile: its size, its sixteen variants (first and last K
+// block, B in place, A direct), and whether it reads an A stored [M,K] in place. Measured on
+// an AVX-512 Xeon: reading A in place ran AVX-512's tile 2-4% faster (no packing pass, and at 2
+// threads no pass per thread), and AVX2's 5-6% slower (1024^3 and 128x512x784 products).
 struct Tile {
   std::int64_t mr, nr;
-  TileFn fn[2][2];
-  std::int64_t direct_rows;
+  TileFns fn;  // by variant()
+  bool direct_a;
 };
-constexpr Tile kTileAvx2{6, 16, {{tile_avx2<false, false>, tile_avx2<false, true>},
-                                 {tile_avx2<true, false>, tile_avx2<true, true>}}, 0};
-constexpr Tile kTileAvx512{12, 32, {{tile_avx512<false, false>, tile_avx512<false, true>},
-                                    {tile_avx512<true, false>, tile_avx512<true, true>}}, 160};
+constexpr Tile kTileAvx2{6, 16, variants<TileAvx2>(std::make_index_sequence<16>()), false};
+constexpr Tile kTileAvx512{12, 32, variants<TileAvx512>(std::make_index_sequence<16>()), true};
 constexpr std::int64_t kMaxTile = 12 * 32;
 
 // A partial tile (rows < mr or cols < nr) runs the same kernel on a padded copy.
-void edge_tile(const Tile& tl, TileFn fn, bool first, std::int64_t kc, const float* pa, const float* pb,
-               std::int64_t ldb, float* c, std::int64_t ldc, std::int64_t rows, std::int64_t cols, const float* bias) {
+void edge_tile(const Tile& tl, TileFn fn, bool first, std::int64_t kc, const float* pa, std::int64_t lda, const float* pb,
+               std::int64_t ldb, float* c, std::int64_t ldc, std::int64_t rows, std::int64_t cols, const float* bias,
+               float* pack) {
   alignas(64) float t[kMaxTile] = {};
   alignas(64) float bt[32] = {};
   if (!first)
     for (std::int64_t r = 0; r < rows; ++r) std::copy(c + r * ldc, c + r * ldc + cols, t + r * tl.nr);
   if (bias) std::copy(bias, bias + cols, bt);
-  fn(kc, pa, pb, ldb, t, tl.nr, bias ? bt : nullptr);
+  fn(kc, pa, lda, pb, ldb, t, tl.nr, bias ? bt : nullptr, pack);
   for (std::int64_t r = 0; r < rows; ++r) std::copy(t + r * tl.nr, t + r * tl.nr + cols, c + r * ldc);
 }
 
@@ -234,36 +278,39 @@ void product_part(const Tile& tl, const Operand& a, const Operand& b, float* c, 
                   std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1, const float* bias) {
   thread_local std::vector<float> a_buf, b_buf;
   const std::int64_t nc = n1 - n0, mr = tl.mr, nr = tl.nr;
-  const bool direct = !b.transposed && m1 - m0 <= tl.direct_rows;
   // K in blocks of equal size (a multiple of 8, at most kKc): 784 is 200+200+200+184, not
   // 256+256+256+16, whose last block would reload and store all of C for 16 products.
   const std::int64_t block = std::min(k, ceil_div(ceil_div(k, ceil_div(k, kKc)), 8) * 8);
   float* pb = aligned(b_buf, block * ceil_div(nc, nr) * nr);
   float* pa = aligned(a_buf, block * ceil_div(std::min(kMc, m1 - m0), mr) * mr);
+  // The full panels of a B stored [K,N] are read in place by the first tile that needs them,
+  // which packs them for the rest (see TileAvx2). A B stored [N,K] is transposed into panels
+  // first, and so is a partial last panel of columns, zero-padded. An A stored [M,K] is read in
+  // place (where the tile does) but for a partial last tile of rows; an A stored [K,M] is packed.
+  const std::int64_t full = b.transposed ? 0 : nc / nr * nr;
+  const bool a_direct = tl.direct_a && !a.transposed;
   for (std::int64_t p0 = 0; p0 < k; p0 += block) {
     const std::int64_t kc = std::min(block, k - p0);
     const bool first = p0 == 0, last = p0 + kc == k;
-    const TileFn fn = tl.fn[first][last];
-    // A B stored [K,N] feeding few rows is read in place: packing it would cost as much as
-    // the products (ONNX runtimes pack their weights once, at load). Only a partial last
-    // panel of columns is packed, zero-padded.
-    const std::int64_t full = direct ? nc / nr * nr : 0;
     pack_b(b, nr, p0, kc, n0 + full, nc - full, pb + full * kc);
     for (std::int64_t i0 = m0; i0 < m1; i0 += kMc) {
       const std::int64_t mc = std::min(kMc, m1 - i0);
-      pack_a(a, mr, i0, mc, p0, kc, pa);
+      const std::int64_t direct_rows = a_direct ? mc / mr * mr : 0;
+      if (direct_rows < mc) pack_a(a, mr, i0 + direct_rows, mc - direct_rows, p0, kc, pa + direct_rows * kc);
       for (std::int64_t jp = 0; jp < nc; jp += nr) {
         const std::int64_t cols = std::min(nr, nc - jp);
-        const bool in_place = jp < full;
-        const float* panel_b = in_place ? b.p + p0 * b.ld + n0 + jp : pb + jp * kc;
-        const std::int64_t ldb = in_place ? b.ld : nr;
         const float* tile_bias = bias && last ? bias + n0 + jp : nullptr;
         for (std::int64_t ip = 0; ip < mc; ip += mr) {
+          const bool b_in_place = jp < full && i0 == m0 && ip == 0, a_in_place = ip < direct_rows;
+          const float* panel_b = b_in_place ? b.p + p0 * b.ld + n0 + jp : pb + jp * kc;
+          const std::int64_t ldb = b_in_place ? b.ld : nr;
+          float* pack = b_in_place ? pb + jp * kc : nullptr;
+          const float* panel_a = a_in_place ? a.p + (i0 + ip) * a.ld + p0 : pa + ip * kc;
           const std::int64_t rows = std::min(mr, mc - ip);
           float* tc = c + (i0 + ip) * ldc + n0 + jp;
-          const float* panel_a = pa + ip * kc;
-          if (rows == mr && cols == nr) fn(kc, panel_a, panel_b, ldb, tc, ldc, tile_bias);
-          else edge_tile(tl, fn, first, kc, panel_a, panel_b, ldb, tc, ldc, rows, cols, tile_bias);
+          const TileFn fn = tl.fn[variant(first, last, b_in_place, a_in_place)];
+          if (rows == mr && cols == nr) fn(kc, panel_a, a.ld, panel_b, ldb, tc, ldc, tile_bias, pack);
+          else edge_tile(tl, fn, first, kc, panel_a, a.ld, panel_b, ldb, tc, ldc, rows, cols, tile_bias, pack);
         }
       }
     }
