@@ -109,17 +109,30 @@ TEST(Passes, FusedDenseKeepsNaNLikeEager) {
 
 TEST(Passes, FusedActivationsEqualEagerBitForBit) {
   random::set_seed(13);
-  for (const char* act : {"relu", "sigmoid", "tanh", "gelu"}) {
-    SCOPED_TRACE(act);
-    nn::Dense d(16, act);
-    auto f = function(d);
-    Tensor x = random::normal({32, 24}, 0, 2);
-    auto eager = d(x).to_vector<float>(), traced = f(x).to_vector<float>();
-    EXPECT_NE(f.get_concrete_function(x.spec())->str().find(std::string("activation=") + act), std::string::npos);
-    EXPECT_EQ(traced, eager);  // one set of vector routines for fused, traced and eager
-    GradientTape tape;          // composed ops (not the fused kernel) under a tape: same bits
-    EXPECT_EQ(d(x).to_vector<float>(), eager);
-  }
+  const int threads_before = num_threads();
+  // The activation runs on each finished stretch of rows inside the GEMM: widths across the
+  // register tile's 16 and 32 columns, rows across its 12 and the 144-row block, 1 and 2 threads.
+  struct Case {
+    std::int64_t rows, in, out;
+    int threads;
+  };
+  for (Case c : {Case{32, 24, 16, 1}, Case{150, 40, 70, 1}, Case{150, 300, 37, 2}, Case{64, 200, 512, 2}})
+    for (const char* act : {"relu", "sigmoid", "tanh", "gelu"}) {
+      SCOPED_TRACE(std::string(act) + " rows " + std::to_string(c.rows) + " out " + std::to_string(c.out) +
+                   " threads " + std::to_string(c.threads));
+      set_num_threads(c.threads);
+      sync_thread_budget();
+      nn::Dense d(c.out, act);
+      auto f = function(d);
+      Tensor x = random::normal({c.rows, c.in}, 0, 2);
+      auto eager = d(x).to_vector<float>(), traced = f(x).to_vector<float>();
+      EXPECT_NE(f.get_concrete_function(x.spec())->str().find(std::string("activation=") + act), std::string::npos);
+      EXPECT_EQ(traced, eager);  // one set of vector routines for fused, traced and eager
+      GradientTape tape;          // composed ops (not the fused kernel) under a tape: same bits
+      EXPECT_EQ(d(x).to_vector<float>(), eager);
+    }
+  set_num_threads(threads_before);
+  sync_thread_budget();
 }
 
 TEST(Passes, NoFusionWhenTheMatmulIsReadTwice) {
