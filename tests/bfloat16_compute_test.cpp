@@ -122,14 +122,18 @@ TEST(BFloat16Compute, GradientsKeepTheFloat32FormulasAndRoundOnce) {
 }
 
 TEST(BFloat16Compute, MaxPoolingAndItsGradientsGiveTheFloat32Bits) {
-  // 19 channels: eight at a time and the rest. No NaN here (oneDNN's float32 pooling and the
-  // bfloat16 kernel each keep their own rule for NaN; the window's first maximum in bfloat16).
-  Tensor x = values({3, 9, 10, 19}, 12, -3.0, 3.0, false);
+  // 19 channels: eight at a time and the rest; 32: sixteen at a time where the CPU has AVX-512.
+  // No NaN here (oneDNN's float32 pooling and the bfloat16 kernel each keep their own rule for
+  // NaN; the window's first maximum in bfloat16).
+  for (std::int64_t channels : {19, 32}) {
+  SCOPED_TRACE(std::to_string(channels) + " channels");
+  Tensor x = values({3, 9, 10, channels}, 12, -3.0, 3.0, false);
   {
     std::vector<float> v = widened(x).to_vector<float>();
     v[0] = std::numeric_limits<float>::infinity();
     v[1] = -std::numeric_limits<float>::infinity();
-    v[19 + 2] = -0.0f;
+    v[channels + 2] = -0.0f;
+    v[2 * 10 * channels + 5] = v[2 * 10 * channels + channels + 5];  // a tie in a window
     x = cast(reshape(tensor(v), x.shape()), DType::bfloat16);
   }
   struct Case {
@@ -160,6 +164,7 @@ TEST(BFloat16Compute, MaxPoolingAndItsGradientsGiveTheFloat32Bits) {
                                                     DType::bfloat16)));
   }
 }
+}
 
 TEST(BFloat16Compute, AveragePoolingStaysWithinOneRoundingOfFloat32) {
   // Where the CPU has native bfloat16, average pooling runs on oneDNN's bfloat16 pooling (float32
@@ -188,11 +193,29 @@ TEST(BFloat16Compute, AveragePoolingStaysWithinOneRoundingOfFloat32) {
 
 TEST(BFloat16Compute, AWindowsFirstNaNIsItsMaximum) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  Tensor x = cast(reshape(tensor(std::vector<float>{nan, 1, 2, 3, 4, nan, 5, 6}), Shape{1, 2, 4, 1}), DType::bfloat16);
-  std::vector<float> y = widened(max_pool2d(x)).to_vector<float>();
-  ASSERT_EQ(y.size(), 2u);
-  EXPECT_TRUE(std::isnan(y[0]));
-  EXPECT_EQ(y[1], 6.0f);
+  // Windows [nan, 1, 4, 0.5] and [2, 3, 5, nan]: a NaN is the maximum only where it comes first.
+  const std::vector<float> image{nan, 1, 2, 3, 4, 0.5f, 5, nan};
+  for (std::int64_t channels : {1, 16}) {  // one at a time, and sixteen at a time on AVX-512
+    SCOPED_TRACE(std::to_string(channels) + " channels");
+    std::vector<float> v;
+    for (float e : image) v.insert(v.end(), static_cast<std::size_t>(channels), e);
+    Tensor x = cast(reshape(tensor(v), Shape{1, 2, 4, channels}), DType::bfloat16);
+    Tensor pooled = max_pool2d(x);
+    std::vector<float> y = widened(pooled).to_vector<float>();
+    ASSERT_EQ(y.size(), static_cast<std::size_t>(2 * channels));
+    for (std::int64_t c = 0; c < channels; ++c) {
+      EXPECT_TRUE(std::isnan(y[c]));
+      EXPECT_EQ(y[channels + c], 5.0f);
+    }
+    // Its gradient goes to the first window's NaN and to the second's 5.
+    Pool2DParams p{2, 2, 2, 2, false, true};
+    std::vector<float> dx = widened(dispatch1(Pool2DGrad(p), {x, ones_like(pooled)})).to_vector<float>();
+    for (std::int64_t c = 0; c < channels; ++c) {
+      EXPECT_EQ(dx[0 * channels + c], 1.0f);
+      EXPECT_EQ(dx[6 * channels + c], 1.0f);
+      for (int i : {1, 2, 3, 4, 5, 7}) EXPECT_EQ(dx[i * channels + c], 0.0f) << i;
+    }
+  }
 }
 
 TEST(BFloat16Compute, ConvolutionTrainStepsFuseAndStayNearFloat32) {

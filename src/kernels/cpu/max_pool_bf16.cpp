@@ -54,6 +54,35 @@ __attribute__((target("avx2"))) void row_max_avx2(const PoolGeometry& g, const s
   }
 }
 
+// Sixteen bfloat16 values widened (exactly: a shift) to float32.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512 widen16(const std::uint16_t* p) {
+  // The zero-masked forms: GCC 12 warns of the plain ones' undefined source under a target attribute.
+  const __m512i wide = _mm512_maskz_cvtepu16_epi32(0xffff, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xffff, wide, 16));
+}
+
+// The same, sixteen channels at a time on AVX-512 (channels a multiple of 16): half the
+// instructions of AVX2's, and the bits narrowed back in one instruction.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void row_max_avx512(const PoolGeometry& g, const std::uint16_t* x,
+                                                                        std::uint16_t* y, std::int64_t h0,
+                                                                        std::int64_t h1) {
+  const std::int64_t row = g.w * g.c;
+  for (std::int64_t ow = 0; ow < g.ow; ++ow, y += g.c) {
+    const std::int64_t w0 = std::max<std::int64_t>(ow * g.sw - g.pl, 0), w1 = std::min(ow * g.sw - g.pl + g.kw, g.w);
+    if (w1 <= w0) {
+      std::fill(y, y + g.c, std::uint16_t{0xff80});
+      continue;
+    }
+    for (std::int64_t c = 0; c < g.c; c += 16) {
+      __m512 best = widen16(x + h0 * row + w0 * g.c + c);
+      for (std::int64_t h = h0; h < h1; ++h)
+        for (std::int64_t w = w0; w < w1; ++w) best = _mm512_maskz_max_ps(0xffff, widen16(x + h * row + w * g.c + c), best);
+      __m256i bits = _mm512_maskz_cvtepi32_epi16(0xffff, _mm512_maskz_srli_epi32(0xffff, _mm512_castps_si512(best), 16));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + c), bits);
+    }
+  }
+}
+
 void row_max(const PoolGeometry& g, const std::uint16_t* x, std::uint16_t* y, std::int64_t h0, std::int64_t h1) {
   const std::int64_t row = g.w * g.c;
   for (std::int64_t ow = 0; ow < g.ow; ++ow, y += g.c) {
@@ -77,6 +106,7 @@ void row_max(const PoolGeometry& g, const std::uint16_t* x, std::uint16_t* y, st
 void max_pool2d_forward_bf16(const PoolGeometry& g, const std::uint16_t* x, std::uint16_t* y) {
   const std::int64_t image = g.h * g.w * g.c, out_image = g.oh * g.ow * g.c;
   const bool avx2 = vec::kernels().isa != vec::Isa::baseline;
+  const bool avx512 = vec::kernels().isa == vec::Isa::avx512 && g.c % 16 == 0;
   parallel_for(g.n * g.oh, g.ow * g.kh * g.kw * g.c, [&](std::int64_t r0, std::int64_t r1) {
     for (std::int64_t r = r0; r < r1; ++r) {
       const std::int64_t n = r / g.oh, oh = r % g.oh;
@@ -86,7 +116,8 @@ void max_pool2d_forward_bf16(const PoolGeometry& g, const std::uint16_t* x, std:
         std::fill(yo, yo + g.ow * g.c, std::uint16_t{0xff80});
         continue;
       }
-      if (avx2) row_max_avx2(g, x + n * image, yo, h0, h1);
+      if (avx512) row_max_avx512(g, x + n * image, yo, h0, h1);
+      else if (avx2) row_max_avx2(g, x + n * image, yo, h0, h1);
       else row_max(g, x + n * image, yo, h0, h1);
     }
   });
