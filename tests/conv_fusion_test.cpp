@@ -206,7 +206,8 @@ TEST(MaxPoolGrad, MatchesTheReferenceForEveryWindowLayout) {
                                          {{2, 7, 7, 3}, {3, 3}, {2, 2}, "same", 1, 1},
                                          {{1, 6, 7, 5}, {3, 2}, {1, 1}, "valid", 0, 0},
                                          {{3, 4, 4, 70}, {2, 2}, {2, 2}, "same", 0, 0},
-                                         {{1, 5, 5, 9}, {2, 2}, {2, 2}, "same", 0, 0}}) {
+                                         {{1, 5, 5, 9}, {2, 2}, {2, 2}, "same", 0, 0},
+                                         {{2, 7, 7, 29}, {3, 3}, {2, 2}, "same", 1, 1}}) {
     SCOPED_TRACE(c.x.str() + " pool " + std::to_string(c.pool.h) + "x" + std::to_string(c.pool.w) + " strides " +
                  std::to_string(c.strides.h) + " " + c.padding);
     // NaN never wins a window unless it comes first (x > NaN is false), as in the reference.
@@ -236,9 +237,10 @@ TEST(MaxPoolGrad, ReluGradFusedIntoThePoolingGradientIsBitEqual) {
   // and overlapping; maxima <= 0 and NaN take no gradient.
   for (auto [pool, strides, padding] : std::vector<std::tuple<Stride2, Stride2, const char*>>{
            {{2, 2}, {2, 2}, "valid"}, {{3, 3}, {2, 2}, "same"}, {{2, 2}, {2, 2}, "same"}}) {
-    // 13 channels: one 8-wide AVX2 block, one 4-wide SSE2 block and one channel alone.
-    Tensor z = uniform({2, 7, 7, 13}, 24);
-    z = where(uniform({2, 7, 7, 13}, 25) > 0.9, full({}, NAN), z);
+    // 29 channels: a 16-wide AVX-512 block, an 8-wide AVX2 block, a 4-wide SSE2 block and one
+    // channel alone.
+    Tensor z = uniform({2, 7, 7, 29}, 24);
+    z = where(uniform({2, 7, 7, 29}, 25) > 0.9, full({}, NAN), z);
     Tensor y = relu(z);
     Tensor dy = uniform(max_pool2d(y, pool, strides, padding).shape(), 26);
     Pool2DParams p{pool.h, pool.w, strides.h, strides.w, std::string(padding) == "same", true};
@@ -251,15 +253,15 @@ TEST(MaxPoolGrad, ReluGradFusedIntoThePoolingGradientIsBitEqual) {
 }
 
 TEST(MaxPoolGrad, TiesGoToTheFirstMaximumOfEachWindow) {
-  // 13 channels: every vector width the kernel has (8, 4 and 1) sees the ties.
-  Tensor x = ones({1, 4, 4, 13});
+  // 29 channels: every vector width the kernel has (16, 8, 4 and 1) sees the ties.
+  Tensor x = ones({1, 4, 4, 29});
   GradientTape tape;
   tape.watch(x);
   Tensor dx = tape.gradient(max_pool2d(x), x);
   std::vector<float> got = dx.to_vector<float>();
   for (std::int64_t i = 0; i < 4; ++i)
     for (std::int64_t j = 0; j < 4; ++j)
-      for (std::int64_t c = 0; c < 13; ++c)
-        EXPECT_EQ(got[static_cast<std::size_t>((i * 4 + j) * 13 + c)], i % 2 == 0 && j % 2 == 0 ? 1.0f : 0.0f)
+      for (std::int64_t c = 0; c < 29; ++c)
+        EXPECT_EQ(got[static_cast<std::size_t>((i * 4 + j) * 29 + c)], i % 2 == 0 && j % 2 == 0 ? 1.0f : 0.0f)
             << i << "," << j << "," << c;
 }

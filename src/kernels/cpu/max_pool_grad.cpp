@@ -16,14 +16,49 @@
 namespace ef::cpu {
 namespace {
 
-// Channels [0, cn - cn % 8) of one window, eight at a time on AVX2 (same rule and selects as
-// the SSE2 loop below, twice as wide); returns the first channel not done.
+// Channels from c0 of one window, sixteen at a time on AVX-512 (the rule of the SSE2 loop
+// below, its selects on mask registers); returns the first channel not done.
+__attribute__((target("avx512f"))) std::int64_t route_window_avx512(const PoolGeometry& g, const float* x,
+                                                                    const float* dy, float* dx, std::int64_t h0,
+                                                                    std::int64_t h1, std::int64_t w0, std::int64_t w1,
+                                                                    std::int64_t c0, std::int64_t cn, bool accumulate,
+                                                                    bool relu_mask) {
+  const std::int64_t row = g.w * g.c;
+  std::int64_t c = c0;
+  for (; c + 16 <= cn; c += 16) {
+    __m512 best = _mm512_loadu_ps(x + h0 * row + w0 * g.c + c);
+    __m512i at = _mm512_setzero_si512();
+    std::int32_t k = 0;
+    for (std::int64_t h = h0; h < h1; ++h)
+      for (std::int64_t w = w0; w < w1; ++w, ++k) {
+        const __m512 v = _mm512_loadu_ps(x + h * row + w * g.c + c);
+        const __mmask16 more = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ);
+        best = _mm512_mask_mov_ps(best, more, v);
+        at = _mm512_mask_mov_epi32(at, more, _mm512_set1_epi32(k));
+      }
+    if (relu_mask)
+      at = _mm512_mask_mov_epi32(_mm512_set1_epi32(-1), _mm512_cmp_ps_mask(best, _mm512_setzero_ps(), _CMP_GT_OQ), at);
+    const __m512 grad = _mm512_loadu_ps(dy + c);
+    k = 0;
+    for (std::int64_t h = h0; h < h1; ++h)
+      for (std::int64_t w = w0; w < w1; ++w, ++k) {
+        float* d = dx + h * row + w * g.c + c;
+        const __mmask16 here = _mm512_cmpeq_epi32_mask(at, _mm512_set1_epi32(k));
+        if (accumulate) _mm512_storeu_ps(d, _mm512_mask_add_ps(_mm512_loadu_ps(d), here, _mm512_loadu_ps(d), grad));
+        else _mm512_storeu_ps(d, _mm512_maskz_mov_ps(here, grad));
+      }
+  }
+  return c;
+}
+
+// Channels from c0 of one window, eight at a time on AVX2 (same rule and selects as the SSE2
+// loop below, twice as wide); returns the first channel not done.
 __attribute__((target("avx2"))) std::int64_t route_window_avx2(const PoolGeometry& g, const float* x, const float* dy,
                                                                float* dx, std::int64_t h0, std::int64_t h1,
-                                                               std::int64_t w0, std::int64_t w1, std::int64_t cn,
-                                                               bool accumulate, bool relu_mask) {
+                                                               std::int64_t w0, std::int64_t w1, std::int64_t c0,
+                                                               std::int64_t cn, bool accumulate, bool relu_mask) {
   const std::int64_t row = g.w * g.c;
-  std::int64_t c = 0;
+  std::int64_t c = c0;
   for (; c + 8 <= cn; c += 8) {
     __m256 best = _mm256_loadu_ps(x + h0 * row + w0 * g.c + c);
     __m256i at = _mm256_setzero_si256();
@@ -56,15 +91,22 @@ bool use_avx2() {
   return avx2;
 }
 
+bool use_avx512() {
+  static const bool avx512 = vec::kernels().isa == vec::Isa::avx512;
+  return avx512;
+}
+
 // One window's cn channels: the first position holding the maximum (oneDNN's and
 // TF's choice on ties; positions in row-major order, padding excluded) gets dy, the others 0.
 // `accumulate`: overlapping windows add into dx (zeroed first); otherwise each position is
-// written once. Eight channels at a time on AVX2 where the CPU has it, then four on SSE2 selects (branchless: a branch per element
-// mispredicts on real data), the channels left over one at a time.
+// written once. Sixteen channels at a time on AVX-512 and eight on AVX2 where the CPU has them,
+// then four on SSE2 selects (branchless: a branch per element mispredicts on real data), the
+// channels left over one at a time.
 void route_window(const PoolGeometry& g, const float* x, const float* dy, float* dx, std::int64_t h0, std::int64_t h1,
                   std::int64_t w0, std::int64_t w1, std::int64_t cn, bool accumulate, bool relu_mask) {
   const std::int64_t row = g.w * g.c;
-  std::int64_t c = use_avx2() ? route_window_avx2(g, x, dy, dx, h0, h1, w0, w1, cn, accumulate, relu_mask) : 0;
+  std::int64_t c = use_avx512() ? route_window_avx512(g, x, dy, dx, h0, h1, w0, w1, 0, cn, accumulate, relu_mask) : 0;
+  if (use_avx2()) c = route_window_avx2(g, x, dy, dx, h0, h1, w0, w1, c, cn, accumulate, relu_mask);
 #if defined(__SSE2__)
   for (; c + 4 <= cn; c += 4) {
     __m128 best = _mm_loadu_ps(x + h0 * row + w0 * g.c + c);
@@ -217,11 +259,6 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void route_row_bf16_avx512(
                               _mm256_maskz_mov_epi16(_mm512_cmpeq_epi32_mask(at, _mm512_set1_epi32(k)), grad));
     }
   }
-}
-
-bool use_avx512() {
-  static const bool avx512 = vec::kernels().isa == vec::Isa::avx512;
-  return avx512;
 }
 
 void route_row_bf16(const PoolGeometry& g, const std::uint16_t* x, const std::uint16_t* dy, std::uint16_t* dx,
