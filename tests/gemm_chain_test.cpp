@@ -79,8 +79,9 @@ TEST(GemmChain, WidestTileIsAvx512WhereTheCpuHasIt) {
 
 TEST(GemmChain, BothTilesEqualTheScalarChainAtEveryEdge) {
   if (!cpu::gemm_chain_applicable()) GTEST_SKIP() << "no AVX2+FMA here: the blocked GEMM does not run";
-  // m crosses 6- and 12-row tiles and the 144-row A block; n crosses 16 and 32 columns.
-  for (std::int64_t m : {9, 12, 13, 25, 150})
+  // m crosses 6- and 12-row tiles, ends on AVX-512's 8- and 4-row tiles (16, 20) and crosses
+  // the 144-row A block; n crosses 16 and 32 columns.
+  for (std::int64_t m : {9, 12, 13, 16, 20, 25, 150})
     for (std::int64_t n : {1, 15, 16, 31, 33, 70})
       for (bool ta : {false, true})
         for (bool tb : {false, true}) check({1, m, 37, n, false, false, n % 2 == 1, ta, tb});
@@ -93,6 +94,7 @@ TEST(GemmChain, BothTilesEqualTheScalarChainAcrossKBlocks) {
   // Full panels of a B stored [K,N] are packed by the first tile that reads them and reused by
   // every later tile, row block and A stored either way: a wrong or stale panel shows here.
   for (bool ta : {false, true}) check({1, 150, 600, 64, false, false, true, ta, false});
+  for (bool ta : {false, true}) check({1, 128, 300, 64, false, false, true, ta, false});  // 10 tiles and 8 rows
 }
 
 TEST(GemmChain, BatchedAndBroadcastOperands) {
@@ -109,6 +111,7 @@ TEST(GemmChain, TwoThreadsGiveTheSameBits) {
   ef::sync_thread_budget();
   check({1, 300, 300, 700, false, false, true, false, false});  // large enough to split over threads
   check({2, 130, 70, 90, false, false, true, true, true});
+  check({1, 128, 200, 70, false, false, true, false, false});  // 64 rows a thread: 5 tiles and 4 rows
   ef::set_num_threads(before);
   ef::sync_thread_budget();
 }
