@@ -162,9 +162,9 @@ constexpr TileFns variants(std::index_sequence<I...>) {
 
 // One instruction set's register tile: its size, its sixteen variants (first and last K
 // block, B in place, A direct), the variants for a last 8 or 4 rows (where it has them), and
-// whether it reads an A stored [M,K] in place. Measured on
-// an AVX-512 Xeon: reading A in place ran AVX-512's tile 2-4% faster (no packing pass, and at 2
-// threads no pass per thread), and AVX2's 5-6% slower (1024^3 and 128x512x784 products).
+// whether it reads an A stored [M,K] in place. Measured on an AVX-512 Xeon: reading A in place
+// ran AVX-512's tile 2-4% faster (no packing pass, and at 2 threads no pass per thread), and
+// AVX2's 3-6% slower (1024^3 and 128x512x784 products).
 struct Tile {
   std::int64_t mr, nr;
   TileFns fn;  // by variant()
