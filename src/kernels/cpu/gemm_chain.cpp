@@ -178,9 +178,9 @@ constexpr Tile kTileAvx512{12, 32, variants<TileAvx512>(std::make_index_sequence
 constexpr std::int64_t kMaxTile = 12 * 32;
 
 // A partial tile (rows < mr or cols < nr) runs the same kernel on a padded copy.
-void edge_tile(const Tile& tl, TileFn fn, bool first, std::int64_t kc, const float* pa, std::int64_t lda, const float* pb,
-               std::int64_t ldb, float* c, std::int64_t ldc, std::int64_t rows, std::int64_t cols, const float* bias,
-               float* pack) {
+void edge_tile(const Tile& tl, TileFn fn, bool first, std::int64_t kc, const float* pa, std::int64_t lda,
+               const float* pb, std::int64_t ldb, float* c, std::int64_t ldc, std::int64_t rows, std::int64_t cols,
+               const float* bias, float* pack) {
   alignas(64) float t[kMaxTile] = {};
   alignas(64) float bt[32] = {};
   if (!first)

@@ -63,9 +63,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512 widen16(const
 
 // The same, sixteen channels at a time on AVX-512 (channels a multiple of 16): half the
 // instructions of AVX2's, and the bits narrowed back in one instruction.
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void row_max_avx512(const PoolGeometry& g, const std::uint16_t* x,
-                                                                        std::uint16_t* y, std::int64_t h0,
-                                                                        std::int64_t h1) {
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void row_max_avx512(
+    const PoolGeometry& g, const std::uint16_t* x, std::uint16_t* y, std::int64_t h0, std::int64_t h1) {
   const std::int64_t row = g.w * g.c;
   for (std::int64_t ow = 0; ow < g.ow; ++ow, y += g.c) {
     const std::int64_t w0 = std::max<std::int64_t>(ow * g.sw - g.pl, 0), w1 = std::min(ow * g.sw - g.pl + g.kw, g.w);
@@ -76,8 +75,10 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void row_max_avx512(const P
     for (std::int64_t c = 0; c < g.c; c += 16) {
       __m512 best = widen16(x + h0 * row + w0 * g.c + c);
       for (std::int64_t h = h0; h < h1; ++h)
-        for (std::int64_t w = w0; w < w1; ++w) best = _mm512_maskz_max_ps(0xffff, widen16(x + h * row + w * g.c + c), best);
-      __m256i bits = _mm512_maskz_cvtepi32_epi16(0xffff, _mm512_maskz_srli_epi32(0xffff, _mm512_castps_si512(best), 16));
+        for (std::int64_t w = w0; w < w1; ++w)
+          best = _mm512_maskz_max_ps(0xffff, widen16(x + h * row + w * g.c + c), best);
+      const __m512i high = _mm512_maskz_srli_epi32(0xffff, _mm512_castps_si512(best), 16);
+      const __m256i bits = _mm512_maskz_cvtepi32_epi16(0xffff, high);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + c), bits);
     }
   }

@@ -16,30 +16,53 @@
 namespace ef::cpu {
 namespace {
 
+// Sixteen bfloat16 values widened (exactly: a shift) to float32.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512 widen16(const std::uint16_t* p) {
+  // The zero-masked forms: GCC 12 warns of the plain ones' undefined source under a target attribute.
+  const __m512i wide = _mm512_maskz_cvtepu16_epi32(0xffff, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xffff, wide, 16));
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512 load16(const std::uint16_t* p) {
+  return widen16(p);
+}
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512 load16(const float* p) {
+  return _mm512_loadu_ps(p);
+}
+
+// Sixteen channels of one window (float32, or bfloat16 widened): the window position (0, 1, ...
+// in row-major order) of each channel's first maximum, as route_window's rule picks it; -1 with
+// `relu_mask` where that maximum is not > 0.
+template <class T>
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512i first_maximum16(
+    const T* x, std::int64_t row, std::int64_t step, std::int64_t h0, std::int64_t h1, std::int64_t w0,
+    std::int64_t w1, bool relu_mask) {
+  __m512 best = load16(x + h0 * row + w0 * step);
+  __m512i at = _mm512_setzero_si512();
+  std::int32_t k = 0;
+  for (std::int64_t h = h0; h < h1; ++h)
+    for (std::int64_t w = w0; w < w1; ++w, ++k) {
+      const __m512 v = load16(x + h * row + w * step);
+      const __mmask16 more = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ);
+      best = _mm512_mask_mov_ps(best, more, v);
+      at = _mm512_mask_mov_epi32(at, more, _mm512_set1_epi32(k));
+    }
+  if (relu_mask)
+    at = _mm512_mask_mov_epi32(_mm512_set1_epi32(-1), _mm512_cmp_ps_mask(best, _mm512_setzero_ps(), _CMP_GT_OQ), at);
+  return at;
+}
+
 // Channels from c0 of one window, sixteen at a time on AVX-512 (the rule of the SSE2 loop
 // below, its selects on mask registers); returns the first channel not done.
-__attribute__((target("avx512f"))) std::int64_t route_window_avx512(const PoolGeometry& g, const float* x,
-                                                                    const float* dy, float* dx, std::int64_t h0,
-                                                                    std::int64_t h1, std::int64_t w0, std::int64_t w1,
-                                                                    std::int64_t c0, std::int64_t cn, bool accumulate,
-                                                                    bool relu_mask) {
+__attribute__((target("avx512f,avx512bw,avx512vl"))) std::int64_t route_window_avx512(
+    const PoolGeometry& g, const float* x, const float* dy, float* dx, std::int64_t h0, std::int64_t h1,
+    std::int64_t w0, std::int64_t w1, std::int64_t c0, std::int64_t cn, bool accumulate, bool relu_mask) {
   const std::int64_t row = g.w * g.c;
   std::int64_t c = c0;
   for (; c + 16 <= cn; c += 16) {
-    __m512 best = _mm512_loadu_ps(x + h0 * row + w0 * g.c + c);
-    __m512i at = _mm512_setzero_si512();
-    std::int32_t k = 0;
-    for (std::int64_t h = h0; h < h1; ++h)
-      for (std::int64_t w = w0; w < w1; ++w, ++k) {
-        const __m512 v = _mm512_loadu_ps(x + h * row + w * g.c + c);
-        const __mmask16 more = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ);
-        best = _mm512_mask_mov_ps(best, more, v);
-        at = _mm512_mask_mov_epi32(at, more, _mm512_set1_epi32(k));
-      }
-    if (relu_mask)
-      at = _mm512_mask_mov_epi32(_mm512_set1_epi32(-1), _mm512_cmp_ps_mask(best, _mm512_setzero_ps(), _CMP_GT_OQ), at);
+    const __m512i at = first_maximum16(x + c, row, g.c, h0, h1, w0, w1, relu_mask);
     const __m512 grad = _mm512_loadu_ps(dy + c);
-    k = 0;
+    std::int32_t k = 0;
     for (std::int64_t h = h0; h < h1; ++h)
       for (std::int64_t w = w0; w < w1; ++w, ++k) {
         float* d = dx + h * row + w * g.c + c;
@@ -222,13 +245,6 @@ __attribute__((target("avx2"))) void route_row_bf16_avx2(const PoolGeometry& g, 
   }
 }
 
-// Sixteen bfloat16 values widened (exactly: a shift) to float32.
-__attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512 widen16(const std::uint16_t* p) {
-  // The zero-masked forms: GCC 12 warns of the plain ones' undefined source under a target attribute.
-  const __m512i wide = _mm512_maskz_cvtepu16_epi32(0xffff, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-  return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xffff, wide, 16));
-}
-
 // The same, sixteen channels at a time on AVX-512 (channels a multiple of 16): the selects on
 // mask registers, and dy's bits routed by a masked move (AVX2's packs them back from 32 bits).
 __attribute__((target("avx512f,avx512bw,avx512vl"))) void route_row_bf16_avx512(
@@ -239,20 +255,9 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void route_row_bf16_avx512(
     const std::int64_t w0 = std::max<std::int64_t>(ow * g.sw - g.pl, 0), w1 = std::min(ow * g.sw - g.pl + g.kw, g.w);
     if (w1 <= w0) continue;
     for (std::int64_t c = 0; c < g.c; c += 16) {
-      __m512 best = widen16(x + h0 * row + w0 * g.c + c);
-      __m512i at = _mm512_setzero_si512();
-      std::int32_t k = 0;
-      for (std::int64_t h = h0; h < h1; ++h)
-        for (std::int64_t w = w0; w < w1; ++w, ++k) {
-          const __m512 v = widen16(x + h * row + w * g.c + c);
-          const __mmask16 more = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ);
-          best = _mm512_mask_mov_ps(best, more, v);
-          at = _mm512_mask_mov_epi32(at, more, _mm512_set1_epi32(k));
-        }
-      if (relu_mask)
-        at = _mm512_mask_mov_epi32(_mm512_set1_epi32(-1), _mm512_cmp_ps_mask(best, _mm512_setzero_ps(), _CMP_GT_OQ), at);
+      const __m512i at = first_maximum16(x + c, row, g.c, h0, h1, w0, w1, relu_mask);
       const __m256i grad = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(dy + c));
-      k = 0;
+      std::int32_t k = 0;
       for (std::int64_t h = h0; h < h1; ++h)
         for (std::int64_t w = w0; w < w1; ++w, ++k)
           _mm256_storeu_si256(reinterpret_cast<__m256i*>(dx + h * row + w * g.c + c),
