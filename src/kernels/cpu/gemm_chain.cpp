@@ -32,13 +32,15 @@ constexpr std::int64_t kNc = 512;  // columns of B one task packs (512 KB, L2)
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // c[6,16] = (first ? 0 : c) + the chain over this block's kc values of k, then + bias on the
-// block that ends K. pa: kc groups of 6 (one per row), packed, or, `DirectA`, the rows of a
-// stored A `lda` apart (no packing pass: the broadcasts read any address at the same cost; a
-// row edge is packed, zero-padded). pb: kc groups of 16 (one per column),
-// packed (16 apart) or, `InPlace`, rows of the stored B `ldb` apart; an in-place tile also
-// stores each B row it loads into `pack` (when not null), packed: the first tile of a panel
-// packs B for the others on the way, for two stores per k (a separate packing pass read all of
-// B once more, from L3 for a model's weights).
+// block that ends K.
+// - pa: kc groups of 6 (one per row), packed; or, `DirectA`, the rows of a stored A `lda`
+//   apart (no packing pass; a partial tile of rows is packed, zero-padded). Kernel tables
+//   say whether a tile takes A in place (Tile::direct_a): AVX2's does not, as measured on an
+//   AVX-512 Xeon; its variants stay so that an AVX2 CPU can be measured by flipping the flag.
+// - pb: kc groups of 16 (one per column), packed; or, `InPlace`, rows of the stored B `ldb`
+//   apart, each also stored into `pack` (when not null): the first tile of a panel packs B for
+//   the others on the way, for two stores per k (a separate packing pass read all of B once
+//   more, from L3 for a model's weights).
 template <bool First, bool Last, bool InPlace, bool DirectA>
 struct TileAvx2 {
   __attribute__((target("avx2,fma"))) static void run(std::int64_t kc, const float* pa, std::int64_t lda,

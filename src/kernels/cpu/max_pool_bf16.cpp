@@ -7,6 +7,8 @@
 
 #include <immintrin.h>
 
+#include "eagerflow/core/bfloat16.h"
+#include "kernels/cpu/bfloat16_lanes.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/vec_math.h"
@@ -14,15 +16,11 @@
 namespace ef::cpu {
 namespace {
 
-float widen(std::uint16_t v) { return __builtin_bit_cast(float, static_cast<std::uint32_t>(v) << 16); }
-
 // The gradient's rule (src/kernels/cpu/max_pool_grad.cpp): the first position holding the
 // maximum, so that the value pooled is the one its gradient is routed to (a NaN is the maximum
 // only where it comes first in its window).
-inline bool takes(float v, float best) { return v > best; }
-
-__attribute__((target("avx2"))) inline __m256i widen8(const std::uint16_t* p) {
-  return _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), 16);
+inline bool takes(std::uint16_t v, std::uint16_t best) {
+  return float_from_bfloat16_bits(v) > float_from_bfloat16_bits(best);
 }
 
 // One output row's windows: channels eight at a time on AVX2 (max_ps(v, best) keeps best
@@ -37,9 +35,9 @@ __attribute__((target("avx2"))) void row_max_avx2(const PoolGeometry& g, const s
       continue;
     }
     for (std::int64_t c = 0; c < vec_c; c += 8) {
-      __m256 best = _mm256_castsi256_ps(widen8(x + h0 * row + w0 * g.c + c));
+      __m256 best = widen_bf16x8(x + h0 * row + w0 * g.c + c);
       for (std::int64_t h = h0; h < h1; ++h)
-        for (std::int64_t w = w0; w < w1; ++w) best = _mm256_max_ps(_mm256_castsi256_ps(widen8(x + h * row + w * g.c + c)), best);
+        for (std::int64_t w = w0; w < w1; ++w) best = _mm256_max_ps(widen_bf16x8(x + h * row + w * g.c + c), best);
       __m256i bits = _mm256_srli_epi32(_mm256_castps_si256(best), 16);
       __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(bits, bits), 0x08);
       _mm_storeu_si128(reinterpret_cast<__m128i*>(y + c), _mm256_castsi256_si128(packed));
@@ -48,17 +46,10 @@ __attribute__((target("avx2"))) void row_max_avx2(const PoolGeometry& g, const s
       std::uint16_t best = x[h0 * row + w0 * g.c + c];
       for (std::int64_t h = h0; h < h1; ++h)
         for (std::int64_t w = w0; w < w1; ++w)
-          if (takes(widen(x[h * row + w * g.c + c]), widen(best))) best = x[h * row + w * g.c + c];
+          if (takes(x[h * row + w * g.c + c], best)) best = x[h * row + w * g.c + c];
       y[c] = best;
     }
   }
-}
-
-// Sixteen bfloat16 values widened (exactly: a shift) to float32.
-__attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512 widen16(const std::uint16_t* p) {
-  // The zero-masked forms: GCC 12 warns of the plain ones' undefined source under a target attribute.
-  const __m512i wide = _mm512_maskz_cvtepu16_epi32(0xffff, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-  return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xffff, wide, 16));
 }
 
 // The same, sixteen channels at a time on AVX-512 (channels a multiple of 16): half the
@@ -73,10 +64,10 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void row_max_avx512(
       continue;
     }
     for (std::int64_t c = 0; c < g.c; c += 16) {
-      __m512 best = widen16(x + h0 * row + w0 * g.c + c);
+      __m512 best = widen_bf16x16(x + h0 * row + w0 * g.c + c);
       for (std::int64_t h = h0; h < h1; ++h)
         for (std::int64_t w = w0; w < w1; ++w)
-          best = _mm512_maskz_max_ps(0xffff, widen16(x + h * row + w * g.c + c), best);
+          best = _mm512_maskz_max_ps(0xffff, widen_bf16x16(x + h * row + w * g.c + c), best);
       const __m512i high = _mm512_maskz_srli_epi32(0xffff, _mm512_castps_si512(best), 16);
       const __m256i bits = _mm512_maskz_cvtepi32_epi16(0xffff, high);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + c), bits);
@@ -96,7 +87,7 @@ void row_max(const PoolGeometry& g, const std::uint16_t* x, std::uint16_t* y, st
       std::uint16_t best = x[h0 * row + w0 * g.c + c];
       for (std::int64_t h = h0; h < h1; ++h)
         for (std::int64_t w = w0; w < w1; ++w)
-          if (takes(widen(x[h * row + w * g.c + c]), widen(best))) best = x[h * row + w * g.c + c];
+          if (takes(x[h * row + w * g.c + c], best)) best = x[h * row + w * g.c + c];
       y[c] = best;
     }
   }

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <vector>
 
+#include "eagerflow/core/bfloat16.h"
+#include "kernels/cpu/bfloat16_lanes.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/parallel.h"
 
@@ -16,15 +18,8 @@
 namespace ef::cpu {
 namespace {
 
-// Sixteen bfloat16 values widened (exactly: a shift) to float32.
-__attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512 widen16(const std::uint16_t* p) {
-  // The zero-masked forms: GCC 12 warns of the plain ones' undefined source under a target attribute.
-  const __m512i wide = _mm512_maskz_cvtepu16_epi32(0xffff, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-  return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xffff, wide, 16));
-}
-
 __attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512 load16(const std::uint16_t* p) {
-  return widen16(p);
+  return widen_bf16x16(p);
 }
 __attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512 load16(const float* p) {
   return _mm512_loadu_ps(p);
@@ -177,14 +172,6 @@ void route_window(const PoolGeometry& g, const float* x, const float* dy, float*
   }
 }
 
-float widen(std::uint16_t v) { return __builtin_bit_cast(float, static_cast<std::uint32_t>(v) << 16); }
-
-// Eight bfloat16 values widened (exactly: a shift) to float32.
-__attribute__((target("avx2"))) inline __m256 load_bf16x8(const std::uint16_t* p) {
-  __m256i bits = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-  return _mm256_castsi256_ps(_mm256_slli_epi32(bits, 16));
-}
-
 // One bfloat16 window's channels [c0, cn) one at a time: route_window's rule on the widened
 // values, dy's bits routed as they are (windows apart: each dx element written once).
 void route_window_bf16_channels(const PoolGeometry& g, const std::uint16_t* x, const std::uint16_t* dy, std::uint16_t* dx,
@@ -192,12 +179,12 @@ void route_window_bf16_channels(const PoolGeometry& g, const std::uint16_t* x, c
                                 bool relu_mask) {
   const std::int64_t row = g.w * g.c;
   for (std::int64_t c = c0; c < g.c; ++c) {
-    float best = widen(x[h0 * row + w0 * g.c + c]);
+    float best = float_from_bfloat16_bits(x[h0 * row + w0 * g.c + c]);
     std::int32_t at = 0, k = 0;
     for (std::int64_t h = h0; h < h1; ++h)
       for (std::int64_t w = w0; w < w1; ++w, ++k)
-        if (widen(x[h * row + w * g.c + c]) > best) {
-          best = widen(x[h * row + w * g.c + c]);
+        if (float_from_bfloat16_bits(x[h * row + w * g.c + c]) > best) {
+          best = float_from_bfloat16_bits(x[h * row + w * g.c + c]);
           at = k;
         }
     if (relu_mask && !(best > 0.0f)) at = -1;
@@ -217,12 +204,12 @@ __attribute__((target("avx2"))) void route_row_bf16_avx2(const PoolGeometry& g, 
     const std::int64_t w0 = std::max<std::int64_t>(ow * g.sw - g.pl, 0), w1 = std::min(ow * g.sw - g.pl + g.kw, g.w);
     if (w1 <= w0) continue;
     for (std::int64_t c = 0; c < vec_c; c += 8) {
-      __m256 best = load_bf16x8(x + h0 * row + w0 * g.c + c);
+      __m256 best = widen_bf16x8(x + h0 * row + w0 * g.c + c);
       __m256i at = _mm256_setzero_si256();
       std::int32_t k = 0;
       for (std::int64_t h = h0; h < h1; ++h)
         for (std::int64_t w = w0; w < w1; ++w, ++k) {
-          __m256 v = load_bf16x8(x + h * row + w * g.c + c);
+          __m256 v = widen_bf16x8(x + h * row + w * g.c + c);
           __m256 more = _mm256_cmp_ps(v, best, _CMP_GT_OQ);
           best = _mm256_blendv_ps(best, v, more);
           at = _mm256_blendv_epi8(at, _mm256_set1_epi32(k), _mm256_castps_si256(more));
