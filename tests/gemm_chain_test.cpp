@@ -1,5 +1,6 @@
-// The blocked FMA-chain GEMM (src/kernels/cpu/gemm_chain.cpp) on its two register tiles: the
-// AVX-512 tile (12x32) gives the same bits as the AVX2 tile (6x16) and as a scalar chain of
+// The blocked FMA-chain GEMM (src/kernels/cpu/gemm_chain.cpp) on its register tiles: the
+// AVX-512 tiles (12x32, and 12x16 for at most 16 columns) give the same bits as the AVX2 tile
+// (6x16) and as a scalar chain of
 // fused multiply-adds, for every edge of both tiles, several K blocks, operands stored either
 // way, broadcast operands, the bias, and one or two threads.
 #include <cmath>
@@ -97,6 +98,17 @@ TEST(GemmChain, BothTilesEqualTheScalarChainAcrossKBlocks) {
   for (bool ta : {false, true}) check({1, 128, 300, 64, false, false, true, ta, false});  // 10 tiles and 8 rows
 }
 
+TEST(GemmChain, NarrowProductsEqualTheScalarChain) {
+  if (!cpu::gemm_chain_applicable()) GTEST_SKIP() << "no AVX2+FMA here: the blocked GEMM does not run";
+  // At most 16 columns run AVX-512's 16-column tile: a classifier's Dense(10) and its kernel's
+  // gradient (X^T dY, A stored transposed), across K blocks, with its 8- and 4-row tiles.
+  for (std::int64_t n : {10, 16, 17})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) check({1, 128, 600, n, false, false, n != 16, ta, tb});
+  check({1, 512, 128, 10, false, false, false, true, false});
+  check({1, 140, 50, 3, false, false, true, false, false});
+}
+
 TEST(GemmChain, BatchedAndBroadcastOperands) {
   if (!cpu::gemm_chain_applicable()) GTEST_SKIP() << "no AVX2+FMA here: the blocked GEMM does not run";
   check({3, 20, 50, 35, false, false, false, false, false});
@@ -112,6 +124,7 @@ TEST(GemmChain, TwoThreadsGiveTheSameBits) {
   check({1, 300, 300, 700, false, false, true, false, false});  // large enough to split over threads
   check({2, 130, 70, 90, false, false, true, true, true});
   check({1, 128, 200, 70, false, false, true, false, false});  // 64 rows a thread: 5 tiles and 4 rows
+  check({1, 128, 4096, 10, false, false, true, false, false});  // the 16-column tile on each thread's rows
   ef::set_num_threads(before);
   ef::sync_thread_budget();
 }

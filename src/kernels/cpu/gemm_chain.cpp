@@ -93,62 +93,70 @@ void TileAvx2<First, Last, InPlace, DirectA>::run(std::int64_t kc, const float* 
 // prefetched 4 rows ahead.
 // `Rows` (12, or 8 or 4 for the last rows of a product: a batch of 2^k rows leaves 4 or 8 after
 // the 12-row tiles) computes and stores only that many rows of C; packed A keeps 12 per k.
-template <int Rows, bool First, bool Last, bool InPlace, bool DirectA>
+// `Vecs` 16-lane vectors per row: 2 (32 columns), or 1 for the narrow tile (16 columns), which
+// a product of at most 16 columns runs (a classifier's Dense(10) computed 32 columns for 10).
+template <int Rows, int Vecs, bool First, bool Last, bool InPlace, bool DirectA>
 struct TileAvx512Rows {
   __attribute__((target("avx512f"))) static void run(std::int64_t kc, const float* pa, std::int64_t lda,
                                                      const float* pb, std::int64_t ldb, float* c, std::int64_t ldc,
                                                      const float* bias, float* pack);
 };
 template <bool First, bool Last, bool InPlace, bool DirectA>
-using TileAvx512 = TileAvx512Rows<12, First, Last, InPlace, DirectA>;
+using TileAvx512 = TileAvx512Rows<12, 2, First, Last, InPlace, DirectA>;
 template <bool First, bool Last, bool InPlace, bool DirectA>
-using TileAvx512Rows8 = TileAvx512Rows<8, First, Last, InPlace, DirectA>;
+using TileAvx512Rows8 = TileAvx512Rows<8, 2, First, Last, InPlace, DirectA>;
 template <bool First, bool Last, bool InPlace, bool DirectA>
-using TileAvx512Rows4 = TileAvx512Rows<4, First, Last, InPlace, DirectA>;
+using TileAvx512Rows4 = TileAvx512Rows<4, 2, First, Last, InPlace, DirectA>;
+template <bool First, bool Last, bool InPlace, bool DirectA>
+using TileAvx512Narrow = TileAvx512Rows<12, 1, First, Last, InPlace, DirectA>;
+template <bool First, bool Last, bool InPlace, bool DirectA>
+using TileAvx512NarrowRows8 = TileAvx512Rows<8, 1, First, Last, InPlace, DirectA>;
+template <bool First, bool Last, bool InPlace, bool DirectA>
+using TileAvx512NarrowRows4 = TileAvx512Rows<4, 1, First, Last, InPlace, DirectA>;
 
-template <int Rows, bool First, bool Last, bool InPlace, bool DirectA>
-void TileAvx512Rows<Rows, First, Last, InPlace, DirectA>::run(std::int64_t kc, const float* pa, std::int64_t lda,
-                                                              const float* pb, std::int64_t ldb, float* c,
-                                                              std::int64_t ldc, const float* bias, float* pack) {
-  constexpr int kMr = Rows, kPackedMr = 12;
-  __m512 lo[kMr], hi[kMr];
+template <int Rows, int Vecs, bool First, bool Last, bool InPlace, bool DirectA>
+void TileAvx512Rows<Rows, Vecs, First, Last, InPlace, DirectA>::run(std::int64_t kc, const float* pa,
+                                                                    std::int64_t lda, const float* pb,
+                                                                    std::int64_t ldb, float* c, std::int64_t ldc,
+                                                                    const float* bias, float* pack) {
+  constexpr int kMr = Rows, kPackedMr = 12, kNr = 16 * Vecs;
+  __m512 acc[kMr][Vecs];
 #pragma GCC unroll 12
-  for (int r = 0; r < kMr; ++r) {
-    lo[r] = First ? _mm512_setzero_ps() : _mm512_loadu_ps(c + r * ldc);
-    hi[r] = First ? _mm512_setzero_ps() : _mm512_loadu_ps(c + r * ldc + 16);
-  }
+  for (int r = 0; r < kMr; ++r)
+#pragma GCC unroll 2
+    for (int v = 0; v < Vecs; ++v) acc[r][v] = First ? _mm512_setzero_ps() : _mm512_loadu_ps(c + r * ldc + 16 * v);
 #pragma GCC unroll 4
   for (std::int64_t k = 0; k < kc; ++k) {
-    const float* row = InPlace ? pb + k * ldb : pb + k * 32;
-    const __m512 b0 = _mm512_loadu_ps(row), b1 = _mm512_loadu_ps(row + 16);
+    const float* row = InPlace ? pb + k * ldb : pb + k * kNr;
+    __m512 b[Vecs];
+#pragma GCC unroll 2
+    for (int v = 0; v < Vecs; ++v) b[v] = _mm512_loadu_ps(row + 16 * v);
     if (InPlace) {
-      if (pack) {
-        _mm512_store_ps(pack + k * 32, b0);
-        _mm512_store_ps(pack + k * 32 + 16, b1);
+#pragma GCC unroll 2
+      for (int v = 0; v < Vecs; ++v) {
+        if (pack) _mm512_store_ps(pack + k * kNr + 16 * v, b[v]);
+        _mm_prefetch(reinterpret_cast<const char*>(row + 4 * ldb + 16 * v), _MM_HINT_T0);
       }
-      _mm_prefetch(reinterpret_cast<const char*>(row + 4 * ldb), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(row + 4 * ldb + 16), _MM_HINT_T0);
     }
 #pragma GCC unroll 12
     for (int r = 0; r < kMr; ++r) {
       const __m512 x = _mm512_set1_ps(DirectA ? pa[r * lda + k] : pa[k * kPackedMr + r]);
-      lo[r] = _mm512_fmadd_ps(x, b0, lo[r]);
-      hi[r] = _mm512_fmadd_ps(x, b1, hi[r]);
+#pragma GCC unroll 2
+      for (int v = 0; v < Vecs; ++v) acc[r][v] = _mm512_fmadd_ps(x, b[v], acc[r][v]);
     }
   }
   if (Last && bias) {
-    const __m512 v0 = _mm512_loadu_ps(bias), v1 = _mm512_loadu_ps(bias + 16);
+#pragma GCC unroll 2
+    for (int v = 0; v < Vecs; ++v) {
+      const __m512 bv = _mm512_loadu_ps(bias + 16 * v);
 #pragma GCC unroll 12
-    for (int r = 0; r < kMr; ++r) {
-      lo[r] = _mm512_add_ps(lo[r], v0);
-      hi[r] = _mm512_add_ps(hi[r], v1);
+      for (int r = 0; r < kMr; ++r) acc[r][v] = _mm512_add_ps(acc[r][v], bv);
     }
   }
 #pragma GCC unroll 12
-  for (int r = 0; r < kMr; ++r) {
-    _mm512_storeu_ps(c + r * ldc, lo[r]);
-    _mm512_storeu_ps(c + r * ldc + 16, hi[r]);
-  }
+  for (int r = 0; r < kMr; ++r)
+#pragma GCC unroll 2
+    for (int v = 0; v < Vecs; ++v) _mm512_storeu_ps(c + r * ldc + 16 * v, acc[r][v]);
 }
 
 using TileFn = void (*)(std::int64_t, const float*, std::int64_t, const float*, std::int64_t, float*, std::int64_t,
@@ -177,6 +185,9 @@ constexpr Tile kTileAvx2{6, 16, variants<TileAvx2>(std::make_index_sequence<16>(
 constexpr Tile kTileAvx512{12, 32, variants<TileAvx512>(std::make_index_sequence<16>()), true,
                            variants<TileAvx512Rows8>(std::make_index_sequence<16>()),
                            variants<TileAvx512Rows4>(std::make_index_sequence<16>())};
+constexpr Tile kTileAvx512Narrow{12, 16, variants<TileAvx512Narrow>(std::make_index_sequence<16>()), true,
+                                 variants<TileAvx512NarrowRows8>(std::make_index_sequence<16>()),
+                                 variants<TileAvx512NarrowRows4>(std::make_index_sequence<16>())};
 constexpr std::int64_t kMaxTile = 12 * 32;
 
 // A partial tile (rows < mr or cols < nr) runs the same kernel on a padded copy.
@@ -399,7 +410,8 @@ bool gemm_chain_has_avx512() { return cpu_has_avx2_fma() && &best_tile() == &kTi
 void gemm_chain_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
                     std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias, bool a_transposed,
                     bool b_transposed) {
-  gemm_chain_with(best_tile(), a, b, c, batch, m, k, n, a_broadcast, b_broadcast, bias, a_transposed, b_transposed);
+  const Tile& tile = &best_tile() == &kTileAvx512 && n <= 16 ? kTileAvx512Narrow : best_tile();
+  gemm_chain_with(tile, a, b, c, batch, m, k, n, a_broadcast, b_broadcast, bias, a_transposed, b_transposed);
 }
 
 void gemm_chain_f32_avx2(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m,
