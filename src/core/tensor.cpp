@@ -1,6 +1,7 @@
 #include "eagerflow/core/complex_dtype.h"
 #include "eagerflow/core/tensor.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <ostream>
@@ -97,8 +98,18 @@ const void* Tensor::raw_data() const {
   check_readable(dtype(), "data");
   return static_cast<const char*>(impl().storage->data) + impl().offset;
 }
+namespace {
+// Not a read-modify-write: a lost increment between two racing writers still moves the value
+// away from what any reader saw before them.
+void note_write(Storage& s) {
+  std::atomic_ref<std::uint64_t> version(s.version);
+  version.store(version.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+}  // namespace
+
 void* Tensor::raw_mutable_data() {
   check_readable(dtype(), "data");
+  note_write(*impl().storage);
   return static_cast<char*>(impl().storage->data) + impl().offset;
 }
 
@@ -109,6 +120,7 @@ template <class T> std::span<const T> Tensor::data() const {
 }
 template <class T> std::span<T> Tensor::mutable_data() {
   check_readable(dtype_v<T>, "data");
+  note_write(*impl().storage);
   return {reinterpret_cast<T*>(static_cast<char*>(impl().storage->data) + impl().offset),
           static_cast<std::size_t>(num_elements())};
 }

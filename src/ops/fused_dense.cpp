@@ -53,7 +53,7 @@ class FusedDense : public PrimitiveBase<FusedDense> {
     // fused Dense gives the unfused numbers exactly.
     float* y = out[0].mutable_data<float>().data();
     cpu::gemm_f32(x.data<float>().data(), w.data<float>().data(), y, 1, rows, k, n, false, false,
-                  has_bias_ ? in[2].data<float>().data() : nullptr);
+                  has_bias_ ? in[2].data<float>().data() : nullptr, false, false, &w.impl().storage);
     if (activation_) {
       const auto& vk = cpu::vec::kernels();
       UnaryKind act = *activation_;

@@ -33,11 +33,12 @@ void naive_gemm(const T* a, const T* b, T* c, std::int64_t m, std::int64_t k, st
   }
 }
 
+// `b_owner`: the storage B lives in (the GEMM keeps the panels of an unchanged B: weights).
 template <class T>
 void gemm(const T* a, const T* b, T* c, std::int64_t batch, std::int64_t m, std::int64_t k, std::int64_t n, bool a_bc,
-          bool b_bc, bool ta, bool tb) {
+          bool b_bc, bool ta, bool tb, const std::shared_ptr<Storage>* b_owner) {
   if constexpr (std::is_same_v<T, float>) {
-    cpu::gemm_f32(a, b, c, batch, m, k, n, a_bc, b_bc, nullptr, ta, tb);
+    cpu::gemm_f32(a, b, c, batch, m, k, n, a_bc, b_bc, nullptr, ta, tb, b_owner);
   } else {
     for (std::int64_t i = 0; i < batch; ++i)
       naive_gemm(a + (a_bc ? 0 : i * m * k), b + (b_bc ? 0 : i * k * n), c + i * m * n, m, k, n, ta, tb);
@@ -138,19 +139,20 @@ void MatMul::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs,
       const T* pa = a.data<T>().data();
       const T* pb = b.data<T>().data();
       T* pc = out[0].mutable_data<T>().data();
+      const std::shared_ptr<Storage>* owner = &b.impl().storage;
       if (k == 0) {
         std::fill(pc, pc + out[0].num_elements(), T(0));
         return;
       }
       if (b_batch == 1 && a_batch == batch && !ta_) {
         // The Dense case: fold a's batch into its rows, one GEMM.
-        gemm<T>(pa, pb, pc, 1, batch * m, k, n, false, false, ta_, tb_);
+        gemm<T>(pa, pb, pc, 1, batch * m, k, n, false, false, ta_, tb_, owner);
       } else if (a_batch == batch && b_batch == batch) {
-        gemm<T>(pa, pb, pc, batch, m, k, n, false, false, ta_, tb_);
+        gemm<T>(pa, pb, pc, batch, m, k, n, false, false, ta_, tb_, owner);
       } else if (a_batch == 1 && b_batch == batch) {
-        gemm<T>(pa, pb, pc, batch, m, k, n, true, false, ta_, tb_);
+        gemm<T>(pa, pb, pc, batch, m, k, n, true, false, ta_, tb_, owner);
       } else if (b_batch == 1 && a_batch == batch) {
-        gemm<T>(pa, pb, pc, batch, m, k, n, false, true, ta_, tb_);
+        gemm<T>(pa, pb, pc, batch, m, k, n, false, true, ta_, tb_, owner);
       } else {
         // General broadcast of batch dims: walk the output batch, one GEMM each.
         const Shape& os = out[0].shape();
@@ -172,7 +174,7 @@ void MatMul::eval(std::span<const Tensor> in, std::span<const TensorSpec> specs,
         };
         for (std::int64_t ob = 0; ob < batch; ++ob)
           gemm<T>(pa + offset_of(a, ob, m * k), pb + offset_of(b, ob, k * n), pc + ob * m * n, 1, m, k, n, false, false,
-                  ta_, tb_);
+                  ta_, tb_, owner);
       }
     }
   });

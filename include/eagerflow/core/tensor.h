@@ -27,6 +27,11 @@ struct Storage {
   Device device{};  // Device::cpu
   // The bytes a string tensor's views point into (eagerflow/core/string_tensor.h).
   std::vector<std::shared_ptr<const void>> string_owners;
+  // Moves on every request for a writable pointer (Tensor::mutable_data, raw_mutable_data), the
+  // only way to write the bytes: what is derived from them and kept (the GEMM's packed weights)
+  // compares it to know they are unchanged. Read and written through std::atomic_ref (src/),
+  // which keeps <atomic> out of this header.
+  std::uint64_t version = 0;
   explicit Storage(std::size_t n);
   ~Storage();
   Storage(const Storage&) = delete;

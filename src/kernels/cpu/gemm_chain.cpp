@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/cpu/packed_b_cache.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/transpose8.h"
 #include "kernels/cpu/vec_math.h"
@@ -299,26 +300,39 @@ float* aligned(std::vector<float>& buf, std::int64_t floats) {
   return reinterpret_cast<float*>((addr + 63) & ~std::uintptr_t{63});
 }
 
-// C rows [m0, m1) and columns [n0, n1) of one matrix of the batch.
+// K in blocks of equal size (a multiple of 8, at most kKc): 784 is 200+200+200+184, not
+// 256+256+256+16, whose last block would reload and store all of C for 16 products.
+std::int64_t k_block(std::int64_t k) { return std::min(k, ceil_div(ceil_div(k, ceil_div(k, kKc)), 8) * 8); }
+
+// All of op(B) as product_part packs it, for the packed-B cache: K block by K block (each
+// kc x ceil(N/nr)*nr floats, from p0 * that width on), nr-column panels side by side.
+void pack_all_of_b(const Operand& b, std::int64_t nr, std::int64_t k, std::int64_t n, float* out) {
+  const std::int64_t block = k_block(k), width = ceil_div(n, nr) * nr;
+  for (std::int64_t p0 = 0; p0 < k; p0 += block) pack_b(b, nr, p0, std::min(block, k - p0), 0, n, out + p0 * width);
+}
+
+// C rows [m0, m1) and columns [n0, n1) of one matrix of the batch. `packed`: all of B packed
+// by pack_all_of_b (`packed_width` columns), or null.
 void product_part(const Tile& tl, const Operand& a, const Operand& b, float* c, std::int64_t ldc, std::int64_t k,
-                  std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1, const float* bias) {
+                  std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1, const float* bias,
+                  const float* packed, std::int64_t packed_width) {
   thread_local std::vector<float> a_buf, b_buf;
   const std::int64_t nc = n1 - n0, mr = tl.mr, nr = tl.nr;
-  // K in blocks of equal size (a multiple of 8, at most kKc): 784 is 200+200+200+184, not
-  // 256+256+256+16, whose last block would reload and store all of C for 16 products.
-  const std::int64_t block = std::min(k, ceil_div(ceil_div(k, ceil_div(k, kKc)), 8) * 8);
-  float* pb = aligned(b_buf, block * ceil_div(nc, nr) * nr);
+  const std::int64_t block = k_block(k);
+  float* pb = packed ? nullptr : aligned(b_buf, block * ceil_div(nc, nr) * nr);
   float* pa = aligned(a_buf, block * ceil_div(std::min(kMc, m1 - m0), mr) * mr);
   // The full panels of a B stored [K,N] are read in place by the first tile that needs them,
   // which packs them for the rest (see TileAvx2). A B stored [N,K] is transposed into panels
   // first, and so is a partial last panel of columns, zero-padded. An A stored [M,K] is read in
   // place (where the tile does) but for a partial last tile of rows; an A stored [K,M] is packed.
-  const std::int64_t full = b.transposed ? 0 : nc / nr * nr;
+  const std::int64_t full = b.transposed || packed ? 0 : nc / nr * nr;
   const bool a_direct = tl.direct_a && !a.transposed;
   for (std::int64_t p0 = 0; p0 < k; p0 += block) {
     const std::int64_t kc = std::min(block, k - p0);
     const bool first = p0 == 0, last = p0 + kc == k;
-    pack_b(b, nr, p0, kc, n0 + full, nc - full, pb + full * kc);
+    // This part's panels: packed before (its columns start at panel n0 / nr), or packed here.
+    const float* panels = packed ? packed + p0 * packed_width + n0 * kc : pb;
+    if (!packed) pack_b(b, nr, p0, kc, n0 + full, nc - full, pb + full * kc);
     for (std::int64_t i0 = m0; i0 < m1; i0 += kMc) {
       const std::int64_t mc = std::min(kMc, m1 - i0);
       const std::int64_t direct_rows = a_direct ? mc / mr * mr : 0;
@@ -328,7 +342,7 @@ void product_part(const Tile& tl, const Operand& a, const Operand& b, float* c, 
         const float* tile_bias = bias && last ? bias + n0 + jp : nullptr;
         for (std::int64_t ip = 0; ip < mc; ip += mr) {
           const bool b_in_place = jp < full && i0 == m0 && ip == 0, a_in_place = ip < direct_rows;
-          const float* panel_b = b_in_place ? b.p + p0 * b.ld + n0 + jp : pb + jp * kc;
+          const float* panel_b = b_in_place ? b.p + p0 * b.ld + n0 + jp : panels + jp * kc;
           const std::int64_t ldb = b_in_place ? b.ld : nr;
           float* pack = b_in_place ? pb + jp * kc : nullptr;
           const float* panel_a = a_in_place ? a.p + (i0 + ip) * a.ld + p0 : pa + ip * kc;
@@ -365,7 +379,7 @@ const Tile& best_tile() {
 
 void gemm_chain_with(const Tile& tl, const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m,
                      std::int64_t k, std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias,
-                     bool a_transposed, bool b_transposed) {
+                     bool a_transposed, bool b_transposed, const std::shared_ptr<Storage>* b_owner) {
   const std::int64_t mr = tl.mr, nr = tl.nr;
   if (batch <= 0 || m <= 0 || n <= 0) return;
   if (k <= 0) {  // an empty sum: +0, then the bias
@@ -388,6 +402,15 @@ void gemm_chain_with(const Tile& tl, const float* a, const float* b, float* c, s
   m_parts = ceil_div(m, rows_per);
   n_parts = ceil_div(n, cols_per);
   const std::int64_t tasks = batch * m_parts * n_parts;
+  // One B for every matrix, belonging to a tensor: its panels from the packed-B cache.
+  std::shared_ptr<const PackedB> packed;
+  const std::int64_t width = ceil_div(n, nr) * nr;
+  if (b_owner && (batch == 1 || b_broadcast)) {
+    const Operand ob{b, b_transposed ? k : n, b_transposed};
+    packed = packed_b(*b_owner, {b, k, n, nr, b_transposed}, k * width,
+                      [&](float* out) { pack_all_of_b(ob, nr, k, n, out); });
+  }
+  const float* panels = packed ? packed->panels : nullptr;
   auto run = [&](std::int64_t t0, std::int64_t t1) {
     for (std::int64_t t = t0; t < t1; ++t) {
       const std::int64_t i = t / (m_parts * n_parts), part = t % (m_parts * n_parts);
@@ -395,7 +418,7 @@ void gemm_chain_with(const Tile& tl, const float* a, const float* b, float* c, s
       const Operand oa{a + (a_broadcast ? 0 : i * m * k), a_transposed ? m : k, a_transposed};
       const Operand ob{b + (b_broadcast ? 0 : i * k * n), b_transposed ? k : n, b_transposed};
       product_part(tl, oa, ob, c + i * m * n, n, k, mp * rows_per, std::min(m, (mp + 1) * rows_per), np * cols_per,
-                   std::min(n, (np + 1) * cols_per), bias);
+                   std::min(n, (np + 1) * cols_per), bias, panels, width);
     }
   };
   parallel_for(tasks, std::max<std::int64_t>(work_of({batch, m, k, n}) / tasks, 1), run, kGemmParallelGrain);
@@ -409,15 +432,16 @@ bool gemm_chain_has_avx512() { return cpu_has_avx2_fma() && &best_tile() == &kTi
 
 void gemm_chain_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
                     std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias, bool a_transposed,
-                    bool b_transposed) {
+                    bool b_transposed, const std::shared_ptr<Storage>* b_owner) {
   const Tile& tile = &best_tile() == &kTileAvx512 && n <= 16 ? kTileAvx512Narrow : best_tile();
-  gemm_chain_with(tile, a, b, c, batch, m, k, n, a_broadcast, b_broadcast, bias, a_transposed, b_transposed);
+  gemm_chain_with(tile, a, b, c, batch, m, k, n, a_broadcast, b_broadcast, bias, a_transposed, b_transposed, b_owner);
 }
 
 void gemm_chain_f32_avx2(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m,
                          std::int64_t k, std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias,
                          bool a_transposed, bool b_transposed) {
-  gemm_chain_with(kTileAvx2, a, b, c, batch, m, k, n, a_broadcast, b_broadcast, bias, a_transposed, b_transposed);
+  gemm_chain_with(kTileAvx2, a, b, c, batch, m, k, n, a_broadcast, b_broadcast, bias, a_transposed, b_transposed,
+                  nullptr);
 }
 
 }  // namespace ef::cpu

@@ -9,6 +9,11 @@
 // has the same bits whatever rows are computed with it (users compare predict(x)[i] with
 // model(x[i:i+1])). oneDNN's GEMM, which it replaces here, picks its K order by shape.
 #include <cstdint>
+#include <memory>
+
+namespace ef {
+struct Storage;
+}
 
 namespace ef::cpu {
 
@@ -18,10 +23,11 @@ bool gemm_chain_applicable();
 // True where it runs AVX-512's register tile (the CPU has AVX-512F and EF_ISA allows it).
 bool gemm_chain_has_avx512();
 
-// gemm_f32's contract (see gemm.h), any m.
+// gemm_f32's contract (see gemm.h), any m. With `b_owner`, B's panels come from the packed-B
+// cache once the same unchanged B has been multiplied before (packed_b_cache.h).
 void gemm_chain_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
                     std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias, bool a_transposed,
-                    bool b_transposed);
+                    bool b_transposed, const std::shared_ptr<Storage>* b_owner = nullptr);
 
 // The same on AVX2's tile whatever the CPU has: the tests compare the two tiles' bits.
 void gemm_chain_f32_avx2(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m,
