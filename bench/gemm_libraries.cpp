@@ -2,9 +2,13 @@
 // own thread pool, and MKL its own OpenMP): bench/peers/gemm_libraries.py runs them interleaved,
 // pinned, and writes the table. Not a Google Benchmark: it also checks each library's bits.
 //
-//   ef_gemm_libraries --lib ours|onednn|openblas|blis|mkl|xsmm --threads N [--min-ms 30]
+//   ef_gemm_libraries --lib ours|ours_unpacked|onednn|openblas|blis|mkl|xsmm --threads N [--min-ms 30]
 //
-// ours = gemm_f32 (gemv for a few rows, the FMA-chain GEMM above), as the ops call it;
+// ours = gemm_f32 (gemv for a few rows, the FMA-chain GEMM above), as the ops call it: a
+// forward Dense's weights (and the other constant-weight shapes: LSTM gates, projections,
+// convolution filters) belong to a tensor, whose panels the GEMM packs once and keeps, as
+// onnxruntime packs a served model's initializers once; ours_unpacked = the same without
+// (every call packs B, as a training step's products do);
 // onednn = the same entry with EF_ISA=baseline (oneDNN's matmul primitive, cached per shape);
 // openblas, blis, mkl = cblas_sgemm from the shared library (dlopen: nothing to link, a library
 // that is absent is reported so); xsmm = libxsmm's libxsmm_sgemm_omp, when built with it.
@@ -26,10 +30,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "eagerflow/core/tensor.h"
 #include "eagerflow/core/threading.h"
 #include "kernels/cpu/gemm.h"
 
@@ -44,6 +50,14 @@ struct Shape {
   std::int64_t batch, m, k, n;
   bool ta, tb;  // A stored [K,M], B stored [N,K]
 };
+
+// B is a model's weights (the same every call): one matrix stored [K,N], a forward product.
+bool constant_weights(const Shape& s) {
+  const std::string what = s.what;
+  return s.batch == 1 && !s.ta && !s.tb &&
+         (what.rfind("Dense", 0) == 0 || what.rfind("LSTM", 0) == 0 || what.rfind("transformer", 0) == 0 ||
+          what.rfind("conv", 0) == 0);
+}
 
 // MLP 784-512-512-10 (forward at batch 1 to 4096, the training step's two gradients), the
 // transformer block (width 256, 4 heads, seq 256, batch 16: projections, feed-forward,
@@ -95,9 +109,27 @@ void* open_symbol(const std::vector<std::string>& files, const char* symbol, voi
 }
 
 Gemm library(const std::string& name, int threads, std::string* detail) {
-  if (name == "ours" || name == "onednn") {
+  if (name == "ours") {
+    // Constant weights live in a tensor's storage (copied there once per shape), as a layer's do.
     ef::set_num_threads(threads);
-    *detail = name == "ours" ? "gemm_f32" : "gemm_f32 with EF_ISA=baseline (oneDNN matmul)";
+    *detail = "gemm_f32, weights packed once";
+    auto held = std::make_shared<std::pair<const char*, ef::Tensor>>(nullptr, ef::Tensor());
+    return [held](const Shape& s, const float* a, const float* b, float* c) {
+      if (!constant_weights(s))
+        return ef::cpu::gemm_f32(a, b, c, s.batch, s.m, s.k, s.n, false, false, nullptr, s.ta, s.tb);
+      if (held->first != s.what) {  // each shape has its own B, drawn once
+        held->second = ef::Tensor::empty(ef::DType::float32, ef::Shape{s.k, s.n});
+        std::copy(b, b + s.k * s.n, held->second.mutable_data<float>().data());
+        held->first = s.what;
+      }
+      ef::cpu::gemm_f32(a, held->second.data<float>().data(), c, 1, s.m, s.k, s.n, false, false, nullptr, false,
+                        false, &held->second.impl().storage);
+    };
+  }
+  if (name == "ours_unpacked" || name == "onednn") {
+    ef::set_num_threads(threads);
+    *detail = name == "ours_unpacked" ? "gemm_f32, B packed on every call"
+                                      : "gemm_f32 with EF_ISA=baseline (oneDNN matmul)";
     return [](const Shape& s, const float* a, const float* b, float* c) {
       ef::cpu::gemm_f32(a, b, c, s.batch, s.m, s.k, s.n, false, false, nullptr, s.ta, s.tb);
     };
@@ -151,7 +183,7 @@ Gemm library(const std::string& name, int threads, std::string* detail) {
 
 // Sets the thread count the library uses for the next calls (the checks compare 1 and N).
 void set_threads(const std::string& name, int threads) {
-  if (name == "ours" || name == "onednn") {
+  if (name == "ours" || name == "ours_unpacked" || name == "onednn") {
     ef::set_num_threads(threads);
     return;
   }

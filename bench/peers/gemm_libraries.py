@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""float32 GEMM libraries on eagerflow's shapes, side by side: ours (gemm_f32), oneDNN's matmul,
+"""float32 GEMM libraries on eagerflow's shapes, side by side: ours (gemm_f32, a forward Dense's
+weights packed once, and ours_unpacked: packed on every call), oneDNN's matmul,
 OpenBLAS, BLIS, MKL, libxsmm (build/release/bench/ef_gemm_libraries, one process per library)
 and onnxruntime's MLAS as the anchor (a one-node ONNX model per shape, run through IO binding:
 a forward Dense's weights are an initializer, which MLAS packs once at load, as it would in a
@@ -25,7 +26,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXE = os.path.join(ROOT, "build/release/bench/ef_gemm_libraries")
-NATIVE = ["ours", "onednn", "openblas", "blis", "mkl", "xsmm"]
+NATIVE = ["ours", "ours_unpacked", "onednn", "openblas", "blis", "mkl", "xsmm"]
 
 
 def shapes():
