@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/thread_budget.h"
+#include "kernels/cpu/gemm.h"
 #include "kernels/cpu/gemm_chain.h"
 #include "kernels/cpu/packed_b_cache.h"
 #include "test_util.h"
@@ -113,6 +114,30 @@ TEST_F(PackedBCache, TwoThreadsReadTheSamePanels) {
   const Tensor x = normal({256, 512}, 31), w = normal({512, 300}, 32);
   const std::vector<float> want = uncached(x, w);
   for (int i = 0; i < 3; ++i) expect_bits(matmul(x, w), want, "2 threads");
+  ef::set_num_threads(before);
+  ef::sync_thread_budget();
+}
+
+TEST_F(PackedBCache, FewRowsAtTwoThreadsReadTheirColumnsFromACopy) {
+  // Batch-1 inference: at 2 threads each thread's columns of the weights are kept together.
+  const int before = ef::num_threads();
+  ef::set_num_threads(2);
+  ef::sync_thread_budget();
+  for (std::int64_t m : {1, 3, 8})
+    for (std::int64_t n : {512, 1000, 100}) {
+      const Tensor x = normal({m, 784}, 50 + static_cast<std::uint64_t>(m));
+      Tensor w = normal({784, n}, 60);
+      std::vector<float> want(static_cast<std::size_t>(m * n));
+      cpu::gemm_f32(x.data<float>().data(), w.data<float>().data(), want.data(), 1, m, 784, n, false, false);
+      for (int i = 0; i < 3; ++i) expect_bits(matmul(x, w), want, "few rows, 2 threads");
+      // Products this size run on both threads (100 columns at a few rows stay on one: no copy).
+      if (n >= 512) EXPECT_GT(cpu::packed_b_bytes(), 0u) << "each thread's columns, kept";
+      w.mutable_data<float>()[n + 3] = 100.0f;  // after a write, the new value
+      std::vector<float> again(want.size());
+      cpu::gemm_f32(x.data<float>().data(), w.data<float>().data(), again.data(), 1, m, 784, n, false, false);
+      EXPECT_NE(again, want);
+      expect_bits(matmul(x, w), again, "few rows after a write");
+    }
   ef::set_num_threads(before);
   ef::sync_thread_budget();
 }

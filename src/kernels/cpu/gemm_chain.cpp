@@ -304,10 +304,10 @@ float* aligned(std::vector<float>& buf, std::int64_t floats) {
 // 256+256+256+16, whose last block would reload and store all of C for 16 products.
 std::int64_t k_block(std::int64_t k) { return std::min(k, ceil_div(ceil_div(k, ceil_div(k, kKc)), 8) * 8); }
 
-// All of op(B) as product_part packs it, for the packed-B cache: K block by K block (each
-// kc x ceil(N/nr)*nr floats, from p0 * that width on), nr-column panels side by side.
-void pack_all_of_b(const Operand& b, std::int64_t nr, std::int64_t k, std::int64_t n, float* out) {
-  const std::int64_t block = k_block(k), width = ceil_div(n, nr) * nr;
+// All of op(B) in the packed-B cache's layout (packed_b_cache.h); with block = k_block(k) and the
+// tile's nr, as product_part packs it.
+void pack_all_of_b(const Operand& b, std::int64_t nr, std::int64_t block, std::int64_t k, std::int64_t n, float* out) {
+  const std::int64_t width = ceil_div(n, nr) * nr;
   for (std::int64_t p0 = 0; p0 < k; p0 += block) pack_b(b, nr, p0, std::min(block, k - p0), 0, n, out + p0 * width);
 }
 
@@ -405,11 +405,7 @@ void gemm_chain_with(const Tile& tl, const float* a, const float* b, float* c, s
   // One B for every matrix, belonging to a tensor: its panels from the packed-B cache.
   std::shared_ptr<const PackedB> packed;
   const std::int64_t width = ceil_div(n, nr) * nr;
-  if (b_owner && (batch == 1 || b_broadcast)) {
-    const Operand ob{b, b_transposed ? k : n, b_transposed};
-    packed = packed_b(*b_owner, {b, k, n, nr, b_transposed}, k * width,
-                      [&](float* out) { pack_all_of_b(ob, nr, k, n, out); });
-  }
+  if (b_owner && (batch == 1 || b_broadcast)) packed = cached_panels(*b_owner, b, k, n, nr, k_block(k), b_transposed);
   const float* panels = packed ? packed->panels : nullptr;
   auto run = [&](std::int64_t t0, std::int64_t t1) {
     for (std::int64_t t = t0; t < t1; ++t) {
@@ -427,6 +423,13 @@ void gemm_chain_with(const Tile& tl, const float* a, const float* b, float* c, s
 }  // namespace
 
 bool gemm_chain_applicable() { return cpu_has_avx2_fma(); }
+
+std::shared_ptr<const PackedB> cached_panels(const std::shared_ptr<Storage>& owner, const float* b, std::int64_t k,
+                                             std::int64_t n, std::int64_t nr, std::int64_t block, bool transposed) {
+  const Operand ob{b, transposed ? k : n, transposed};
+  return packed_b(owner, {b, k, n, nr, block, transposed}, k * ceil_div(n, nr) * nr,
+                  [&](float* out) { pack_all_of_b(ob, nr, block, k, n, out); });
+}
 
 bool gemm_chain_has_avx512() { return cpu_has_avx2_fma() && &best_tile() == &kTileAvx512; }
 

@@ -17,6 +17,8 @@ struct Storage;
 
 namespace ef::cpu {
 
+struct PackedB;  // packed_b_cache.h
+
 // True where gemm_chain_f32 runs: AVX2 and FMA, and EF_ISA does not ask for the baseline.
 bool gemm_chain_applicable();
 
@@ -28,6 +30,12 @@ bool gemm_chain_has_avx512();
 void gemm_chain_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
                     std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias, bool a_transposed,
                     bool b_transposed, const std::shared_ptr<Storage>* b_owner = nullptr);
+
+// op(B) in the packed-B cache's layout (packed_b_cache.h: panels of `nr` columns, K in blocks
+// of `k_block`), when `owner`'s bytes were multiplied unchanged in that layout before; null the
+// first time. nr a multiple of 8. The few-rows product keeps each thread's columns so.
+std::shared_ptr<const PackedB> cached_panels(const std::shared_ptr<Storage>& owner, const float* b, std::int64_t k,
+                                             std::int64_t n, std::int64_t nr, std::int64_t k_block, bool transposed);
 
 // The same on AVX2's tile whatever the CPU has: the tests compare the two tiles' bits.
 void gemm_chain_f32_avx2(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m,

@@ -130,7 +130,7 @@ void gemm_f32(const float* a, const float* b, float* c, std::int64_t batch, std:
               std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias, bool a_transposed,
               bool b_transposed, const std::shared_ptr<Storage>* b_owner) {
   if (gemv_applicable(m))  // a few rows: stream the weights once (kernels/cpu/gemv.cpp)
-    return gemv_f32(a, b, c, batch, m, k, n, a_broadcast, b_broadcast, bias, a_transposed, b_transposed);
+    return gemv_f32(a, b, c, batch, m, k, n, a_broadcast, b_broadcast, bias, a_transposed, b_transposed, b_owner);
   if (gemm_chain_applicable())  // more rows: the same arithmetic per element, blocked (gemm_chain.cpp)
     return gemm_chain_f32(a, b, c, batch, m, k, n, a_broadcast, b_broadcast, bias, a_transposed, b_transposed,
                           b_owner);

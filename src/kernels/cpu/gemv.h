@@ -9,6 +9,11 @@
 // (the bits of the product followed by a separate add). The GEMM for more rows
 // (gemm_chain.h) computes the same chain, so a row's bits do not depend on the batch.
 #include <cstdint>
+#include <memory>
+
+namespace ef {
+struct Storage;
+}
 
 namespace ef::cpu {
 
@@ -20,9 +25,11 @@ inline constexpr std::int64_t kGemvMaxRows = 8;
 // not ask for the baseline kernels).
 bool gemv_applicable(std::int64_t m);
 
-// gemm_f32's contract (see gemm.h) for m <= kGemvMaxRows.
+// gemm_f32's contract (see gemm.h) for m <= kGemvMaxRows. With `b_owner` and more than one
+// thread, a B stored [K,N] multiplied again unchanged is read from a copy that keeps each
+// thread's columns together (packed_b_cache.h).
 void gemv_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
               std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias, bool a_transposed,
-              bool b_transposed);
+              bool b_transposed, const std::shared_ptr<Storage>* b_owner = nullptr);
 
 }  // namespace ef::cpu

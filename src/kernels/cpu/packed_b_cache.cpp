@@ -21,7 +21,7 @@ struct Entry {
 struct LayoutHash {
   std::size_t operator()(const PackedBLayout& l) const {
     std::size_t h = std::hash<const void*>()(l.b);
-    for (std::int64_t v : {l.k, l.n, l.nr, static_cast<std::int64_t>(l.transposed)})
+    for (std::int64_t v : {l.k, l.n, l.nr, l.k_block, static_cast<std::int64_t>(l.transposed)})
       h = h * 1000003u ^ std::hash<std::int64_t>()(v);
     return h;
   }

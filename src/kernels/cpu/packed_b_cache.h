@@ -26,10 +26,12 @@ struct PackedB {
   const float* panels = nullptr;  // 64-byte aligned, in buffer
 };
 
-// One layout of one B: where it starts, its sizes, how it is stored and the tile's width.
+// One layout of one B: where it starts, its sizes, how it is stored, and the panels: nr
+// columns wide (the last zero-padded), K in blocks of k_block, each block's panels side by
+// side ([kc, nr] each, the block from p0 * ceil(n / nr) * nr on).
 struct PackedBLayout {
   const float* b;
-  std::int64_t k, n, nr;
+  std::int64_t k, n, nr, k_block;
   bool transposed;
   bool operator==(const PackedBLayout&) const = default;
 };
