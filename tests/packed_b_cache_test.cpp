@@ -131,7 +131,9 @@ TEST_F(PackedBCache, FewRowsAtTwoThreadsReadTheirColumnsFromACopy) {
       cpu::gemm_f32(x.data<float>().data(), w.data<float>().data(), want.data(), 1, m, 784, n, false, false);
       for (int i = 0; i < 3; ++i) expect_bits(matmul(x, w), want, "few rows, 2 threads");
       // Products this size run on both threads (100 columns at a few rows stay on one: no copy).
-      if (n >= 512) EXPECT_GT(cpu::packed_b_bytes(), 0u) << "each thread's columns, kept";
+      if (n >= 512) {
+        EXPECT_GT(cpu::packed_b_bytes(), 0u) << "each thread's columns, kept";
+      }
       w.mutable_data<float>()[n + 3] = 100.0f;  // after a write, the new value
       std::vector<float> again(want.size());
       cpu::gemm_f32(x.data<float>().data(), w.data<float>().data(), again.data(), 1, m, 784, n, false, false);

@@ -426,9 +426,15 @@ bool gemm_chain_applicable() { return cpu_has_avx2_fma(); }
 
 std::shared_ptr<const PackedB> cached_panels(const std::shared_ptr<Storage>& owner, const float* b, std::int64_t k,
                                              std::int64_t n, std::int64_t nr, std::int64_t block, bool transposed) {
-  const Operand ob{b, transposed ? k : n, transposed};
-  return packed_b(owner, {b, k, n, nr, block, transposed}, k * ceil_div(n, nr) * nr,
-                  [&](float* out) { pack_all_of_b(ob, nr, block, k, n, out); });
+  struct Args {
+    Operand b;
+    std::int64_t nr, block, k, n;
+  } args{{b, transposed ? k : n, transposed}, nr, block, k, n};
+  auto pack = [](const void* context, float* out) {
+    const auto& a = *static_cast<const Args*>(context);
+    pack_all_of_b(a.b, a.nr, a.block, a.k, a.n, out);
+  };
+  return packed_b(owner, {b, k, n, nr, block, transposed}, k * ceil_div(n, nr) * nr, pack, &args);
 }
 
 bool gemm_chain_has_avx512() { return cpu_has_avx2_fma() && &best_tile() == &kTileAvx512; }

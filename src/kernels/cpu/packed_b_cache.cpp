@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 #include <unordered_map>
 
@@ -84,7 +85,8 @@ Cache& cache() {
 }  // namespace
 
 std::shared_ptr<const PackedB> packed_b(const std::shared_ptr<Storage>& owner, const PackedBLayout& layout,
-                                        std::int64_t floats, const std::function<void(float*)>& pack) {
+                                        std::int64_t floats, void (*pack)(const void* context, float* out),
+                                        const void* context) {
   if (!owner || floats <= 0 || byte_limit() == 0) return nullptr;
   const std::uint64_t version = std::atomic_ref<std::uint64_t>(owner->version).load(std::memory_order_relaxed);
   Cache& c = cache();
@@ -110,7 +112,7 @@ std::shared_ptr<const PackedB> packed_b(const std::shared_ptr<Storage>& owner, c
   packed->buffer.resize(static_cast<std::size_t>(floats) + 16);
   const auto addr = reinterpret_cast<std::uintptr_t>(packed->buffer.data());
   float* panels = reinterpret_cast<float*>((addr + 63) & ~std::uintptr_t{63});
-  pack(panels);
+  pack(context, panels);
   packed->panels = panels;
   std::lock_guard lock(c.mutex);
   if (std::atomic_ref<std::uint64_t>(owner->version).load(std::memory_order_relaxed) != version) return nullptr;

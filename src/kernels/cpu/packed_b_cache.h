@@ -11,7 +11,6 @@
 // version once. Panels are the same floats in another order: the products' bits do not change.
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <vector>
 
@@ -37,10 +36,12 @@ struct PackedBLayout {
 };
 
 // The panels of B in this layout when the same bytes of `owner` (unchanged since) were asked
-// for before; null the first time. `pack` fills `floats` floats when they are built. The
-// panels stay valid while the caller holds the pointer, whatever happens to the cache.
+// for before; null the first time. `pack(context, out)` fills `floats` floats when they are
+// built (a plain function: a lookup allocates nothing). The panels stay valid while the caller
+// holds the pointer, whatever happens to the cache.
 std::shared_ptr<const PackedB> packed_b(const std::shared_ptr<Storage>& owner, const PackedBLayout& layout,
-                                        std::int64_t floats, const std::function<void(float*)>& pack);
+                                        std::int64_t floats, void (*pack)(const void* context, float* out),
+                                        const void* context);
 
 // Bytes of panels held now (bounded by EF_PACKED_WEIGHTS_MB, default 256; 0 turns the cache
 // off), and a way to drop them all.
