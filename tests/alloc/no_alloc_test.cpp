@@ -45,3 +45,18 @@ TEST(NoAlloc, CachedCallsWithEveryArgumentKindHitTheIndexWithoutAllocating) {
   EXPECT_EQ(b, 6.f);
   EXPECT_EQ(f.tracing_count(), 2);
 }
+
+TEST(NoAlloc, ProductsByKeptWeightsAllocateNothing) {
+  // The GEMM finds the weights' panels packed by an earlier call (kernels/cpu/packed_b_cache.h):
+  // the lookup allocates nothing, for the blocked GEMM (32 rows) and the few-rows product.
+  ef::set_num_threads(1);
+  ef::Tensor w = ef::random::stateless_normal({64, 48}, 1, 0.0, 1.0, ef::DType::float32);
+  auto f = ef::function([w](const ef::Tensor& x) { return ef::matmul(x, w); });
+  for (std::int64_t rows : {32, 2}) {
+    ef::Tensor x = ef::random::stateless_normal({rows, 64}, 2, 0.0, 1.0, ef::DType::float32);
+    for (int i = 0; i < 4; ++i) f(x);  // trace, first sight, packing, warm
+    long before = heap_allocations.load();
+    for (int i = 0; i < 50; ++i) f(x);
+    EXPECT_EQ(heap_allocations.load() - before, 0) << rows << " rows";
+  }
+}
