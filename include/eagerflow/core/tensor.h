@@ -87,9 +87,9 @@ class Tensor {
   template <class T> T item() const;
   template <class T> std::vector<T> to_vector() const;
   template <class T> std::span<const T> data() const;
-  template <class T> std::span<T> mutable_data();
+  template <class T> std::span<T> mutable_data();  // moves Storage::version: ask anew for each write
   const void* raw_data() const;
-  void* raw_mutable_data();
+  void* raw_mutable_data();  // the same: a pointer kept and written after products go unseen
 
   std::string str() const;  // TF-style: Tensor([[1. 2.]], shape=(1, 2), dtype=float32)
   // A concrete copy with storage of its own (like torch's clone).
