@@ -31,8 +31,8 @@ struct LayoutHash {
 std::size_t byte_limit() {
   static const std::size_t limit = [] {
     const char* e = std::getenv("EF_PACKED_WEIGHTS_MB");
-    const long mb = e && *e ? std::strtol(e, nullptr, 10) : 256;
-    return static_cast<std::size_t>(std::max(0L, mb)) << 20;
+    const long mb = e && *e ? std::strtol(e, nullptr, 10) : 256;  // not a number: 0, off
+    return static_cast<std::size_t>(std::clamp(mb, 0L, 1L << 30)) << 20;
   }();
   return limit;
 }
