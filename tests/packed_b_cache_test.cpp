@@ -118,6 +118,23 @@ TEST_F(PackedBCache, TwoThreadsReadTheSamePanels) {
   ef::sync_thread_budget();
 }
 
+TEST_F(PackedBCache, WeightsBeyondTheLimitStayUnpackedInsteadOfRepackingEveryCall) {
+  // Room for one of two weight matrices: the one evicted is not packed again on every call
+  // (each build would evict the other: a pack pass and an allocation per product).
+  const Tensor x = normal({64, 256}, 70), w1 = normal({256, 128}, 71), w2 = normal({256, 128}, 72);
+  const std::vector<float> want1 = uncached(x, w1), want2 = uncached(x, w2);
+  cpu::set_packed_b_byte_limit(256 * 128 * sizeof(float) * 3 / 2);
+  const std::size_t builds = cpu::packed_b_builds();
+  for (int i = 0; i < 20; ++i) {
+    expect_bits(matmul(x, w1), want1, "first weights");
+    expect_bits(matmul(x, w2), want2, "second weights");
+    EXPECT_LE(cpu::packed_b_bytes(), 256u * 128u * sizeof(float) * 3 / 2);
+  }
+  EXPECT_LE(cpu::packed_b_builds() - builds, 2u);
+  EXPECT_GT(cpu::packed_b_bytes(), 0u) << "one of them stays packed";
+  cpu::set_packed_b_byte_limit(std::size_t{256} << 20);
+}
+
 TEST_F(PackedBCache, FewRowsAtTwoThreadsReadTheirColumnsFromACopy) {
   // Batch-1 inference: at 2 threads each thread's columns of the weights are kept together.
   const int before = ef::num_threads();

@@ -17,6 +17,9 @@ struct Entry {
   std::uint64_t version = 0;
   std::shared_ptr<const PackedB> packed;  // null until the same version is seen twice
   std::uint64_t last_use = 0;
+  // Its panels were dropped for room: not packed again until B changes. Weights beyond the
+  // limit stay unpacked rather than pack on every call, each evicting the next.
+  bool evicted = false;
 };
 
 struct LayoutHash {
@@ -28,14 +31,15 @@ struct LayoutHash {
   }
 };
 
-std::size_t byte_limit() {
-  static const std::size_t limit = [] {
+std::atomic<std::size_t>& byte_limit_setting() {
+  static std::atomic<std::size_t> limit = [] {
     const char* e = std::getenv("EF_PACKED_WEIGHTS_MB");
     const long mb = e && *e ? std::strtol(e, nullptr, 10) : 256;  // not a number: 0, off
     return static_cast<std::size_t>(std::clamp(mb, 0L, 1L << 30)) << 20;
   }();
   return limit;
 }
+std::size_t byte_limit() { return byte_limit_setting().load(std::memory_order_relaxed); }
 
 bool same_owner(const std::weak_ptr<Storage>& a, const std::shared_ptr<Storage>& b) {
   return !a.owner_before(b) && !b.owner_before(a) && !a.expired();
@@ -46,25 +50,17 @@ struct Cache {
   std::unordered_map<PackedBLayout, Entry, LayoutHash> entries;
   std::size_t bytes = 0;
   std::uint64_t clock = 0;
+  std::size_t builds = 0;
 
   void drop_panels(Entry& e) {
     if (e.packed) bytes -= e.packed->buffer.size() * sizeof(float);
     e.packed.reset();
   }
 
-  // Above the byte limit, the least recently used panels go; above kMaxEntries, entries whose
-  // storage is gone, then those without panels (operands seen once: activations, a training
-  // step's weights).
+  // Entries whose storage is gone go first; then, above the byte limit, the least recently used
+  // panels (their entries marked evicted); above kMaxEntries, entries without panels (operands
+  // seen once: activations, a training step's weights).
   void trim() {
-    while (bytes > byte_limit()) {
-      Entry* oldest = nullptr;
-      for (auto& [layout, e] : entries)
-        if (e.packed && (!oldest || e.last_use < oldest->last_use)) oldest = &e;
-      if (!oldest) break;
-      drop_panels(*oldest);
-    }
-    constexpr std::size_t kMaxEntries = 512;
-    if (entries.size() <= kMaxEntries) return;
     for (auto it = entries.begin(); it != entries.end();) {
       if (!it->second.owner.expired()) {
         ++it;
@@ -73,7 +69,16 @@ struct Cache {
       drop_panels(it->second);
       it = entries.erase(it);
     }
-    if (entries.size() > kMaxEntries / 2) std::erase_if(entries, [](auto& kv) { return !kv.second.packed; });
+    while (bytes > byte_limit()) {
+      Entry* oldest = nullptr;
+      for (auto& [layout, e] : entries)
+        if (e.packed && (!oldest || e.last_use < oldest->last_use)) oldest = &e;
+      if (!oldest) break;
+      drop_panels(*oldest);
+      oldest->evicted = true;
+    }
+    constexpr std::size_t kMaxEntries = 512;
+    if (entries.size() > kMaxEntries) std::erase_if(entries, [](auto& kv) { return !kv.second.packed; });
   }
 };
 
@@ -100,11 +105,12 @@ std::shared_ptr<const PackedB> packed_b(const std::shared_ptr<Storage>& owner, c
       c.drop_panels(e);
       e.owner = owner;
       e.version = version;
+      e.evicted = false;
       if (inserted) c.trim();
       return nullptr;
     }
     if (e.packed) return e.packed;
-    if (static_cast<std::size_t>(floats) * sizeof(float) > byte_limit()) return nullptr;
+    if (e.evicted || static_cast<std::size_t>(floats) * sizeof(float) > byte_limit()) return nullptr;
   }
   // Seen twice unchanged: pack outside the lock (other threads' products go on), then keep the
   // panels if nothing wrote B meanwhile.
@@ -121,6 +127,7 @@ std::shared_ptr<const PackedB> packed_b(const std::shared_ptr<Storage>& owner, c
       !it->second.packed) {
     it->second.packed = packed;
     c.bytes += packed->buffer.size() * sizeof(float);
+    ++c.builds;
     c.trim();
   }
   return packed;
@@ -129,6 +136,17 @@ std::shared_ptr<const PackedB> packed_b(const std::shared_ptr<Storage>& owner, c
 std::size_t packed_b_bytes() {
   std::lock_guard lock(cache().mutex);
   return cache().bytes;
+}
+
+std::size_t packed_b_builds() {
+  std::lock_guard lock(cache().mutex);
+  return cache().builds;
+}
+
+void set_packed_b_byte_limit(std::size_t bytes) {
+  byte_limit_setting().store(bytes, std::memory_order_relaxed);
+  std::lock_guard lock(cache().mutex);
+  cache().trim();
 }
 
 void release_packed_b() {

@@ -44,8 +44,10 @@ std::shared_ptr<const PackedB> packed_b(const std::shared_ptr<Storage>& owner, c
                                         const void* context);
 
 // Bytes of panels held now (bounded by EF_PACKED_WEIGHTS_MB, default 256; 0 turns the cache
-// off), and a way to drop them all.
+// off), panels built so far, the bound changed at run time (tests), and a way to drop them all.
 std::size_t packed_b_bytes();
+std::size_t packed_b_builds();
+void set_packed_b_byte_limit(std::size_t bytes);
 void release_packed_b();
 
 }  // namespace ef::cpu
