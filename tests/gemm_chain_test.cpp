@@ -1,5 +1,5 @@
 // The blocked FMA-chain GEMM (src/kernels/cpu/gemm_chain.cpp) on its register tiles: the
-// AVX-512 tiles (12x32, and 12x16 for at most 16 columns) give the same bits as the AVX2 tile
+// AVX-512 tiles (12x32; 6x64 for a multiple of 64 columns; 12x16 for at most 16) give the same bits as the AVX2 tile
 // (6x16) and as a scalar chain of
 // fused multiply-adds, for every edge of both tiles, several K blocks, operands stored either
 // way, broadcast operands, the bias, and one or two threads.
@@ -80,10 +80,11 @@ TEST(GemmChain, WidestTileIsAvx512WhereTheCpuHasIt) {
 
 TEST(GemmChain, BothTilesEqualTheScalarChainAtEveryEdge) {
   if (!cpu::gemm_chain_applicable()) GTEST_SKIP() << "no AVX2+FMA here: the blocked GEMM does not run";
-  // m crosses 6- and 12-row tiles, ends on AVX-512's 8- and 4-row tiles (16, 20) and crosses
-  // the 144-row A block; n crosses 16 and 32 columns.
+  // m crosses 6- and 12-row tiles, ends on AVX-512's 8- and 4-row tiles (16, 20) and on the
+  // 64-column tile's 4- and 2-row tiles (16, 20), or pads (9, 13, 25), and crosses the 144-row
+  // A block; n crosses 16 and 32 columns, and 64 and 128 run the 64-column tile.
   for (std::int64_t m : {9, 12, 13, 16, 20, 25, 150})
-    for (std::int64_t n : {1, 15, 16, 31, 33, 70})
+    for (std::int64_t n : {1, 15, 16, 31, 33, 64, 70, 128})
       for (bool ta : {false, true})
         for (bool tb : {false, true}) check({1, m, 37, n, false, false, n % 2 == 1, ta, tb});
 }
