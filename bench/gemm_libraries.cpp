@@ -3,6 +3,7 @@
 // pinned, and writes the table. Not a Google Benchmark: it also checks each library's bits.
 //
 //   ef_gemm_libraries --lib ours|ours_unpacked|onednn|openblas|blis|mkl|xsmm --threads N [--min-ms 30]
+//   ef_gemm_libraries --fma-peak --threads N
 //
 // ours = gemm_f32 (gemv for a few rows, the FMA-chain GEMM above), as the ops call it: a
 // forward Dense's weights (and the other constant-weight shapes: LSTM gates, projections,
@@ -13,12 +14,16 @@
 // openblas, blis, mkl = cblas_sgemm from the shared library (dlopen: nothing to link, a library
 // that is absent is reported so); xsmm = libxsmm's libxsmm_sgemm_omp, when built with it.
 //
+// --fma-peak: the ceiling every row is read against, N threads each running 24 independent
+// chains of FMAs on registers (no loads; AVX-512 where the CPU has it, else AVX2): a GEMM's
+// FMAs also need their operands loaded, so no library reaches it.
 // One JSON object per shape: the median microseconds of 5 timings, GFLOPS, process CPU / wall,
 // and three checks of the bits: the same on a second call ("repeat"), the same at 1 and N
 // threads ("threads"), and a row's bits the same whether it is computed alone, with two other
 // rows, or in the whole product ("row_alone": what users see when they compare predict(x)[i]
 // with model(x[i:i+1])).
 #include <dlfcn.h>
+#include <immintrin.h>
 #include <omp.h>
 #include <sys/resource.h>
 
@@ -44,6 +49,51 @@
 #endif
 
 namespace {
+
+// GFLOPS of one thread's register-only FMA chains, `seconds` long (24 chains: enough to cover
+// the FMA latency on both ports). One function per instruction set: vectors stay in registers.
+#define EF_FMA_RATE(NAME, TARGET, V, LANES, FMA, SET)                                           \
+  __attribute__((target(TARGET))) double NAME(double seconds) {                                 \
+    V acc[24];                                                                                   \
+    for (int i = 0; i < 24; ++i) acc[i] = SET(0.001f * static_cast<float>(i));                   \
+    const V a = SET(0.9999f), b = SET(1e-4f);                                                    \
+    std::int64_t rounds = 0;                                                                     \
+    const auto t0 = std::chrono::steady_clock::now();                                            \
+    double elapsed = 0;                                                                          \
+    while (elapsed < seconds) {                                                                  \
+      for (int rep = 0; rep < 10000; ++rep) {                                                    \
+        _Pragma("GCC unroll 24") for (int j = 0; j < 24; ++j) acc[j] = FMA(acc[j], a, b);        \
+      }                                                                                          \
+      rounds += 10000;                                                                           \
+      elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();    \
+    }                                                                                            \
+    alignas(64) float lanes[LANES];                                                              \
+    float sink = 0;                                                                              \
+    for (int i = 0; i < 24; ++i) {                                                               \
+      std::memcpy(lanes, &acc[i], sizeof(lanes));                                                \
+      sink += lanes[0];                                                                          \
+    }                                                                                            \
+    if (sink == 1234.5f) std::printf(" ");                                                       \
+    return static_cast<double>(rounds) * 24 * LANES * 2 / elapsed * 1e-9;                        \
+  }
+EF_FMA_RATE(fma_rate_avx512, "avx512f", __m512, 16, _mm512_fmadd_ps, _mm512_set1_ps)
+EF_FMA_RATE(fma_rate_avx2, "avx2,fma", __m256, 8, _mm256_fmadd_ps, _mm256_set1_ps)
+#undef EF_FMA_RATE
+
+// The FMA ceiling of `threads` threads at once (the best of 3 samples of 0.2 s).
+void print_fma_peak(int threads) {
+  __builtin_cpu_init();
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+  double best = 0;
+  for (int sample = 0; sample < 3; ++sample) {
+    double total = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : total)
+    total += avx512 ? fma_rate_avx512(0.2) : fma_rate_avx2(0.2);
+    best = std::max(best, total);
+  }
+  std::printf("{\"fma_peak_gflops\": %.1f, \"threads\": %d, \"isa\": \"%s\"}\n", best, threads,
+              avx512 ? "avx512" : "avx2");
+}
 
 struct Shape {
   const char* what;  // where eagerflow runs it
@@ -219,10 +269,17 @@ int main(int argc, char** argv) {
   std::string lib = "ours";
   int threads = 1;
   double min_ms = 30;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--lib")) lib = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--min-ms")) min_ms = std::atof(argv[i + 1]);
+  bool fma_peak = false;
+  for (int i = 1; i < argc; ++i) {
+    const bool value = i + 1 < argc;
+    if (!std::strcmp(argv[i], "--fma-peak")) fma_peak = true;
+    else if (value && !std::strcmp(argv[i], "--lib")) lib = argv[++i];
+    else if (value && !std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[++i]);
+    else if (value && !std::strcmp(argv[i], "--min-ms")) min_ms = std::atof(argv[++i]);
+  }
+  if (fma_peak) {
+    print_fma_peak(threads);
+    return 0;
   }
   if (lib == "onednn") setenv("EF_ISA", "baseline", 1);  // before the first kernel reads it
   std::string detail;

@@ -7,7 +7,8 @@ a forward Dense's weights are an initializer, which MLAS packs once at load, as 
 served model; every other operand is an input). Each job is a process of its own, pinned with
 taskset to the first N cores, its threads set to N and checked (process CPU / wall); rounds are
 interleaved, the order rotating, each run holding /tmp/ef-build.lock. Prints GFLOPS per shape
-(median of the rounds) and each library's bit checks.
+(median of the rounds), the fastest as a share of the cores' FMA ceiling (register-only FMA
+chains, `ef_gemm_libraries --fma-peak`, measured each round), and each library's bit checks.
 
     cmake --build build/release --target ef_gemm_libraries
     ~/.cache/eagerflow/peers/bin/python bench/peers/gemm_libraries.py --rounds 3 --threads 1,2
@@ -158,6 +159,17 @@ def run_job(lib, threads, args):
     return rows
 
 
+def fma_peak(threads):
+    """GFLOPS of register-only FMA chains on the first `threads` cores (holding the build lock)."""
+    cores = ",".join(str(i) for i in range(threads))
+    with open("/tmp/ef-build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        out = subprocess.run(["taskset", "-c", cores, EXE, "--fma-peak", "--threads", str(threads)],
+                             capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
+    rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    return rows[0]["fma_peak_gflops"] if rows else None
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--rounds", type=int, default=3)
@@ -174,8 +186,12 @@ def main():
     libs = args.libs.split(",")
     thread_counts = [int(t) for t in args.threads.split(",")]
     results = {}  # (lib, threads, shape) -> [rows]
+    peaks = {}  # threads -> [GFLOPS]
     for r in range(args.rounds):
         for n in thread_counts:
+            peak = fma_peak(n)
+            if peak:
+                peaks.setdefault(n, []).append(peak)
             order = libs[r % len(libs):] + libs[:r % len(libs)]
             for lib in order:
                 for row in run_job(lib, n, args):
@@ -186,16 +202,19 @@ def main():
           "(median of the rounds; higher is faster)")
     present = [l for l in libs if any(k[0] == l for k in results)]
     for n in thread_counts:
-        print(f"\n{n} thread(s)\n")
-        print("| shape | " + " | ".join(present) + " | fastest | ours / fastest (time) |")
-        print("|---|" + "---:|" * (len(present) + 2))
+        peak = statistics.median(peaks[n]) if peaks.get(n) else None
+        print(f"\n{n} thread(s); FMA ceiling (register-only FMA chains, median of the rounds): "
+              + (f"{peak:.0f} GFLOPS ({', '.join(f'{x:.0f}' for x in peaks[n])})" if peak else "not measured") + "\n")
+        print("| shape | " + " | ".join(present) + " | fastest | ours / fastest (time) | fastest / ceiling | ours / ceiling |")
+        print("|---|" + "---:|" * (len(present) + 4))
         for what, *_ in shapes():
             g = {l: statistics.median(x["gflops"] for x in results.get((l, n, what), [])) if (l, n, what) in results else None
                  for l in present}
             best = max((l for l in present if g[l]), key=lambda l: g[l])
             ratio = g[best] / g["ours"] if g.get("ours") else float("nan")
             cells = " | ".join(f"{g[l]:.0f}" if g[l] else "-" for l in present)
-            print(f"| {what} | {cells} | {best} | {ratio:.2f} |")
+            share = (lambda x: f"{x / peak:.0%}" if peak and x else "-")
+            print(f"| {what} | {cells} | {best} | {ratio:.2f} | {share(g[best])} | {share(g.get('ours'))} |")
         print("\nthreads checked (process CPU / wall, lowest and highest over all shapes and rounds): " +
               "; ".join(f"{l} {min(x['cpu_per_wall'] for k, v in results.items() if k[0] == l and k[1] == n for x in v):.2f}-"
                         f"{max(x['cpu_per_wall'] for k, v in results.items() if k[0] == l and k[1] == n for x in v):.2f}"
