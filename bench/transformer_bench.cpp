@@ -2,7 +2,9 @@
 // batch 16. Pre-norm block: LayerNormalization(1e-5) -> causal MultiHeadAttention -> residual ->
 // LayerNormalization(1e-5) -> Dense(1024, gelu (erf)) -> Dense(256) -> residual; loss
 // mean((block(x) - y)^2); Adam(1e-3, 0.9, 0.999, eps 1e-7); one traced train step
-// (train_on_batch) per iteration, 1 and 2 threads.
+// (train_on_batch) per iteration, 1 and 2 threads. BM_TransformerBlockLongSeq: the same
+// GPT-style block at sequence 512 and 1024, the batch cut to keep 4,096 tokens a step
+// (8 x 512, 4 x 1024), so that the rows differ in attention's share, not in the projections'.
 //
 // The inputs and weights come from a small integer hash (transformer_value below) that
 // bench/peers/transformer_peers.py reproduces in NumPy, so every framework starts from the
@@ -25,6 +27,7 @@
 namespace {
 
 constexpr std::int64_t kBatch = 16, kSeq = 256, kWidth = 256, kHeads = 4, kHidden = 1024;
+constexpr std::int64_t kTokens = kBatch * kSeq;
 
 // Uniform in [-limit, limit) from element index i and a salt: a 32-bit multiplicative hash,
 // identical in bench/peers/transformer_peers.py (hashed_uniform).
@@ -61,8 +64,8 @@ double process_cpu_seconds() {
          1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
-std::shared_ptr<ef::train::Functional> block_model() {
-  ef::Tensor in = ef::train::Input({kSeq, kWidth}, ef::DType::float32, "x");
+std::shared_ptr<ef::train::Functional> block_model(std::int64_t seq = kSeq) {
+  ef::Tensor in = ef::train::Input({seq, kWidth}, ef::DType::float32, "x");
   auto ln1 = std::make_shared<ef::nn::LayerNormalization>(1e-5, "ln1");
   auto mha = std::make_shared<ef::nn::MultiHeadAttention>(kHeads, kWidth / kHeads, ef::nn::MultiHeadAttentionOptions{},
                                                           "attention");
@@ -85,10 +88,11 @@ std::shared_ptr<ef::train::Functional> block_model() {
   return model;
 }
 
-void BM_TransformerBlockTrainStep(benchmark::State& state) {
-  ef_bench::apply_threads(static_cast<int>(state.range(0)));
-  auto model = block_model();
-  ef::Tensor x = hashed({kBatch, kSeq, kWidth}, 1, 1.0), y = hashed({kBatch, kSeq, kWidth}, 2, 1.0);
+void train_steps(benchmark::State& state, int threads, std::int64_t seq) {
+  ef_bench::apply_threads(threads);
+  auto model = block_model(seq);
+  const std::int64_t batch = kTokens / seq;
+  ef::Tensor x = hashed({batch, seq, kWidth}, 1, 1.0), y = hashed({batch, seq, kWidth}, 2, 1.0);
   model->compile(std::make_shared<ef::optim::Adam>(1e-3, 0.9, 0.999, 1e-7), ef::train::MeanSquaredError());
   double loss0 = model->train_on_batch(x, y).at("loss");  // traces; the loss before any update
   model->train_on_batch(x, y);                             // warm
@@ -114,6 +118,11 @@ void BM_TransformerBlockTrainStep(benchmark::State& state) {
   state.counters["loss0"] = loss0;
   state.counters["loss"] = loss;
   state.counters["traces"] = model->tracing_count();
+}
+
+void BM_TransformerBlockTrainStep(benchmark::State& state) { train_steps(state, static_cast<int>(state.range(0)), kSeq); }
+void BM_TransformerBlockLongSeq(benchmark::State& state) {
+  train_steps(state, static_cast<int>(state.range(1)), state.range(0));
 }
 
 // The same step without the optimizer: the loss and the gradients of every weight, traced
@@ -147,3 +156,8 @@ void BM_TransformerBlockGradients(benchmark::State& state) {
 
 BENCHMARK(BM_TransformerBlockGradients)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_TransformerBlockTrainStep)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_TransformerBlockLongSeq)
+    ->ArgNames({"seq", "threads"})
+    ->ArgsProduct({{512, 1024}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();

@@ -3,7 +3,8 @@
 Python front end), Keras 3 on TensorFlow (tf.function with and without jit_compile), PyTorch
 eager (fused Adam) and torch.compile (cold-cache first call and warm steps), JAX (jit).
 
-Workload (bench/transformer_bench.cpp): x [16, 256, 256], pre-norm block LayerNorm(eps 1e-5) ->
+Workload (bench/transformer_bench.cpp): x [16, 256, 256] (--seq 512 or 1024: [8, 512, 256] or
+[4, 1024, 256], the same 4,096 tokens; the C++ rows BM_TransformerBlockLongSeq), pre-norm block LayerNorm(eps 1e-5) ->
 causal multi-head attention (4 heads x 64, q/k/v/output projections with bias) -> residual ->
 LayerNorm -> Dense 1024 gelu (erf) -> Dense 256 -> residual; loss mean((block(x) - y)^2);
 Adam(lr 1e-3, betas 0.9 / 0.999, eps 1e-7). Inputs and weights come from one integer hash
@@ -18,6 +19,7 @@ process CPU time / wall time over the timed steps, and the OS thread count. Jobs
 one `flock` takes) so nobody compiles during a round, and releases it between rounds.
 
     ~/.cache/eagerflow/peers/bin/python bench/peers/transformer_peers.py --rounds 3 --threads 1,2
+    ~/.cache/eagerflow/peers/bin/python bench/peers/transformer_peers.py --rounds 3 --seq 1024 --jobs ...
 """
 import argparse
 import fcntl
@@ -33,7 +35,16 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HOME = os.path.expanduser("~")
 B, T, C, HEADS, HIDDEN = 16, 256, 256, 4, 1024
+TOKENS = B * T
 KD = C // HEADS
+
+
+def set_seq(seq):
+    """The block at sequence `seq`, the batch keeping 4,096 tokens (as the C++ rows do)."""
+    global B, T
+    if TOKENS % seq:
+        raise SystemExit(f"--seq {seq} does not divide {TOKENS} tokens")
+    B, T = TOKENS // seq, seq
 EPS_LN, LR, EPS_ADAM = 1e-5, 1e-3, 1e-7
 
 
@@ -252,7 +263,9 @@ def job_jax(threads, steps):
 
 def job_ef_cpp(threads, steps):
     exe = os.path.join(ROOT, "build/release/bench/ef_bench")
-    out = subprocess.run([exe, f"--benchmark_filter=BM_TransformerBlockTrainStep/threads:{threads}/",
+    row = (f"BM_TransformerBlockTrainStep/threads:{threads}/" if T == 256 else
+           f"BM_TransformerBlockLongSeq/seq:{T}/threads:{threads}/")
+    out = subprocess.run([exe, f"--benchmark_filter={row}",
                           "--benchmark_format=json", "--benchmark_min_time=2"], capture_output=True, text=True,
                          check=True).stdout
     b = json.loads(out)["benchmarks"][0]
@@ -287,13 +300,13 @@ def job_env(threads):
                 PYTHONPATH=os.path.join(ROOT, "build/release/python_package"))
 
 
-def run_job(name, threads, steps, ef_python, peer_python):
+def run_job(name, threads, steps, ef_python, peer_python, seq):
     with open("/proc/loadavg") as f:
         load = float(f.read().split()[0])
     python = ef_python if name == "eagerflow (Python)" else peer_python
     cpus = ",".join(str(c) for c in range(threads))
     cmd = ["taskset", "-c", cpus, python, os.path.abspath(__file__), "--job", name, "--threads", str(threads),
-           "--steps", str(steps)]
+           "--steps", str(steps), "--seq", str(seq)]
     t0 = time.time()
     out = subprocess.run(cmd, capture_output=True, text=True, env=job_env(threads), cwd=ROOT)
     for line in out.stdout.splitlines():
@@ -354,9 +367,11 @@ def main():
     p.add_argument("--no-lock", action="store_true", help="do not take /tmp/ef-build.lock per round")
     p.add_argument("--ef-python", default=os.path.join(HOME, ".cache/eagerflow/venv/bin/python"))
     p.add_argument("--peer-python", default=os.path.join(HOME, ".cache/eagerflow/peers/bin/python"))
+    p.add_argument("--seq", type=int, default=256, help="sequence length (the batch keeps 4,096 tokens)")
     p.add_argument("--job", help=argparse.SUPPRESS)
     p.add_argument("--table-only", action="store_true")
     args = p.parse_args()
+    set_seq(args.seq)
     if args.job:
         print("RESULT " + json.dumps(JOBS[args.job](int(args.threads), args.steps)), flush=True)
         return
@@ -378,7 +393,7 @@ def main():
                 for n in threads_list:
                     order = jobs[r % len(jobs):] + jobs[:r % len(jobs)]
                     for j in order:
-                        res = run_job(j, n, args.steps, args.ef_python, args.peer_python)
+                        res = run_job(j, n, args.steps, args.ef_python, args.peer_python, args.seq)
                         runs.setdefault(f"{j}|{n}", []).append(res)
                         print(f"  threads {n} {j}: " + json.dumps(res), file=sys.stderr, flush=True)
             finally:
@@ -389,6 +404,7 @@ def main():
                     json.dump(runs, f, indent=1)
     loads = [r["load"] for v in runs.values() for r in v if r]
     print(f"date: {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC; CPU: {cpu_name()} ({os.cpu_count()} cores); "
+          f"x [{B}, {T}, {C}]; "
           f"each job pinned to the first N cores (taskset); 1-min load at job starts "
           f"{min(loads, default=0):.2f}..{max(loads, default=0):.2f}")
     print(table(runs, threads_list, jobs))
