@@ -46,6 +46,7 @@ TEST(Threading, LoadRuleLeavesBusyCoresToOthers) {
   using ef::detail::threads_for_load;
   EXPECT_EQ(threads_for_load(2, 2, 0.0), 2);
   EXPECT_EQ(threads_for_load(2, 2, 0.3), 2);   // background noise
+  EXPECT_EQ(threads_for_load(2, 2, 0.5), 1);   // a process busy half the time on one of our cores
   EXPECT_EQ(threads_for_load(2, 2, 0.67), 1);  // a busy process sharing our two cores with us
   EXPECT_EQ(threads_for_load(2, 2, 1.0), 1);
   EXPECT_EQ(threads_for_load(2, 2, 5.0), 1);   // never fewer than one
@@ -53,6 +54,19 @@ TEST(Threading, LoadRuleLeavesBusyCoresToOthers) {
   EXPECT_EQ(threads_for_load(4, 16, 0.0), 4);  // nor more than the budget
   EXPECT_EQ(threads_for_load(16, 16, 6.2), 10);
   EXPECT_EQ(threads_for_load(8, 8, -1.0), 8);
+}
+
+TEST(Threading, CpuPressureTotalIsReadFromTheSomeLine) {
+  using ef::detail::cpu_pressure_total_us;
+  std::uint64_t us = 7;
+  EXPECT_TRUE(cpu_pressure_total_us("some avg10=1.34 avg60=10.70 avg300=8.50 total=1498313758\n"
+                                    "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",
+                                    us));
+  EXPECT_EQ(us, 1498313758u);
+  EXPECT_FALSE(cpu_pressure_total_us("full avg10=0.00 total=12\n", us));  // no "some" line
+  EXPECT_FALSE(cpu_pressure_total_us("some avg10=0.00\nfull total=12\n", us));  // not the some line's
+  EXPECT_FALSE(cpu_pressure_total_us("some total=\n", us));
+  EXPECT_FALSE(cpu_pressure_total_us("", us));
 }
 
 TEST(Threading, ExplicitCountIsUsedExactlyWhateverTheLoad) {

@@ -10,8 +10,12 @@ namespace ef::detail {
 int parallel_threads();
 
 // The default's rule: `cpus` cores of which `busy_elsewhere` (a mean over the last interval)
-// are used by other processes; the free ones, rounded to nearest, at least 1, at most budget.
+// are used by other processes; the ones at least 60% free, at least 1, at most budget.
 int threads_for_load(int budget, int cpus, double busy_elsewhere);
+
+// The "some" line's total (microseconds some task waited for a CPU) of a /proc/pressure/cpu
+// text; false if it has none.
+bool cpu_pressure_total_us(const char* text, std::uint64_t& total_us);
 
 // The cores this process may run on (its affinity mask).
 int usable_cpus();
