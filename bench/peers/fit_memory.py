@@ -124,7 +124,11 @@ def job_jax():
 
 
 JOBS = {"eagerflow": job_eagerflow, "Keras 3 / TF": job_keras, "torch": job_torch, "JAX": job_jax}
-PYTHONS = {"eagerflow": ".cache/eagerflow/venv/bin/python", "Keras 3 / TF": ".cache/tfvenv/bin/python",
+# Keras from a TensorFlow-only virtualenv where there is one (TF's import alone is smaller
+# there), else from the peers' (scripts/install_peer_deps.sh installs TF and Keras into it).
+KERAS_PYTHON = next((p for p in (".cache/tfvenv/bin/python", ".cache/eagerflow/peers/bin/python")
+                     if os.path.exists(os.path.join(os.path.expanduser("~"), p))), ".cache/tfvenv/bin/python")
+PYTHONS = {"eagerflow": ".cache/eagerflow/venv/bin/python", "Keras 3 / TF": KERAS_PYTHON,
            "torch": ".cache/eagerflow/peers/bin/python", "JAX": ".cache/eagerflow/peers/bin/python"}
 
 
