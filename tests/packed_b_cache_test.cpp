@@ -161,6 +161,54 @@ TEST_F(PackedBCache, FewRowsAtTwoThreadsReadTheirColumnsFromACopy) {
   ef::sync_thread_budget();
 }
 
+TEST_F(PackedBCache, AFewRowsByKeptWeightsRunTheBlockedGemmWithTheSameBits) {
+  // 2 to 8 rows by weights multiplied before (a served model at a small batch) read the GEMM's
+  // kept panels instead of streaming the weights (where the CPU runs AVX-512's 64-column tile); the rows' bits stay those of the few-rows
+  // kernel, at one and two threads, and after a write the new weights are used.
+  const int before = ef::num_threads();
+  for (int threads : {1, 2}) {
+    ef::set_num_threads(threads);
+    ef::sync_thread_budget();
+    for (std::int64_t m : {2, 3, 5, 8})
+      for (std::int64_t n : {64, 512}) {
+        cpu::release_packed_b();
+        const Tensor x = normal({m, 784}, 70 + static_cast<std::uint64_t>(m));
+        Tensor w = normal({784, n}, 80);
+        const std::vector<float> want = uncached(x, w);
+        // One row at a time on the few-rows kernel: what each row must be whatever its batch.
+        for (std::int64_t r = 0; r < m; ++r) {
+          std::vector<float> row(static_cast<std::size_t>(n));
+          cpu::gemm_f32(x.data<float>().data() + r * 784, w.data<float>().data(), row.data(), 1, 1, 784, n, false,
+                        false);
+          ASSERT_EQ(std::memcmp(row.data(), want.data() + r * n, row.size() * sizeof(float)), 0) << "row " << r;
+        }
+        const std::size_t builds = cpu::packed_b_builds();
+        for (int i = 0; i < 3; ++i) expect_bits(matmul(x, w), want, "a few rows by kept weights");
+        // Only the 64-column AVX-512 tile takes a few rows (the others would compute padded rows).
+        if (cpu::gemm_chain_has_avx512()) {
+          EXPECT_GT(cpu::packed_b_builds(), builds) << "m=" << m << " n=" << n << ": the GEMM's panels were built";
+        }
+        w.mutable_data<float>()[5] = -50.0f;
+        const std::vector<float> changed = uncached(x, w);
+        ASSERT_NE(changed, want);
+        for (int i = 0; i < 3; ++i) expect_bits(matmul(x, w), changed, "a few rows after a write");
+      }
+  }
+  // Weights written before every product (a training step's) are never packed.
+  ef::set_num_threads(1);
+  ef::sync_thread_budget();
+  cpu::release_packed_b();
+  const Tensor x = normal({4, 784}, 90);
+  Tensor w = normal({784, 512}, 91);
+  for (int step = 0; step < 4; ++step) {
+    w.mutable_data<float>()[static_cast<std::size_t>(step)] += 1.0f;
+    expect_bits(matmul(x, w), uncached(x, w), "weights written every step");
+  }
+  EXPECT_EQ(cpu::packed_b_bytes(), 0u);
+  ef::set_num_threads(before);
+  ef::sync_thread_budget();
+}
+
 TEST_F(PackedBCache, ADenseLayerSeesItsOptimizerStep) {
   // The Keras path: predict, a training step, predict again. Adam's first step gives the kernel
   // a buffer of its own; from the second on it writes that buffer in place.

@@ -99,3 +99,22 @@ def test_new_models_in_turn_are_not_confused(seed):
     for _ in range(3):
         got = model.predict_on_batch(x)
     np.testing.assert_allclose(got, numpy_forward(model.get_weights(), x), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("rows", [2, 3, 5, 8])
+def test_a_small_batch_by_kept_weights_keeps_each_rows_bits(rows):
+    # A served model at a small batch: from the second call its products read kept panels (the
+    # blocked GEMM) instead of streaming the weights; a row's bits stay those it has alone.
+    ef.keras.utils.set_random_seed(5)
+    model = ef.keras.Sequential([ef.keras.Input((100,)), ef.keras.layers.Dense(128, activation="relu"),
+                                 ef.keras.layers.Dense(64)])
+    x = np.random.default_rng(rows).standard_normal((rows, 100)).astype(np.float32)
+    alone = np.concatenate([model.predict_on_batch(x[i:i + 1]) for i in range(rows)])
+    for _ in range(4):
+        np.testing.assert_array_equal(model.predict_on_batch(x), alone)
+    kernel = model.layers[0].kernel
+    kernel.assign_add(np.full(kernel.shape, 0.01, np.float32))
+    alone = np.concatenate([model.predict_on_batch(x[i:i + 1]) for i in range(rows)])
+    for _ in range(3):
+        np.testing.assert_array_equal(model.predict_on_batch(x), alone)
+    np.testing.assert_allclose(alone, numpy_forward(model.get_weights(), x), rtol=1e-5, atol=1e-5)

@@ -455,14 +455,28 @@ std::shared_ptr<const PackedB> cached_panels(const std::shared_ptr<Storage>& own
 
 bool gemm_chain_has_avx512() { return cpu_has_avx2_fma() && &best_tile() == &kTileAvx512; }
 
+namespace {
+// AVX-512: 16 columns for at most 16, 64 for a multiple of 64 (a partial 64-column panel
+// would compute up to 48 padded columns), else 32.
+const Tile& tile_for(std::int64_t n) {
+  const Tile& best = best_tile();
+  return &best != &kTileAvx512 ? best : n <= 16 ? kTileAvx512Narrow : n % 64 == 0 ? kTileAvx512Wide : best;
+}
+}  // namespace
+
 void gemm_chain_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
                     std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias, bool a_transposed,
                     bool b_transposed, const std::shared_ptr<Storage>* b_owner) {
-  // AVX-512: 16 columns for at most 16, 64 for a multiple of 64 (a partial 64-column panel
-  // would compute up to 48 padded columns), else 32.
-  const Tile& best = best_tile();
-  const Tile& tile = &best != &kTileAvx512 ? best : n <= 16 ? kTileAvx512Narrow : n % 64 == 0 ? kTileAvx512Wide : best;
-  gemm_chain_with(tile, a, b, c, batch, m, k, n, a_broadcast, b_broadcast, bias, a_transposed, b_transposed, b_owner);
+  gemm_chain_with(tile_for(n), a, b, c, batch, m, k, n, a_broadcast, b_broadcast, bias, a_transposed, b_transposed,
+                  b_owner);
+}
+
+bool gemm_chain_takes_few_rows(const float* b, std::int64_t batch, std::int64_t m, std::int64_t k, std::int64_t n,
+                               bool b_broadcast, bool b_transposed, const std::shared_ptr<Storage>* b_owner) {
+  if (m < 2 || k <= 0 || !b_owner || !*b_owner || !(batch == 1 || b_broadcast) || !cpu_has_avx2_fma()) return false;
+  const Tile& tile = tile_for(n);
+  if (&tile != &kTileAvx512Wide) return false;  // 12-row tiles would compute padded rows
+  return cached_panels(*b_owner, b, k, n, tile.nr, k_block(k), b_transposed) != nullptr;
 }
 
 void gemm_chain_f32_avx2(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m,

@@ -129,7 +129,9 @@ std::size_t cached_primitives_on_this_thread() {
 void gemm_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
               std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias, bool a_transposed,
               bool b_transposed, const std::shared_ptr<Storage>* b_owner) {
-  if (gemv_applicable(m))  // a few rows: stream the weights once (kernels/cpu/gemv.cpp)
+  // A few rows: stream the weights once (kernels/cpu/gemv.cpp), unless they are a kept model's
+  // whose panels the blocked GEMM reads faster (same chain per element: same bits either way).
+  if (gemv_applicable(m) && !gemm_chain_takes_few_rows(b, batch, m, k, n, b_broadcast, b_transposed, b_owner))
     return gemv_f32(a, b, c, batch, m, k, n, a_broadcast, b_broadcast, bias, a_transposed, b_transposed, b_owner);
   if (gemm_chain_applicable())  // more rows: the same arithmetic per element, blocked (gemm_chain.cpp)
     return gemm_chain_f32(a, b, c, batch, m, k, n, a_broadcast, b_broadcast, bias, a_transposed, b_transposed,
