@@ -84,18 +84,24 @@ TEST(BFloat16Native, ConvolutionsMatchTheFloat32PathWithGradients) {
     Tensor want = cast(conv2d(cast(x, DType::float32), cast(w, DType::float32), {2, 1}, padding), DType::bfloat16);
     expect_close(conv2d(x, w, {2, 1}, padding), want);
   }
-  // Gradients come back in bfloat16 and agree with the float32 path's.
-  Variable xv(x, "x"), wv(w, "w");
-  GradientTape tape;
-  Tensor loss = sum(cast(conv2d(Tensor(xv), Tensor(wv), {1, 1}, "same"), DType::float32));
-  std::vector<Tensor> g = tape.gradient(loss, std::vector<Variable>{xv, wv});
-  Variable xf(cast(x, DType::float32), "xf"), wf(cast(w, DType::float32), "wf");
-  GradientTape tape32;
-  Tensor loss32 = sum(conv2d(Tensor(xf), Tensor(wf), {1, 1}, "same"));
-  std::vector<Tensor> g32 = tape32.gradient(loss32, std::vector<Variable>{xf, wf});
-  for (int i = 0; i < 2; ++i) {
-    ASSERT_TRUE(g[i].defined());
-    expect_close(g[i], cast(g32[i], DType::bfloat16));
+  // Gradients come back in bfloat16 and agree with the float32 path's, with 1 and 3 input
+  // channels (the filter gradient on oneDNN's AVX512_BF16 kernel, not AMX's) and with 16.
+  for (std::int64_t channels : {1, 3, 16}) {
+    SCOPED_TRACE("channels " + std::to_string(channels));
+    Tensor xc = random_bf16({4, 12, 12, channels}, 20 + static_cast<std::uint64_t>(channels));
+    Tensor wc = random_bf16({3, 3, channels, 8}, 30 + static_cast<std::uint64_t>(channels));
+    Variable xv(xc, "x"), wv(wc, "w");
+    GradientTape tape;
+    Tensor loss = sum(cast(conv2d(Tensor(xv), Tensor(wv), {1, 1}, "same"), DType::float32));
+    std::vector<Tensor> g = tape.gradient(loss, std::vector<Variable>{xv, wv});
+    Variable xf(cast(xc, DType::float32), "xf"), wf(cast(wc, DType::float32), "wf");
+    GradientTape tape32;
+    Tensor loss32 = sum(conv2d(Tensor(xf), Tensor(wf), {1, 1}, "same"));
+    std::vector<Tensor> g32 = tape32.gradient(loss32, std::vector<Variable>{xf, wf});
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_TRUE(g[i].defined());
+      expect_close(g[i], cast(g32[i], DType::bfloat16));
+    }
   }
   // float16 convolutions still compute in float32.
   Tensor h = cast(x, DType::float16), hw = cast(w, DType::float16);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""MLP 784-512-512-10 (relu) inference at batch 1 and 128: eagerflow (a traced ef.function from
+"""MLP 784-512-512-10 (relu) inference at batch 1, 8 and 128: eagerflow (a traced ef.function from
 Python, and model.predict_on_batch) against onnxruntime running eagerflow's own ONNX export of
 the same model (so both compute the same function from the same weights; the outputs must agree),
 and torch (inference mode, torch.jit.freeze) where installed.
@@ -27,7 +27,7 @@ import compare  # noqa: E402  (the peers' shared timing loop)
 
 ROOT = compare.ROOT
 HOME = os.path.expanduser("~")
-BATCHES = (1, 128)
+BATCHES = (1, 8, 128)
 
 
 def checked(fn, threads):
