@@ -395,7 +395,7 @@ const Tile& best_tile() {
 
 void gemm_chain_with(const Tile& tl, const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m,
                      std::int64_t k, std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias,
-                     bool a_transposed, bool b_transposed, const std::shared_ptr<Storage>* b_owner) {
+                     bool a_transposed, bool b_transposed, const PackedB* packed) {
   const std::int64_t mr = tl.mr, nr = tl.nr;
   if (batch <= 0 || m <= 0 || n <= 0) return;
   if (k <= 0) {  // an empty sum: +0, then the bias
@@ -418,10 +418,8 @@ void gemm_chain_with(const Tile& tl, const float* a, const float* b, float* c, s
   m_parts = ceil_div(m, rows_per);
   n_parts = ceil_div(n, cols_per);
   const std::int64_t tasks = batch * m_parts * n_parts;
-  // One B for every matrix, belonging to a tensor: its panels from the packed-B cache.
-  std::shared_ptr<const PackedB> packed;
+  // `packed`: all of B in this tile's layout, kept (one B for every matrix), or null.
   const std::int64_t width = ceil_div(n, nr) * nr;
-  if (b_owner && (batch == 1 || b_broadcast)) packed = cached_panels(*b_owner, b, k, n, nr, k_block(k), b_transposed);
   const float* panels = packed ? packed->panels : nullptr;
   auto run = [&](std::int64_t t0, std::int64_t t1) {
     for (std::int64_t t = t0; t < t1; ++t) {
@@ -462,21 +460,37 @@ const Tile& tile_for(std::int64_t n) {
   const Tile& best = best_tile();
   return &best != &kTileAvx512 ? best : n <= 16 ? kTileAvx512Narrow : n % 64 == 0 ? kTileAvx512Wide : best;
 }
+
+// B's panels in `tile`'s layout from the packed-B cache, where B is one tensor's (one matrix,
+// or one shared by the batch) and there is something to multiply; null otherwise.
+std::shared_ptr<const PackedB> kept_panels(const Tile& tile, const float* b, std::int64_t batch, std::int64_t m,
+                                           std::int64_t k, std::int64_t n, bool b_broadcast, bool b_transposed,
+                                           const std::shared_ptr<Storage>* b_owner) {
+  if (!b_owner || !*b_owner || !(batch == 1 || b_broadcast) || batch <= 0 || m <= 0 || k <= 0 || n <= 0) return {};
+  return cached_panels(*b_owner, b, k, n, tile.nr, k_block(k), b_transposed);
+}
 }  // namespace
 
 void gemm_chain_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
                     std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias, bool a_transposed,
                     bool b_transposed, const std::shared_ptr<Storage>* b_owner) {
-  gemm_chain_with(tile_for(n), a, b, c, batch, m, k, n, a_broadcast, b_broadcast, bias, a_transposed, b_transposed,
-                  b_owner);
+  const Tile& tile = tile_for(n);
+  const auto packed = kept_panels(tile, b, batch, m, k, n, b_broadcast, b_transposed, b_owner);
+  gemm_chain_with(tile, a, b, c, batch, m, k, n, a_broadcast, b_broadcast, bias, a_transposed, b_transposed,
+                  packed.get());
 }
 
-bool gemm_chain_takes_few_rows(const float* b, std::int64_t batch, std::int64_t m, std::int64_t k, std::int64_t n,
-                               bool b_broadcast, bool b_transposed, const std::shared_ptr<Storage>* b_owner) {
-  if (m < 2 || k <= 0 || !b_owner || !*b_owner || !(batch == 1 || b_broadcast) || !cpu_has_avx2_fma()) return false;
+bool gemm_chain_f32_few_rows(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m,
+                             std::int64_t k, std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias,
+                             bool a_transposed, bool b_transposed, const std::shared_ptr<Storage>* b_owner) {
+  if (m < 2 || !cpu_has_avx2_fma()) return false;
   const Tile& tile = tile_for(n);
   if (&tile != &kTileAvx512Wide) return false;  // 12-row tiles would compute padded rows
-  return cached_panels(*b_owner, b, k, n, tile.nr, k_block(k), b_transposed) != nullptr;
+  const auto packed = kept_panels(tile, b, batch, m, k, n, b_broadcast, b_transposed, b_owner);
+  if (!packed) return false;
+  gemm_chain_with(tile, a, b, c, batch, m, k, n, a_broadcast, b_broadcast, bias, a_transposed, b_transposed,
+                  packed.get());
+  return true;
 }
 
 void gemm_chain_f32_avx2(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m,

@@ -31,13 +31,15 @@ void gemm_chain_f32(const float* a, const float* b, float* c, std::int64_t batch
                     std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias, bool a_transposed,
                     bool b_transposed, const std::shared_ptr<Storage>* b_owner = nullptr);
 
-// Whether a product of a few rows (2 to gemv.h's kGemvMaxRows) runs faster here than on the
-// few-rows kernel: where the CPU runs the 64-column tile on this N and B's panels come from the
-// packed-B cache (a served model's weights; asking counts as seeing B, as a product does).
-// Measured on 784x512, one thread, panels kept: 2 rows 1.3x faster here, 4 rows 1.6x, 8 rows
-// 1.8x; a B packed on each call (training) stays on the few-rows kernel.
-bool gemm_chain_takes_few_rows(const float* b, std::int64_t batch, std::int64_t m, std::int64_t k, std::int64_t n,
-                               bool b_broadcast, bool b_transposed, const std::shared_ptr<Storage>* b_owner);
+// A product of a few rows (2 to gemv.h's kGemvMaxRows) on this GEMM, where it runs faster than
+// on the few-rows kernel: the CPU runs the 64-column tile on this N and B's panels come from
+// the packed-B cache (a served model's weights; the lookup counts as seeing B, as a product
+// does). Returns false, having computed nothing, otherwise. Measured on 784x512, one thread,
+// panels kept: 2 rows 1.3x faster here, 4 rows 1.6x, 8 rows 1.8x; a B packed on each call
+// (training) stays on the few-rows kernel.
+bool gemm_chain_f32_few_rows(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m,
+                             std::int64_t k, std::int64_t n, bool a_broadcast, bool b_broadcast, const float* bias,
+                             bool a_transposed, bool b_transposed, const std::shared_ptr<Storage>* b_owner);
 
 // op(B) in the packed-B cache's layout (packed_b_cache.h: panels of `nr` columns, K in blocks
 // of `k_block`), when `owner`'s bytes were multiplied unchanged in that layout before; null the

@@ -131,8 +131,12 @@ void gemm_f32(const float* a, const float* b, float* c, std::int64_t batch, std:
               bool b_transposed, const std::shared_ptr<Storage>* b_owner) {
   // A few rows: stream the weights once (kernels/cpu/gemv.cpp), unless they are a kept model's
   // whose panels the blocked GEMM reads faster (same chain per element: same bits either way).
-  if (gemv_applicable(m) && !gemm_chain_takes_few_rows(b, batch, m, k, n, b_broadcast, b_transposed, b_owner))
+  if (gemv_applicable(m)) {
+    if (gemm_chain_f32_few_rows(a, b, c, batch, m, k, n, a_broadcast, b_broadcast, bias, a_transposed, b_transposed,
+                                b_owner))
+      return;
     return gemv_f32(a, b, c, batch, m, k, n, a_broadcast, b_broadcast, bias, a_transposed, b_transposed, b_owner);
+  }
   if (gemm_chain_applicable())  // more rows: the same arithmetic per element, blocked (gemm_chain.cpp)
     return gemm_chain_f32(a, b, c, batch, m, k, n, a_broadcast, b_broadcast, bias, a_transposed, b_transposed,
                           b_owner);
