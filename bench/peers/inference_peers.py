@@ -119,6 +119,23 @@ def run_job(name, threads, python, workdir):
     return res
 
 
+def fma_peak(threads):
+    """GFLOPS of register-only FMA chains on the first `threads` cores (the caller holds the lock):
+    what no framework's model can beat, to read the batch-128 times against."""
+    exe = os.path.join(ROOT, "build/release/bench/ef_gemm_libraries")
+    if not os.path.exists(exe):
+        return None
+    cores = ",".join(str(i) for i in range(threads))
+    out = subprocess.run(["taskset", "-c", cores, exe, "--fma-peak", "--threads", str(threads)],
+                         capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
+    rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    return rows[0].get("fma_peak_gflops") if rows else None
+
+
+# Floating-point operations of one call of the 784-512-512-10 model per row (multiply-adds x 2).
+FLOPS_PER_ROW = 2 * (784 * 512 + 512 * 512 + 512 * 10)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--rounds", type=int, default=3)
@@ -147,6 +164,10 @@ def main():
                         if res is not None:
                             runs.setdefault((name, n), []).append(res)
                             print(f"round {r + 1} threads {n} {name}: {json.dumps(res)}", file=sys.stderr)
+                    peak = fma_peak(n)
+                    if peak:
+                        runs.setdefault(("ceiling", n), []).append({"gflops": peak})
+                        print(f"round {r + 1} threads {n} FMA ceiling: {peak} GFLOPS", file=sys.stderr)
     cpu = open("/proc/cpuinfo").read().split("model name")[1].split("\n")[0].strip(": \t")
 
     def med(name, n, key):
@@ -164,6 +185,22 @@ def main():
             f = lambda v: "-" if v is None else f"{v:.1f}"
             ratio = f"{ef_t / ort_t:.2f}" if ef_t and ort_t else "-"
             print(f"| {n} | {b} | {f(ef_t)} | {f(ef_p)} | {f(ort_t)} | {f(th)} | {ratio} | {diff if diff is None else f'{diff:.1e}'} |")
+    peaks = {n: med("ceiling", n, "gflops") for n in threads_list}
+    if any(peaks.values()):
+        b = BATCHES[-1]
+        print(f"\nBatch {b}, the whole model's GFLOPS as a share of the FMA ceiling (register-only FMA chains, "
+              "`ef_gemm_libraries --fma-peak`, measured in every round):")
+        print("| threads | ceiling GFLOPS | eagerflow traced | onnxruntime | torch jit | 0.9x onnxruntime would need |")
+        print("|---:|---:|---:|---:|---:|---:|")
+        for n in threads_list:
+            peak = peaks[n]
+            if not peak:
+                continue
+            share = lambda us: "-" if not us else f"{FLOPS_PER_ROW * b / us * 1e-3 / peak:.0%}"
+            ort_t = med("onnxruntime", n, f"session b{b}")
+            need = "-" if not ort_t else share(0.9 * ort_t)
+            print(f"| {n} | {peak:.0f} | {share(med('eagerflow', n, f'traced b{b}'))} | {share(ort_t)} | "
+                  f"{share(med('torch', n, f'jit b{b}'))} | {need} |")
 
 
 if __name__ == "__main__":
