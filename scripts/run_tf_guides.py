@@ -78,8 +78,9 @@ def classify(stderr):
 
 def make_stand_ins(keras_home, mnist_dir):
     """Keras' cached MNIST and Fashion-MNIST files, made from the shared MNIST test set (its first
-    8,000 digits as the training split, the last 2,000 as the test split): stand-ins with the
-    files' formats, so that notebooks loading them run here without a download."""
+    8,000 digits repeated to 60,000 as the training split, the last 2,000 repeated to 10,000 as
+    the test split): stand-ins with the files' formats and sizes, so that notebooks loading them
+    run here without a download."""
     import gzip
     import numpy as np
     def idx(name):
@@ -89,14 +90,19 @@ def make_stand_ins(keras_home, mnist_dir):
         shape = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(dims)]
         return np.frombuffer(data, np.uint8, offset=4 + 4 * dims).reshape(shape)
     images, labels = idx("t10k-images-idx3-ubyte.gz"), idx("t10k-labels-idx1-ubyte.gz")
+    # Keras' sizes (60,000 + 10,000 rows): notebooks hard-code them (a reshape to 60000 rows).
+    tile = lambda a, n: np.resize(a, (n,) + a.shape[1:])  # repeats a's rows up to n
+    images = np.concatenate([tile(images[:8000], 60000), tile(images[8000:], 10000)])
+    labels = np.concatenate([tile(labels[:8000], 60000), tile(labels[8000:], 10000)])
     datasets = pathlib.Path(keras_home) / "datasets"
     (datasets / "fashion-mnist").mkdir(parents=True, exist_ok=True)
-    np.savez(datasets / "mnist.npz", x_train=images[:8000], y_train=labels[:8000], x_test=images[8000:], y_test=labels[8000:])
+    np.savez(datasets / "mnist.npz", x_train=images[:60000], y_train=labels[:60000], x_test=images[60000:],
+             y_test=labels[60000:])
     def write_idx(path, array):
         header = bytes([0, 0, 8, array.ndim]) + b"".join(int(d).to_bytes(4, "big") for d in array.shape)
         with gzip.open(path, "wb") as f:
             f.write(header + array.astype(np.uint8).tobytes())
-    for prefix, lo, hi in (("train", 0, 8000), ("t10k", 8000, 10000)):
+    for prefix, lo, hi in (("train", 0, 60000), ("t10k", 60000, 70000)):
         write_idx(datasets / "fashion-mnist" / f"{prefix}-images-idx3-ubyte.gz", images[lo:hi])
         write_idx(datasets / "fashion-mnist" / f"{prefix}-labels-idx1-ubyte.gz", labels[lo:hi])
 

@@ -117,6 +117,39 @@ TEST(Layers, ShapeErrorsNameTheLayerAndBothShapes) {
   expect_error([&] { add(std::vector<Tensor>{zeros({2}), zeros({3})}); }, {"add", "broadcast"});
 }
 
+TEST(Layers, BuildForMakesTheWeightsOnceForAShapeWithAnyBatch) {
+  nn::Dense dense(4, {}, true, "head");
+  dense.build_for(Shape{kDynamic, 6});
+  ASSERT_TRUE(dense.built());
+  ASSERT_EQ(dense.weights().size(), 2u);
+  EXPECT_EQ(dense.weights()[0].shape(), Shape({6, 4}));
+  Variable kernel = dense.weights()[0];
+  EXPECT_EQ(dense(zeros({3, 6})).shape(), Shape({3, 4}));
+  dense.build_for(Shape{kDynamic, 9});  // built: nothing again, and the call built nothing either
+  ASSERT_EQ(dense.weights().size(), 2u);
+  EXPECT_TRUE(dense.weights()[0].same_as(kernel));
+  expect_error([&] { dense(zeros({2, 7})); }, {"head", "float32[2,7]"});
+
+  nn::Conv2D conv(8, {3, 3}, {}, "feature_conv");
+  expect_error([&] { conv.build_for(Shape{kDynamic, 28, 28}); }, {"feature_conv", "rank 4"});
+  EXPECT_FALSE(conv.built());  // a build that failed leaves no weights, and a retry starts clean
+  EXPECT_TRUE(conv.weights().empty());
+  conv.build_for(Shape{kDynamic, 8, 8, 3});
+  EXPECT_EQ(conv.weights()[0].shape(), Shape({3, 3, 3, 8}));
+
+  nn::Add add;
+  add.build_for(std::vector<Shape>{Shape{kDynamic, 2}, Shape{kDynamic, 2}});
+  EXPECT_TRUE(add.built());
+  expect_error([&] { add.build_for(std::vector<Shape>{}); }, {"no input shapes"});
+
+  // A single-input layer called with two inputs fails, and is not left built without weights.
+  nn::Dense once(2, {}, true, "once");
+  expect_error([&] { once(std::vector<Tensor>{zeros({1, 3}), zeros({1, 3})}); }, {"once", "takes one input, got 2"});
+  expect_error([&] { once(std::vector<Tensor>{}); }, {"once", "no inputs"});
+  EXPECT_EQ(once(ones({1, 3})).shape(), Shape({1, 2}));
+  EXPECT_EQ(once.weights().size(), 2u);
+}
+
 TEST(Layers, BatchNormalizationTrainingAndInferenceDiffer) {
   nn::BatchNormalization bn(0.5);
   Tensor x = tensor({{1.0f, 10.0f}, {3.0f, 30.0f}});

@@ -89,8 +89,15 @@ class _PythonLayer:
         # build sees shapes only, so its ops run eagerly even while a functional model or an
         # ef.function traces the call (as Keras builds before tracing): variables made from
         # tf.random.normal(...) in build get eager initial values.
-        with _core._InitScope():
-            self.build(TensorShape(shape) if isinstance(shape, tuple) else [TensorShape(s) for s in shape])
+        if getattr(self, "_ef_skip_build", False):  # `layer.built = True` set outside build()
+            return
+        outer = getattr(self, "_ef_building", False)
+        self._ef_building = True  # the user's build (wrapped by _marking_built) runs as written
+        try:
+            with _core._InitScope():
+                self.build(TensorShape(shape) if isinstance(shape, tuple) else [TensorShape(s) for s in shape])
+        finally:
+            self._ef_building = outer
 
     def _ef_call(self, inputs, training):
         spec = getattr(self, "input_spec", None)
@@ -146,12 +153,95 @@ _core.Layer.get_weights = _layer_get_weights
 _core.Layer.set_weights = _layer_set_weights
 
 
+def _build_shapes(input_shape, where):
+    """Keras' input_shape (a tuple or list of ints and None, a TensorShape, or a list of those
+    for several inputs) as ([dims with -1 for None], ...), and whether it was one shape."""
+    def dims(shape):
+        if isinstance(shape, TensorShape):
+            shape = shape.as_list()
+        out = []
+        for d in shape:
+            if d is None:
+                out.append(-1)
+            elif isinstance(d, bool) or not hasattr(d, "__index__"):
+                raise TypeError(f"{where}: input_shape holds {d!r}; expected ints and None, as (None, 784)")
+            else:
+                out.append(int(d))
+        return out
+    if isinstance(input_shape, TensorShape):
+        return [dims(input_shape)], True
+    if not isinstance(input_shape, (list, tuple)):
+        raise TypeError(f"{where}: input_shape must be a tuple such as (None, 784) or a list of them, "
+                        f"got {type(input_shape).__name__}")
+    if input_shape and all(isinstance(s, (list, tuple, TensorShape)) for s in input_shape):
+        return [dims(s) for s in input_shape], False
+    return [dims(input_shape)], True
+
+
+def _cpp_layer_build(self, input_shape):
+    """Keras' build(input_shape): creates the layer's weights for inputs of that shape (None for
+    any size), as its first call would; nothing once the layer is built."""
+    shapes, single = _build_shapes(input_shape, f"layer '{self.name}' build")
+    self._ef_build_for(shapes, single)
+
+
+_core.Layer.build = _cpp_layer_build
+_cpp_built = _core.Layer.built
+
+
+def _set_built(self, value):
+    """Keras' `self.built = True` (a Keras 2 build() ends with it): inside build() the layer is
+    marked built when build() returns anyway; outside, a layer written in Python is marked built
+    without running build(), as in Keras."""
+    if bool(value) == _cpp_built.__get__(self) or getattr(self, "_ef_building", False):
+        return
+    if not value:
+        raise ValueError(f"layer '{self.name}' is built and keeps its weights: eagerflow cannot set built = False")
+    if not isinstance(self, _PythonLayer):
+        raise ValueError(f"layer '{self.name}' ({type(self).__name__}) makes its weights in build(): call "
+                         "layer.build(input_shape) instead of setting built = True")
+    self._ef_skip_build = True
+    try:
+        self._ef_build_for([[]], True)
+    finally:
+        self._ef_skip_build = False
+
+
+_core.Layer.built = property(_cpp_built.__get__, _set_built, doc="Keras' built: whether build() has run.")
+
+
+def _marking_built(user_build):
+    """A build() written in Python, called by the user, goes through the C++ layer so that the
+    layer is built once (its first call then builds nothing again), as Keras marks it built."""
+    def build(self, input_shape):
+        if getattr(self, "_ef_building", False) or not isinstance(self, _core.Layer):
+            return user_build(self, input_shape)  # the C++ build (or a super().build) runs it
+        if self.built:
+            return None
+        shapes, single = _build_shapes(input_shape, f"layer '{self.name}' build")
+        self._ef_build_for(shapes, single)
+    build.__name__, build.__qualname__, build.__doc__ = user_build.__name__, user_build.__qualname__, user_build.__doc__
+    build.__wrapped__ = user_build
+    build._ef_marks_built = True
+    return build
+
+
 class Layer(_PythonLayer, _core.Layer):
     """Subclass it in Python: build(input_shape), call(inputs[, training]), add_weight(...).
 
     Sub-layers assigned as attributes are tracked when first called inside call(). The
     layer is a C++ ef::nn::Layer, so ef.function, fit and the weight lists treat it as one.
     """
+
+    @_marking_built
+    def build(self, input_shape):
+        """Keras' build(input_shape): override it to create weights with add_weight."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        user_build = cls.__dict__.get("build")
+        if callable(user_build) and not getattr(user_build, "_ef_marks_built", False):
+            cls.build = _marking_built(user_build)
 
 
 class InputLayer:

@@ -213,6 +213,20 @@ void init_layers(nb::module_& m) {
       .def("__call__", &layer_call, nb::arg("inputs"), nb::arg("training") = nb::none())
       .def_prop_ro("name", &Layer::name)
       .def_prop_ro("built", &Layer::built)
+      .def(
+          "_ef_build_for",
+          [](Layer& self, const std::vector<std::vector<std::int64_t>>& shapes, bool single) {
+            std::vector<ef::Shape> out;
+            for (const auto& dims : shapes) {
+              for (std::int64_t d : dims)
+                if (d < ef::kDynamic) throw nb::value_error(("layer '" + self.name() + "' build: dimension " +
+                                                             std::to_string(d) + " is negative").c_str());
+              out.emplace_back(dims);
+            }
+            if (single && out.size() == 1) self.build_for(out[0]);
+            else self.build_for(out);
+          },
+          nb::arg("shapes"), nb::arg("single"), "Keras' build(input_shape) (python/eagerflow/_layers.py).")
       .def_prop_ro("weights", &Layer::weights)
       .def_prop_ro("variables", &Layer::weights)
       .def_prop_ro("trainable_weights", &Layer::trainable_weights)

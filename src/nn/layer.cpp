@@ -191,8 +191,10 @@ std::vector<Tensor> Layer::call_multi(const std::vector<Tensor>& inputs, bool tr
 }
 
 void Layer::build(const std::vector<Shape>& shapes) {
-  // One input: the single-input build. Several: nothing to build unless a layer overrides this.
-  if (shapes.size() == 1) build(shapes[0]);
+  // A layer that does not override this builds for its first input (Bidirectional's sequence
+  // before its initial states): a single-input layer called with several inputs then fails in
+  // call() with its weights made for the first, never built without them.
+  if (!shapes.empty()) build(shapes[0]);
 }
 
 Tensor Layer::call(const std::vector<Tensor>& inputs, bool training) {
@@ -212,6 +214,7 @@ bool Layer::trainable_in_call() const {
 }
 
 std::vector<Tensor> Layer::invoke(std::span<const Tensor> inputs, bool single, bool multi, std::optional<bool> training) {
+  if (inputs.empty()) fail(name(), "called with no inputs");
   for (const auto& t : inputs)
     if (!t.defined()) fail(name(), "called with an undefined tensor");
   // On Keras tensors (ef::train::Input) the call is recorded into the functional graph.
@@ -224,28 +227,11 @@ std::vector<Tensor> Layer::invoke(std::span<const Tensor> inputs, bool single, b
     log(LogLevel::verbose, "[ef.trace] " + NameScope::current_path() + ".call(inputs: " + describe(inputs) +
                                ") (symbolic" + (built_ ? "" : ", builds the layer") + ")");
   {
-    // Built once, also when two threads call it first at the same time; a build that throws
-    // leaves no weights behind, so a retry starts clean.
-    std::lock_guard lock(mutex_);
+    std::lock_guard lock(mutex_);  // recursive: build_once locks it again
     if (!built_) {
-      // Like TF's init_scope, build() runs with the trace hidden, so weights are made eagerly.
-      // Inputs may be symbolic here; build sees their shape only.
-      std::size_t weights_before = own_weights_.size();
-      building_for_call_ = true;
-      try {
-        if (single) build(inputs[0].shape());
-        else {
-          std::vector<Shape> shapes;
-          for (const auto& t : inputs) shapes.push_back(t.shape());
-          build(shapes);
-        }
-      } catch (...) {
-        building_for_call_ = false;
-        own_weights_.resize(weights_before);
-        throw;
-      }
-      building_for_call_ = false;
-      built_ = true;
+      std::vector<Shape> shapes;
+      for (const auto& t : inputs) shapes.push_back(t.shape());
+      build_once(shapes, single, /*for_call=*/true);
     }
   }
   // The dtype policy: inputs cast, variables read in the compute dtype while call() runs.
@@ -280,6 +266,34 @@ std::vector<Tensor> Layer::invoke(std::span<const Tensor> inputs, bool single, b
     if (Tensor m = mask_of(inputs[0]); m.defined() && !mask_of(outs[0]).defined()) set_mask(outs[0], m);
   add_activity_loss(outs);
   return outs;
+}
+
+void Layer::build_once(const std::vector<Shape>& shapes, bool single, bool for_call) {
+  // Built once, also when two threads call it first at the same time; a build that throws
+  // leaves no weights behind, so a retry starts clean.
+  std::lock_guard lock(mutex_);
+  if (built_) return;
+  // Like TF's init_scope, build() runs with the trace hidden, so weights are made eagerly.
+  // Inputs may be symbolic here; build sees their shape only.
+  std::size_t weights_before = own_weights_.size();
+  building_for_call_ = for_call;
+  try {
+    if (single) build(shapes[0]);
+    else build(shapes);
+  } catch (...) {
+    building_for_call_ = false;
+    own_weights_.resize(weights_before);
+    throw;
+  }
+  building_for_call_ = false;
+  built_ = true;
+}
+
+void Layer::build_for(const Shape& input_shape) { build_once({input_shape}, true, false); }
+
+void Layer::build_for(const std::vector<Shape>& input_shapes) {
+  if (input_shapes.empty()) fail(name(), "build_for: no input shapes");
+  build_once(input_shapes, false, false);
 }
 
 std::optional<TensorSpec> Layer::save_spec() const {

@@ -53,6 +53,11 @@ class Layer : public std::enable_shared_from_this<Layer> {
 
   const std::string& name() const;
   bool built() const { return built_; }
+  // Keras' layer.build(input_shape) called from outside the layer: creates the weights for
+  // inputs of that shape (kDynamic: any size) as the first call would, once; nothing once built
+  // (so a later call does not build again). The vector form: a layer of several inputs.
+  void build_for(const Shape& input_shape);
+  void build_for(const std::vector<Shape>& input_shapes);
   // Sub-layers first seen during this layer's calls (or added with track()).
   const std::vector<Layer*>& layers() const { return children_; }
   // All weights of this layer and its sub-layers, in creation order.
@@ -122,7 +127,8 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // while training (Dropout, BatchNormalization).
   virtual Tensor call(const Tensor& inputs);
   virtual Tensor call(const Tensor& inputs, bool training) { return call(inputs); }
-  // Several inputs: override these two (the defaults accept exactly one input).
+  // Several inputs: override these two (the default call accepts exactly one input; the
+  // default build builds for the first).
   virtual void build(const std::vector<Shape>& input_shapes);
   virtual Tensor call(const std::vector<Tensor>& inputs, bool training);
   // Several outputs: override this (the default returns call(inputs, training)).
@@ -146,6 +152,8 @@ class Layer : public std::enable_shared_from_this<Layer> {
 
  private:
   void collect(std::vector<Variable>& out, bool frozen_parent, std::vector<bool>* trainable) const;
+  // build() once, under the lock; for_call: the first call builds (building_for_call()).
+  void build_once(const std::vector<Shape>& shapes, bool single, bool for_call);
   std::vector<Tensor> invoke(std::span<const Tensor> inputs, bool single, bool multi, std::optional<bool> training);
   // Guards the lazy name, building, weights and sub-layer links: two functions over one
   // layer may first call it from two threads. Recursive: build() may call sub-layers that

@@ -26,8 +26,9 @@ from ._input_spec import InputSpec
 from ._layers_convlstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
 from ._layers_rnn import RNN, GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
 from ._layers_audio import MelSpectrogram, STFTSpectrogram
+from ._layers_lambda import Lambda
 
-__all__ = ["PReLU", "ReLU", "Softmax", "AdditiveAttention", "Attention", "Conv1DTranspose", "Conv3D",
+__all__ = ["Lambda", "PReLU", "ReLU", "Softmax", "AdditiveAttention", "Attention", "Conv1DTranspose", "Conv3D",
            "Conv3DTranspose", "Convolution1DTranspose", "Convolution3D", "Convolution3DTranspose", "DepthwiseConv1D",
            "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D", "SeparableConvolution1D",
            "SeparableConvolution2D", "Average", "Dot", "Maximum", "Minimum", "Multiply", "Subtract", "average", "dot",

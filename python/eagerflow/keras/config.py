@@ -20,6 +20,13 @@ from . import mixed_precision
 _MAX_EPOCHS = int(_os.environ["KERAS_MAX_EPOCHS"]) if "KERAS_MAX_EPOCHS" in _os.environ else None
 
 
+def enable_unsafe_deserialization():
+    """Keras': lambdas saved in configs (a Lambda layer's function) load from now on, also where
+    load_model's safe_mode is left True."""
+    from ._safe_mode import enable_unsafe_deserialization as enable
+    enable()
+
+
 def dtype_policy():
     """The global dtype policy (a DTypePolicy), as keras.config.dtype_policy()."""
     return mixed_precision.global_policy()
@@ -88,5 +95,5 @@ def _capped_epochs(epochs):
     return epochs
 
 
-__all__ = ["backend", "dtype_policy", "set_dtype_policy", "floatx", "set_floatx", "epsilon", "set_epsilon",
+__all__ = ["backend", "enable_unsafe_deserialization", "dtype_policy", "set_dtype_policy", "floatx", "set_floatx", "epsilon", "set_epsilon",
            "image_data_format", "max_epochs", "set_max_epochs"]

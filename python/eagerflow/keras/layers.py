@@ -98,7 +98,6 @@ AveragePooling2D = AvgPool2D = _with_base_arguments(_core.AveragePooling2D)
 GlobalAveragePooling2D = _with_base_arguments(_core.GlobalAveragePooling2D)
 BatchNormalization = _with_base_arguments(_core.BatchNormalization)
 LayerNormalization = _with_base_arguments(_core.LayerNormalization)
-Lambda = _with_base_arguments(_core.Lambda)
 Rescaling = _with_base_arguments(_core.Rescaling)
 Normalization = _with_base_arguments(_core.Normalization)
 from ._normalization import normalization_class  # noqa: E402

@@ -158,7 +158,8 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     """Loads a model saved by save_model: an ef.keras.Sequential or ef.keras.Model, compiled as
     it was saved (compile=False: not compiled) with the optimizer's state restored. Layers
     written in Python are rebuilt by their class's from_config: registered classes, and those
-    in custom_objects ({"MyLayer": MyLayer}, by the name saved or the class name)."""
+    in custom_objects ({"MyLayer": MyLayer}, by the name saved or the class name). safe_mode
+    (Keras'): a Lambda layer's saved lambda is Python code, loaded only with safe_mode=False."""
     import os
     from .utils._objects import scoped_layer_classes  # classes of an enclosing custom_object_scope
     if os.path.isdir(os.fspath(filepath)):  # model.save(folder) wrote a saved model: Keras 3's answer
@@ -169,11 +170,12 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
             f"Keras 3, use `keras.layers.TFSMLayer({os.fspath(filepath)}, call_endpoint='serving_default')` (note "
             "that your `call_endpoint` might have a different name).")
     custom = {**scoped_layer_classes(), **(custom_objects or {})}
-    from . import _subclassed_file
-    if _subclassed_file.is_subclassed_file(os.fspath(filepath)):
-        return _subclassed_file.load(os.fspath(filepath), custom, compile)
-    _use_custom_objects(custom, "load_model")
-    return _with_output_structure(_s.load_model(os.fspath(filepath), compile, _make_model))
+    from . import _safe_mode, _subclassed_file
+    with _safe_mode.scope(safe_mode):  # a Lambda's saved lambda loads only outside safe mode
+        if _subclassed_file.is_subclassed_file(os.fspath(filepath)):
+            return _subclassed_file.load(os.fspath(filepath), custom, compile)
+        _use_custom_objects(custom, "load_model")
+        return _with_output_structure(_s.load_model(os.fspath(filepath), compile, _make_model))
 
 
 def register_keras_serializable(package="Custom", name=None):

@@ -127,7 +127,9 @@ def serialize_keras_object(obj):
     if isinstance(obj, dict):
         return {k: serialize_keras_object(v) for k, v in obj.items()}
     if isinstance(obj, types.FunctionType) and obj.__name__ == "<lambda>":
-        raise ValueError("serialize_keras_object: a lambda cannot be serialized by name; use a named function")
+        # Keras 3 writes a lambda's bytecode (loading it back needs safe_mode=False).
+        from .._layers_lambda import dump_lambda
+        return {"class_name": "__lambda__", "config": {"value": dump_lambda(obj)}}
     if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType)):
         registered = obj.__dict__.get("_ef_registered_name") if hasattr(obj, "__dict__") else None
         return {"module": "builtins", "class_name": "function",
@@ -190,6 +192,9 @@ def deserialize_keras_object(config, custom_objects=None, safe_mode=True, **kwar
         return np.array(inner["value"], dtype=inner["dtype"])
     if class_name == "__bytes__":
         return inner["value"].encode("utf-8")
+    if class_name == "__lambda__":
+        from .._layers_lambda import deserialize_function
+        return deserialize_function(config, "lambda", custom_objects, None if safe_mode is True else safe_mode)
     if class_name == "function":
         fn = _lookup_function(inner, custom_objects, module_objects)
         if fn is None:
