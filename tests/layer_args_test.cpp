@@ -75,8 +75,8 @@ TEST(LayerArgs, EverySavedDenseArgumentRoundTripsThroughItsConfig) {
   std::vector<std::string> keys;
   for (const auto& [k, v] : c.config.items()) keys.push_back(k);
   EXPECT_EQ(keys, (std::vector<std::string>{"name", "trainable", "dtype", "activity_regularizer", "units", "activation",
-                                            "use_bias", "kernel_regularizer", "bias_regularizer", "kernel_constraint",
-                                            "bias_constraint"}));
+                                            "use_bias", "kernel_initializer", "bias_initializer", "kernel_regularizer",
+                                            "bias_regularizer", "kernel_constraint", "bias_constraint"}));
   auto rebuilt = std::dynamic_pointer_cast<nn::Dense>(nn::layer_from_config(c));
   ASSERT_TRUE(rebuilt);
   EXPECT_TRUE(rebuilt->get_config()->config == c.config);
@@ -88,11 +88,55 @@ TEST(LayerArgs, EverySavedDenseArgumentRoundTripsThroughItsConfig) {
   ASSERT_NE(rebuilt->activity_regularizer(), nullptr);
   EXPECT_EQ(rebuilt->activity_regularizer()->l2(), 0.375);
   EXPECT_EQ(rebuilt->kernel_constraint.name(), "max_norm");
+  // The initializers travel too (clone_model, from_config): Keras 3's serialized forms.
+  const nn::ConfigMap& kernel_init = c.config.map("kernel_initializer");
+  EXPECT_EQ(kernel_init.text("class_name"), "Ones");
+  EXPECT_EQ(kernel_init.text("module"), "keras.initializers");
+  EXPECT_EQ(c.config.map("bias_initializer").map("config").real("value"), 3.0);
+  EXPECT_EQ(rebuilt->options().kernel_initializer.keras_class, "Ones");
+  ef::testing::expect_close(floats(rebuilt->options().bias_initializer(Shape{2}, DType::float32)), {3, 3});
+}
+
+TEST(LayerArgs, InitializersRoundTripByKerasNameAndAFunctionOfYourOwnIsLeftOut) {
+  for (const nn::Initializer& init :
+       {nn::zeros_initializer(), nn::constant_initializer(-2.5), nn::random_uniform_initializer(-1, 2, 7),
+        nn::random_normal_initializer(1, 3, 8), nn::truncated_normal_initializer(0, 2, 9), nn::glorot_uniform_initializer(4),
+        nn::glorot_normal_initializer(5), nn::he_normal_initializer(6), nn::he_uniform_initializer(1),
+        nn::lecun_normal_initializer(2), nn::lecun_uniform_initializer(3), nn::variance_scaling_initializer(3, "fan_out", "uniform", 11),
+        nn::identity_initializer(2), nn::orthogonal_initializer(1.5)}) {
+    SCOPED_TRACE(init.keras_class);
+    nn::ConfigValue config = nn::initializer_config(init);
+    std::optional<nn::Initializer> back = nn::initializer_from_config(config, "test");
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->keras_class, init.keras_class);
+    EXPECT_TRUE(back->keras_arguments == init.keras_arguments);
+    const nn::ConfigValue* seed = init.keras_arguments.find("seed");
+    if (!seed || !seed->is_null())  // a seeded or fixed initializer: the same values back
+      EXPECT_EQ(floats((*back)(Shape{4, 4}, DType::float32)), floats(init(Shape{4, 4}, DType::float32)));
+  }
+  // By Keras name, snake or class, and Keras 2's class names.
+  EXPECT_EQ(nn::initializer_from_config(nn::ConfigValue("he_normal"), "t")->keras_class, "HeNormal");
+  EXPECT_EQ(nn::initializer_from_config(nn::ConfigValue("GlorotUniform"), "t")->keras_class, "GlorotUniform");
+  nn::ConfigMap orthogonal;
+  orthogonal.set("class_name", "Orthogonal");
+  EXPECT_EQ(nn::initializer_from_config(orthogonal, "t")->keras_class, "OrthogonalInitializer");
+  nn::ConfigMap custom;
+  custom.set("class_name", "MyInitializer");
+  EXPECT_FALSE(nn::initializer_from_config(custom, "t"));  // a Python class: the layer keeps its default
+  EXPECT_FALSE(nn::initializer_from_config(nn::ConfigValue(), "t"));
+  expect_error([] { nn::initializer_from_config(nn::ConfigValue("no_such_init"), "t"); }, {"unknown initializer", "no_such_init"});
+  expect_error([] { nn::initializer_from_config(nn::ConfigValue(3.0), "layer 'd'"); }, {"layer 'd'", "class_name"});
+
+  nn::DenseOptions own;
+  own.units = 2;
+  own.kernel_initializer = [](const Shape& s, DType t) { return ones(s, t); };  // no Keras name
+  nn::LayerConfig c = *nn::Dense(own).get_config();
+  EXPECT_FALSE(c.config.has("kernel_initializer"));
+  EXPECT_TRUE(c.config.has("bias_initializer"));
 }
 
 TEST(LayerArgs, ConstructorOnlyArgumentsReachTheLayer) {
-  EXPECT_EQ(names_with(nn::ArgUse::construct_only),
-            (std::set<std::string>{"kernel_initializer", "bias_initializer", "input_shape", "input_dim", "batch_size"}));
+  EXPECT_EQ(names_with(nn::ArgUse::construct_only), (std::set<std::string>{"input_shape", "input_dim", "batch_size"}));
   nn::DenseOptions o = unusual_dense();
   o.use_bias = true;
   o.dtype.reset();
@@ -209,8 +253,9 @@ TEST(LayerArgs, Conv2DRoundTripsAndChecksItsDeclaredArguments) {
   std::vector<std::string> keys;
   for (const auto& [k, v] : c.config.items()) keys.push_back(k);
   EXPECT_EQ(keys, (std::vector<std::string>{"name", "trainable", "dtype", "filters", "kernel_size", "strides", "padding",
-                                            "dilation_rate", "activation", "use_bias", "kernel_regularizer",
-                                            "bias_regularizer", "kernel_constraint", "bias_constraint"}));
+                                            "dilation_rate", "activation", "use_bias", "kernel_initializer",
+                                            "bias_initializer", "kernel_regularizer", "bias_regularizer",
+                                            "kernel_constraint", "bias_constraint"}));
   EXPECT_EQ(c.config.ints("kernel_size"), (std::vector<std::int64_t>{2, 1}));
   EXPECT_EQ(c.config.text("padding"), "same");
   auto rebuilt = std::dynamic_pointer_cast<nn::Conv2D>(nn::layer_from_config(c));

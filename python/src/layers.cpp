@@ -92,7 +92,16 @@ ef::nn::Initializer initializer_of(nb::handle h) {
       return initializer_of(found);
     }
   }
-  if (nb::hasattr(h, "_ef_initializer")) return initializer_of(h.attr("_ef_initializer")());
+  if (nb::hasattr(h, "_ef_initializer")) {
+    // A keras.initializers object: its C++ draw, saved under its own class and config
+    // (HeNormal(seed=3), not the VarianceScaling it draws with).
+    ef::nn::Initializer init = initializer_of(h.attr("_ef_initializer")());
+    if (nb::hasattr(h, "get_config")) {
+      init.keras_class = nb::cast<std::string>(h.type().attr("__name__"));
+      init.keras_arguments = config_map_from_py(h.attr("get_config")(), "initializer " + init.keras_class + " get_config()");
+    }
+    return init;
+  }
   if (PyCallable_Check(h.ptr())) {
     nb::object fn = nb::borrow(h);
     return [fn](const ef::Shape& shape, ef::DType dtype) {
@@ -193,14 +202,10 @@ void init_layers(nb::module_& m) {
   inits.def("zeros", &ef::nn::zeros_initializer);
   inits.def("ones", &ef::nn::ones_initializer);
   inits.def("constant", &ef::nn::constant_initializer, nb::arg("value"));
-  inits.def("random_uniform", [](double lo, double hi, std::optional<std::uint64_t> seed) -> ef::nn::Initializer {
-    if (!seed) return ef::nn::random_uniform_initializer(lo, hi);
-    return [=](const ef::Shape& s, ef::DType t) { return ef::random::stateless_uniform(s, *seed, lo, hi, t); };
-  }, nb::arg("minval"), nb::arg("maxval"), nb::arg("seed") = nb::none());
-  inits.def("random_normal", [](double mean, double stddev, std::optional<std::uint64_t> seed) -> ef::nn::Initializer {
-    if (!seed) return ef::nn::random_normal_initializer(mean, stddev);
-    return [=](const ef::Shape& s, ef::DType t) { return ef::random::stateless_normal(s, *seed, mean, stddev, t); };
-  }, nb::arg("mean"), nb::arg("stddev"), nb::arg("seed") = nb::none());
+  inits.def("random_uniform", &ef::nn::random_uniform_initializer, nb::arg("minval"), nb::arg("maxval"),
+            nb::arg("seed") = nb::none());
+  inits.def("random_normal", &ef::nn::random_normal_initializer, nb::arg("mean"), nb::arg("stddev"),
+            nb::arg("seed") = nb::none());
   inits.def("truncated_normal", &ef::nn::truncated_normal_initializer, nb::arg("mean"), nb::arg("stddev"),
             nb::arg("seed") = nb::none());
   inits.def("variance_scaling", &ef::nn::variance_scaling_initializer, nb::arg("scale"), nb::arg("mode"),

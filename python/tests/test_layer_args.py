@@ -11,7 +11,8 @@ L = keras.layers
 
 def unusual_dense():
     """Every saved argument of Dense away from its default."""
-    return L.Dense(3, activation="tanh", use_bias=False, kernel_regularizer=keras.regularizers.L1(0.25),
+    return L.Dense(3, activation="tanh", use_bias=False, kernel_initializer="he_uniform", bias_initializer="ones",
+                   kernel_regularizer=keras.regularizers.L1(0.25),
                    bias_regularizer="l2", activity_regularizer=keras.regularizers.L1L2(0.125, 0.375),
                    kernel_constraint=keras.constraints.MaxNorm(1.5), bias_constraint="non_neg", name="probe",
                    trainable=False, dtype="float64")
@@ -25,7 +26,8 @@ def test_every_saved_argument_round_trips_through_get_config_and_from_config():
     config = unusual_dense().get_config()
     default = L.Dense(1).get_config()
     assert list(config) == ["name", "trainable", "dtype", "activity_regularizer", "units", "activation", "use_bias",
-                            "kernel_regularizer", "bias_regularizer", "kernel_constraint", "bias_constraint"]
+                            "kernel_initializer", "bias_initializer", "kernel_regularizer", "bias_regularizer",
+                            "kernel_constraint", "bias_constraint"]
     for key, value in config.items():
         assert default.get(key) != value, key  # the value given reached the config
     rebuilt = L.Dense.from_config(config)

@@ -39,6 +39,9 @@ void arg_from_config(Regularizer& out, const ConfigMap& c, std::string_view key)
 void arg_from_config(Constraint& out, const ConfigMap& c, std::string_view key) {
   out = constraint_from_config(c.at(key), where_of(c, key));
 }
+void arg_from_config(Initializer& out, const ConfigMap& c, std::string_view key) {
+  if (std::optional<Initializer> init = initializer_from_config(c.at(key), where_of(c, key))) out = std::move(*init);
+}
 void arg_from_config(std::optional<std::int64_t>& out, const ConfigMap& c, std::string_view key) {
   out = c.has_value(key) ? std::optional<std::int64_t>(c.integer(key)) : std::nullopt;
 }

@@ -41,6 +41,7 @@ void arg_from_config(Stride2& out, const ConfigMap& c, std::string_view key);
 void arg_from_config(ActivationFn& out, const ConfigMap& c, std::string_view key);
 void arg_from_config(Regularizer& out, const ConfigMap& c, std::string_view key);
 void arg_from_config(Constraint& out, const ConfigMap& c, std::string_view key);
+void arg_from_config(Initializer& out, const ConfigMap& c, std::string_view key);  // an unknown class keeps `out`
 void arg_from_config(std::optional<std::int64_t>& out, const ConfigMap& c, std::string_view key);
 // The rule of a check ("[tag] units must be positive, got 0"); an unset optional passes.
 void check_arg(ArgCheck check, double value, std::string_view name, const std::string& tag);
@@ -54,7 +55,7 @@ void apply_layer_options(Layer& layer, const LayerOptions& o);
 
 namespace detail {
 template <class T>
-constexpr bool saved_in_config = !std::is_same_v<T, Initializer> && !std::is_same_v<T, std::optional<DTypePolicy>> &&
+constexpr bool saved_in_config = !std::is_same_v<T, std::optional<DTypePolicy>> &&
                                  !std::is_same_v<T, std::optional<std::vector<std::int64_t>>>;
 }  // namespace detail
 
@@ -81,7 +82,12 @@ void write_config(const O& o, std::span<const LayerArg<O>> args, ConfigMap& c, c
     if (a.use != ArgUse::config) continue;
     std::visit([&](auto m) {
       using T = std::remove_cvref_t<decltype(o.*m)>;
-      if constexpr (detail::saved_in_config<T>) c.set(std::string(a.name), arg_to_config(o.*m, where + " " + std::string(a.name)));
+      if constexpr (std::is_same_v<T, Initializer>) {
+        // A function of your own has no Keras name: left out, the layer's default comes back.
+        if (ConfigValue v = initializer_config(o.*m); !v.is_null()) c.set(std::string(a.name), std::move(v));
+      } else if constexpr (detail::saved_in_config<T>) {
+        c.set(std::string(a.name), arg_to_config(o.*m, where + " " + std::string(a.name)));
+      }
     }, a.member);
   }
 }

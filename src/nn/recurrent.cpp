@@ -78,7 +78,10 @@ Tensor mask_of(const Tensor& x) {
 
 // ---------------------------------------------------------------- initializers
 Initializer orthogonal_initializer(double gain) {
-  return [gain](const Shape& s, DType dtype) {
+  ConfigMap keras_arguments;
+  keras_arguments.set("gain", gain);
+  keras_arguments.set("seed", nullptr);
+  Initializer::Function fn = [gain](const Shape& s, DType dtype) {
     if (s.rank() < 2) fail("orthogonal_initializer", "needs a shape of rank >= 2, got " + s.str());
     std::int64_t cols = s[s.rank() - 1], rows = s.num_elements() / std::max<std::int64_t>(cols, 1);
     // Gram-Schmidt on the longer side of a normal matrix, in double (as QR gives up to signs).
@@ -105,6 +108,7 @@ Initializer orthogonal_initializer(double gain) {
         out[static_cast<std::size_t>(r * cols + c)] = gain * (transposed ? a[r * n + c] : a[c * n + r]);
     return cast(tensor(out, s), dtype);
   };
+  return {std::move(fn), "OrthogonalInitializer", std::move(keras_arguments)};
 }
 
 // ---------------------------------------------------------------- RNNBase

@@ -24,7 +24,7 @@ struct Conv2DOptions : LayerOptions {
   ActivationFn activation;
   bool use_bias = true;
   // Empty: Keras' defaults, glorot uniform over the receptive field and zeros.
-  Initializer kernel_initializer, bias_initializer;
+  Initializer kernel_initializer = glorot_uniform_initializer(), bias_initializer = zeros_initializer();
   // Keras' regularizers (Layer::losses) and constraints (Layer::apply_constraints).
   Regularizer kernel_regularizer, bias_regularizer;
   Constraint kernel_constraint, bias_constraint;

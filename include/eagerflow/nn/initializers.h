@@ -6,18 +6,42 @@
 #include <string>
 
 #include "eagerflow/core/tensor.h"
+#include "eagerflow/nn/layer_config.h"
 
 namespace ef::nn {
 
-using Initializer = std::function<Tensor(const Shape&, DType)>;
+// The function, and the Keras class and arguments that name it where it has them (every
+// initializer below; not a function of your own): what a layer's get_config saves, so that
+// from_config, clone_model and a saved file make the same kind of weights.
+class Initializer : public std::function<Tensor(const Shape&, DType)> {
+ public:
+  using Function = std::function<Tensor(const Shape&, DType)>;
+  using Function::Function;
+  Initializer() = default;
+  Initializer(Function fn, std::string keras_class, ConfigMap keras_arguments)
+      : Function(std::move(fn)), keras_class(std::move(keras_class)), keras_arguments(std::move(keras_arguments)) {}
+  std::string keras_class;    // "GlorotUniform"; empty: no Keras name
+  ConfigMap keras_arguments;  // its config: {"seed": null}
+};
+
+// Keras 3's serialized form, {"module": "keras.initializers", "class_name", "config",
+// "registered_name": null}; null for an initializer without a Keras name.
+ConfigValue initializer_config(const Initializer& init);
+// An initializer from a config: a Keras name ("he_normal", "HeNormal") or the serialized form of
+// one of the classes below (Keras 3's names, and Keras 2's "Orthogonal" / "Identity"). Another
+// class (a Keras initializer written in Python) gives nullopt: the layer keeps its default.
+std::optional<Initializer> initializer_from_config(const ConfigValue& v, const std::string& where);
 
 Initializer zeros_initializer();
 Initializer ones_initializer();
 Initializer constant_initializer(double value);
-Initializer random_uniform_initializer(double minval = -0.05, double maxval = 0.05);
-Initializer random_normal_initializer(double mean = 0.0, double stddev = 0.05);
+// With a seed, the same values on every call (Keras 3's seeded initializers).
+Initializer random_uniform_initializer(double minval = -0.05, double maxval = 0.05,
+                                       std::optional<std::uint64_t> seed = std::nullopt);
+Initializer random_normal_initializer(double mean = 0.0, double stddev = 0.05,
+                                      std::optional<std::uint64_t> seed = std::nullopt);
 // Keras' default for Dense kernels: U(-limit, limit), limit = sqrt(6 / (fan_in + fan_out)).
-Initializer glorot_uniform_initializer();
+Initializer glorot_uniform_initializer(std::optional<std::uint64_t> seed = std::nullopt);
 
 // Keras' VarianceScaling: n = fan_in, fan_out or their mean ("fan_in", "fan_out", "fan_avg"; for
 // rank >= 2 the receptive field times the last two dims), then "truncated_normal" (stddev

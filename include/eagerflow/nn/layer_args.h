@@ -37,8 +37,8 @@ struct LayerOptions {
 enum class ArgUse : unsigned char {
   config,       // the layer's own key in get_config, read back by its factory
   base_config,  // a key base_config writes and layer_from_config applies for every layer
-  // Taken by the constructor, not saved: an initializer is a C++ function without a name to
-  // save; input_shape only builds a Sequential (Keras' config holds the built model's shape).
+  // Taken by the constructor, not saved: input_shape only builds a Sequential (Keras' config
+  // holds the built model's shape). (Initializers are saved where they have a Keras name.)
   construct_only,
 };
 enum class ArgCheck : unsigned char { any, positive, non_negative, fraction /* in [0, 1) */, padding /* valid, same */,
