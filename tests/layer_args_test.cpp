@@ -304,3 +304,41 @@ TEST(LayerArgs, ATableDeclaringACheckItsTypeLacksIsAnInternalError) {
   EXPECT_EQ(c.text("mode"), "same");
   EXPECT_EQ(nn::options_from_config<Options>(c, good).mode, "same");
 }
+
+TEST(LayerArgs, RecurrentEmbeddingAndNormalizationInitializersBuildAndRoundTrip) {
+  nn::RNNOptions o;
+  o.kernel_initializer = nn::ones_initializer();
+  o.recurrent_initializer = nn::zeros_initializer();
+  o.bias_initializer = nn::constant_initializer(0.5);
+  auto lstm = std::make_shared<nn::LSTM>(2, o, "lstm");
+  (*lstm)(ones({1, 2, 3}));
+  ef::testing::expect_close(floats(lstm->kernel().value()), std::vector<float>(24, 1.0f));
+  ef::testing::expect_close(floats(lstm->recurrent_kernel().value()), std::vector<float>(16, 0.0f));
+  // unit_forget_bias: the forget gate's ones, the other gates' from bias_initializer (Keras').
+  ef::testing::expect_close(floats(lstm->bias().value()), {0.5, 0.5, 1, 1, 0.5, 0.5, 0.5, 0.5});
+  nn::LayerConfig c = *lstm->get_config();
+  EXPECT_EQ(c.config.map("recurrent_initializer").text("class_name"), "Zeros");
+  auto again = std::dynamic_pointer_cast<nn::LSTM>(nn::layer_from_config(c));
+  ASSERT_TRUE(again);
+  (*again)(ones({1, 2, 3}));
+  EXPECT_EQ(floats(again->bias().value()), floats(lstm->bias().value()));
+  EXPECT_TRUE(again->get_config()->config == c.config);
+
+  nn::Embedding emb(4, 2, "emb");
+  emb.embeddings_initializer = nn::constant_initializer(-1.0);
+  emb(tensor(std::vector<std::int64_t>{1, 3}));
+  ef::testing::expect_close(floats(emb.embeddings().value()), std::vector<float>(8, -1.0f));
+  auto emb_again = std::dynamic_pointer_cast<nn::Embedding>(nn::layer_from_config(*emb.get_config()));
+  ASSERT_TRUE(emb_again);
+  EXPECT_EQ(emb_again->embeddings_initializer.keras_class, "Constant");
+
+  nn::BatchNormalizationOptions bo;
+  bo.gamma_initializer = nn::zeros_initializer();
+  bo.moving_variance_initializer = nn::constant_initializer(2.0);
+  nn::BatchNormalization bn(bo, "bn");
+  bn(ones({2, 3}));
+  ef::testing::expect_close(floats(bn.gamma().value()), {0, 0, 0});
+  ef::testing::expect_close(floats(bn.moving_variance().value()), {2, 2, 2});
+  auto bn_again = nn::layer_from_config(*bn.get_config());
+  EXPECT_TRUE(bn_again->get_config()->config == bn.get_config()->config);
+}

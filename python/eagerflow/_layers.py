@@ -299,11 +299,14 @@ class Embedding(_core.Embedding):
     the output carries the mask ids != 0, which LSTM / GRU / SimpleRNN / Bidirectional and
     GlobalAveragePooling1D honour (python/src/recurrent.cpp)."""
 
-    def __init__(self, input_dim, output_dim, mask_zero=False, name=None, input_length=None):
+    def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", mask_zero=False, name=None,
+                 input_length=None):
         if input_length is not None:  # Keras 2's argument: Keras 3 warns and ignores it
             warnings.warn("Argument `input_length` is deprecated. Just remove it.", stacklevel=2)
         super().__init__(input_dim, output_dim, name=name or "")
         _core._embedding_mask_zero(self, bool(mask_zero))
+        if embeddings_initializer is not None and embeddings_initializer != "uniform":  # "uniform": the default
+            _core._embedding_initializer(self, embeddings_initializer)
 
     def __call__(self, inputs, *args, **kwargs):
         # As Keras' Embedding.call: floating ids (a default float32 keras.Input(shape=(None,)))

@@ -299,12 +299,20 @@ void init_layers(nb::module_& m) {
       .def(
           "__init__",
           [](ef::nn::BatchNormalization* self, int axis, double momentum, double epsilon, bool center, bool scale,
-             std::string name) {
-            new (self) ef::nn::BatchNormalization(ef::nn::BatchNormalizationOptions{axis, momentum, epsilon, center, scale},
-                                                  std::move(name));
+             std::string name, nb::handle beta_initializer, nb::handle gamma_initializer,
+             nb::handle moving_mean_initializer, nb::handle moving_variance_initializer) {
+            ef::nn::BatchNormalizationOptions o{axis, momentum, epsilon, center, scale};
+            if (!beta_initializer.is_none()) o.beta_initializer = initializer_of(beta_initializer);
+            if (!gamma_initializer.is_none()) o.gamma_initializer = initializer_of(gamma_initializer);
+            if (!moving_mean_initializer.is_none()) o.moving_mean_initializer = initializer_of(moving_mean_initializer);
+            if (!moving_variance_initializer.is_none())
+              o.moving_variance_initializer = initializer_of(moving_variance_initializer);
+            new (self) ef::nn::BatchNormalization(o, std::move(name));
           },
           nb::arg("axis") = -1, nb::arg("momentum") = 0.99, nb::arg("epsilon") = 1e-3, nb::arg("center") = true,
-          nb::arg("scale") = true, nb::arg("name") = "")
+          nb::arg("scale") = true, nb::arg("name") = "", nb::arg("beta_initializer") = nb::none(),
+          nb::arg("gamma_initializer") = nb::none(), nb::arg("moving_mean_initializer") = nb::none(),
+          nb::arg("moving_variance_initializer") = nb::none())
       .def_prop_ro("gamma", &ef::nn::BatchNormalization::gamma)
       .def_prop_ro("beta", &ef::nn::BatchNormalization::beta)
       .def_prop_ro("moving_mean", &ef::nn::BatchNormalization::moving_mean)

@@ -223,7 +223,8 @@ void init_layers_keras(nb::module_& m) {
            [](ef::nn::Conv2DTranspose* self, std::int64_t filters, nb::handle kernel_size, nb::handle strides,
               const std::string& padding, std::optional<std::string> data_format, nb::handle activation, bool use_bias,
               nb::handle kernel_regularizer, nb::handle bias_regularizer, nb::handle activity_regularizer,
-              nb::handle kernel_constraint, nb::handle bias_constraint, const std::string& name) {
+              nb::handle kernel_constraint, nb::handle bias_constraint, const std::string& name,
+              nb::handle kernel_initializer, nb::handle bias_initializer) {
              check_channels_last(data_format, "Conv2DTranspose");
              ef::nn::Conv2DTransposeOptions o;
              o.strides = stride_of(strides, "strides");
@@ -235,6 +236,8 @@ void init_layers_keras(nb::module_& m) {
              o.activity_regularizer = regularizer_of(activity_regularizer);
              o.kernel_constraint = constraint_of(kernel_constraint);
              o.bias_constraint = constraint_of(bias_constraint);
+             if (!kernel_initializer.is_none()) o.kernel_initializer = initializer_arg(kernel_initializer);
+             if (!bias_initializer.is_none()) o.bias_initializer = initializer_arg(bias_initializer);
              new (self) ef::nn::Conv2DTranspose(filters, stride_of(kernel_size, "kernel_size"), o, name);
            },
            nb::arg("filters"), nb::arg("kernel_size"), nb::arg("strides") = 1, nb::arg("padding") = "valid",
@@ -242,7 +245,8 @@ void init_layers_keras(nb::module_& m) {
            nb::arg("use_bias") = true, nb::arg("kernel_regularizer").none() = nb::none(),
            nb::arg("bias_regularizer").none() = nb::none(), nb::arg("activity_regularizer").none() = nb::none(),
            nb::arg("kernel_constraint").none() = nb::none(), nb::arg("bias_constraint").none() = nb::none(),
-           nb::arg("name") = "")
+           nb::arg("name") = "", nb::arg("kernel_initializer").none() = nb::none(),
+           nb::arg("bias_initializer").none() = nb::none())
       .def_prop_ro("kernel", &ef::nn::Conv2DTranspose::kernel)
       .def_prop_ro("bias", &ef::nn::Conv2DTranspose::bias);
 }

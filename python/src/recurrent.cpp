@@ -8,6 +8,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings.h"
+#include "layer_args.h"
 
 namespace efpy {
 namespace {
@@ -74,7 +75,8 @@ void bind_rnn(nb::module_& m, const char* name, bool gated, const char* doc) {
           [gated](T* self, std::int64_t units, nb::handle activation, nb::handle recurrent_activation, bool use_bias,
                   bool return_sequences, bool return_state, bool go_backwards, bool unit_forget_bias, bool reset_after,
                   double dropout, double recurrent_dropout, bool stateful, bool unroll, nb::handle dtype,
-                  std::optional<std::string> name) {
+                  std::optional<std::string> name, nb::handle kernel_initializer, nb::handle recurrent_initializer,
+                  nb::handle bias_initializer) {
             reject_nonzero(dropout, "dropout");
             reject_nonzero(recurrent_dropout, "recurrent_dropout");
             if (stateful) throw nb::value_error("stateful=True is not supported");
@@ -89,13 +91,18 @@ void bind_rnn(nb::module_& m, const char* name, bool gated, const char* doc) {
             o.unit_forget_bias = unit_forget_bias;
             o.reset_after = reset_after;
             if (!dtype.is_none()) o.dtype = dtype_from_py(dtype);
+            if (!kernel_initializer.is_none()) o.kernel_initializer = initializer_arg(kernel_initializer);
+            if (!recurrent_initializer.is_none()) o.recurrent_initializer = initializer_arg(recurrent_initializer);
+            if (!bias_initializer.is_none()) o.bias_initializer = initializer_arg(bias_initializer);
             new (self) T(units, o, name.value_or(""));
           },
           nb::arg("units"), nb::arg("activation") = "tanh", nb::arg("recurrent_activation") = "sigmoid",
           nb::arg("use_bias") = true, nb::arg("return_sequences") = false, nb::arg("return_state") = false,
           nb::arg("go_backwards") = false, nb::arg("unit_forget_bias") = true, nb::arg("reset_after") = true,
           nb::arg("dropout") = 0.0, nb::arg("recurrent_dropout") = 0.0, nb::arg("stateful") = false,
-          nb::arg("unroll") = false, nb::arg("dtype") = nb::none(), nb::arg("name") = nb::none());
+          nb::arg("unroll") = false, nb::arg("dtype") = nb::none(), nb::arg("name") = nb::none(),
+          nb::arg("kernel_initializer") = nb::none(), nb::arg("recurrent_initializer") = nb::none(),
+          nb::arg("bias_initializer") = nb::none());
 }
 
 }  // namespace
@@ -142,7 +149,7 @@ void init_recurrent(nb::module_& m) {
           "__init__",
           [](ef::nn::Conv1D* self, std::int64_t filters, std::int64_t kernel_size, std::int64_t strides,
              const std::string& padding, const std::string& data_format, std::int64_t dilation_rate, nb::handle activation,
-             bool use_bias, std::optional<std::string> name) {
+             bool use_bias, std::optional<std::string> name, nb::handle kernel_initializer, nb::handle bias_initializer) {
             if (data_format != "channels_last")
               throw nb::value_error("Conv1D: only data_format='channels_last' is supported");
             ef::nn::Conv1DOptions o;
@@ -151,11 +158,14 @@ void init_recurrent(nb::module_& m) {
             o.dilation_rate = dilation_rate;
             o.activation = activation_named(activation, "activation");
             o.use_bias = use_bias;
+            if (!kernel_initializer.is_none()) o.kernel_initializer = initializer_arg(kernel_initializer);
+            if (!bias_initializer.is_none()) o.bias_initializer = initializer_arg(bias_initializer);
             new (self) ef::nn::Conv1D(filters, kernel_size, o, name.value_or(""));
           },
           nb::arg("filters"), nb::arg("kernel_size"), nb::arg("strides") = 1, nb::arg("padding") = "valid",
           nb::arg("data_format") = "channels_last", nb::arg("dilation_rate") = 1, nb::arg("activation") = nb::none(),
-          nb::arg("use_bias") = true, nb::arg("name") = nb::none())
+          nb::arg("use_bias") = true, nb::arg("name") = nb::none(), nb::arg("kernel_initializer") = nb::none(),
+          nb::arg("bias_initializer") = nb::none())
       .def_prop_ro("kernel", &ef::nn::Conv1D::kernel)
       .def_prop_ro("bias", &ef::nn::Conv1D::bias);
   auto pooling = [&](auto tag, const char* name) {
@@ -219,6 +229,13 @@ void init_recurrent(nb::module_& m) {
         return e.mask_zero;
       },
       nb::arg("layer"), nb::arg("value") = nb::none());
+  m.def(
+      "_embedding_initializer",
+      [](ef::nn::Embedding& e, nb::handle init) {
+        if (e.built()) throw nb::value_error(("layer '" + e.name() + "' is built: its embeddings_initializer is spent").c_str());
+        e.embeddings_initializer = initializer_arg(init);
+      },
+      nb::arg("layer"), nb::arg("initializer"));
 }
 
 }  // namespace efpy

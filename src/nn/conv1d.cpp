@@ -7,6 +7,7 @@
 #include "eagerflow/core/error.h"
 #include "eagerflow/nn/recurrent.h"  // mask_of
 #include "eagerflow/ops/ops.h"
+#include "nn/layer_args.h"  // set_initializer, read_initializer
 
 namespace ef::nn {
 namespace {
@@ -37,8 +38,8 @@ Conv1D::Conv1D(std::int64_t filters, std::int64_t kernel_size, Conv1DOptions opt
 void Conv1D::build(const Shape& s) {
   if (s.rank() != 3) fail(name(), "expects inputs [batch, steps, channels], got shape " + s.str());
   if (s[2] == kDynamic) fail(name(), "the channel dim of the input must be known to build, got " + s.str());
-  kernel_ = add_weight("kernel", Shape{kernel_size_, s[2], filters_}, glorot_uniform_initializer());
-  if (options_.use_bias) bias_ = add_weight("bias", Shape{filters_}, zeros_initializer());
+  kernel_ = add_weight("kernel", Shape{kernel_size_, s[2], filters_}, options_.kernel_initializer);
+  if (options_.use_bias) bias_ = add_weight("bias", Shape{filters_}, options_.bias_initializer);
 }
 
 Tensor Conv1D::call(const Tensor& inputs) {
@@ -104,6 +105,8 @@ std::optional<LayerConfig> Conv1D::get_config() const {
   c.config.set("dilation_rate", options_.dilation_rate);
   c.config.set("activation", activation_config(options_.activation, "layer '" + name() + "' (Conv1D)"));
   c.config.set("use_bias", options_.use_bias);
+  set_initializer(c.config, "kernel_initializer", options_.kernel_initializer);
+  set_initializer(c.config, "bias_initializer", options_.bias_initializer);
   return c;
 }
 
@@ -146,6 +149,8 @@ void add_conv1d_layer_factories(std::map<std::string, LayerFactory>& f) {
     o.dilation_rate = positive(c, "dilation_rate");
     o.activation = activation_from_config(c.at("activation"), c.where);
     o.use_bias = c.flag("use_bias");
+    read_initializer(c, "kernel_initializer", o.kernel_initializer);
+    read_initializer(c, "bias_initializer", o.bias_initializer);
     return std::make_shared<Conv1D>(positive(c, "filters"), positive(c, "kernel_size"), o, c.text("name"));
   };
   auto pooling = [=](bool max) {

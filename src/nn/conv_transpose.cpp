@@ -38,12 +38,8 @@ void Conv2DTranspose::build(const Shape& s) {
     fail(name(), "expects inputs of rank 4 [batch, height, width, channels], got shape " + s.str());
   std::int64_t channels = s[3];
   if (channels == kDynamic) fail(name(), "the channel dim of the input must be known to build, got " + s.str());
-  // Glorot uniform: Keras' fans of a [kh, kw, filters, channels] kernel.
-  double receptive = static_cast<double>(kernel_size_.h * kernel_size_.w);
-  double limit = std::sqrt(6.0 / (receptive * static_cast<double>(filters_ + channels)));
-  kernel_ = add_weight("kernel", Shape{kernel_size_.h, kernel_size_.w, filters_, channels},
-                       random_uniform_initializer(-limit, limit));
-  if (options_.use_bias) bias_ = add_weight("bias", Shape{filters_}, zeros_initializer());
+  kernel_ = add_weight("kernel", Shape{kernel_size_.h, kernel_size_.w, filters_, channels}, options_.kernel_initializer);
+  if (options_.use_bias) bias_ = add_weight("bias", Shape{filters_}, options_.bias_initializer);
   if (options_.kernel_regularizer) set_weight_regularizer(kernel_, options_.kernel_regularizer);
   if (options_.kernel_constraint) set_weight_constraint(kernel_, options_.kernel_constraint);
   if (options_.use_bias && options_.bias_regularizer) set_weight_regularizer(bias_, options_.bias_regularizer);

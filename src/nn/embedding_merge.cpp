@@ -12,7 +12,7 @@ Embedding::Embedding(std::int64_t input_dim, std::int64_t output_dim, std::strin
 }
 
 void Embedding::build(const Shape&) {
-  embeddings_ = add_weight("embeddings", Shape{input_dim_, output_dim_}, random_uniform_initializer(-0.05, 0.05));
+  embeddings_ = add_weight("embeddings", Shape{input_dim_, output_dim_}, embeddings_initializer);
 }
 
 Tensor Embedding::call(const Tensor& ids) {

@@ -78,7 +78,8 @@ Initializer glorot_uniform_initializer(std::optional<std::uint64_t> seed) {
             double limit = std::sqrt(6.0 / std::max(1.0, fan_in + fan_out));
             return uniform_draw(s, -limit, limit, t, seed);
           },
-          "GlorotUniform", arguments({{"seed", seed_value(seed)}})};
+          "GlorotUniform",
+          arguments({{"seed", seed_value(seed)}, {"input_axes", nullptr}, {"output_axes", nullptr}})};
 }
 
 Initializer variance_scaling_initializer(double scale, const std::string& mode, const std::string& distribution,
@@ -103,16 +104,18 @@ Initializer variance_scaling_initializer(double scale, const std::string& mode, 
             return truncated_standard_normal(s, t, seed) * (std::sqrt(v) / 0.87962566103423978);
           },
           "VarianceScaling",
-          arguments({{"scale", scale}, {"mode", mode}, {"distribution", distribution}, {"seed", seed_value(seed)}})};
+          arguments({{"seed", seed_value(seed)}, {"scale", scale}, {"mode", mode}, {"distribution", distribution},
+                     {"input_axes", nullptr}, {"output_axes", nullptr}})};
 }
 
 namespace {
-// Keras' named VarianceScaling subclasses save under their own names, with only a seed.
+// Keras' named VarianceScaling subclasses save under their own names, with a seed (and Keras
+// 3.15's fan axes, none).
 Initializer named_scaling(const char* keras_class, double scale, const char* mode, const char* distribution,
                           std::optional<std::uint64_t> seed) {
   Initializer init = variance_scaling_initializer(scale, mode, distribution, seed);
   init.keras_class = keras_class;
-  init.keras_arguments = arguments({{"seed", seed_value(seed)}});
+  init.keras_arguments = arguments({{"seed", seed_value(seed)}, {"input_axes", nullptr}, {"output_axes", nullptr}});
   return init;
 }
 }  // namespace

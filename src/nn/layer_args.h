@@ -53,6 +53,16 @@ void check_arg(ArgCheck check, const std::string& value, std::string_view name, 
 // constructor takes): trainable, the dtype policy, the activity regularizer, the input shape.
 void apply_layer_options(Layer& layer, const LayerOptions& o);
 
+// An initializer under `key` where it has a Keras name (else left out: the default comes back),
+// and read back where the config names one eagerflow knows.
+inline void set_initializer(ConfigMap& c, const char* key, const Initializer& init) {
+  if (ConfigValue v = initializer_config(init); !v.is_null()) c.set(key, std::move(v));
+}
+inline void read_initializer(const ConfigMap& c, const char* key, Initializer& out) {
+  if (c.has_value(key))
+    if (std::optional<Initializer> init = initializer_from_config(c.at(key), c.where)) out = std::move(*init);
+}
+
 namespace detail {
 template <class T>
 constexpr bool saved_in_config = !std::is_same_v<T, std::optional<DTypePolicy>> &&

@@ -24,6 +24,7 @@
 #include "eagerflow/nn/regularizers.h"
 #include "eagerflow/nn/reshaping.h"
 #include "eagerflow/ops/ops.h"
+#include "nn/layer_args.h"  // set_initializer, read_initializer
 
 namespace ef::detail {
 void add_attention_layer_factories(std::map<std::string, nn::LayerFactory>& factories);  // src/nn/attention.cpp
@@ -385,6 +386,8 @@ std::map<std::string, LayerFactory> builtin_factories() {
     const ConfigMap& c = lc.config;
     Conv2DTransposeOptions o;
     conv_options(c, o);
+    read_initializer(c, "kernel_initializer", o.kernel_initializer);
+    read_initializer(c, "bias_initializer", o.bias_initializer);
     return as_layer(std::make_shared<Conv2DTranspose>(positive(c, "filters"), pair_from(c, "kernel_size"), o, c.text("name")));
   };
   auto pooling = [](bool max) {
@@ -422,6 +425,10 @@ std::map<std::string, LayerFactory> builtin_factories() {
     }
     if (c.has_value("center")) o.center = c.flag("center");
     if (c.has_value("scale")) o.scale = c.flag("scale");
+    read_initializer(c, "beta_initializer", o.beta_initializer);
+    read_initializer(c, "gamma_initializer", o.gamma_initializer);
+    read_initializer(c, "moving_mean_initializer", o.moving_mean_initializer);
+    read_initializer(c, "moving_variance_initializer", o.moving_variance_initializer);
     return as_layer(std::make_shared<BatchNormalization>(o, c.text("name")));
   };
   f["LayerNormalization"] = [](const LayerConfig& lc) {
@@ -431,6 +438,7 @@ std::map<std::string, LayerFactory> builtin_factories() {
     const ConfigMap& c = lc.config;
     auto e = std::make_shared<Embedding>(positive(c, "input_dim"), positive(c, "output_dim"), c.text("name"));
     e->mask_zero = c.has("mask_zero") && c.flag("mask_zero");
+    read_initializer(c, "embeddings_initializer", e->embeddings_initializer);
     return as_layer(e);
   };
   f["Add"] = [](const LayerConfig& lc) { return as_layer(std::make_shared<Add>(lc.config.text("name"))); };
@@ -602,6 +610,8 @@ std::optional<LayerConfig> Conv2DTranspose::get_config() const {
   c.config.set("filters", filters_);
   c.config.set("kernel_size", pair_config(kernel_size_));
   conv_config(c.config, options_, where_of(*this));
+  set_initializer(c.config, "kernel_initializer", options_.kernel_initializer);
+  set_initializer(c.config, "bias_initializer", options_.bias_initializer);
   return c;
 }
 
@@ -635,6 +645,10 @@ std::optional<LayerConfig> BatchNormalization::get_config() const {
   c.config.set("epsilon", o_.epsilon);
   c.config.set("center", o_.center);
   c.config.set("scale", o_.scale);
+  set_initializer(c.config, "beta_initializer", o_.beta_initializer);
+  set_initializer(c.config, "gamma_initializer", o_.gamma_initializer);
+  set_initializer(c.config, "moving_mean_initializer", o_.moving_mean_initializer);
+  set_initializer(c.config, "moving_variance_initializer", o_.moving_variance_initializer);
   return c;
 }
 
@@ -648,6 +662,7 @@ std::optional<LayerConfig> Embedding::get_config() const {
   auto c = base_config(*this, "Embedding");
   c.config.set("input_dim", input_dim_);
   c.config.set("output_dim", output_dim_);
+  set_initializer(c.config, "embeddings_initializer", embeddings_initializer);
   if (mask_zero) c.config.set("mask_zero", true);
   return c;
 }

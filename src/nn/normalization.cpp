@@ -41,10 +41,10 @@ void BatchNormalization::build(const Shape& s) {
   int a = axis_at(s.rank());
   if (s[a] == kDynamic) fail(name(), "needs inputs with a known axis " + std::to_string(o_.axis) + ", got shape " + s.str());
   std::int64_t c = s[a];
-  if (o_.scale) gamma_ = add_weight("gamma", Shape{c}, ones_initializer());
-  if (o_.center) beta_ = add_weight("beta", Shape{c}, zeros_initializer());
-  moving_mean_ = add_weight("moving_mean", Shape{c}, zeros_initializer(), /*trainable=*/false);
-  moving_variance_ = add_weight("moving_variance", Shape{c}, ones_initializer(), /*trainable=*/false);
+  if (o_.scale) gamma_ = add_weight("gamma", Shape{c}, o_.gamma_initializer);
+  if (o_.center) beta_ = add_weight("beta", Shape{c}, o_.beta_initializer);
+  moving_mean_ = add_weight("moving_mean", Shape{c}, o_.moving_mean_initializer, /*trainable=*/false);
+  moving_variance_ = add_weight("moving_variance", Shape{c}, o_.moving_variance_initializer, /*trainable=*/false);
 }
 
 Tensor BatchNormalization::call(const Tensor& x, bool training) {

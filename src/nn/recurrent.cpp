@@ -10,6 +10,7 @@
 #include "eagerflow/core/error.h"
 #include "eagerflow/function/scan.h"
 #include "eagerflow/ops/ops.h"
+#include "nn/layer_args.h"  // set_initializer, read_initializer
 #include "eagerflow/ops/random.h"
 
 namespace ef::nn {
@@ -129,18 +130,18 @@ void RNNBase::build(const Shape& input_shape) {
   std::int64_t g = gates_ * units_;
   DType dt = options_.dtype;
   if (dt != DType::float32 && dt != DType::float64) fail(kWrongType, name(), "weights must be float32 or float64");
-  kernel_ = add_weight("kernel", Shape{features, g}, glorot_uniform_initializer(), true, dt);
-  recurrent_kernel_ = add_weight("recurrent_kernel", Shape{units_, g}, orthogonal_initializer(), true, dt);
+  kernel_ = add_weight("kernel", Shape{features, g}, options_.kernel_initializer, true, dt);
+  recurrent_kernel_ = add_weight("recurrent_kernel", Shape{units_, g}, options_.recurrent_initializer, true, dt);
   if (options_.use_bias) {
     bool gru_after = gates_ == 3 && options_.reset_after;
     Shape bs = gru_after ? Shape{2, g} : Shape{g};
-    Initializer init = zeros_initializer();
+    Initializer init = options_.bias_initializer;
     if (gates_ == 4 && options_.unit_forget_bias) {
+      // Keras: the input gate's and the cell's and output gates' biases from bias_initializer,
+      // the forget gate's ones.
       std::int64_t u = units_;
-      init = [u](const Shape& s, DType t) {
-        std::vector<double> v(static_cast<std::size_t>(4 * u), 0.0);
-        for (std::int64_t i = u; i < 2 * u; ++i) v[static_cast<std::size_t>(i)] = 1.0;
-        return cast(tensor(v, s), t);
+      init = [u, b = options_.bias_initializer](const Shape& s, DType t) {
+        return concat({b(Shape{u}, t), ones(Shape{u}, t), b(Shape{2 * u}, t)}, 0);
       };
     }
     bias_ = add_weight("bias", bs, init, true, dt);
@@ -263,6 +264,9 @@ std::optional<LayerConfig> RNNBase::get_config() const {
   c.config.set("activation", activation_config(options_.activation, w));
   if (gates_ > 1) c.config.set("recurrent_activation", activation_config(options_.recurrent_activation, w));
   c.config.set("use_bias", options_.use_bias);
+  set_initializer(c.config, "kernel_initializer", options_.kernel_initializer);
+  set_initializer(c.config, "recurrent_initializer", options_.recurrent_initializer);
+  set_initializer(c.config, "bias_initializer", options_.bias_initializer);
   c.config.set("return_sequences", options_.return_sequences);
   c.config.set("return_state", options_.return_state);
   c.config.set("go_backwards", options_.go_backwards);
@@ -434,6 +438,9 @@ void add_recurrent_layer_factories(std::map<std::string, LayerFactory>& f) {
     o.return_state = c.flag("return_state");
     o.go_backwards = c.flag("go_backwards");
     if (c.has("unit_forget_bias")) o.unit_forget_bias = c.flag("unit_forget_bias");
+    read_initializer(c, "kernel_initializer", o.kernel_initializer);
+    read_initializer(c, "recurrent_initializer", o.recurrent_initializer);
+    read_initializer(c, "bias_initializer", o.bias_initializer);
     if (c.has("reset_after")) o.reset_after = c.flag("reset_after");
     if (c.has("zero_output_for_mask")) o.zero_output_for_mask = c.flag("zero_output_for_mask");
     return o;

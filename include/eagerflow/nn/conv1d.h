@@ -17,10 +17,11 @@ struct Conv1DOptions {
   std::int64_t dilation_rate = 1;
   ActivationFn activation;
   bool use_bias = true;
+  Initializer kernel_initializer = glorot_uniform_initializer();
+  Initializer bias_initializer = zeros_initializer();
 };
 
-// Conv1D(filters, kernel_size): kernel [kernel_size, in_channels, filters] (glorot uniform), bias
-// [filters] (zeros).
+// Conv1D(filters, kernel_size): kernel [kernel_size, in_channels, filters], bias [filters].
 class Conv1D : public Layer {
  public:
   Conv1D(std::int64_t filters, std::int64_t kernel_size, Conv1DOptions options = {}, std::string name = "");

@@ -14,6 +14,9 @@ struct Conv2DTransposeOptions {
   std::string padding = "valid";  // or "same"
   ActivationFn activation;
   bool use_bias = true;
+  // Keras' fans of the [kh, kw, filters, in_channels] kernel: glorot uniform as Keras draws it.
+  Initializer kernel_initializer = glorot_uniform_initializer();
+  Initializer bias_initializer = zeros_initializer();
   Regularizer kernel_regularizer, bias_regularizer, activity_regularizer;
   Constraint kernel_constraint, bias_constraint;
 };

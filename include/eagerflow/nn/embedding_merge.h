@@ -4,7 +4,8 @@
 
 namespace ef::nn {
 
-// ids [..] (integers in [0, input_dim)) -> vectors [.., output_dim]; weights uniform(-0.05, 0.05).
+// ids [..] (integers in [0, input_dim)) -> vectors [.., output_dim]; weights uniform(-0.05, 0.05)
+// unless embeddings_initializer says otherwise.
 class Embedding : public Layer {
  public:
   Embedding(std::int64_t input_dim, std::int64_t output_dim, std::string name = "");
@@ -13,6 +14,8 @@ class Embedding : public Layer {
   // Keras' mask_zero: id 0 is padding. The output carries the mask ids != 0 (ef::nn::mask_of,
   // eagerflow/nn/recurrent.h), which recurrent layers and GlobalAveragePooling1D honour.
   bool mask_zero = false;
+  // Keras' embeddings_initializer (set before the first call).
+  Initializer embeddings_initializer = random_uniform_initializer(-0.05, 0.05);
 
  protected:
   void build(const Shape& input_shape) override;

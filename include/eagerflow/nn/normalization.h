@@ -17,6 +17,8 @@ struct BatchNormalizationOptions {
   double momentum = 0.99, epsilon = 1e-3;
   bool center = true;  // learn beta (else no shift)
   bool scale = true;   // learn gamma (else no scaling)
+  Initializer beta_initializer = zeros_initializer(), gamma_initializer = ones_initializer();
+  Initializer moving_mean_initializer = zeros_initializer(), moving_variance_initializer = ones_initializer();
 };
 
 class BatchNormalization : public Layer {

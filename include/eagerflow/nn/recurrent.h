@@ -64,6 +64,10 @@ void set_mask(const Tensor& x, const Tensor& mask);
 // The mask set on x, or an undefined tensor.
 Tensor mask_of(const Tensor& x);
 
+// An orthogonal matrix (Keras' Orthogonal initializer, the recurrent kernels' default): the Q of
+// a QR decomposition of a normal matrix, columns or rows orthonormal.
+Initializer orthogonal_initializer(double gain = 1.0);
+
 struct RNNOptions {
   ActivationFn activation = "tanh";
   ActivationFn recurrent_activation = "sigmoid";  // LSTM and GRU
@@ -71,7 +75,11 @@ struct RNNOptions {
   bool return_sequences = false;
   bool return_state = false;
   bool go_backwards = false;
-  bool unit_forget_bias = true;  // LSTM: the forget gate's bias starts at 1
+  // Keras' initializers of the input kernel, the recurrent kernel and the bias.
+  Initializer kernel_initializer = glorot_uniform_initializer();
+  Initializer recurrent_initializer = orthogonal_initializer();
+  Initializer bias_initializer = zeros_initializer();
+  bool unit_forget_bias = true;  // LSTM: the forget gate's bias starts at 1 (the rest bias_initializer's)
   bool reset_after = true;       // GRU
   // Keras' zero_output_for_mask: masked steps output zeros instead of the previous output
   // (Bidirectional sets it on both layers when they return sequences, as Keras does).
@@ -189,9 +197,5 @@ class Bidirectional : public Layer {
   std::shared_ptr<RNNBase> forward_, backward_;
   std::string merge_mode_;
 };
-
-// An orthogonal matrix (Keras' Orthogonal initializer, the recurrent kernels' default): the Q of
-// a QR decomposition of a normal matrix, columns or rows orthonormal.
-Initializer orthogonal_initializer(double gain = 1.0);
 
 }  // namespace ef::nn
