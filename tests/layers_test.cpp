@@ -150,6 +150,20 @@ TEST(Layers, BuildForMakesTheWeightsOnceForAShapeWithAnyBatch) {
   EXPECT_EQ(once.weights().size(), 2u);
 }
 
+TEST(Layers, FloatWeightLayersTakeIntegerInputsAsKerasOpsPromoteThem) {
+  nn::DenseOptions o;
+  o.units = 2;
+  o.kernel_initializer = nn::ones_initializer();
+  nn::Dense dense(o);
+  Tensor y = dense(tensor(std::vector<std::int32_t>{1, 2, 3, 4}, Shape{2, 2}));
+  EXPECT_EQ(y.dtype(), DType::float32);
+  expect_close(y.to_vector<float>(), {3, 3, 7, 7});
+  nn::Conv2D conv(1, {2, 2});
+  EXPECT_EQ(conv(cast(ones({1, 3, 3, 1}), DType::uint8)).dtype(), DType::float32);
+  nn::Embedding emb(5, 2);  // integer ids stay integers
+  EXPECT_EQ(emb(tensor(std::vector<std::int64_t>{1, 4})).shape(), Shape({2, 2}));
+}
+
 TEST(Layers, BatchNormalizationTrainingAndInferenceDiffer) {
   nn::BatchNormalization bn(0.5);
   Tensor x = tensor({{1.0f, 10.0f}, {3.0f, 30.0f}});

@@ -232,3 +232,27 @@ def test_serialize_keras_object_writes_a_lambda_and_safe_mode_guards_it(monkeypa
     monkeypatch.setattr(_safe_mode, "_unsafe_everywhere", False)
     keras.config.enable_unsafe_deserialization()
     assert deserialize_keras_object(config)(4) == 5
+
+
+# ---------------------------------------------------------------- integer inputs
+
+def test_integer_pixels_feed_a_float_model_as_in_keras():
+    """Keras' ops promote uint8 or int32 inputs with float weights to float32 (MNIST's uint8
+    pixels straight into Flatten -> Dense); Embedding keeps its integer ids."""
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 255, (32, 6, 6)).astype(np.uint8)
+    y = rng.integers(0, 3, 32)
+    model = keras.Sequential([keras.Input((6, 6)), L.Flatten(), L.Dense(3)])
+    model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(x, y, epochs=1, verbose=0)
+    model.fit(ef.data.Dataset.from_tensor_slices((x, y)).batch(8), epochs=1, verbose=0)
+    out = model.predict(x[:4], verbose=0)
+    np.testing.assert_allclose(out, model.predict(x[:4].astype(np.float32), verbose=0), rtol=1e-6)
+    dense = L.Dense(2, kernel_initializer="ones")
+    assert dense(np.array([[1, 2]], np.int32)).numpy().tolist() == [[3.0, 3.0]]
+    assert dense(np.array([[True, False]])).dtype == ef.float32
+    assert L.Conv2D(1, 2)(np.ones((1, 3, 3, 1), np.uint8)).dtype == ef.float32
+    assert L.LSTM(2)(np.ones((1, 3, 2), np.int64)).dtype == ef.float32
+    assert L.BatchNormalization()(np.ones((2, 3), np.int32)).dtype == ef.float32
+    emb = L.Embedding(5, 2)
+    assert emb(np.array([[1, 4]])).shape == (1, 2, 2)

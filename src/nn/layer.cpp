@@ -100,11 +100,12 @@ bool computes_in_float32(const Layer& layer) {
 // Keras' input autocast, for the 16-bit floats only (float64 inputs of float32 layers keep
 // their dtype, as before policies): a floating input whose dtype differs from `to`, where one
 // of them is bfloat16 or float16, is cast to `to`.
-std::vector<Tensor> autocast_inputs(std::span<const Tensor> inputs, DType to) {
+std::vector<Tensor> autocast_inputs(std::span<const Tensor> inputs, DType to, bool cast_integers) {
   std::vector<Tensor> out(inputs.begin(), inputs.end());
   for (auto& t : out) {
     DType d = t.dtype();
     if (d != to && is_floating(d) && (is_storage_float(d) || is_storage_float(to))) t = cast(t, to);
+    else if (cast_integers && !is_floating(d) && !is_complex(d) && d != DType::string) t = cast(t, to);
   }
   return out;
 }
@@ -237,7 +238,7 @@ std::vector<Tensor> Layer::invoke(std::span<const Tensor> inputs, bool single, b
   // The dtype policy: inputs cast, variables read in the compute dtype while call() runs.
   DType compute = dtype_policy_.compute_dtype();
   bool wide = dtype_policy_.is_mixed() && is_storage_float(compute) && computes_in_float32(*this);
-  std::vector<Tensor> cast_inputs = autocast_inputs(inputs, wide ? DType::float32 : compute);
+  std::vector<Tensor> cast_inputs = autocast_inputs(inputs, wide ? DType::float32 : compute, casts_integer_inputs());
   std::optional<DType> autocast;
   if (dtype_policy_.is_mixed() && !wide) autocast = compute;
   std::vector<Tensor> outs;

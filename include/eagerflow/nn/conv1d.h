@@ -29,6 +29,7 @@ class Conv1D : public Layer {
   Variable bias() const { return bias_; }
   const Conv1DOptions& options() const { return options_; }
   std::optional<LayerConfig> get_config() const override;
+  bool casts_integer_inputs() const override { return true; }
 
  protected:
   void build(const Shape& input_shape) override;

@@ -42,6 +42,7 @@ class Conv2D : public Layer {
   // (its first call), the activity regularizer through Layer::set_activity_regularizer.
   Conv2DOptions& options() { return options_; }
   std::optional<LayerConfig> get_config() const override;
+  bool casts_integer_inputs() const override { return true; }
 
  protected:
   void build(const Shape& input_shape) override;

@@ -33,6 +33,7 @@ class Conv2DTranspose : public Layer {
   // The output size of one spatial axis for an input of `in` (Keras' deconv_output_length).
   static std::int64_t output_length(std::int64_t in, std::int64_t kernel, std::int64_t stride, bool same);
   std::optional<LayerConfig> get_config() const override;
+  bool casts_integer_inputs() const override { return true; }
 
  protected:
   void build(const Shape& input_shape) override;

@@ -31,6 +31,7 @@ class Dense : public Layer {
   Variable bias() const { return bias_; }
   std::int64_t units() const { return options_.units; }
   std::optional<LayerConfig> get_config() const override;
+  bool casts_integer_inputs() const override { return true; }
   bool supports_masking() const override { return true; }
 
  private:

@@ -117,6 +117,10 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // Embedding(mask_zero) -> Dropout -> LSTM still masks. Layers that use masks read them
   // themselves (recurrent layers, GlobalAveragePooling1D); others drop them (false).
   virtual bool supports_masking() const { return false; }
+  // Keras' ops promote an integer or bool input with a float weight to the float (Dense on uint8
+  // pixels): layers whose first op multiplies their input by a weight say so, and get such
+  // inputs cast to their compute dtype (Embedding and lookups keep integer ids).
+  virtual bool casts_integer_inputs() const { return false; }
   // The generator of a layer that draws random numbers with a seed of its own (Dropout(seed=),
   // MultiHeadAttention(seed=)): checkpoints save and restore its draw count. nullptr: none.
   virtual const random::SeedGenerator* seed_generator() const { return nullptr; }

@@ -31,6 +31,7 @@ class BatchNormalization : public Layer {
   Variable moving_mean() const { return moving_mean_; }
   Variable moving_variance() const { return moving_variance_; }
   std::optional<LayerConfig> get_config() const override;
+  bool casts_integer_inputs() const override { return true; }
 
  protected:
   void build(const Shape& input_shape) override;
@@ -48,6 +49,7 @@ class LayerNormalization : public Layer {
   explicit LayerNormalization(double epsilon = 1e-3, std::string name = "");
   std::optional<LayerConfig> get_config() const override;
   bool supports_masking() const override { return true; }
+  bool casts_integer_inputs() const override { return true; }
 
  protected:
   void build(const Shape& input_shape) override;

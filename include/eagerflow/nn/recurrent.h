@@ -101,6 +101,7 @@ class RNNBase : public Layer {
   // How many state tensors the cell carries (LSTM 2, others 1).
   virtual int num_states() const { return 1; }
   std::optional<LayerConfig> get_config() const override;
+  bool casts_integer_inputs() const override { return true; }
   // Runs the layer with an explicit mask ([batch, time] bool; undefined: none) and initial
   // state (empty: zeros): Keras' layer(x, mask=..., initial_state=...). Returns the output,
   // then the final states when return_state.
