@@ -164,6 +164,31 @@ TEST(Layers, FloatWeightLayersTakeIntegerInputsAsKerasOpsPromoteThem) {
   EXPECT_EQ(emb(tensor(std::vector<std::int64_t>{1, 4})).shape(), Shape({2, 2}));
 }
 
+TEST(Layers, RecurrentDropoutOfInputsIsOneMaskPerSequenceInTrainingOnly) {
+  nn::RNNOptions o;
+  o.activation = nn::ActivationFn();  // linear, identity kernel, no recurrence: h_t = the dropped x_t
+  o.use_bias = false;
+  o.kernel_initializer = nn::identity_initializer();
+  o.recurrent_initializer = nn::zeros_initializer();
+  o.return_sequences = true;
+  o.dropout = 0.5;
+  nn::SimpleRNN rnn(3, o, "rnn");
+  Tensor x = ones({32, 4, 3});
+  EXPECT_EQ(rnn(x).to_vector<float>(), x.to_vector<float>());  // inference: untouched
+  std::vector<float> y = rnn(x, true).to_vector<float>();
+  int dropped = 0;
+  for (std::size_t b = 0; b < 32; ++b)
+    for (std::size_t f = 0; f < 3; ++f) {
+      float first = y[b * 12 + f];
+      EXPECT_TRUE(first == 0.0f || first == 2.0f);
+      dropped += first == 0.0f;
+      for (std::size_t t = 1; t < 4; ++t) EXPECT_EQ(y[b * 12 + t * 3 + f], first);  // the same mask every step
+    }
+  EXPECT_GT(dropped, 16);
+  EXPECT_LT(dropped, 80);
+  EXPECT_EQ(rnn.get_config()->config.real("dropout"), 0.5);
+}
+
 TEST(Layers, BatchNormalizationTrainingAndInferenceDiffer) {
   nn::BatchNormalization bn(0.5);
   Tensor x = tensor({{1.0f, 10.0f}, {3.0f, 30.0f}});

@@ -77,7 +77,8 @@ void bind_rnn(nb::module_& m, const char* name, bool gated, const char* doc) {
                   double dropout, double recurrent_dropout, bool stateful, bool unroll, nb::handle dtype,
                   std::optional<std::string> name, nb::handle kernel_initializer, nb::handle recurrent_initializer,
                   nb::handle bias_initializer) {
-            reject_nonzero(dropout, "dropout");
+            if (!(dropout >= 0.0 && dropout < 1.0))
+              throw nb::value_error(("dropout must be in [0, 1), got " + std::to_string(dropout)).c_str());
             reject_nonzero(recurrent_dropout, "recurrent_dropout");
             if (stateful) throw nb::value_error("stateful=True is not supported");
             (void)unroll;  // a hint in Keras; the fused op or the unrolled path is chosen by what applies
@@ -90,13 +91,14 @@ void bind_rnn(nb::module_& m, const char* name, bool gated, const char* doc) {
             o.go_backwards = go_backwards;
             o.unit_forget_bias = unit_forget_bias;
             o.reset_after = reset_after;
+            o.dropout = dropout;
             if (!dtype.is_none()) o.dtype = dtype_from_py(dtype);
             if (!kernel_initializer.is_none()) o.kernel_initializer = initializer_arg(kernel_initializer);
             if (!recurrent_initializer.is_none()) o.recurrent_initializer = initializer_arg(recurrent_initializer);
             if (!bias_initializer.is_none()) o.bias_initializer = initializer_arg(bias_initializer);
             new (self) T(units, o, name.value_or(""));
           },
-          nb::arg("units"), nb::arg("activation") = "tanh", nb::arg("recurrent_activation") = "sigmoid",
+          nb::arg("units"), nb::arg("activation").none() = "tanh", nb::arg("recurrent_activation").none() = "sigmoid",
           nb::arg("use_bias") = true, nb::arg("return_sequences") = false, nb::arg("return_state") = false,
           nb::arg("go_backwards") = false, nb::arg("unit_forget_bias") = true, nb::arg("reset_after") = true,
           nb::arg("dropout") = 0.0, nb::arg("recurrent_dropout") = 0.0, nb::arg("stateful") = false,

@@ -178,8 +178,48 @@ def test_bad_inputs_and_arguments_are_errors():
     with pytest.raises(Exception, match="my_lstm"):
         lstm(np.ones((2, 5), np.float32))
     with pytest.raises(ValueError, match="dropout"):
-        L.LSTM(3, dropout=0.5)
+        L.LSTM(3, dropout=1.5)
+    with pytest.raises(ValueError, match="recurrent_dropout"):
+        L.LSTM(3, recurrent_dropout=0.5)
     with pytest.raises(Exception, match="padding"):
         L.Conv1D(2, 3, padding="full")
     with pytest.raises(Exception, match="initial state"):
         lstm(X, initial_state=[np.zeros((2, 3), np.float32)])
+
+
+def _linear_rnn(dropout):
+    # h_t = x_t (identity kernel): the output at every step is the (dropped) input.
+    return L.SimpleRNN(4, activation=None, use_bias=False, kernel_initializer="identity",
+                       recurrent_initializer="zeros", return_sequences=True, dropout=dropout)
+
+
+def test_dropout_drops_input_features_with_one_mask_per_sequence_in_training_only():
+    x = np.ones((64, 5, 4), np.float32)
+    layer = _linear_rnn(0.5)
+    np.testing.assert_array_equal(layer(x).numpy(), x)  # inference: untouched
+    y = layer(x, training=True).numpy()
+    assert set(np.unique(y)) <= {0.0, 2.0}  # kept features scaled by 1 / (1 - rate)
+    np.testing.assert_array_equal(y, np.repeat(y[:, :1, :], 5, axis=1))  # the same mask at every step
+    assert 0.3 < (y[:, 0, :] == 0).mean() < 0.7  # about half dropped, differently per sequence
+    assert len({tuple(row) for row in y[:, 0, :]}) > 4
+    assert not np.array_equal(layer(x, training=True).numpy(), y)  # a new mask each call
+    f = ef.function(lambda t: layer(t, training=True))
+    first, second = f(x).numpy(), f(x).numpy()
+    assert set(np.unique(first)) <= {0.0, 2.0} and not np.array_equal(first, second)  # replayed: drawn again
+    assert layer.get_config()["dropout"] == 0.5
+    assert L.SimpleRNN.from_config(layer.get_config()).get_config()["dropout"] == 0.5
+
+
+def test_dropout_in_fit_and_inside_bidirectional():
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(size=(32, 6, 3)).astype(np.float32), rng.normal(size=(32, 1)).astype(np.float32)
+    model = keras.Sequential([keras.Input((6, 3)), L.LSTM(8, dropout=0.25), L.Dense(1)])
+    model.compile("adam", "mse")
+    history = model.fit(x, y, epochs=2, verbose=0)
+    assert np.isfinite(history.history["loss"]).all()
+    np.testing.assert_array_equal(model.predict(x, verbose=0), model.predict(x, verbose=0))  # no dropout in predict
+    both = L.Bidirectional(_linear_rnn(0.5))
+    ones = np.ones((16, 3, 4), np.float32)
+    np.testing.assert_array_equal(both(ones).numpy(), np.ones((16, 3, 8)))
+    dropped = both(ones, training=True).numpy()
+    assert set(np.unique(dropped)) <= {0.0, 2.0} and (dropped == 0).any()

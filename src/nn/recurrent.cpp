@@ -10,6 +10,7 @@
 #include "eagerflow/core/error.h"
 #include "eagerflow/function/scan.h"
 #include "eagerflow/ops/ops.h"
+#include "eagerflow/ops/random.h"
 #include "nn/layer_args.h"  // set_initializer, read_initializer
 #include "eagerflow/ops/random.h"
 
@@ -161,16 +162,31 @@ Tensor RNNBase::call(const Tensor& inputs) {
   return out[0];
 }
 
+Tensor RNNBase::call(const Tensor& inputs, bool training) {
+  std::vector<Tensor> out = call_with(dropped(inputs, training), mask_of(inputs), {});
+  if (out.size() != 1) fail(name(), "returns its states too (return_state); read them with call_outputs(inputs)");
+  return out[0];
+}
+
+Tensor RNNBase::dropped(const Tensor& x, bool training) const {
+  double rate = options_.dropout;
+  if (!training || rate == 0.0 || x.rank() != 3 || !is_floating(x.dtype())) return x;
+  // One mask per sequence, [batch, 1, features], drawn afresh on every call (also replayed).
+  Tensor first_step = gather(x, tensor(std::vector<std::int64_t>{0}), 1);
+  Tensor keep = greater_equal(random::uniform_like(first_step, 0.0, 1.0), scalar_like(first_step, rate));
+  return x * where(keep, full_like(first_step, 1.0 / (1.0 - rate)), zeros_like(first_step));
+}
+
 Tensor RNNBase::call(const std::vector<Tensor>& inputs, bool training) {
   std::vector<Tensor> out = call_multi(inputs, training);
   if (out.size() != 1) fail(name(), "returns its states too (return_state); read them with call_outputs(inputs)");
   return out[0];
 }
 
-std::vector<Tensor> RNNBase::call_multi(const std::vector<Tensor>& inputs, bool) {
+std::vector<Tensor> RNNBase::call_multi(const std::vector<Tensor>& inputs, bool training) {
   if (inputs.empty()) fail(name(), "called with no inputs");
   std::vector<Tensor> states(inputs.begin() + 1, inputs.end());
-  return call_with(inputs[0], mask_of(inputs[0]), states);
+  return call_with(dropped(inputs[0], training), mask_of(inputs[0]), states);
 }
 
 std::vector<Tensor> RNNBase::call_with(const Tensor& x, const Tensor& mask, const std::vector<Tensor>& initial_state) {
@@ -271,6 +287,7 @@ std::optional<LayerConfig> RNNBase::get_config() const {
   c.config.set("return_state", options_.return_state);
   c.config.set("go_backwards", options_.go_backwards);
   if (gates_ == 4) c.config.set("unit_forget_bias", options_.unit_forget_bias);
+  c.config.set("dropout", options_.dropout);
   if (gates_ == 3) c.config.set("reset_after", options_.reset_after);
   if (options_.zero_output_for_mask) c.config.set("zero_output_for_mask", true);
   return c;
@@ -370,8 +387,8 @@ Bidirectional::Bidirectional(std::shared_ptr<RNNBase> layer, std::string merge_m
 
 void Bidirectional::build(const Shape& input_shape) {}
 
-Tensor Bidirectional::call(const Tensor& inputs) {
-  std::vector<Tensor> out = call_multi({inputs}, false);
+Tensor Bidirectional::call(const Tensor& inputs, bool training) {
+  std::vector<Tensor> out = call_multi({inputs}, training);
   if (out.size() != 1) fail(name(), "returns its states too (return_state); read them with call_outputs(inputs)");
   return out[0];
 }
@@ -438,6 +455,8 @@ void add_recurrent_layer_factories(std::map<std::string, LayerFactory>& f) {
     o.return_state = c.flag("return_state");
     o.go_backwards = c.flag("go_backwards");
     if (c.has("unit_forget_bias")) o.unit_forget_bias = c.flag("unit_forget_bias");
+    if (c.has_value("dropout")) o.dropout = c.real("dropout");
+    if (!(o.dropout >= 0.0 && o.dropout < 1.0)) throw Error(c.where + ": dropout must be in [0, 1)");
     read_initializer(c, "kernel_initializer", o.kernel_initializer);
     read_initializer(c, "recurrent_initializer", o.recurrent_initializer);
     read_initializer(c, "bias_initializer", o.bias_initializer);

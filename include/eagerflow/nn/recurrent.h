@@ -80,6 +80,9 @@ struct RNNOptions {
   Initializer recurrent_initializer = orthogonal_initializer();
   Initializer bias_initializer = zeros_initializer();
   bool unit_forget_bias = true;  // LSTM: the forget gate's bias starts at 1 (the rest bias_initializer's)
+  // Keras' dropout: in training, each sequence's input features are dropped with this rate (one
+  // mask for every step, as Keras' cells draw it) and the kept ones scaled by 1 / (1 - rate).
+  double dropout = 0.0;
   bool reset_after = true;       // GRU
   // Keras' zero_output_for_mask: masked steps output zeros instead of the previous output
   // (Bidirectional sets it on both layers when they return sequences, as Keras does).
@@ -113,8 +116,11 @@ class RNNBase : public Layer {
   void build(const Shape& input_shape) override;
   void build(const std::vector<Shape>& input_shapes) override;
   Tensor call(const Tensor& inputs) override;
+  Tensor call(const Tensor& inputs, bool training) override;
   Tensor call(const std::vector<Tensor>& inputs, bool training) override;
   std::vector<Tensor> call_multi(const std::vector<Tensor>& inputs, bool training) override;
+  // The input with options().dropout applied while training (its mask kept).
+  Tensor dropped(const Tensor& x, bool training) const;
   // One step of the scan path: the projected input (x_t @ kernel + input bias), the states, the
   // recurrent kernel and recurrent bias (undefined: none) as read for this call -> the new
   // states (the first is the output h).
@@ -191,7 +197,7 @@ class Bidirectional : public Layer {
 
  protected:
   void build(const Shape& input_shape) override;
-  Tensor call(const Tensor& inputs) override;
+  Tensor call(const Tensor& inputs, bool training) override;
   std::vector<Tensor> call_multi(const std::vector<Tensor>& inputs, bool training) override;
 
  private:
