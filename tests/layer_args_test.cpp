@@ -111,8 +111,9 @@ TEST(LayerArgs, InitializersRoundTripByKerasNameAndAFunctionOfYourOwnIsLeftOut) 
     EXPECT_EQ(back->keras_class, init.keras_class);
     EXPECT_TRUE(back->keras_arguments == init.keras_arguments);
     const nn::ConfigValue* seed = init.keras_arguments.find("seed");
-    if (!seed || !seed->is_null())  // a seeded or fixed initializer: the same values back
+    if (!seed || !seed->is_null()) {  // a seeded or fixed initializer: the same values back
       EXPECT_EQ(floats((*back)(Shape{4, 4}, DType::float32)), floats(init(Shape{4, 4}, DType::float32)));
+    }
   }
   // By Keras name, snake or class, and Keras 2's class names.
   EXPECT_EQ(nn::initializer_from_config(nn::ConfigValue("he_normal"), "t")->keras_class, "HeNormal");
