@@ -216,10 +216,7 @@ def _marking_built(user_build):
     def build(self, input_shape):
         if getattr(self, "_ef_building", False) or not isinstance(self, _core.Layer):
             return user_build(self, input_shape)  # the C++ build (or a super().build) runs it
-        if self.built:
-            return None
-        shapes, single = _build_shapes(input_shape, f"layer '{self.name}' build")
-        self._ef_build_for(shapes, single)
+        return _cpp_layer_build(self, input_shape)  # builds once: the C++ build calls this again
     build.__name__, build.__qualname__, build.__doc__ = user_build.__name__, user_build.__qualname__, user_build.__doc__
     build.__wrapped__ = user_build
     build._ef_marks_built = True

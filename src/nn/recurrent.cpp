@@ -12,7 +12,6 @@
 #include "eagerflow/ops/ops.h"
 #include "eagerflow/ops/random.h"
 #include "nn/layer_args.h"  // set_initializer, read_initializer
-#include "eagerflow/ops/random.h"
 
 namespace ef::nn {
 namespace {
@@ -156,11 +155,7 @@ void RNNBase::build(const std::vector<Shape>& input_shapes) {
 
 Tensor RNNBase::input_bias() const { return options_.use_bias ? Tensor(bias_) : Tensor(); }
 
-Tensor RNNBase::call(const Tensor& inputs) {
-  std::vector<Tensor> out = call_with(inputs, mask_of(inputs), {});
-  if (out.size() != 1) fail(name(), "returns its states too (return_state); read them with call_outputs(inputs)");
-  return out[0];
-}
+Tensor RNNBase::call(const Tensor& inputs) { return call(inputs, false); }
 
 Tensor RNNBase::call(const Tensor& inputs, bool training) {
   std::vector<Tensor> out = call_with(dropped(inputs, training), mask_of(inputs), {});
